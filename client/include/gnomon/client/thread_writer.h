@@ -1,0 +1,83 @@
+// The recording hot path, inlined into the caller.
+//
+// Each thread owns a chain of fixed-size chunks that only it writes. Recording an event
+// is: reserve bytes in the current chunk, write the wire message in place, publish the
+// new end with one release store. A background sender reads published bytes and ships
+// them. When the chunk is full, Refill() (out of line) links a new one; when the buffer
+// budget is exhausted it returns nullptr and the event is dropped and counted.
+//
+// Nothing here locks, allocates or makes a system call. This header is public only so
+// that the C++ API can inline it; its contents are not a stable interface.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <ctime>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define GNOMON_HAS_TSC 1
+#else
+#define GNOMON_HAS_TSC 0
+#endif
+
+#include "gnomon/gnomon.h"
+#include "gnomon/protocol/byte_io.h"
+#include "gnomon/protocol/messages.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define GNOMON_LIKELY(x) __builtin_expect(!!(x), 1)
+#define GNOMON_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define GNOMON_TLS_MODEL __attribute__((tls_model("initial-exec")))
+#else
+#define GNOMON_LIKELY(x) (x)
+#define GNOMON_UNLIKELY(x) (x)
+#define GNOMON_TLS_MODEL
+#endif
+
+namespace gnomon::detail {
+
+struct ThreadWriter {
+  uint8_t* cursor = nullptr;  // next free byte
+  uint8_t* limit = nullptr;   // end of the current chunk's data
+  uint8_t* base = nullptr;    // start of the current chunk's data
+  std::atomic<uint32_t>* committed = nullptr;  // published end, read by the sender
+};
+
+extern constinit thread_local ThreadWriter tls_writer GNOMON_TLS_MODEL;
+
+// True when the timer is the invariant TSC; set once at start-up before any event.
+extern constinit bool g_timer_is_tsc;
+
+// Slow path: makes room for `bytes` (at most kMaxRecordBytes). Returns where to write,
+// or nullptr when the event must be dropped (it is then already counted).
+uint8_t* Refill(size_t bytes);
+
+inline constexpr size_t kMaxRecordBytes = 16 + 8000;
+
+inline uint64_t Now() {
+#if GNOMON_HAS_TSC
+  if (GNOMON_LIKELY(g_timer_is_tsc)) return __rdtsc();
+#endif
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+inline uint8_t* Reserve(size_t bytes) {
+  ThreadWriter& w = tls_writer;
+  if (GNOMON_UNLIKELY(w.limit - w.cursor < static_cast<ptrdiff_t>(bytes))) return Refill(bytes);
+  return w.cursor;
+}
+
+inline void Commit(uint8_t* end) {
+  ThreadWriter& w = tls_writer;
+  w.cursor = end;
+  w.committed->store(static_cast<uint32_t>(end - w.base), std::memory_order_release);
+}
+
+uint32_t RegisterSourceLocation(struct ::gnomon_source_location* location);
+
+}  // namespace gnomon::detail

@@ -1,0 +1,153 @@
+/* Gnomon client C API (C99). Link gnomon::client.
+ *
+ * Everything the C++ API (gnomon.hpp) can record can be recorded from here, through a
+ * plain C ABI that other languages can bind to. Recording is lock-free and allocates
+ * nothing on the calling thread; a background thread ships events to a connected
+ * server (see docs/integration.md).
+ *
+ * Zones: a zone is a span of time on the calling thread, opened by
+ * gnomon_zone_begin() with a *static* source location and closed by gnomon_zone_end().
+ * Zones nest. The GNOMON_ZONE_BEGIN/GNOMON_ZONE_END macros declare the static source
+ * location for you; with GCC or Clang, GNOMON_ZONE_SCOPED closes the zone at scope exit.
+ *
+ * Define GNOMON_DISABLE before including this header (or for the whole build) and every
+ * macro expands to nothing: the program records nothing and pays nothing.
+ *
+ * Threads: every function may be called from any thread. Strings are copied; the caller
+ * keeps ownership. Lengths are in bytes; longer strings are cut to GNOMON_MAX_INLINE_STRING.
+ */
+#ifndef GNOMON_GNOMON_H_
+#define GNOMON_GNOMON_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GNOMON_NO_COLOR 0xFF000000u
+#define GNOMON_MAX_INLINE_STRING 8000u
+#define GNOMON_DEFAULT_PORT 9421u
+
+/* A static description of a place in the code. `id` must start at 0; the library
+ * assigns it on first use. The strings must outlive the program's profiling. */
+typedef struct gnomon_source_location {
+  const char* name;     /* zone name shown to the user; may be NULL (function is used) */
+  const char* function;
+  const char* file;
+  uint32_t line;
+  uint32_t color;       /* 0x00RRGGBB, or GNOMON_NO_COLOR */
+  uint32_t id;          /* 0 until registered; owned by the library */
+} gnomon_source_location;
+
+typedef enum gnomon_severity {
+  GNOMON_TRACE = 0,
+  GNOMON_DEBUG = 1,
+  GNOMON_INFO = 2,
+  GNOMON_WARNING = 3,
+  GNOMON_ERROR = 4,
+  GNOMON_FATAL = 5
+} gnomon_severity;
+
+/* ---- configuration; call before the first event, or they return -1 ---- */
+
+/* Address and port the program listens on for a server. The default is 127.0.0.1 and
+ * GNOMON_DEFAULT_PORT, overridden by the environment variables GNOMON_ADDRESS and
+ * GNOMON_PORT. Any address other than loopback exposes the recorded events to the
+ * network: use it only on a trusted network. Port 0 picks a free port. */
+int gnomon_set_listen_address(const char* address, uint16_t port);
+
+/* Bytes the program may hold while no server drains them (default 64 MiB, or
+ * GNOMON_BUFFER_MB). Past it, events are dropped and counted. */
+int gnomon_set_buffer_budget(uint64_t bytes);
+
+/* Starts the profiler now instead of at the first event. Returns 0, or -1 when the
+ * listening socket could not be opened (the reason goes to stderr; events are still
+ * counted as dropped). */
+int gnomon_startup(void);
+
+/* The port actually listened on, 0 before start-up or when listening failed. */
+uint16_t gnomon_listen_port(void);
+
+/* Nonzero while a server is connected. */
+int gnomon_is_connected(void);
+
+/* Waits up to timeout_ms for a server to connect. Returns nonzero when connected. */
+int gnomon_wait_for_server(uint32_t timeout_ms);
+
+/* Ships everything recorded to a connected server (up to the exit wait, see
+ * docs/integration.md), then stops the profiler. Called automatically at exit. */
+void gnomon_shutdown(void);
+
+/* Events dropped so far because the buffer budget was exhausted. */
+uint64_t gnomon_dropped_events(void);
+
+/* ---- time ---- */
+
+/* The current time in the program's profiler ticks. */
+uint64_t gnomon_now(void);
+
+/* ---- zones ---- */
+void gnomon_zone_begin(gnomon_source_location* location);
+void gnomon_zone_end(void);
+/* Runtime attributes of the innermost open zone of the calling thread. */
+void gnomon_zone_name(const char* name, size_t length);
+void gnomon_zone_text(const char* text, size_t length);
+void gnomon_zone_color(uint32_t rgb);
+void gnomon_zone_value(uint64_t value);
+
+/* ---- frames ---- */
+/* Registers a frame-series name; returns its id (never 0). Cheap to call again. */
+uint32_t gnomon_frame_name(const char* name);
+/* Marks the end of a frame of the main series (name_id 0) or of a named series. */
+void gnomon_frame_mark(uint32_t name_id);
+/* Brackets one frame of a discontinuous named series. */
+void gnomon_frame_begin(uint32_t name_id);
+void gnomon_frame_end(uint32_t name_id);
+
+/* ---- threads, messages, plots ---- */
+void gnomon_set_thread_name(const char* name);
+void gnomon_message(const char* text, size_t length, gnomon_severity severity);
+/* Registers a plot; returns its id (never 0). */
+uint32_t gnomon_plot_id(const char* name);
+void gnomon_plot(uint32_t plot_id, double value);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* ---- macros ---- */
+#define GNOMON_CONCAT_INNER(a, b) a##b
+#define GNOMON_CONCAT(a, b) GNOMON_CONCAT_INNER(a, b)
+
+#ifndef GNOMON_DISABLE
+#define GNOMON_ZONE_BEGIN_C(zone_name, rgb)                                             \
+  do {                                                                                  \
+    static gnomon_source_location gnomon_location_ = {(zone_name), __func__, __FILE__,  \
+                                                      (uint32_t)__LINE__, (rgb), 0u};   \
+    gnomon_zone_begin(&gnomon_location_);                                               \
+  } while (0)
+#define GNOMON_ZONE_BEGIN(zone_name) GNOMON_ZONE_BEGIN_C(zone_name, GNOMON_NO_COLOR)
+#define GNOMON_ZONE_END() gnomon_zone_end()
+#if defined(__GNUC__) || defined(__clang__)
+static inline void gnomon_scope_exit_(int* unused) {
+  (void)unused;
+  gnomon_zone_end();
+}
+#define GNOMON_ZONE_SCOPED(zone_name)                                                    \
+  GNOMON_ZONE_BEGIN(zone_name);                                                          \
+  int GNOMON_CONCAT(gnomon_scope_, __LINE__) __attribute__((cleanup(gnomon_scope_exit_))) = 0
+#endif
+#define GNOMON_FRAME_MARK() gnomon_frame_mark(0)
+#define GNOMON_MESSAGE(text, length) gnomon_message((text), (length), GNOMON_INFO)
+#else
+#define GNOMON_ZONE_BEGIN_C(zone_name, rgb) do { } while (0)
+#define GNOMON_ZONE_BEGIN(zone_name) do { } while (0)
+#define GNOMON_ZONE_END() do { } while (0)
+#define GNOMON_ZONE_SCOPED(zone_name) do { } while (0)
+#define GNOMON_FRAME_MARK() do { } while (0)
+#define GNOMON_MESSAGE(text, length) do { } while (0)
+#endif
+
+#endif /* GNOMON_GNOMON_H_ */

@@ -1,0 +1,133 @@
+// Gnomon client C++ API. Link gnomon::client.
+//
+//   #include <gnomon/gnomon.hpp>
+//   void Update() {
+//     GNOMON_ZONE("Update");            // a zone from here to the end of the scope
+//     gnomon::ZoneText("level 3");      // attributes of the innermost open zone
+//     ...
+//     GNOMON_FRAME_MARK();              // once per frame
+//   }
+//
+// Recording an event costs a few nanoseconds on the calling thread: no lock, no
+// allocation, no system call (see client/thread_writer.h). A background thread ships
+// events to a connected server. Everything in the C API (gnomon.h) is here too, and
+// both can be mixed freely. Define GNOMON_DISABLE to compile every macro to nothing.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+
+#include "gnomon/gnomon.h"
+
+#ifndef GNOMON_DISABLE
+#include "gnomon/client/thread_writer.h"
+#endif
+
+namespace gnomon {
+
+enum class Severity : uint8_t {
+  kTrace = GNOMON_TRACE,
+  kDebug = GNOMON_DEBUG,
+  kInfo = GNOMON_INFO,
+  kWarning = GNOMON_WARNING,
+  kError = GNOMON_ERROR,
+  kFatal = GNOMON_FATAL,
+};
+
+#ifndef GNOMON_DISABLE
+
+inline void ZoneBegin(gnomon_source_location* location) {
+  uint32_t id = std::atomic_ref<uint32_t>(location->id).load(std::memory_order_acquire);
+  if (GNOMON_UNLIKELY(id == 0)) id = detail::RegisterSourceLocation(location);
+  uint8_t* p = detail::Reserve(sizeof(protocol::ZoneBegin));
+  if (GNOMON_UNLIKELY(p == nullptr)) return;
+  p[0] = static_cast<uint8_t>(protocol::MessageType::kZoneBegin);
+  protocol::StoreLe<uint32_t>(p + 1, id);
+  protocol::StoreLe<uint64_t>(p + 5, detail::Now());
+  detail::Commit(p + sizeof(protocol::ZoneBegin));
+}
+
+inline void ZoneEnd() {
+  uint8_t* p = detail::Reserve(sizeof(protocol::ZoneEnd));
+  if (GNOMON_UNLIKELY(p == nullptr)) return;
+  p[0] = static_cast<uint8_t>(protocol::MessageType::kZoneEnd);
+  protocol::StoreLe<uint64_t>(p + 1, detail::Now());
+  detail::Commit(p + sizeof(protocol::ZoneEnd));
+}
+
+// Closes the zone it opened when it goes out of scope.
+class ScopedZone {
+ public:
+  explicit ScopedZone(gnomon_source_location* location) { ZoneBegin(location); }
+  ~ScopedZone() { ZoneEnd(); }
+  ScopedZone(const ScopedZone&) = delete;
+  ScopedZone& operator=(const ScopedZone&) = delete;
+};
+
+inline void ZoneName(std::string_view name) { gnomon_zone_name(name.data(), name.size()); }
+inline void ZoneText(std::string_view text) { gnomon_zone_text(text.data(), text.size()); }
+inline void ZoneColor(uint32_t rgb) { gnomon_zone_color(rgb); }
+inline void ZoneValue(uint64_t value) { gnomon_zone_value(value); }
+
+inline void FrameMark(uint32_t name_id = 0) { gnomon_frame_mark(name_id); }
+inline uint32_t FrameName(const char* name) { return gnomon_frame_name(name); }
+inline void FrameBegin(uint32_t name_id) { gnomon_frame_begin(name_id); }
+inline void FrameEnd(uint32_t name_id) { gnomon_frame_end(name_id); }
+inline void SetThreadName(const char* name) { gnomon_set_thread_name(name); }
+inline void Message(std::string_view text, Severity severity = Severity::kInfo) {
+  gnomon_message(text.data(), text.size(), static_cast<gnomon_severity>(severity));
+}
+inline uint32_t PlotId(const char* name) { return gnomon_plot_id(name); }
+inline void Plot(uint32_t plot_id, double value) { gnomon_plot(plot_id, value); }
+inline uint64_t Now() { return gnomon_now(); }
+
+#define GNOMON_ZONE_C(zone_name, rgb)                                                    \
+  static ::gnomon_source_location GNOMON_CONCAT(gnomon_location_, __LINE__){             \
+      (zone_name), __func__, __FILE__, static_cast<uint32_t>(__LINE__), (rgb), 0u};      \
+  ::gnomon::ScopedZone GNOMON_CONCAT(gnomon_zone_, __LINE__)(                            \
+      &GNOMON_CONCAT(gnomon_location_, __LINE__))
+#define GNOMON_ZONE(zone_name) GNOMON_ZONE_C(zone_name, GNOMON_NO_COLOR)
+#define GNOMON_FUNCTION() GNOMON_ZONE_C(nullptr, GNOMON_NO_COLOR)
+#define GNOMON_FRAME_MARK_NAMED(frame_name)                                              \
+  do {                                                                                   \
+    static const uint32_t gnomon_frame_id_ = ::gnomon::FrameName(frame_name);            \
+    ::gnomon::FrameMark(gnomon_frame_id_);                                               \
+  } while (0)
+#define GNOMON_PLOT(plot_name, value)                                                    \
+  do {                                                                                   \
+    static const uint32_t gnomon_plot_id_ = ::gnomon::PlotId(plot_name);                 \
+    ::gnomon::Plot(gnomon_plot_id_, (value));                                            \
+  } while (0)
+
+#else  // GNOMON_DISABLE
+
+class ScopedZone {
+ public:
+  explicit ScopedZone(gnomon_source_location*) {}
+};
+inline void ZoneBegin(gnomon_source_location*) {}
+inline void ZoneEnd() {}
+inline void ZoneName(std::string_view) {}
+inline void ZoneText(std::string_view) {}
+inline void ZoneColor(uint32_t) {}
+inline void ZoneValue(uint64_t) {}
+inline void FrameMark(uint32_t = 0) {}
+inline uint32_t FrameName(const char*) { return 0; }
+inline void FrameBegin(uint32_t) {}
+inline void FrameEnd(uint32_t) {}
+inline void SetThreadName(const char*) {}
+inline void Message(std::string_view, Severity = Severity::kInfo) {}
+inline uint32_t PlotId(const char*) { return 0; }
+inline void Plot(uint32_t, double) {}
+inline uint64_t Now() { return 0; }
+
+#define GNOMON_ZONE_C(zone_name, rgb) static_cast<void>(0)
+#define GNOMON_ZONE(zone_name) static_cast<void>(0)
+#define GNOMON_FUNCTION() static_cast<void>(0)
+#define GNOMON_FRAME_MARK_NAMED(frame_name) static_cast<void>(0)
+#define GNOMON_PLOT(plot_name, value) static_cast<void>(0)
+
+#endif  // GNOMON_DISABLE
+
+}  // namespace gnomon

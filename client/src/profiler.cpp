@@ -1,0 +1,248 @@
+#include "profiler.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "gnomon/client/thread_writer.h"
+#include "gnomon/protocol/byte_io.h"
+#include "sender.h"
+#include "timer.h"
+
+namespace gnomon::detail {
+constinit thread_local ThreadWriter tls_writer;
+}
+
+namespace gnomon::client {
+namespace {
+
+constinit std::mutex g_start_mutex;
+constinit std::atomic<Profiler*> g_profiler{nullptr};
+Config* g_pending_config = nullptr;  // guarded by g_start_mutex
+
+// How often a thread in drop mode asks the pool for a chunk again.
+constexpr uint32_t kDropRetryInterval = 64;
+
+template <typename T>
+void ReadEnvNumber(const char* name, T& out) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return;
+  T value{};
+  const char* end = text + std::strlen(text);
+  const auto result = std::from_chars(text, end, value);
+  if (result.ec != std::errc() || result.ptr != end) {
+    std::fprintf(stderr, "gnomon: ignoring %s='%s': not a number\n", name, text);
+    return;
+  }
+  out = value;
+}
+
+Config& PendingConfig() {
+  if (g_pending_config == nullptr) {
+    g_pending_config = new Config;
+    Config& config = *g_pending_config;
+    if (const char* address = std::getenv("GNOMON_ADDRESS"); address && *address) config.address = address;
+    if (const char* file = std::getenv("GNOMON_PORT_FILE"); file && *file) config.port_file = file;
+    ReadEnvNumber("GNOMON_PORT", config.port);
+    uint64_t megabytes = config.buffer_budget_bytes >> 20;
+    ReadEnvNumber("GNOMON_BUFFER_MB", megabytes);
+    config.buffer_budget_bytes = megabytes << 20;
+    ReadEnvNumber("GNOMON_EXIT_FLUSH_MS", config.exit_flush_ms);
+    ReadEnvNumber("GNOMON_WAIT_FOR_SERVER_MS", config.exit_wait_for_server_ms);
+  }
+  return *g_pending_config;
+}
+
+void ShutdownAtExit() { Profiler::Get().Shutdown(); }
+
+// Marks the thread's buffer finished when the thread exits.
+struct ThreadExit {
+  ThreadState* state = nullptr;
+  ~ThreadExit();
+};
+
+constinit thread_local ThreadState* tls_state = nullptr;
+constinit thread_local bool tls_exited = false;
+thread_local ThreadExit tls_exit;
+
+ThreadExit::~ThreadExit() {
+  tls_exited = true;
+  detail::tls_writer = {};
+  if (state != nullptr) state->finished.store(true, std::memory_order_release);
+}
+
+ThreadState* CurrentThread(Profiler& profiler) {
+  if (tls_state == nullptr && !tls_exited) {
+    tls_state = profiler.RegisterThread();
+    tls_exit.state = tls_state;
+  }
+  return tls_state;
+}
+
+void AppendThreadInfo(std::vector<uint8_t>& out, const ThreadState& thread, std::string_view name) {
+  protocol::ThreadInfo info{};
+  info.type = static_cast<uint8_t>(protocol::MessageType::kThreadInfo);
+  info.thread_id = thread.id;
+  info.os_thread_id = thread.os_thread_id;
+  info.name_length = static_cast<uint16_t>(name.size());
+  AppendMessage(out, &info, sizeof(info), {name});
+}
+
+}  // namespace
+
+void AppendMessage(std::vector<uint8_t>& out, const void* fixed, size_t fixed_size,
+                   std::initializer_list<std::string_view> strings) {
+  const auto* bytes = static_cast<const uint8_t*>(fixed);
+  out.insert(out.end(), bytes, bytes + fixed_size);
+  for (std::string_view s : strings) out.insert(out.end(), s.begin(), s.end());
+}
+
+std::string_view ClampString(const char* text, size_t length, size_t max_bytes) {
+  if (text == nullptr) return {};
+  return {text, std::min(length, max_bytes)};
+}
+
+Profiler::Profiler(const Config& config)
+    : config_(config), pool_(config.buffer_budget_bytes), sender_(new Sender(*this)) {}
+
+Profiler& Profiler::Get() {
+  if (Profiler* running = g_profiler.load(std::memory_order_acquire)) return *running;
+  std::lock_guard lock(g_start_mutex);
+  if (Profiler* running = g_profiler.load(std::memory_order_acquire)) return *running;
+  InitTimer();
+  auto* profiler = new Profiler(PendingConfig());
+  profiler->listen_ok_ = profiler->sender_->Listen();
+  g_profiler.store(profiler, std::memory_order_release);
+  profiler->sender_->Start();
+  std::atexit(ShutdownAtExit);
+  return *profiler;
+}
+
+bool Profiler::IsStarted() { return g_profiler.load(std::memory_order_acquire) != nullptr; }
+
+bool Profiler::Configure(const std::function<void(Config&)>& change) {
+  std::lock_guard lock(g_start_mutex);
+  if (g_profiler.load() != nullptr) return false;
+  change(PendingConfig());
+  return true;
+}
+
+ThreadState* Profiler::RegisterThread() {
+  auto* thread = new ThreadState;
+  thread->os_thread_id = static_cast<uint32_t>(syscall(SYS_gettid));
+  std::lock_guard lock(mutex_);
+  thread->id = next_thread_id_++;
+  threads_.push_back(thread);
+  AppendThreadInfo(global_log_, *thread, {});
+  return thread;
+}
+
+uint32_t Profiler::RegisterSourceLocation(gnomon_source_location* location) {
+  std::atomic_ref<uint32_t> id_ref(location->id);
+  std::lock_guard lock(mutex_);
+  if (const uint32_t existing = id_ref.load(std::memory_order_acquire)) return existing;
+  const uint32_t id = next_source_location_id_++;
+  const std::string_view function = ClampString(location->function, location->function ? std::strlen(location->function) : 0, protocol::kMaxStringBytes);
+  const std::string_view name = location->name ? ClampString(location->name, std::strlen(location->name), protocol::kMaxStringBytes) : function;
+  const std::string_view file = ClampString(location->file, location->file ? std::strlen(location->file) : 0, protocol::kMaxStringBytes);
+  protocol::SourceLocationDef def{};
+  def.type = static_cast<uint8_t>(protocol::MessageType::kSourceLocationDef);
+  def.id = id;
+  def.line = location->line;
+  def.color = location->color;
+  def.name_length = static_cast<uint16_t>(name.size());
+  def.function_length = static_cast<uint16_t>(function.size());
+  def.file_length = static_cast<uint16_t>(file.size());
+  AppendMessage(global_log_, &def, sizeof(def), {name, function, file});
+  id_ref.store(id, std::memory_order_release);
+  return id;
+}
+
+uint32_t Profiler::RegisterString(protocol::StringKind kind, const char* name) {
+  const std::string_view text = ClampString(name, name ? std::strlen(name) : 0, protocol::kMaxStringBytes);
+  std::string key(1, static_cast<char>(kind));
+  key.append(text);
+  std::lock_guard lock(mutex_);
+  auto [it, inserted] = strings_.try_emplace(std::move(key), 0);
+  if (!inserted) return it->second;
+  it->second = next_string_id_++;
+  protocol::StringDef def{};
+  def.type = static_cast<uint8_t>(protocol::MessageType::kStringDef);
+  def.id = it->second;
+  def.kind = static_cast<uint8_t>(kind);
+  def.length = static_cast<uint16_t>(text.size());
+  AppendMessage(global_log_, &def, sizeof(def), {text});
+  return it->second;
+}
+
+void Profiler::SetThreadName(ThreadState* thread, const char* name) {
+  if (thread == nullptr) return;
+  const std::string_view text = ClampString(name, name ? std::strlen(name) : 0, protocol::kMaxStringBytes);
+  std::lock_guard lock(mutex_);
+  AppendThreadInfo(global_log_, *thread, text);
+}
+
+void Profiler::AppendGlobal(const uint8_t* bytes, size_t size) {
+  std::lock_guard lock(mutex_);
+  global_log_.insert(global_log_.end(), bytes, bytes + size);
+}
+
+void Profiler::Shutdown() {
+  if (shut_down_.exchange(true, std::memory_order_acq_rel)) return;
+  sender_->Stop();
+}
+
+ThreadState* CurrentThreadState() {
+  Profiler& profiler = Profiler::Get();
+  return profiler.is_shut_down() ? nullptr : CurrentThread(profiler);
+}
+
+}  // namespace gnomon::client
+
+namespace gnomon::detail {
+
+uint8_t* Refill(size_t bytes) {
+  using client::Chunk;
+  using client::Profiler;
+  if (bytes > Chunk::kDataBytes) return nullptr;
+  Profiler& profiler = Profiler::Get();
+  client::ThreadState* thread = profiler.is_shut_down() ? nullptr : client::CurrentThread(profiler);
+  if (thread == nullptr) {
+    profiler.CountDrop();
+    return nullptr;
+  }
+  if (thread->drops_in_a_row != 0 && thread->drops_in_a_row % client::kDropRetryInterval != 0) {
+    ++thread->drops_in_a_row;
+    profiler.CountDrop();
+    return nullptr;
+  }
+  Chunk* chunk = thread->spare.exchange(nullptr, std::memory_order_acq_rel);
+  if (chunk == nullptr) chunk = profiler.pool().Acquire();
+  if (chunk == nullptr) {
+    ++thread->drops_in_a_row;
+    tls_writer = {};
+    profiler.CountDrop();
+    return nullptr;
+  }
+  thread->drops_in_a_row = 0;
+  chunk->Reset();
+  if (thread->write_chunk != nullptr) {
+    thread->write_chunk->next.store(chunk, std::memory_order_release);
+  } else {
+    thread->head.store(chunk, std::memory_order_release);
+  }
+  thread->write_chunk = chunk;
+  tls_writer = {chunk->data, chunk->data + Chunk::kDataBytes, chunk->data, &chunk->committed};
+  return chunk->data;
+}
+
+uint32_t RegisterSourceLocation(gnomon_source_location* location) {
+  return client::Profiler::Get().RegisterSourceLocation(location);
+}
+
+}  // namespace gnomon::detail

@@ -1,0 +1,116 @@
+// The process-wide profiler: thread registry, definitions, configuration and sender.
+//
+// Started on the first event (or gnomon_startup()), never destroyed: threads may record
+// until the very end of the process. An atexit handler ships what is left to a
+// connected server and stops the sender (Shutdown()).
+//
+// Two kinds of data leave the program:
+//  - per-thread event bytes, in each thread's chunk chain (ThreadState);
+//  - the global log: source-location, string and thread definitions and CPU calibration
+//    pairs. It is small, append-only and replayed in full to every new server, so a
+//    server that connects late still learns every name.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "chunk_pool.h"
+#include "gnomon/gnomon.h"
+#include "gnomon/protocol/messages.h"
+
+namespace gnomon::client {
+
+struct ThreadState {
+  uint32_t id = 0;
+  uint32_t os_thread_id = 0;
+  // Producer side.
+  Chunk* write_chunk = nullptr;
+  uint32_t drops_in_a_row = 0;
+  std::atomic<Chunk*> head{nullptr};   // first chunk ever, for the sender
+  std::atomic<Chunk*> spare{nullptr};  // a drained chunk handed back by the sender
+  std::atomic<bool> finished{false};   // the thread has exited
+  // Sender side.
+  Chunk* read_chunk = nullptr;
+  uint32_t read_pos = 0;
+};
+
+struct Config {
+  std::string address = "127.0.0.1";
+  uint16_t port = GNOMON_DEFAULT_PORT;
+  uint64_t buffer_budget_bytes = 64ull << 20;
+  uint32_t exit_flush_ms = 5000;   // longest wait at exit for a connected server to drain
+  uint32_t exit_wait_for_server_ms = 0;  // wait at exit for a server to connect
+  std::string port_file;           // when set, the bound port is written there
+};
+
+class Sender;
+
+class Profiler {
+ public:
+  // The running profiler, started on first use.
+  static Profiler& Get();
+  // Whether Get() has been called.
+  static bool IsStarted();
+  // Configuration for the next start; false once started.
+  static bool Configure(const std::function<void(Config&)>& change);
+
+  ThreadState* RegisterThread();
+  uint32_t RegisterSourceLocation(gnomon_source_location* location);
+  uint32_t RegisterString(protocol::StringKind kind, const char* name);
+  void SetThreadName(ThreadState* thread, const char* name);
+  void AppendGlobal(const uint8_t* bytes, size_t size);
+
+  void CountDrop() { dropped_events_.fetch_add(1, std::memory_order_relaxed); }
+  uint64_t dropped_events() const { return dropped_events_.load(std::memory_order_relaxed); }
+  bool is_shut_down() const { return shut_down_.load(std::memory_order_acquire); }
+  ChunkPool& pool() { return pool_; }
+  const Config& config() const { return config_; }
+  Sender& sender() { return *sender_; }
+  bool listen_ok() const { return listen_ok_; }
+
+  // Ships what is left (bounded by config().exit_flush_ms) and stops the sender.
+  void Shutdown();
+
+  // Sender access to the registries.
+  std::mutex& mutex() { return mutex_; }
+  std::vector<ThreadState*>& threads() { return threads_; }
+  const std::vector<uint8_t>& global_log() const { return global_log_; }
+
+ private:
+  explicit Profiler(const Config& config);
+
+  Config config_;
+  ChunkPool pool_;
+  std::atomic<uint64_t> dropped_events_{0};
+  std::atomic<bool> shut_down_{false};
+  bool listen_ok_ = false;
+
+  std::mutex mutex_;  // guards everything below
+  std::vector<ThreadState*> threads_;
+  std::vector<uint8_t> global_log_;
+  uint32_t next_thread_id_ = 1;
+  uint32_t next_source_location_id_ = 1;
+  uint32_t next_string_id_ = 1;
+  std::unordered_map<std::string, uint32_t> strings_;  // kind byte + name -> id
+
+  Sender* sender_ = nullptr;
+};
+
+// The calling thread's state, registered on first use; nullptr after the thread's
+// exit handlers ran or after shutdown.
+ThreadState* CurrentThreadState();
+
+// Appends one definition message (fixed part plus strings) to a byte vector.
+void AppendMessage(std::vector<uint8_t>& out, const void* fixed, size_t fixed_size,
+                   std::initializer_list<std::string_view> strings);
+
+// Cuts a string to what one message carries.
+std::string_view ClampString(const char* text, size_t length, size_t max_bytes);
+
+}  // namespace gnomon::client

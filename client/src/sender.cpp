@@ -1,0 +1,401 @@
+#include "sender.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "gnomon/client/thread_writer.h"
+#include "gnomon/protocol/byte_io.h"
+#include "gnomon/protocol/handshake.h"
+#include "profiler.h"
+
+namespace gnomon::client {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using protocol::StoreLe;
+
+constexpr auto kCalibrationPeriod = std::chrono::seconds(1);
+constexpr auto kFirstCalibrationGap = std::chrono::milliseconds(20);
+constexpr size_t kFlushBytes = 1 << 20;
+constexpr int kHandshakeTimeoutMs = 2000;
+constexpr int kPortsToTry = 10;
+
+bool ReadExactly(int fd, uint8_t* out, size_t size, int timeout_ms) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  size_t got = 0;
+  while (got < size) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return false;
+    pollfd pfd{fd, POLLIN, 0};
+    if (poll(&pfd, 1, static_cast<int>(left.count())) <= 0) continue;
+    const ssize_t n = recv(fd, out + got, size - got, 0);
+    if (n <= 0) return false;
+    got += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+Sender::Sender(Profiler& profiler) : profiler_(profiler) { out_.reserve(2 * kFlushBytes); }
+
+Sender::~Sender() {
+  if (conn_fd_ >= 0) close(conn_fd_);
+  if (listen_fd_ >= 0) close(listen_fd_);
+}
+
+bool Sender::Listen() {
+  const Config& config = profiler_.config();
+  const bool is_v6 = config.address.find(':') != std::string::npos;
+  listen_fd_ = socket(is_v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listen_fd_ < 0) {
+    std::fprintf(stderr, "gnomon: cannot create a socket: %s\n", std::strerror(errno));
+    return false;
+  }
+  int one = 1;
+  setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  sockaddr_storage storage{};
+  socklen_t length = 0;
+  auto set_port = [&](uint16_t port) {
+    if (is_v6) {
+      auto* a = reinterpret_cast<sockaddr_in6*>(&storage);
+      a->sin6_family = AF_INET6;
+      a->sin6_port = htons(port);
+      length = sizeof(*a);
+      return inet_pton(AF_INET6, config.address.c_str(), &a->sin6_addr) == 1;
+    }
+    auto* a = reinterpret_cast<sockaddr_in*>(&storage);
+    a->sin_family = AF_INET;
+    a->sin_port = htons(port);
+    length = sizeof(*a);
+    return inet_pton(AF_INET, config.address.c_str(), &a->sin_addr) == 1;
+  };
+  bool bound = false;
+  for (int i = 0; i < (config.port == 0 ? 1 : kPortsToTry) && !bound; ++i) {
+    const uint16_t port = config.port == 0 ? 0 : static_cast<uint16_t>(config.port + i);
+    if (!set_port(port)) {
+      std::fprintf(stderr,
+                   "gnomon: '%s' is not a numeric IP address; set GNOMON_ADDRESS to one, "
+                   "e.g. 127.0.0.1\n",
+                   config.address.c_str());
+      return false;
+    }
+    bound = bind(listen_fd_, reinterpret_cast<sockaddr*>(&storage), length) == 0;
+    if (!bound && errno != EADDRINUSE) break;
+  }
+  if (!bound || listen(listen_fd_, 4) != 0) {
+    std::fprintf(stderr, "gnomon: cannot listen on %s port %u: %s; set GNOMON_PORT to a free port\n",
+                 config.address.c_str(), config.port, std::strerror(errno));
+    close(listen_fd_);
+    listen_fd_ = -1;
+    return false;
+  }
+  length = sizeof(storage);
+  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&storage), &length);
+  port_ = ntohs(is_v6 ? reinterpret_cast<sockaddr_in6*>(&storage)->sin6_port
+                      : reinterpret_cast<sockaddr_in*>(&storage)->sin_port);
+  if (config.port != 0 && port_ != config.port) {
+    std::fprintf(stderr, "gnomon: port %u is in use; listening on port %u\n", config.port,
+                 unsigned{port_});
+  }
+  if (!config.port_file.empty()) {
+    const std::string temp = config.port_file + ".tmp";
+    std::ofstream(temp) << port_ << "\n";
+    std::rename(temp.c_str(), config.port_file.c_str());
+  }
+  return true;
+}
+
+void Sender::Start() {
+  start_unix_ns_ = ReadClockNs(CLOCK_REALTIME);
+  first_pair_ = ReadCalibrationPair();
+  TakeCalibration();
+  next_calibration_ = Clock::now() + kFirstCalibrationGap;
+  thread_ = std::thread([this] { Run(); });
+}
+
+void Sender::Stop() {
+  if (!thread_.joinable()) return;
+  stop_deadline_ = Clock::now() + std::chrono::milliseconds(profiler_.config().exit_flush_ms);
+  stop_.store(true);
+  thread_.join();
+}
+
+bool Sender::WaitForServer(std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (!connected_.load()) {
+    if (Clock::now() >= deadline || listen_fd_ < 0) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+void Sender::TakeCalibration() {
+  const CalibrationPair pair = ReadCalibrationPair();
+  const int64_t elapsed_ns = pair.monotonic_raw_ns - first_pair_.monotonic_raw_ns;
+  if (elapsed_ns > 0 && pair.tick > first_pair_.tick) {
+    ticks_per_second_ = double(pair.tick - first_pair_.tick) * 1e9 / double(elapsed_ns);
+  }
+  uint8_t bytes[sizeof(protocol::CpuCalibration)];
+  bytes[0] = static_cast<uint8_t>(protocol::MessageType::kCpuCalibration);
+  StoreLe<uint64_t>(bytes + offsetof(protocol::CpuCalibration, tick), pair.tick);
+  StoreLe<int64_t>(bytes + offsetof(protocol::CpuCalibration, monotonic_raw_ns), pair.monotonic_raw_ns);
+  StoreLe<int64_t>(bytes + offsetof(protocol::CpuCalibration, monotonic_ns), pair.monotonic_ns);
+  StoreLe<uint32_t>(bytes + offsetof(protocol::CpuCalibration, uncertainty_ns), pair.uncertainty_ns);
+  profiler_.AppendGlobal(bytes, sizeof(bytes));
+  next_calibration_ = Clock::now() + kCalibrationPeriod;
+}
+
+void Sender::Run() {
+  bool final_calibration_taken = false;
+  while (true) {
+    const bool stopping = stop_.load();
+    if (Clock::now() >= next_calibration_) TakeCalibration();
+    if (conn_fd_ < 0) {
+      if (!stopping) {
+        AcceptAndHandshake(50);
+        continue;
+      }
+      const uint32_t wait_ms = profiler_.config().exit_wait_for_server_ms;
+      if (wait_ms == 0 || listen_fd_ < 0) break;
+      const auto wait_deadline = Clock::now() + std::chrono::milliseconds(wait_ms);
+      while (conn_fd_ < 0 && Clock::now() < wait_deadline) AcceptAndHandshake(50);
+      if (conn_fd_ < 0) break;
+      stop_deadline_ = Clock::now() + std::chrono::milliseconds(profiler_.config().exit_flush_ms);
+    }
+    if (stopping && !final_calibration_taken) {
+      TakeCalibration();
+      final_calibration_taken = true;
+    }
+    const int64_t sent = Pump();
+    if (sent < 0) continue;
+    if (stopping) {
+      if (sent == 0 || Clock::now() >= stop_deadline_) {
+        uint8_t bytes[sizeof(protocol::EndOfStream)];
+        bytes[0] = static_cast<uint8_t>(protocol::MessageType::kEndOfStream);
+        StoreLe<uint64_t>(bytes + 1, detail::Now());
+        SendAll(bytes, sizeof(bytes));
+        // Wait (bounded) for the server to close first, so the last bytes are not lost
+        // to a reset.
+        pollfd pfd{conn_fd_, POLLIN, 0};
+        if (conn_fd_ >= 0) {
+          shutdown(conn_fd_, SHUT_WR);
+          poll(&pfd, 1, 500);
+        }
+        Disconnect(nullptr);
+        break;
+      }
+      continue;
+    }
+    if (sent == 0) {
+      pollfd fds[2] = {{conn_fd_, POLLIN, 0}, {listen_fd_, POLLIN, 0}};
+      if (poll(fds, 2, 1) > 0) {
+        if (fds[0].revents != 0 && PeerClosed()) continue;
+        if (fds[1].revents & POLLIN) RejectBusy();
+      }
+    }
+  }
+}
+
+bool Sender::AcceptAndHandshake(int timeout_ms) {
+  if (listen_fd_ < 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(timeout_ms));
+    return false;
+  }
+  pollfd pfd{listen_fd_, POLLIN, 0};
+  if (poll(&pfd, 1, timeout_ms) <= 0) return false;
+  const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd < 0) return false;
+  uint8_t hello[sizeof(protocol::ServerHello)];
+  if (!ReadExactly(fd, hello, sizeof(hello), kHandshakeTimeoutMs) ||
+      std::memcmp(hello, protocol::kServerMagic, sizeof(protocol::kServerMagic)) != 0) {
+    close(fd);  // not a Gnomon server
+    return false;
+  }
+  const uint16_t server_version = protocol::LoadLe<uint16_t>(hello + offsetof(protocol::ServerHello, version));
+  uint8_t reply[sizeof(protocol::ClientHello)] = {};
+  std::memcpy(reply, protocol::kClientMagic, sizeof(protocol::kClientMagic));
+  StoreLe<uint16_t>(reply + offsetof(protocol::ClientHello, version), protocol::kProtocolVersion);
+  const bool compatible = server_version == protocol::kProtocolVersion;
+  StoreLe<uint16_t>(reply + offsetof(protocol::ClientHello, status),
+                    static_cast<uint16_t>(compatible ? protocol::HandshakeStatus::kOk
+                                                     : protocol::HandshakeStatus::kVersionMismatch));
+  StoreLe<uint64_t>(reply + offsetof(protocol::ClientHello, capabilities), protocol::kCapCpuZones);
+  send(fd, reply, sizeof(reply), MSG_NOSIGNAL);
+  if (!compatible) {
+    std::fprintf(stderr,
+                 "gnomon: refused a server speaking protocol version %u (this program speaks "
+                 "%u); use a matching Gnomon release\n",
+                 unsigned{server_version}, unsigned{protocol::kProtocolVersion});
+    close(fd);
+    return false;
+  }
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  timeval send_timeout{0, 250 * 1000};
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof(send_timeout));
+  conn_fd_ = fd;
+  global_sent_ = 0;
+  current_context_ = 0;
+  dropped_sent_ = 0;
+  SendAppInfo();
+  connected_.store(true);
+  return true;
+}
+
+void Sender::RejectBusy() {
+  const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+  if (fd < 0) return;
+  uint8_t hello[sizeof(protocol::ServerHello)];
+  if (ReadExactly(fd, hello, sizeof(hello), 200)) {
+    uint8_t reply[sizeof(protocol::ClientHello)] = {};
+    std::memcpy(reply, protocol::kClientMagic, sizeof(protocol::kClientMagic));
+    StoreLe<uint16_t>(reply + offsetof(protocol::ClientHello, version), protocol::kProtocolVersion);
+    StoreLe<uint16_t>(reply + offsetof(protocol::ClientHello, status),
+                      static_cast<uint16_t>(protocol::HandshakeStatus::kBusy));
+    send(fd, reply, sizeof(reply), MSG_NOSIGNAL);
+  }
+  close(fd);
+}
+
+void Sender::SendAppInfo() {
+  const std::string_view name = program_invocation_short_name;
+  protocol::AppInfo info{};
+  info.type = static_cast<uint8_t>(protocol::MessageType::kAppInfo);
+  info.pid = static_cast<uint32_t>(getpid());
+  info.timer_kind = static_cast<uint8_t>(CurrentTimerKind());
+  info.ticks_per_second_estimate = static_cast<uint64_t>(ticks_per_second_);
+  info.start_unix_ns = start_unix_ns_;
+  info.start_tick = first_pair_.tick;
+  info.name_length = static_cast<uint16_t>(std::min<size_t>(name.size(), protocol::kMaxStringBytes));
+  AppendMessage(out_, &info, sizeof(info), {name.substr(0, info.name_length)});
+}
+
+int64_t Sender::Pump() {
+  static thread_local std::vector<ThreadState*> snapshot;
+  static thread_local std::vector<ThreadState*> exited;
+  snapshot.clear();
+  exited.clear();
+  {
+    std::lock_guard lock(profiler_.mutex());
+    const std::vector<uint8_t>& log = profiler_.global_log();
+    out_.insert(out_.end(), log.begin() + static_cast<ptrdiff_t>(global_sent_), log.end());
+    global_sent_ = log.size();
+    snapshot = profiler_.threads();
+  }
+  int64_t event_bytes = 0;
+  for (ThreadState* thread : snapshot) {
+    const size_t before = out_.size();
+    if (DrainThread(*thread)) exited.push_back(thread);
+    event_bytes += static_cast<int64_t>(out_.size() - before);
+    if (out_.size() >= kFlushBytes && !Flush()) return -1;
+  }
+  const uint64_t dropped = profiler_.dropped_events();
+  if (dropped != dropped_sent_) {
+    protocol::DroppedEvents message{static_cast<uint8_t>(protocol::MessageType::kDroppedEvents), dropped};
+    AppendMessage(out_, &message, sizeof(message), {});
+    dropped_sent_ = dropped;
+  }
+  if (!Flush()) return -1;
+  for (ThreadState* thread : exited) ReleaseThread(thread);
+  return event_bytes;
+}
+
+bool Sender::DrainThread(ThreadState& thread) {
+  const bool finished = thread.finished.load(std::memory_order_acquire);
+  if (thread.read_chunk == nullptr) {
+    thread.read_chunk = thread.head.load(std::memory_order_acquire);
+    thread.read_pos = 0;
+    if (thread.read_chunk == nullptr) return finished;
+  }
+  while (true) {
+    Chunk* chunk = thread.read_chunk;
+    Chunk* next = chunk->next.load(std::memory_order_acquire);
+    const uint32_t end = chunk->committed.load(std::memory_order_acquire);
+    if (end > thread.read_pos) {
+      if (current_context_ != thread.id) {
+        protocol::ThreadContext context{static_cast<uint8_t>(protocol::MessageType::kThreadContext), thread.id};
+        AppendMessage(out_, &context, sizeof(context), {});
+        current_context_ = thread.id;
+      }
+      out_.insert(out_.end(), chunk->data + thread.read_pos, chunk->data + end);
+      thread.read_pos = end;
+    }
+    if (next == nullptr) return finished;
+    // The producer moved on, so `end` (read after `next`) was the chunk's final size.
+    thread.read_chunk = next;
+    thread.read_pos = 0;
+    chunk->Reset();
+    Chunk* expected = nullptr;
+    if (!thread.spare.compare_exchange_strong(expected, chunk, std::memory_order_acq_rel)) {
+      profiler_.pool().Release(chunk);
+    }
+    if (out_.size() >= kFlushBytes) return false;
+  }
+}
+
+void Sender::ReleaseThread(ThreadState* thread) {
+  {
+    std::lock_guard lock(profiler_.mutex());
+    auto& threads = profiler_.threads();
+    std::erase(threads, thread);
+  }
+  if (thread->read_chunk != nullptr) profiler_.pool().Release(thread->read_chunk);
+  if (Chunk* spare = thread->spare.exchange(nullptr)) profiler_.pool().Release(spare);
+  delete thread;
+}
+
+bool Sender::Flush() {
+  const bool ok = SendAll(out_.data(), out_.size());
+  out_.clear();
+  return ok;
+}
+
+bool Sender::SendAll(const uint8_t* data, size_t size) {
+  while (size > 0 && conn_fd_ >= 0) {
+    const ssize_t n = send(conn_fd_, data, size, MSG_NOSIGNAL);
+    if (n > 0) {
+      data += n;
+      size -= static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+      if (stop_.load() && Clock::now() >= stop_deadline_) {
+        Disconnect("the server did not take the remaining events in time");
+        return false;
+      }
+      continue;
+    }
+    Disconnect(nullptr);
+    return false;
+  }
+  return conn_fd_ >= 0;
+}
+
+bool Sender::PeerClosed() {
+  uint8_t byte;
+  const ssize_t n = recv(conn_fd_, &byte, 1, MSG_DONTWAIT | MSG_PEEK);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
+  // End of stream, an error, or bytes a server never sends after its hello.
+  Disconnect(nullptr);
+  return true;
+}
+
+void Sender::Disconnect(const char* reason) {
+  if (reason != nullptr) std::fprintf(stderr, "gnomon: %s\n", reason);
+  if (conn_fd_ >= 0) close(conn_fd_);
+  conn_fd_ = -1;
+  connected_.store(false);
+}
+
+}  // namespace gnomon::client

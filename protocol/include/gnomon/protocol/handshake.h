@@ -1,0 +1,51 @@
+// The handshake that opens every connection between a server and a profiled program.
+//
+// The program listens; the server connects and speaks first:
+//   server -> program  ServerHello  (16 bytes)
+//   program -> server  ClientHello  (24 bytes)
+// When ClientHello.status is kOk the program's message stream (messages.h) follows,
+// starting with AppInfo. Otherwise the program closes the connection, and the status
+// says why, so both ends can print an error that tells the user what to do.
+#pragma once
+
+#include <cstdint>
+
+namespace gnomon::protocol {
+
+inline constexpr char kServerMagic[8] = {'G', 'N', 'O', 'M', 'O', 'N', 'S', 'V'};
+inline constexpr char kClientMagic[8] = {'G', 'N', 'O', 'M', 'O', 'N', 'C', 'L'};
+
+enum class HandshakeStatus : uint16_t {
+  kOk = 0,
+  kVersionMismatch = 1,  // the program speaks another protocol version
+  kBusy = 2,             // another server is already connected
+};
+
+// Capability bits a program announces: the kinds of messages its stream may contain.
+// A server refuses a program announcing bits it does not know.
+enum Capability : uint64_t {
+  kCapCpuZones = 1u << 0,
+};
+inline constexpr uint64_t kKnownCapabilities = kCapCpuZones;
+
+#pragma pack(push, 1)
+struct ServerHello {
+  char magic[8];
+  uint16_t version;
+  uint16_t flags;     // 0
+  uint32_t reserved;  // 0
+};
+
+struct ClientHello {
+  char magic[8];
+  uint16_t version;
+  uint16_t status;  // HandshakeStatus
+  uint32_t reserved;
+  uint64_t capabilities;
+};
+#pragma pack(pop)
+
+static_assert(sizeof(ServerHello) == 16);
+static_assert(sizeof(ClientHello) == 24);
+
+}  // namespace gnomon::protocol

@@ -1,0 +1,54 @@
+// Maps the program's CPU timer ticks to nanoseconds of CLOCK_MONOTONIC_RAW.
+//
+// The program sends calibration pairs (tick, CLOCK_MONOTONIC_RAW, CLOCK_MONOTONIC)
+// throughout the run, each read inside a bracket whose width is its uncertainty. The
+// model is a weighted least-squares line through all pairs (weight 1/(uncertainty+1)^2),
+// fitted in coordinates relative to the first pair so that precision does not decay with
+// the trace's length. Both clocks of a pair come from the same oscillator on Linux, so a
+// line is exact up to read noise; with fewer than two pairs the program's start-up
+// estimate of the tick rate stands in.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace gnomon::server {
+
+struct CpuCalibrationPair {
+  uint64_t tick = 0;
+  int64_t monotonic_raw_ns = 0;
+  int64_t monotonic_ns = 0;
+  uint32_t uncertainty_ns = 0;
+  friend bool operator==(const CpuCalibrationPair&, const CpuCalibrationPair&) = default;
+};
+
+class CpuClockModel {
+ public:
+  // `ticks_per_second` is the program's estimate (0 when unknown); `is_nanoseconds`
+  // says the timer already counts nanoseconds.
+  void SetTimer(double ticks_per_second, bool is_nanoseconds);
+  void AddPair(const CpuCalibrationPair& pair);
+
+  // Nanoseconds of CLOCK_MONOTONIC_RAW at `tick`.
+  int64_t TickToNs(uint64_t tick) const {
+    return anchor_ns_ + static_cast<int64_t>(
+                            static_cast<double>(static_cast<int64_t>(tick - anchor_tick_)) * ns_per_tick_);
+  }
+  double ns_per_tick() const { return ns_per_tick_; }
+  const std::vector<CpuCalibrationPair>& pairs() const { return pairs_; }
+  // Root-mean-square distance of the pairs from the fitted line, in ns. O(pairs).
+  double ResidualRmsNs() const;
+
+ private:
+  void Refit();
+
+  std::vector<CpuCalibrationPair> pairs_;
+  double estimate_ns_per_tick_ = 1.0;
+  uint64_t anchor_tick_ = 0;
+  int64_t anchor_ns_ = 0;
+  double ns_per_tick_ = 1.0;
+  // Weighted sums over pairs, relative to the first pair (incremental fit).
+  long double sum_w_ = 0, sum_wx_ = 0, sum_wy_ = 0, sum_wxx_ = 0, sum_wxy_ = 0;
+};
+
+}  // namespace gnomon::server

@@ -1,0 +1,29 @@
+// Human- and machine-readable summaries of a TraceModel, as gnomon-report prints them.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "gnomon/server/statistics.h"
+#include "gnomon/server/trace_model.h"
+
+namespace gnomon::server {
+
+// "12.3 ms", "870 ns", "2.014 s": three significant digits, adaptive unit.
+std::string FormatDuration(double ns);
+
+// Program, duration, threads, zones, frames, messages, drops and stream health.
+void PrintSummary(const TraceModel& model, std::ostream& out);
+// The statistics table, one row per source location, in the order given.
+void PrintStatisticsTable(const TraceModel& model, const std::vector<ZoneStatistics>& stats,
+                          std::ostream& out);
+// The same rows as CSV with a header line; durations in nanoseconds.
+void WriteStatisticsCsv(const TraceModel& model, const std::vector<ZoneStatistics>& stats,
+                        std::ostream& out);
+
+// Quotes a string for JSON.
+std::string JsonQuote(std::string_view text);
+
+}  // namespace gnomon::server

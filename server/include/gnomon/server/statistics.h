@@ -1,0 +1,31 @@
+// Per-source-location zone statistics.
+//
+// For every source location: count, total time, self time (total minus time in child
+// zones), min, max, mean, standard deviation and median, in nanoseconds. Zones still
+// open when the capture ended have no duration and are left out (counted apart).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "gnomon/server/trace_model.h"
+
+namespace gnomon::server {
+
+struct ZoneStatistics {
+  uint32_t source_location = 0;
+  uint64_t count = 0;
+  int64_t total_ns = 0;
+  int64_t self_ns = 0;
+  int64_t min_ns = 0;
+  int64_t max_ns = 0;
+  double mean_ns = 0;
+  double stddev_ns = 0;
+  int64_t median_ns = 0;
+};
+
+// Statistics for every source location that has at least one closed zone, sorted by
+// total time, longest first.
+std::vector<ZoneStatistics> ComputeZoneStatistics(const TraceModel& model);
+
+}  // namespace gnomon::server

@@ -1,0 +1,75 @@
+// Turns decoded messages into a TraceModel: zone trees, frames, messages, plots, clocks.
+//
+// A decoder handler (see stream_decoder.h). Every semantic problem in the stream, such
+// as a zone end with no begin, an attribute with no open zone or an event before any
+// ThreadContext, is counted in TraceModel::diagnostics and skipped; none is fatal.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "gnomon/server/stream_decoder.h"
+#include "gnomon/server/trace_model.h"
+
+namespace gnomon::server {
+
+// Largest source-location id accepted; larger ids count as invalid.
+inline constexpr uint32_t kMaxSourceLocationId = 1u << 20;
+// Most distinct threads, frame series and plots accepted from one program.
+inline constexpr uint32_t kMaxThreads = 1u << 16;
+inline constexpr uint32_t kMaxSeries = 1u << 16;
+
+class TraceBuilder : public NullHandler {
+ public:
+  explicit TraceBuilder(TraceModel& model) : model_(model) {}
+
+  void OnThreadContext(uint32_t thread_id);
+  void OnZoneBegin(uint32_t source_location, uint64_t tick) {
+    if (thread_ == nullptr) {
+      ++model_.diagnostics.events_without_thread;
+      return;
+    }
+    if (source_location >= kMaxSourceLocationId) {
+      ++model_.diagnostics.invalid_ids;
+      source_location = 0;
+    }
+    Zone zone;
+    zone.begin_tick = tick;
+    zone.source_location = source_location;
+    zone.depth = static_cast<uint16_t>(thread_->open_zones.size());
+    thread_->open_zones.push_back(static_cast<uint32_t>(thread_->zones.size()));
+    thread_->zones.push_back(zone);
+    ++model_.zone_count;
+    SeeTick(tick);
+  }
+  void OnZoneEnd(uint64_t tick);
+  void OnZoneName(std::string_view name);
+  void OnZoneText(std::string_view text);
+  void OnZoneColor(uint32_t rgb);
+  void OnZoneValue(uint64_t value);
+  void OnFrame(protocol::MessageType type, uint32_t name_id, uint64_t tick);
+  void OnLogMessage(uint64_t tick, uint8_t severity, std::string_view text);
+  void OnPlotValue(uint32_t plot_id, uint64_t tick, double value);
+  void OnCpuCalibration(const protocol::CpuCalibration& pair);
+  void OnStringDef(uint32_t id, uint8_t kind, std::string_view text);
+  void OnSourceLocationDef(const protocol::SourceLocationDef& def, std::string_view name,
+                           std::string_view function, std::string_view file);
+  void OnThreadInfo(uint32_t thread_id, uint32_t os_thread_id, std::string_view name);
+  void OnAppInfo(const protocol::AppInfo& info, std::string_view name);
+  void OnDroppedEvents(uint64_t total);
+  void OnEndOfStream(uint64_t tick);
+
+ private:
+  ThreadTimeline* FindOrAddThread(uint32_t thread_id);
+  ZoneAttributes* InnermostAttributes();
+  void SeeTick(uint64_t tick) {
+    if (tick < model_.first_tick) model_.first_tick = tick;
+    if (tick > model_.last_tick) model_.last_tick = tick;
+  }
+
+  TraceModel& model_;
+  ThreadTimeline* thread_ = nullptr;
+  uint32_t thread_id_ = 0;
+};
+
+}  // namespace gnomon::server

@@ -1,0 +1,114 @@
+// The .gnomon trace file: the program's message stream in zstd-compressed blocks.
+//
+// Layout (docs/trace-format.md gives every byte):
+//   FileHeader (32 bytes), then blocks: BlockHeader (16 bytes) + one zstd frame.
+// Each block holds whole messages, is compressed on its own with a content checksum,
+// and is written while the capture runs: a capture that is killed, or a file cut off at
+// any byte, still loads up to its last whole block. Loading replays the stream through
+// the same decoder that live connections use, so a saved trace and a live one build the
+// same model.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gnomon/server/status.h"
+#include "gnomon/server/trace_model.h"
+
+namespace gnomon::server {
+
+inline constexpr char kTraceMagic[8] = {'G', 'N', 'O', 'M', 'O', 'N', 'T', 'F'};
+inline constexpr uint16_t kTraceFormatVersion = 1;
+inline constexpr uint32_t kBlockMagic = 0x4B4C4247;  // "GBLK"
+inline constexpr uint32_t kMaxBlockRawBytes = 64u << 20;
+
+#pragma pack(push, 1)
+struct FileHeader {
+  char magic[8];
+  uint16_t format_version;
+  uint16_t header_bytes;      // sizeof(FileHeader); readers skip what they do not know
+  uint16_t protocol_version;  // of the stream inside
+  uint16_t flags;             // 0
+  int64_t created_unix_ns;
+  uint64_t reserved;          // 0
+};
+struct BlockHeader {
+  uint32_t magic;  // kBlockMagic
+  uint32_t raw_bytes;
+  uint32_t compressed_bytes;
+  uint32_t header_check;  // FNV-1a of the 12 bytes before it
+};
+#pragma pack(pop)
+static_assert(sizeof(FileHeader) == 32);
+static_assert(sizeof(BlockHeader) == 16);
+
+uint32_t BlockHeaderCheck(const BlockHeader& header);
+
+struct TraceWriterOptions {
+  size_t block_raw_bytes = 4u << 20;  // a block is cut when it reaches this size...
+  std::chrono::milliseconds max_block_age{1000};  // ...or this age, whichever first
+  int compression_level = 3;
+};
+
+// Writes a trace file while a capture runs. Append() is called from one thread;
+// compression runs on the writer's own thread.
+class TraceWriter {
+ public:
+  // Creates `path`; fails when it exists and `overwrite` is false.
+  static Result<std::unique_ptr<TraceWriter>> Create(const std::string& path, bool overwrite,
+                                                     const TraceWriterOptions& options = {});
+  ~TraceWriter();
+
+  // Appends whole messages. Blocks (back-pressure) when compression falls behind.
+  void Append(const uint8_t* data, size_t size);
+  // Cuts the current block when it is older than max_block_age, so an idle capture
+  // still reaches the disk. Call it periodically from the appending thread.
+  void FlushIfOld();
+  // Writes the last block and closes the file. The first write error, if any.
+  Status Finish();
+
+  uint64_t file_bytes() const;
+  uint64_t raw_bytes() const { return raw_bytes_total_; }
+
+ private:
+  TraceWriter(std::FILE* file, std::string path, const TraceWriterOptions& options);
+  void CutBlock();
+  void CompressLoop();
+
+  std::FILE* file_;
+  std::string path_;
+  TraceWriterOptions options_;
+  std::vector<uint8_t> current_;
+  std::chrono::steady_clock::time_point current_started_;
+  uint64_t raw_bytes_total_ = 0;
+
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::vector<uint8_t>> queue_;
+  bool finishing_ = false;
+  uint64_t file_bytes_ = 0;
+  std::string error_;
+  std::thread thread_;
+};
+
+struct LoadReport {
+  uint64_t blocks = 0;
+  uint64_t raw_bytes = 0;
+  uint64_t messages = 0;
+  std::string warning;  // e.g. truncation: what was loaded and what was not
+};
+
+// Reads a trace file into `model`. Fails (with nothing loaded) when the file is not a
+// Gnomon trace; a truncated or damaged tail loads up to the last whole block and says
+// so in LoadReport::warning.
+Result<LoadReport> LoadTrace(const std::string& path, TraceModel& model);
+
+}  // namespace gnomon::server

@@ -1,0 +1,157 @@
+// Everything a server knows about one capture, in memory.
+//
+// Built by TraceBuilder from a live stream or a trace file; read by the report, the
+// exporters and the viewer. Timestamps stay raw CPU ticks, exactly as the program sent
+// them; `clock` maps them to nanoseconds, so a better clock model never requires
+// rewriting the events.
+//
+// Zones of a thread are stored flat, in begin order, with their nesting depth: the
+// children of zone i are the zones after it with depth + 1, up to the next zone whose
+// depth is <= its own. That is 24 bytes per zone (see docs/architecture.md); attributes
+// set at run time (name, text, colour, value) are rare and kept aside.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gnomon/server/chunked_vector.h"
+#include "gnomon/server/cpu_clock_model.h"
+
+namespace gnomon::server {
+
+inline constexpr uint64_t kOpenZone = ~uint64_t{0};
+
+struct Zone {
+  uint64_t begin_tick = 0;
+  uint64_t end_tick = kOpenZone;  // kOpenZone while open, or when never closed
+  uint32_t source_location = 0;
+  uint16_t depth = 0;
+  uint16_t flags = 0;  // ZoneFlags
+  bool is_open() const { return end_tick == kOpenZone; }
+  friend bool operator==(const Zone&, const Zone&) = default;
+};
+static_assert(sizeof(Zone) == 24);
+
+enum ZoneFlags : uint16_t {
+  kZoneHasAttributes = 1 << 0,  // see ThreadTimeline::attributes
+  kZoneEndClamped = 1 << 1,     // the end came before the begin and was clamped to it
+};
+
+struct ZoneAttributes {
+  std::string name;  // replaces the source location's name when not empty
+  std::string text;
+  uint32_t color = 0xFF000000u;
+  uint64_t value = 0;
+  bool has_value = false;
+  friend bool operator==(const ZoneAttributes&, const ZoneAttributes&) = default;
+};
+
+struct SourceLocation {
+  std::string name;
+  std::string function;
+  std::string file;
+  uint32_t line = 0;
+  uint32_t color = 0xFF000000u;
+  bool is_defined = false;
+  friend bool operator==(const SourceLocation&, const SourceLocation&) = default;
+};
+
+struct ThreadTimeline {
+  uint32_t id = 0;
+  uint32_t os_thread_id = 0;
+  std::string name;
+  ChunkedVector<Zone> zones;
+  std::unordered_map<uint64_t, ZoneAttributes> attributes;  // by zone index
+  std::vector<uint32_t> open_zones;  // indices into `zones`, innermost last
+  friend bool operator==(const ThreadTimeline& a, const ThreadTimeline& b) {
+    return a.id == b.id && a.os_thread_id == b.os_thread_id && a.name == b.name &&
+           a.zones == b.zones && a.attributes == b.attributes && a.open_zones == b.open_zones;
+  }
+};
+
+struct FrameSeries {
+  std::string name;            // "" for the main series
+  std::vector<uint64_t> marks;  // continuous series: each mark ends a frame
+  std::vector<std::pair<uint64_t, uint64_t>> spans;  // discontinuous: begin, end
+  uint64_t open_begin = kOpenZone;
+  friend bool operator==(const FrameSeries&, const FrameSeries&) = default;
+};
+
+struct LogMessage {
+  uint64_t tick = 0;
+  uint32_t thread_id = 0;
+  uint8_t severity = 0;
+  std::string text;
+  friend bool operator==(const LogMessage&, const LogMessage&) = default;
+};
+
+struct PlotSeries {
+  std::string name;
+  std::vector<std::pair<uint64_t, double>> points;
+  friend bool operator==(const PlotSeries&, const PlotSeries&) = default;
+};
+
+struct ProgramInfo {
+  std::string name;
+  uint32_t pid = 0;
+  uint8_t timer_kind = 0;
+  uint64_t ticks_per_second_estimate = 0;
+  int64_t start_unix_ns = 0;
+  uint64_t start_tick = 0;
+  friend bool operator==(const ProgramInfo&, const ProgramInfo&) = default;
+};
+
+// Problems found in the stream: counted, reported, never fatal.
+struct Diagnostics {
+  uint64_t zone_ends_without_begin = 0;
+  uint64_t attributes_without_zone = 0;
+  uint64_t events_without_thread = 0;
+  uint64_t clamped_zone_ends = 0;
+  uint64_t invalid_ids = 0;
+  uint64_t frame_ends_without_begin = 0;
+  uint64_t client_dropped_events = 0;  // as reported by the program
+  bool ended_cleanly = false;          // the program sent EndOfStream
+  friend bool operator==(const Diagnostics&, const Diagnostics&) = default;
+};
+
+struct TraceModel {
+  ProgramInfo program;
+  bool has_program_info = false;
+  CpuClockModel clock;
+  std::vector<SourceLocation> source_locations;  // by id; [0] is "unknown"
+  std::deque<ThreadTimeline> threads;  // in order of first appearance; stable addresses
+  std::unordered_map<uint32_t, uint32_t> thread_index;  // program thread id -> index
+  std::map<uint32_t, FrameSeries> frames;        // by name id; 0 = main series
+  std::map<uint32_t, PlotSeries> plots;          // by plot id
+  std::unordered_map<uint32_t, std::string> frame_names;  // StringDef of kind frame
+  std::vector<LogMessage> messages;
+  Diagnostics diagnostics;
+  uint64_t first_tick = kOpenZone;  // earliest event
+  uint64_t last_tick = 0;           // latest event
+  uint64_t zone_count = 0;
+
+  // Name shown for a zone: its runtime name, else its source location's name.
+  const std::string& ZoneName(const ThreadTimeline& thread, size_t zone_index) const;
+  const SourceLocation& Location(uint32_t id) const {
+    return id < source_locations.size() ? source_locations[id] : source_locations[0];
+  }
+  // Nanoseconds since the first event.
+  int64_t RelativeNs(uint64_t tick) const { return clock.TickToNs(tick) - clock.TickToNs(first_tick); }
+  int64_t DurationNs(uint64_t begin_tick, uint64_t end_tick) const {
+    return clock.TickToNs(end_tick) - clock.TickToNs(begin_tick);
+  }
+  uint64_t open_zone_count() const;
+  // Approximate bytes held by the zone arrays.
+  size_t zone_bytes() const;
+
+  TraceModel();
+};
+
+// Compares two models event by event; the first difference, or "" when equal.
+std::string DescribeFirstDifference(const TraceModel& a, const TraceModel& b);
+
+}  // namespace gnomon::server

@@ -1,0 +1,104 @@
+// Connects to a profiled program and receives its event stream on a thread of its own.
+//
+// This is the server side of a live capture, shared by gnomon-capture and the viewer:
+//
+//   Worker worker({.host = "127.0.0.1", .port = 9421});
+//   if (Status s = worker.Connect(); !s.ok()) { print(s.message()); return; }
+//   worker.Start();
+//   ... worker.WithModel([](const TraceModel& m) { draw(m); }); ...
+//   worker.Join();   // returns once the program ended, vanished, or RequestStop()
+//
+// Every whole message received is decoded (into the TraceModel when build_model is set)
+// and handed, in order, to the optional TraceWriter. A malformed stream closes the
+// connection with an error naming the fault; everything decoded before it is kept.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "gnomon/server/status.h"
+#include "gnomon/server/trace_file.h"
+#include "gnomon/server/trace_model.h"
+
+namespace gnomon::server {
+
+inline constexpr uint16_t kDefaultPort = 9421;
+
+class Worker {
+ public:
+  enum class State {
+    kIdle,          // not connected yet
+    kReceiving,     // connected, stream flowing
+    kEnded,         // the program said goodbye (EndOfStream)
+    kDisconnected,  // the connection closed without a goodbye
+    kStopped,       // RequestStop() ended the capture
+    kFailed,        // malformed stream; see error()
+  };
+
+  struct Options {
+    std::string host = "127.0.0.1";
+    uint16_t port = kDefaultPort;
+    // How long Connect() keeps retrying a refused connection.
+    std::chrono::milliseconds connect_timeout{5000};
+    bool build_model = true;
+    TraceWriter* writer = nullptr;  // receives every whole message, in order
+  };
+
+  explicit Worker(Options options);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Connects and performs the handshake. Blocks up to options.connect_timeout.
+  Status Connect();
+  // Receives on a new thread until the stream ends, fails, or RequestStop().
+  void Start();
+  void RequestStop() { stop_requested_.store(true); }
+  void Join();
+
+  State state() const { return state_.load(); }
+  bool is_finished() const;
+  // Why the capture ended, when it was not a clean goodbye; "" otherwise.
+  std::string error() const;
+
+  uint64_t bytes_received() const { return bytes_received_.load(std::memory_order_relaxed); }
+  uint64_t messages_received() const { return messages_received_.load(std::memory_order_relaxed); }
+  uint64_t zones_received() const { return zones_received_.load(std::memory_order_relaxed); }
+  std::string program_name() const;
+
+  // Runs f(const TraceModel&) under the model lock; safe while receiving.
+  template <typename F>
+  auto WithModel(F&& f) const {
+    std::lock_guard lock(model_mutex_);
+    return f(model_);
+  }
+  // The model itself; only once Join() returned.
+  TraceModel& model() { return model_; }
+
+ private:
+  template <typename Handler>
+  void ReceiveLoop(Handler& handler);
+  void Fail(State state, std::string error);
+
+  Options options_;
+  int fd_ = -1;
+  std::thread thread_;
+  std::atomic<State> state_{State::kIdle};
+  std::atomic<bool> stop_requested_{false};
+  std::atomic<uint64_t> bytes_received_{0};
+  std::atomic<uint64_t> messages_received_{0};
+  std::atomic<uint64_t> zones_received_{0};
+  std::string program_name_;
+  mutable std::mutex error_mutex_;
+  std::string error_;
+  mutable std::mutex model_mutex_;
+  TraceModel model_;
+};
+
+const char* StateName(Worker::State state);
+
+}  // namespace gnomon::server

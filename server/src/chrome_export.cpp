@@ -1,0 +1,98 @@
+#include "gnomon/server/chrome_export.h"
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+
+#include "gnomon/server/report.h"
+
+namespace gnomon::server {
+namespace {
+
+// Trace-event timestamps are microseconds; keep nanosecond precision as decimals.
+std::string Micros(int64_t ns) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.3f", double(ns) / 1e3);
+  return buffer;
+}
+
+constexpr uint32_t kFramesTrackId = 0xFFFFFFF0u;
+
+}  // namespace
+
+void WriteChromeTrace(const TraceModel& model, std::ostream& out) {
+  const uint32_t pid = model.program.pid;
+  bool first = true;
+  auto begin_event = [&] {
+    out << (first ? "\n" : ",\n");
+    first = false;
+  };
+  out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
+  begin_event();
+  out << "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << pid
+      << ",\"args\":{\"name\":" << JsonQuote(model.program.name) << "}}";
+  for (const ThreadTimeline& thread : model.threads) {
+    begin_event();
+    out << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << pid << ",\"tid\":" << thread.id
+        << ",\"args\":{\"name\":"
+        << JsonQuote(thread.name.empty() ? "thread " + std::to_string(thread.id) : thread.name) << "}}";
+    for (size_t i = 0; i < thread.zones.size(); ++i) {
+      const Zone& zone = thread.zones[i];
+      const SourceLocation& location = model.Location(zone.source_location);
+      const uint64_t end = zone.is_open() ? model.last_tick : zone.end_tick;
+      begin_event();
+      out << "{\"ph\":\"X\",\"cat\":\"zone\",\"name\":" << JsonQuote(model.ZoneName(thread, i))
+          << ",\"pid\":" << pid << ",\"tid\":" << thread.id << ",\"ts\":" << Micros(model.RelativeNs(zone.begin_tick))
+          << ",\"dur\":" << Micros(model.DurationNs(zone.begin_tick, end)) << ",\"args\":{\"function\":"
+          << JsonQuote(location.function) << ",\"file\":" << JsonQuote(location.file)
+          << ",\"line\":" << location.line;
+      if (zone.is_open()) out << ",\"unfinished\":true";
+      if (zone.flags & kZoneHasAttributes) {
+        auto it = thread.attributes.find(i);
+        if (it != thread.attributes.end()) {
+          if (!it->second.text.empty()) out << ",\"text\":" << JsonQuote(it->second.text);
+          if (it->second.has_value) out << ",\"value\":" << it->second.value;
+        }
+      }
+      out << "}}";
+    }
+  }
+  begin_event();
+  out << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << pid << ",\"tid\":" << kFramesTrackId
+      << ",\"args\":{\"name\":\"Frames\"}}";
+  for (const auto& [id, series] : model.frames) {
+    const std::string name = id == 0 ? "Frame" : model.frame_names.contains(id) ? model.frame_names.at(id) : "Frame " + std::to_string(id);
+    for (size_t i = 1; i < series.marks.size(); ++i) {
+      begin_event();
+      out << "{\"ph\":\"X\",\"cat\":\"frame\",\"name\":" << JsonQuote(name) << ",\"pid\":" << pid
+          << ",\"tid\":" << kFramesTrackId << ",\"ts\":" << Micros(model.RelativeNs(series.marks[i - 1]))
+          << ",\"dur\":" << Micros(model.DurationNs(series.marks[i - 1], series.marks[i])) << "}";
+    }
+    for (const auto& [begin, end] : series.spans) {
+      begin_event();
+      out << "{\"ph\":\"X\",\"cat\":\"frame\",\"name\":" << JsonQuote(name) << ",\"pid\":" << pid
+          << ",\"tid\":" << kFramesTrackId << ",\"ts\":" << Micros(model.RelativeNs(begin))
+          << ",\"dur\":" << Micros(model.DurationNs(begin, end)) << "}";
+    }
+  }
+  for (const LogMessage& message : model.messages) {
+    begin_event();
+    out << "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"message\",\"name\":" << JsonQuote(message.text)
+        << ",\"pid\":" << pid << ",\"tid\":" << message.thread_id
+        << ",\"ts\":" << Micros(model.RelativeNs(message.tick)) << ",\"args\":{\"severity\":"
+        << unsigned{message.severity} << "}}";
+  }
+  for (const auto& [id, plot] : model.plots) {
+    const std::string name = plot.name.empty() ? "plot " + std::to_string(id) : plot.name;
+    for (const auto& [tick, value] : plot.points) {
+      char number[40];
+      std::snprintf(number, sizeof(number), "%.17g", std::isfinite(value) ? value : 0.0);
+      begin_event();
+      out << "{\"ph\":\"C\",\"name\":" << JsonQuote(name) << ",\"pid\":" << pid
+          << ",\"ts\":" << Micros(model.RelativeNs(tick)) << ",\"args\":{\"value\":" << number << "}}";
+    }
+  }
+  out << "\n]}\n";
+}
+
+}  // namespace gnomon::server

@@ -1,0 +1,209 @@
+#include "gnomon/server/report.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
+#include "gnomon/protocol/messages.h"
+
+namespace gnomon::server {
+namespace {
+
+const char* SeverityName(uint8_t severity) {
+  static constexpr const char* kNames[] = {"trace", "debug", "info", "warning", "error", "fatal"};
+  return severity < 6 ? kNames[severity] : "?";
+}
+
+const char* TimerName(uint8_t kind) {
+  switch (static_cast<protocol::TimerKind>(kind)) {
+    case protocol::TimerKind::kTsc: return "invariant TSC";
+    case protocol::TimerKind::kMonotonicRaw: return "CLOCK_MONOTONIC_RAW";
+  }
+  return "unknown timer";
+}
+
+std::string FrameSeriesName(const TraceModel& model, uint32_t id) {
+  if (id == 0) return "main";
+  auto it = model.frame_names.find(id);
+  return it != model.frame_names.end() ? it->second : "frame series " + std::to_string(id);
+}
+
+std::string ThreadLabel(const ThreadTimeline& thread) {
+  std::string label = thread.name.empty() ? "thread " + std::to_string(thread.id) : thread.name;
+  return label + " (tid " + std::to_string(thread.os_thread_id) + ")";
+}
+
+std::string Location(const SourceLocation& location) {
+  if (!location.is_defined) return "(undefined)";
+  std::string file = location.file;
+  const size_t slash = file.find_last_of('/');
+  if (slash != std::string::npos) file = file.substr(slash + 1);
+  return file + ":" + std::to_string(location.line);
+}
+
+std::string CsvQuote(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string FormatDuration(double ns) {
+  char buffer[32];
+  const double magnitude = ns < 0 ? -ns : ns;
+  if (magnitude < 1e3) {
+    std::snprintf(buffer, sizeof(buffer), "%.0f ns", ns);
+  } else if (magnitude < 1e6) {
+    std::snprintf(buffer, sizeof(buffer), "%.3g us", ns / 1e3);
+  } else if (magnitude < 1e9) {
+    std::snprintf(buffer, sizeof(buffer), "%.3g ms", ns / 1e6);
+  } else {
+    std::snprintf(buffer, sizeof(buffer), "%.4g s", ns / 1e9);
+  }
+  return buffer;
+}
+
+std::string JsonQuote(std::string_view text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char escape[8];
+          std::snprintf(escape, sizeof(escape), "\\u%04x", c);
+          out += escape;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+void PrintSummary(const TraceModel& model, std::ostream& out) {
+  const bool has_events = model.first_tick != kOpenZone;
+  const int64_t duration = has_events ? model.DurationNs(model.first_tick, model.last_tick) : 0;
+  out << "Program    ";
+  if (model.has_program_info) {
+    out << model.program.name << " (pid " << model.program.pid << ")\n";
+  } else {
+    out << "(unknown: the stream had no AppInfo)\n";
+  }
+  char rate[64];
+  std::snprintf(rate, sizeof(rate), "%.6f GHz", 1.0 / model.clock.ns_per_tick());
+  out << "Timer      " << TimerName(model.program.timer_kind) << ", " << rate << " fitted from "
+      << model.clock.pairs().size() << " calibration pair(s), residual "
+      << FormatDuration(model.clock.ResidualRmsNs()) << " rms\n";
+  out << "Duration   " << FormatDuration(double(duration)) << "\n";
+  out << "Threads    " << model.threads.size() << "\n";
+  for (const ThreadTimeline& thread : model.threads) {
+    out << "  " << ThreadLabel(thread) << ": " << thread.zones.size() << " zones\n";
+  }
+  const uint64_t open = model.open_zone_count();
+  out << "Zones      " << model.zone_count << " (" << open << " unfinished, "
+      << model.diagnostics.zone_ends_without_begin << " ends without a begin)\n";
+  uint64_t frame_count = 0;
+  for (const auto& [id, series] : model.frames) frame_count += series.marks.size() + series.spans.size();
+  out << "Frames     " << frame_count << "\n";
+  for (const auto& [id, series] : model.frames) {
+    std::vector<int64_t> lengths;
+    if (!series.marks.empty()) {
+      for (size_t i = 1; i < series.marks.size(); ++i) {
+        lengths.push_back(model.DurationNs(series.marks[i - 1], series.marks[i]));
+      }
+    }
+    for (const auto& [begin, end] : series.spans) lengths.push_back(model.DurationNs(begin, end));
+    out << "  " << FrameSeriesName(model, id) << ": " << series.marks.size() + series.spans.size()
+        << (series.spans.empty() ? " marks" : " frames");
+    if (!lengths.empty()) {
+      const auto [min, max] = std::minmax_element(lengths.begin(), lengths.end());
+      double sum = 0;
+      for (int64_t l : lengths) sum += double(l);
+      out << ", frame time mean " << FormatDuration(sum / double(lengths.size())) << ", min "
+          << FormatDuration(double(*min)) << ", max " << FormatDuration(double(*max));
+      out << "\n    times:";
+      for (size_t i = 0; i < lengths.size(); ++i) {
+        if (i % 10 == 0 && i != 0) out << "\n          ";
+        out << " " << FormatDuration(double(lengths[i]));
+      }
+    }
+    out << "\n";
+  }
+  out << "Plots      " << model.plots.size() << "\n";
+  for (const auto& [id, plot] : model.plots) {
+    out << "  " << (plot.name.empty() ? "plot " + std::to_string(id) : plot.name) << ": "
+        << plot.points.size() << " values\n";
+  }
+  out << "Messages   " << model.messages.size() << "\n";
+  for (const LogMessage& message : model.messages) {
+    char when[32];
+    std::snprintf(when, sizeof(when), "%12.6f s", double(model.RelativeNs(message.tick)) / 1e9);
+    out << "  " << when << "  " << SeverityName(message.severity) << "  [thread " << message.thread_id
+        << "] " << message.text << "\n";
+  }
+  const Diagnostics& d = model.diagnostics;
+  out << "Dropped    " << d.client_dropped_events << " event(s) dropped by the program"
+      << (d.client_dropped_events ? " (its buffer budget was exhausted; raise GNOMON_BUFFER_MB)" : "")
+      << "\n";
+  out << "Stream     " << (d.ended_cleanly ? "ended cleanly" : "ended without a goodbye (program killed, or capture stopped)");
+  if (d.attributes_without_zone || d.events_without_thread || d.clamped_zone_ends || d.invalid_ids ||
+      d.frame_ends_without_begin) {
+    out << "; problems: " << d.attributes_without_zone << " attribute(s) without a zone, "
+        << d.events_without_thread << " event(s) without a thread, " << d.clamped_zone_ends
+        << " zone end(s) before their begin, " << d.invalid_ids << " invalid id(s), "
+        << d.frame_ends_without_begin << " unmatched frame begin/end";
+  }
+  out << "\n";
+}
+
+void PrintStatisticsTable(const TraceModel& model, const std::vector<ZoneStatistics>& stats,
+                          std::ostream& out) {
+  size_t name_width = 4;
+  size_t location_width = 8;
+  for (const ZoneStatistics& s : stats) {
+    name_width = std::max(name_width, std::min<size_t>(40, model.Location(s.source_location).name.size()));
+    location_width = std::max(location_width, std::min<size_t>(40, Location(model.Location(s.source_location)).size()));
+  }
+  char line[512];
+  std::snprintf(line, sizeof(line), "%-*s  %-*s %10s %11s %11s %11s %11s %11s %11s %11s\n",
+                int(name_width), "Zone", int(location_width), "Location", "Count", "Total", "Self",
+                "Mean", "Median", "Min", "Max", "Std dev");
+  out << line;
+  for (const ZoneStatistics& s : stats) {
+    const SourceLocation& location = model.Location(s.source_location);
+    std::snprintf(line, sizeof(line), "%-*.*s  %-*.*s %10" PRIu64 " %11s %11s %11s %11s %11s %11s %11s\n",
+                  int(name_width), int(name_width), location.name.c_str(), int(location_width),
+                  int(location_width), Location(location).c_str(), s.count,
+                  FormatDuration(double(s.total_ns)).c_str(), FormatDuration(double(s.self_ns)).c_str(),
+                  FormatDuration(s.mean_ns).c_str(), FormatDuration(double(s.median_ns)).c_str(),
+                  FormatDuration(double(s.min_ns)).c_str(), FormatDuration(double(s.max_ns)).c_str(),
+                  FormatDuration(s.stddev_ns).c_str());
+    out << line;
+  }
+}
+
+void WriteStatisticsCsv(const TraceModel& model, const std::vector<ZoneStatistics>& stats,
+                        std::ostream& out) {
+  out << "name,function,file,line,count,total_ns,self_ns,mean_ns,median_ns,min_ns,max_ns,stddev_ns\n";
+  for (const ZoneStatistics& s : stats) {
+    const SourceLocation& location = model.Location(s.source_location);
+    char numbers[256];
+    std::snprintf(numbers, sizeof(numbers),
+                  "%u,%" PRIu64 ",%" PRId64 ",%" PRId64 ",%.1f,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.1f",
+                  location.line, s.count, s.total_ns, s.self_ns, s.mean_ns, s.median_ns, s.min_ns,
+                  s.max_ns, s.stddev_ns);
+    out << CsvQuote(location.name) << "," << CsvQuote(location.function) << ","
+        << CsvQuote(location.file) << "," << numbers << "\n";
+  }
+}
+
+}  // namespace gnomon::server

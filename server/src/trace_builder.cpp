@@ -1,0 +1,179 @@
+#include "gnomon/server/trace_builder.h"
+
+namespace gnomon::server {
+
+ThreadTimeline* TraceBuilder::FindOrAddThread(uint32_t thread_id) {
+  auto it = model_.thread_index.find(thread_id);
+  if (it != model_.thread_index.end()) return &model_.threads[it->second];
+  if (model_.threads.size() >= kMaxThreads) return nullptr;
+  model_.thread_index.emplace(thread_id, static_cast<uint32_t>(model_.threads.size()));
+  ThreadTimeline& thread = model_.threads.emplace_back();
+  thread.id = thread_id;
+  return &thread;
+}
+
+void TraceBuilder::OnThreadContext(uint32_t thread_id) {
+  thread_id_ = thread_id;
+  thread_ = FindOrAddThread(thread_id);
+  if (thread_ == nullptr) ++model_.diagnostics.invalid_ids;
+}
+
+void TraceBuilder::OnZoneEnd(uint64_t tick) {
+  if (thread_ == nullptr) {
+    ++model_.diagnostics.events_without_thread;
+    return;
+  }
+  if (thread_->open_zones.empty()) {
+    ++model_.diagnostics.zone_ends_without_begin;
+    return;
+  }
+  Zone& zone = thread_->zones[thread_->open_zones.back()];
+  thread_->open_zones.pop_back();
+  if (tick < zone.begin_tick) {
+    tick = zone.begin_tick;
+    zone.flags |= kZoneEndClamped;
+    ++model_.diagnostics.clamped_zone_ends;
+  }
+  zone.end_tick = tick;
+  SeeTick(tick);
+}
+
+ZoneAttributes* TraceBuilder::InnermostAttributes() {
+  if (thread_ == nullptr || thread_->open_zones.empty()) {
+    ++model_.diagnostics.attributes_without_zone;
+    return nullptr;
+  }
+  const uint32_t index = thread_->open_zones.back();
+  thread_->zones[index].flags |= kZoneHasAttributes;
+  return &thread_->attributes[index];
+}
+
+void TraceBuilder::OnZoneName(std::string_view name) {
+  if (ZoneAttributes* a = InnermostAttributes()) a->name.assign(name);
+}
+
+void TraceBuilder::OnZoneText(std::string_view text) {
+  if (ZoneAttributes* a = InnermostAttributes()) a->text.assign(text);
+}
+
+void TraceBuilder::OnZoneColor(uint32_t rgb) {
+  if (ZoneAttributes* a = InnermostAttributes()) a->color = rgb;
+}
+
+void TraceBuilder::OnZoneValue(uint64_t value) {
+  if (ZoneAttributes* a = InnermostAttributes()) {
+    a->value = value;
+    a->has_value = true;
+  }
+}
+
+void TraceBuilder::OnFrame(protocol::MessageType type, uint32_t name_id, uint64_t tick) {
+  if (model_.frames.size() >= kMaxSeries && !model_.frames.contains(name_id)) {
+    ++model_.diagnostics.invalid_ids;
+    return;
+  }
+  FrameSeries& series = model_.frames[name_id];
+  SeeTick(tick);
+  switch (type) {
+    case protocol::MessageType::kFrameMark:
+      series.marks.push_back(tick);
+      break;
+    case protocol::MessageType::kFrameBegin:
+      if (series.open_begin != kOpenZone) ++model_.diagnostics.frame_ends_without_begin;
+      series.open_begin = tick;
+      break;
+    default:
+      if (series.open_begin == kOpenZone) {
+        ++model_.diagnostics.frame_ends_without_begin;
+        break;
+      }
+      series.spans.emplace_back(series.open_begin, std::max(tick, series.open_begin));
+      series.open_begin = kOpenZone;
+      break;
+  }
+}
+
+void TraceBuilder::OnLogMessage(uint64_t tick, uint8_t severity, std::string_view text) {
+  if (thread_ == nullptr) {
+    ++model_.diagnostics.events_without_thread;
+    return;
+  }
+  model_.messages.push_back({tick, thread_id_, severity, std::string(text)});
+  SeeTick(tick);
+}
+
+void TraceBuilder::OnPlotValue(uint32_t plot_id, uint64_t tick, double value) {
+  if (model_.plots.size() >= kMaxSeries && !model_.plots.contains(plot_id)) {
+    ++model_.diagnostics.invalid_ids;
+    return;
+  }
+  model_.plots[plot_id].points.emplace_back(tick, value);
+  SeeTick(tick);
+}
+
+void TraceBuilder::OnCpuCalibration(const protocol::CpuCalibration& pair) {
+  model_.clock.AddPair({pair.tick, pair.monotonic_raw_ns, pair.monotonic_ns, pair.uncertainty_ns});
+}
+
+void TraceBuilder::OnStringDef(uint32_t id, uint8_t kind, std::string_view text) {
+  if (kind == static_cast<uint8_t>(protocol::StringKind::kFrameName)) {
+    if (model_.frame_names.size() < kMaxSeries || model_.frame_names.contains(id)) {
+      model_.frame_names[id].assign(text);
+      auto it = model_.frames.find(id);
+      if (it != model_.frames.end()) it->second.name.assign(text);
+    }
+  } else if (kind == static_cast<uint8_t>(protocol::StringKind::kPlotName)) {
+    if (model_.plots.size() < kMaxSeries || model_.plots.contains(id)) model_.plots[id].name.assign(text);
+  } else {
+    ++model_.diagnostics.invalid_ids;
+  }
+}
+
+void TraceBuilder::OnSourceLocationDef(const protocol::SourceLocationDef& def, std::string_view name,
+                                       std::string_view function, std::string_view file) {
+  if (def.id == 0 || def.id >= kMaxSourceLocationId) {
+    ++model_.diagnostics.invalid_ids;
+    return;
+  }
+  if (model_.source_locations.size() <= def.id) model_.source_locations.resize(def.id + 1);
+  SourceLocation& location = model_.source_locations[def.id];
+  location.name.assign(name);
+  location.function.assign(function);
+  location.file.assign(file);
+  location.line = def.line;
+  location.color = def.color;
+  location.is_defined = true;
+}
+
+void TraceBuilder::OnThreadInfo(uint32_t thread_id, uint32_t os_thread_id, std::string_view name) {
+  ThreadTimeline* thread = FindOrAddThread(thread_id);
+  if (thread == nullptr) {
+    ++model_.diagnostics.invalid_ids;
+    return;
+  }
+  thread->os_thread_id = os_thread_id;
+  if (!name.empty()) thread->name.assign(name);
+}
+
+void TraceBuilder::OnAppInfo(const protocol::AppInfo& info, std::string_view name) {
+  model_.has_program_info = true;
+  model_.program.name.assign(name);
+  model_.program.pid = info.pid;
+  model_.program.timer_kind = info.timer_kind;
+  model_.program.ticks_per_second_estimate = info.ticks_per_second_estimate;
+  model_.program.start_unix_ns = info.start_unix_ns;
+  model_.program.start_tick = info.start_tick;
+  model_.clock.SetTimer(static_cast<double>(info.ticks_per_second_estimate),
+                        info.timer_kind == static_cast<uint8_t>(protocol::TimerKind::kMonotonicRaw));
+}
+
+void TraceBuilder::OnDroppedEvents(uint64_t total) {
+  model_.diagnostics.client_dropped_events = std::max(model_.diagnostics.client_dropped_events, total);
+}
+
+void TraceBuilder::OnEndOfStream(uint64_t tick) {
+  model_.diagnostics.ended_cleanly = true;
+  SeeTick(tick);
+}
+
+}  // namespace gnomon::server

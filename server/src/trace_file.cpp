@@ -1,0 +1,231 @@
+#include "gnomon/server/trace_file.h"
+
+#include <zstd.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "gnomon/protocol/byte_io.h"
+#include "gnomon/protocol/messages.h"
+#include "gnomon/server/stream_decoder.h"
+#include "gnomon/server/trace_builder.h"
+
+namespace gnomon::server {
+namespace {
+
+constexpr size_t kMaxQueuedBlocks = 4;
+
+struct CCtxDeleter {
+  void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
+};
+struct DCtxDeleter {
+  void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
+};
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+
+int64_t UnixNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+uint32_t BlockHeaderCheck(const BlockHeader& header) {
+  uint8_t bytes[12];
+  std::memcpy(bytes, &header, sizeof(bytes));
+  uint32_t hash = 2166136261u;
+  for (uint8_t b : bytes) hash = (hash ^ b) * 16777619u;
+  return hash;
+}
+
+Result<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path, bool overwrite,
+                                                         const TraceWriterOptions& options) {
+  std::error_code ec;
+  if (!overwrite && std::filesystem::exists(path, ec)) {
+    return Status::Error(path + " already exists; choose another name or allow overwriting (-f)");
+  }
+  std::FILE* file = std::fopen(path.c_str(), "wb");
+  if (file == nullptr) {
+    return Status::Error("cannot create " + path + ": " + std::strerror(errno));
+  }
+  FileHeader header{};
+  std::memcpy(header.magic, kTraceMagic, sizeof(kTraceMagic));
+  header.format_version = kTraceFormatVersion;
+  header.header_bytes = sizeof(FileHeader);
+  header.protocol_version = protocol::kProtocolVersion;
+  header.created_unix_ns = UnixNowNs();
+  if (std::fwrite(&header, sizeof(header), 1, file) != 1 || std::fflush(file) != 0) {
+    std::fclose(file);
+    return Status::Error("cannot write to " + path + ": " + std::strerror(errno));
+  }
+  return std::unique_ptr<TraceWriter>(new TraceWriter(file, path, options));
+}
+
+TraceWriter::TraceWriter(std::FILE* file, std::string path, const TraceWriterOptions& options)
+    : file_(file), path_(std::move(path)), options_(options), file_bytes_(sizeof(FileHeader)) {
+  current_.reserve(options_.block_raw_bytes + (1 << 20));
+  thread_ = std::thread([this] { CompressLoop(); });
+}
+
+TraceWriter::~TraceWriter() {
+  if (thread_.joinable()) Finish();
+}
+
+void TraceWriter::Append(const uint8_t* data, size_t size) {
+  if (size == 0) return;
+  if (current_.empty()) current_started_ = std::chrono::steady_clock::now();
+  // A block never exceeds kMaxBlockRawBytes; Append() only ever gets whole messages,
+  // and one message is far smaller than a block.
+  if (current_.size() + size > kMaxBlockRawBytes) CutBlock();
+  current_.insert(current_.end(), data, data + size);
+  raw_bytes_total_ += size;
+  if (current_.size() >= options_.block_raw_bytes ||
+      std::chrono::steady_clock::now() - current_started_ >= options_.max_block_age) {
+    CutBlock();
+  }
+}
+
+void TraceWriter::FlushIfOld() {
+  if (!current_.empty() && std::chrono::steady_clock::now() - current_started_ >= options_.max_block_age) {
+    CutBlock();
+  }
+}
+
+void TraceWriter::CutBlock() {
+  if (current_.empty()) return;
+  std::unique_lock lock(mutex_);
+  cv_.wait(lock, [this] { return queue_.size() < kMaxQueuedBlocks; });
+  queue_.push_back(std::move(current_));
+  current_ = {};
+  current_.reserve(options_.block_raw_bytes + (1 << 20));
+  cv_.notify_all();
+}
+
+void TraceWriter::CompressLoop() {
+  std::unique_ptr<ZSTD_CCtx, CCtxDeleter> cctx(ZSTD_createCCtx());
+  ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, options_.compression_level);
+  ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_checksumFlag, 1);
+  std::vector<uint8_t> compressed;
+  while (true) {
+    std::vector<uint8_t> raw;
+    {
+      std::unique_lock lock(mutex_);
+      cv_.wait(lock, [this] { return !queue_.empty() || finishing_; });
+      if (queue_.empty()) return;
+      raw = std::move(queue_.front());
+      queue_.pop_front();
+      cv_.notify_all();
+    }
+    compressed.resize(ZSTD_compressBound(raw.size()));
+    const size_t n = ZSTD_compress2(cctx.get(), compressed.data(), compressed.size(), raw.data(), raw.size());
+    std::lock_guard lock(mutex_);
+    if (!error_.empty()) continue;
+    if (ZSTD_isError(n)) {
+      error_ = std::string("zstd compression failed: ") + ZSTD_getErrorName(n);
+      continue;
+    }
+    BlockHeader header{kBlockMagic, static_cast<uint32_t>(raw.size()), static_cast<uint32_t>(n), 0};
+    header.header_check = BlockHeaderCheck(header);
+    if (std::fwrite(&header, sizeof(header), 1, file_) != 1 ||
+        std::fwrite(compressed.data(), 1, n, file_) != n || std::fflush(file_) != 0) {
+      error_ = "cannot write to " + path_ + ": " + std::strerror(errno);
+      continue;
+    }
+    file_bytes_ += sizeof(header) + n;
+  }
+}
+
+Status TraceWriter::Finish() {
+  CutBlock();
+  {
+    std::lock_guard lock(mutex_);
+    finishing_ = true;
+    cv_.notify_all();
+  }
+  if (thread_.joinable()) thread_.join();
+  if (file_ != nullptr) {
+    if (std::fclose(file_) != 0 && error_.empty()) error_ = "cannot close " + path_ + ": " + std::strerror(errno);
+    file_ = nullptr;
+  }
+  return error_.empty() ? Status::Ok() : Status::Error(error_);
+}
+
+uint64_t TraceWriter::file_bytes() const {
+  std::lock_guard lock(mutex_);
+  return file_bytes_;
+}
+
+Result<LoadReport> LoadTrace(const std::string& path, TraceModel& model) {
+  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
+  if (!file) return Status::Error("cannot open " + path + ": " + std::strerror(errno));
+  FileHeader header{};
+  if (std::fread(&header, 1, sizeof(header), file.get()) != sizeof(header) ||
+      std::memcmp(header.magic, kTraceMagic, sizeof(kTraceMagic)) != 0) {
+    return Status::Error(path + " is not a Gnomon trace (no GNOMONTF header)");
+  }
+  if (header.format_version > kTraceFormatVersion) {
+    return Status::Error(path + " uses trace format " + std::to_string(header.format_version) +
+                         "; this build reads up to " + std::to_string(kTraceFormatVersion) +
+                         ": open it with a newer Gnomon");
+  }
+  if (header.header_bytes < sizeof(FileHeader) ||
+      std::fseek(file.get(), header.header_bytes, SEEK_SET) != 0) {
+    return Status::Error(path + " has a damaged header (header size " +
+                         std::to_string(header.header_bytes) + ")");
+  }
+
+  LoadReport report;
+  TraceBuilder builder(model);
+  std::unique_ptr<ZSTD_DCtx, DCtxDeleter> dctx(ZSTD_createDCtx());
+  std::vector<uint8_t> compressed;
+  std::vector<uint8_t> raw;
+  uint64_t offset = header.header_bytes;
+  auto stop = [&](const std::string& why) {
+    report.warning = path + ": " + why + " at byte " + std::to_string(offset) + "; loaded the " +
+                     std::to_string(report.blocks) + " whole block(s) before it";
+  };
+  while (true) {
+    BlockHeader block{};
+    const size_t got = std::fread(&block, 1, sizeof(block), file.get());
+    if (got == 0) break;
+    if (got < sizeof(block)) {
+      stop("file ends inside a block header (truncated)");
+      break;
+    }
+    if (block.magic != kBlockMagic || block.header_check != BlockHeaderCheck(block) ||
+        block.raw_bytes > kMaxBlockRawBytes ||
+        block.compressed_bytes > ZSTD_compressBound(kMaxBlockRawBytes)) {
+      stop("damaged block header");
+      break;
+    }
+    compressed.resize(block.compressed_bytes);
+    if (std::fread(compressed.data(), 1, compressed.size(), file.get()) != compressed.size()) {
+      stop("file ends inside a block (truncated)");
+      break;
+    }
+    raw.resize(block.raw_bytes);
+    const size_t n = ZSTD_decompressDCtx(dctx.get(), raw.data(), raw.size(), compressed.data(), compressed.size());
+    if (ZSTD_isError(n) || n != raw.size()) {
+      stop(std::string("block does not decompress (") +
+           (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size") + ")");
+      break;
+    }
+    const DecodeResult decoded = DecodeMessages(raw.data(), raw.size(), builder);
+    report.messages += decoded.messages;
+    if (decoded.failed || decoded.consumed != raw.size()) {
+      stop("block holds a malformed message (" +
+           (decoded.failed ? decoded.error : DescribeTruncation(raw.data() + decoded.consumed, raw.size() - decoded.consumed)) + ")");
+      ++report.blocks;  // its whole messages before the fault were kept
+      break;
+    }
+    ++report.blocks;
+    report.raw_bytes += raw.size();
+    offset += sizeof(block) + compressed.size();
+  }
+  return report;
+}
+
+}  // namespace gnomon::server

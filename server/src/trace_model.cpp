@@ -1,0 +1,65 @@
+#include "gnomon/server/trace_model.h"
+
+#include <sstream>
+
+namespace gnomon::server {
+
+TraceModel::TraceModel() {
+  source_locations.resize(1);
+  source_locations[0].name = "<unknown>";
+}
+
+const std::string& TraceModel::ZoneName(const ThreadTimeline& thread, size_t zone_index) const {
+  const Zone& zone = thread.zones[zone_index];
+  if (zone.flags & kZoneHasAttributes) {
+    auto it = thread.attributes.find(zone_index);
+    if (it != thread.attributes.end() && !it->second.name.empty()) return it->second.name;
+  }
+  return Location(zone.source_location).name;
+}
+
+uint64_t TraceModel::open_zone_count() const {
+  uint64_t count = 0;
+  for (const ThreadTimeline& thread : threads) count += thread.open_zones.size();
+  return count;
+}
+
+size_t TraceModel::zone_bytes() const {
+  size_t bytes = 0;
+  for (const ThreadTimeline& thread : threads) bytes += thread.zones.capacity_bytes();
+  return bytes;
+}
+
+std::string DescribeFirstDifference(const TraceModel& a, const TraceModel& b) {
+  if (!(a.program == b.program)) return "program info differs";
+  if (!(a.clock.pairs() == b.clock.pairs())) return "calibration pairs differ";
+  if (!(a.source_locations == b.source_locations)) return "source locations differ";
+  if (a.threads.size() != b.threads.size()) return "thread counts differ";
+  for (size_t t = 0; t < a.threads.size(); ++t) {
+    const ThreadTimeline& x = a.threads[t];
+    const ThreadTimeline& y = b.threads[t];
+    if (x.zones.size() != y.zones.size()) {
+      std::ostringstream out;
+      out << "thread " << x.id << ": " << x.zones.size() << " vs " << y.zones.size() << " zones";
+      return out.str();
+    }
+    for (size_t i = 0; i < x.zones.size(); ++i) {
+      if (!(x.zones[i] == y.zones[i])) {
+        std::ostringstream out;
+        out << "thread " << x.id << " zone " << i << " differs";
+        return out.str();
+      }
+    }
+    if (!(x == y)) return "thread " + std::to_string(x.id) + " name or attributes differ";
+  }
+  if (!(a.frames == b.frames)) return "frames differ";
+  if (!(a.plots == b.plots)) return "plots differ";
+  if (!(a.frame_names == b.frame_names)) return "frame names differ";
+  if (!(a.messages == b.messages)) return "messages differ";
+  if (!(a.diagnostics == b.diagnostics)) return "diagnostics differ";
+  if (a.first_tick != b.first_tick || a.last_tick != b.last_tick) return "time range differs";
+  if (a.zone_count != b.zone_count) return "zone counts differ";
+  return "";
+}
+
+}  // namespace gnomon::server

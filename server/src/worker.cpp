@@ -1,0 +1,260 @@
+#include "gnomon/server/worker.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <asio.hpp>
+#include <cstring>
+#include <vector>
+
+#include "gnomon/protocol/byte_io.h"
+#include "gnomon/protocol/handshake.h"
+#include "gnomon/server/stream_decoder.h"
+#include "gnomon/server/trace_builder.h"
+
+namespace gnomon::server {
+namespace {
+
+using asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kReceiveBufferBytes = 4u << 20;
+constexpr int kPollMs = 200;
+constexpr auto kHandshakeTimeout = std::chrono::seconds(3);
+
+// Counts what a capture needs for its progress line without building a model.
+struct CountingHandler : NullHandler {
+  uint64_t zones = 0;
+  bool ended = false;
+  std::string program_name;
+  void OnZoneBegin(uint32_t, uint64_t) { ++zones; }
+  void OnAppInfo(const protocol::AppInfo&, std::string_view name) { program_name.assign(name); }
+  void OnEndOfStream(uint64_t) { ended = true; }
+};
+
+// TraceBuilder with the same progress view as CountingHandler.
+struct BuildingHandler : TraceBuilder {
+  explicit BuildingHandler(TraceModel& m) : TraceBuilder(m), model(m) {}
+  TraceModel& model;
+};
+
+uint64_t ZonesSoFar(const CountingHandler& h) { return h.zones; }
+uint64_t ZonesSoFar(const BuildingHandler& h) { return h.model.zone_count; }
+bool Ended(const CountingHandler& h) { return h.ended; }
+bool Ended(const BuildingHandler& h) { return h.model.diagnostics.ended_cleanly; }
+const std::string& NameOf(const CountingHandler& h) { return h.program_name; }
+const std::string& NameOf(const BuildingHandler& h) { return h.model.program.name; }
+
+}  // namespace
+
+const char* StateName(Worker::State state) {
+  switch (state) {
+    case Worker::State::kIdle: return "idle";
+    case Worker::State::kReceiving: return "receiving";
+    case Worker::State::kEnded: return "ended";
+    case Worker::State::kDisconnected: return "disconnected";
+    case Worker::State::kStopped: return "stopped";
+    case Worker::State::kFailed: return "failed";
+  }
+  return "unknown";
+}
+
+Worker::Worker(Options options) : options_(std::move(options)) {}
+
+Worker::~Worker() {
+  RequestStop();
+  Join();
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool Worker::is_finished() const {
+  const State s = state_.load();
+  return s != State::kIdle && s != State::kReceiving;
+}
+
+std::string Worker::error() const {
+  std::lock_guard lock(error_mutex_);
+  return error_;
+}
+
+std::string Worker::program_name() const {
+  std::lock_guard lock(error_mutex_);
+  return program_name_;
+}
+
+void Worker::Fail(State state, std::string error) {
+  {
+    std::lock_guard lock(error_mutex_);
+    error_ = std::move(error);
+  }
+  state_.store(state);
+}
+
+Status Worker::Connect() {
+  const std::string where = options_.host + ":" + std::to_string(options_.port);
+  asio::io_context io;
+  tcp::socket socket(io);
+  const auto deadline = Clock::now() + options_.connect_timeout;
+  asio::error_code last_error;
+  bool connected = false;
+  while (!connected) {
+    tcp::resolver resolver(io);
+    auto endpoints = resolver.resolve(options_.host, std::to_string(options_.port), last_error);
+    if (last_error) {
+      return Status::Error("cannot resolve '" + options_.host + "': " + last_error.message());
+    }
+    asio::error_code result = asio::error::would_block;
+    asio::async_connect(socket, endpoints, [&](const asio::error_code& ec, const tcp::endpoint&) { result = ec; });
+    io.restart();
+    io.run_for(std::max(Clock::duration(std::chrono::milliseconds(100)), deadline - Clock::now()));
+    if (result == asio::error::would_block) {
+      return Status::Error("connecting to " + where + " timed out; is the address right and reachable?");
+    }
+    if (!result) {
+      connected = true;
+      break;
+    }
+    last_error = result;
+    socket.close();
+    if (Clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!connected) {
+    return Status::Error("cannot connect to " + where + ": " + last_error.message() +
+                         "; is the program running with Gnomon, and listening on this port "
+                         "(GNOMON_PORT)?");
+  }
+
+  protocol::ServerHello hello{};
+  std::memcpy(hello.magic, protocol::kServerMagic, sizeof(hello.magic));
+  hello.version = protocol::kProtocolVersion;
+  uint8_t reply[sizeof(protocol::ClientHello)];
+  asio::error_code write_error = asio::error::would_block;
+  asio::error_code read_error = asio::error::would_block;
+  asio::async_write(socket, asio::buffer(&hello, sizeof(hello)),
+                    [&](const asio::error_code& ec, size_t) { write_error = ec; });
+  asio::async_read(socket, asio::buffer(reply), [&](const asio::error_code& ec, size_t) { read_error = ec; });
+  io.restart();
+  io.run_for(kHandshakeTimeout);
+  if (read_error == asio::error::would_block) {
+    return Status::Error(where + " did not answer the handshake; it is not a Gnomon program");
+  }
+  if (write_error || read_error) {
+    return Status::Error(where + " closed the connection during the handshake (" +
+                         (read_error ? read_error : write_error).message() +
+                         "); it is not a Gnomon program, or it refused us");
+  }
+  if (std::memcmp(reply, protocol::kClientMagic, sizeof(protocol::kClientMagic)) != 0) {
+    return Status::Error(where + " answered with something other than a Gnomon handshake");
+  }
+  const auto version = protocol::LoadLe<uint16_t>(reply + offsetof(protocol::ClientHello, version));
+  const auto status = protocol::LoadLe<uint16_t>(reply + offsetof(protocol::ClientHello, status));
+  const auto capabilities = protocol::LoadLe<uint64_t>(reply + offsetof(protocol::ClientHello, capabilities));
+  if (status == static_cast<uint16_t>(protocol::HandshakeStatus::kVersionMismatch) ||
+      version != protocol::kProtocolVersion) {
+    return Status::Error("protocol version mismatch: the program speaks version " + std::to_string(version) +
+                         ", this server speaks " + std::to_string(protocol::kProtocolVersion) +
+                         "; use the same Gnomon release on both sides");
+  }
+  if (status == static_cast<uint16_t>(protocol::HandshakeStatus::kBusy)) {
+    return Status::Error("the program at " + where +
+                         " already has a server connected (another capture or viewer); stop that one first");
+  }
+  if (status != static_cast<uint16_t>(protocol::HandshakeStatus::kOk)) {
+    return Status::Error("the program refused the connection (status " + std::to_string(status) + ")");
+  }
+  if ((capabilities & ~protocol::kKnownCapabilities) != 0) {
+    return Status::Error("the program uses features this server does not know (capabilities 0x" +
+                         [&] {
+                           char hex[17];
+                           std::snprintf(hex, sizeof(hex), "%llx", static_cast<unsigned long long>(capabilities));
+                           return std::string(hex);
+                         }() +
+                         "); use a newer Gnomon");
+  }
+  fd_ = ::dup(socket.native_handle());
+  if (fd_ < 0) return Status::Error(std::string("cannot keep the connection: ") + std::strerror(errno));
+  state_.store(State::kReceiving);
+  return Status::Ok();
+}
+
+void Worker::Start() {
+  thread_ = std::thread([this] {
+    if (options_.build_model) {
+      BuildingHandler handler(model_);
+      ReceiveLoop(handler);
+    } else {
+      CountingHandler handler;
+      ReceiveLoop(handler);
+    }
+  });
+}
+
+void Worker::Join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+template <typename Handler>
+void Worker::ReceiveLoop(Handler& handler) {
+  std::vector<uint8_t> buffer(kReceiveBufferBytes);
+  size_t filled = 0;
+  uint64_t stream_offset = 0;  // of buffer[0] in the stream
+  while (true) {
+    if (stop_requested_.load()) {
+      Fail(State::kStopped, "");
+      break;
+    }
+    pollfd pfd{fd_, POLLIN, 0};
+    const int ready = poll(&pfd, 1, kPollMs);
+    if (ready == 0) {
+      if (options_.writer != nullptr) options_.writer->FlushIfOld();
+      continue;
+    }
+    const ssize_t n = ready < 0 ? -1 : recv(fd_, buffer.data() + filled, buffer.size() - filled, 0);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) {
+      if (Ended(handler)) {
+        state_.store(State::kEnded);
+      } else if (filled > 0) {
+        Fail(State::kDisconnected, "the connection closed mid-message at stream byte " +
+                                       std::to_string(stream_offset) + ": " +
+                                       DescribeTruncation(buffer.data(), filled));
+      } else {
+        Fail(State::kDisconnected,
+             n == 0 ? "the program closed the connection without saying goodbye (killed or crashed?)"
+                    : std::string("connection lost: ") + std::strerror(errno));
+      }
+      break;
+    }
+    filled += static_cast<size_t>(n);
+    bytes_received_.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+    DecodeResult result;
+    {
+      std::unique_lock lock(model_mutex_, std::defer_lock);
+      if (options_.build_model) lock.lock();
+      result = DecodeMessages(buffer.data(), filled, handler);
+    }
+    if (options_.writer != nullptr) options_.writer->Append(buffer.data(), result.consumed);
+    messages_received_.fetch_add(result.messages, std::memory_order_relaxed);
+    zones_received_.store(ZonesSoFar(handler), std::memory_order_relaxed);
+    if (!NameOf(handler).empty()) {
+      std::lock_guard lock(error_mutex_);
+      if (program_name_.empty()) program_name_ = NameOf(handler);
+    }
+    if (result.failed) {
+      Fail(State::kFailed, "malformed stream at byte " + std::to_string(stream_offset + result.consumed) + ": " +
+                               result.error + "; closed the connection, kept everything before it");
+      break;
+    }
+    std::memmove(buffer.data(), buffer.data() + result.consumed, filled - result.consumed);
+    filled -= result.consumed;
+    stream_offset += result.consumed;
+    if (Ended(handler) && filled == 0) {
+      state_.store(State::kEnded);
+      break;
+    }
+  }
+  ::shutdown(fd_, SHUT_RDWR);
+}
+
+}  // namespace gnomon::server
