@@ -62,9 +62,14 @@ std::vector<ZoneStatistics> ComputeZoneStatistics(const TraceModel& model) {
     s.mean_ns = double(s.total_ns) / double(s.count);
     const double variance = a.sum_squares / double(s.count) - s.mean_ns * s.mean_ns;
     s.stddev_ns = variance > 0 ? std::sqrt(variance) : 0.0;
-    auto middle = a.durations.begin() + static_cast<ptrdiff_t>(a.durations.size() / 2);
-    std::nth_element(a.durations.begin(), middle, a.durations.end());
-    s.median_ns = *middle;
+    // The median; for an even count, the mean of the two middle values.
+    auto upper = a.durations.begin() + static_cast<ptrdiff_t>(a.durations.size() / 2);
+    std::nth_element(a.durations.begin(), upper, a.durations.end());
+    s.median_ns = *upper;
+    if (a.durations.size() % 2 == 0) {
+      const int64_t lower = *std::max_element(a.durations.begin(), upper);
+      s.median_ns = lower + (*upper - lower) / 2;
+    }
     result.push_back(s);
   }
   std::sort(result.begin(), result.end(), [](const ZoneStatistics& a, const ZoneStatistics& b) {

@@ -72,7 +72,12 @@ void TraceBuilder::OnFrame(protocol::MessageType type, uint32_t name_id, uint64_
     ++model_.diagnostics.invalid_ids;
     return;
   }
-  FrameSeries& series = model_.frames[name_id];
+  auto [it, inserted] = model_.frames.try_emplace(name_id);
+  FrameSeries& series = it->second;
+  if (inserted && name_id != 0) {
+    auto name = model_.frame_names.find(name_id);
+    if (name != model_.frame_names.end()) series.name = name->second;
+  }
   SeeTick(tick);
   switch (type) {
     case protocol::MessageType::kFrameMark:

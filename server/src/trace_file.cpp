@@ -146,6 +146,15 @@ Status TraceWriter::Finish() {
     cv_.notify_all();
   }
   if (thread_.joinable()) thread_.join();
+  if (file_ != nullptr && error_.empty()) {
+    BlockHeader end{kEndMagic, 0, 0, 0};
+    end.header_check = BlockHeaderCheck(end);
+    if (std::fwrite(&end, sizeof(end), 1, file_) != 1) {
+      error_ = "cannot write to " + path_ + ": " + std::strerror(errno);
+    } else {
+      file_bytes_ += sizeof(end);
+    }
+  }
   if (file_ != nullptr) {
     if (std::fclose(file_) != 0 && error_.empty()) error_ = "cannot close " + path_ + ": " + std::strerror(errno);
     file_ = nullptr;
@@ -190,7 +199,11 @@ Result<LoadReport> LoadTrace(const std::string& path, TraceModel& model) {
   while (true) {
     BlockHeader block{};
     const size_t got = std::fread(&block, 1, sizeof(block), file.get());
-    if (got == 0) break;
+    if (got == 0) {
+      stop("file ends without its end marker (the capture did not finish: killed, or the file was cut)");
+      break;
+    }
+    if (got == sizeof(block) && block.magic == kEndMagic && block.header_check == BlockHeaderCheck(block)) break;
     if (got < sizeof(block)) {
       stop("file ends inside a block header (truncated)");
       break;

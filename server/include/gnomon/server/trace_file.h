@@ -1,7 +1,9 @@
 // The .gnomon trace file: the program's message stream in zstd-compressed blocks.
 //
 // Layout (docs/trace-format.md gives every byte):
-//   FileHeader (32 bytes), then blocks: BlockHeader (16 bytes) + one zstd frame.
+//   FileHeader (32 bytes), then blocks: BlockHeader (16 bytes) + one zstd frame,
+//   then an end marker (a BlockHeader with magic GEND and no data) once the capture
+//   finished; a file without it was cut short, and the loader says so.
 // Each block holds whole messages, is compressed on its own with a content checksum,
 // and is written while the capture runs: a capture that is killed, or a file cut off at
 // any byte, still loads up to its last whole block. Loading replays the stream through
@@ -28,6 +30,7 @@ namespace gnomon::server {
 inline constexpr char kTraceMagic[8] = {'G', 'N', 'O', 'M', 'O', 'N', 'T', 'F'};
 inline constexpr uint16_t kTraceFormatVersion = 1;
 inline constexpr uint32_t kBlockMagic = 0x4B4C4247;  // "GBLK"
+inline constexpr uint32_t kEndMagic = 0x444E4547;    // "GEND": the capture finished
 inline constexpr uint32_t kMaxBlockRawBytes = 64u << 20;
 
 #pragma pack(push, 1)

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Gnomon set-up: installs what is missing (Debian 12), builds, and runs a job.
+#
+#   scripts/setup.sh demo    build, run the bundled demo, capture it to a trace file,
+#                            print its report (the main job)
+#   scripts/setup.sh test    build with warnings as errors and run every test; then build
+#                            again with address and undefined-behaviour sanitizers and
+#                            run every test again
+#   scripts/setup.sh build   install what is missing and build, nothing else
+#
+# Idempotent: packages already installed are not touched, and builds are incremental.
+# Environment: BUILD_DIR (default build), JOBS (default: number of CPUs).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+job="${1:-demo}"
+case "$job" in
+  demo|test|build) ;;
+  -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "setup.sh: unknown job '$job' (demo, test or build)" >&2; exit 1 ;;
+esac
+
+build_dir="${BUILD_DIR:-build}"
+jobs="${JOBS:-$(nproc)}"
+
+packages=(g++ gcc make cmake pkg-config libasio-dev libzstd-dev doctest-dev)
+
+install_missing() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ "${#missing[@]}" -eq 0 ] && return 0
+  echo "setup.sh: installing ${missing[*]}"
+  local sudo=()
+  [ "$(id -u)" -ne 0 ] && sudo=(sudo)
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+configure_and_build() {  # dir, extra cmake args...
+  local dir="$1"
+  shift
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs"
+}
+
+run_demo() {
+  local out_dir="$build_dir/demo"
+  mkdir -p "$out_dir"
+  local port_file="$out_dir/port" trace="$out_dir/demo.gnomon"
+  rm -f "$port_file"
+  echo "setup.sh: running the demo and capturing it to $trace"
+  GNOMON_PORT=0 GNOMON_PORT_FILE="$port_file" "$build_dir/client/examples/gnomon-demo" --seconds 3 &
+  local demo_pid=$!
+  for _ in $(seq 100); do [ -s "$port_file" ] && break; sleep 0.05; done
+  if [ ! -s "$port_file" ]; then
+    echo "setup.sh: the demo did not start listening" >&2
+    kill "$demo_pid" 2>/dev/null || true
+    exit 1
+  fi
+  "$build_dir/server/gnomon-capture" -p "$(cat "$port_file")" -o "$trace" -f
+  wait "$demo_pid"
+  "$build_dir/server/gnomon-report" --chrome "$out_dir/demo.json" "$trace"
+  echo
+  echo "setup.sh: trace in $trace; Chrome/Perfetto JSON in $out_dir/demo.json"
+}
+
+install_missing
+case "$job" in
+  build)
+    configure_and_build "$build_dir"
+    ;;
+  demo)
+    configure_and_build "$build_dir"
+    run_demo
+    ;;
+  test)
+    configure_and_build "$build_dir" -DGNOMON_WERROR=ON
+    (cd "$build_dir" && ctest --output-on-failure -j "$jobs")
+    echo "setup.sh: again under address and undefined-behaviour sanitizers"
+    configure_and_build "$build_dir-sanitize" -DGNOMON_WERROR=ON -DGNOMON_SANITIZE=address,undefined
+    cd "$build_dir-sanitize" && ctest --output-on-failure -j "$jobs"
+    ;;
+esac

@@ -1,0 +1,18 @@
+// Compiled with GNOMON_DISABLE: every macro and inline call must vanish.
+#ifndef GNOMON_DISABLE
+#error "this file must be compiled with GNOMON_DISABLE"
+#endif
+#include <gnomon/gnomon.hpp>
+
+void RecordWithProfilingCompiledOut(int zones) {
+  for (int i = 0; i < zones; ++i) {
+    GNOMON_ZONE("Disabled");
+    GNOMON_FUNCTION();
+    gnomon::ZoneText("not recorded");
+    GNOMON_PLOT("disabled plot", 1.0);
+    GNOMON_FRAME_MARK_NAMED("disabled frames");
+    gnomon::Message("not recorded");
+  }
+  GNOMON_ZONE_BEGIN("C macro");
+  GNOMON_ZONE_END();
+}

@@ -1,0 +1,157 @@
+#include "gnomon/server/trace_file.h"
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <random>
+
+#include "gnomon/server/trace_builder.h"
+#include "../support/process.h"
+#include "../support/stream_writer.h"
+
+using namespace gnomon::server;
+using gnomon::test::ScratchDir;
+using gnomon::test::StreamWriter;
+
+namespace {
+
+// A stream of several threads with nested, attributed zones and every other kind of event.
+StreamWriter SampleStream(int zones_per_thread) {
+  std::mt19937_64 rng(5);
+  StreamWriter w;
+  w.AppInfo("sample", 99);
+  w.Calibration(0, 1000, 2000, 10).Calibration(1000000, 1001000, 1002000, 12);
+  for (uint32_t id = 1; id <= 5; ++id) w.SourceLocation(id, "zone" + std::to_string(id), "fn", "file.cpp", id * 10);
+  w.String(1, gnomon::protocol::StringKind::kPlotName, "load");
+  uint64_t tick = 1000;
+  for (int i = 0; i < zones_per_thread; ++i) {
+    for (uint32_t thread = 1; thread <= 3; ++thread) {
+      w.ThreadContext(thread);
+      w.ZoneBegin(1 + uint32_t(rng() % 5), tick);
+      if (i % 7 == 0) w.ZoneText("text " + std::to_string(i));
+      w.ZoneBegin(1 + uint32_t(rng() % 5), tick + 3).ZoneEnd(tick + 5 + rng() % 20);
+      w.ZoneEnd(tick + 40);
+      if (i % 50 == 0) w.Message(tick, 2, "message " + std::to_string(i)).Plot(1, tick, double(i));
+      tick += 50;
+    }
+    if (i % 10 == 0) w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, tick);
+  }
+  w.ThreadInfo(2, 222, "worker").End(tick);
+  return w;
+}
+
+TraceModel BuildDirect(const StreamWriter& w) {
+  TraceModel model;
+  TraceBuilder builder(model);
+  DecodeMessages(w.data(), w.size(), builder);
+  return model;
+}
+
+std::string WriteTrace(const ScratchDir& dir, const StreamWriter& w, size_t block_bytes) {
+  const std::string path = dir.File("t.gnomon");
+  TraceWriterOptions options;
+  options.block_raw_bytes = block_bytes;
+  auto writer = TraceWriter::Create(path, true, options);
+  REQUIRE(writer.ok());
+  // Append in message-aligned pieces, as the worker does.
+  size_t pos = 0;
+  while (pos < w.size()) {
+    NullHandler ignore;
+    const size_t piece = std::min<size_t>(w.size() - pos, 3000);
+    const auto decoded = DecodeMessages(w.data() + pos, piece, ignore);
+    const size_t take = decoded.consumed > 0 ? decoded.consumed : w.size() - pos;
+    writer.value()->Append(w.data() + pos, take);
+    pos += take;
+  }
+  REQUIRE(writer.value()->Finish().ok());
+  return path;
+}
+
+void WritePrefix(const std::string& from, const std::string& to, size_t bytes) {
+  const std::string all = gnomon::test::ReadFile(from);
+  std::ofstream(to, std::ios::binary).write(all.data(), std::streamsize(std::min(bytes, all.size())));
+}
+
+}  // namespace
+
+TEST_CASE("save then load gives back the identical model, zone by zone") {
+  ScratchDir dir;
+  const StreamWriter stream = SampleStream(3000);
+  const TraceModel direct = BuildDirect(stream);
+  const std::string path = WriteTrace(dir, stream, 16 * 1024);
+  TraceModel loaded;
+  auto report = LoadTrace(path, loaded);
+  REQUIRE(report.ok());
+  CHECK(report->warning.empty());
+  CHECK(report->blocks > 5);
+  CHECK(report->raw_bytes == stream.size());
+  CHECK(loaded.zone_count == 18000);
+  CHECK(DescribeFirstDifference(direct, loaded) == "");
+}
+
+TEST_CASE("a file cut at any byte loads up to its last whole block, with a warning") {
+  ScratchDir dir;
+  const StreamWriter stream = SampleStream(400);
+  const std::string path = WriteTrace(dir, stream, 4 * 1024);
+  const size_t full = gnomon::test::ReadFile(path).size();
+  uint64_t previous_zones = 0;
+  for (size_t cut = 0; cut < full; cut += 97) {
+    const std::string cut_path = dir.File("cut.gnomon");
+    WritePrefix(path, cut_path, cut);
+    TraceModel model;
+    auto report = LoadTrace(cut_path, model);
+    if (cut < sizeof(FileHeader)) {
+      CHECK_FALSE(report.ok());
+      continue;
+    }
+    REQUIRE_MESSAGE(report.ok(), "cut at ", cut);
+    CHECK_MESSAGE(!report->warning.empty(), "cut at ", cut);
+    CHECK(model.zone_count >= previous_zones);
+    CHECK(model.zone_count <= 2400);
+    previous_zones = model.zone_count;
+  }
+  CHECK(previous_zones > 2000);
+}
+
+TEST_CASE("damaged and foreign files are rejected or cut short with a clear message") {
+  ScratchDir dir;
+  const std::string path = WriteTrace(dir, SampleStream(400), 4 * 1024);
+  std::string bytes = gnomon::test::ReadFile(path);
+
+  SUBCASE("not a trace") {
+    std::ofstream(dir.File("x"), std::ios::binary) << "hello, this is not a trace file at all";
+    TraceModel model;
+    auto report = LoadTrace(dir.File("x"), model);
+    REQUIRE_FALSE(report.ok());
+    CHECK(report.status().message().find("not a Gnomon trace") != std::string::npos);
+  }
+  SUBCASE("missing file") {
+    TraceModel model;
+    auto report = LoadTrace(dir.File("absent"), model);
+    REQUIRE_FALSE(report.ok());
+    CHECK(report.status().message().find("cannot open") != std::string::npos);
+  }
+  SUBCASE("a newer format") {
+    bytes[8] = 9;
+    std::ofstream(dir.File("new"), std::ios::binary) << bytes;
+    TraceModel model;
+    auto report = LoadTrace(dir.File("new"), model);
+    REQUIRE_FALSE(report.ok());
+    CHECK(report.status().message().find("newer Gnomon") != std::string::npos);
+  }
+  SUBCASE("a flipped byte inside a compressed block") {
+    bytes[bytes.size() / 2] ^= 0x5A;
+    std::ofstream(dir.File("bad"), std::ios::binary) << bytes;
+    TraceModel model;
+    auto report = LoadTrace(dir.File("bad"), model);
+    REQUIRE(report.ok());
+    CHECK_FALSE(report->warning.empty());
+    CHECK(model.zone_count > 0);
+    CHECK(model.zone_count < 1200);
+  }
+  SUBCASE("refusing to overwrite") {
+    auto writer = TraceWriter::Create(path, false);
+    REQUIRE_FALSE(writer.ok());
+    CHECK(writer.status().message().find("already exists") != std::string::npos);
+  }
+}

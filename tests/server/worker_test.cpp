@@ -1,0 +1,174 @@
+// The worker against a fake program on real loopback TCP: handshakes, broken streams.
+#include "gnomon/server/worker.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <thread>
+
+#include "gnomon/protocol/handshake.h"
+#include "../support/stream_writer.h"
+
+using namespace gnomon::server;
+using gnomon::test::StreamWriter;
+
+namespace {
+
+// Listens on a free loopback port; on connection reads the server hello, answers with
+// `reply`, sends `stream`, then closes.
+class FakeProgram {
+ public:
+  FakeProgram(std::vector<uint8_t> reply, std::vector<uint8_t> stream) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
+    REQUIRE(listen(fd_, 1) == 0);
+    socklen_t length = sizeof(address);
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
+    port_ = ntohs(address.sin_port);
+    thread_ = std::thread([this, reply = std::move(reply), stream = std::move(stream)] {
+      const int conn = accept(fd_, nullptr, nullptr);
+      if (conn < 0) return;
+      uint8_t hello[sizeof(gnomon::protocol::ServerHello)];
+      size_t got = 0;
+      while (got < sizeof(hello)) {
+        const ssize_t n = recv(conn, hello + got, sizeof(hello) - got, 0);
+        if (n <= 0) break;
+        got += size_t(n);
+      }
+      hello_ok_ = got == sizeof(hello) && std::memcmp(hello, gnomon::protocol::kServerMagic, 8) == 0;
+      send(conn, reply.data(), reply.size(), MSG_NOSIGNAL);
+      send(conn, stream.data(), stream.size(), MSG_NOSIGNAL);
+      close(conn);
+    });
+  }
+  ~FakeProgram() {
+    shutdown(fd_, SHUT_RDWR);
+    thread_.join();
+    close(fd_);
+  }
+  uint16_t port() const { return port_; }
+  bool hello_ok() const { return hello_ok_; }
+
+ private:
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  std::thread thread_;
+  std::atomic<bool> hello_ok_{false};
+};
+
+std::vector<uint8_t> Hello(uint16_t version, gnomon::protocol::HandshakeStatus status, uint64_t caps = 1) {
+  gnomon::protocol::ClientHello hello{};
+  std::memcpy(hello.magic, gnomon::protocol::kClientMagic, 8);
+  hello.version = version;
+  hello.status = uint16_t(status);
+  hello.capabilities = caps;
+  const auto* p = reinterpret_cast<const uint8_t*>(&hello);
+  return {p, p + sizeof(hello)};
+}
+
+Worker::Options OptionsFor(uint16_t port) {
+  Worker::Options options;
+  options.port = port;
+  options.connect_timeout = std::chrono::milliseconds(2000);
+  return options;
+}
+
+std::vector<uint8_t> ValidStart() {
+  StreamWriter w;
+  w.AppInfo("fake").SourceLocation(1, "Z", "f", "x.cpp", 1).ThreadContext(1);
+  for (int i = 0; i < 100; ++i) w.ZoneBegin(1, uint64_t(i) * 10).ZoneEnd(uint64_t(i) * 10 + 5);
+  return w.bytes();
+}
+
+const auto kOk = gnomon::protocol::HandshakeStatus::kOk;
+
+}  // namespace
+
+TEST_CASE("a clean stream ends with the program's goodbye") {
+  std::vector<uint8_t> stream = ValidStart();
+  StreamWriter end;
+  end.End(2000);
+  stream.insert(stream.end(), end.bytes().begin(), end.bytes().end());
+  FakeProgram program(Hello(gnomon::protocol::kProtocolVersion, kOk), stream);
+  Worker worker(OptionsFor(program.port()));
+  REQUIRE(worker.Connect().ok());
+  worker.Start();
+  worker.Join();
+  CHECK(program.hello_ok());
+  CHECK(worker.state() == Worker::State::kEnded);
+  CHECK(worker.model().zone_count == 100);
+  CHECK(worker.program_name() == "fake");
+}
+
+TEST_CASE("garbage after the handshake closes the connection and keeps what came before") {
+  std::vector<uint8_t> stream = ValidStart();
+  stream.insert(stream.end(), {0xFE, 0xFE, 0xFE, 0xFE});
+  FakeProgram program(Hello(gnomon::protocol::kProtocolVersion, kOk), stream);
+  Worker worker(OptionsFor(program.port()));
+  REQUIRE(worker.Connect().ok());
+  worker.Start();
+  worker.Join();
+  CHECK(worker.state() == Worker::State::kFailed);
+  CHECK(worker.error().find("unknown message type 254") != std::string::npos);
+  CHECK(worker.model().zone_count == 100);
+}
+
+TEST_CASE("a program that vanishes mid-message leaves everything before it") {
+  std::vector<uint8_t> stream = ValidStart();
+  StreamWriter partial;
+  partial.Message(1, 2, "a message that will be cut");
+  stream.insert(stream.end(), partial.bytes().begin(), partial.bytes().begin() + 10);
+  FakeProgram program(Hello(gnomon::protocol::kProtocolVersion, kOk), stream);
+  Worker worker(OptionsFor(program.port()));
+  REQUIRE(worker.Connect().ok());
+  worker.Start();
+  worker.Join();
+  CHECK(worker.state() == Worker::State::kDisconnected);
+  CHECK(worker.error().find("inside a LogMessage") != std::string::npos);
+  CHECK(worker.model().zone_count == 100);
+}
+
+TEST_CASE("handshake failures say what is wrong") {
+  SUBCASE("version mismatch") {
+    FakeProgram program(Hello(77, gnomon::protocol::HandshakeStatus::kVersionMismatch), {});
+    Worker worker(OptionsFor(program.port()));
+    const Status s = worker.Connect();
+    CHECK(s.message().find("protocol version mismatch: the program speaks version 77") != std::string::npos);
+  }
+  SUBCASE("busy") {
+    FakeProgram program(Hello(gnomon::protocol::kProtocolVersion, gnomon::protocol::HandshakeStatus::kBusy), {});
+    Worker worker(OptionsFor(program.port()));
+    CHECK(worker.Connect().message().find("already has a server connected") != std::string::npos);
+  }
+  SUBCASE("not a Gnomon program") {
+    FakeProgram program({'H', 'T', 'T', 'P', '/', '1', '.', '1', ' ', '2', '0', '0', ' ', 'O', 'K', '\r', '\n',
+                         '\r', '\n', 'x', 'x', 'x', 'x', 'x'},
+                        {});
+    Worker worker(OptionsFor(program.port()));
+    CHECK(worker.Connect().message().find("something other than a Gnomon handshake") != std::string::npos);
+  }
+  SUBCASE("unknown capabilities") {
+    FakeProgram program(Hello(gnomon::protocol::kProtocolVersion, kOk, 1u << 30), {});
+    Worker worker(OptionsFor(program.port()));
+    CHECK(worker.Connect().message().find("features this server does not know") != std::string::npos);
+  }
+  SUBCASE("nobody listening") {
+    uint16_t port = 0;
+    {
+      FakeProgram program({}, {});
+      port = program.port();
+    }
+    Worker::Options options = OptionsFor(port);
+    options.connect_timeout = std::chrono::milliseconds(300);
+    Worker worker(options);
+    CHECK(worker.Connect().message().find("cannot connect to 127.0.0.1:") != std::string::npos);
+  }
+}

@@ -1,0 +1,57 @@
+// Child processes and scratch directories for tests that run real programs.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gnomon::test {
+
+// A fresh directory under $TMPDIR (or /tmp), removed with its contents on destruction.
+class ScratchDir {
+ public:
+  ScratchDir();
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// A running child process; killed (SIGKILL) and reaped on destruction if still alive.
+class ChildProcess {
+ public:
+  // Starts argv[0] with the current environment plus `env`. Output goes to `log_path`
+  // when given, else it is inherited.
+  ChildProcess(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {},
+               const std::string& log_path = "");
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  // The exit code, 128+signal when killed, or -1 when it is still running at the timeout.
+  int Wait(std::chrono::milliseconds timeout = std::chrono::seconds(30));
+  void Signal(int signal);
+
+ private:
+  pid_t pid_ = -1;
+  int status_ = -1;
+};
+
+// Waits for a program started with GNOMON_PORT_FILE=path to write its port; 0 on timeout.
+uint16_t WaitForPortFile(const std::string& path, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+// Runs a shell command; returns its exit code and puts stdout+stderr in `output`.
+int RunCommand(const std::string& command, std::string* output = nullptr);
+
+std::string ReadFile(const std::string& path);
+
+}  // namespace gnomon::test

@@ -1,0 +1,90 @@
+// Builds Gnomon message streams byte by byte, for tests that feed decoders directly.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "gnomon/protocol/byte_io.h"
+#include "gnomon/protocol/messages.h"
+
+namespace gnomon::test {
+
+class StreamWriter {
+ public:
+  using Type = protocol::MessageType;
+
+  StreamWriter& ThreadContext(uint32_t id) { return Tag(Type::kThreadContext).U32(id); }
+  StreamWriter& ZoneBegin(uint32_t location, uint64_t tick) { return Tag(Type::kZoneBegin).U32(location).U64(tick); }
+  StreamWriter& ZoneEnd(uint64_t tick) { return Tag(Type::kZoneEnd).U64(tick); }
+  StreamWriter& ZoneName(std::string_view s) { return Tag(Type::kZoneName).U16(uint16_t(s.size())).Bytes(s); }
+  StreamWriter& ZoneText(std::string_view s) { return Tag(Type::kZoneText).U16(uint16_t(s.size())).Bytes(s); }
+  StreamWriter& ZoneColor(uint32_t rgb) { return Tag(Type::kZoneColor).U32(rgb); }
+  StreamWriter& ZoneValue(uint64_t v) { return Tag(Type::kZoneValue).U64(v); }
+  StreamWriter& Frame(Type type, uint32_t name_id, uint64_t tick) { return Tag(type).U32(name_id).U64(tick); }
+  StreamWriter& Message(uint64_t tick, uint8_t severity, std::string_view s) {
+    return Tag(Type::kLogMessage).U64(tick).U8(severity).U16(uint16_t(s.size())).Bytes(s);
+  }
+  StreamWriter& Plot(uint32_t id, uint64_t tick, double value) {
+    Tag(Type::kPlotValue).U32(id).U64(tick);
+    uint64_t bits;
+    std::memcpy(&bits, &value, 8);
+    return U64(bits);
+  }
+  StreamWriter& Calibration(uint64_t tick, int64_t raw_ns, int64_t mono_ns, uint32_t uncertainty_ns) {
+    return Tag(Type::kCpuCalibration).U64(tick).U64(uint64_t(raw_ns)).U64(uint64_t(mono_ns)).U32(uncertainty_ns);
+  }
+  StreamWriter& String(uint32_t id, protocol::StringKind kind, std::string_view s) {
+    return Tag(Type::kStringDef).U32(id).U8(uint8_t(kind)).U16(uint16_t(s.size())).Bytes(s);
+  }
+  StreamWriter& SourceLocation(uint32_t id, std::string_view name, std::string_view function, std::string_view file,
+                               uint32_t line, uint32_t color = protocol::kNoColor) {
+    return Tag(Type::kSourceLocationDef)
+        .U32(id).U32(line).U32(color)
+        .U16(uint16_t(name.size())).U16(uint16_t(function.size())).U16(uint16_t(file.size()))
+        .Bytes(name).Bytes(function).Bytes(file);
+  }
+  StreamWriter& ThreadInfo(uint32_t id, uint32_t os_id, std::string_view name) {
+    return Tag(Type::kThreadInfo).U32(id).U32(os_id).U16(uint16_t(name.size())).Bytes(name);
+  }
+  // A program whose timer counts nanoseconds (so ticks read as ns in assertions).
+  StreamWriter& AppInfo(std::string_view name, uint32_t pid = 42,
+                        protocol::TimerKind timer = protocol::TimerKind::kMonotonicRaw,
+                        uint64_t ticks_per_second = 1000000000) {
+    return Tag(Type::kAppInfo).U32(pid).U8(uint8_t(timer)).U64(ticks_per_second).U64(0).U64(0)
+        .U16(uint16_t(name.size())).Bytes(name);
+  }
+  StreamWriter& Dropped(uint64_t total) { return Tag(Type::kDroppedEvents).U64(total); }
+  StreamWriter& End(uint64_t tick) { return Tag(Type::kEndOfStream).U64(tick); }
+  StreamWriter& Raw(std::initializer_list<uint8_t> bytes) {
+    bytes_.insert(bytes_.end(), bytes);
+    return *this;
+  }
+
+  const std::vector<uint8_t>& bytes() const { return bytes_; }
+  size_t size() const { return bytes_.size(); }
+  const uint8_t* data() const { return bytes_.data(); }
+
+ private:
+  StreamWriter& Tag(Type type) { return U8(static_cast<uint8_t>(type)); }
+  StreamWriter& U8(uint8_t v) {
+    bytes_.push_back(v);
+    return *this;
+  }
+  StreamWriter& U16(uint16_t v) { return Le(v); }
+  StreamWriter& U32(uint32_t v) { return Le(v); }
+  StreamWriter& U64(uint64_t v) { return Le(v); }
+  template <typename T>
+  StreamWriter& Le(T v) {
+    for (size_t i = 0; i < sizeof(T); ++i) bytes_.push_back(uint8_t(v >> (8 * i)));
+    return *this;
+  }
+  StreamWriter& Bytes(std::string_view s) {
+    bytes_.insert(bytes_.end(), s.begin(), s.end());
+    return *this;
+  }
+  std::vector<uint8_t> bytes_;
+};
+
+}  // namespace gnomon::test
