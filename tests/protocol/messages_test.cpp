@@ -8,7 +8,7 @@
 
 using namespace gnomon::protocol;
 
-TEST_CASE("every known message type has a fixed size and a name; others have neither") {
+TEST_CASE("every known message type has a fixed size and a name and others have neither") {
   for (int type = 0; type < 256; ++type) {
     const bool known = type >= 1 && type <= kLastMessageType;
     CHECK_MESSAGE((FixedSize(uint8_t(type)) != 0) == known, "type ", type);

@@ -82,11 +82,15 @@ inline uint32_t PlotId(const char* name) { return gnomon_plot_id(name); }
 inline void Plot(uint32_t plot_id, double value) { gnomon_plot(plot_id, value); }
 inline uint64_t Now() { return gnomon_now(); }
 
+// One declaration, so that `for (...) GNOMON_ZONE("x");` times each iteration. The
+// source location is a constant-initialized static (no guard, no run-time cost), made in
+// a GCC/Clang statement expression so that __func__ names the enclosing function.
 #define GNOMON_ZONE_C(zone_name, rgb)                                                    \
-  static ::gnomon_source_location GNOMON_CONCAT(gnomon_location_, __LINE__){             \
-      (zone_name), __func__, __FILE__, static_cast<uint32_t>(__LINE__), (rgb), 0u};      \
-  ::gnomon::ScopedZone GNOMON_CONCAT(gnomon_zone_, __LINE__)(                            \
-      &GNOMON_CONCAT(gnomon_location_, __LINE__))
+  ::gnomon::ScopedZone GNOMON_CONCAT(gnomon_zone_, __LINE__)(__extension__({             \
+    static ::gnomon_source_location gnomon_location_{                                    \
+        (zone_name), __func__, __FILE__, static_cast<uint32_t>(__LINE__), (rgb), 0u};    \
+    &gnomon_location_;                                                                   \
+  }))
 #define GNOMON_ZONE(zone_name) GNOMON_ZONE_C(zone_name, GNOMON_NO_COLOR)
 #define GNOMON_FUNCTION() GNOMON_ZONE_C(nullptr, GNOMON_NO_COLOR)
 #define GNOMON_FRAME_MARK_NAMED(frame_name)                                              \

@@ -1,0 +1,31 @@
+#include "capture_helper.h"
+
+#include <doctest/doctest.h>
+
+#include <thread>
+
+namespace gnomon::test {
+
+Capture CaptureProgram(const std::vector<std::string>& argv, std::map<std::string, std::string> env, int delay_ms) {
+  ScratchDir dir;
+  env.insert_or_assign("GNOMON_PORT", std::to_string(0));  // (GCC 12 -Wrestrict misfires on = "0")
+  env.insert_or_assign("GNOMON_PORT_FILE", dir.File("port"));
+  env.try_emplace("GNOMON_WAIT_FOR_SERVER_MS", "20000");
+  ChildProcess program(argv, env, dir.File("log"));
+  const uint16_t port = WaitForPortFile(dir.File("port"));
+  REQUIRE_MESSAGE(port != 0, "the program never listened: ", ReadFile(dir.File("log")));
+  std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+  Capture capture;
+  server::Worker::Options options;
+  options.port = port;
+  capture.worker = std::make_unique<server::Worker>(options);
+  const server::Status connected = capture.worker->Connect();
+  REQUIRE_MESSAGE(connected.ok(), connected.message());
+  capture.worker->Start();
+  capture.worker->Join();
+  capture.exit_code = program.Wait(std::chrono::seconds(30));
+  capture.log = ReadFile(dir.File("log"));
+  return capture;
+}
+
+}  // namespace gnomon::test

@@ -1,0 +1,12 @@
+#include <gnomon/gnomon.hpp>
+
+#include <cstdio>
+
+int main() {
+  {
+    GNOMON_ZONE("Consumer zone");
+  }
+  GNOMON_FRAME_MARK();
+  std::printf("consumer recorded, listening on port %u\n", unsigned{gnomon_listen_port()});
+  return 0;
+}

@@ -1,0 +1,133 @@
+// Real programs, real TCP: exact counts, nesting, names, frames, messages, ordering.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "capture_helper.h"
+#include "gnomon/server/statistics.h"
+
+using gnomon::server::TraceModel;
+using gnomon::server::Worker;
+using gnomon::test::CaptureProgram;
+
+namespace {
+
+std::map<std::string, uint64_t> CountsByName(const TraceModel& m) {
+  std::map<std::string, uint64_t> counts;
+  for (const auto& thread : m.threads) {
+    for (size_t i = 0; i < thread.zones.size(); ++i) ++counts[m.ZoneName(thread, i)];
+  }
+  return counts;
+}
+
+const gnomon::server::ThreadTimeline* FindThread(const TraceModel& m, const std::string& name) {
+  for (const auto& t : m.threads) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("a multi-threaded program arrives exactly: counts, nesting, threads, frames, messages") {
+  auto capture = CaptureProgram({GNOMON_TEST_PROGRAM, "zones"});
+  CHECK(capture.exit_code == 0);
+  CHECK(capture.worker->state() == Worker::State::kEnded);
+  const TraceModel& m = capture.model();
+  CHECK(m.program.name == "gnomon-test-program");
+  const auto counts = CountsByName(m);
+  CHECK(counts.at("Outer") == 150);
+  CHECK(counts.at("Middle") == 150);
+  CHECK(counts.at("Inner") == 150);
+  CHECK(counts.at("Sleep 20 ms") == 3);
+  CHECK(counts.at("Frame") == 10);
+  CHECK(m.zone_count == 463);
+  CHECK(m.open_zone_count() == 0);
+  CHECK(m.diagnostics.zone_ends_without_begin == 0);
+  CHECK(m.diagnostics.client_dropped_events == 0);
+
+  for (int w = 0; w < 3; ++w) {
+    const auto* thread = FindThread(m, "worker " + std::to_string(w));
+    REQUIRE(thread != nullptr);
+    REQUIRE(thread->zones.size() == 151);
+    for (size_t i = 0; i + 1 < thread->zones.size(); ++i) {
+      const auto& zone = thread->zones[i];
+      CHECK(zone.depth == i % 3);  // Outer, Middle, Inner
+      CHECK(thread->zones[i + 1].begin_tick >= zone.begin_tick);
+      if (zone.depth == 2) CHECK(zone.end_tick <= thread->zones[i - 2].end_tick);
+    }
+    const auto& sleep = thread->zones[150];
+    const int64_t slept = m.DurationNs(sleep.begin_tick, sleep.end_tick);
+    CHECK(slept >= 20000000);
+    CHECK(slept < 20000000 + 200000000);
+  }
+  const auto* main_thread = FindThread(m, "main");
+  REQUIRE(main_thread != nullptr);
+  CHECK(main_thread->attributes.at(9).value == 9);
+
+  REQUIRE(m.frames.count(0) == 1);
+  CHECK(m.frames.at(0).marks.size() == 10);
+  bool loading = false;
+  for (const auto& [id, series] : m.frames) loading |= series.name == "Loading" && series.spans.size() == 5;
+  CHECK(loading);
+  REQUIRE(m.messages.size() == 3);
+  CHECK(m.messages[0].text == "first");
+  CHECK(m.messages[1].text == "second");
+  CHECK(m.messages[2].text == "third");
+  CHECK(m.messages[2].severity == 4);
+  CHECK(m.messages[0].tick < m.messages[1].tick);
+  REQUIRE(m.plots.size() == 1);
+  CHECK(m.plots.begin()->second.name == "frame index");
+  CHECK(m.plots.begin()->second.points.size() == 10);
+  CHECK(m.clock.pairs().size() >= 2);
+}
+
+TEST_CASE("events recorded before the capture connects are kept") {
+  auto capture = CaptureProgram({GNOMON_TEST_PROGRAM, "before-connect"}, {}, 300);
+  CHECK(capture.exit_code == 0);
+  const auto counts = CountsByName(capture.model());
+  CHECK(counts.at("Before") == 1000);
+  CHECK(counts.at("After") == 1000);
+}
+
+TEST_CASE("past the buffer budget events are dropped, counted, and the count reaches the server") {
+  constexpr long kZones = 400000;  // 8.8 MB of events against a 1 MB budget
+  auto capture = CaptureProgram({GNOMON_TEST_PROGRAM, "flood", std::to_string(kZones)}, {{"GNOMON_BUFFER_MB", "1"}});
+  CHECK(capture.exit_code == 0);
+  const TraceModel& m = capture.model();
+  const uint64_t dropped = m.diagnostics.client_dropped_events;
+  CHECK(dropped > 0);
+  CHECK(m.zone_count < uint64_t(kZones));
+  const uint64_t kept_events = m.zone_count + (m.zone_count - m.open_zone_count());
+  CHECK(kept_events + dropped == 2 * uint64_t(kZones));
+  CHECK(capture.log.find("dropped " + std::to_string(dropped)) != std::string::npos);
+}
+
+TEST_CASE("the C API from a C program: zones, attributes, frames, plots, messages") {
+  auto capture = CaptureProgram({GNOMON_TEST_C_PROGRAM});
+  CHECK(capture.exit_code == 0);
+  const TraceModel& m = capture.model();
+  const auto counts = CountsByName(m);
+  CHECK(counts.at("C outer renamed") == 5);
+  CHECK(counts.at("C inner") == 5);
+  CHECK(counts.at("C scoped") == 5);
+  const auto* thread = FindThread(m, "c main");
+  REQUIRE(thread != nullptr);
+  REQUIRE(thread->zones.size() == 15);
+  CHECK(thread->zones[1].depth == 1);
+  CHECK(thread->zones[2].depth == 1);
+  CHECK(thread->attributes.at(1).text == "inner text");
+  CHECK(thread->attributes.at(1).value == 7);
+  CHECK(thread->attributes.at(2).color == 0x112233);
+  CHECK(m.Location(thread->zones[1].source_location).color == 0x3366FF);
+  CHECK(m.Location(thread->zones[1].source_location).function == "nested");
+  CHECK(m.frames.at(0).marks.size() == 5);
+  bool named = false;
+  for (const auto& [id, series] : m.frames) named |= series.name == "c frames" && series.spans.size() == 5 && series.marks.size() == 1;
+  CHECK(named);
+  REQUIRE(m.messages.size() == 1);
+  CHECK(m.messages[0].text == "from C");
+  CHECK(m.messages[0].severity == 3);
+  CHECK(m.plots.begin()->second.points.size() == 5);
+}

@@ -1,0 +1,85 @@
+// A program with exactly known events, for the integration tests.
+//
+//   gnomon-test-program zones           threads, nesting, sleeps, frames, messages, plots
+//   gnomon-test-program before-connect  events before and after a server connects
+//   gnomon-test-program flood N         N zones with no server (tests the buffer budget)
+//
+// Run it with GNOMON_WAIT_FOR_SERVER_MS so that it waits at exit for a capture.
+#include <gnomon/gnomon.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr int kWorkers = 3;
+constexpr int kIterations = 50;
+
+void Worker(int index) {
+  const std::string name = "worker " + std::to_string(index);
+  gnomon::SetThreadName(name.c_str());
+  for (int i = 0; i < kIterations; ++i) {
+    GNOMON_ZONE("Outer");
+    {
+      GNOMON_ZONE("Middle");
+      GNOMON_ZONE("Inner");
+    }
+  }
+  GNOMON_ZONE("Sleep 20 ms");
+  std::this_thread::sleep_for(20ms);
+}
+
+int Zones() {
+  gnomon::SetThreadName("main");
+  gnomon::Message("first", gnomon::Severity::kInfo);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < kWorkers; ++w) threads.emplace_back(Worker, w);
+  for (auto& t : threads) t.join();
+  const uint32_t spans = gnomon::FrameName("Loading");
+  for (int frame = 0; frame < 10; ++frame) {
+    GNOMON_ZONE("Frame");
+    gnomon::ZoneValue(static_cast<uint64_t>(frame));
+    GNOMON_PLOT("frame index", double(frame));
+    if (frame < 5) {
+      gnomon::FrameBegin(spans);
+      gnomon::FrameEnd(spans);
+    }
+    GNOMON_FRAME_MARK();
+  }
+  gnomon::Message("second", gnomon::Severity::kWarning);
+  gnomon::Message("third", gnomon::Severity::kError);
+  return 0;
+}
+
+int BeforeConnect() {
+  for (int i = 0; i < 1000; ++i) GNOMON_ZONE("Before");
+  if (!gnomon_wait_for_server(20000)) {
+    std::fprintf(stderr, "no server connected\n");
+    return 3;
+  }
+  for (int i = 0; i < 1000; ++i) GNOMON_ZONE("After");
+  return 0;
+}
+
+int Flood(long zones) {
+  for (long i = 0; i < zones; ++i) GNOMON_ZONE("Flood");
+  std::printf("dropped %llu\n", static_cast<unsigned long long>(gnomon_dropped_events()));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string scenario = argc > 1 ? argv[1] : "";
+  if (scenario == "zones") return Zones();
+  if (scenario == "before-connect") return BeforeConnect();
+  if (scenario == "flood" && argc > 2) return Flood(std::atol(argv[2]));
+  std::fprintf(stderr, "usage: gnomon-test-program zones | before-connect | flood N\n");
+  return 2;
+}

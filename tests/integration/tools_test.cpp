@@ -1,0 +1,116 @@
+// The command-line tools as a user runs them: demo -> gnomon-capture -> gnomon-report.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <csignal>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "gnomon/server/trace_file.h"
+#include "../support/json_check.h"
+#include "../support/process.h"
+
+using gnomon::test::ChildProcess;
+using gnomon::test::ReadFile;
+using gnomon::test::RunCommand;
+using gnomon::test::ScratchDir;
+
+namespace {
+
+// Starts the demo on a free port; returns its port.
+uint16_t StartDemo(ScratchDir& dir, std::unique_ptr<ChildProcess>& demo, const std::string& seconds) {
+  demo = std::make_unique<ChildProcess>(std::vector<std::string>{GNOMON_DEMO, "--seconds", seconds},
+                                        std::map<std::string, std::string>{{"GNOMON_PORT", "0"},
+                                                                           {"GNOMON_PORT_FILE", dir.File("port")}},
+                                        dir.File("demo.log"));
+  const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
+  REQUIRE(port != 0);
+  return port;
+}
+
+}  // namespace
+
+TEST_CASE("capture the demo to a file and the report and the Chrome export list everything it did") {
+  ScratchDir dir;
+  std::unique_ptr<ChildProcess> demo;
+  const uint16_t port = StartDemo(dir, demo, "1");
+  const std::string trace = dir.File("demo.gnomon");
+  std::string output;
+  const int capture_rc =
+      RunCommand(std::string(GNOMON_CAPTURE) + " -q -p " + std::to_string(port) + " -o " + trace, &output);
+  CHECK_MESSAGE(capture_rc == 0, output);
+  CHECK(demo->Wait() == 0);
+  CHECK(output.find("zones") != std::string::npos);
+
+  const std::string json = dir.File("demo.json");
+  std::string report;
+  REQUIRE(RunCommand(std::string(GNOMON_REPORT) + " --chrome " + json + " " + trace, &report) == 0);
+  for (const char* needle : {"Program    gnomon-demo", "Frame", "Update", "Physics", "Render", "Job", "Decompress",
+                             "Simulate step", "main (tid", "worker 0", "worker 1", "worker 2", "worker 3",
+                             "demo started", "demo finished", "Physics step", "queue depth", "frame time ms",
+                             "ended cleanly", "0 unfinished", "Dropped    0"}) {
+    CHECK_MESSAGE(report.find(needle) != std::string::npos, needle, "\n", report);
+  }
+  gnomon::test::JsonValue root;
+  std::string error;
+  REQUIRE_MESSAGE(gnomon::test::ParseJson(ReadFile(json), root, error), error);
+  std::set<std::string> names;
+  for (const auto& event : root.Find("traceEvents")->array) {
+    names.insert(event.Find("name")->string);
+    if (const auto* args = event.Find("args"); args && args->Find("name")) names.insert(args->Find("name")->string);
+  }
+  for (const char* name : {"Frame", "Update", "Physics", "Render", "Job", "Decompress", "Simulate", "Simulate step",
+                           "main", "worker 0", "worker 3", "demo started", "queue depth", "Physics step"}) {
+    CHECK_MESSAGE(names.count(name) == 1, name);
+  }
+
+  std::string csv;
+  REQUIRE(RunCommand(std::string(GNOMON_REPORT) + " --csv " + trace, &csv) == 0);
+  CHECK(csv.rfind("name,function,file,line,count,total_ns", 0) == 0);
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 9);  // header + 8 source locations
+}
+
+TEST_CASE("a time limit stops the capture and a killed program still leaves a loadable file") {
+  ScratchDir dir;
+  std::unique_ptr<ChildProcess> demo;
+  const uint16_t port = StartDemo(dir, demo, "30");
+  std::string output;
+  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " -q -s 0.5 -p " + std::to_string(port) + " -o " + dir.File("a.gnomon"), &output) == 0);
+  gnomon::server::TraceModel model;
+  auto loaded = gnomon::server::LoadTrace(dir.File("a.gnomon"), model);
+  REQUIRE(loaded.ok());
+  CHECK(loaded->warning.empty());
+  CHECK(model.zone_count > 100);
+
+  // The demo keeps running; a second capture, then the demo dies under it.
+  ChildProcess capture({GNOMON_CAPTURE, "-q", "-p", std::to_string(port), "-o", dir.File("b.gnomon")}, {},
+                       dir.File("capture.log"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  demo->Signal(SIGKILL);
+  CHECK(capture.Wait() == 4);
+  CHECK(ReadFile(dir.File("capture.log")).find("without saying goodbye") != std::string::npos);
+  gnomon::server::TraceModel killed;
+  auto reloaded = gnomon::server::LoadTrace(dir.File("b.gnomon"), killed);
+  REQUIRE(reloaded.ok());
+  CHECK(killed.zone_count > 100);
+  CHECK_FALSE(killed.diagnostics.ended_cleanly);
+}
+
+TEST_CASE("the tools explain bad use and bad input") {
+  ScratchDir dir;
+  std::string output;
+  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " --help", &output) == 0);
+  CHECK(output.find("Exit codes") != std::string::npos);
+  CHECK(RunCommand(std::string(GNOMON_REPORT) + " --help", &output) == 0);
+  CHECK(output.find("--chrome") != std::string::npos);
+  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " -p 1", &output) == 1);
+  CHECK(output.find("-o FILE") != std::string::npos);
+  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " -w 0.2 -p 1 -o " + dir.File("x.gnomon"), &output) == 2);
+  CHECK(output.find("cannot connect to 127.0.0.1:1") != std::string::npos);
+  std::ofstream(dir.File("junk.gnomon")) << "definitely not a trace";
+  CHECK(RunCommand(std::string(GNOMON_REPORT) + " " + dir.File("junk.gnomon"), &output) == 2);
+  CHECK(output.find("not a Gnomon trace") != std::string::npos);
+  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " -o " + dir.File("junk.gnomon") + " -p 1", &output) == 3);
+  CHECK(output.find("already exists") != std::string::npos);
+}
