@@ -30,11 +30,9 @@
 #if defined(__GNUC__) || defined(__clang__)
 #define GNOMON_LIKELY(x) __builtin_expect(!!(x), 1)
 #define GNOMON_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define GNOMON_TLS_MODEL __attribute__((tls_model("initial-exec")))
 #else
 #define GNOMON_LIKELY(x) (x)
 #define GNOMON_UNLIKELY(x) (x)
-#define GNOMON_TLS_MODEL
 #endif
 
 namespace gnomon::detail {
@@ -46,7 +44,7 @@ struct ThreadWriter {
   std::atomic<uint32_t>* committed = nullptr;  // published end, read by the sender
 };
 
-extern constinit thread_local ThreadWriter tls_writer GNOMON_TLS_MODEL;
+extern constinit thread_local ThreadWriter tls_writer;
 
 // True when the timer is the invariant TSC; set once at start-up before any event.
 extern constinit bool g_timer_is_tsc;
@@ -66,16 +64,16 @@ inline uint64_t Now() {
   return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
 }
 
+// (tls_writer is named directly rather than through a reference: GCC 12's
+// -fsanitize=null misreads references to thread-locals as null.)
 inline uint8_t* Reserve(size_t bytes) {
-  ThreadWriter& w = tls_writer;
-  if (GNOMON_UNLIKELY(w.limit - w.cursor < static_cast<ptrdiff_t>(bytes))) return Refill(bytes);
-  return w.cursor;
+  if (GNOMON_UNLIKELY(tls_writer.limit - tls_writer.cursor < static_cast<ptrdiff_t>(bytes))) return Refill(bytes);
+  return tls_writer.cursor;
 }
 
 inline void Commit(uint8_t* end) {
-  ThreadWriter& w = tls_writer;
-  w.cursor = end;
-  w.committed->store(static_cast<uint32_t>(end - w.base), std::memory_order_release);
+  tls_writer.cursor = end;
+  tls_writer.committed->store(static_cast<uint32_t>(end - tls_writer.base), std::memory_order_release);
 }
 
 uint32_t RegisterSourceLocation(struct ::gnomon_source_location* location);

@@ -1,0 +1,285 @@
+// gnomon-bench: Gnomon's speed and size, measured. Each subcommand prints its figures as
+// one JSON object on the last line (see docs/benchmarks.md for the recorded results).
+//
+//   gnomon-bench client [--threads N] [--zones N]
+//       ns per zone (begin + end) on each calling thread, with a capture connected to
+//       this process over loopback and draining it.
+//   gnomon-bench ingest [--zones N] [--workload tight|realistic]
+//       the worker's decode + store rate (zones/s) and memory per stored zone, on a
+//       stream held in memory (no socket).
+//   gnomon-bench file [--zones N] [--workload tight|realistic]
+//       bytes per zone of a trace file written by a live capture of this process.
+//   gnomon-bench load FILE
+//       load time, and bytes per zone of an existing trace file.
+#include <gnomon/gnomon.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gnomon/server/statistics.h"
+#include "gnomon/server/trace_builder.h"
+#include "gnomon/server/trace_file.h"
+#include "gnomon/server/worker.h"
+#include "../support/stream_writer.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using gnomon::server::TraceModel;
+using gnomon::server::Worker;
+
+struct Args {
+  std::string command;
+  std::string file;
+  long zones = 10000000;
+  int threads = 1;
+  std::string workload = "tight";
+};
+
+double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
+
+[[noreturn]] void Usage(const char* why) {
+  if (why) std::fprintf(stderr, "gnomon-bench: %s\n\n", why);
+  std::fprintf(why ? stderr : stdout,
+               "Usage: gnomon-bench client [--threads N] [--zones N]\n"
+               "       gnomon-bench ingest [--zones N] [--workload tight|realistic]\n"
+               "       gnomon-bench file [--zones N] [--workload tight|realistic]\n"
+               "       gnomon-bench load FILE\n"
+               "Prints progress on stderr and one JSON object as the last line of stdout.\n");
+  std::exit(why ? 1 : 0);
+}
+
+Args Parse(int argc, char** argv) {
+  Args args;
+  if (argc < 2) Usage("name a subcommand");
+  args.command = argv[1];
+  if (args.command == "-h" || args.command == "--help") Usage(nullptr);
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&] {
+      if (i + 1 >= argc) Usage((arg + " needs a value").c_str());
+      return std::string(argv[++i]);
+    };
+    if (arg == "--zones") {
+      args.zones = std::atol(value().c_str());
+    } else if (arg == "--threads") {
+      args.threads = std::max(1, std::atoi(value().c_str()));
+    } else if (arg == "--workload") {
+      args.workload = value();
+      if (args.workload != "tight" && args.workload != "realistic") Usage("--workload is tight or realistic");
+    } else if (args.command == "load" && args.file.empty()) {
+      args.file = arg;
+    } else {
+      Usage(("unknown argument " + arg).c_str());
+    }
+  }
+  if (args.zones <= 0) Usage("--zones must be positive");
+  return args;
+}
+
+// Connects a counting (or file-writing) worker to this very process.
+std::unique_ptr<Worker> ConnectToSelf(gnomon::server::TraceWriter* writer) {
+  gnomon_set_listen_address("127.0.0.1", 0);
+  if (gnomon_startup() != 0) Usage("cannot listen on loopback");
+  Worker::Options options;
+  options.port = gnomon_listen_port();
+  options.build_model = false;
+  options.writer = writer;
+  auto worker = std::make_unique<Worker>(options);
+  if (auto s = worker->Connect(); !s.ok()) Usage(s.message().c_str());
+  worker->Start();
+  gnomon_wait_for_server(5000);
+  return worker;
+}
+
+// The realistic mix: nested zones of 20 source locations, frames, plots, messages.
+void RealisticWorkload(long zones) {
+  static gnomon_source_location locations[20];
+  static const char* names[20] = {"Frame", "Update", "Physics", "Broadphase", "Narrowphase", "Solve", "AI",
+                                  "Pathfind", "Animate", "Skin", "Render", "Cull", "Sort", "Submit", "Audio",
+                                  "Mix", "Stream", "Decompress", "Network", "Serialize"};
+  for (int i = 0; i < 20; ++i) locations[i] = {names[i], "RealisticWorkload", __FILE__, uint32_t(100 + i), GNOMON_NO_COLOR, 0};
+  std::mt19937 rng(7);
+  const uint32_t plot = gnomon::PlotId("bench value");
+  long done = 0;
+  volatile uint64_t sink = 0;
+  while (done < zones) {
+    gnomon::ZoneBegin(&locations[0]);
+    ++done;
+    for (int child = 0; child < 8 && done < zones; ++child) {
+      gnomon::ZoneBegin(&locations[1 + rng() % 9]);
+      ++done;
+      for (int leaf = 0; leaf < 4 && done < zones; ++leaf) {
+        gnomon::ZoneBegin(&locations[10 + rng() % 10]);
+        ++done;
+        for (unsigned spin = rng() % 64; spin > 0; --spin) sink = sink + spin;
+        gnomon::ZoneEnd();
+      }
+      gnomon::ZoneEnd();
+    }
+    gnomon::Plot(plot, double(done % 1000));
+    if (done % 100000 < 41) gnomon::Message("checkpoint");
+    gnomon::ZoneEnd();
+    gnomon::FrameMark();
+  }
+}
+
+void TightWorkload(long zones) {
+  for (long i = 0; i < zones; ++i) {
+    GNOMON_ZONE("Tight");
+  }
+}
+
+int Client(const Args& args) {
+  auto worker = ConnectToSelf(nullptr);
+  // Baseline: what two timer reads cost here.
+  const auto base_start = Clock::now();
+  uint64_t sink = 0;
+  for (int i = 0; i < 10000000; ++i) sink += gnomon::detail::Now() ^ gnomon::detail::Now();
+  const double timer_pair_ns = Seconds(base_start) * 1e9 / 1e7;
+  std::vector<double> ns_per_zone(size_t(args.threads));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < args.threads; ++t) {
+    threads.emplace_back([&, t] {
+      TightWorkload(1000);  // register the thread and the source location first
+      const auto start = Clock::now();
+      TightWorkload(args.zones);
+      ns_per_zone[size_t(t)] = Seconds(start) * 1e9 / double(args.zones);
+    });
+  }
+  for (auto& t : threads) t.join();
+  const uint64_t dropped = gnomon_dropped_events();
+  const uint64_t expected = uint64_t(args.threads) * uint64_t(args.zones + 1000);
+  const auto drain_start = Clock::now();
+  while (worker->zones_received() + dropped / 2 < expected && Seconds(drain_start) < 60) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  double worst = 0, sum = 0;
+  for (double v : ns_per_zone) {
+    worst = std::max(worst, v);
+    sum += v;
+  }
+  std::fprintf(stderr, "timer pair %.1f ns; zones received %llu of %llu; dropped events %llu\n", timer_pair_ns,
+               (unsigned long long)worker->zones_received(), (unsigned long long)expected, (unsigned long long)dropped);
+  std::printf("{\"bench\":\"client\",\"threads\":%d,\"zones_per_thread\":%ld,\"ns_per_zone\":%.2f,"
+              "\"ns_per_zone_worst_thread\":%.2f,\"timer_pair_ns\":%.2f,\"dropped_events\":%llu,"
+              "\"zones_received\":%llu,\"sink\":%llu}\n",
+              args.threads, args.zones, sum / args.threads, worst, timer_pair_ns, (unsigned long long)dropped,
+              (unsigned long long)worker->zones_received(), (unsigned long long)(sink & 1));
+  return 0;
+}
+
+// A stream shaped like the client's: one thread, rdtsc-like ticks with jitter.
+gnomon::test::StreamWriter SyntheticStream(const Args& args) {
+  gnomon::test::StreamWriter w;
+  w.AppInfo("bench", 1, gnomon::protocol::TimerKind::kTsc, 2600000000);
+  w.Calibration(1000, 1000, 1000, 20).Calibration(2600001000, 1000001000, 1000001000, 20);
+  for (uint32_t id = 1; id <= 20; ++id) w.SourceLocation(id, "zone " + std::to_string(id), "fn", "bench.cpp", id);
+  w.ThreadContext(1);
+  std::mt19937_64 rng(3);
+  uint64_t tick = 1000;
+  long zones = 0;
+  if (args.workload == "tight") {
+    for (; zones < args.zones; ++zones) {
+      w.ZoneBegin(1, tick);
+      tick += 30 + rng() % 8;
+      w.ZoneEnd(tick);
+      tick += 30 + rng() % 8;
+    }
+    return w;
+  }
+  while (zones < args.zones) {
+    w.ZoneBegin(1, tick);
+    ++zones;
+    for (int child = 0; child < 8 && zones < args.zones; ++child) {
+      w.ZoneBegin(2 + uint32_t(rng() % 9), tick += 40);
+      ++zones;
+      for (int leaf = 0; leaf < 4 && zones < args.zones; ++leaf) {
+        w.ZoneBegin(11 + uint32_t(rng() % 10), tick += 40);
+        ++zones;
+        w.ZoneEnd(tick += 50 + rng() % 500);
+      }
+      w.ZoneEnd(tick += 40);
+    }
+    w.ZoneEnd(tick += 40);
+    w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, tick);
+  }
+  return w;
+}
+
+int Ingest(const Args& args) {
+  const auto stream = SyntheticStream(args);
+  TraceModel model;
+  gnomon::server::TraceBuilder builder(model);
+  const auto start = Clock::now();
+  constexpr size_t kPiece = 4u << 20;  // the worker's receive buffer
+  for (size_t pos = 0; pos < stream.size();) {
+    const auto result = gnomon::server::DecodeMessages(stream.data() + pos, std::min(kPiece, stream.size() - pos), builder);
+    pos += result.consumed;
+  }
+  const double seconds = Seconds(start);
+  const double zones = double(model.zone_count);
+  std::printf("{\"bench\":\"ingest\",\"workload\":\"%s\",\"zones\":%.0f,\"seconds\":%.3f,\"zones_per_s\":%.0f,"
+              "\"wire_bytes_per_zone\":%.2f,\"worker_bytes_per_zone\":%.2f}\n",
+              args.workload.c_str(), zones, seconds, zones / seconds, double(stream.size()) / zones,
+              double(model.zone_bytes()) / zones);
+  return 0;
+}
+
+int File(const Args& args) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("gnomon-bench-" + std::to_string(getpid()) + ".gnomon")).string();
+  auto writer = gnomon::server::TraceWriter::Create(path, true);
+  if (!writer.ok()) Usage(writer.status().message().c_str());
+  auto worker = ConnectToSelf(writer.value().get());
+  if (args.workload == "tight") {
+    TightWorkload(args.zones);
+  } else {
+    RealisticWorkload(args.zones);
+  }
+  gnomon_shutdown();  // ships everything and says goodbye
+  worker->Join();
+  if (auto s = writer.value()->Finish(); !s.ok()) Usage(s.message().c_str());
+  const double zones = double(worker->zones_received());
+  const double bytes = double(std::filesystem::file_size(path));
+  std::filesystem::remove(path);
+  std::printf("{\"bench\":\"file\",\"workload\":\"%s\",\"zones\":%.0f,\"file_bytes\":%.0f,"
+              "\"file_bytes_per_zone\":%.3f,\"raw_bytes_per_zone\":%.2f,\"dropped_events\":%llu}\n",
+              args.workload.c_str(), zones, bytes, bytes / zones, double(writer.value()->raw_bytes()) / zones,
+              (unsigned long long)gnomon_dropped_events());
+  return 0;
+}
+
+int Load(const Args& args) {
+  if (args.file.empty()) Usage("load needs a trace file");
+  TraceModel model;
+  const auto start = Clock::now();
+  auto report = gnomon::server::LoadTrace(args.file, model);
+  const double load_s = Seconds(start);
+  if (!report.ok()) Usage(report.status().message().c_str());
+  const auto stats_start = Clock::now();
+  const auto stats = gnomon::server::ComputeZoneStatistics(model);
+  const double stats_s = Seconds(stats_start);
+  const double zones = double(model.zone_count);
+  std::printf("{\"bench\":\"load\",\"zones\":%.0f,\"load_s\":%.3f,\"load_stats_s\":%.3f,\"file_bytes_per_zone\":%.3f,"
+              "\"worker_bytes_per_zone\":%.2f,\"source_locations\":%zu}\n",
+              zones, load_s, load_s + stats_s, double(std::filesystem::file_size(args.file)) / zones,
+              double(model.zone_bytes()) / zones, stats.size());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args args = Parse(argc, argv);
+  if (args.command == "client") return Client(args);
+  if (args.command == "ingest") return Ingest(args);
+  if (args.command == "file") return File(args);
+  if (args.command == "load") return Load(args);
+  Usage(("unknown subcommand " + args.command).c_str());
+}
