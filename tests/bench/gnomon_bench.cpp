@@ -236,6 +236,8 @@ int File(const Args& args) {
       (std::filesystem::temp_directory_path() / ("gnomon-bench-" + std::to_string(getpid()) + ".gnomon")).string();
   auto writer = gnomon::server::TraceWriter::Create(path, true);
   if (!writer.ok()) Usage(writer.status().message().c_str());
+  // This measures size, not speed: hold the whole backlog rather than drop any of it.
+  gnomon_set_buffer_budget(uint64_t(args.zones) * 64 + (64u << 20));
   auto worker = ConnectToSelf(writer.value().get());
   if (args.workload == "tight") {
     TightWorkload(args.zones);

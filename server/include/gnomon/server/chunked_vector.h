@@ -11,7 +11,7 @@
 
 namespace gnomon::server {
 
-template <typename T, size_t kChunkElementsLog2 = 16>
+template <typename T, size_t kChunkElementsLog2 = 12>
 class ChunkedVector {
  public:
   static constexpr size_t kChunkElements = size_t{1} << kChunkElementsLog2;
