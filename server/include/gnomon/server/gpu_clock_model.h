@@ -1,0 +1,115 @@
+// Maps one GPU context's timestamps onto the trace timeline (CLOCK_MONOTONIC_RAW ns).
+//
+// The problem: a GPU counts ticks of its own clock (1 ns on NVIDIA, 52.083 ns on some
+// Intel parts), often in fewer than 64 valid bits, and that clock drifts from the CPU's
+// by parts per million and wanders by microseconds around any straight line. A single
+// offset is off by 0.3 ms after two minutes; a line is off by microseconds.
+//
+// The model: calibration samples — (GPU ticks, CPU ns) pairs read at the same instant,
+// each with an uncertainty — are knots. A timestamp between two knots is interpolated
+// linearly between them, so the wander is followed at the calibration cadence and a
+// timestamp is never only extrapolated from the older knot; timestamps are kept raw and
+// mapped when read, so a later knot refines every earlier timestamp it brackets.
+// Outside the knots the model extrapolates along the weighted least-squares line of all
+// knots (weight 1/uncertainty^2), which also gives the drift. Samples closer than
+// kMergeWindowNs are merged into one knot, weighted the same way.
+//
+// Guarantees: the mapping is monotonic (knots strictly increase in both clocks; a sample
+// that would break that is rejected and counted), so no zone gets a negative length.
+// All arithmetic is on differences from a knot, in integers where it is exact, so
+// precision does not decay with trace length. A resync starts a new epoch with knots of
+// its own, for a GPU clock that jumped.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace gnomon::server {
+
+// A tick period in ns as an exact fraction: NVIDIA 1/1, a 19.2 MHz clock 625/12.
+struct TickPeriod {
+  uint64_t numerator_ns = 1;
+  uint64_t denominator = 1;
+  double ns() const { return double(numerator_ns) / double(denominator); }
+  friend bool operator==(const TickPeriod&, const TickPeriod&) = default;
+};
+
+// The closest fraction with a denominator up to 10^6 to a period given as a float
+// (Vulkan's timestampPeriod), e.g. 52.083332 -> 625/12.
+TickPeriod PeriodFromFloat(double period_ns);
+
+struct GpuCalibrationSample {
+  uint64_t gpu_ticks = 0;  // unwrapped
+  int64_t cpu_ns = 0;
+  uint32_t uncertainty_ns = 0;
+  friend bool operator==(const GpuCalibrationSample&, const GpuCalibrationSample&) = default;
+};
+
+class GpuClockModel {
+ public:
+  static constexpr int64_t kMergeWindowNs = 10'000'000;
+
+  GpuClockModel() = default;
+  GpuClockModel(TickPeriod period, uint8_t valid_bits);
+
+  // Extends a raw counter value of `valid_bits` bits to 64 bits, choosing the value
+  // nearest the previous one seen (so counters that wrap between calibrations unwrap).
+  uint64_t Unwrap(uint64_t raw);
+
+  enum class SampleResult { kAdded, kMerged, kRejected };
+  // Adds a calibration sample (gpu_ticks already unwrapped) to the current epoch.
+  // Rejected: not strictly after the previous knot in both clocks, or implying a clock
+  // rate more than 1 % away from the period.
+  SampleResult AddSample(const GpuCalibrationSample& sample);
+  // Starts a new epoch anchored at `anchor`; later timestamps map through it.
+  void Resync(const GpuCalibrationSample& anchor);
+
+  struct Mapped {
+    int64_t cpu_ns = 0;
+    uint32_t uncertainty_ns = 0;  // of the knots around it, grown by the drift bound when extrapolated
+    bool extrapolated = false;
+  };
+  // Maps unwrapped GPU ticks of `epoch` (see epoch()) to trace time. Requires at least
+  // one knot in that epoch; else returns the ticks scaled by the period.
+  Mapped Map(uint64_t gpu_ticks, uint32_t epoch) const;
+  Mapped Map(uint64_t gpu_ticks) const { return Map(gpu_ticks, epoch()); }
+
+  uint32_t epoch() const { return static_cast<uint32_t>(epochs_.size() - 1); }
+  const TickPeriod& period() const { return period_; }
+  uint8_t valid_bits() const { return valid_bits_; }
+  // GPU-tick duration in ns, exactly, from the period.
+  double TicksToNs(uint64_t ticks) const;
+
+  // Drift of the GPU clock against the CPU clock, in parts per million (positive: the
+  // GPU clock runs fast), from the current epoch's fitted line.
+  double drift_ppm() const;
+  size_t sample_count() const { return sample_count_; }
+  size_t rejected_count() const { return rejected_count_; }
+  const std::vector<GpuCalibrationSample>& knots() const { return epochs_.back().knots; }
+  // Each knot's distance from the fitted line, in ns (the wander), current epoch.
+  std::vector<double> Residuals() const;
+  // Uncertainty of the latest knot, in ns.
+  uint32_t current_uncertainty_ns() const;
+
+ private:
+  struct Epoch {
+    std::vector<GpuCalibrationSample> knots;
+    std::vector<double> weights;  // of each knot, summed when samples merge
+    // Weighted sums for the line, relative to the first knot.
+    long double sum_w = 0, sum_wx = 0, sum_wy = 0, sum_wxx = 0, sum_wxy = 0;
+    double slope_ns_per_tick = 1.0;
+  };
+  static void AddToSums(Epoch& epoch, const GpuCalibrationSample& knot, double weight);
+  void Refit(Epoch& epoch);
+
+  TickPeriod period_;
+  uint8_t valid_bits_ = 64;
+  uint64_t last_unwrapped_ = 0;
+  bool has_last_ = false;
+  std::vector<Epoch> epochs_ = std::vector<Epoch>(1);
+  size_t sample_count_ = 0;
+  size_t rejected_count_ = 0;
+};
+
+}  // namespace gnomon::server

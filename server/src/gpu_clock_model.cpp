@@ -1,0 +1,199 @@
+#include "gnomon/server/gpu_clock_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gnomon::server {
+namespace {
+
+// Largest drift the model accepts between two knots, and the bound it assumes when it
+// extrapolates beyond its knots.
+constexpr double kMaxRateError = 0.01;
+constexpr double kExtrapolationDriftBound = 10e-6;
+
+double Weight(uint32_t uncertainty_ns) {
+  const double u = double(uncertainty_ns) + 1.0;
+  return 1.0 / (u * u);
+}
+
+}  // namespace
+
+TickPeriod PeriodFromFloat(double period_ns) {
+  if (!(period_ns > 0) || !std::isfinite(period_ns)) return {};
+  // Continued-fraction convergents h/k of period_ns, until close enough for a float.
+  uint64_t h_prev = 1, h = uint64_t(period_ns);
+  uint64_t k_prev = 0, k = 1;
+  double rest = period_ns - std::floor(period_ns);
+  while (std::fabs(double(h) / double(k) - period_ns) > period_ns * 1e-7 && rest > 1e-12) {
+    const double inverse = 1.0 / rest;
+    const uint64_t a = uint64_t(inverse);
+    rest = inverse - double(a);
+    const uint64_t h_next = a * h + h_prev;
+    const uint64_t k_next = a * k + k_prev;
+    if (k_next > 1000000) break;
+    h_prev = h;
+    k_prev = k;
+    h = h_next;
+    k = k_next;
+  }
+  if (h == 0) return {};
+  return {h, k};
+}
+
+GpuClockModel::GpuClockModel(TickPeriod period, uint8_t valid_bits)
+    : period_(period.numerator_ns == 0 || period.denominator == 0 ? TickPeriod{} : period),
+      valid_bits_(valid_bits == 0 || valid_bits > 64 ? 64 : valid_bits) {
+  epochs_.back().slope_ns_per_tick = period_.ns();
+}
+
+double GpuClockModel::TicksToNs(uint64_t ticks) const {
+  const unsigned __int128 scaled = (unsigned __int128)ticks * period_.numerator_ns;
+  const unsigned __int128 whole = scaled / period_.denominator;
+  const double fraction = double(uint64_t(scaled % period_.denominator)) / double(period_.denominator);
+  return double(whole) + fraction;
+}
+
+uint64_t GpuClockModel::Unwrap(uint64_t raw) {
+  if (valid_bits_ >= 64) {
+    last_unwrapped_ = raw;
+    has_last_ = true;
+    return raw;
+  }
+  const uint64_t range = uint64_t{1} << valid_bits_;
+  const uint64_t mask = range - 1;
+  raw &= mask;
+  if (!has_last_) {
+    has_last_ = true;
+    last_unwrapped_ = raw;
+    return raw;
+  }
+  uint64_t candidate = (last_unwrapped_ & ~mask) | raw;
+  const int64_t diff = int64_t(candidate - last_unwrapped_);
+  if (diff > int64_t(range / 2)) {
+    if (candidate >= range) candidate -= range;
+  } else if (diff < -int64_t(range / 2)) {
+    candidate += range;
+  }
+  last_unwrapped_ = candidate;
+  return candidate;
+}
+
+void GpuClockModel::AddToSums(Epoch& e, const GpuCalibrationSample& k, double w) {
+  const GpuCalibrationSample& base = e.knots.front();
+  const long double x = (long double)(int64_t(k.gpu_ticks - base.gpu_ticks));
+  const long double y = (long double)(k.cpu_ns - base.cpu_ns);
+  e.sum_w += w;
+  e.sum_wx += w * x;
+  e.sum_wy += w * y;
+  e.sum_wxx += w * x * x;
+  e.sum_wxy += w * x * y;
+}
+
+GpuClockModel::SampleResult GpuClockModel::AddSample(const GpuCalibrationSample& sample) {
+  Epoch& e = epochs_.back();
+  const double w = Weight(sample.uncertainty_ns);
+  if (!e.knots.empty()) {
+    GpuCalibrationSample& last = e.knots.back();
+    const int64_t dg = int64_t(sample.gpu_ticks - last.gpu_ticks);
+    const int64_t dc = sample.cpu_ns - last.cpu_ns;
+    const double dg_ns = double(dg) * period_.ns();
+    if (dg >= 0 && dc >= 0 && dg_ns < double(kMergeWindowNs) && double(dc) < double(kMergeWindowNs)) {
+      // Two reads of (nearly) the same moment: one knot at their weighted centroid,
+      // which lies between them and so keeps the knots strictly increasing.
+      const double old_w = e.weights.back();
+      AddToSums(e, last, -old_w);
+      const double share = w / (old_w + w);
+      last.gpu_ticks += uint64_t(std::llround(double(dg) * share));
+      last.cpu_ns += std::llround(double(dc) * share);
+      const double merged_w = old_w + w;
+      last.uncertainty_ns = uint32_t(std::max(0.0, 1.0 / std::sqrt(merged_w) - 1.0));
+      e.weights.back() = merged_w;
+      AddToSums(e, last, merged_w);
+      ++sample_count_;
+      Refit(e);
+      return SampleResult::kMerged;
+    }
+    if (dg <= 0 || dc <= 0 || std::fabs(double(dc) / dg_ns - 1.0) > kMaxRateError) {
+      ++rejected_count_;
+      return SampleResult::kRejected;
+    }
+  }
+  e.knots.push_back(sample);
+  e.weights.push_back(w);
+  AddToSums(e, sample, w);
+  ++sample_count_;
+  Refit(e);
+  return SampleResult::kAdded;
+}
+
+void GpuClockModel::Resync(const GpuCalibrationSample& anchor) {
+  epochs_.emplace_back();
+  epochs_.back().slope_ns_per_tick = period_.ns();
+  last_unwrapped_ = anchor.gpu_ticks;
+  has_last_ = true;
+  AddSample(anchor);
+}
+
+void GpuClockModel::Refit(Epoch& e) {
+  const double nominal = period_.ns();
+  e.slope_ns_per_tick = nominal;
+  if (e.knots.size() < 2 || e.sum_w <= 0) return;
+  const long double mean_x = e.sum_wx / e.sum_w;
+  const long double sxx = e.sum_wxx - e.sum_wx * mean_x;
+  const long double sxy = e.sum_wxy - e.sum_wx * (e.sum_wy / e.sum_w);
+  if (sxx <= 0) return;
+  const double slope = double(sxy / sxx);
+  if (std::isfinite(slope) && std::fabs(slope / nominal - 1.0) <= kMaxRateError) e.slope_ns_per_tick = slope;
+}
+
+GpuClockModel::Mapped GpuClockModel::Map(uint64_t gpu_ticks, uint32_t epoch) const {
+  const Epoch& e = epochs_[std::min<size_t>(epoch, epochs_.size() - 1)];
+  if (e.knots.empty()) return {int64_t(TicksToNs(gpu_ticks)), UINT32_MAX, true};
+  const auto& knots = e.knots;
+  auto after = std::upper_bound(knots.begin(), knots.end(), gpu_ticks,
+                                [](uint64_t t, const GpuCalibrationSample& k) { return t < k.gpu_ticks; });
+  auto extrapolate = [&](const GpuCalibrationSample& k) {
+    const int64_t dt = int64_t(gpu_ticks - k.gpu_ticks);
+    const double offset = double(dt) * e.slope_ns_per_tick;
+    const double growth = std::fabs(offset) * kExtrapolationDriftBound;
+    return Mapped{k.cpu_ns + std::llround(offset),
+                  uint32_t(std::min<double>(UINT32_MAX, double(k.uncertainty_ns) + growth)), true};
+  };
+  if (after == knots.begin()) return extrapolate(knots.front());
+  if (after == knots.end()) return extrapolate(knots.back());
+  const GpuCalibrationSample& k0 = *(after - 1);
+  const GpuCalibrationSample& k1 = *after;
+  const uint64_t span = k1.gpu_ticks - k0.gpu_ticks;
+  const uint64_t dt = gpu_ticks - k0.gpu_ticks;
+  const __int128 dc = __int128(k1.cpu_ns - k0.cpu_ns);
+  const int64_t cpu = k0.cpu_ns + int64_t(dc * __int128(dt) / __int128(span));
+  const double t = double(dt) / double(span);
+  const uint32_t u = uint32_t(double(k0.uncertainty_ns) * (1 - t) + double(k1.uncertainty_ns) * t);
+  return {cpu, u, false};
+}
+
+double GpuClockModel::drift_ppm() const {
+  return (period_.ns() / epochs_.back().slope_ns_per_tick - 1.0) * 1e6;
+}
+
+std::vector<double> GpuClockModel::Residuals() const {
+  const Epoch& e = epochs_.back();
+  std::vector<double> residuals;
+  if (e.knots.empty() || e.sum_w <= 0) return residuals;
+  const long double mean_x = e.sum_wx / e.sum_w;
+  const long double mean_y = e.sum_wy / e.sum_w;
+  const GpuCalibrationSample& base = e.knots.front();
+  for (const GpuCalibrationSample& k : e.knots) {
+    const long double x = (long double)(int64_t(k.gpu_ticks - base.gpu_ticks));
+    const long double y = (long double)(k.cpu_ns - base.cpu_ns);
+    residuals.push_back(double(y - (mean_y + (x - mean_x) * e.slope_ns_per_tick)));
+  }
+  return residuals;
+}
+
+uint32_t GpuClockModel::current_uncertainty_ns() const {
+  const Epoch& e = epochs_.back();
+  return e.knots.empty() ? UINT32_MAX : e.knots.back().uncertainty_ns;
+}
+
+}  // namespace gnomon::server
