@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -190,6 +191,23 @@ void Profiler::SetThreadName(ThreadState* thread, const char* name) {
 void Profiler::AppendGlobal(const uint8_t* bytes, size_t size) {
   std::lock_guard lock(mutex_);
   global_log_.insert(global_log_.end(), bytes, bytes + size);
+}
+
+void Profiler::NoteCalibration(const CalibrationPair& pair) {
+  std::lock_guard lock(mutex_);
+  if (!has_pair_) first_pair_ = pair;
+  latest_pair_ = pair;
+  has_pair_ = true;
+}
+
+uint64_t Profiler::HostNsToTicks(bool is_monotonic_raw, int64_t host_ns) {
+  std::lock_guard lock(mutex_);
+  if (!has_pair_) return uint64_t(host_ns);
+  const int64_t raw_ns = is_monotonic_raw ? host_ns : host_ns + (latest_pair_.monotonic_raw_ns - latest_pair_.monotonic_ns);
+  if (CurrentTimerKind() == protocol::TimerKind::kMonotonicRaw) return uint64_t(raw_ns);
+  const int64_t span_ns = latest_pair_.monotonic_raw_ns - first_pair_.monotonic_raw_ns;
+  const double ticks_per_ns = span_ns > 0 ? double(latest_pair_.tick - first_pair_.tick) / double(span_ns) : 1.0;
+  return latest_pair_.tick + uint64_t(std::llround(double(raw_ns - latest_pair_.monotonic_raw_ns) * ticks_per_ns));
 }
 
 void Profiler::Shutdown() {

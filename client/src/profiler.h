@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "chunk_pool.h"
+#include "timer.h"
 #include "gnomon/gnomon.h"
 #include "gnomon/protocol/messages.h"
 
@@ -65,6 +66,11 @@ class Profiler {
   uint32_t RegisterString(protocol::StringKind kind, const char* name);
   void SetThreadName(ThreadState* thread, const char* name);
   void AppendGlobal(const uint8_t* bytes, size_t size);
+  uint32_t NextGpuContextId() { return next_gpu_context_id_.fetch_add(1, std::memory_order_relaxed); }
+
+  // Calibration pairs the sender takes; HostNsToTicks() converts through them.
+  void NoteCalibration(const CalibrationPair& pair);
+  uint64_t HostNsToTicks(bool is_monotonic_raw, int64_t host_ns);
 
   void CountDrop() { dropped_events_.fetch_add(1, std::memory_order_relaxed); }
   uint64_t dropped_events() const { return dropped_events_.load(std::memory_order_relaxed); }
@@ -89,6 +95,7 @@ class Profiler {
   ChunkPool pool_;
   std::atomic<uint64_t> dropped_events_{0};
   std::atomic<bool> shut_down_{false};
+  std::atomic<uint32_t> next_gpu_context_id_{1};
   bool listen_ok_ = false;
 
   std::mutex mutex_;  // guards everything below
@@ -98,6 +105,9 @@ class Profiler {
   uint32_t next_source_location_id_ = 1;
   uint32_t next_string_id_ = 1;
   std::unordered_map<std::string, uint32_t> strings_;  // kind byte + name -> id
+  CalibrationPair first_pair_;
+  CalibrationPair latest_pair_;
+  bool has_pair_ = false;
 
   Sender* sender_ = nullptr;
 };

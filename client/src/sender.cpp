@@ -153,6 +153,7 @@ void Sender::TakeCalibration() {
   StoreLe<int64_t>(bytes + offsetof(protocol::CpuCalibration, monotonic_ns), pair.monotonic_ns);
   StoreLe<uint32_t>(bytes + offsetof(protocol::CpuCalibration, uncertainty_ns), pair.uncertainty_ns);
   profiler_.AppendGlobal(bytes, sizeof(bytes));
+  profiler_.NoteCalibration(pair);
   next_calibration_ = Clock::now() + kCalibrationPeriod;
 }
 
@@ -230,7 +231,7 @@ bool Sender::AcceptAndHandshake(int timeout_ms) {
   StoreLe<uint16_t>(reply + offsetof(protocol::ClientHello, status),
                     static_cast<uint16_t>(compatible ? protocol::HandshakeStatus::kOk
                                                      : protocol::HandshakeStatus::kVersionMismatch));
-  StoreLe<uint64_t>(reply + offsetof(protocol::ClientHello, capabilities), protocol::kCapCpuZones);
+  StoreLe<uint64_t>(reply + offsetof(protocol::ClientHello, capabilities), protocol::kCapCpuZones | protocol::kCapGpu);
   send(fd, reply, sizeof(reply), MSG_NOSIGNAL);
   if (!compatible) {
     std::fprintf(stderr,

@@ -17,6 +17,7 @@ std::string Micros(int64_t ns) {
 }
 
 constexpr uint32_t kFramesTrackId = 0xFFFFFFF0u;
+constexpr uint32_t kGpuTrackBase = 0x40000000u;  // + context id: one track per GPU context
 
 }  // namespace
 
@@ -55,6 +56,25 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out) {
         }
       }
       out << "}}";
+    }
+  }
+  for (const auto& [id, context] : model.gpu_contexts) {
+    const uint32_t track = kGpuTrackBase + id;
+    begin_event();
+    out << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << pid << ",\"tid\":" << track
+        << ",\"args\":{\"name\":" << JsonQuote("GPU: " + context.label()) << "}}";
+    for (size_t i = 0; i < context.zones.size(); ++i) {
+      const GpuZone& zone = context.zones[i];
+      if (!zone.is_timed()) continue;
+      const auto mapped = model.MapGpuZone(context, zone);
+      const int64_t origin = model.clock.TickToNs(model.first_tick);
+      begin_event();
+      out << "{\"ph\":\"X\",\"cat\":\"gpu\",\"name\":" << JsonQuote(model.Location(zone.source_location).name)
+          << ",\"pid\":" << pid << ",\"tid\":" << track << ",\"ts\":" << Micros(mapped.begin_ns - origin)
+          << ",\"dur\":" << Micros(mapped.end_ns - mapped.begin_ns) << ",\"args\":{\"gpu_begin_ticks\":"
+          << zone.gpu_begin << ",\"gpu_end_ticks\":" << zone.gpu_end << ",\"uncertainty_ns\":" << mapped.uncertainty_ns
+          << ",\"cpu_thread\":" << zone.thread_id << ",\"cpu_to_gpu_latency_ns\":"
+          << (mapped.begin_ns - model.clock.TickToNs(zone.cpu_begin_tick)) << "}}";
     }
   }
   begin_event();

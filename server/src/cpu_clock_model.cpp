@@ -1,5 +1,6 @@
 #include "gnomon/server/cpu_clock_model.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace gnomon::server {
@@ -49,6 +50,19 @@ void CpuClockModel::Refit() {
   anchor_ns_ = first.monotonic_raw_ns +
                std::llround(static_cast<double>(mean_y + (static_cast<long double>(centroid_dx) - mean_x) * slope));
   ns_per_tick_ = static_cast<double>(slope);
+}
+
+int64_t CpuClockModel::MonotonicToRawNs(int64_t monotonic_ns) const {
+  if (pairs_.empty()) return monotonic_ns;
+  auto after = std::upper_bound(pairs_.begin(), pairs_.end(), monotonic_ns,
+                                [](int64_t t, const CpuCalibrationPair& p) { return t < p.monotonic_ns; });
+  auto offset = [](const CpuCalibrationPair& p) { return p.monotonic_raw_ns - p.monotonic_ns; };
+  if (after == pairs_.begin()) return monotonic_ns + offset(pairs_.front());
+  if (after == pairs_.end()) return monotonic_ns + offset(pairs_.back());
+  const CpuCalibrationPair& a = *(after - 1);
+  const CpuCalibrationPair& b = *after;
+  const double t = double(monotonic_ns - a.monotonic_ns) / double(b.monotonic_ns - a.monotonic_ns);
+  return monotonic_ns + offset(a) + std::llround(double(offset(b) - offset(a)) * t);
 }
 
 double CpuClockModel::ResidualRmsNs() const {

@@ -18,28 +18,6 @@ double Weight(uint32_t uncertainty_ns) {
 
 }  // namespace
 
-TickPeriod PeriodFromFloat(double period_ns) {
-  if (!(period_ns > 0) || !std::isfinite(period_ns)) return {};
-  // Continued-fraction convergents h/k of period_ns, until close enough for a float.
-  uint64_t h_prev = 1, h = uint64_t(period_ns);
-  uint64_t k_prev = 0, k = 1;
-  double rest = period_ns - std::floor(period_ns);
-  while (std::fabs(double(h) / double(k) - period_ns) > period_ns * 1e-7 && rest > 1e-12) {
-    const double inverse = 1.0 / rest;
-    const uint64_t a = uint64_t(inverse);
-    rest = inverse - double(a);
-    const uint64_t h_next = a * h + h_prev;
-    const uint64_t k_next = a * k + k_prev;
-    if (k_next > 1000000) break;
-    h_prev = h;
-    k_prev = k;
-    h = h_next;
-    k = k_next;
-  }
-  if (h == 0) return {};
-  return {h, k};
-}
-
 GpuClockModel::GpuClockModel(TickPeriod period, uint8_t valid_bits)
     : period_(period.numerator_ns == 0 || period.denominator == 0 ? TickPeriod{} : period),
       valid_bits_(valid_bits == 0 || valid_bits > 64 ? 64 : valid_bits) {
@@ -97,7 +75,8 @@ GpuClockModel::SampleResult GpuClockModel::AddSample(const GpuCalibrationSample&
     const int64_t dg = int64_t(sample.gpu_ticks - last.gpu_ticks);
     const int64_t dc = sample.cpu_ns - last.cpu_ns;
     const double dg_ns = double(dg) * period_.ns();
-    if (dg >= 0 && dc >= 0 && dg_ns < double(kMergeWindowNs) && double(dc) < double(kMergeWindowNs)) {
+    const double tolerance = dg_ns * kMaxRateError + double(last.uncertainty_ns) + double(sample.uncertainty_ns) + 1000.0;
+    if (dg >= 0 && dc >= 0 && dg_ns < double(kMergeWindowNs) && std::fabs(double(dc) - dg_ns) <= tolerance) {
       // Two reads of (nearly) the same moment: one knot at their weighted centroid,
       // which lies between them and so keeps the knots strictly increasing.
       const double old_w = e.weights.back();

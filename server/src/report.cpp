@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 
 #include "gnomon/protocol/messages.h"
@@ -48,6 +49,42 @@ std::string CsvQuote(std::string_view text) {
     out += c;
   }
   return out + "\"";
+}
+
+const char* GpuApiName(uint8_t api) {
+  switch (static_cast<protocol::GpuApi>(api)) {
+    case protocol::GpuApi::kVulkan: return "Vulkan";
+    case protocol::GpuApi::kOpenGL: return "OpenGL";
+    case protocol::GpuApi::kCuda: return "CUDA";
+    case protocol::GpuApi::kUnknown: break;
+  }
+  return "GPU";
+}
+
+void PrintGpuContexts(const TraceModel& model, std::ostream& out) {
+  out << "GPU        " << model.gpu_contexts.size() << " context(s)\n";
+  for (const auto& [id, context] : model.gpu_contexts) {
+    uint64_t untimed = 0;
+    for (size_t i = 0; i < context.zones.size(); ++i) untimed += context.zones[i].is_timed() ? 0 : 1;
+    const GpuClockModel& clock = context.clock;
+    double wander = 0;
+    for (double r : clock.Residuals()) wander += r * r;
+    wander = clock.knots().empty() ? 0 : std::sqrt(wander / double(clock.knots().size()));
+    char line[512];
+    std::snprintf(line, sizeof(line),
+                  "  %s (%s, context %u): %zu zones (%llu without GPU times), period %llu/%llu ns, %u-bit counter\n"
+                  "    clock: %zu calibrations (%zu rejected), drift %+.3f ppm, wander %s rms, uncertainty %s, %s\n",
+                  context.label().c_str(), GpuApiName(context.api), id, context.zones.size(),
+                  static_cast<unsigned long long>(untimed), static_cast<unsigned long long>(clock.period().numerator_ns),
+                  static_cast<unsigned long long>(clock.period().denominator), unsigned{clock.valid_bits()},
+                  clock.sample_count(), clock.rejected_count(), clock.drift_ppm(), FormatDuration(wander).c_str(),
+                  clock.current_uncertainty_ns() == UINT32_MAX ? "unknown"
+                                                               : FormatDuration(clock.current_uncertainty_ns()).c_str(),
+                  (context.flags & protocol::kGpuContextCalibrated) ? "calibrated timestamps"
+                  : (context.flags & protocol::kGpuContextFallbackCalibration) ? "submit/fence bracket calibration"
+                                                                                : "calibration source not stated");
+    out << line;
+  }
 }
 
 }  // namespace
@@ -108,6 +145,7 @@ void PrintSummary(const TraceModel& model, std::ostream& out) {
   for (const ThreadTimeline& thread : model.threads) {
     out << "  " << ThreadLabel(thread) << ": " << thread.zones.size() << " zones\n";
   }
+  if (!model.gpu_contexts.empty()) PrintGpuContexts(model, out);
   const uint64_t open = model.open_zone_count();
   out << "Zones      " << model.zone_count << " (" << open << " unfinished, "
       << model.diagnostics.zone_ends_without_begin << " ends without a begin)\n";
@@ -161,6 +199,13 @@ void PrintSummary(const TraceModel& model, std::ostream& out) {
         << d.events_without_thread << " event(s) without a thread, " << d.clamped_zone_ends
         << " zone end(s) before their begin, " << d.invalid_ids << " invalid id(s), "
         << d.frame_ends_without_begin << " unmatched frame begin/end";
+  }
+  if (d.gpu_events_for_unknown_context || d.gpu_queries_reused_before_time || d.gpu_rejected_calibrations ||
+      d.gpu_zone_ends_without_begin) {
+    out << "; GPU problems: " << d.gpu_events_for_unknown_context << " event(s) for unknown contexts, "
+        << d.gpu_queries_reused_before_time << " query reuse(s) before their time came, "
+        << d.gpu_rejected_calibrations << " rejected calibration(s), " << d.gpu_zone_ends_without_begin
+        << " GPU zone end(s) without a begin";
   }
   out << "\n";
 }

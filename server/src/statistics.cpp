@@ -4,78 +4,118 @@
 #include <cmath>
 
 namespace gnomon::server {
+namespace {
 
-std::vector<ZoneStatistics> ComputeZoneStatistics(const TraceModel& model) {
+// Accumulates statistics over sequences of zones given in begin order with their depth;
+// a duration < 0 marks a zone that has none (never closed, or never timed).
+class StatisticsBuilder {
+ public:
+  explicit StatisticsBuilder(size_t locations) : by_location_(std::max<size_t>(locations, 1)) {}
+
+  void BeginSequence() { Flush(); }
+
+  void Add(uint16_t depth, uint32_t location, int64_t duration) {
+    while (!stack_.empty() && stack_.back().depth >= depth) Close();
+    if (location >= by_location_.size()) location = 0;
+    if (duration >= 0) {
+      Accumulator& a = by_location_[location];
+      ZoneStatistics& s = a.stats;
+      if (s.count == 0 || duration < s.min_ns) s.min_ns = duration;
+      if (s.count == 0 || duration > s.max_ns) s.max_ns = duration;
+      ++s.count;
+      s.total_ns += duration;
+      a.sum_squares += double(duration) * double(duration);
+      a.durations.push_back(duration);
+      if (!stack_.empty() && stack_.back().duration >= 0) stack_.back().children += duration;
+    }
+    stack_.push_back({depth, duration, 0, location});
+  }
+
+  std::vector<ZoneStatistics> Finish() {
+    Flush();
+    std::vector<ZoneStatistics> result;
+    for (uint32_t id = 0; id < by_location_.size(); ++id) {
+      Accumulator& a = by_location_[id];
+      ZoneStatistics& s = a.stats;
+      if (s.count == 0) continue;
+      s.source_location = id;
+      s.mean_ns = double(s.total_ns) / double(s.count);
+      const double variance = a.sum_squares / double(s.count) - s.mean_ns * s.mean_ns;
+      s.stddev_ns = variance > 0 ? std::sqrt(variance) : 0.0;
+      // The median; for an even count, the mean of the two middle values.
+      auto upper = a.durations.begin() + static_cast<ptrdiff_t>(a.durations.size() / 2);
+      std::nth_element(a.durations.begin(), upper, a.durations.end());
+      s.median_ns = *upper;
+      if (a.durations.size() % 2 == 0) {
+        const int64_t lower = *std::max_element(a.durations.begin(), upper);
+        s.median_ns = lower + (*upper - lower) / 2;
+      }
+      result.push_back(s);
+    }
+    std::sort(result.begin(), result.end(), [](const ZoneStatistics& a, const ZoneStatistics& b) {
+      return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.source_location < b.source_location;
+    });
+    return result;
+  }
+
+ private:
   struct Accumulator {
     ZoneStatistics stats;
     double sum_squares = 0;
     std::vector<int64_t> durations;
   };
-  std::vector<Accumulator> by_location(model.source_locations.size());
   struct Open {
     uint16_t depth;
-    int64_t duration_ns;
-    int64_t children_ns;
+    int64_t duration;
+    int64_t children;
     uint32_t location;
   };
-  std::vector<Open> stack;
-  auto close = [&](const Open& open) {
-    if (open.duration_ns < 0) return;  // never closed
-    ZoneStatistics& s = by_location[open.location].stats;
-    s.self_ns += std::max<int64_t>(0, open.duration_ns - open.children_ns);
-  };
+  void Close() {
+    const Open& open = stack_.back();
+    if (open.duration >= 0) by_location_[open.location].stats.self_ns += std::max<int64_t>(0, open.duration - open.children);
+    stack_.pop_back();
+  }
+  void Flush() {
+    while (!stack_.empty()) Close();
+  }
+
+  std::vector<Accumulator> by_location_;
+  std::vector<Open> stack_;
+};
+
+}  // namespace
+
+std::vector<ZoneStatistics> ComputeZoneStatistics(const TraceModel& model) {
+  StatisticsBuilder builder(model.source_locations.size());
   for (const ThreadTimeline& thread : model.threads) {
-    stack.clear();
+    builder.BeginSequence();
     for (size_t i = 0; i < thread.zones.size(); ++i) {
       const Zone& zone = thread.zones[i];
-      while (!stack.empty() && stack.back().depth >= zone.depth) {
-        close(stack.back());
-        stack.pop_back();
-      }
-      const uint32_t location = zone.source_location < by_location.size() ? zone.source_location : 0;
-      int64_t duration = -1;
-      if (!zone.is_open()) {
-        duration = model.DurationNs(zone.begin_tick, zone.end_tick);
-        Accumulator& a = by_location[location];
-        ZoneStatistics& s = a.stats;
-        if (s.count == 0 || duration < s.min_ns) s.min_ns = duration;
-        if (s.count == 0 || duration > s.max_ns) s.max_ns = duration;
-        ++s.count;
-        s.total_ns += duration;
-        a.sum_squares += double(duration) * double(duration);
-        a.durations.push_back(duration);
-        if (!stack.empty() && stack.back().duration_ns >= 0) stack.back().children_ns += duration;
-      }
-      stack.push_back({zone.depth, duration, 0, location});
-    }
-    while (!stack.empty()) {
-      close(stack.back());
-      stack.pop_back();
+      builder.Add(zone.depth, zone.source_location,
+                  zone.is_open() ? -1 : model.DurationNs(zone.begin_tick, zone.end_tick));
     }
   }
-  std::vector<ZoneStatistics> result;
-  for (uint32_t id = 0; id < by_location.size(); ++id) {
-    Accumulator& a = by_location[id];
-    ZoneStatistics& s = a.stats;
-    if (s.count == 0) continue;
-    s.source_location = id;
-    s.mean_ns = double(s.total_ns) / double(s.count);
-    const double variance = a.sum_squares / double(s.count) - s.mean_ns * s.mean_ns;
-    s.stddev_ns = variance > 0 ? std::sqrt(variance) : 0.0;
-    // The median; for an even count, the mean of the two middle values.
-    auto upper = a.durations.begin() + static_cast<ptrdiff_t>(a.durations.size() / 2);
-    std::nth_element(a.durations.begin(), upper, a.durations.end());
-    s.median_ns = *upper;
-    if (a.durations.size() % 2 == 0) {
-      const int64_t lower = *std::max_element(a.durations.begin(), upper);
-      s.median_ns = lower + (*upper - lower) / 2;
+  return builder.Finish();
+}
+
+std::vector<ZoneStatistics> ComputeGpuZoneStatistics(const TraceModel& model) {
+  StatisticsBuilder builder(model.source_locations.size());
+  for (const auto& [id, context] : model.gpu_contexts) {
+    // Zones of one context interleave threads; nest each thread's zones on their own.
+    std::map<uint32_t, std::vector<const GpuZone*>> by_thread;
+    for (size_t i = 0; i < context.zones.size(); ++i) by_thread[context.zones[i].thread_id].push_back(&context.zones[i]);
+    for (const auto& [thread, zones] : by_thread) {
+      builder.BeginSequence();
+      for (const GpuZone* zone : zones) {
+        int64_t duration = -1;
+        if (zone->is_timed()) {
+          duration = zone->gpu_end >= zone->gpu_begin ? std::llround(context.clock.TicksToNs(zone->gpu_end - zone->gpu_begin)) : 0;
+        }
+        builder.Add(zone->depth, zone->source_location, duration);
+      }
     }
-    result.push_back(s);
   }
-  std::sort(result.begin(), result.end(), [](const ZoneStatistics& a, const ZoneStatistics& b) {
-    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.source_location < b.source_location;
-  });
-  return result;
+  return builder.Finish();
 }
 
 }  // namespace gnomon::server

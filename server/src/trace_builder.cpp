@@ -181,4 +181,134 @@ void TraceBuilder::OnEndOfStream(uint64_t tick) {
   SeeTick(tick);
 }
 
+int64_t TraceBuilder::CpuNs(uint64_t time, uint8_t domain) const {
+  switch (static_cast<protocol::CpuTimeDomain>(domain)) {
+    case protocol::CpuTimeDomain::kMonotonicRaw: return int64_t(time);
+    case protocol::CpuTimeDomain::kMonotonic: return model_.clock.MonotonicToRawNs(int64_t(time));
+    case protocol::CpuTimeDomain::kTicks: break;
+  }
+  return model_.clock.TickToNs(time);
+}
+
+GpuContextTimeline* TraceBuilder::FindGpuContext(uint32_t id) {
+  auto it = model_.gpu_contexts.find(id);
+  if (it == model_.gpu_contexts.end()) {
+    ++model_.diagnostics.gpu_events_for_unknown_context;
+    return nullptr;
+  }
+  return &it->second;
+}
+
+void TraceBuilder::OnGpuContextDef(const protocol::GpuContextDef& def, std::string_view name) {
+  if (def.context_id == 0 || def.period_numerator_ns == 0 || def.period_denominator == 0 ||
+      (model_.gpu_contexts.size() >= kMaxGpuContexts && !model_.gpu_contexts.contains(def.context_id))) {
+    ++model_.diagnostics.invalid_ids;
+    return;
+  }
+  GpuContextTimeline& context = model_.gpu_contexts[def.context_id];
+  context.id = def.context_id;
+  context.api = def.api;
+  context.flags = def.flags;
+  context.device_name.assign(name);
+  context.clock = GpuClockModel({def.period_numerator_ns, def.period_denominator}, def.valid_bits);
+  const int64_t cpu_ns = CpuNs(def.cpu_time, def.cpu_domain);
+  context.clock.AddSample({context.clock.Unwrap(def.gpu_ticks), cpu_ns, def.uncertainty_ns});
+  context.last_calibration_cpu_ns = cpu_ns;
+}
+
+void TraceBuilder::OnGpuContextName(uint32_t id, std::string_view name) {
+  if (GpuContextTimeline* context = FindGpuContext(id)) context->name.assign(name);
+}
+
+void TraceBuilder::AwaitGpuQuery(GpuContextTimeline& context, uint32_t query, uint32_t zone_index, bool is_end) {
+  GpuZone& zone = context.zones[zone_index];
+  auto early = context.early_times.find(query);
+  if (early != context.early_times.end()) {
+    (is_end ? zone.gpu_end : zone.gpu_begin) = early->second;
+    context.early_times.erase(early);
+    return;
+  }
+  auto [it, inserted] = context.pending.try_emplace(query, GpuContextTimeline::PendingQuery{zone_index, is_end});
+  if (!inserted) {
+    ++model_.diagnostics.gpu_queries_reused_before_time;
+    it->second = {zone_index, is_end};
+  }
+}
+
+void TraceBuilder::OnGpuZoneBegin(uint32_t id, uint32_t query, uint32_t source_location, uint64_t cpu_tick) {
+  GpuContextTimeline* context = FindGpuContext(id);
+  if (context == nullptr) return;
+  if (thread_ == nullptr) {
+    ++model_.diagnostics.events_without_thread;
+    return;
+  }
+  if (source_location >= kMaxSourceLocationId) {
+    ++model_.diagnostics.invalid_ids;
+    source_location = 0;
+  }
+  std::vector<uint32_t>& open = context->open_zones[thread_id_];
+  GpuZone zone;
+  zone.cpu_begin_tick = cpu_tick;
+  zone.source_location = source_location;
+  zone.thread_id = thread_id_;
+  zone.epoch = context->clock.epoch();
+  zone.depth = static_cast<uint16_t>(open.size());
+  const auto index = static_cast<uint32_t>(context->zones.size());
+  context->zones.push_back(zone);
+  open.push_back(index);
+  AwaitGpuQuery(*context, query, index, false);
+  SeeTick(cpu_tick);
+}
+
+void TraceBuilder::OnGpuZoneEnd(uint32_t id, uint32_t query, uint64_t cpu_tick) {
+  GpuContextTimeline* context = FindGpuContext(id);
+  if (context == nullptr) return;
+  auto open = context->open_zones.find(thread_id_);
+  if (thread_ == nullptr || open == context->open_zones.end() || open->second.empty()) {
+    ++model_.diagnostics.gpu_zone_ends_without_begin;
+    return;
+  }
+  const uint32_t index = open->second.back();
+  open->second.pop_back();
+  context->zones[index].cpu_end_tick = std::max(cpu_tick, context->zones[index].cpu_begin_tick);
+  AwaitGpuQuery(*context, query, index, true);
+  SeeTick(cpu_tick);
+}
+
+void TraceBuilder::OnGpuTime(uint32_t id, uint32_t query, uint64_t gpu_ticks) {
+  GpuContextTimeline* context = FindGpuContext(id);
+  if (context == nullptr) return;
+  const uint64_t ticks = context->clock.Unwrap(gpu_ticks);
+  auto it = context->pending.find(query);
+  if (it == context->pending.end()) {
+    if (context->early_times.size() < kMaxEarlyGpuTimes) context->early_times[query] = ticks;
+    return;
+  }
+  GpuZone& zone = context->zones[it->second.zone];
+  (it->second.is_end ? zone.gpu_end : zone.gpu_begin) = ticks;
+  context->pending.erase(it);
+}
+
+void TraceBuilder::OnGpuCalibration(const protocol::GpuCalibration& calibration) {
+  GpuContextTimeline* context = FindGpuContext(calibration.context_id);
+  if (context == nullptr) return;
+  const int64_t cpu_ns = CpuNs(calibration.cpu_time, calibration.cpu_domain);
+  const uint64_t ticks = context->clock.Unwrap(calibration.gpu_ticks);
+  if (calibration.cpu_delta_ns <= 0 ||
+      context->clock.AddSample({ticks, cpu_ns, calibration.uncertainty_ns}) ==
+          GpuClockModel::SampleResult::kRejected) {
+    ++model_.diagnostics.gpu_rejected_calibrations;
+    return;
+  }
+  context->last_calibration_cpu_ns = cpu_ns;
+}
+
+void TraceBuilder::OnGpuResync(const protocol::GpuResync& resync) {
+  GpuContextTimeline* context = FindGpuContext(resync.context_id);
+  if (context == nullptr) return;
+  const int64_t cpu_ns = CpuNs(resync.cpu_time, resync.cpu_domain);
+  context->clock.Resync({resync.gpu_ticks, cpu_ns, resync.uncertainty_ns});
+  context->last_calibration_cpu_ns = cpu_ns;
+}
+
 }  // namespace gnomon::server

@@ -1,5 +1,6 @@
 #include "gnomon/server/trace_model.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace gnomon::server {
@@ -16,6 +17,12 @@ const std::string& TraceModel::ZoneName(const ThreadTimeline& thread, size_t zon
     if (it != thread.attributes.end() && !it->second.name.empty()) return it->second.name;
   }
   return Location(zone.source_location).name;
+}
+
+TraceModel::MappedGpuZone TraceModel::MapGpuZone(const GpuContextTimeline& context, const GpuZone& zone) const {
+  const auto begin = context.clock.Map(zone.gpu_begin, zone.epoch);
+  const auto end = context.clock.Map(zone.gpu_end, zone.epoch);
+  return {begin.cpu_ns, std::max(begin.cpu_ns, end.cpu_ns), std::max(begin.uncertainty_ns, end.uncertainty_ns)};
 }
 
 uint64_t TraceModel::open_zone_count() const {
@@ -56,6 +63,7 @@ std::string DescribeFirstDifference(const TraceModel& a, const TraceModel& b) {
   if (!(a.plots == b.plots)) return "plots differ";
   if (!(a.frame_names == b.frame_names)) return "frame names differ";
   if (!(a.messages == b.messages)) return "messages differ";
+  if (!(a.gpu_contexts == b.gpu_contexts)) return "GPU contexts differ";
   if (!(a.diagnostics == b.diagnostics)) return "diagnostics differ";
   if (a.first_tick != b.first_tick || a.last_tick != b.last_tick) return "time range differs";
   if (a.zone_count != b.zone_count) return "zone counts differ";

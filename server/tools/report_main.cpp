@@ -17,7 +17,7 @@ Prints a summary of a Gnomon trace (program, duration, threads, zones, frames, p
 messages, dropped events) and a table of zone statistics per source location, sorted
 by total time.
 
-  --csv            print only the statistics table, as CSV (durations in ns)
+  --csv            print only the CPU zone statistics table, as CSV (durations in ns)
   --chrome OUT     also write the trace in Chrome trace-event JSON (opens in Perfetto's UI)
   -h, --help       this text
 
@@ -72,6 +72,12 @@ int main(int argc, char** argv) {
     gnomon::server::PrintSummary(model, std::cout);
     std::cout << "\nZone statistics (" << stats.size() << " source locations, by total time)\n";
     gnomon::server::PrintStatisticsTable(model, stats, std::cout);
+    if (!model.gpu_contexts.empty()) {
+      const auto gpu_stats = gnomon::server::ComputeGpuZoneStatistics(model);
+      std::cout << "\nGPU zone statistics (" << gpu_stats.size()
+                << " source locations, by total GPU time, on the GPU's own clock)\n";
+      gnomon::server::PrintStatisticsTable(model, gpu_stats, std::cout);
+    }
   }
   if (!chrome_path.empty()) {
     std::ofstream out(chrome_path, std::ios::binary);

@@ -161,6 +161,55 @@ ReferenceDecodeResult ReferenceDecode(const uint8_t* data, size_t size) {
       case 19:
         if (need(8)) line = "EndOfStream tick=" + N(m.Unsigned(8));
         break;
+      case 20:
+        if (need(47)) {
+          const uint64_t id = m.Unsigned(4), api = m.Unsigned(1), bits = m.Unsigned(1), flags = m.Unsigned(2);
+          const uint64_t num = m.Unsigned(8), den = m.Unsigned(8), gpu = m.Unsigned(8), cpu = m.Unsigned(8);
+          const uint64_t domain = m.Unsigned(1), uncertainty = m.Unsigned(4), length = m.Unsigned(2);
+          if (need(length)) {
+            line = "GpuContextDef id=" + N(id) + " api=" + N(api) + " bits=" + N(bits) + " flags=" + N(flags) +
+                   " period=" + N(num) + "/" + N(den) + " gpu=" + N(gpu) + " cpu=" + N(cpu) + " domain=" + N(domain) +
+                   " uncertainty=" + N(uncertainty) + " '" + m.Text(length) + "'";
+          }
+        }
+        break;
+      case 21:
+        if (need(20)) {
+          const uint64_t context = m.Unsigned(4), query = m.Unsigned(4), location = m.Unsigned(4);
+          line = "GpuZoneBegin context=" + N(context) + " query=" + N(query) + " location=" + N(location) +
+                 " tick=" + N(m.Unsigned(8));
+        }
+        break;
+      case 22:
+      case 23:
+        if (need(16)) {
+          const uint64_t context = m.Unsigned(4), query = m.Unsigned(4);
+          line = std::string(type == 22 ? "GpuZoneEnd" : "GpuTime") + " context=" + N(context) + " query=" + N(query) +
+                 " value=" + N(m.Unsigned(8));
+        }
+        break;
+      case 24:
+        if (need(33)) {
+          const uint64_t context = m.Unsigned(4), gpu = m.Unsigned(8), cpu = m.Unsigned(8);
+          const int64_t delta = int64_t(m.Unsigned(8));
+          const uint64_t uncertainty = m.Unsigned(4);
+          line = "GpuCalibration context=" + N(context) + " gpu=" + N(gpu) + " cpu=" + N(cpu) + " delta=" + S(delta) +
+                 " uncertainty=" + N(uncertainty) + " domain=" + N(m.Unsigned(1));
+        }
+        break;
+      case 25:
+        if (need(25)) {
+          const uint64_t context = m.Unsigned(4), gpu = m.Unsigned(8), cpu = m.Unsigned(8), uncertainty = m.Unsigned(4);
+          line = "GpuResync context=" + N(context) + " gpu=" + N(gpu) + " cpu=" + N(cpu) + " uncertainty=" +
+                 N(uncertainty) + " domain=" + N(m.Unsigned(1));
+        }
+        break;
+      case 26:
+        if (need(6)) {
+          const uint64_t context = m.Unsigned(4), length = m.Unsigned(2);
+          if (need(length)) line = "GpuContextName context=" + N(context) + " '" + m.Text(length) + "'";
+        }
+        break;
       default:
         result.unknown_type = true;
         result.consumed = start;

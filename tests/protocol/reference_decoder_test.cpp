@@ -58,6 +58,34 @@ struct TextHandler {
   }
   void OnDroppedEvents(uint64_t total) { lines.push_back("DroppedEvents total=" + N(total)); }
   void OnEndOfStream(uint64_t tick) { lines.push_back("EndOfStream tick=" + N(tick)); }
+  void OnGpuContextDef(const gnomon::protocol::GpuContextDef& d, std::string_view name) {
+    lines.push_back("GpuContextDef id=" + N(d.context_id) + " api=" + N(d.api) + " bits=" + N(d.valid_bits) +
+                    " flags=" + N(d.flags) + " period=" + N(d.period_numerator_ns) + "/" + N(d.period_denominator) +
+                    " gpu=" + N(d.gpu_ticks) + " cpu=" + N(d.cpu_time) + " domain=" + N(d.cpu_domain) +
+                    " uncertainty=" + N(d.uncertainty_ns) + " '" + std::string(name) + "'");
+  }
+  void OnGpuZoneBegin(uint32_t context, uint32_t query, uint32_t location, uint64_t tick) {
+    lines.push_back("GpuZoneBegin context=" + N(context) + " query=" + N(query) + " location=" + N(location) +
+                    " tick=" + N(tick));
+  }
+  void OnGpuZoneEnd(uint32_t context, uint32_t query, uint64_t tick) {
+    lines.push_back("GpuZoneEnd context=" + N(context) + " query=" + N(query) + " value=" + N(tick));
+  }
+  void OnGpuTime(uint32_t context, uint32_t query, uint64_t ticks) {
+    lines.push_back("GpuTime context=" + N(context) + " query=" + N(query) + " value=" + N(ticks));
+  }
+  void OnGpuCalibration(const gnomon::protocol::GpuCalibration& c) {
+    lines.push_back("GpuCalibration context=" + N(c.context_id) + " gpu=" + N(c.gpu_ticks) + " cpu=" + N(c.cpu_time) +
+                    " delta=" + std::to_string(c.cpu_delta_ns) + " uncertainty=" + N(c.uncertainty_ns) +
+                    " domain=" + N(c.cpu_domain));
+  }
+  void OnGpuResync(const gnomon::protocol::GpuResync& r) {
+    lines.push_back("GpuResync context=" + N(r.context_id) + " gpu=" + N(r.gpu_ticks) + " cpu=" + N(r.cpu_time) +
+                    " uncertainty=" + N(r.uncertainty_ns) + " domain=" + N(r.cpu_domain));
+  }
+  void OnGpuContextName(uint32_t context, std::string_view name) {
+    lines.push_back("GpuContextName context=" + N(context) + " '" + std::string(name) + "'");
+  }
 };
 
 std::string RandomText(std::mt19937_64& rng) {
@@ -70,7 +98,7 @@ StreamWriter RandomStream(uint64_t seed, int count) {
   std::mt19937_64 rng(seed);
   StreamWriter w;
   for (int i = 0; i < count; ++i) {
-    switch (rng() % 19) {
+    switch (rng() % 26) {
       case 0: w.ThreadContext(uint32_t(rng())); break;
       case 1: w.ZoneBegin(uint32_t(rng()), rng()); break;
       case 2: w.ZoneEnd(rng()); break;
@@ -88,6 +116,15 @@ StreamWriter RandomStream(uint64_t seed, int count) {
       case 14: w.AppInfo(RandomText(rng), uint32_t(rng())); break;
       case 15: w.Dropped(rng()); break;
       case 16: w.End(rng()); break;
+      case 17: w.GpuContext(uint32_t(rng()), RandomText(rng), rng(), rng(), uint8_t(rng()), rng(), rng(),
+                            gnomon::protocol::CpuTimeDomain(rng() % 3), uint32_t(rng()),
+                            gnomon::protocol::GpuApi(rng() % 4), uint16_t(rng())); break;
+      case 18: w.GpuZoneBegin(uint32_t(rng()), uint32_t(rng()), uint32_t(rng()), rng()); break;
+      case 19: w.GpuZoneEnd(uint32_t(rng()), uint32_t(rng()), rng()); break;
+      case 20: w.GpuTime(uint32_t(rng()), uint32_t(rng()), rng()); break;
+      case 21: w.GpuCalibration(uint32_t(rng()), rng(), rng(), int64_t(rng()), uint32_t(rng())); break;
+      case 22: w.GpuResync(uint32_t(rng()), rng(), rng(), uint32_t(rng())); break;
+      case 23: w.GpuContextName(uint32_t(rng()), RandomText(rng)); break;
       default: w.ZoneBegin(uint32_t(rng() % 100), rng()); break;
     }
   }

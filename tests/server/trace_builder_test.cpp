@@ -87,3 +87,59 @@ TEST_CASE("frames, plots, messages, drops and names arrive in the model") {
   CHECK(m.diagnostics.client_dropped_events == 17);
   CHECK(m.diagnostics.ended_cleanly);
 }
+
+TEST_CASE("GPU zones nest per thread, match their query times in any order, and map through calibrations") {
+  using gnomon::protocol::CpuTimeDomain;
+  StreamWriter w;
+  w.AppInfo("gpu app").SourceLocation(1, "Pass", "f", "r.cpp", 1).SourceLocation(2, "Draw", "g", "r.cpp", 2);
+  // GPU ticks are ns with an offset of 1e9; CPU time is CLOCK_MONOTONIC_RAW.
+  w.GpuContext(1, "Test GPU", 1, 1, 64, 1'000'001'000, 1'000, CpuTimeDomain::kMonotonicRaw, 10);
+  w.GpuContextName(1, "graphics queue");
+  w.GpuCalibration(1, 1'001'001'000, 1'001'000, 1'000'000, 10);
+  w.ThreadContext(3);
+  w.GpuTime(1, 11, 1'000'500'000);  // a time that comes before its zone
+  w.GpuZoneBegin(1, 10, 1, 100).GpuZoneBegin(1, 11, 2, 110).GpuZoneEnd(1, 12, 120).GpuZoneEnd(1, 13, 130);
+  w.GpuTime(1, 10, 1'000'401'000).GpuTime(1, 13, 1'000'901'000).GpuTime(1, 12, 1'000'601'000);
+  TraceModel m = Build(w);
+  REQUIRE(m.gpu_contexts.size() == 1);
+  const auto& c = m.gpu_contexts.at(1);
+  CHECK(c.label() == "graphics queue");
+  CHECK(c.device_name == "Test GPU");
+  REQUIRE(c.zones.size() == 2);
+  CHECK(c.zones[0].depth == 0);
+  CHECK(c.zones[1].depth == 1);
+  CHECK(c.zones[0].thread_id == 3);
+  CHECK(c.zones[0].is_timed());
+  CHECK(c.zones[1].is_timed());
+  CHECK(c.pending.empty());
+  CHECK(c.early_times.empty());
+  const auto pass = m.MapGpuZone(c, c.zones[0]);
+  CHECK(pass.begin_ns == 401'000);
+  CHECK(pass.end_ns == 901'000);
+  const auto draw = m.MapGpuZone(c, c.zones[1]);
+  CHECK(draw.begin_ns == 500'000);
+  CHECK(draw.end_ns == 601'000);
+  CHECK(c.clock.sample_count() == 2);
+}
+
+TEST_CASE("bad GPU input is counted and leaves the other zones alone") {
+  StreamWriter w;
+  w.SourceLocation(1, "Pass", "f", "r.cpp", 1).GpuContext(1, "gpu", 1, 1, 64, 1000, 1000);
+  w.ThreadContext(1);
+  w.GpuZoneBegin(9, 1, 1, 5).GpuTime(9, 1, 77).GpuCalibration(9, 1, 1, 1, 1);  // unknown context
+  w.GpuZoneEnd(1, 2, 6);                                                     // end without begin
+  w.GpuCalibration(1, 2000, 2000, 0, 5);                                     // zero delta
+  w.GpuCalibration(1, 900, 3000, 10, 5);                                     // GPU clock backwards
+  w.GpuZoneBegin(1, 3, 1, 7).GpuZoneBegin(1, 3, 1, 8);                       // query reused before its time
+  w.GpuTime(1, 3, 1200);
+  const TraceModel m = Build(w);
+  CHECK(m.diagnostics.gpu_events_for_unknown_context == 3);
+  CHECK(m.diagnostics.gpu_zone_ends_without_begin == 1);
+  CHECK(m.diagnostics.gpu_rejected_calibrations == 2);
+  CHECK(m.diagnostics.gpu_queries_reused_before_time == 1);
+  const auto& c = m.gpu_contexts.at(1);
+  CHECK(c.clock.sample_count() == 1);
+  REQUIRE(c.zones.size() == 2);
+  CHECK(c.zones[1].gpu_begin == 1200);
+  CHECK(c.zones[0].gpu_begin == gnomon::server::kOpenZone);
+}

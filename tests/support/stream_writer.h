@@ -57,6 +57,34 @@ class StreamWriter {
   }
   StreamWriter& Dropped(uint64_t total) { return Tag(Type::kDroppedEvents).U64(total); }
   StreamWriter& End(uint64_t tick) { return Tag(Type::kEndOfStream).U64(tick); }
+  StreamWriter& GpuContext(uint32_t id, std::string_view device, uint64_t period_num = 1, uint64_t period_den = 1,
+                           uint8_t valid_bits = 64, uint64_t gpu_ticks = 0, uint64_t cpu_time = 0,
+                           protocol::CpuTimeDomain domain = protocol::CpuTimeDomain::kMonotonicRaw,
+                           uint32_t uncertainty = 0, protocol::GpuApi api = protocol::GpuApi::kVulkan, uint16_t flags = 1) {
+    return Tag(Type::kGpuContextDef).U32(id).U8(uint8_t(api)).U8(valid_bits).U16(flags).U64(period_num).U64(period_den)
+        .U64(gpu_ticks).U64(cpu_time).U8(uint8_t(domain)).U32(uncertainty).U16(uint16_t(device.size())).Bytes(device);
+  }
+  StreamWriter& GpuZoneBegin(uint32_t context, uint32_t query, uint32_t location, uint64_t cpu_tick) {
+    return Tag(Type::kGpuZoneBegin).U32(context).U32(query).U32(location).U64(cpu_tick);
+  }
+  StreamWriter& GpuZoneEnd(uint32_t context, uint32_t query, uint64_t cpu_tick) {
+    return Tag(Type::kGpuZoneEnd).U32(context).U32(query).U64(cpu_tick);
+  }
+  StreamWriter& GpuTime(uint32_t context, uint32_t query, uint64_t ticks) {
+    return Tag(Type::kGpuTime).U32(context).U32(query).U64(ticks);
+  }
+  StreamWriter& GpuCalibration(uint32_t context, uint64_t ticks, uint64_t cpu_time, int64_t delta, uint32_t uncertainty,
+                               protocol::CpuTimeDomain domain = protocol::CpuTimeDomain::kMonotonicRaw) {
+    return Tag(Type::kGpuCalibration).U32(context).U64(ticks).U64(cpu_time).U64(uint64_t(delta)).U32(uncertainty)
+        .U8(uint8_t(domain));
+  }
+  StreamWriter& GpuResync(uint32_t context, uint64_t ticks, uint64_t cpu_time, uint32_t uncertainty,
+                          protocol::CpuTimeDomain domain = protocol::CpuTimeDomain::kMonotonicRaw) {
+    return Tag(Type::kGpuResync).U32(context).U64(ticks).U64(cpu_time).U32(uncertainty).U8(uint8_t(domain));
+  }
+  StreamWriter& GpuContextName(uint32_t context, std::string_view name) {
+    return Tag(Type::kGpuContextName).U32(context).U16(uint16_t(name.size())).Bytes(name);
+  }
   StreamWriter& Raw(std::initializer_list<uint8_t> bytes) {
     bytes_.insert(bytes_.end(), bytes);
     return *this;

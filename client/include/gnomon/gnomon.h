@@ -113,6 +113,78 @@ void gnomon_message(const char* text, size_t length, gnomon_severity severity);
 uint32_t gnomon_plot_id(const char* name);
 void gnomon_plot(uint32_t plot_id, double value);
 
+/* ---- GPU ----
+ * A GPU context is one clock domain: a Vulkan queue, a GL context, a CUDA device. GPU
+ * zones are recorded on a CPU thread (which nests them and links them to the thread),
+ * and timed by two GPU timestamp queries whose raw values arrive later through
+ * gnomon_gpu_time(). Calibrations pair GPU ticks with the CPU time of the same instant;
+ * the server fits every GPU clock onto the CPU timeline from them. The collectors in
+ * gnomon/vulkan.hpp and gnomon/opengl.hpp do all of this for you; these calls are for
+ * other APIs and for bindings. */
+
+typedef enum gnomon_gpu_api {
+  GNOMON_GPU_API_UNKNOWN = 0,
+  GNOMON_GPU_API_VULKAN = 1,
+  GNOMON_GPU_API_OPENGL = 2,
+  GNOMON_GPU_API_CUDA = 3
+} gnomon_gpu_api;
+
+/* The clock a CPU time is read on. Vulkan's calibrated timestamps return
+ * CLOCK_MONOTONIC_RAW (or CLOCK_MONOTONIC) ns: pass them with that domain, as they are. */
+typedef enum gnomon_cpu_time_domain {
+  GNOMON_CPU_TIME_TICKS = 0,          /* gnomon_now() ticks */
+  GNOMON_CPU_TIME_MONOTONIC_RAW = 1,  /* CLOCK_MONOTONIC_RAW ns */
+  GNOMON_CPU_TIME_MONOTONIC = 2       /* CLOCK_MONOTONIC ns */
+} gnomon_cpu_time_domain;
+
+#define GNOMON_GPU_CONTEXT_CALIBRATED 1u          /* pairs from a simultaneous-read API */
+#define GNOMON_GPU_CONTEXT_FALLBACK_CALIBRATION 2u /* pairs from a submit/fence bracket */
+
+typedef struct gnomon_gpu_context_info {
+  gnomon_gpu_api api;
+  const char* device_name;
+  /* tick period = period_numerator_ns / period_denominator ns, exactly (see
+   * gnomon_gpu_period_from_float) */
+  uint64_t period_numerator_ns;
+  uint64_t period_denominator;
+  uint8_t valid_bits;          /* of the timestamp counter, 1..64 */
+  uint16_t flags;              /* GNOMON_GPU_CONTEXT_* */
+  uint64_t gpu_ticks;          /* an initial calibration pair: GPU ticks... */
+  uint64_t cpu_time;           /* ...and the CPU time at the same instant */
+  gnomon_cpu_time_domain cpu_domain;
+  uint32_t uncertainty_ns;     /* of that pair */
+} gnomon_gpu_context_info;
+
+typedef struct gnomon_gpu_calibration_data {
+  uint64_t gpu_ticks;
+  uint64_t cpu_time;            /* read at the same instant as gpu_ticks, in cpu_domain */
+  int64_t cpu_delta_ns;         /* CPU ns since this context's previous calibration (> 0) */
+  uint32_t uncertainty_ns;      /* e.g. Vulkan's maxDeviation */
+  uint32_t context;
+  gnomon_cpu_time_domain cpu_domain;
+} gnomon_gpu_calibration_data;
+
+/* Creates a GPU context; returns its id (never 0), or 0 when info is invalid. */
+uint32_t gnomon_gpu_context_create(const gnomon_gpu_context_info* info);
+void gnomon_gpu_context_name(uint32_t context, const char* name, size_t length);
+/* Opens a GPU zone on the calling thread; query_id names the timestamp written at its
+ * begin. The CPU time of the call is recorded as the zone's CPU-side time. */
+void gnomon_gpu_zone_begin(uint32_t context, uint32_t query_id, gnomon_source_location* location);
+/* Closes the calling thread's innermost GPU zone of the context. */
+void gnomon_gpu_zone_end(uint32_t context, uint32_t query_id);
+/* The raw GPU value of a query, once the GPU wrote it. */
+void gnomon_gpu_time(uint32_t context, uint32_t query_id, uint64_t gpu_ticks);
+/* A calibration pair; the caller passes the CPU time of the pair. */
+void gnomon_gpu_calibration(const gnomon_gpu_calibration_data* data);
+/* The GPU clock jumped: re-anchor the context at this pair. */
+void gnomon_gpu_resync(uint32_t context, uint64_t gpu_ticks, uint64_t cpu_time,
+                       gnomon_cpu_time_domain cpu_domain, uint32_t uncertainty_ns);
+/* A host clock reading (CLOCK_MONOTONIC_RAW or CLOCK_MONOTONIC ns) as Gnomon ticks,
+ * through the program's latest calibration pairs. */
+uint64_t gnomon_cpu_time_from_host_ns(gnomon_cpu_time_domain domain, int64_t host_ns);
+/* An exact fraction for a period given as a float (Vulkan's timestampPeriod). */
+void gnomon_gpu_period_from_float(double period_ns, uint64_t* numerator_ns, uint64_t* denominator);
+
 #ifdef __cplusplus
 }
 #endif

@@ -25,8 +25,9 @@ enum class HandshakeStatus : uint16_t {
 // A server refuses a program announcing bits it does not know.
 enum Capability : uint64_t {
   kCapCpuZones = 1u << 0,
+  kCapGpu = 1u << 1,
 };
-inline constexpr uint64_t kKnownCapabilities = kCapCpuZones;
+inline constexpr uint64_t kKnownCapabilities = kCapCpuZones | kCapGpu;
 
 #pragma pack(push, 1)
 struct ServerHello {

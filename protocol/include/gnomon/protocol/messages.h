@@ -44,10 +44,17 @@ enum class MessageType : uint8_t {
   kAppInfo = 17,
   kDroppedEvents = 18,
   kEndOfStream = 19,
+  kGpuContextDef = 20,
+  kGpuZoneBegin = 21,
+  kGpuZoneEnd = 22,
+  kGpuTime = 23,
+  kGpuCalibration = 24,
+  kGpuResync = 25,
+  kGpuContextName = 26,
 };
 
 // Highest type value this build understands; larger tags are rejected.
-inline constexpr uint8_t kLastMessageType = 19;
+inline constexpr uint8_t kLastMessageType = 26;
 
 // Longest string that travels in one message. Strings are bytes (UTF-8 by convention),
 // not NUL-terminated.
@@ -65,6 +72,27 @@ enum class StringKind : uint8_t {
 enum class TimerKind : uint8_t {
   kTsc = 1,              // x86 invariant time-stamp counter
   kMonotonicRaw = 2,     // CLOCK_MONOTONIC_RAW nanoseconds (ticks are ns)
+};
+
+enum class GpuApi : uint8_t {
+  kUnknown = 0,
+  kVulkan = 1,
+  kOpenGL = 2,
+  kCuda = 3,
+};
+
+// The clock a CPU time in a GPU message is read on. Vulkan's calibrated timestamps give
+// CLOCK_MONOTONIC_RAW (or CLOCK_MONOTONIC) nanoseconds: passing them as they are keeps
+// the pair exact.
+enum class CpuTimeDomain : uint8_t {
+  kTicks = 0,         // the program's timer, as in every other message
+  kMonotonicRaw = 1,  // CLOCK_MONOTONIC_RAW ns
+  kMonotonic = 2,     // CLOCK_MONOTONIC ns
+};
+
+enum GpuContextFlags : uint16_t {
+  kGpuContextCalibrated = 1 << 0,          // pairs come from a simultaneous-read API
+  kGpuContextFallbackCalibration = 1 << 1,  // pairs come from a submit/fence bracket
 };
 
 enum class Severity : uint8_t {
@@ -191,8 +219,85 @@ struct EndOfStream {
   uint64_t tick;
 };
 
+// A GPU context (a device queue, a GL context, a CUDA device): a clock domain of its
+// own. Followed by the device name. Sent once, before or after its first use.
+struct GpuContextDef {
+  uint8_t type;
+  uint32_t context_id;           // program-assigned, from 1
+  uint8_t api;                   // GpuApi
+  uint8_t valid_bits;            // of the GPU timestamp counter, 1..64
+  uint16_t flags;                // GpuContextFlags
+  uint64_t period_numerator_ns;  // tick period = numerator / denominator ns, exactly
+  uint64_t period_denominator;
+  uint64_t gpu_ticks;            // an initial pair: GPU ticks...
+  uint64_t cpu_time;             // ...and the CPU time at the same instant
+  uint8_t cpu_domain;            // CpuTimeDomain of cpu_time
+  uint32_t uncertainty_ns;       // of the initial pair
+  uint16_t name_length;
+};
+
+// A GPU zone recorded on the current thread: its begin and end timestamps arrive later,
+// as GpuTime messages for begin_query and end_query. Zones nest per thread and context.
+struct GpuZoneBegin {
+  uint8_t type;
+  uint32_t context_id;
+  uint32_t query_id;   // the timestamp query written at the zone's begin
+  uint32_t srcloc_id;
+  uint64_t cpu_tick;   // when the CPU recorded it
+};
+
+struct GpuZoneEnd {
+  uint8_t type;
+  uint32_t context_id;
+  uint32_t query_id;   // the timestamp query written at the zone's end
+  uint64_t cpu_tick;
+};
+
+// The GPU's value for a query, raw (not unwrapped, not scaled).
+struct GpuTime {
+  uint8_t type;
+  uint32_t context_id;
+  uint32_t query_id;
+  uint64_t gpu_ticks;
+};
+
+// GPU ticks and the CPU time read at the same instant.
+struct GpuCalibration {
+  uint8_t type;
+  uint32_t context_id;
+  uint64_t gpu_ticks;
+  uint64_t cpu_time;
+  int64_t cpu_delta_ns;     // CPU ns since this context's previous calibration
+  uint32_t uncertainty_ns;  // e.g. Vulkan's maxDeviation, or a bracket width
+  uint8_t cpu_domain;       // CpuTimeDomain of cpu_time
+};
+
+// The GPU clock jumped (device reset, clock change): re-anchor at this pair.
+struct GpuResync {
+  uint8_t type;
+  uint32_t context_id;
+  uint64_t gpu_ticks;
+  uint64_t cpu_time;
+  uint32_t uncertainty_ns;
+  uint8_t cpu_domain;
+};
+
+// Followed by the name shown for the context.
+struct GpuContextName {
+  uint8_t type;
+  uint32_t context_id;
+  uint16_t length;
+};
+
 #pragma pack(pop)
 
+static_assert(sizeof(GpuContextDef) == 48);
+static_assert(sizeof(GpuZoneBegin) == 21);
+static_assert(sizeof(GpuZoneEnd) == 17);
+static_assert(sizeof(GpuTime) == 17);
+static_assert(sizeof(GpuCalibration) == 34);
+static_assert(sizeof(GpuResync) == 26);
+static_assert(sizeof(GpuContextName) == 7);
 static_assert(sizeof(ThreadContext) == 5);
 static_assert(sizeof(ZoneBegin) == 13);
 static_assert(sizeof(ZoneEnd) == 9);
@@ -233,6 +338,13 @@ constexpr size_t FixedSize(uint8_t type) {
     case MessageType::kAppInfo: return sizeof(AppInfo);
     case MessageType::kDroppedEvents: return sizeof(DroppedEvents);
     case MessageType::kEndOfStream: return sizeof(EndOfStream);
+    case MessageType::kGpuContextDef: return sizeof(GpuContextDef);
+    case MessageType::kGpuZoneBegin: return sizeof(GpuZoneBegin);
+    case MessageType::kGpuZoneEnd: return sizeof(GpuZoneEnd);
+    case MessageType::kGpuTime: return sizeof(GpuTime);
+    case MessageType::kGpuCalibration: return sizeof(GpuCalibration);
+    case MessageType::kGpuResync: return sizeof(GpuResync);
+    case MessageType::kGpuContextName: return sizeof(GpuContextName);
   }
   return 0;
 }
@@ -256,6 +368,10 @@ inline size_t VariableSize(uint8_t type, const uint8_t* fixed) {
       return LoadLe<uint16_t>(fixed + offsetof(ThreadInfo, name_length));
     case MessageType::kAppInfo:
       return LoadLe<uint16_t>(fixed + offsetof(AppInfo, name_length));
+    case MessageType::kGpuContextDef:
+      return LoadLe<uint16_t>(fixed + offsetof(GpuContextDef, name_length));
+    case MessageType::kGpuContextName:
+      return LoadLe<uint16_t>(fixed + offsetof(GpuContextName, length));
     default:
       return 0;
   }
@@ -286,6 +402,13 @@ constexpr const char* MessageTypeName(uint8_t type) {
     case MessageType::kAppInfo: return "AppInfo";
     case MessageType::kDroppedEvents: return "DroppedEvents";
     case MessageType::kEndOfStream: return "EndOfStream";
+    case MessageType::kGpuContextDef: return "GpuContextDef";
+    case MessageType::kGpuZoneBegin: return "GpuZoneBegin";
+    case MessageType::kGpuZoneEnd: return "GpuZoneEnd";
+    case MessageType::kGpuTime: return "GpuTime";
+    case MessageType::kGpuCalibration: return "GpuCalibration";
+    case MessageType::kGpuResync: return "GpuResync";
+    case MessageType::kGpuContextName: return "GpuContextName";
   }
   return "unknown";
 }

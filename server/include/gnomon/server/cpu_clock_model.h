@@ -35,6 +35,9 @@ class CpuClockModel {
                             static_cast<double>(static_cast<int64_t>(tick - anchor_tick_)) * ns_per_tick_);
   }
   double ns_per_tick() const { return ns_per_tick_; }
+  // CLOCK_MONOTONIC ns to CLOCK_MONOTONIC_RAW ns, through the pairs' offsets
+  // (interpolated between pairs; NTP slews CLOCK_MONOTONIC). Unchanged without pairs.
+  int64_t MonotonicToRawNs(int64_t monotonic_ns) const;
   const std::vector<CpuCalibrationPair>& pairs() const { return pairs_; }
   // Root-mean-square distance of the pairs from the fitted line, in ns. O(pairs).
   double ResidualRmsNs() const;

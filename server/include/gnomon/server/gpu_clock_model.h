@@ -25,19 +25,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "gnomon/protocol/tick_period.h"
+
 namespace gnomon::server {
 
-// A tick period in ns as an exact fraction: NVIDIA 1/1, a 19.2 MHz clock 625/12.
-struct TickPeriod {
-  uint64_t numerator_ns = 1;
-  uint64_t denominator = 1;
-  double ns() const { return double(numerator_ns) / double(denominator); }
-  friend bool operator==(const TickPeriod&, const TickPeriod&) = default;
-};
-
-// The closest fraction with a denominator up to 10^6 to a period given as a float
-// (Vulkan's timestampPeriod), e.g. 52.083332 -> 625/12.
-TickPeriod PeriodFromFloat(double period_ns);
+using protocol::PeriodFromFloat;
+using protocol::TickPeriod;
 
 struct GpuCalibrationSample {
   uint64_t gpu_ticks = 0;  // unwrapped

@@ -3,6 +3,7 @@
 // For every source location: count, total time, self time (total minus time in child
 // zones), min, max, mean, standard deviation and median, in nanoseconds. Zones still
 // open when the capture ended have no duration and are left out (counted apart).
+// The median of an even count is the mean of the two middle values.
 #pragma once
 
 #include <cstdint>
@@ -27,5 +28,9 @@ struct ZoneStatistics {
 // Statistics for every source location that has at least one closed zone, sorted by
 // total time, longest first.
 std::vector<ZoneStatistics> ComputeZoneStatistics(const TraceModel& model);
+
+// The same for GPU zones of every context, with durations on the GPU's own clock (ticks
+// times the exact period). Zones whose timestamps never arrived are left out.
+std::vector<ZoneStatistics> ComputeGpuZoneStatistics(const TraceModel& model);
 
 }  // namespace gnomon::server

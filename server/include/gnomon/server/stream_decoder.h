@@ -42,6 +42,13 @@ struct NullHandler {
   void OnAppInfo(const protocol::AppInfo& /*info*/, std::string_view /*name*/) {}
   void OnDroppedEvents(uint64_t /*total*/) {}
   void OnEndOfStream(uint64_t /*tick*/) {}
+  void OnGpuContextDef(const protocol::GpuContextDef& /*def*/, std::string_view /*name*/) {}
+  void OnGpuZoneBegin(uint32_t /*context*/, uint32_t /*query*/, uint32_t /*source_location*/, uint64_t /*cpu_tick*/) {}
+  void OnGpuZoneEnd(uint32_t /*context*/, uint32_t /*query*/, uint64_t /*cpu_tick*/) {}
+  void OnGpuTime(uint32_t /*context*/, uint32_t /*query*/, uint64_t /*gpu_ticks*/) {}
+  void OnGpuCalibration(const protocol::GpuCalibration& /*calibration*/) {}
+  void OnGpuResync(const protocol::GpuResync& /*resync*/) {}
+  void OnGpuContextName(uint32_t /*context*/, std::string_view /*name*/) {}
 };
 
 struct DecodeResult {
@@ -132,6 +139,28 @@ DecodeResult DecodeMessages(const uint8_t* data, size_t size, Handler& handler) 
         break;
       case MessageType::kEndOfStream:
         handler.OnEndOfStream(LoadLe<uint64_t>(p + 1));
+        break;
+      case MessageType::kGpuContextDef:
+        handler.OnGpuContextDef(LoadLe<protocol::GpuContextDef>(p), {tail, total - fixed});
+        break;
+      case MessageType::kGpuZoneBegin:
+        handler.OnGpuZoneBegin(LoadLe<uint32_t>(p + 1), LoadLe<uint32_t>(p + 5), LoadLe<uint32_t>(p + 9),
+                               LoadLe<uint64_t>(p + 13));
+        break;
+      case MessageType::kGpuZoneEnd:
+        handler.OnGpuZoneEnd(LoadLe<uint32_t>(p + 1), LoadLe<uint32_t>(p + 5), LoadLe<uint64_t>(p + 9));
+        break;
+      case MessageType::kGpuTime:
+        handler.OnGpuTime(LoadLe<uint32_t>(p + 1), LoadLe<uint32_t>(p + 5), LoadLe<uint64_t>(p + 9));
+        break;
+      case MessageType::kGpuCalibration:
+        handler.OnGpuCalibration(LoadLe<protocol::GpuCalibration>(p));
+        break;
+      case MessageType::kGpuResync:
+        handler.OnGpuResync(LoadLe<protocol::GpuResync>(p));
+        break;
+      case MessageType::kGpuContextName:
+        handler.OnGpuContextName(LoadLe<uint32_t>(p + 1), {tail, total - fixed});
         break;
     }
     pos += total;

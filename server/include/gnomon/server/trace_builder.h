@@ -18,6 +18,9 @@ inline constexpr uint32_t kMaxSourceLocationId = 1u << 20;
 // Most distinct threads, frame series and plots accepted from one program.
 inline constexpr uint32_t kMaxThreads = 1u << 16;
 inline constexpr uint32_t kMaxSeries = 1u << 16;
+inline constexpr uint32_t kMaxGpuContexts = 1u << 16;
+// GPU times held while their zone has not arrived, per context.
+inline constexpr size_t kMaxEarlyGpuTimes = 1u << 20;
 
 class TraceBuilder : public NullHandler {
  public:
@@ -58,8 +61,19 @@ class TraceBuilder : public NullHandler {
   void OnAppInfo(const protocol::AppInfo& info, std::string_view name);
   void OnDroppedEvents(uint64_t total);
   void OnEndOfStream(uint64_t tick);
+  void OnGpuContextDef(const protocol::GpuContextDef& def, std::string_view name);
+  void OnGpuZoneBegin(uint32_t context, uint32_t query, uint32_t source_location, uint64_t cpu_tick);
+  void OnGpuZoneEnd(uint32_t context, uint32_t query, uint64_t cpu_tick);
+  void OnGpuTime(uint32_t context, uint32_t query, uint64_t gpu_ticks);
+  void OnGpuCalibration(const protocol::GpuCalibration& calibration);
+  void OnGpuResync(const protocol::GpuResync& resync);
+  void OnGpuContextName(uint32_t context, std::string_view name);
 
  private:
+  GpuContextTimeline* FindGpuContext(uint32_t id);
+  // Registers `query` as awaited by zone `zone_index`, or fills it from an early time.
+  void AwaitGpuQuery(GpuContextTimeline& context, uint32_t query, uint32_t zone_index, bool is_end);
+  int64_t CpuNs(uint64_t time, uint8_t domain) const;
   ThreadTimeline* FindOrAddThread(uint32_t thread_id);
   ZoneAttributes* InnermostAttributes();
   void SeeTick(uint64_t tick) {

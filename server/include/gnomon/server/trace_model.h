@@ -20,6 +20,7 @@
 
 #include "gnomon/server/chunked_vector.h"
 #include "gnomon/server/cpu_clock_model.h"
+#include "gnomon/server/gpu_clock_model.h"
 
 namespace gnomon::server {
 
@@ -95,6 +96,49 @@ struct PlotSeries {
   friend bool operator==(const PlotSeries&, const PlotSeries&) = default;
 };
 
+// A GPU zone: recorded by a CPU thread, timed by the GPU. Its GPU timestamps arrive
+// later (GpuTime messages); until then gpu_begin/gpu_end are kOpenZone.
+struct GpuZone {
+  uint64_t gpu_begin = kOpenZone;  // unwrapped GPU ticks
+  uint64_t gpu_end = kOpenZone;
+  uint64_t cpu_begin_tick = 0;     // when the CPU recorded the zone
+  uint64_t cpu_end_tick = kOpenZone;
+  uint32_t source_location = 0;
+  uint32_t thread_id = 0;  // the recording thread
+  uint32_t epoch = 0;      // of the context's clock model when recorded
+  uint16_t depth = 0;
+  uint16_t flags = 0;
+  bool is_timed() const { return gpu_begin != kOpenZone && gpu_end != kOpenZone; }
+  friend bool operator==(const GpuZone&, const GpuZone&) = default;
+};
+static_assert(sizeof(GpuZone) == 48);
+
+struct GpuContextTimeline {
+  uint32_t id = 0;
+  uint8_t api = 0;  // protocol::GpuApi
+  uint16_t flags = 0;
+  std::string device_name;
+  std::string name;  // set by GpuContextName; device_name otherwise
+  GpuClockModel clock;
+  ChunkedVector<GpuZone> zones;
+  struct PendingQuery {
+    uint32_t zone = 0;
+    bool is_end = false;
+    friend bool operator==(const PendingQuery&, const PendingQuery&) = default;
+  };
+  std::unordered_map<uint32_t, PendingQuery> pending;   // query -> zone awaiting its time
+  std::unordered_map<uint32_t, uint64_t> early_times;   // times that arrived before their zone
+  std::unordered_map<uint32_t, std::vector<uint32_t>> open_zones;  // by thread, innermost last
+  int64_t last_calibration_cpu_ns = 0;
+
+  const std::string& label() const { return name.empty() ? device_name : name; }
+  friend bool operator==(const GpuContextTimeline& a, const GpuContextTimeline& b) {
+    return a.id == b.id && a.api == b.api && a.flags == b.flags && a.device_name == b.device_name &&
+           a.name == b.name && a.clock.knots() == b.clock.knots() && a.zones == b.zones &&
+           a.pending == b.pending && a.early_times == b.early_times;
+  }
+};
+
 struct ProgramInfo {
   std::string name;
   uint32_t pid = 0;
@@ -115,6 +159,10 @@ struct Diagnostics {
   uint64_t frame_ends_without_begin = 0;
   uint64_t client_dropped_events = 0;  // as reported by the program
   bool ended_cleanly = false;          // the program sent EndOfStream
+  uint64_t gpu_events_for_unknown_context = 0;
+  uint64_t gpu_queries_reused_before_time = 0;  // a query's time never came before its reuse
+  uint64_t gpu_rejected_calibrations = 0;       // zero/negative deltas or absurd rates
+  uint64_t gpu_zone_ends_without_begin = 0;
   friend bool operator==(const Diagnostics&, const Diagnostics&) = default;
 };
 
@@ -129,6 +177,7 @@ struct TraceModel {
   std::map<uint32_t, PlotSeries> plots;          // by plot id
   std::unordered_map<uint32_t, std::string> frame_names;  // StringDef of kind frame
   std::vector<LogMessage> messages;
+  std::map<uint32_t, GpuContextTimeline> gpu_contexts;  // by context id
   Diagnostics diagnostics;
   uint64_t first_tick = kOpenZone;  // earliest event
   uint64_t last_tick = 0;           // latest event
@@ -145,6 +194,14 @@ struct TraceModel {
     return clock.TickToNs(end_tick) - clock.TickToNs(begin_tick);
   }
   uint64_t open_zone_count() const;
+  // A GPU zone's begin and end on the trace timeline (CLOCK_MONOTONIC_RAW ns), with the
+  // uncertainty of the mapping; the end is never before the begin.
+  struct MappedGpuZone {
+    int64_t begin_ns = 0;
+    int64_t end_ns = 0;
+    uint32_t uncertainty_ns = 0;
+  };
+  MappedGpuZone MapGpuZone(const GpuContextTimeline& context, const GpuZone& zone) const;
   // Approximate bytes held by the zone arrays.
   size_t zone_bytes() const;
 
