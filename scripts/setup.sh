@@ -23,7 +23,7 @@ esac
 build_dir="${BUILD_DIR:-build}"
 jobs="${JOBS:-$(nproc)}"
 
-packages=(g++ gcc make cmake pkg-config libasio-dev libzstd-dev doctest-dev)
+packages=(g++ gcc make cmake pkg-config python3 libasio-dev libzstd-dev doctest-dev)
 
 install_missing() {
   local missing=()

@@ -200,13 +200,14 @@ GpuContextTimeline* TraceBuilder::FindGpuContext(uint32_t id) {
 }
 
 void TraceBuilder::OnGpuContextDef(const protocol::GpuContextDef& def, std::string_view name) {
-  if (def.context_id == 0 || def.period_numerator_ns == 0 || def.period_denominator == 0 ||
-      (model_.gpu_contexts.size() >= kMaxGpuContexts && !model_.gpu_contexts.contains(def.context_id))) {
+  const uint32_t id = def.context_id;  // a copy: the message is packed
+  if (id == 0 || def.period_numerator_ns == 0 || def.period_denominator == 0 ||
+      (model_.gpu_contexts.size() >= kMaxGpuContexts && !model_.gpu_contexts.contains(id))) {
     ++model_.diagnostics.invalid_ids;
     return;
   }
-  GpuContextTimeline& context = model_.gpu_contexts[def.context_id];
-  context.id = def.context_id;
+  GpuContextTimeline& context = model_.gpu_contexts[id];
+  context.id = id;
   context.api = def.api;
   context.flags = def.flags;
   context.device_name.assign(name);

@@ -130,4 +130,51 @@ TEST_CASE("the C API from a C program: zones, attributes, frames, plots, message
   CHECK(m.messages[0].text == "from C");
   CHECK(m.messages[0].severity == 3);
   CHECK(m.plots.begin()->second.points.size() == 5);
+
+  // GPU: four passes, each timed 1 ms to 3 ms after the CPU recorded it.
+  REQUIRE(m.gpu_contexts.size() == 1);
+  const auto& gpu = m.gpu_contexts.begin()->second;
+  CHECK(gpu.label() == "C queue");
+  CHECK(gpu.device_name == "C test GPU");
+  CHECK(gpu.clock.period() == gnomon::protocol::TickPeriod{2, 1});
+  CHECK(gpu.clock.valid_bits() == 48);
+  CHECK(gpu.clock.sample_count() == 5);
+  CHECK(gpu.clock.rejected_count() == 0);
+  REQUIRE(gpu.zones.size() == 4);
+  for (size_t i = 0; i < gpu.zones.size(); ++i) {
+    const auto& zone = gpu.zones[i];
+    REQUIRE(zone.is_timed());
+    CHECK(zone.thread_id == thread->id);
+    CHECK(m.Location(zone.source_location).name == "C GPU pass");
+    const auto mapped = m.MapGpuZone(gpu, zone);
+    CHECK(mapped.end_ns - mapped.begin_ns == doctest::Approx(2000000).epsilon(0.001));
+    const int64_t recorded = m.clock.TickToNs(zone.cpu_begin_tick);
+    CHECK(mapped.begin_ns - recorded >= 900000);
+    CHECK(mapped.begin_ns - recorded <= 1500000);
+  }
+  CHECK(capture.log.find("host-to-ticks ok") != std::string::npos);
+}
+
+TEST_CASE("a Python program emits GPU zones and calibrations through the C ABI") {
+  std::map<std::string, std::string> env{{"GNOMON_LIBRARY", GNOMON_SHARED_LIBRARY}};
+  if (std::string(GNOMON_ASAN_PRELOAD).size() > 0) {
+    env["LD_PRELOAD"] = GNOMON_ASAN_PRELOAD;
+    env["ASAN_OPTIONS"] = "detect_leaks=0";  // the interpreter's own allocations are not ours to judge
+  }
+  auto capture = CaptureProgram({"/usr/bin/env", "python3", GNOMON_PYTHON_EXAMPLE}, env);
+  REQUIRE_MESSAGE(capture.exit_code == 0, capture.log);
+  const TraceModel& m = capture.model();
+  REQUIRE(m.gpu_contexts.size() == 1);
+  const auto& gpu = m.gpu_contexts.begin()->second;
+  CHECK(gpu.device_name == "Python GPU");
+  CHECK(gpu.clock.sample_count() == 11);
+  REQUIRE(gpu.zones.size() == 10);
+  for (size_t i = 0; i < gpu.zones.size(); ++i) {
+    const auto mapped = m.MapGpuZone(gpu, gpu.zones[i]);
+    CHECK(mapped.end_ns - mapped.begin_ns == 500000);
+    CHECK(m.Location(gpu.zones[i].source_location).name == "Python dispatch");
+  }
+  const auto* thread = FindThread(m, "python");
+  REQUIRE(thread != nullptr);
+  CHECK(gpu.zones[0].thread_id == thread->id);
 }
