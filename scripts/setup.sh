@@ -23,7 +23,8 @@ esac
 build_dir="${BUILD_DIR:-build}"
 jobs="${JOBS:-$(nproc)}"
 
-packages=(g++ gcc make cmake pkg-config python3 libasio-dev libzstd-dev doctest-dev)
+packages=(g++ gcc make cmake pkg-config python3 libasio-dev libzstd-dev doctest-dev
+          libvulkan-dev mesa-vulkan-drivers)
 
 install_missing() {
   local missing=()

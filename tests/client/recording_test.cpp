@@ -7,47 +7,18 @@
 #include <vector>
 
 #include "gnomon/server/worker.h"
+#include "../support/self_capture.h"
 
 using gnomon::server::TraceModel;
 using gnomon::server::Worker;
 
 void RecordWithProfilingCompiledOut(int zones);  // disabled_code.cpp
 
+using gnomon::test::FindThread;
+using gnomon::test::WaitForModel;
+
 namespace {
-
-// Starts this process's profiler on a free port and connects a worker to it, once.
-Worker& ConnectedWorker() {
-  static Worker* worker = [] {
-    REQUIRE(gnomon_set_listen_address("127.0.0.1", 0) == 0);
-    REQUIRE(gnomon_startup() == 0);
-    Worker::Options options;
-    options.port = gnomon_listen_port();
-    auto* w = new Worker(options);
-    REQUIRE(w->Connect().ok());
-    w->Start();
-    REQUIRE(gnomon_wait_for_server(5000) == 1);
-    return w;
-  }();
-  return *worker;
-}
-
-// Waits until `predicate(model)` holds or five seconds pass.
-template <typename F>
-bool WaitForModel(Worker& worker, F predicate) {
-  for (int i = 0; i < 500; ++i) {
-    if (worker.WithModel(predicate)) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
-}
-
-const gnomon::server::ThreadTimeline* FindThread(const TraceModel& m, const std::string& name) {
-  for (const auto& t : m.threads) {
-    if (t.name == name) return &t;
-  }
-  return nullptr;
-}
-
+Worker& ConnectedWorker() { return gnomon::test::SelfCapture(); }
 }  // namespace
 
 TEST_CASE("zones from several threads arrive complete, nested and named") {

@@ -1,0 +1,184 @@
+// Gnomon's Vulkan collector: GPU zones on a queue, timed by timestamp queries, placed
+// on the CPU timeline through calibrated timestamps. Link gnomon::vulkan.
+//
+//   gnomon::vulkan::ContextOptions options;
+//   options.calibrated_timestamps = true;  // the device was created with VK_EXT_ or
+//                                          // VK_KHR_calibrated_timestamps enabled
+//   auto gpu = gnomon::vulkan::Context::Create(vkGetInstanceProcAddr, instance, physical,
+//                                              device, queue, queue_family, options);
+//   per frame:
+//     gpu->BeginFrame(cmd);                    // first command buffer of the frame
+//     { GNOMON_VK_ZONE(*gpu, cmd, "Shadows"); vkCmdDispatch(...); }
+//     vkQueueSubmit(...);
+//     gpu->EndFrame();                         // or AbandonFrame() if nothing was submitted
+//
+// Every Vulkan function is resolved through the vkGetInstanceProcAddr you pass, so any
+// loader (or none: a driver's own entry point, a layer) works.
+//
+// The timestamp ring follows these rules:
+//  - Collecting never blocks: EndFrame() asks the queue to signal a fence of the slot's
+//    own when the frame's work completes; BeginFrame()/Collect() read back only frames
+//    whose fence has signalled; a frame that is not done stays for a later collect.
+//  - Each frame owns a slot of queries. A frame whose slot is still in flight goes
+//    untimed (counted in stats().frames_untimed_ring_full); live queries are never
+//    reused, never overwritten.
+//  - Only queries actually written are read back: a slot holds `taken` queries and
+//    reads exactly those. An abandoned frame returns its slot without reading anything.
+//  - Inert: when the queue family has no timestamps (timestampValidBits 0) or options
+//    say so, Create() makes no Vulkan object and every call is a no-op.
+//
+// Calibration: with calibrated timestamps, vkGetCalibratedTimestamps* reads the device
+// clock and CLOCK_MONOTONIC_RAW (else CLOCK_MONOTONIC) at once, best of five tries by
+// maxDeviation, at creation and every recalibration_period (checked in Collect()). The
+// host half goes to the server as it is, in its own clock domain. Without them, a
+// fallback submits one timestamp write between two CPU clock reads and waits for its
+// fence (a short block, once per period); half the bracket is the uncertainty.
+//
+// Threads: one Context is used from one thread at a time (the one recording its zones).
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "gnomon/gnomon.h"
+
+namespace gnomon::vulkan {
+
+struct ContextOptions {
+  const char* name = nullptr;          // shown for the context; default "<device name>"
+  uint32_t frames_in_flight = 3;       // ring slots = frames_in_flight + 1
+  uint32_t queries_per_frame = 512;    // two per zone
+  std::chrono::milliseconds recalibration_period{1000};
+  bool calibrated_timestamps = false;  // VK_EXT/KHR_calibrated_timestamps enabled on the device
+  bool host_query_reset = false;       // hostQueryReset enabled (Vulkan 1.2, or the EXT)
+  bool enabled = true;                 // false: an inert context
+};
+
+struct ContextStats {
+  uint64_t frames_begun = 0;
+  uint64_t frames_harvested = 0;
+  uint64_t frames_untimed_ring_full = 0;  // the frame's slot was still in flight
+  uint64_t frames_abandoned = 0;
+  uint64_t frames_lost = 0;               // submitted but never executed; reclaimed unread
+  uint64_t zones_recorded = 0;
+  uint64_t zones_untimed = 0;             // no slot, or the slot's queries were used up
+  uint64_t timestamps_read = 0;
+  uint64_t calibrations = 0;
+  uint32_t last_calibration_uncertainty_ns = 0;
+};
+
+class Context {
+ public:
+  static std::unique_ptr<Context> Create(PFN_vkGetInstanceProcAddr get_instance_proc_addr, VkInstance instance,
+                                         VkPhysicalDevice physical_device, VkDevice device, VkQueue queue,
+                                         uint32_t queue_family, const ContextOptions& options = {});
+  ~Context();  // the GPU must be done with this context's queries
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  bool is_active() const { return active_; }
+  uint32_t id() const { return id_; }
+  bool uses_calibrated_timestamps() const { return calibrated_; }
+  const ContextStats& stats() const { return stats_; }
+
+  // Harvests finished frames, then takes the next slot for a new frame, recording its
+  // query reset into `cmd` (which must run before the frame's zones) unless host query
+  // reset is enabled, in which case `cmd` may be VK_NULL_HANDLE.
+  void BeginFrame(VkCommandBuffer cmd);
+  // The frame's command buffers were submitted (to this context's queue). Submits an
+  // empty batch with the slot's own fence, so that a later collect knows, from
+  // vkGetFenceStatus, when the frame's work is done: no driver is ever asked to wait.
+  void EndFrame();
+  // The frame was refused before submission: its slot goes straight back, unread.
+  void AbandonFrame();
+  // Harvests finished frames and recalibrates when due; never blocks on the GPU (the
+  // fallback calibration waits for one tiny submission).
+  void Collect();
+
+  // Opens a GPU zone on `cmd`; false when it could not be timed (call EndZone only on
+  // true). ScopedZone / GNOMON_VK_ZONE do this for you.
+  bool BeginZone(VkCommandBuffer cmd, gnomon_source_location* location,
+                 VkPipelineStageFlagBits stage = VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT);
+  void EndZone(VkCommandBuffer cmd, VkPipelineStageFlagBits stage = VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT);
+
+ private:
+  struct Functions;
+  enum class SlotState { kIdle, kRecording, kSubmitted };
+  struct Slot {
+    SlotState state = SlotState::kIdle;
+    uint32_t taken = 0;
+    uint64_t submitted_frame = 0;
+    VkFence done = VK_NULL_HANDLE;  // the slot's own: signals when its frame's work completed
+    std::vector<uint32_t> wire_ids;  // per query of the slot, the id the server knows it by
+  };
+
+  Context() = default;
+  void Calibrate(int tries);
+  bool CalibrateWithFence(uint64_t& gpu_ticks, int64_t& cpu_ns, uint32_t& uncertainty_ns);
+  bool HarvestSlot(Slot& slot, uint32_t first_query);
+
+  std::unique_ptr<Functions> fn_;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  uint32_t queue_family_ = 0;
+  VkQueryPool pool_ = VK_NULL_HANDLE;
+  VkCommandPool command_pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer calibration_cmd_ = VK_NULL_HANDLE;
+  VkFence calibration_fence_ = VK_NULL_HANDLE;
+  bool active_ = false;
+  bool calibrated_ = false;
+  bool host_reset_ = false;
+  int host_domain_ = 0;  // VkTimeDomainEXT of the host half
+  uint32_t id_ = 0;
+  uint32_t queries_per_slot_ = 0;
+  uint64_t valid_mask_ = ~uint64_t{0};
+  std::vector<Slot> slots_;
+  size_t current_ = 0;
+  bool frame_open_ = false;
+  uint64_t frame_number_ = 0;
+  uint32_t next_wire_id_ = 1;
+  struct OpenZone {
+    uint32_t end_query;  // pool index of the zone's end timestamp
+    uint32_t end_wire_id;
+  };
+  std::vector<OpenZone> open_zones_;
+  std::vector<uint64_t> results_;
+  int64_t last_calibration_cpu_ns_ = 0;
+  std::chrono::steady_clock::time_point next_calibration_;
+  std::chrono::milliseconds recalibration_period_{1000};
+  ContextStats stats_;
+};
+
+// Times the commands recorded into `cmd` during its lifetime.
+class ScopedZone {
+ public:
+  ScopedZone(Context& context, VkCommandBuffer cmd, gnomon_source_location* location)
+      : context_(context), cmd_(cmd), active_(context.BeginZone(cmd, location)) {}
+  ~ScopedZone() {
+    if (active_) context_.EndZone(cmd_);
+  }
+  ScopedZone(const ScopedZone&) = delete;
+  ScopedZone& operator=(const ScopedZone&) = delete;
+
+ private:
+  Context& context_;
+  VkCommandBuffer cmd_;
+  bool active_;
+};
+
+}  // namespace gnomon::vulkan
+
+#ifndef GNOMON_DISABLE
+#define GNOMON_VK_ZONE(context, cmd, zone_name)                                                    \
+  ::gnomon::vulkan::ScopedZone GNOMON_CONCAT(gnomon_vk_zone_, __LINE__)((context), (cmd), __extension__({ \
+    static ::gnomon_source_location gnomon_location_{                                              \
+        (zone_name), __func__, __FILE__, static_cast<uint32_t>(__LINE__), GNOMON_NO_COLOR, 0u};    \
+    &gnomon_location_;                                                                             \
+  }))
+#else
+#define GNOMON_VK_ZONE(context, cmd, zone_name) static_cast<void>(0)
+#endif

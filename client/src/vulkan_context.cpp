@@ -1,0 +1,436 @@
+#include "gnomon/vulkan.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <ctime>
+#include <string>
+
+#include "gnomon/protocol/tick_period.h"
+
+namespace gnomon::vulkan {
+namespace {
+
+constexpr int kCalibrationTries = 5;
+// A submitted frame not readable after this many later frames was never executed (its
+// command buffer was not submitted after all): its slot is reclaimed, its data dropped.
+constexpr uint64_t kLostFrameAge = 64;
+
+int64_t RawNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+}  // namespace
+
+struct Context::Functions {
+  PFN_vkGetDeviceProcAddr GetDeviceProcAddr = nullptr;
+  PFN_vkGetPhysicalDeviceProperties GetPhysicalDeviceProperties = nullptr;
+  PFN_vkGetPhysicalDeviceQueueFamilyProperties GetPhysicalDeviceQueueFamilyProperties = nullptr;
+  PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT GetCalibrateableTimeDomains = nullptr;
+  PFN_vkGetCalibratedTimestampsEXT GetCalibratedTimestamps = nullptr;
+  PFN_vkCreateQueryPool CreateQueryPool = nullptr;
+  PFN_vkDestroyQueryPool DestroyQueryPool = nullptr;
+  PFN_vkGetQueryPoolResults GetQueryPoolResults = nullptr;
+  PFN_vkCmdWriteTimestamp CmdWriteTimestamp = nullptr;
+  PFN_vkCmdResetQueryPool CmdResetQueryPool = nullptr;
+  PFN_vkResetQueryPool ResetQueryPool = nullptr;
+  PFN_vkCreateCommandPool CreateCommandPool = nullptr;
+  PFN_vkDestroyCommandPool DestroyCommandPool = nullptr;
+  PFN_vkAllocateCommandBuffers AllocateCommandBuffers = nullptr;
+  PFN_vkBeginCommandBuffer BeginCommandBuffer = nullptr;
+  PFN_vkEndCommandBuffer EndCommandBuffer = nullptr;
+  PFN_vkResetCommandBuffer ResetCommandBuffer = nullptr;
+  PFN_vkQueueSubmit QueueSubmit = nullptr;
+  PFN_vkCreateFence CreateFence = nullptr;
+  PFN_vkDestroyFence DestroyFence = nullptr;
+  PFN_vkWaitForFences WaitForFences = nullptr;
+  PFN_vkResetFences ResetFences = nullptr;
+  PFN_vkGetFenceStatus GetFenceStatus = nullptr;
+};
+
+std::unique_ptr<Context> Context::Create(PFN_vkGetInstanceProcAddr gipa, VkInstance instance,
+                                         VkPhysicalDevice physical_device, VkDevice device, VkQueue queue,
+                                         uint32_t queue_family, const ContextOptions& options) {
+  std::unique_ptr<Context> context(new Context);
+  if (gipa == nullptr || !options.enabled) return context;  // inert
+  auto fn = std::make_unique<Functions>();
+  auto instance_fn = [&](const char* name) { return gipa(instance, name); };
+  fn->GetDeviceProcAddr = reinterpret_cast<PFN_vkGetDeviceProcAddr>(instance_fn("vkGetDeviceProcAddr"));
+  fn->GetPhysicalDeviceProperties =
+      reinterpret_cast<PFN_vkGetPhysicalDeviceProperties>(instance_fn("vkGetPhysicalDeviceProperties"));
+  fn->GetPhysicalDeviceQueueFamilyProperties = reinterpret_cast<PFN_vkGetPhysicalDeviceQueueFamilyProperties>(
+      instance_fn("vkGetPhysicalDeviceQueueFamilyProperties"));
+  if (!fn->GetDeviceProcAddr || !fn->GetPhysicalDeviceProperties || !fn->GetPhysicalDeviceQueueFamilyProperties) {
+    return context;
+  }
+  VkPhysicalDeviceProperties properties{};
+  fn->GetPhysicalDeviceProperties(physical_device, &properties);
+  uint32_t family_count = 0;
+  fn->GetPhysicalDeviceQueueFamilyProperties(physical_device, &family_count, nullptr);
+  std::vector<VkQueueFamilyProperties> families(family_count);
+  fn->GetPhysicalDeviceQueueFamilyProperties(physical_device, &family_count, families.data());
+  if (queue_family >= family_count || families[queue_family].timestampValidBits == 0 ||
+      !(properties.limits.timestampPeriod > 0)) {
+    return context;  // no timestamps on this queue: inert, nothing created
+  }
+  const uint32_t valid_bits = families[queue_family].timestampValidBits;
+
+  auto device_fn = [&](const char* name) { return fn->GetDeviceProcAddr(device, name); };
+#define GNOMON_LOAD(member, name) fn->member = reinterpret_cast<decltype(fn->member)>(device_fn(name))
+  GNOMON_LOAD(CreateQueryPool, "vkCreateQueryPool");
+  GNOMON_LOAD(DestroyQueryPool, "vkDestroyQueryPool");
+  GNOMON_LOAD(GetQueryPoolResults, "vkGetQueryPoolResults");
+  GNOMON_LOAD(CmdWriteTimestamp, "vkCmdWriteTimestamp");
+  GNOMON_LOAD(CmdResetQueryPool, "vkCmdResetQueryPool");
+  GNOMON_LOAD(CreateCommandPool, "vkCreateCommandPool");
+  GNOMON_LOAD(DestroyCommandPool, "vkDestroyCommandPool");
+  GNOMON_LOAD(AllocateCommandBuffers, "vkAllocateCommandBuffers");
+  GNOMON_LOAD(BeginCommandBuffer, "vkBeginCommandBuffer");
+  GNOMON_LOAD(EndCommandBuffer, "vkEndCommandBuffer");
+  GNOMON_LOAD(ResetCommandBuffer, "vkResetCommandBuffer");
+  GNOMON_LOAD(QueueSubmit, "vkQueueSubmit");
+  GNOMON_LOAD(CreateFence, "vkCreateFence");
+  GNOMON_LOAD(DestroyFence, "vkDestroyFence");
+  GNOMON_LOAD(WaitForFences, "vkWaitForFences");
+  GNOMON_LOAD(ResetFences, "vkResetFences");
+  GNOMON_LOAD(GetFenceStatus, "vkGetFenceStatus");
+  if (options.host_query_reset) {
+    GNOMON_LOAD(ResetQueryPool, "vkResetQueryPool");
+    if (!fn->ResetQueryPool) GNOMON_LOAD(ResetQueryPool, "vkResetQueryPoolEXT");
+  }
+  if (options.calibrated_timestamps) {
+    GNOMON_LOAD(GetCalibratedTimestamps, "vkGetCalibratedTimestampsKHR");
+    if (!fn->GetCalibratedTimestamps) GNOMON_LOAD(GetCalibratedTimestamps, "vkGetCalibratedTimestampsEXT");
+    fn->GetCalibrateableTimeDomains = reinterpret_cast<PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT>(
+        instance_fn("vkGetPhysicalDeviceCalibrateableTimeDomainsKHR"));
+    if (!fn->GetCalibrateableTimeDomains) {
+      fn->GetCalibrateableTimeDomains = reinterpret_cast<PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT>(
+          instance_fn("vkGetPhysicalDeviceCalibrateableTimeDomainsEXT"));
+    }
+  }
+#undef GNOMON_LOAD
+  if (!fn->CreateQueryPool || !fn->GetQueryPoolResults || !fn->CmdWriteTimestamp || !fn->CmdResetQueryPool ||
+      !fn->QueueSubmit || !fn->CreateFence || !fn->WaitForFences || !fn->ResetFences || !fn->GetFenceStatus) {
+    return context;
+  }
+
+  Context& c = *context;
+  c.device_ = device;
+  c.queue_ = queue;
+  c.queue_family_ = queue_family;
+  c.host_reset_ = fn->ResetQueryPool != nullptr;
+  c.recalibration_period_ = options.recalibration_period;
+  c.queries_per_slot_ = std::max<uint32_t>(2, options.queries_per_frame & ~1u);
+  c.valid_mask_ = valid_bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << valid_bits) - 1;
+  c.slots_.resize(std::max<uint32_t>(1, options.frames_in_flight) + 1);
+  for (Slot& slot : c.slots_) slot.wire_ids.resize(c.queries_per_slot_);
+  c.results_.resize(size_t(c.queries_per_slot_) * 2);
+
+  if (fn->GetCalibratedTimestamps && fn->GetCalibrateableTimeDomains) {
+    uint32_t count = 0;
+    fn->GetCalibrateableTimeDomains(physical_device, &count, nullptr);
+    std::vector<VkTimeDomainEXT> domains(count);
+    fn->GetCalibrateableTimeDomains(physical_device, &count, domains.data());
+    auto has = [&](VkTimeDomainEXT d) { return std::find(domains.begin(), domains.end(), d) != domains.end(); };
+    if (has(VK_TIME_DOMAIN_DEVICE_EXT)) {
+      if (has(VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT)) {
+        c.host_domain_ = VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT;
+      } else if (has(VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT)) {
+        c.host_domain_ = VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT;
+      }
+    }
+    c.calibrated_ = c.host_domain_ != 0;
+  }
+
+  // One pool: a slot of queries per ring frame, plus one for the fallback calibration.
+  VkQueryPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+  pool_info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  pool_info.queryCount = uint32_t(c.slots_.size()) * c.queries_per_slot_ + 1;
+  if (fn->CreateQueryPool(device, &pool_info, nullptr, &c.pool_) != VK_SUCCESS) return std::unique_ptr<Context>(new Context);
+  VkFenceCreateInfo slot_fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  for (Slot& slot : c.slots_) {
+    if (fn->CreateFence(device, &slot_fence_info, nullptr, &slot.done) != VK_SUCCESS) {
+      c.fn_ = std::move(fn);
+      return std::unique_ptr<Context>(new Context);
+    }
+  }
+  if (!c.calibrated_) {
+    VkCommandPoolCreateInfo command_pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    command_pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    command_pool_info.queueFamilyIndex = queue_family;
+    VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkCommandBufferAllocateInfo allocate{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    if (fn->CreateCommandPool(device, &command_pool_info, nullptr, &c.command_pool_) != VK_SUCCESS ||
+        fn->CreateFence(device, &fence_info, nullptr, &c.calibration_fence_) != VK_SUCCESS) {
+      c.fn_ = std::move(fn);
+      return std::unique_ptr<Context>(new Context);  // c's destructor frees what was made
+    }
+    allocate.commandPool = c.command_pool_;
+    allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    allocate.commandBufferCount = 1;
+    fn->AllocateCommandBuffers(device, &allocate, &c.calibration_cmd_);
+  }
+  c.fn_ = std::move(fn);
+
+  // The context's first calibration pair defines it on the wire.
+  uint64_t gpu_ticks = 0;
+  int64_t cpu_ns = 0;
+  uint32_t uncertainty = 0;
+  bool have_pair = false;
+  if (c.calibrated_) {
+    for (int i = 0; i < kCalibrationTries && !have_pair; ++i) {
+      VkCalibratedTimestampInfoEXT infos[2] = {{VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT},
+                                               {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT}};
+      infos[0].timeDomain = VK_TIME_DOMAIN_DEVICE_EXT;
+      infos[1].timeDomain = VkTimeDomainEXT(c.host_domain_);
+      uint64_t timestamps[2] = {};
+      uint64_t deviation = 0;
+      if (c.fn_->GetCalibratedTimestamps(device, 2, infos, timestamps, &deviation) == VK_SUCCESS) {
+        gpu_ticks = timestamps[0] & c.valid_mask_;
+        cpu_ns = int64_t(timestamps[1]);
+        uncertainty = uint32_t(std::min<uint64_t>(deviation, UINT32_MAX));
+        have_pair = true;
+      }
+    }
+  } else {
+    have_pair = c.CalibrateWithFence(gpu_ticks, cpu_ns, uncertainty);
+  }
+  if (!have_pair) return std::unique_ptr<Context>(new Context);
+
+  const protocol::TickPeriod period = protocol::PeriodFromFloat(properties.limits.timestampPeriod);
+  gnomon_gpu_context_info info{};
+  info.api = GNOMON_GPU_API_VULKAN;
+  info.device_name = properties.deviceName;
+  info.period_numerator_ns = period.numerator_ns;
+  info.period_denominator = period.denominator;
+  info.valid_bits = uint8_t(valid_bits);
+  info.flags = uint16_t(c.calibrated_ ? GNOMON_GPU_CONTEXT_CALIBRATED : GNOMON_GPU_CONTEXT_FALLBACK_CALIBRATION);
+  info.gpu_ticks = gpu_ticks;
+  info.cpu_time = uint64_t(cpu_ns);
+  info.cpu_domain = c.host_domain_ == VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT ? GNOMON_CPU_TIME_MONOTONIC
+                                                                         : GNOMON_CPU_TIME_MONOTONIC_RAW;
+  info.uncertainty_ns = uncertainty;
+  c.id_ = gnomon_gpu_context_create(&info);
+  if (options.name != nullptr) gnomon_gpu_context_name(c.id_, options.name, std::strlen(options.name));
+  c.last_calibration_cpu_ns_ = cpu_ns;
+  c.stats_.last_calibration_uncertainty_ns = uncertainty;
+  c.next_calibration_ = std::chrono::steady_clock::now() + c.recalibration_period_;
+  c.active_ = c.id_ != 0;
+  return context;
+}
+
+Context::~Context() {
+  if (!fn_) return;
+  if (pool_ != VK_NULL_HANDLE && fn_->DestroyQueryPool) fn_->DestroyQueryPool(device_, pool_, nullptr);
+  if (calibration_fence_ != VK_NULL_HANDLE && fn_->DestroyFence) fn_->DestroyFence(device_, calibration_fence_, nullptr);
+  for (Slot& slot : slots_) {
+    if (slot.done != VK_NULL_HANDLE && fn_->DestroyFence) fn_->DestroyFence(device_, slot.done, nullptr);
+  }
+  if (command_pool_ != VK_NULL_HANDLE && fn_->DestroyCommandPool) {
+    fn_->DestroyCommandPool(device_, command_pool_, nullptr);
+  }
+}
+
+bool Context::CalibrateWithFence(uint64_t& gpu_ticks, int64_t& cpu_ns, uint32_t& uncertainty_ns) {
+  const uint32_t query = uint32_t(slots_.size()) * queries_per_slot_;
+  fn_->ResetCommandBuffer(calibration_cmd_, 0);
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  fn_->BeginCommandBuffer(calibration_cmd_, &begin);
+  fn_->CmdResetQueryPool(calibration_cmd_, pool_, query, 1);
+  fn_->CmdWriteTimestamp(calibration_cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, pool_, query);
+  fn_->EndCommandBuffer(calibration_cmd_);
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &calibration_cmd_;
+  fn_->ResetFences(device_, 1, &calibration_fence_);
+  const int64_t before = RawNs();
+  if (fn_->QueueSubmit(queue_, 1, &submit, calibration_fence_) != VK_SUCCESS) return false;
+  if (fn_->WaitForFences(device_, 1, &calibration_fence_, VK_TRUE, 1'000'000'000) != VK_SUCCESS) return false;
+  const int64_t after = RawNs();
+  uint64_t value = 0;
+  if (fn_->GetQueryPoolResults(device_, pool_, query, 1, sizeof(value), &value, sizeof(value),
+                               VK_QUERY_RESULT_64_BIT) != VK_SUCCESS) {
+    return false;
+  }
+  gpu_ticks = value & valid_mask_;
+  cpu_ns = before + (after - before) / 2;
+  uncertainty_ns = uint32_t(std::min<int64_t>((after - before) / 2 + 1, UINT32_MAX));
+  return true;
+}
+
+void Context::Calibrate(int tries) {
+  uint64_t best_gpu = 0;
+  int64_t best_cpu = 0;
+  uint32_t best_uncertainty = UINT32_MAX;
+  for (int i = 0; i < tries; ++i) {
+    uint64_t gpu = 0;
+    int64_t cpu = 0;
+    uint32_t uncertainty = UINT32_MAX;
+    if (calibrated_) {
+      VkCalibratedTimestampInfoEXT infos[2] = {{VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT},
+                                               {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT}};
+      infos[0].timeDomain = VK_TIME_DOMAIN_DEVICE_EXT;
+      infos[1].timeDomain = VkTimeDomainEXT(host_domain_);
+      uint64_t timestamps[2] = {};
+      uint64_t deviation = 0;
+      if (fn_->GetCalibratedTimestamps(device_, 2, infos, timestamps, &deviation) != VK_SUCCESS) continue;
+      gpu = timestamps[0] & valid_mask_;
+      cpu = int64_t(timestamps[1]);
+      uncertainty = uint32_t(std::min<uint64_t>(deviation, UINT32_MAX));
+    } else if (!CalibrateWithFence(gpu, cpu, uncertainty)) {
+      continue;
+    }
+    if (uncertainty < best_uncertainty) {
+      best_gpu = gpu;
+      best_cpu = cpu;
+      best_uncertainty = uncertainty;
+    }
+  }
+  if (best_uncertainty == UINT32_MAX || best_cpu <= last_calibration_cpu_ns_) return;
+  gnomon_gpu_calibration_data data{};
+  data.gpu_ticks = best_gpu;
+  data.cpu_time = uint64_t(best_cpu);
+  data.cpu_delta_ns = best_cpu - last_calibration_cpu_ns_;
+  data.uncertainty_ns = best_uncertainty;
+  data.context = id_;
+  data.cpu_domain = host_domain_ == VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT ? GNOMON_CPU_TIME_MONOTONIC
+                                                                       : GNOMON_CPU_TIME_MONOTONIC_RAW;
+  gnomon_gpu_calibration(&data);
+  last_calibration_cpu_ns_ = best_cpu;
+  ++stats_.calibrations;
+  stats_.last_calibration_uncertainty_ns = best_uncertainty;
+}
+
+bool Context::HarvestSlot(Slot& slot, uint32_t first_query) {
+  if (fn_->GetFenceStatus(device_, slot.done) != VK_SUCCESS) return false;
+  if (slot.taken > 0) {
+    // Only the queries this frame took, each with its availability word.
+    const VkResult result = fn_->GetQueryPoolResults(
+        device_, pool_, first_query, slot.taken, size_t(slot.taken) * 2 * sizeof(uint64_t), results_.data(),
+        2 * sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+    if (result != VK_SUCCESS && result != VK_NOT_READY) return false;
+    for (uint32_t i = 0; i < slot.taken; ++i) {
+      if (results_[2 * i + 1] == 0) return false;  // not written yet: a later collect
+    }
+    for (uint32_t i = 0; i < slot.taken; ++i) gnomon_gpu_time(id_, slot.wire_ids[i], results_[2 * i] & valid_mask_);
+    stats_.timestamps_read += slot.taken;
+  }
+  slot.state = SlotState::kIdle;
+  slot.taken = 0;
+  ++stats_.frames_harvested;
+  return true;
+}
+
+void Context::Collect() {
+  if (!active_) return;
+  // Slots are used in ring order, so the oldest frame sits just after the current one.
+  // Harvest in that order and stop at the first frame the GPU has not finished.
+  for (size_t n = 1; n <= slots_.size(); ++n) {
+    const size_t index = (current_ + n) % slots_.size();
+    Slot& slot = slots_[index];
+    if (slot.state != SlotState::kSubmitted) continue;
+    if (HarvestSlot(slot, uint32_t(index) * queries_per_slot_)) continue;
+    if (frame_number_ - slot.submitted_frame < kLostFrameAge) break;
+    slot.state = SlotState::kIdle;  // never executed: reclaimed unread
+    slot.taken = 0;
+    ++stats_.frames_lost;
+  }
+  if (std::chrono::steady_clock::now() >= next_calibration_) {
+    Calibrate(calibrated_ ? kCalibrationTries : 1);
+    next_calibration_ = std::chrono::steady_clock::now() + recalibration_period_;
+  }
+}
+
+void Context::BeginFrame(VkCommandBuffer cmd) {
+  if (!active_) return;
+  if (frame_open_) AbandonFrame();
+  Collect();
+  ++frame_number_;
+  ++stats_.frames_begun;
+  current_ = (current_ + 1) % slots_.size();
+  Slot& slot = slots_[current_];
+  frame_open_ = true;
+  if (slot.state != SlotState::kIdle) {
+    ++stats_.frames_untimed_ring_full;
+    return;
+  }
+  const uint32_t first = uint32_t(current_) * queries_per_slot_;
+  if (host_reset_) {
+    fn_->ResetQueryPool(device_, pool_, first, queries_per_slot_);
+  } else if (cmd != VK_NULL_HANDLE) {
+    fn_->CmdResetQueryPool(cmd, pool_, first, queries_per_slot_);
+  } else {
+    ++stats_.frames_untimed_ring_full;  // nowhere to record the reset: leave the slot alone
+    return;
+  }
+  slot.state = SlotState::kRecording;
+  slot.taken = 0;
+}
+
+void Context::EndFrame() {
+  if (!active_ || !frame_open_) return;
+  frame_open_ = false;
+  Slot& slot = slots_[current_];
+  if (slot.state != SlotState::kRecording) return;
+  if (slot.taken == 0) {
+    slot.state = SlotState::kIdle;
+    ++stats_.frames_harvested;
+    return;
+  }
+  // A zone still open here is a misuse (zones close within their frame): its end
+  // query is never written, so the frame is reclaimed unread kLostFrameAge frames on.
+  open_zones_.clear();
+  // An empty batch on the same queue signals once everything submitted before it is done.
+  fn_->ResetFences(device_, 1, &slot.done);
+  if (fn_->QueueSubmit(queue_, 0, nullptr, slot.done) != VK_SUCCESS) {
+    slot.state = SlotState::kIdle;  // cannot know when it completes: drop it unread
+    slot.taken = 0;
+    ++stats_.frames_lost;
+    return;
+  }
+  slot.state = SlotState::kSubmitted;
+  slot.submitted_frame = frame_number_;
+}
+
+void Context::AbandonFrame() {
+  if (!active_ || !frame_open_) return;
+  frame_open_ = false;
+  open_zones_.clear();
+  Slot& slot = slots_[current_];
+  if (slot.state != SlotState::kRecording) return;
+  slot.state = SlotState::kIdle;
+  slot.taken = 0;
+  ++stats_.frames_abandoned;
+}
+
+bool Context::BeginZone(VkCommandBuffer cmd, gnomon_source_location* location, VkPipelineStageFlagBits stage) {
+  if (!active_) return false;
+  ++stats_.zones_recorded;
+  Slot& slot = slots_[current_];
+  if (!frame_open_ || slot.state != SlotState::kRecording || slot.taken + 2 > queries_per_slot_) {
+    ++stats_.zones_untimed;
+    return false;
+  }
+  const uint32_t first = uint32_t(current_) * queries_per_slot_;
+  const uint32_t begin = slot.taken;
+  const uint32_t end = slot.taken + 1;
+  slot.taken += 2;
+  slot.wire_ids[begin] = next_wire_id_++;
+  slot.wire_ids[end] = next_wire_id_++;
+  fn_->CmdWriteTimestamp(cmd, stage, pool_, first + begin);
+  gnomon_gpu_zone_begin(id_, slot.wire_ids[begin], location);
+  open_zones_.push_back({first + end, slot.wire_ids[end]});
+  return true;
+}
+
+void Context::EndZone(VkCommandBuffer cmd, VkPipelineStageFlagBits stage) {
+  if (!active_ || open_zones_.empty()) return;
+  const OpenZone zone = open_zones_.back();
+  open_zones_.pop_back();
+  fn_->CmdWriteTimestamp(cmd, stage, pool_, zone.end_query);
+  gnomon_gpu_zone_end(id_, zone.end_wire_id);
+}
+
+}  // namespace gnomon::vulkan

@@ -1,0 +1,30 @@
+// A Vulkan device for tests: the first device the loader offers (Mesa's lavapipe in CI),
+// one compute queue, calibrated timestamps and host query reset when offered.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <string>
+
+namespace gnomon::test {
+
+struct VulkanDevice {
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice physical = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  uint32_t family = 0;
+  VkCommandPool command_pool = VK_NULL_HANDLE;
+  bool calibrated_timestamps = false;
+  bool host_query_reset = false;
+  std::string name;
+
+  // Empty `error` on success.
+  std::string Create();
+  void Destroy();
+  VkCommandBuffer NewCommandBuffer();
+  // Submits `cmd` (already ended) and, when `wait`, waits for it.
+  VkFence Submit(VkCommandBuffer cmd, bool wait);
+};
+
+}  // namespace gnomon::test
