@@ -51,3 +51,12 @@ TEST_CASE("the synthetic stream exercises the same path") {
   CHECK(methods.at("gnomon").p50 <= 40);
   CHECK(methods.at("gnomon").in_bracket == 100.0);
 }
+
+TEST_CASE("a second H200 stream, recorded by gnomon-calibration-record over 120 s, meets the same bars") {
+  const auto methods = Run(std::string(GNOMON_DATA_DIR) + "/h200_vulkan_calibration_120s.csv.zst --cadence 1");
+  const Figures& g = methods.at("gnomon");
+  CHECK(g.p50 <= 40);
+  CHECK(g.p99 <= 350);
+  CHECK(g.in_bracket == 100.0);
+  CHECK(methods.at("after_call").p50 >= 10 * g.p50);
+}

@@ -3,6 +3,7 @@
 // the fence wait, nesting survives, and the report shows the context's clock.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <sstream>
 
 #include "capture_helper.h"
@@ -13,6 +14,12 @@
 using gnomon::server::TraceModel;
 
 namespace {
+
+// The demo's path; GNOMON_VULKAN_DEMO overrides it (to run these tests on another machine).
+std::string Demo() {
+  const char* path = std::getenv("GNOMON_VULKAN_DEMO");
+  return path && *path ? path : GNOMON_VULKAN_DEMO;
+}
 
 // The demo loads Mesa's driver, which leaks at unload (see support/vulkan_leak_options.cpp).
 std::map<std::string, std::string> DemoEnvironment() {
@@ -64,7 +71,7 @@ void CheckBrackets(const TraceModel& m, int frames, int64_t slack_ns) {
 TEST_CASE("Vulkan with calibrated timestamps: every GPU zone inside its submit-to-fence bracket") {
   constexpr int kFrames = 40;
   auto capture = gnomon::test::CaptureProgram(
-      {GNOMON_VULKAN_DEMO, "--frames", std::to_string(kFrames), "--in-flight", "1", "--iterations", "300"},
+      {Demo(), "--frames", std::to_string(kFrames), "--in-flight", "1", "--iterations", "300"},
       DemoEnvironment());
   REQUIRE_MESSAGE(capture.exit_code == 0, capture.log);
   const TraceModel& m = capture.model();
@@ -85,7 +92,7 @@ TEST_CASE("Vulkan with calibrated timestamps: every GPU zone inside its submit-t
 
 TEST_CASE("Vulkan without calibrated timestamps: the fence-bracket fallback, within its uncertainty") {
   constexpr int kFrames = 20;
-  auto capture = gnomon::test::CaptureProgram({GNOMON_VULKAN_DEMO, "--frames", std::to_string(kFrames), "--in-flight",
+  auto capture = gnomon::test::CaptureProgram({Demo(), "--frames", std::to_string(kFrames), "--in-flight",
                                                "1", "--iterations", "300", "--no-calibrated"},
                                               DemoEnvironment());
   REQUIRE_MESSAGE(capture.exit_code == 0, capture.log);

@@ -1,0 +1,189 @@
+// gnomon-calibration-record: records a calibration stream from a Vulkan device, in the
+// format gnomon-calibration-bench reads:
+//   kind,i,t_before_ns,device_ticks,host_ns,max_dev_ns,t_after_ns
+// `burst`: back-to-back vkGetCalibratedTimestampsEXT calls; `paced`: one call per ms;
+// `gpuwrite`: a timestamp written by the GPU, with the host clock read just before
+// vkQueueSubmit and just after the fence wait returns. The host clock is
+// CLOCK_MONOTONIC_RAW where the device pairs with it, else CLOCK_MONOTONIC.
+//
+//   gnomon-calibration-record OUT.csv [--seconds S] [--burst N] [--device SUBSTRING]
+#include <vulkan/vulkan.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+// The host clock the device pairs with: CLOCK_MONOTONIC_RAW where offered, else
+// CLOCK_MONOTONIC. Brackets are read on the same clock.
+clockid_t g_host_clock = CLOCK_MONOTONIC_RAW;
+
+int64_t RawNs() {
+  timespec ts;
+  clock_gettime(g_host_clock, &ts);
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+[[noreturn]] void Fail(const std::string& what) {
+  std::fprintf(stderr, "gnomon-calibration-record: %s\n", what.c_str());
+  std::exit(1);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string out_path, device_filter;
+  double seconds = 60;
+  int burst = 10000;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--seconds" && i + 1 < argc) {
+      seconds = std::atof(argv[++i]);
+    } else if (arg == "--burst" && i + 1 < argc) {
+      burst = std::atoi(argv[++i]);
+    } else if (arg == "--device" && i + 1 < argc) {
+      device_filter = argv[++i];
+    } else if (arg[0] != '-' && out_path.empty()) {
+      out_path = arg;
+    } else {
+      std::printf("Usage: gnomon-calibration-record OUT.csv [--seconds S] [--burst N] [--device SUBSTRING]\n");
+      return arg == "-h" || arg == "--help" ? 0 : 1;
+    }
+  }
+  if (out_path.empty()) Fail("name the output file");
+
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  app.apiVersion = VK_API_VERSION_1_1;
+  VkInstanceCreateInfo instance_info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  instance_info.pApplicationInfo = &app;
+  VkInstance instance;
+  if (vkCreateInstance(&instance_info, nullptr, &instance) != VK_SUCCESS) Fail("vkCreateInstance failed");
+  uint32_t count = 0;
+  vkEnumeratePhysicalDevices(instance, &count, nullptr);
+  std::vector<VkPhysicalDevice> physicals(count);
+  vkEnumeratePhysicalDevices(instance, &count, physicals.data());
+  VkPhysicalDevice physical = VK_NULL_HANDLE;
+  VkPhysicalDeviceProperties properties{};
+  for (VkPhysicalDevice p : physicals) {
+    vkGetPhysicalDeviceProperties(p, &properties);
+    if (device_filter.empty() || std::strstr(properties.deviceName, device_filter.c_str())) {
+      physical = p;
+      break;
+    }
+  }
+  if (physical == VK_NULL_HANDLE) Fail("no matching Vulkan device");
+  vkGetPhysicalDeviceQueueFamilyProperties(physical, &count, nullptr);
+  std::vector<VkQueueFamilyProperties> families(count);
+  vkGetPhysicalDeviceQueueFamilyProperties(physical, &count, families.data());
+  uint32_t family = 0;
+  while (family < count && !(families[family].queueFlags & (VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT))) ++family;
+  const char* extension = "VK_EXT_calibrated_timestamps";
+  const float priority = 1;
+  VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  queue_info.queueFamilyIndex = family;
+  queue_info.queueCount = 1;
+  queue_info.pQueuePriorities = &priority;
+  VkDeviceCreateInfo device_info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  device_info.queueCreateInfoCount = 1;
+  device_info.pQueueCreateInfos = &queue_info;
+  device_info.enabledExtensionCount = 1;
+  device_info.ppEnabledExtensionNames = &extension;
+  VkDevice device;
+  if (vkCreateDevice(physical, &device_info, nullptr, &device) != VK_SUCCESS) {
+    Fail("vkCreateDevice with VK_EXT_calibrated_timestamps failed (does the device offer it?)");
+  }
+  auto calibrate = reinterpret_cast<PFN_vkGetCalibratedTimestampsEXT>(
+      vkGetDeviceProcAddr(device, "vkGetCalibratedTimestampsEXT"));
+  if (!calibrate) Fail("vkGetCalibratedTimestampsEXT is missing");
+  auto domains_fn = reinterpret_cast<PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT>(
+      vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT"));
+  uint32_t domain_count = 0;
+  domains_fn(physical, &domain_count, nullptr);
+  std::vector<VkTimeDomainEXT> domains(domain_count);
+  domains_fn(physical, &domain_count, domains.data());
+  VkTimeDomainEXT host_domain = VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT;
+  for (VkTimeDomainEXT d : domains) {
+    if (d == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT) host_domain = d;
+  }
+  g_host_clock = host_domain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT ? CLOCK_MONOTONIC_RAW : CLOCK_MONOTONIC;
+  VkQueue queue;
+  vkGetDeviceQueue(device, family, 0, &queue);
+  VkQueryPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+  pool_info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  pool_info.queryCount = 1;
+  VkQueryPool pool;
+  vkCreateQueryPool(device, &pool_info, nullptr, &pool);
+  VkCommandPoolCreateInfo command_pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  command_pool_info.queueFamilyIndex = family;
+  VkCommandPool command_pool;
+  vkCreateCommandPool(device, &command_pool_info, nullptr, &command_pool);
+  VkCommandBufferAllocateInfo allocate{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  allocate.commandPool = command_pool;
+  allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  allocate.commandBufferCount = 1;
+  VkCommandBuffer cmd;
+  vkAllocateCommandBuffers(device, &allocate, &cmd);
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  vkBeginCommandBuffer(cmd, &begin);
+  vkCmdResetQueryPool(cmd, pool, 0, 1);
+  vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool, 0);
+  vkEndCommandBuffer(cmd);
+  VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  VkFence fence;
+  vkCreateFence(device, &fence_info, nullptr, &fence);
+
+  std::FILE* out = std::fopen(out_path.c_str(), "w");
+  if (!out) Fail("cannot create " + out_path);
+  std::fprintf(out, "kind,i,t_before_ns,device_ticks,host_ns,max_dev_ns,t_after_ns\n");
+  VkCalibratedTimestampInfoEXT infos[2] = {{VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, nullptr, VK_TIME_DOMAIN_DEVICE_EXT},
+                                           {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, nullptr, host_domain}};
+  auto sample = [&](const char* kind, long index) {
+    uint64_t timestamps[2];
+    uint64_t deviation = 0;
+    const int64_t before = RawNs();
+    if (calibrate(device, 2, infos, timestamps, &deviation) != VK_SUCCESS) Fail("vkGetCalibratedTimestampsEXT failed");
+    const int64_t after = RawNs();
+    std::fprintf(out, "%s,%ld,%lld,%llu,%llu,%llu,%lld\n", kind, index, (long long)before,
+                 (unsigned long long)timestamps[0], (unsigned long long)timestamps[1], (unsigned long long)deviation,
+                 (long long)after);
+  };
+  for (int i = 0; i < burst; ++i) sample("burst", i);
+  const long paced = long(seconds * 1000);
+  const int64_t start = RawNs();
+  for (long i = 0; i < paced; ++i) {
+    const int64_t due = start + i * 1000000;
+    while (RawNs() < due) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    sample("paced", i);
+    if (i % 10 == 5) {
+      VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+      submit.commandBufferCount = 1;
+      submit.pCommandBuffers = &cmd;
+      vkResetFences(device, 1, &fence);
+      const int64_t before = RawNs();
+      vkQueueSubmit(queue, 1, &submit, fence);
+      vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX);
+      const int64_t after = RawNs();
+      uint64_t ticks = 0;
+      vkGetQueryPoolResults(device, pool, 0, 1, sizeof(ticks), &ticks, sizeof(ticks), VK_QUERY_RESULT_64_BIT);
+      std::fprintf(out, "gpuwrite,%ld,%lld,%llu,0,0,%lld\n", i, (long long)before, (unsigned long long)ticks,
+                   (long long)after);
+    }
+  }
+  std::fclose(out);
+  std::printf("gnomon-calibration-record: %s, host clock %s, period %.6g ns: %d burst, %ld paced, %ld gpuwrite rows -> %s\n",
+              properties.deviceName, g_host_clock == CLOCK_MONOTONIC_RAW ? "CLOCK_MONOTONIC_RAW" : "CLOCK_MONOTONIC",
+              double(properties.limits.timestampPeriod), burst, paced, paced / 10,
+              out_path.c_str());
+  vkDestroyFence(device, fence, nullptr);
+  vkDestroyCommandPool(device, command_pool, nullptr);
+  vkDestroyQueryPool(device, pool, nullptr);
+  vkDestroyDevice(device, nullptr);
+  vkDestroyInstance(instance, nullptr);
+  return 0;
+}
