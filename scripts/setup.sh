@@ -24,7 +24,8 @@ build_dir="${BUILD_DIR:-build}"
 jobs="${JOBS:-$(nproc)}"
 
 packages=(g++ gcc make cmake pkg-config python3 libasio-dev libzstd-dev doctest-dev
-          libvulkan-dev mesa-vulkan-drivers)
+          libvulkan-dev mesa-vulkan-drivers
+          libglfw3-dev libgl-dev libopengl-dev libgl1-mesa-dri libglx-mesa0 xvfb)
 
 install_missing() {
   local missing=()

@@ -81,7 +81,7 @@ void PrintGpuContexts(const TraceModel& model, std::ostream& out) {
                   clock.current_uncertainty_ns() == UINT32_MAX ? "unknown"
                                                                : FormatDuration(clock.current_uncertainty_ns()).c_str(),
                   (context.flags & protocol::kGpuContextCalibrated) ? "calibrated timestamps"
-                  : (context.flags & protocol::kGpuContextFallbackCalibration) ? "submit/fence bracket calibration"
+                  : (context.flags & protocol::kGpuContextFallbackCalibration) ? "bracketed-read calibration"
                                                                                 : "calibration source not stated");
     out << line;
   }

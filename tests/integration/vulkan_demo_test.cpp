@@ -21,7 +21,7 @@ std::string Demo() {
   return path && *path ? path : GNOMON_VULKAN_DEMO;
 }
 
-// The demo loads Mesa's driver, which leaks at unload (see support/vulkan_leak_options.cpp).
+// The demo loads a Mesa driver, which leaks at unload (see support/mesa_leak_options.cpp).
 std::map<std::string, std::string> DemoEnvironment() {
   if (std::string(GNOMON_ASAN_PRELOAD).empty()) return {};
   return {{"ASAN_OPTIONS", "detect_leaks=0"}};

@@ -1,0 +1,116 @@
+// Gnomon's OpenGL collector: GPU zones timed by GL_TIMESTAMP queries, placed on the CPU
+// timeline by bracketing glGetInteger64v(GL_TIMESTAMP) between two CPU clock reads.
+// Link gnomon::opengl. Needs OpenGL 3.3 (or ARB_timer_query); includes no GL header.
+//
+//   auto gpu = gnomon::opengl::Context::Create(glfwGetProcAddress);  // context current
+//   per frame:
+//     { GNOMON_GL_ZONE(*gpu, "Shadows"); draw(); }
+//     gpu->Collect();                 // reads back finished queries; never waits
+//
+// The queries form a ring. Collect() reads them in issue order and stops at the first
+// whose GL_QUERY_RESULT_AVAILABLE is false: a result not ready stays for a later
+// collect. A zone that would need a query still in flight goes untimed and is counted
+// (stats().zones_untimed); live queries are never reused. Calibration takes the
+// tightest of five brackets at creation and one every recalibration_period, in
+// Collect(); half the bracket is the pair's uncertainty. Inert (creates nothing) when
+// the context has no timestamp bits or lacks the functions.
+//
+// Threads: the thread whose GL context is current, as for any GL call.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "gnomon/gnomon.h"
+
+namespace gnomon::opengl {
+
+using GetProcAddress = void* (*)(const char* name);
+
+struct ContextOptions {
+  const char* name = nullptr;  // shown for the context; default the GL renderer string
+  uint32_t queries = 4096;     // ring size; two per zone
+  std::chrono::milliseconds recalibration_period{1000};
+  bool enabled = true;         // false: an inert context
+};
+
+struct ContextStats {
+  uint64_t zones_recorded = 0;
+  uint64_t zones_untimed = 0;  // the ring was full of queries in flight
+  uint64_t timestamps_read = 0;
+  uint64_t calibrations = 0;
+  uint32_t last_calibration_uncertainty_ns = 0;
+};
+
+class Context {
+ public:
+  // GetProcAddress has the shape of glfwGetProcAddress / eglGetProcAddress.
+  template <typename Loader>
+  static std::unique_ptr<Context> Create(Loader loader, const ContextOptions& options = {}) {
+    return CreateWith(reinterpret_cast<GetProcAddress>(loader), options);
+  }
+  static std::unique_ptr<Context> CreateWith(GetProcAddress loader, const ContextOptions& options);
+  ~Context();  // the context must be current
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  bool is_active() const { return active_; }
+  uint32_t id() const { return id_; }
+  const ContextStats& stats() const { return stats_; }
+
+  bool BeginZone(gnomon_source_location* location);
+  void EndZone();
+  // Reads back finished queries in order and recalibrates when due. Never waits.
+  void Collect();
+
+ private:
+  struct Functions;
+  Context() = default;
+  void Calibrate(int tries);
+  uint64_t TakeQuery();  // the next ring entry's sequence number
+
+  std::unique_ptr<Functions> fn_;
+  bool active_ = false;
+  uint32_t id_ = 0;
+  std::vector<uint32_t> queries_;   // GL names
+  std::vector<uint32_t> wire_ids_;  // per ring entry
+  uint64_t head_ = 0;               // sequence number of the next entry to take
+  uint64_t tail_ = 0;               // oldest entry not read back; entry = sequence % size
+  uint32_t next_wire_id_ = 1;
+  std::vector<uint64_t> open_zones_;  // sequence number of each open zone's end query
+  uint64_t valid_mask_ = ~uint64_t{0};
+  int64_t last_calibration_cpu_ns_ = 0;
+  std::chrono::steady_clock::time_point next_calibration_;
+  std::chrono::milliseconds recalibration_period_{1000};
+  ContextStats stats_;
+};
+
+class ScopedZone {
+ public:
+  ScopedZone(Context& context, gnomon_source_location* location)
+      : context_(context), active_(context.BeginZone(location)) {}
+  ~ScopedZone() {
+    if (active_) context_.EndZone();
+  }
+  ScopedZone(const ScopedZone&) = delete;
+  ScopedZone& operator=(const ScopedZone&) = delete;
+
+ private:
+  Context& context_;
+  bool active_;
+};
+
+}  // namespace gnomon::opengl
+
+#ifndef GNOMON_DISABLE
+#define GNOMON_GL_ZONE(context, zone_name)                                                        \
+  ::gnomon::opengl::ScopedZone GNOMON_CONCAT(gnomon_gl_zone_, __LINE__)((context), __extension__({ \
+    static ::gnomon_source_location gnomon_location_{                                             \
+        (zone_name), __func__, __FILE__, static_cast<uint32_t>(__LINE__), GNOMON_NO_COLOR, 0u};   \
+    &gnomon_location_;                                                                            \
+  }))
+#else
+#define GNOMON_GL_ZONE(context, zone_name) static_cast<void>(0)
+#endif

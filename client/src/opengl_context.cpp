@@ -1,0 +1,184 @@
+#include "gnomon/opengl.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <ctime>
+
+namespace gnomon::opengl {
+namespace {
+
+// The few GL enums used here (values from the OpenGL registry).
+constexpr uint32_t kGlTimestamp = 0x8E28;
+constexpr uint32_t kGlQueryCounterBits = 0x8864;
+constexpr uint32_t kGlQueryResult = 0x8866;
+constexpr uint32_t kGlQueryResultAvailable = 0x8867;
+constexpr uint32_t kGlRenderer = 0x1F01;
+constexpr int kCalibrationTries = 5;
+
+int64_t RawNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+}  // namespace
+
+struct Context::Functions {
+  void (*GenQueries)(int32_t, uint32_t*) = nullptr;
+  void (*DeleteQueries)(int32_t, const uint32_t*) = nullptr;
+  void (*QueryCounter)(uint32_t, uint32_t) = nullptr;
+  void (*GetQueryObjectiv)(uint32_t, uint32_t, int32_t*) = nullptr;
+  void (*GetQueryObjectui64v)(uint32_t, uint32_t, uint64_t*) = nullptr;
+  void (*GetInteger64v)(uint32_t, int64_t*) = nullptr;
+  void (*GetQueryiv)(uint32_t, uint32_t, int32_t*) = nullptr;
+  const uint8_t* (*GetString)(uint32_t) = nullptr;
+};
+
+std::unique_ptr<Context> Context::CreateWith(GetProcAddress loader, const ContextOptions& options) {
+  std::unique_ptr<Context> context(new Context);
+  if (loader == nullptr || !options.enabled) return context;
+  auto fn = std::make_unique<Functions>();
+#define GNOMON_LOAD(member, name) fn->member = reinterpret_cast<decltype(fn->member)>(loader(name))
+  GNOMON_LOAD(GenQueries, "glGenQueries");
+  GNOMON_LOAD(DeleteQueries, "glDeleteQueries");
+  GNOMON_LOAD(QueryCounter, "glQueryCounter");
+  GNOMON_LOAD(GetQueryObjectiv, "glGetQueryObjectiv");
+  GNOMON_LOAD(GetQueryObjectui64v, "glGetQueryObjectui64v");
+  GNOMON_LOAD(GetInteger64v, "glGetInteger64v");
+  GNOMON_LOAD(GetQueryiv, "glGetQueryiv");
+  GNOMON_LOAD(GetString, "glGetString");
+#undef GNOMON_LOAD
+  if (!fn->GenQueries || !fn->DeleteQueries || !fn->QueryCounter || !fn->GetQueryObjectiv ||
+      !fn->GetQueryObjectui64v || !fn->GetInteger64v || !fn->GetQueryiv) {
+    return context;
+  }
+  int32_t bits = 0;
+  fn->GetQueryiv(kGlTimestamp, kGlQueryCounterBits, &bits);
+  if (bits <= 0) return context;  // no timestamps: inert
+
+  Context& c = *context;
+  c.fn_ = std::move(fn);
+  c.valid_mask_ = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  c.recalibration_period_ = options.recalibration_period;
+  const uint32_t size = std::max<uint32_t>(4, options.queries & ~1u);
+  c.queries_.resize(size);
+  c.wire_ids_.resize(size);
+  c.fn_->GenQueries(int32_t(size), c.queries_.data());
+
+  const char* renderer = c.fn_->GetString ? reinterpret_cast<const char*>(c.fn_->GetString(kGlRenderer)) : nullptr;
+  int64_t gl_ns = 0, cpu_ns = 0, best_width = INT64_MAX;
+  for (int i = 0; i < kCalibrationTries; ++i) {
+    const int64_t before = RawNs();
+    int64_t gl = 0;
+    c.fn_->GetInteger64v(kGlTimestamp, &gl);
+    const int64_t after = RawNs();
+    if (after - before < best_width) {
+      best_width = after - before;
+      gl_ns = gl;
+      cpu_ns = before + (after - before) / 2;
+    }
+  }
+  gnomon_gpu_context_info info{};
+  info.api = GNOMON_GPU_API_OPENGL;
+  info.device_name = renderer ? renderer : "OpenGL";
+  info.period_numerator_ns = 1;  // GL timestamps are nanoseconds
+  info.period_denominator = 1;
+  info.valid_bits = uint8_t(std::min(bits, 64));
+  info.flags = GNOMON_GPU_CONTEXT_FALLBACK_CALIBRATION;
+  info.gpu_ticks = uint64_t(gl_ns) & c.valid_mask_;
+  info.cpu_time = uint64_t(cpu_ns);
+  info.cpu_domain = GNOMON_CPU_TIME_MONOTONIC_RAW;
+  info.uncertainty_ns = uint32_t(best_width / 2 + 1);
+  c.id_ = gnomon_gpu_context_create(&info);
+  if (options.name != nullptr) gnomon_gpu_context_name(c.id_, options.name, std::strlen(options.name));
+  c.last_calibration_cpu_ns_ = cpu_ns;
+  c.stats_.last_calibration_uncertainty_ns = info.uncertainty_ns;
+  c.next_calibration_ = std::chrono::steady_clock::now() + c.recalibration_period_;
+  c.active_ = c.id_ != 0;
+  return context;
+}
+
+Context::~Context() {
+  if (fn_ && !queries_.empty()) fn_->DeleteQueries(int32_t(queries_.size()), queries_.data());
+}
+
+void Context::Calibrate(int tries) {
+  int64_t best_gl = 0, best_cpu = 0, best_width = INT64_MAX;
+  for (int i = 0; i < tries; ++i) {
+    const int64_t before = RawNs();
+    int64_t gl = 0;
+    fn_->GetInteger64v(kGlTimestamp, &gl);
+    const int64_t after = RawNs();
+    if (after - before < best_width) {
+      best_width = after - before;
+      best_gl = gl;
+      best_cpu = before + (after - before) / 2;
+    }
+  }
+  if (best_cpu <= last_calibration_cpu_ns_) return;
+  gnomon_gpu_calibration_data data{};
+  data.gpu_ticks = uint64_t(best_gl) & valid_mask_;
+  data.cpu_time = uint64_t(best_cpu);
+  data.cpu_delta_ns = best_cpu - last_calibration_cpu_ns_;
+  data.uncertainty_ns = uint32_t(best_width / 2 + 1);
+  data.context = id_;
+  data.cpu_domain = GNOMON_CPU_TIME_MONOTONIC_RAW;
+  gnomon_gpu_calibration(&data);
+  last_calibration_cpu_ns_ = best_cpu;
+  ++stats_.calibrations;
+  stats_.last_calibration_uncertainty_ns = data.uncertainty_ns;
+}
+
+uint64_t Context::TakeQuery() {
+  const uint64_t sequence = head_++;
+  wire_ids_[sequence % queries_.size()] = next_wire_id_++;
+  return sequence;
+}
+
+bool Context::BeginZone(gnomon_source_location* location) {
+  if (!active_) return false;
+  ++stats_.zones_recorded;
+  // Both queries of the zone are taken now, so that its end can never find the ring full.
+  if (head_ + 2 - tail_ > queries_.size()) {
+    ++stats_.zones_untimed;
+    return false;
+  }
+  const size_t begin = TakeQuery() % queries_.size();
+  const uint64_t end = TakeQuery();
+  fn_->QueryCounter(queries_[begin], kGlTimestamp);
+  gnomon_gpu_zone_begin(id_, wire_ids_[begin], location);
+  open_zones_.push_back(end);
+  return true;
+}
+
+void Context::EndZone() {
+  if (!active_ || open_zones_.empty()) return;
+  const size_t end = open_zones_.back() % queries_.size();
+  open_zones_.pop_back();
+  fn_->QueryCounter(queries_[end], kGlTimestamp);
+  gnomon_gpu_zone_end(id_, wire_ids_[end]);
+}
+
+void Context::Collect() {
+  if (!active_) return;
+  // An open zone's end query is taken but not yet issued: read only up to it.
+  uint64_t limit = head_;
+  for (uint64_t open_end : open_zones_) limit = std::min(limit, open_end);
+  while (tail_ < limit) {
+    const uint32_t index = uint32_t(tail_ % queries_.size());
+    int32_t available = 0;
+    fn_->GetQueryObjectiv(queries_[index], kGlQueryResultAvailable, &available);
+    if (!available) break;  // a later collect
+    uint64_t value = 0;
+    fn_->GetQueryObjectui64v(queries_[index], kGlQueryResult, &value);
+    gnomon_gpu_time(id_, wire_ids_[index], value & valid_mask_);
+    ++stats_.timestamps_read;
+    ++tail_;
+  }
+  if (std::chrono::steady_clock::now() >= next_calibration_) {
+    Calibrate(kCalibrationTries);
+    next_calibration_ = std::chrono::steady_clock::now() + recalibration_period_;
+  }
+}
+
+}  // namespace gnomon::opengl
