@@ -64,8 +64,16 @@ const char* GpuApiName(uint8_t api) {
 void PrintGpuContexts(const TraceModel& model, std::ostream& out) {
   out << "GPU        " << model.gpu_contexts.size() << " context(s)\n";
   for (const auto& [id, context] : model.gpu_contexts) {
-    uint64_t untimed = 0;
-    for (size_t i = 0; i < context.zones.size(); ++i) untimed += context.zones[i].is_timed() ? 0 : 1;
+    uint64_t untimed = 0, extrapolated = 0;
+    for (size_t i = 0; i < context.zones.size(); ++i) {
+      const GpuZone& zone = context.zones[i];
+      if (!zone.is_timed()) {
+        ++untimed;
+      } else if (context.clock.Map(zone.gpu_begin, zone.epoch).extrapolated ||
+                 context.clock.Map(zone.gpu_end, zone.epoch).extrapolated) {
+        ++extrapolated;
+      }
+    }
     const GpuClockModel& clock = context.clock;
     double wander = 0;
     for (double r : clock.Residuals()) wander += r * r;
@@ -84,6 +92,10 @@ void PrintGpuContexts(const TraceModel& model, std::ostream& out) {
                   : (context.flags & protocol::kGpuContextFallbackCalibration) ? "bracketed-read calibration"
                                                                                 : "calibration source not stated");
     out << line;
+    if (extrapolated > 0 || !context.early_times.empty()) {
+      out << "    " << extrapolated << " zone(s) outside the calibrated span (extrapolated, wider uncertainty), "
+          << context.early_times.size() << " GPU time(s) for queries no zone used\n";
+    }
   }
 }
 

@@ -3,9 +3,11 @@
 
 #include <gnomon/gnomon.hpp>
 
+#include <ctime>
 #include <thread>
 #include <vector>
 
+#include "gnomon/protocol/messages.h"
 #include "gnomon/server/worker.h"
 #include "../support/self_capture.h"
 
@@ -127,5 +129,51 @@ TEST_CASE("code compiled with GNOMON_DISABLE records nothing") {
     const auto* t = FindThread(m, "disabled");
     REQUIRE(t->zones.size() == 1);
     CHECK(m.Location(t->zones[0].source_location).name == "Marker");
+  });
+}
+
+TEST_CASE("the C++ GPU API: a context, zones, times, calibrations and a resync reach the worker") {
+  Worker& worker = ConnectedWorker();
+  uint32_t context = 0;
+  std::thread([&context] {
+    gnomon::SetThreadName("cpp gpu");
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+    const int64_t now = int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+    gnomon::GpuContextInfo info{};
+    info.api = GNOMON_GPU_API_CUDA;
+    info.device_name = "C++ GPU";
+    info.period_numerator_ns = 625;  // a 19.2 MHz counter
+    info.period_denominator = 12;
+    info.valid_bits = 32;
+    info.gpu_ticks = 1000;
+    info.cpu_time = uint64_t(now);
+    info.cpu_domain = GNOMON_CPU_TIME_MONOTONIC_RAW;
+    info.uncertainty_ns = 30;
+    context = gnomon::GpuContextCreate(info);
+    gnomon::GpuContextName(context, "C++ stream");
+    static gnomon_source_location kernel{"C++ kernel", "kernel", __FILE__, 1, GNOMON_NO_COLOR, 0};
+    gnomon::GpuZoneBegin(context, 7, &kernel);
+    gnomon::GpuZoneEnd(context, 8);
+    gnomon::GpuTime(context, 7, 1000 + 12);  // 625 ns after the pair
+    gnomon::GpuTime(context, 8, 1000 + 24);
+    gnomon::GpuCalibration({1000 + 19'200'000, uint64_t(now) + 1'000'000'000, 1'000'000'000, 30, context,
+                            GNOMON_CPU_TIME_MONOTONIC_RAW});
+    gnomon::GpuResync(context, 5, uint64_t(now) + 2'000'000'000, GNOMON_CPU_TIME_MONOTONIC_RAW, 30);
+    CHECK(gnomon::CpuTimeFromHostNs(GNOMON_CPU_TIME_MONOTONIC_RAW, now) <= gnomon::Now());
+  }).join();
+  REQUIRE(WaitForModel(worker, [context](const TraceModel& m) {
+    auto it = m.gpu_contexts.find(context);
+    return it != m.gpu_contexts.end() && it->second.zones.size() == 1 && it->second.zones[0].is_timed() &&
+           it->second.clock.epoch() == 1;
+  }));
+  worker.WithModel([context](const TraceModel& m) {
+    const auto& c = m.gpu_contexts.at(context);
+    CHECK(c.label() == "C++ stream");
+    CHECK(c.api == uint8_t(gnomon::protocol::GpuApi::kCuda));
+    CHECK(c.clock.period() == gnomon::protocol::TickPeriod{625, 12});
+    const auto mapped = m.MapGpuZone(c, c.zones[0]);
+    CHECK(mapped.end_ns - mapped.begin_ns == 625);
+    CHECK(c.clock.sample_count() == 3);
   });
 }

@@ -85,3 +85,38 @@ TEST_CASE("the summary and the CSV name every location, thread and message") {
   CHECK(FormatDuration(1500) == "1.5 us");
   CHECK(FormatDuration(2.5e9) == "2.5 s");
 }
+
+TEST_CASE("GPU contexts appear in the summary and as tracks of their own in the Chrome export") {
+  gnomon::test::StreamWriter w;
+  w.AppInfo("gpu reporter", 6).SourceLocation(1, "Blur", "blur", "fx.cpp", 4).ThreadInfo(1, 11, "render");
+  w.GpuContext(1, "Test GPU", 1, 1, 64, 5000, 5000, gnomon::protocol::CpuTimeDomain::kMonotonicRaw, 20);
+  w.GpuCalibration(1, 20'005'000, 20'005'000, 20'000'000, 20);  // 20 ms on: a knot of its own
+  w.ThreadContext(1).ZoneBegin(1, 1000).ZoneEnd(2000);
+  w.GpuZoneBegin(1, 1, 1, 1500).GpuZoneEnd(1, 2, 1600).GpuTime(1, 1, 10'000).GpuTime(1, 2, 30'000);
+  w.GpuTime(1, 99, 40'000);  // a query no zone used
+  TraceModel model;
+  TraceBuilder builder(model);
+  DecodeMessages(w.data(), w.size(), builder);
+  std::ostringstream summary;
+  PrintSummary(model, summary);
+  CHECK(summary.str().find("Test GPU (Vulkan, context 1): 1 zones (0 without GPU times)") != std::string::npos);
+  CHECK(summary.str().find("1 GPU time(s) for queries no zone used") != std::string::npos);
+  std::ostringstream out;
+  WriteChromeTrace(model, out);
+  JsonValue root;
+  std::string error;
+  REQUIRE_MESSAGE(gnomon::test::ParseJson(out.str(), root, error), error);
+  int gpu_events = 0;
+  bool track_named = false;
+  for (const JsonValue& e : root.Find("traceEvents")->array) {
+    if (e.Find("cat") && e.Find("cat")->string == "gpu") {
+      ++gpu_events;
+      CHECK(e.Find("name")->string == "Blur");
+      CHECK(e.Find("dur")->number == doctest::Approx(20.0));  // 20,000 ns
+      CHECK(e.Find("args")->Find("uncertainty_ns")->number == 20);
+    }
+    if (e.Find("ph")->string == "M" && e.Find("args")->Find("name")->string == "GPU: Test GPU") track_named = true;
+  }
+  CHECK(gpu_events == 1);
+  CHECK(track_named);
+}

@@ -85,6 +85,30 @@ inline uint64_t Now() { return gnomon_now(); }
 // One declaration, so that `for (...) GNOMON_ZONE("x");` times each iteration. The
 // source location is a constant-initialized static (no guard, no run-time cost), made in
 // a GCC/Clang statement expression so that __func__ names the enclosing function.
+// ---- GPU (see gnomon.h for the model; the collectors in vulkan.hpp/opengl.hpp use it) ----
+using GpuContextInfo = gnomon_gpu_context_info;
+using GpuCalibrationData = gnomon_gpu_calibration_data;
+
+inline uint32_t GpuContextCreate(const GpuContextInfo& info) { return gnomon_gpu_context_create(&info); }
+inline void GpuContextName(uint32_t context, std::string_view name) {
+  gnomon_gpu_context_name(context, name.data(), name.size());
+}
+inline void GpuZoneBegin(uint32_t context, uint32_t query_id, gnomon_source_location* location) {
+  gnomon_gpu_zone_begin(context, query_id, location);
+}
+inline void GpuZoneEnd(uint32_t context, uint32_t query_id) { gnomon_gpu_zone_end(context, query_id); }
+inline void GpuTime(uint32_t context, uint32_t query_id, uint64_t gpu_ticks) {
+  gnomon_gpu_time(context, query_id, gpu_ticks);
+}
+inline void GpuCalibration(const GpuCalibrationData& data) { gnomon_gpu_calibration(&data); }
+inline void GpuResync(uint32_t context, uint64_t gpu_ticks, uint64_t cpu_time, gnomon_cpu_time_domain domain,
+                      uint32_t uncertainty_ns) {
+  gnomon_gpu_resync(context, gpu_ticks, cpu_time, domain, uncertainty_ns);
+}
+inline uint64_t CpuTimeFromHostNs(gnomon_cpu_time_domain domain, int64_t host_ns) {
+  return gnomon_cpu_time_from_host_ns(domain, host_ns);
+}
+
 #define GNOMON_ZONE_C(zone_name, rgb)                                                    \
   ::gnomon::ScopedZone GNOMON_CONCAT(gnomon_zone_, __LINE__)(__extension__({             \
     static ::gnomon_source_location gnomon_location_{                                    \
@@ -125,6 +149,16 @@ inline void Message(std::string_view, Severity = Severity::kInfo) {}
 inline uint32_t PlotId(const char*) { return 0; }
 inline void Plot(uint32_t, double) {}
 inline uint64_t Now() { return 0; }
+using GpuContextInfo = gnomon_gpu_context_info;
+using GpuCalibrationData = gnomon_gpu_calibration_data;
+inline uint32_t GpuContextCreate(const GpuContextInfo&) { return 0; }
+inline void GpuContextName(uint32_t, std::string_view) {}
+inline void GpuZoneBegin(uint32_t, uint32_t, gnomon_source_location*) {}
+inline void GpuZoneEnd(uint32_t, uint32_t) {}
+inline void GpuTime(uint32_t, uint32_t, uint64_t) {}
+inline void GpuCalibration(const GpuCalibrationData&) {}
+inline void GpuResync(uint32_t, uint64_t, uint64_t, gnomon_cpu_time_domain, uint32_t) {}
+inline uint64_t CpuTimeFromHostNs(gnomon_cpu_time_domain, int64_t) { return 0; }
 
 #define GNOMON_ZONE_C(zone_name, rgb) static_cast<void>(0)
 #define GNOMON_ZONE(zone_name) static_cast<void>(0)
