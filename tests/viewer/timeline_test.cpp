@@ -1,0 +1,92 @@
+#include "gnomon/viewer/timeline.h"
+
+#include <doctest/doctest.h>
+
+#include "gnomon/server/trace_builder.h"
+#include "../support/stream_writer.h"
+
+using namespace gnomon::viewer;
+using gnomon::server::TraceModel;
+
+namespace {
+TraceModel Sample() {
+  gnomon::test::StreamWriter w;  // a nanosecond timer: ticks read as ns
+  w.AppInfo("viewer test").SourceLocation(1, "Outer", "f", "a.cpp", 1).SourceLocation(2, "Inner", "g", "a.cpp", 2);
+  w.ThreadInfo(1, 10, "main").ThreadContext(1);
+  w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, 1000);
+  w.ZoneBegin(1, 1000).ZoneBegin(2, 1200).ZoneEnd(1400).ZoneEnd(1800);
+  w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, 2000);
+  w.GpuContext(1, "GPU", 1, 1, 64, 0, 0, gnomon::protocol::CpuTimeDomain::kMonotonicRaw, 10);
+  w.GpuZoneBegin(1, 1, 1, 1100).GpuZoneEnd(1, 2, 1150).GpuTime(1, 1, 1500).GpuTime(1, 2, 1700);
+  w.String(5, gnomon::protocol::StringKind::kPlotName, "load").Plot(5, 1000, 1.0).Plot(5, 1500, 3.0).Plot(5, 2000, 2.0);
+  TraceModel model;
+  gnomon::server::TraceBuilder builder(model);
+  gnomon::server::DecodeMessages(w.data(), w.size(), builder);
+  return model;
+}
+}  // namespace
+
+TEST_CASE("lanes stack frames, GPU contexts, threads and plots, and honour collapse and hide") {
+  const TraceModel model = Sample();
+  Timeline timeline;
+  timeline.Sync(model);
+  timeline.Layout(model, {}, 0);
+  const auto& lanes = timeline.lanes();
+  REQUIRE(lanes.size() == 4);
+  CHECK(lanes[0].key.kind == LaneKind::kFrames);
+  CHECK(lanes[1].key.kind == LaneKind::kGpu);
+  CHECK(lanes[1].title == "GPU: GPU");
+  CHECK(lanes[2].key.kind == LaneKind::kThread);
+  CHECK(lanes[2].rows == 2);
+  CHECK(lanes[3].key.kind == LaneKind::kPlot);
+  for (size_t i = 1; i < lanes.size(); ++i) CHECK(lanes[i].y >= lanes[i - 1].y + lanes[i - 1].height);
+
+  std::map<LaneKey, LaneState> states;
+  states[{LaneKind::kThread, 1}].collapsed = true;
+  states[{LaneKind::kGpu, 1}].hidden = true;
+  timeline.Layout(model, states, 0);
+  REQUIRE(timeline.lanes().size() == 3);
+  CHECK(timeline.lanes()[1].rows == 1);
+}
+
+TEST_CASE("items land where the view puts their times, and picking returns the same zones") {
+  const TraceModel model = Sample();
+  Timeline timeline;
+  timeline.Sync(model);
+  timeline.Layout(model, {}, 0);
+  TimelineView view;
+  view.Fit(0, 1000, 1000);  // 1 ns per pixel from the first event (tick 1000)
+  std::vector<DrawItem> items;
+  timeline.BuildItems(model, view, items);
+  const DrawItem* outer = nullptr;
+  const DrawItem* inner = nullptr;
+  const DrawItem* gpu = nullptr;
+  int frames = 0, plot_segments = 0;
+  for (const DrawItem& item : items) {
+    if (item.kind == DrawItem::Kind::kZone && item.label && *item.label == "Outer") outer = &item;
+    if (item.kind == DrawItem::Kind::kZone && item.label && *item.label == "Inner") inner = &item;
+    if (item.kind == DrawItem::Kind::kGpuZone) gpu = &item;
+    frames += item.kind == DrawItem::Kind::kFrame;
+    plot_segments += item.kind == DrawItem::Kind::kPlot;
+  }
+  REQUIRE(outer != nullptr);
+  REQUIRE(inner != nullptr);
+  REQUIRE(gpu != nullptr);
+  CHECK(outer->x0 == doctest::Approx(0));
+  CHECK(outer->x1 == doctest::Approx(800));
+  CHECK(inner->x0 == doctest::Approx(200));
+  CHECK(inner->y0 == doctest::Approx(outer->y0 + timeline.metrics().row_height));
+  CHECK(gpu->x0 == doctest::Approx(500));  // GPU ticks map 1:1 onto the raw clock here
+  CHECK(gpu->x1 == doctest::Approx(700));
+  CHECK(frames == 1);
+  CHECK(plot_segments == 2);
+
+  const auto hit = timeline.HitTest(model, view, (inner->x0 + inner->x1) / 2, (inner->y0 + inner->y1) / 2);
+  REQUIRE(hit.has_value());
+  CHECK(hit->kind == DrawItem::Kind::kZone);
+  CHECK(hit->index == 1);
+  const auto gpu_hit = timeline.HitTest(model, view, 600, gpu->y0 + 2);
+  REQUIRE(gpu_hit.has_value());
+  CHECK(gpu_hit->kind == DrawItem::Kind::kGpuZone);
+  CHECK_FALSE(timeline.HitTest(model, view, 900, inner->y0 + 2).has_value());
+}

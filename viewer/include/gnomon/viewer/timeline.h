@@ -1,0 +1,112 @@
+// What the timeline shows, as plain data: lanes, and the items to draw in them.
+//
+// Timeline keeps a LaneIndex per CPU thread and per GPU context, brought up to date
+// from a TraceModel by Sync() (only new zones are indexed; GPU lanes are re-mapped when
+// their clock model gains knots). Layout() stacks the lanes vertically; BuildItems()
+// turns the visible part into rectangles with colours and labels, merging sub-pixel
+// zones; HitTest() finds what is under a point. The ImGui code only paints the items,
+// so all of this is tested without a window (tests/viewer/).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gnomon/server/trace_model.h"
+#include "gnomon/viewer/lane_index.h"
+#include "gnomon/viewer/timeline_view.h"
+
+namespace gnomon::viewer {
+
+enum class LaneKind : uint8_t { kFrames, kGpu, kThread, kPlot };
+
+struct LaneKey {
+  LaneKind kind;
+  uint32_t id;  // thread id, GPU context id, plot id; 0 for frames
+  friend auto operator<=>(const LaneKey&, const LaneKey&) = default;
+};
+
+struct LaneState {
+  bool collapsed = false;  // one row only
+  bool hidden = false;
+};
+
+struct Lane {
+  LaneKey key;
+  std::string title;
+  float y = 0;           // top of the lane's rows (below its title bar)
+  float height = 0;      // rows only
+  uint32_t rows = 0;     // depth rows shown
+};
+
+struct DrawItem {
+  enum class Kind : uint8_t { kZone, kMerged, kGpuZone, kFrame, kPlot, kMessage };
+  Kind kind;
+  float x0, y0, x1, y1;
+  uint32_t color;            // 0xAABBGGRR, as ImGui wants
+  uint32_t lane;             // index into lanes()
+  uint32_t index;            // zone / frame / message index
+  uint32_t count;            // zones merged (1 otherwise)
+  const std::string* label;  // zone name, or nullptr
+};
+
+struct Hit {
+  LaneKey lane;
+  DrawItem::Kind kind;
+  uint32_t index;  // CPU zone index in the thread, GPU zone index in the context, frame index
+};
+
+struct TimelineMetrics {
+  float row_height = 20;
+  float title_height = 18;
+  float lane_gap = 6;
+  float frame_strip_height = 40;
+  float plot_height = 50;
+  float min_zone_px = 2;  // narrower zones merge into level-of-detail blocks
+};
+
+class Timeline {
+ public:
+  // Indexes what is new in `model`. Call under the model's lock, before the others.
+  void Sync(const server::TraceModel& model);
+  // Stacks the lanes from y = top, honouring collapsed/hidden states.
+  void Layout(const server::TraceModel& model, const std::map<LaneKey, LaneState>& states, float top);
+  // The items visible in `view`, x relative to the timeline's left edge.
+  void BuildItems(const server::TraceModel& model, const TimelineView& view, std::vector<DrawItem>& out) const;
+  std::optional<Hit> HitTest(const server::TraceModel& model, const TimelineView& view, float x, float y) const;
+
+  const std::vector<Lane>& lanes() const { return lanes_; }
+  float total_height() const { return total_height_; }
+  const TimelineMetrics& metrics() const { return metrics_; }
+  // Nanoseconds since the first event, the timeline's time axis.
+  int64_t TraceEndNs(const server::TraceModel& model) const;
+
+  // A GPU zone's span on the trace timeline (relative ns), cached per context.
+  Span GpuSpan(uint32_t context_id, uint32_t zone_index) const;
+
+ private:
+  struct ThreadLane {
+    LaneIndex index;
+  };
+  struct GpuLane {
+    LaneIndex index;
+    std::vector<Span> spans;  // by zone index; begin == INT64_MIN when untimed
+    size_t knots_seen = 0;
+    size_t zones_seen = 0;
+    size_t timed_seen = 0;
+  };
+
+  std::map<uint32_t, ThreadLane> threads_;  // by thread id
+  std::map<uint32_t, GpuLane> gpus_;        // by context id
+  std::vector<Lane> lanes_;
+  float total_height_ = 0;
+  int64_t origin_ns_ = 0;  // CLOCK_MONOTONIC_RAW ns of the trace's first event
+  TimelineMetrics metrics_;
+};
+
+// A stable, readable colour for a source location (0xAABBGGRR), or its own colour.
+uint32_t ZoneColor(const server::SourceLocation& location, uint32_t id);
+
+}  // namespace gnomon::viewer

@@ -1,0 +1,295 @@
+#include "gnomon/viewer/timeline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "gnomon/protocol/messages.h"
+
+namespace gnomon::viewer {
+namespace {
+
+using server::GpuContextTimeline;
+using server::kOpenZone;
+using server::ThreadTimeline;
+using server::TraceModel;
+
+constexpr int64_t kUntimed = INT64_MIN;
+
+uint32_t Abgr(uint32_t rgb) {
+  return 0xFF000000u | ((rgb & 0xFF) << 16) | (rgb & 0xFF00) | ((rgb >> 16) & 0xFF);
+}
+
+uint32_t FromHsv(float h, float s, float v) {
+  const float c = v * s;
+  const float hp = std::fmod(h * 6.0f, 6.0f);
+  const float x = c * (1 - std::fabs(std::fmod(hp, 2.0f) - 1));
+  float r = 0, g = 0, b = 0;
+  if (hp < 1) { r = c; g = x; } else if (hp < 2) { r = x; g = c; } else if (hp < 3) { g = c; b = x; }
+  else if (hp < 4) { g = x; b = c; } else if (hp < 5) { r = x; b = c; } else { r = c; b = x; }
+  const float m = v - c;
+  auto byte = [m](float f) { return uint32_t(std::lround((f + m) * 255)); };
+  return 0xFF000000u | (byte(b) << 16) | (byte(g) << 8) | byte(r);
+}
+
+// The CPU zone accessor: relative ns through the CPU clock; open zones reach the end.
+struct CpuSpans {
+  const TraceModel& model;
+  const ThreadTimeline& thread;
+  int64_t origin_ns;
+  int64_t end_ns;
+  Span operator()(uint32_t i) const {
+    const server::Zone& z = thread.zones[i];
+    const int64_t b = model.clock.TickToNs(z.begin_tick) - origin_ns;
+    return {b, z.is_open() ? std::max(b, end_ns) : model.clock.TickToNs(z.end_tick) - origin_ns};
+  }
+};
+
+}  // namespace
+
+uint32_t ZoneColor(const server::SourceLocation& location, uint32_t id) {
+  if (location.color != protocol::kNoColor) return Abgr(location.color & 0xFFFFFF);
+  const uint32_t hash = id * 2654435761u;
+  return FromHsv(float(hash % 360) / 360.0f, 0.45f, 0.80f);
+}
+
+int64_t Timeline::TraceEndNs(const TraceModel& model) const {
+  if (model.first_tick == kOpenZone) return 0;
+  int64_t end = model.clock.TickToNs(model.last_tick) - origin_ns_;
+  for (const auto& [id, gpu] : gpus_) {
+    for (const Span& s : gpu.spans) {
+      if (s.begin_ns != kUntimed) end = std::max(end, s.end_ns);
+    }
+  }
+  return end;
+}
+
+Span Timeline::GpuSpan(uint32_t context_id, uint32_t zone_index) const {
+  auto it = gpus_.find(context_id);
+  if (it == gpus_.end() || zone_index >= it->second.spans.size()) return {kUntimed, kUntimed};
+  return it->second.spans[zone_index];
+}
+
+void Timeline::Sync(const TraceModel& model) {
+  origin_ns_ = model.first_tick == kOpenZone ? 0 : model.clock.TickToNs(model.first_tick);
+  for (const ThreadTimeline& thread : model.threads) {
+    ThreadLane& lane = threads_[thread.id];
+    for (size_t i = lane.index.indexed(); i < thread.zones.size(); ++i) lane.index.Add(thread.zones[i].depth, uint32_t(i));
+  }
+  for (const auto& [id, context] : model.gpu_contexts) {
+    GpuLane& lane = gpus_[id];
+    size_t timed = 0;
+    for (size_t i = lane.zones_seen; i < context.zones.size(); ++i) timed += context.zones[i].is_timed();
+    const size_t knots = context.clock.sample_count();
+    const bool changed = knots != lane.knots_seen || context.zones.size() != lane.zones_seen ||
+                         timed > 0 || lane.timed_seen != lane.index.indexed();
+    if (!changed) continue;
+    // Re-map every zone: a new knot moves the zones it brackets.
+    lane.spans.assign(context.zones.size(), Span{kUntimed, kUntimed});
+    lane.index.Clear();
+    for (size_t i = 0; i < context.zones.size(); ++i) {
+      const server::GpuZone& zone = context.zones[i];
+      if (!zone.is_timed()) continue;
+      const auto mapped = model.MapGpuZone(context, zone);
+      lane.spans[i] = {mapped.begin_ns - origin_ns_, mapped.end_ns - origin_ns_};
+      lane.index.Add(zone.depth, uint32_t(i));
+    }
+    lane.index.SortRows([&lane](uint32_t i) { return lane.spans[i]; });
+    lane.knots_seen = knots;
+    lane.zones_seen = context.zones.size();
+    lane.timed_seen = lane.index.indexed();
+  }
+}
+
+void Timeline::Layout(const TraceModel& model, const std::map<LaneKey, LaneState>& states, float top) {
+  lanes_.clear();
+  float y = top;
+  auto add = [&](LaneKey key, std::string title, uint32_t rows, float row_height) {
+    auto it = states.find(key);
+    const LaneState state = it == states.end() ? LaneState{} : it->second;
+    if (state.hidden) return;
+    if (state.collapsed) rows = std::min<uint32_t>(rows, 1);
+    Lane lane{key, std::move(title), y + metrics_.title_height, float(rows) * row_height, rows};
+    y = lane.y + lane.height + metrics_.lane_gap;
+    lanes_.push_back(std::move(lane));
+  };
+  if (!model.frames.empty()) add({LaneKind::kFrames, 0}, "Frames", 1, metrics_.frame_strip_height);
+  for (const auto& [id, context] : model.gpu_contexts) {
+    auto it = gpus_.find(id);
+    const uint32_t rows = it == gpus_.end() ? 1 : std::max<uint32_t>(1, uint32_t(it->second.index.rows()));
+    add({LaneKind::kGpu, id}, "GPU: " + context.label(), rows, metrics_.row_height);
+  }
+  for (const ThreadTimeline& thread : model.threads) {
+    auto it = threads_.find(thread.id);
+    const uint32_t rows = it == threads_.end() ? 1 : std::max<uint32_t>(1, uint32_t(it->second.index.rows()));
+    add({LaneKind::kThread, thread.id},
+        (thread.name.empty() ? "thread " + std::to_string(thread.id) : thread.name) + " (" +
+            std::to_string(thread.zones.size()) + " zones)",
+        rows, metrics_.row_height);
+  }
+  for (const auto& [id, plot] : model.plots) add({LaneKind::kPlot, id}, plot.name, 1, metrics_.plot_height);
+  total_height_ = y - top;
+}
+
+void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std::vector<DrawItem>& out) const {
+  out.clear();
+  const int64_t t0 = view.begin_ns();
+  const int64_t t1 = view.end_ns();
+  const double px = view.ns_per_px();
+  const int64_t end_ns = TraceEndNs(model);
+  for (uint32_t lane_index = 0; lane_index < lanes_.size(); ++lane_index) {
+    const Lane& lane = lanes_[lane_index];
+    auto emit_rows = [&](const LaneIndex& index, auto span, DrawItem::Kind kind, auto location_of) {
+      for (uint32_t depth = 0; depth < lane.rows; ++depth) {
+        const float y0 = lane.y + float(depth) * metrics_.row_height;
+        index.Visit(depth, t0, t1, px, metrics_.min_zone_px, span, [&](const VisibleItem& item) {
+          const auto [location, id, name] = location_of(item.first_index);
+          DrawItem d{item.merged ? DrawItem::Kind::kMerged : kind,
+                     float(view.NsToX(item.span.begin_ns)), y0,
+                     float(std::max(view.NsToX(item.span.end_ns), view.NsToX(item.span.begin_ns) + 1.0)),
+                     y0 + metrics_.row_height - 1,
+                     item.merged ? 0xFF808080u : ZoneColor(*location, id), lane_index, item.first_index, item.count,
+                     item.merged ? nullptr : name};
+          out.push_back(d);
+        });
+      }
+    };
+    switch (lane.key.kind) {
+      case LaneKind::kThread: {
+        auto it = model.thread_index.find(lane.key.id);
+        auto idx = threads_.find(lane.key.id);
+        if (it == model.thread_index.end() || idx == threads_.end()) break;
+        const ThreadTimeline& thread = model.threads[it->second];
+        emit_rows(idx->second.index, CpuSpans{model, thread, origin_ns_, end_ns}, DrawItem::Kind::kZone,
+                  [&](uint32_t i) {
+                    const server::Zone& z = thread.zones[i];
+                    return std::tuple{&model.Location(z.source_location), z.source_location, &model.ZoneName(thread, i)};
+                  });
+        break;
+      }
+      case LaneKind::kGpu: {
+        auto ctx = model.gpu_contexts.find(lane.key.id);
+        auto idx = gpus_.find(lane.key.id);
+        if (ctx == model.gpu_contexts.end() || idx == gpus_.end()) break;
+        const GpuLane& gpu = idx->second;
+        emit_rows(gpu.index, [&gpu](uint32_t i) { return gpu.spans[i]; }, DrawItem::Kind::kGpuZone, [&](uint32_t i) {
+          const server::GpuZone& z = ctx->second.zones[i];
+          return std::tuple{&model.Location(z.source_location), z.source_location, &model.Location(z.source_location).name};
+        });
+        break;
+      }
+      case LaneKind::kFrames: {
+        const auto& marks = model.frames.begin()->second.marks;
+        if (marks.size() < 2) break;
+        // Bar heights against the longest visible frame; one bar per pixel at most.
+        std::vector<std::pair<int64_t, int64_t>> frames;
+        for (size_t i = 1; i < marks.size(); ++i) {
+          const int64_t b = model.clock.TickToNs(marks[i - 1]) - origin_ns_;
+          const int64_t e = model.clock.TickToNs(marks[i]) - origin_ns_;
+          if (e >= t0 && b <= t1) frames.emplace_back(b, e);
+        }
+        int64_t longest = 1;
+        for (const auto& [b, e] : frames) longest = std::max(longest, e - b);
+        float last_x = -1e9f;
+        for (size_t i = 0; i < frames.size(); ++i) {
+          const float x0 = float(view.NsToX(frames[i].first));
+          if (x0 < last_x + 1.0f) continue;
+          const float x1 = std::max(float(view.NsToX(frames[i].second)) - 1.0f, x0 + 1.0f);
+          const float h = lane.height * float(frames[i].second - frames[i].first) / float(longest);
+          const bool slow = frames[i].second - frames[i].first > 20'000'000;
+          out.push_back({DrawItem::Kind::kFrame, x0, lane.y + lane.height - h, x1, lane.y + lane.height,
+                         slow ? 0xFF4040E0u : 0xFF60B060u, lane_index, uint32_t(i), 1, nullptr});
+          last_x = x0;
+        }
+        for (size_t m = 0; m < model.messages.size(); ++m) {
+          const int64_t t = model.clock.TickToNs(model.messages[m].tick) - origin_ns_;
+          if (t < t0 || t > t1) continue;
+          const float x = float(view.NsToX(t));
+          out.push_back({DrawItem::Kind::kMessage, x - 3, lane.y, x + 3, lane.y + 8,
+                         model.messages[m].severity >= 3 ? 0xFF3030F0u : 0xFFE0C040u, lane_index, uint32_t(m), 1,
+                         &model.messages[m].text});
+        }
+        break;
+      }
+      case LaneKind::kPlot: {
+        auto it = model.plots.find(lane.key.id);
+        if (it == model.plots.end() || it->second.points.empty()) break;
+        const auto& points = it->second.points;
+        double lo = points[0].second, hi = points[0].second;
+        for (const auto& p : points) {
+          lo = std::min(lo, p.second);
+          hi = std::max(hi, p.second);
+        }
+        const double range = hi > lo ? hi - lo : 1.0;
+        float px_prev = 0, py_prev = 0;
+        bool have_prev = false;
+        float last_x = -1e9f;
+        for (size_t i = 0; i < points.size(); ++i) {
+          const int64_t t = model.clock.TickToNs(points[i].first) - origin_ns_;
+          const float x = float(view.NsToX(t));
+          const float y = lane.y + lane.height - float((points[i].second - lo) / range) * (lane.height - 2) - 1;
+          if (t >= t0 && t <= t1 && have_prev && x >= last_x + 1.0f) {
+            out.push_back({DrawItem::Kind::kPlot, px_prev, py_prev, x, y, 0xFFD0A040u, lane_index, uint32_t(i), 1, nullptr});
+            last_x = x;
+          }
+          if (!have_prev || x >= last_x + 1.0f || t < t0) {
+            px_prev = x;
+            py_prev = y;
+            have_prev = true;
+          }
+        }
+        break;
+      }
+    }
+  }
+}
+
+std::optional<Hit> Timeline::HitTest(const TraceModel& model, const TimelineView& view, float x, float y) const {
+  for (const Lane& lane : lanes_) {
+    if (y < lane.y || y >= lane.y + lane.height) continue;
+    const int64_t t = view.XToNs(x);
+    const int64_t slack = int64_t(view.ns_per_px() * 2);
+    const uint32_t depth = uint32_t((y - lane.y) / metrics_.row_height);
+    auto probe = [&](const LaneIndex& index, auto span) -> std::optional<uint32_t> {
+      for (int64_t at : {t, t - slack, t + slack}) {
+        if (auto found = index.FindAt(depth, at, span)) return found;
+      }
+      return std::nullopt;
+    };
+    switch (lane.key.kind) {
+      case LaneKind::kThread: {
+        auto it = model.thread_index.find(lane.key.id);
+        auto idx = threads_.find(lane.key.id);
+        if (it == model.thread_index.end() || idx == threads_.end()) return std::nullopt;
+        const ThreadTimeline& thread = model.threads[it->second];
+        if (auto zone = probe(idx->second.index, CpuSpans{model, thread, origin_ns_, TraceEndNs(model)})) {
+          return Hit{lane.key, DrawItem::Kind::kZone, *zone};
+        }
+        return std::nullopt;
+      }
+      case LaneKind::kGpu: {
+        auto idx = gpus_.find(lane.key.id);
+        if (idx == gpus_.end()) return std::nullopt;
+        const GpuLane& gpu = idx->second;
+        if (auto zone = probe(gpu.index, [&gpu](uint32_t i) { return gpu.spans[i]; })) {
+          return Hit{lane.key, DrawItem::Kind::kGpuZone, *zone};
+        }
+        return std::nullopt;
+      }
+      case LaneKind::kFrames: {
+        const auto& marks = model.frames.begin()->second.marks;
+        for (size_t i = 1; i < marks.size(); ++i) {
+          const int64_t b = model.clock.TickToNs(marks[i - 1]) - origin_ns_;
+          const int64_t e = model.clock.TickToNs(marks[i]) - origin_ns_;
+          if (b <= t && t <= e) return Hit{lane.key, DrawItem::Kind::kFrame, uint32_t(i)};
+        }
+        return std::nullopt;
+      }
+      case LaneKind::kPlot:
+        return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace gnomon::viewer
