@@ -117,25 +117,32 @@ void TraceWriter::CompressLoop() {
       if (queue_.empty()) return;
       raw = std::move(queue_.front());
       queue_.pop_front();
+      ++blocks_in_flight_;
       cv_.notify_all();
     }
     compressed.resize(ZSTD_compressBound(raw.size()));
     const size_t n = ZSTD_compress2(cctx.get(), compressed.data(), compressed.size(), raw.data(), raw.size());
     std::lock_guard lock(mutex_);
-    if (!error_.empty()) continue;
-    if (ZSTD_isError(n)) {
-      error_ = std::string("zstd compression failed: ") + ZSTD_getErrorName(n);
-      continue;
-    }
-    BlockHeader header{kBlockMagic, static_cast<uint32_t>(raw.size()), static_cast<uint32_t>(n), 0};
-    header.header_check = BlockHeaderCheck(header);
-    if (std::fwrite(&header, sizeof(header), 1, file_) != 1 ||
-        std::fwrite(compressed.data(), 1, n, file_) != n || std::fflush(file_) != 0) {
-      error_ = "cannot write to " + path_ + ": " + std::strerror(errno);
-      continue;
-    }
-    file_bytes_ += sizeof(header) + n;
+    WriteBlock(raw.size(), compressed.data(), n);
+    --blocks_in_flight_;
+    cv_.notify_all();
   }
+}
+
+void TraceWriter::WriteBlock(size_t raw_size, const uint8_t* compressed, size_t n) {
+  if (!error_.empty()) return;
+  if (ZSTD_isError(n)) {
+    error_ = std::string("zstd compression failed: ") + ZSTD_getErrorName(n);
+    return;
+  }
+  BlockHeader header{kBlockMagic, static_cast<uint32_t>(raw_size), static_cast<uint32_t>(n), 0};
+  header.header_check = BlockHeaderCheck(header);
+  if (std::fwrite(&header, sizeof(header), 1, file_) != 1 || std::fwrite(compressed, 1, n, file_) != n ||
+      std::fflush(file_) != 0) {
+    error_ = "cannot write to " + path_ + ": " + std::strerror(errno);
+    return;
+  }
+  file_bytes_ += sizeof(header) + n;
 }
 
 Status TraceWriter::Finish() {
@@ -162,14 +169,43 @@ Status TraceWriter::Finish() {
   return error_.empty() ? Status::Ok() : Status::Error(error_);
 }
 
+Status TraceWriter::SaveCopy(const std::string& path) {
+  CutBlock();
+  std::unique_lock lock(mutex_);
+  cv_.wait(lock, [this] { return (queue_.empty() && blocks_in_flight_ == 0) || !error_.empty(); });
+  if (!error_.empty()) return Status::Error(error_);
+  std::unique_ptr<std::FILE, FileCloser> in(std::fopen(path_.c_str(), "rb"));
+  std::unique_ptr<std::FILE, FileCloser> out(std::fopen(path.c_str(), "wb"));
+  if (!in || !out) return Status::Error("cannot copy the capture to " + path + ": " + std::strerror(errno));
+  std::vector<char> buffer(1 << 20);
+  uint64_t left = file_bytes_;
+  while (left > 0) {
+    const size_t n = std::fread(buffer.data(), 1, std::min<uint64_t>(left, buffer.size()), in.get());
+    if (n == 0 || std::fwrite(buffer.data(), 1, n, out.get()) != n) {
+      return Status::Error("cannot write " + path + ": " + std::strerror(errno));
+    }
+    left -= n;
+  }
+  BlockHeader end{kEndMagic, 0, 0, 0};
+  end.header_check = BlockHeaderCheck(end);
+  if (std::fwrite(&end, sizeof(end), 1, out.get()) != 1 || std::fflush(out.get()) != 0) {
+    return Status::Error("cannot write " + path + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
 uint64_t TraceWriter::file_bytes() const {
   std::lock_guard lock(mutex_);
   return file_bytes_;
 }
 
-Result<LoadReport> LoadTrace(const std::string& path, TraceModel& model) {
+Result<LoadReport> LoadTrace(const std::string& path, TraceModel& model, const LoadOptions& options) {
   std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
   if (!file) return Status::Error("cannot open " + path + ": " + std::strerror(errno));
+  if (options.bytes_total != nullptr) {
+    std::error_code ec;
+    *options.bytes_total = std::filesystem::file_size(path, ec);
+  }
   FileHeader header{};
   if (std::fread(&header, 1, sizeof(header), file.get()) != sizeof(header) ||
       std::memcmp(header.magic, kTraceMagic, sizeof(kTraceMagic)) != 0) {
@@ -220,13 +256,20 @@ Result<LoadReport> LoadTrace(const std::string& path, TraceModel& model) {
       break;
     }
     raw.resize(block.raw_bytes);
+    if (options.cancel != nullptr && options.cancel->load()) {
+      stop("loading cancelled");
+      break;
+    }
     const size_t n = ZSTD_decompressDCtx(dctx.get(), raw.data(), raw.size(), compressed.data(), compressed.size());
     if (ZSTD_isError(n) || n != raw.size()) {
       stop(std::string("block does not decompress (") +
            (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size") + ")");
       break;
     }
+    std::unique_lock<std::mutex> model_lock;
+    if (options.model_mutex != nullptr) model_lock = std::unique_lock(*options.model_mutex);
     const DecodeResult decoded = DecodeMessages(raw.data(), raw.size(), builder);
+    if (model_lock.owns_lock()) model_lock.unlock();
     report.messages += decoded.messages;
     if (decoded.failed || decoded.consumed != raw.size()) {
       stop("block holds a malformed message (" +
@@ -237,6 +280,7 @@ Result<LoadReport> LoadTrace(const std::string& path, TraceModel& model) {
     ++report.blocks;
     report.raw_bytes += raw.size();
     offset += sizeof(block) + compressed.size();
+    if (options.bytes_done != nullptr) options.bytes_done->store(offset);
   }
   return report;
 }

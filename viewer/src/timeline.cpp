@@ -221,22 +221,31 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
           hi = std::max(hi, p.second);
         }
         const double range = hi > lo ? hi - lo : 1.0;
-        float px_prev = 0, py_prev = 0;
-        bool have_prev = false;
-        float last_x = -1e9f;
-        for (size_t i = 0; i < points.size(); ++i) {
+        // A polyline through the points in view (and one on each side), at most one
+        // segment per pixel.
+        auto first = std::lower_bound(points.begin(), points.end(), t0, [&](const auto& p, int64_t t) {
+          return model.clock.TickToNs(p.first) - origin_ns_ < t;
+        });
+        size_t i = size_t(first - points.begin());
+        if (i > 0) --i;
+        bool have_previous = false;
+        float previous_x = 0, previous_y = 0;
+        for (; i < points.size(); ++i) {
           const int64_t t = model.clock.TickToNs(points[i].first) - origin_ns_;
           const float x = float(view.NsToX(t));
           const float y = lane.y + lane.height - float((points[i].second - lo) / range) * (lane.height - 2) - 1;
-          if (t >= t0 && t <= t1 && have_prev && x >= last_x + 1.0f) {
-            out.push_back({DrawItem::Kind::kPlot, px_prev, py_prev, x, y, 0xFFD0A040u, lane_index, uint32_t(i), 1, nullptr});
-            last_x = x;
+          const bool past_end = t > t1;
+          if (!have_previous) {
+            have_previous = true;
+          } else if (x - previous_x >= 1.0f || past_end) {
+            out.push_back({DrawItem::Kind::kPlot, previous_x, previous_y, x, y, 0xFFD0A040u, lane_index, uint32_t(i), 1,
+                           nullptr});
+          } else {
+            continue;  // within the same pixel as the previous point
           }
-          if (!have_prev || x >= last_x + 1.0f || t < t0) {
-            px_prev = x;
-            py_prev = y;
-            have_prev = true;
-          }
+          previous_x = x;
+          previous_y = y;
+          if (past_end) break;
         }
         break;
       }

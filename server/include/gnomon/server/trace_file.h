@@ -11,6 +11,7 @@
 // same model.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -78,6 +79,10 @@ class TraceWriter {
   // Writes the last block and closes the file. The first write error, if any.
   Status Finish();
 
+  // Writes what was captured so far to `path` as a complete trace (the current block
+  // cut, every queued block written, an end marker added); capturing goes on.
+  Status SaveCopy(const std::string& path);
+
   uint64_t file_bytes() const;
   uint64_t raw_bytes() const { return raw_bytes_total_; }
 
@@ -85,6 +90,7 @@ class TraceWriter {
   TraceWriter(std::FILE* file, std::string path, const TraceWriterOptions& options);
   void CutBlock();
   void CompressLoop();
+  void WriteBlock(size_t raw_size, const uint8_t* compressed, size_t compressed_size);  // under mutex_
 
   std::FILE* file_;
   std::string path_;
@@ -97,6 +103,7 @@ class TraceWriter {
   std::condition_variable cv_;
   std::deque<std::vector<uint8_t>> queue_;
   bool finishing_ = false;
+  int blocks_in_flight_ = 0;  // taken by the compressor, not yet written
   uint64_t file_bytes_ = 0;
   std::string error_;
   std::thread thread_;
@@ -109,9 +116,16 @@ struct LoadReport {
   std::string warning;  // e.g. truncation: what was loaded and what was not
 };
 
+struct LoadOptions {
+  std::atomic<uint64_t>* bytes_done = nullptr;  // progress, for a progress bar
+  uint64_t* bytes_total = nullptr;              // set once the file is opened
+  std::mutex* model_mutex = nullptr;            // held while each block is decoded
+  std::atomic<bool>* cancel = nullptr;          // stop between blocks when set
+};
+
 // Reads a trace file into `model`. Fails (with nothing loaded) when the file is not a
 // Gnomon trace; a truncated or damaged tail loads up to the last whole block and says
-// so in LoadReport::warning.
-Result<LoadReport> LoadTrace(const std::string& path, TraceModel& model);
+// so in LoadReport::warning. With options, others may read the model between blocks.
+Result<LoadReport> LoadTrace(const std::string& path, TraceModel& model, const LoadOptions& options = {});
 
 }  // namespace gnomon::server

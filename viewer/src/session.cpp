@@ -1,0 +1,115 @@
+#include "session.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+namespace gnomon::viewer {
+
+std::unique_ptr<Session> Session::OpenFile(const std::string& path) {
+  std::unique_ptr<Session> session(new Session);
+  Session* s = session.get();
+  s->title_ = std::filesystem::path(path).filename().string();
+  s->path_ = path;
+  s->loading_ = true;
+  s->loader_ = std::thread([s, path] {
+    server::LoadOptions options;
+    options.bytes_done = &s->bytes_done_;
+    options.bytes_total = &s->bytes_total_;
+    options.model_mutex = &s->mutex_;
+    options.cancel = &s->cancel_;
+    auto report = server::LoadTrace(path, s->model_, options);
+    {
+      std::lock_guard lock(s->text_mutex_);
+      if (!report.ok()) {
+        s->error_ = report.status().message();
+        s->failed_ = true;
+      } else {
+        s->warning_ = report->warning;
+      }
+    }
+    s->loading_ = false;
+  });
+  return session;
+}
+
+std::unique_ptr<Session> Session::Connect(const std::string& host, uint16_t port, std::chrono::milliseconds timeout) {
+  std::unique_ptr<Session> session(new Session);
+  session->title_ = host + ":" + std::to_string(port);
+  session->temp_path_ = (std::filesystem::temp_directory_path() /
+                         ("gnomon-viewer-" + std::to_string(getpid()) + "-" + std::to_string(port) + ".gnomon"))
+                            .string();
+  auto tee = server::TraceWriter::Create(session->temp_path_, true);
+  server::Worker::Options options;
+  options.host = host;
+  options.port = port;
+  options.connect_timeout = timeout;
+  if (tee.ok()) {
+    session->tee_ = std::move(tee.value());
+    options.writer = session->tee_.get();
+  }
+  session->worker_ = std::make_unique<server::Worker>(options);
+  const server::Status connected = session->worker_->Connect();
+  if (!connected.ok()) {
+    session->error_ = connected.message();
+    session->failed_ = true;
+    return session;
+  }
+  session->worker_->Start();
+  return session;
+}
+
+Session::~Session() {
+  cancel_ = true;
+  if (loader_.joinable()) loader_.join();
+  if (worker_) {
+    worker_->RequestStop();
+    worker_->Join();
+  }
+  if (tee_) {
+    tee_->Finish();
+    std::error_code ec;
+    std::filesystem::remove(temp_path_, ec);
+  }
+}
+
+std::string Session::error() const {
+  std::lock_guard lock(text_mutex_);
+  if (!error_.empty()) return error_;
+  return worker_ ? worker_->error() : "";
+}
+
+std::string Session::warning() const {
+  std::lock_guard lock(text_mutex_);
+  return warning_;
+}
+
+float Session::load_progress() const {
+  return bytes_total_ == 0 ? 0.0f : float(double(bytes_done_.load()) / double(bytes_total_));
+}
+
+uint64_t Session::bytes_received() const { return worker_ ? worker_->bytes_received() : bytes_done_.load(); }
+
+std::string Session::StateText() const {
+  if (failed()) return "failed: " + error();
+  if (!worker_) return loading_ ? "loading" : "loaded";
+  switch (worker_->state()) {
+    case server::Worker::State::kIdle: return "connecting";
+    case server::Worker::State::kReceiving: return "receiving";
+    case server::Worker::State::kEnded: return "the program ended";
+    case server::Worker::State::kStopped: return "stopped";
+    case server::Worker::State::kDisconnected: return "disconnected: " + worker_->error();
+    case server::Worker::State::kFailed: return "stream error: " + worker_->error();
+  }
+  return "";
+}
+
+server::Status Session::SaveAs(const std::string& path) {
+  if (tee_) return tee_->SaveCopy(path);
+  std::error_code ec;
+  std::filesystem::copy_file(path_, path, std::filesystem::copy_options::overwrite_existing, ec);
+  return ec ? server::Status::Error("cannot save " + path + ": " + ec.message()) : server::Status::Ok();
+}
+
+}  // namespace gnomon::viewer

@@ -1,0 +1,79 @@
+// What the viewer is looking at: a trace file being loaded, or a live program.
+//
+// A file loads on a thread of its own, block by block, under the model lock: the window
+// stays responsive, shows progress, and draws what has loaded so far. A live session
+// embeds the worker and tees every message it receives into a temporary trace file, so
+// the capture can be saved at any moment.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "gnomon/server/trace_file.h"
+#include "gnomon/server/trace_model.h"
+#include "gnomon/server/worker.h"
+
+namespace gnomon::viewer {
+
+class Session {
+ public:
+  static std::unique_ptr<Session> OpenFile(const std::string& path);
+  // Connects (blocking up to timeout); on failure returns a session whose error() says why.
+  static std::unique_ptr<Session> Connect(const std::string& host, uint16_t port,
+                                          std::chrono::milliseconds timeout = std::chrono::seconds(3));
+  ~Session();
+
+  bool is_live() const { return worker_ != nullptr; }
+  bool is_loading() const { return loading_.load(); }
+  bool failed() const { return failed_.load(); }
+  // One line: what went wrong (connection refused, not a trace, malformed stream...).
+  std::string error() const;
+  std::string warning() const;  // e.g. a truncated file
+  std::string title() const { return title_; }
+  // 0..1 while a file loads.
+  float load_progress() const;
+  // "loading", "receiving", "ended", "disconnected: ..." and the like.
+  std::string StateText() const;
+  uint64_t bytes_received() const;
+
+  // Runs f(const TraceModel&) under the model lock.
+  template <typename F>
+  void WithModel(F&& f) {
+    if (worker_) {
+      worker_->WithModel(f);
+    } else {
+      std::lock_guard lock(mutex_);
+      f(std::as_const(model_));
+    }
+  }
+
+  // Saves a live capture so far (or copies the loaded file) to `path`.
+  server::Status SaveAs(const std::string& path);
+
+ private:
+  Session() = default;
+
+  std::string title_;
+  std::string path_;
+  std::mutex mutex_;  // guards model_ for file sessions
+  server::TraceModel model_;
+  std::thread loader_;
+  std::atomic<bool> loading_{false};
+  std::atomic<bool> failed_{false};
+  std::atomic<bool> cancel_{false};
+  std::atomic<uint64_t> bytes_done_{0};
+  uint64_t bytes_total_ = 0;
+  mutable std::mutex text_mutex_;
+  std::string error_;
+  std::string warning_;
+
+  std::string temp_path_;
+  std::unique_ptr<server::TraceWriter> tee_;
+  std::unique_ptr<server::Worker> worker_;
+};
+
+}  // namespace gnomon::viewer
