@@ -13,7 +13,7 @@ struct Row {
   std::vector<Span> spans;
   LaneIndex index;
   void Add(int64_t b, int64_t e) {
-    index.Add(0, uint32_t(spans.size()));
+    index.Add(0, uint32_t(spans.size()), b, uint64_t(e - b));
     spans.push_back({b, e});
   }
   std::vector<VisibleItem> Visit(int64_t t0, int64_t t1, double ns_per_px) const {

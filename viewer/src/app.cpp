@@ -56,9 +56,7 @@ App::App(const Options& options)
 
 App::~App() = default;
 
-void App::Open(const std::string& target) {
-  std::string host;
-  uint16_t port = 0;
+void App::Show(std::unique_ptr<Session> session) {
   timeline_ = Timeline();
   items_.clear();
   selected_.reset();
@@ -67,13 +65,19 @@ void App::Open(const std::string& target) {
   follow_ = true;
   statistics_.clear();
   statistics_zone_count_ = UINT64_MAX;
+  session_ = std::move(session);
+  status_line_.clear();
+}
+
+void App::Open(const std::string& target) {
+  std::string host;
+  uint16_t port = 0;
   if (ParseAddress(target, host, port)) {
-    session_ = Session::Connect(host, port);
+    Show(Session::Connect(host, port));
     if (!session_->failed()) SaveRecent(host + ":" + std::to_string(port));
   } else {
-    session_ = Session::OpenFile(target);
+    Show(Session::OpenFile(target));
   }
-  status_line_.clear();
 }
 
 void App::LoadRecent() {

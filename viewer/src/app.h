@@ -36,6 +36,8 @@ class App {
   void Frame(float width, float height);
   // Opens a trace file or connects, replacing what was shown.
   void Open(const std::string& target);
+  // Shows an existing session, replacing what was shown.
+  void Show(std::unique_ptr<Session> session);
 
   // The last frame's timeline, for tests: lanes and items, and where (0, 0) of the
   // timeline's coordinates was on the screen.

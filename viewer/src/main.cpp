@@ -175,9 +175,10 @@ int main(int argc, char** argv) {
   while (!glfwWindowShouldClose(window)) {
     glfwPollEvents();
     if (frames >= 0) glfwSetCursorPos(window, -100, -100);  // scripted: no hover, no tooltip
-    // Scripted runs wait for a file to finish loading before counting frames.
-    if (frames >= 0 && app.session() != nullptr && app.session()->is_loading()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    // Scripted runs wait for a file to finish loading before counting frames, and give a
+    // live program time to send something.
+    if (frames >= 0 && app.session() != nullptr && (app.session()->is_loading() || app.session()->is_live())) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(app.session()->is_live() ? 20 : 5));
     }
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();

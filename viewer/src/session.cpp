@@ -34,6 +34,13 @@ std::unique_ptr<Session> Session::OpenFile(const std::string& path) {
   return session;
 }
 
+std::unique_ptr<Session> Session::FromModel(server::TraceModel model, std::string title) {
+  std::unique_ptr<Session> session(new Session);
+  session->model_ = std::move(model);
+  session->title_ = std::move(title);
+  return session;
+}
+
 std::unique_ptr<Session> Session::Connect(const std::string& host, uint16_t port, std::chrono::milliseconds timeout) {
   std::unique_ptr<Session> session(new Session);
   session->title_ = host + ":" + std::to_string(port);

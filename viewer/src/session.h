@@ -22,6 +22,8 @@ namespace gnomon::viewer {
 class Session {
  public:
   static std::unique_ptr<Session> OpenFile(const std::string& path);
+  // A session over a model built elsewhere (benchmarks, tests).
+  static std::unique_ptr<Session> FromModel(server::TraceModel model, std::string title);
   // Connects (blocking up to timeout); on failure returns a session whose error() says why.
   static std::unique_ptr<Session> Connect(const std::string& host, uint16_t port,
                                           std::chrono::milliseconds timeout = std::chrono::seconds(3));

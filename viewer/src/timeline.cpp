@@ -32,6 +32,15 @@ uint32_t FromHsv(float h, float s, float v) {
   return 0xFF000000u | (byte(b) << 16) | (byte(g) << 8) | byte(r);
 }
 
+// A CPU lane's keys are ticks: the tick of a relative time, through the clock.
+struct CpuKey {
+  const TraceModel& model;
+  int64_t origin_ns;
+  int64_t operator()(int64_t relative_ns) const { return int64_t(model.clock.NsToTick(relative_ns + origin_ns)); }
+  int64_t ToNs(int64_t tick) const { return model.clock.TickToNs(uint64_t(tick)) - origin_ns; }
+  double per_ns() const { return 1.0 / model.clock.ns_per_tick(); }
+};
+
 // The CPU zone accessor: relative ns through the CPU clock; open zones reach the end.
 struct CpuSpans {
   const TraceModel& model;
@@ -74,7 +83,10 @@ void Timeline::Sync(const TraceModel& model) {
   origin_ns_ = model.first_tick == kOpenZone ? 0 : model.clock.TickToNs(model.first_tick);
   for (const ThreadTimeline& thread : model.threads) {
     ThreadLane& lane = threads_[thread.id];
-    for (size_t i = lane.index.indexed(); i < thread.zones.size(); ++i) lane.index.Add(thread.zones[i].depth, uint32_t(i));
+    for (size_t i = lane.index.indexed(); i < thread.zones.size(); ++i) {
+      const server::Zone& z = thread.zones[i];
+      lane.index.Add(z.depth, uint32_t(i), int64_t(z.begin_tick), z.is_open() ? kUnknownLength : z.end_tick - z.begin_tick);
+    }
   }
   for (const auto& [id, context] : model.gpu_contexts) {
     GpuLane& lane = gpus_[id];
@@ -92,9 +104,9 @@ void Timeline::Sync(const TraceModel& model) {
       if (!zone.is_timed()) continue;
       const auto mapped = model.MapGpuZone(context, zone);
       lane.spans[i] = {mapped.begin_ns - origin_ns_, mapped.end_ns - origin_ns_};
-      lane.index.Add(zone.depth, uint32_t(i));
+      lane.index.Add(zone.depth, uint32_t(i), lane.spans[i].begin_ns, uint64_t(lane.spans[i].end_ns - lane.spans[i].begin_ns));
     }
-    lane.index.SortRows([&lane](uint32_t i) { return lane.spans[i]; });
+    lane.index.SortRows();
     lane.knots_seen = knots;
     lane.zones_seen = context.zones.size();
     lane.timed_seen = lane.index.indexed();
@@ -139,7 +151,7 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
   const int64_t end_ns = TraceEndNs(model);
   for (uint32_t lane_index = 0; lane_index < lanes_.size(); ++lane_index) {
     const Lane& lane = lanes_[lane_index];
-    auto emit_rows = [&](const LaneIndex& index, auto span, DrawItem::Kind kind, auto location_of) {
+    auto emit_rows = [&](const LaneIndex& index, auto span, auto key_of, DrawItem::Kind kind, auto location_of) {
       for (uint32_t depth = 0; depth < lane.rows; ++depth) {
         const float y0 = lane.y + float(depth) * metrics_.row_height;
         index.Visit(depth, t0, t1, px, metrics_.min_zone_px, span, [&](const VisibleItem& item) {
@@ -151,7 +163,7 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
                      item.merged ? 0xFF808080u : ZoneColor(*location, id), lane_index, item.first_index, item.count,
                      item.merged ? nullptr : name};
           out.push_back(d);
-        });
+        }, key_of);
       }
     };
     switch (lane.key.kind) {
@@ -160,7 +172,8 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
         auto idx = threads_.find(lane.key.id);
         if (it == model.thread_index.end() || idx == threads_.end()) break;
         const ThreadTimeline& thread = model.threads[it->second];
-        emit_rows(idx->second.index, CpuSpans{model, thread, origin_ns_, end_ns}, DrawItem::Kind::kZone,
+        emit_rows(idx->second.index, CpuSpans{model, thread, origin_ns_, end_ns}, CpuKey{model, origin_ns_},
+                  DrawItem::Kind::kZone,
                   [&](uint32_t i) {
                     const server::Zone& z = thread.zones[i];
                     return std::tuple{&model.Location(z.source_location), z.source_location, &model.ZoneName(thread, i)};
@@ -172,7 +185,8 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
         auto idx = gpus_.find(lane.key.id);
         if (ctx == model.gpu_contexts.end() || idx == gpus_.end()) break;
         const GpuLane& gpu = idx->second;
-        emit_rows(gpu.index, [&gpu](uint32_t i) { return gpu.spans[i]; }, DrawItem::Kind::kGpuZone, [&](uint32_t i) {
+        emit_rows(gpu.index, [&gpu](uint32_t i) { return gpu.spans[i]; }, IdentityKey{}, DrawItem::Kind::kGpuZone,
+                  [&](uint32_t i) {
           const server::GpuZone& z = ctx->second.zones[i];
           return std::tuple{&model.Location(z.source_location), z.source_location, &model.Location(z.source_location).name};
         });
@@ -259,9 +273,9 @@ std::optional<Hit> Timeline::HitTest(const TraceModel& model, const TimelineView
     const int64_t t = view.XToNs(x);
     const int64_t slack = int64_t(view.ns_per_px() * 2);
     const uint32_t depth = uint32_t((y - lane.y) / metrics_.row_height);
-    auto probe = [&](const LaneIndex& index, auto span) -> std::optional<uint32_t> {
+    auto probe = [&](const LaneIndex& index, auto span, auto key_of) -> std::optional<uint32_t> {
       for (int64_t at : {t, t - slack, t + slack}) {
-        if (auto found = index.FindAt(depth, at, span)) return found;
+        if (auto found = index.FindAt(depth, at, span, key_of)) return found;
       }
       return std::nullopt;
     };
@@ -271,7 +285,8 @@ std::optional<Hit> Timeline::HitTest(const TraceModel& model, const TimelineView
         auto idx = threads_.find(lane.key.id);
         if (it == model.thread_index.end() || idx == threads_.end()) return std::nullopt;
         const ThreadTimeline& thread = model.threads[it->second];
-        if (auto zone = probe(idx->second.index, CpuSpans{model, thread, origin_ns_, TraceEndNs(model)})) {
+        if (auto zone = probe(idx->second.index, CpuSpans{model, thread, origin_ns_, TraceEndNs(model)},
+                              CpuKey{model, origin_ns_})) {
           return Hit{lane.key, DrawItem::Kind::kZone, *zone};
         }
         return std::nullopt;
@@ -280,7 +295,7 @@ std::optional<Hit> Timeline::HitTest(const TraceModel& model, const TimelineView
         auto idx = gpus_.find(lane.key.id);
         if (idx == gpus_.end()) return std::nullopt;
         const GpuLane& gpu = idx->second;
-        if (auto zone = probe(gpu.index, [&gpu](uint32_t i) { return gpu.spans[i]; })) {
+        if (auto zone = probe(gpu.index, [&gpu](uint32_t i) { return gpu.spans[i]; }, IdentityKey{})) {
           return Hit{lane.key, DrawItem::Kind::kGpuZone, *zone};
         }
         return std::nullopt;

@@ -9,6 +9,7 @@
 // estimate of the tick rate stands in.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -33,6 +34,10 @@ class CpuClockModel {
   int64_t TickToNs(uint64_t tick) const {
     return anchor_ns_ + static_cast<int64_t>(
                             static_cast<double>(static_cast<int64_t>(tick - anchor_tick_)) * ns_per_tick_);
+  }
+  // The inverse: the tick at `ns` (rounded down).
+  uint64_t NsToTick(int64_t ns) const {
+    return anchor_tick_ + static_cast<uint64_t>(static_cast<int64_t>(std::floor(double(ns - anchor_ns_) / ns_per_tick_)));
   }
   double ns_per_tick() const { return ns_per_tick_; }
   // CLOCK_MONOTONIC ns to CLOCK_MONOTONIC_RAW ns, through the pairs' offsets

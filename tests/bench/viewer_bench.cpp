@@ -1,0 +1,144 @@
+// gnomon-viewer-bench: CPU time to build one viewer frame (Dear ImGui, no GPU) over a
+// synthetic trace, at three zoom levels.
+//
+//   gnomon-viewer-bench [--zones N] [--threads N] [--frames N]
+// prints one line per zoom level: zoom=NAME zones=N cpu_ms_per_frame=X
+#include <imgui.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <random>
+#include <string>
+
+#include "app.h"
+#include "gnomon/server/trace_builder.h"
+
+namespace {
+
+double ThreadCpuMs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
+}
+
+// Frames of nested zones (depth 0..3, 12 source locations) on every thread, one frame
+// mark per frame; ticks are nanoseconds. Zones last 5 to 50 us, so 10 million of them
+// span about 36 s, as a real capture of that size does.
+gnomon::server::TraceModel Synthetic(long zones, int threads, int64_t& duration_ns) {
+  gnomon::server::TraceModel model;
+  gnomon::server::TraceBuilder builder(model);
+  gnomon::protocol::AppInfo info{};
+  info.timer_kind = uint8_t(gnomon::protocol::TimerKind::kMonotonicRaw);
+  builder.OnAppInfo(info, "viewer bench");
+  const char* names[12] = {"Frame", "Update", "Physics", "Render", "Cull", "Draw", "Audio", "Mix", "Net", "Decode",
+                           "Jobs", "Wait"};
+  for (uint32_t id = 1; id <= 12; ++id) {
+    gnomon::protocol::SourceLocationDef def{};
+    def.id = id;
+    def.color = gnomon::protocol::kNoColor;
+    builder.OnSourceLocationDef(def, names[id - 1], "bench", "viewer_bench.cpp");
+  }
+  std::mt19937 rng(5);
+  const long per_thread = zones / threads;
+  for (int t = 0; t < threads; ++t) {
+    builder.OnThreadInfo(uint32_t(t + 1), uint32_t(1000 + t), "thread " + std::to_string(t));
+    builder.OnThreadContext(uint32_t(t + 1));
+    uint64_t tick = 1000;
+    long made = 0;
+    while (made < per_thread) {
+      builder.OnZoneBegin(1, tick);  // a frame of 1 + 4 x (1 + 3 x (1 + 2)) = 53 zones
+      ++made;
+      for (int a = 0; a < 4 && made < per_thread; ++a) {
+        builder.OnZoneBegin(2 + uint32_t(rng() % 4), tick += 20'000);
+        ++made;
+        for (int b = 0; b < 3 && made < per_thread; ++b) {
+          builder.OnZoneBegin(6 + uint32_t(rng() % 3), tick += 10'000);
+          ++made;
+          for (int c = 0; c < 2 && made < per_thread; ++c) {
+            builder.OnZoneBegin(9 + uint32_t(rng() % 4), tick += 5'000);
+            ++made;
+            builder.OnZoneEnd(tick += 5'000 + rng() % 45'000);
+          }
+          builder.OnZoneEnd(tick += 5'000);
+        }
+        builder.OnZoneEnd(tick += 10'000);
+      }
+      builder.OnZoneEnd(tick += 20'000);
+      if (t == 0) builder.OnFrame(gnomon::protocol::MessageType::kFrameMark, 0, tick);
+      tick += 30'000;
+    }
+    duration_ns = std::max<int64_t>(duration_ns, int64_t(tick));
+  }
+  return model;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  long zones = 10'000'000;
+  int threads = 8;
+  int frames = 30;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--zones" && i + 1 < argc) {
+      zones = std::atol(argv[++i]);
+    } else if (arg == "--threads" && i + 1 < argc) {
+      threads = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--frames" && i + 1 < argc) {
+      frames = std::max(1, std::atoi(argv[++i]));
+    } else {
+      std::printf("Usage: gnomon-viewer-bench [--zones N] [--threads N] [--frames N]\n"
+                  "Builds viewer frames (no GPU) over a synthetic trace at three zoom levels and prints\n"
+                  "zoom=NAME zones=N cpu_ms_per_frame=X for each.\n");
+      return arg == "-h" || arg == "--help" ? 0 : 1;
+    }
+  }
+  int64_t duration_ns = 0;
+  gnomon::server::TraceModel model = Synthetic(zones, threads, duration_ns);
+  const uint64_t stored = model.zone_count;
+  std::fprintf(stderr, "synthetic trace: %llu zones on %d threads over %.3f s\n", (unsigned long long)stored, threads,
+               double(duration_ns) / 1e9);
+
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;
+  io.DisplaySize = ImVec2(1920, 1080);
+  io.DeltaTime = 1.0f / 60.0f;
+  unsigned char* pixels = nullptr;
+  int width = 0, height = 0;
+  io.Fonts->GetTexDataAsRGBA32(&pixels, &width, &height);  // builds the font atlas
+  gnomon::viewer::App app({});
+  app.Show(gnomon::viewer::Session::FromModel(std::move(model), "synthetic"));
+
+  auto frame = [&] {
+    ImGui::NewFrame();
+    app.Frame(1920, 1080);
+    ImGui::Render();
+  };
+  frame();  // indexes the zones once, then fits the view
+  frame();
+  struct Zoom {
+    const char* name;
+    int64_t begin, end;
+  };
+  const int64_t middle = duration_ns / 2;
+  const Zoom zooms[] = {{"full", 0, duration_ns},
+                        {"mid", middle, middle + 20'000'000},  // 20 ms: thousands of zones in view
+                        {"deepest", middle, middle + 1'000}};  // 1 us
+  for (const Zoom& zoom : zooms) {
+    app.view().Fit(zoom.begin, zoom.end, app.view().width_px());
+    frame();
+    const double start = ThreadCpuMs();
+    size_t items = 0;
+    for (int i = 0; i < frames; ++i) {
+      frame();
+      items += app.items().size();
+    }
+    const double per_frame = (ThreadCpuMs() - start) / frames;
+    std::fprintf(stderr, "  %s: %.1f items per frame\n", zoom.name, double(items) / frames);
+    std::printf("zoom=%s zones=%llu cpu_ms_per_frame=%.3f\n", zoom.name, (unsigned long long)stored, per_frame);
+  }
+  ImGui::DestroyContext();
+  return 0;
+}

@@ -1,0 +1,161 @@
+// The real viewer window under Xvfb: it opens a fixture trace, renders, and saves a
+// screenshot (glReadPixels) and its layout; the pixels must show each zone's colour
+// where the layout put the zone. And a live run: the viewer's worker connected to the
+// running demo draws the demo's threads.
+#include <doctest/doctest.h>
+
+#define STB_IMAGE_IMPLEMENTATION
+#include <stb_image.h>
+
+#include <cstdlib>
+#include <memory>
+#include <set>
+#include <thread>
+
+#include "gnomon/server/trace_file.h"
+#include "../support/json_check.h"
+#include "../support/process.h"
+#include "../support/stream_writer.h"
+#include "../support/xvfb.h"
+
+using gnomon::test::JsonValue;
+
+namespace {
+
+// A trace with a thread of big, differently coloured zones and a GPU context.
+std::string WriteFixture(const gnomon::test::ScratchDir& dir) {
+  gnomon::test::StreamWriter w;
+  w.AppInfo("fixture").SourceLocation(1, "Red", "r", "f.cpp", 1, 0xD03030).SourceLocation(2, "Blue", "b", "f.cpp", 2, 0x3050D0);
+  w.SourceLocation(3, "Green", "g", "f.cpp", 3, 0x30B040).ThreadInfo(1, 100, "fixture thread").ThreadContext(1);
+  for (int i = 0; i < 10; ++i) {
+    const uint64_t t = 1'000'000 + uint64_t(i) * 100'000;
+    w.ZoneBegin(1 + i % 2, t).ZoneBegin(3, t + 10'000).ZoneEnd(t + 60'000).ZoneEnd(t + 90'000);
+    w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, t);
+  }
+  w.GpuContext(1, "fixture GPU", 1, 1, 64, 0, 0, gnomon::protocol::CpuTimeDomain::kMonotonicRaw, 5);
+  for (uint32_t i = 0; i < 10; ++i) {
+    const uint64_t t = 1'000'000 + uint64_t(i) * 100'000;
+    w.GpuZoneBegin(1, 2 * i, 2, t).GpuZoneEnd(1, 2 * i + 1, t + 1).GpuTime(1, 2 * i, t + 20'000).GpuTime(1, 2 * i + 1, t + 80'000);
+  }
+  w.End(2'100'000);
+  const std::string path = dir.File("fixture.gnomon");
+  auto writer = gnomon::server::TraceWriter::Create(path, true);
+  REQUIRE(writer.ok());
+  writer.value()->Append(w.data(), w.size());
+  REQUIRE(writer.value()->Finish().ok());
+  return path;
+}
+
+struct Screenshot {
+  int width = 0, height = 0;
+  std::unique_ptr<unsigned char, void (*)(void*)> pixels{nullptr, stbi_image_free};
+  uint32_t At(int x, int y) const {  // as 0xAABBGGRR
+    const unsigned char* p = pixels.get() + (size_t(y) * size_t(width) + size_t(x)) * 4;
+    return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | 0xFF000000u;
+  }
+};
+
+bool Close(uint32_t a, uint32_t b) {
+  for (int shift = 0; shift < 24; shift += 8) {
+    if (std::abs(int((a >> shift) & 0xFF) - int((b >> shift) & 0xFF)) > 12) return false;
+  }
+  return true;
+}
+
+struct ViewerRun {
+  int exit_code;
+  Screenshot shot;
+  JsonValue layout;
+  std::string log;
+};
+
+ViewerRun RunViewer(const gnomon::test::ScratchDir& dir, const std::vector<std::string>& args) {
+  gnomon::test::Xvfb xvfb;
+  REQUIRE_MESSAGE(!xvfb.display().empty(), "Xvfb did not start");
+  std::vector<std::string> argv{GNOMON_VIEWER};
+  argv.insert(argv.end(), args.begin(), args.end());
+  for (const std::string& extra : std::vector<std::string>{"--size", "1200x700", "--screenshot", dir.File("shot.png"),
+                                                            "--layout-dump", dir.File("layout.json")}) {
+    argv.push_back(extra);
+  }
+  std::map<std::string, std::string> env{{"DISPLAY", xvfb.display()}, {"XDG_CONFIG_HOME", dir.path()}};
+  if (!std::string(GNOMON_ASAN_PRELOAD).empty()) env["ASAN_OPTIONS"] = "detect_leaks=0";  // Mesa leaks at unload
+  gnomon::test::ChildProcess viewer(argv, env, dir.File("viewer.log"));
+  ViewerRun run;
+  run.exit_code = viewer.Wait(std::chrono::seconds(60));
+  run.log = gnomon::test::ReadFile(dir.File("viewer.log"));
+  int channels = 0;
+  run.shot.pixels.reset(stbi_load(dir.File("shot.png").c_str(), &run.shot.width, &run.shot.height, &channels, 4));
+  std::string error;
+  REQUIRE_MESSAGE(gnomon::test::ParseJson(gnomon::test::ReadFile(dir.File("layout.json")), run.layout, error), error);
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("the viewer window draws every lane and zone where its layout says") {
+  gnomon::test::ScratchDir dir;
+  const std::string fixture = WriteFixture(dir);
+  // The fixture's first event is at 1 ms (tick 1,000,000): show its first 0.5 ms.
+  ViewerRun run = RunViewer(dir, {fixture, "--frames", "3", "--range", "0:0.5"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.log);
+  REQUIRE(run.shot.pixels != nullptr);
+  CHECK(run.shot.width == 1200);
+  CHECK(run.shot.height == 700);
+
+  const auto& lanes = run.layout.Find("lanes")->array;
+  REQUIRE(lanes.size() == 3);
+  CHECK(lanes[0].Find("title")->string == "Frames");
+  CHECK(lanes[1].Find("title")->string == "GPU: fixture GPU");
+  CHECK(lanes[2].Find("title")->string == "fixture thread (20 zones)");
+
+  int checked = 0, gpu_checked = 0;
+  std::set<std::string> labels;
+  for (const JsonValue& item : run.layout.Find("items")->array) {
+    const int kind = int(item.Find("kind")->number);
+    if (kind != 0 && kind != 2) continue;  // CPU and GPU zones
+    const double x0 = item.Find("x0")->number, x1 = item.Find("x1")->number;
+    const double y1 = item.Find("y1")->number;
+    if (x1 - x0 < 20 || x0 < 0 || x1 > run.shot.width) continue;
+    // Sample right of centre, below the label's glyphs, inside the border.
+    const int x = int(x1) - 6;
+    const int y = int(y1) - 3;
+    const uint32_t expected = uint32_t(item.Find("color")->number);
+    CHECK_MESSAGE(Close(run.shot.At(x, y), expected), "zone '", item.Find("label")->string, "' at ", x, ",", y,
+                  ": pixel ", run.shot.At(x, y), " expected ", expected);
+    labels.insert(item.Find("label")->string);
+    ++checked;
+    gpu_checked += kind == 2;
+  }
+  CHECK(checked >= 12);
+  CHECK(gpu_checked >= 4);
+  CHECK(labels == std::set<std::string>{"Red", "Blue", "Green"});
+  // Between two lanes there is only background.
+  const double gap_y = lanes[2].Find("y")->number - 21;
+  const uint32_t background = run.shot.At(run.shot.width / 2, int(gap_y));
+  CHECK_FALSE(Close(background, 0xFF3030D0u));
+  CHECK_FALSE(Close(background, 0xFFD05030u));
+}
+
+TEST_CASE("live: the viewer's worker connects to the running demo and draws its threads") {
+  gnomon::test::ScratchDir dir;
+  gnomon::test::ChildProcess demo({GNOMON_DEMO, "--seconds", "4"},
+                                  {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}}, dir.File("demo.log"));
+  const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
+  REQUIRE(port != 0);
+  ViewerRun run = RunViewer(dir, {"127.0.0.1:" + std::to_string(port), "--frames", "60"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.log);
+  std::set<std::string> titles;
+  for (const JsonValue& lane : run.layout.Find("lanes")->array) titles.insert(lane.Find("title")->string);
+  bool main_thread = false, worker = false;
+  for (const std::string& t : titles) {
+    main_thread |= t.rfind("main (", 0) == 0;
+    worker |= t.rfind("worker ", 0) == 0;
+  }
+  CHECK(main_thread);
+  CHECK(worker);
+  CHECK(titles.count("Frames") == 1);
+  CHECK(run.layout.Find("items")->array.size() > 10);
+  // The address went to the recent list.
+  CHECK(gnomon::test::ReadFile(dir.File("gnomon/recent-addresses")).find(std::to_string(port)) != std::string::npos);
+}
