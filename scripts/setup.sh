@@ -25,7 +25,8 @@ jobs="${JOBS:-$(nproc)}"
 
 packages=(g++ gcc make cmake pkg-config python3 libasio-dev libzstd-dev doctest-dev
           libvulkan-dev mesa-vulkan-drivers
-          libglfw3-dev libgl-dev libopengl-dev libgl1-mesa-dri libglx-mesa0 xvfb)
+          libglfw3-dev libgl-dev libopengl-dev libgl1-mesa-dri libglx-mesa0 xvfb
+          libimgui-dev libstb-dev)
 
 install_missing() {
   local missing=()
@@ -66,6 +67,7 @@ run_demo() {
   "$build_dir/server/gnomon-report" --chrome "$out_dir/demo.json" "$trace"
   echo
   echo "setup.sh: trace in $trace; Chrome/Perfetto JSON in $out_dir/demo.json"
+  echo "setup.sh: browse it with $build_dir/viewer/gnomon-viewer $trace"
 }
 
 install_missing

@@ -155,3 +155,19 @@ TEST_CASE("damaged and foreign files are rejected or cut short with a clear mess
     CHECK(writer.status().message().find("already exists") != std::string::npos);
   }
 }
+
+TEST_CASE("the H200 capture kept in tests/data still loads, GPU zones and all") {
+  TraceModel model;
+  auto report = LoadTrace(std::string(GNOMON_DATA_DIR) + "/h200_vulkan_demo.gnomon", model);
+  REQUIRE(report.ok());
+  CHECK(report->warning.empty());
+  CHECK(model.program.name == "gnomon-vulkan-demo");
+  CHECK(model.zone_count == 4000);
+  REQUIRE(model.gpu_contexts.size() == 1);
+  const auto& gpu = model.gpu_contexts.begin()->second;
+  CHECK(gpu.label() == "compute queue");
+  CHECK(gpu.device_name == "NVIDIA H200");
+  CHECK(gpu.zones.size() == 3100);
+  for (size_t i = 0; i < gpu.zones.size(); ++i) REQUIRE(gpu.zones[i].is_timed());
+  CHECK(model.diagnostics.ended_cleanly);
+}
