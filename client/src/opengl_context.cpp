@@ -4,6 +4,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "timer.h"
+
 namespace gnomon::opengl {
 namespace {
 
@@ -15,11 +17,14 @@ constexpr uint32_t kGlQueryResultAvailable = 0x8867;
 constexpr uint32_t kGlRenderer = 0x1F01;
 constexpr int kCalibrationTries = 5;
 
-int64_t RawNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
+int64_t RawNs() { return client::ReadClockNs(CLOCK_MONOTONIC_RAW); }
+
+// The tightest of `tries` reads of GL_TIMESTAMP between two CPU clock reads.
+struct BracketedRead {
+  int64_t gl_ns = 0;
+  int64_t cpu_ns = 0;         // the bracket's midpoint
+  int64_t width_ns = INT64_MAX;
+};
 
 }  // namespace
 
@@ -32,6 +37,18 @@ struct Context::Functions {
   void (*GetInteger64v)(uint32_t, int64_t*) = nullptr;
   void (*GetQueryiv)(uint32_t, uint32_t, int32_t*) = nullptr;
   const uint8_t* (*GetString)(uint32_t) = nullptr;
+
+  BracketedRead ReadTimestamp(int tries) const {
+    BracketedRead best;
+    for (int i = 0; i < tries; ++i) {
+      const int64_t before = RawNs();
+      int64_t gl = 0;
+      GetInteger64v(kGlTimestamp, &gl);
+      const int64_t after = RawNs();
+      if (after - before < best.width_ns) best = {gl, before + (after - before) / 2, after - before};
+    }
+    return best;
+  }
 };
 
 std::unique_ptr<Context> Context::CreateWith(GetProcAddress loader, const ContextOptions& options) {
@@ -66,18 +83,7 @@ std::unique_ptr<Context> Context::CreateWith(GetProcAddress loader, const Contex
   c.fn_->GenQueries(int32_t(size), c.queries_.data());
 
   const char* renderer = c.fn_->GetString ? reinterpret_cast<const char*>(c.fn_->GetString(kGlRenderer)) : nullptr;
-  int64_t gl_ns = 0, cpu_ns = 0, best_width = INT64_MAX;
-  for (int i = 0; i < kCalibrationTries; ++i) {
-    const int64_t before = RawNs();
-    int64_t gl = 0;
-    c.fn_->GetInteger64v(kGlTimestamp, &gl);
-    const int64_t after = RawNs();
-    if (after - before < best_width) {
-      best_width = after - before;
-      gl_ns = gl;
-      cpu_ns = before + (after - before) / 2;
-    }
-  }
+  const BracketedRead pair = c.fn_->ReadTimestamp(kCalibrationTries);
   gnomon_gpu_context_info info{};
   info.api = GNOMON_GPU_API_OPENGL;
   info.device_name = renderer ? renderer : "OpenGL";
@@ -85,13 +91,13 @@ std::unique_ptr<Context> Context::CreateWith(GetProcAddress loader, const Contex
   info.period_denominator = 1;
   info.valid_bits = uint8_t(std::min(bits, 64));
   info.flags = GNOMON_GPU_CONTEXT_FALLBACK_CALIBRATION;
-  info.gpu_ticks = uint64_t(gl_ns) & c.valid_mask_;
-  info.cpu_time = uint64_t(cpu_ns);
+  info.gpu_ticks = uint64_t(pair.gl_ns) & c.valid_mask_;
+  info.cpu_time = uint64_t(pair.cpu_ns);
   info.cpu_domain = GNOMON_CPU_TIME_MONOTONIC_RAW;
-  info.uncertainty_ns = uint32_t(best_width / 2 + 1);
+  info.uncertainty_ns = uint32_t(pair.width_ns / 2 + 1);
   c.id_ = gnomon_gpu_context_create(&info);
   if (options.name != nullptr) gnomon_gpu_context_name(c.id_, options.name, std::strlen(options.name));
-  c.last_calibration_cpu_ns_ = cpu_ns;
+  c.last_calibration_cpu_ns_ = pair.cpu_ns;
   c.stats_.last_calibration_uncertainty_ns = info.uncertainty_ns;
   c.next_calibration_ = std::chrono::steady_clock::now() + c.recalibration_period_;
   c.active_ = c.id_ != 0;
@@ -103,28 +109,17 @@ Context::~Context() {
 }
 
 void Context::Calibrate(int tries) {
-  int64_t best_gl = 0, best_cpu = 0, best_width = INT64_MAX;
-  for (int i = 0; i < tries; ++i) {
-    const int64_t before = RawNs();
-    int64_t gl = 0;
-    fn_->GetInteger64v(kGlTimestamp, &gl);
-    const int64_t after = RawNs();
-    if (after - before < best_width) {
-      best_width = after - before;
-      best_gl = gl;
-      best_cpu = before + (after - before) / 2;
-    }
-  }
-  if (best_cpu <= last_calibration_cpu_ns_) return;
+  const BracketedRead pair = fn_->ReadTimestamp(tries);
+  if (pair.cpu_ns <= last_calibration_cpu_ns_) return;
   gnomon_gpu_calibration_data data{};
-  data.gpu_ticks = uint64_t(best_gl) & valid_mask_;
-  data.cpu_time = uint64_t(best_cpu);
-  data.cpu_delta_ns = best_cpu - last_calibration_cpu_ns_;
-  data.uncertainty_ns = uint32_t(best_width / 2 + 1);
+  data.gpu_ticks = uint64_t(pair.gl_ns) & valid_mask_;
+  data.cpu_time = uint64_t(pair.cpu_ns);
+  data.cpu_delta_ns = pair.cpu_ns - last_calibration_cpu_ns_;
+  data.uncertainty_ns = uint32_t(pair.width_ns / 2 + 1);
   data.context = id_;
   data.cpu_domain = GNOMON_CPU_TIME_MONOTONIC_RAW;
   gnomon_gpu_calibration(&data);
-  last_calibration_cpu_ns_ = best_cpu;
+  last_calibration_cpu_ns_ = pair.cpu_ns;
   ++stats_.calibrations;
   stats_.last_calibration_uncertainty_ns = data.uncertainty_ns;
 }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 #include <ctime>
+
+#include "timer.h"
 #include <string>
 
 #include "gnomon/protocol/tick_period.h"
@@ -15,11 +17,7 @@ constexpr int kCalibrationTries = 5;
 // command buffer was not submitted after all): its slot is reclaimed, its data dropped.
 constexpr uint64_t kLostFrameAge = 64;
 
-int64_t RawNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
+int64_t RawNs() { return client::ReadClockNs(CLOCK_MONOTONIC_RAW); }
 
 }  // namespace
 
@@ -177,26 +175,9 @@ std::unique_ptr<Context> Context::Create(PFN_vkGetInstanceProcAddr gipa, VkInsta
   uint64_t gpu_ticks = 0;
   int64_t cpu_ns = 0;
   uint32_t uncertainty = 0;
-  bool have_pair = false;
-  if (c.calibrated_) {
-    for (int i = 0; i < kCalibrationTries && !have_pair; ++i) {
-      VkCalibratedTimestampInfoEXT infos[2] = {{VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT},
-                                               {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT}};
-      infos[0].timeDomain = VK_TIME_DOMAIN_DEVICE_EXT;
-      infos[1].timeDomain = VkTimeDomainEXT(c.host_domain_);
-      uint64_t timestamps[2] = {};
-      uint64_t deviation = 0;
-      if (c.fn_->GetCalibratedTimestamps(device, 2, infos, timestamps, &deviation) == VK_SUCCESS) {
-        gpu_ticks = timestamps[0] & c.valid_mask_;
-        cpu_ns = int64_t(timestamps[1]);
-        uncertainty = uint32_t(std::min<uint64_t>(deviation, UINT32_MAX));
-        have_pair = true;
-      }
-    }
-  } else {
-    have_pair = c.CalibrateWithFence(gpu_ticks, cpu_ns, uncertainty);
+  if (!c.BestPair(c.calibrated_ ? kCalibrationTries : 3, gpu_ticks, cpu_ns, uncertainty)) {
+    return std::unique_ptr<Context>(new Context);
   }
-  if (!have_pair) return std::unique_ptr<Context>(new Context);
 
   const protocol::TickPeriod period = protocol::PeriodFromFloat(properties.limits.timestampPeriod);
   gnomon_gpu_context_info info{};
@@ -260,47 +241,55 @@ bool Context::CalibrateWithFence(uint64_t& gpu_ticks, int64_t& cpu_ns, uint32_t&
   return true;
 }
 
-void Context::Calibrate(int tries) {
-  uint64_t best_gpu = 0;
-  int64_t best_cpu = 0;
-  uint32_t best_uncertainty = UINT32_MAX;
+bool Context::ReadPair(uint64_t& gpu_ticks, int64_t& cpu_ns, uint32_t& uncertainty_ns) {
+  if (!calibrated_) return CalibrateWithFence(gpu_ticks, cpu_ns, uncertainty_ns);
+  VkCalibratedTimestampInfoEXT infos[2] = {{VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT},
+                                           {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT}};
+  infos[0].timeDomain = VK_TIME_DOMAIN_DEVICE_EXT;
+  infos[1].timeDomain = VkTimeDomainEXT(host_domain_);
+  uint64_t timestamps[2] = {};
+  uint64_t deviation = 0;
+  if (fn_->GetCalibratedTimestamps(device_, 2, infos, timestamps, &deviation) != VK_SUCCESS) return false;
+  gpu_ticks = timestamps[0] & valid_mask_;
+  cpu_ns = int64_t(timestamps[1]);
+  uncertainty_ns = uint32_t(std::min<uint64_t>(deviation, UINT32_MAX));
+  return true;
+}
+
+bool Context::BestPair(int tries, uint64_t& gpu_ticks, int64_t& cpu_ns, uint32_t& uncertainty_ns) {
+  bool found = false;
   for (int i = 0; i < tries; ++i) {
     uint64_t gpu = 0;
     int64_t cpu = 0;
     uint32_t uncertainty = UINT32_MAX;
-    if (calibrated_) {
-      VkCalibratedTimestampInfoEXT infos[2] = {{VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT},
-                                               {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT}};
-      infos[0].timeDomain = VK_TIME_DOMAIN_DEVICE_EXT;
-      infos[1].timeDomain = VkTimeDomainEXT(host_domain_);
-      uint64_t timestamps[2] = {};
-      uint64_t deviation = 0;
-      if (fn_->GetCalibratedTimestamps(device_, 2, infos, timestamps, &deviation) != VK_SUCCESS) continue;
-      gpu = timestamps[0] & valid_mask_;
-      cpu = int64_t(timestamps[1]);
-      uncertainty = uint32_t(std::min<uint64_t>(deviation, UINT32_MAX));
-    } else if (!CalibrateWithFence(gpu, cpu, uncertainty)) {
-      continue;
-    }
-    if (uncertainty < best_uncertainty) {
-      best_gpu = gpu;
-      best_cpu = cpu;
-      best_uncertainty = uncertainty;
+    if (!ReadPair(gpu, cpu, uncertainty)) continue;
+    if (!found || uncertainty < uncertainty_ns) {
+      gpu_ticks = gpu;
+      cpu_ns = cpu;
+      uncertainty_ns = uncertainty;
+      found = true;
     }
   }
-  if (best_uncertainty == UINT32_MAX || best_cpu <= last_calibration_cpu_ns_) return;
+  return found;
+}
+
+void Context::Calibrate(int tries) {
+  uint64_t gpu = 0;
+  int64_t cpu = 0;
+  uint32_t uncertainty = 0;
+  if (!BestPair(tries, gpu, cpu, uncertainty) || cpu <= last_calibration_cpu_ns_) return;
   gnomon_gpu_calibration_data data{};
-  data.gpu_ticks = best_gpu;
-  data.cpu_time = uint64_t(best_cpu);
-  data.cpu_delta_ns = best_cpu - last_calibration_cpu_ns_;
-  data.uncertainty_ns = best_uncertainty;
+  data.gpu_ticks = gpu;
+  data.cpu_time = uint64_t(cpu);
+  data.cpu_delta_ns = cpu - last_calibration_cpu_ns_;
+  data.uncertainty_ns = uncertainty;
   data.context = id_;
   data.cpu_domain = host_domain_ == VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT ? GNOMON_CPU_TIME_MONOTONIC
                                                                        : GNOMON_CPU_TIME_MONOTONIC_RAW;
   gnomon_gpu_calibration(&data);
-  last_calibration_cpu_ns_ = best_cpu;
+  last_calibration_cpu_ns_ = cpu;
   ++stats_.calibrations;
-  stats_.last_calibration_uncertainty_ns = best_uncertainty;
+  stats_.last_calibration_uncertainty_ns = uncertainty;
 }
 
 bool Context::HarvestSlot(Slot& slot, uint32_t first_query) {

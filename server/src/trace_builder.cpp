@@ -243,14 +243,10 @@ void TraceBuilder::OnGpuZoneBegin(uint32_t id, uint32_t query, uint32_t source_l
     ++model_.diagnostics.events_without_thread;
     return;
   }
-  if (source_location >= kMaxSourceLocationId) {
-    ++model_.diagnostics.invalid_ids;
-    source_location = 0;
-  }
   std::vector<uint32_t>& open = context->open_zones[thread_id_];
   GpuZone zone;
   zone.cpu_begin_tick = cpu_tick;
-  zone.source_location = source_location;
+  zone.source_location = CheckedLocation(source_location);
   zone.thread_id = thread_id_;
   zone.epoch = context->clock.epoch();
   zone.depth = static_cast<uint16_t>(open.size());

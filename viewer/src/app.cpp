@@ -205,7 +205,9 @@ void App::StartWindow(float width, float height) {
   ImGui::Begin("Open a trace or connect to a program", nullptr,
                ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoMove);
   if (session_ && session_->failed()) {
-    ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "%s", session_->error().c_str());
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.45f, 0.4f, 1));
+    ImGui::TextWrapped("%s", session_->error().c_str());
+    ImGui::PopStyleColor();
     ImGui::Separator();
   }
   ImGui::TextUnformatted("Program address (HOST:PORT)");

@@ -26,7 +26,7 @@ class Session {
   static std::unique_ptr<Session> FromModel(server::TraceModel model, std::string title);
   // Connects (blocking up to timeout); on failure returns a session whose error() says why.
   static std::unique_ptr<Session> Connect(const std::string& host, uint16_t port,
-                                          std::chrono::milliseconds timeout = std::chrono::seconds(3));
+                                          std::chrono::milliseconds timeout = std::chrono::milliseconds(1500));
   ~Session();
 
   bool is_live() const { return worker_ != nullptr; }

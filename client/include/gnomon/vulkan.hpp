@@ -118,6 +118,10 @@ class Context {
 
   Context() = default;
   void Calibrate(int tries);
+  // One (GPU ticks, CPU ns) pair, from calibrated timestamps or the fence bracket.
+  bool ReadPair(uint64_t& gpu_ticks, int64_t& cpu_ns, uint32_t& uncertainty_ns);
+  // The pair with the smallest uncertainty of `tries`.
+  bool BestPair(int tries, uint64_t& gpu_ticks, int64_t& cpu_ns, uint32_t& uncertainty_ns);
   bool CalibrateWithFence(uint64_t& gpu_ticks, int64_t& cpu_ns, uint32_t& uncertainty_ns);
   bool HarvestSlot(Slot& slot, uint32_t first_query);
 

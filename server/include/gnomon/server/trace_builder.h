@@ -32,13 +32,9 @@ class TraceBuilder : public NullHandler {
       ++model_.diagnostics.events_without_thread;
       return;
     }
-    if (source_location >= kMaxSourceLocationId) {
-      ++model_.diagnostics.invalid_ids;
-      source_location = 0;
-    }
     Zone zone;
     zone.begin_tick = tick;
-    zone.source_location = source_location;
+    zone.source_location = CheckedLocation(source_location);
     zone.depth = static_cast<uint16_t>(thread_->open_zones.size());
     thread_->open_zones.push_back(static_cast<uint32_t>(thread_->zones.size()));
     thread_->zones.push_back(zone);
@@ -76,6 +72,12 @@ class TraceBuilder : public NullHandler {
   int64_t CpuNs(uint64_t time, uint8_t domain) const;
   ThreadTimeline* FindOrAddThread(uint32_t thread_id);
   ZoneAttributes* InnermostAttributes();
+  // The id itself, or 0 ("unknown") for an id past kMaxSourceLocationId, counted.
+  uint32_t CheckedLocation(uint32_t id) {
+    if (id < kMaxSourceLocationId) return id;
+    ++model_.diagnostics.invalid_ids;
+    return 0;
+  }
   void SeeTick(uint64_t tick) {
     if (tick < model_.first_tick) model_.first_tick = tick;
     if (tick > model_.last_tick) model_.last_tick = tick;
