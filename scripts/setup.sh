@@ -3,9 +3,10 @@
 #
 #   scripts/setup.sh demo    build, run the bundled demo, capture it to a trace file,
 #                            print its report (the main job)
-#   scripts/setup.sh test    build with warnings as errors and run every test; then build
-#                            again with address and undefined-behaviour sanitizers and
-#                            run every test again
+#   scripts/setup.sh test    build with warnings as errors and run every test; run each
+#                            fuzz target for a minute; run the client's concurrency tests
+#                            under thread sanitizer; then build with address and
+#                            undefined-behaviour sanitizers and run every test again
 #   scripts/setup.sh build   install what is missing and build, nothing else
 #
 # Idempotent: packages already installed are not touched, and builds are incremental.
@@ -26,7 +27,8 @@ jobs="${JOBS:-$(nproc)}"
 packages=(g++ gcc make cmake pkg-config python3 libasio-dev libzstd-dev doctest-dev
           libvulkan-dev mesa-vulkan-drivers
           libglfw3-dev libgl-dev libopengl-dev libgl1-mesa-dri libglx-mesa0 xvfb
-          libimgui-dev libstb-dev)
+          libimgui-dev libstb-dev
+          clang libclang-rt-14-dev)
 
 install_missing() {
   local missing=()
@@ -70,6 +72,27 @@ run_demo() {
   echo "setup.sh: browse it with $build_dir/viewer/gnomon-viewer $trace"
 }
 
+# Each libFuzzer target for a minute from its seed corpus (tests/fuzz/corpus), with
+# address and undefined-behaviour sanitizers; a crash fails the job.
+run_fuzz_smoke() {
+  local dir="$build_dir-fuzz"
+  echo "setup.sh: fuzzing each target for ${FUZZ_SECONDS:-60} s"
+  CC=clang CXX=clang++ cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGNOMON_FUZZ=ON -DGNOMON_WERROR=ON >/dev/null
+  cmake --build "$dir" -j "$jobs"
+  for target in handshake stream trace_file; do
+    local work
+    work=$(mktemp -d)
+    if ! "$dir/tests/fuzz/${target}_fuzzer" -max_total_time="${FUZZ_SECONDS:-60}" -timeout=10 -rss_limit_mb=2048 \
+        -artifact_prefix="$work/" "$work" "tests/fuzz/corpus/$target" >"$work/log" 2>&1; then
+      tail -40 "$work/log"
+      echo "setup.sh: ${target}_fuzzer found a crash; the input is in $work" >&2
+      exit 1
+    fi
+    echo "setup.sh: ${target}_fuzzer: $(grep -o 'Done [0-9]* runs in [0-9]* second(s)' "$work/log")"
+    rm -rf "$work"
+  done
+}
+
 install_missing
 case "$job" in
   build)
@@ -82,6 +105,11 @@ case "$job" in
   test)
     configure_and_build "$build_dir" -DGNOMON_WERROR=ON
     (cd "$build_dir" && ctest --output-on-failure -j "$jobs")
+    run_fuzz_smoke
+    echo "setup.sh: the client's concurrent paths under thread sanitizer"
+    cmake -S . -B "$build_dir-tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGNOMON_WERROR=ON -DGNOMON_SANITIZE=thread >/dev/null
+    cmake --build "$build_dir-tsan" -j "$jobs" --target client_tests
+    (cd "$build_dir-tsan" && ctest --output-on-failure -j "$jobs" -R '^client_tests:')
     echo "setup.sh: again under address and undefined-behaviour sanitizers"
     configure_and_build "$build_dir-sanitize" -DGNOMON_WERROR=ON -DGNOMON_SANITIZE=address,undefined
     cd "$build_dir-sanitize" && ctest --output-on-failure -j "$jobs"

@@ -218,12 +218,13 @@ bool Sender::AcceptAndHandshake(int timeout_ms) {
   const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
   if (fd < 0) return false;
   uint8_t hello[sizeof(protocol::ServerHello)];
-  if (!ReadExactly(fd, hello, sizeof(hello), kHandshakeTimeoutMs) ||
-      std::memcmp(hello, protocol::kServerMagic, sizeof(protocol::kServerMagic)) != 0) {
+  const bool read = ReadExactly(fd, hello, sizeof(hello), kHandshakeTimeoutMs);
+  const std::optional<uint16_t> parsed = read ? protocol::ParseServerHello(hello, sizeof(hello)) : std::nullopt;
+  if (!parsed) {
     close(fd);  // not a Gnomon server
     return false;
   }
-  const uint16_t server_version = protocol::LoadLe<uint16_t>(hello + offsetof(protocol::ServerHello, version));
+  const uint16_t server_version = *parsed;
   uint8_t reply[sizeof(protocol::ClientHello)] = {};
   std::memcpy(reply, protocol::kClientMagic, sizeof(protocol::kClientMagic));
   StoreLe<uint16_t>(reply + offsetof(protocol::ClientHello, version), protocol::kProtocolVersion);

@@ -59,6 +59,30 @@ const char* StateName(Worker::State state) {
   return "unknown";
 }
 
+Status CheckClientHello(const uint8_t* bytes, size_t size, const std::string& where) {
+  const auto hello = protocol::ParseClientHello(bytes, size);
+  if (!hello) return Status::Error(where + " answered with something other than a Gnomon handshake");
+  if (hello->status == protocol::HandshakeStatus::kVersionMismatch || hello->version != protocol::kProtocolVersion) {
+    return Status::Error("protocol version mismatch: the program speaks version " + std::to_string(hello->version) +
+                         ", this server speaks " + std::to_string(protocol::kProtocolVersion) +
+                         "; use the same Gnomon release on both sides");
+  }
+  if (hello->status == protocol::HandshakeStatus::kBusy) {
+    return Status::Error("the program at " + where +
+                         " already has a server connected (another capture or viewer); stop that one first");
+  }
+  if (hello->status != protocol::HandshakeStatus::kOk) {
+    return Status::Error("the program refused the connection (status " + std::to_string(uint16_t(hello->status)) + ")");
+  }
+  if ((hello->capabilities & ~protocol::kKnownCapabilities) != 0) {
+    char hex[17];
+    std::snprintf(hex, sizeof(hex), "%llx", static_cast<unsigned long long>(hello->capabilities));
+    return Status::Error(std::string("the program uses features this server does not know (capabilities 0x") + hex +
+                         "); use a newer Gnomon");
+  }
+  return Status::Ok();
+}
+
 Worker::Worker(Options options) : options_(std::move(options)) {}
 
 Worker::~Worker() {
@@ -144,34 +168,7 @@ Status Worker::Connect() {
                          (read_error ? read_error : write_error).message() +
                          "); it is not a Gnomon program, or it refused us");
   }
-  if (std::memcmp(reply, protocol::kClientMagic, sizeof(protocol::kClientMagic)) != 0) {
-    return Status::Error(where + " answered with something other than a Gnomon handshake");
-  }
-  const auto version = protocol::LoadLe<uint16_t>(reply + offsetof(protocol::ClientHello, version));
-  const auto status = protocol::LoadLe<uint16_t>(reply + offsetof(protocol::ClientHello, status));
-  const auto capabilities = protocol::LoadLe<uint64_t>(reply + offsetof(protocol::ClientHello, capabilities));
-  if (status == static_cast<uint16_t>(protocol::HandshakeStatus::kVersionMismatch) ||
-      version != protocol::kProtocolVersion) {
-    return Status::Error("protocol version mismatch: the program speaks version " + std::to_string(version) +
-                         ", this server speaks " + std::to_string(protocol::kProtocolVersion) +
-                         "; use the same Gnomon release on both sides");
-  }
-  if (status == static_cast<uint16_t>(protocol::HandshakeStatus::kBusy)) {
-    return Status::Error("the program at " + where +
-                         " already has a server connected (another capture or viewer); stop that one first");
-  }
-  if (status != static_cast<uint16_t>(protocol::HandshakeStatus::kOk)) {
-    return Status::Error("the program refused the connection (status " + std::to_string(status) + ")");
-  }
-  if ((capabilities & ~protocol::kKnownCapabilities) != 0) {
-    return Status::Error("the program uses features this server does not know (capabilities 0x" +
-                         [&] {
-                           char hex[17];
-                           std::snprintf(hex, sizeof(hex), "%llx", static_cast<unsigned long long>(capabilities));
-                           return std::string(hex);
-                         }() +
-                         "); use a newer Gnomon");
-  }
+  if (Status hello_status = CheckClientHello(reply, sizeof(reply), where); !hello_status.ok()) return hello_status;
   fd_ = ::dup(socket.native_handle());
   if (fd_ < 0) return Status::Error(std::string("cannot keep the connection: ") + std::strerror(errno));
   state_.store(State::kReceiving);

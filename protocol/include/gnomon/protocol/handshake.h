@@ -8,7 +8,12 @@
 // says why, so both ends can print an error that tells the user what to do.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <optional>
+
+#include "gnomon/protocol/byte_io.h"
 
 namespace gnomon::protocol {
 
@@ -48,5 +53,25 @@ struct ClientHello {
 
 static_assert(sizeof(ServerHello) == 16);
 static_assert(sizeof(ClientHello) == 24);
+
+// The version a ServerHello announces, or nullopt when the bytes are not a ServerHello.
+inline std::optional<uint16_t> ParseServerHello(const uint8_t* bytes, size_t size) {
+  if (size < sizeof(ServerHello) || std::memcmp(bytes, kServerMagic, sizeof(kServerMagic)) != 0) return std::nullopt;
+  return LoadLe<uint16_t>(bytes + offsetof(ServerHello, version));
+}
+
+struct ParsedClientHello {
+  uint16_t version;
+  HandshakeStatus status;  // as sent; unknown values are possible
+  uint64_t capabilities;
+};
+
+// The fields of a ClientHello, or nullopt when the bytes are not one.
+inline std::optional<ParsedClientHello> ParseClientHello(const uint8_t* bytes, size_t size) {
+  if (size < sizeof(ClientHello) || std::memcmp(bytes, kClientMagic, sizeof(kClientMagic)) != 0) return std::nullopt;
+  return ParsedClientHello{LoadLe<uint16_t>(bytes + offsetof(ClientHello, version)),
+                           static_cast<HandshakeStatus>(LoadLe<uint16_t>(bytes + offsetof(ClientHello, status))),
+                           LoadLe<uint64_t>(bytes + offsetof(ClientHello, capabilities))};
+}
 
 }  // namespace gnomon::protocol

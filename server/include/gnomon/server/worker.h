@@ -101,4 +101,8 @@ class Worker {
 
 const char* StateName(Worker::State state);
 
+// Checks a program's ClientHello (`size` bytes as received from `where`): ok, or the
+// one-line reason the connection cannot go on.
+Status CheckClientHello(const uint8_t* bytes, size_t size, const std::string& where);
+
 }  // namespace gnomon::server

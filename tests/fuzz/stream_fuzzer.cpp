@@ -1,0 +1,48 @@
+// Fuzzes a whole session's message stream, GPU messages included, the way a live
+// connection delivers it: in pieces of varying sizes (chosen by the input's first
+// bytes), decoded into a TraceModel, then read by everything that reads models
+// (statistics, the report, the Chrome export, the GPU mapping).
+#include <cstddef>
+#include <cstdint>
+#include <sstream>
+#include <vector>
+
+#include "gnomon/server/chrome_export.h"
+#include "gnomon/server/report.h"
+#include "gnomon/server/statistics.h"
+#include "gnomon/server/trace_builder.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 2) return 0;
+  const size_t piece = 1 + (size_t(data[0]) << 8 | data[1]);
+  data += 2;
+  size -= 2;
+  gnomon::server::TraceModel model;
+  gnomon::server::TraceBuilder builder(model);
+  std::vector<uint8_t> buffer;
+  for (size_t pos = 0; pos < size;) {
+    const size_t n = std::min(piece, size - pos);
+    buffer.insert(buffer.end(), data + pos, data + pos + n);
+    pos += n;
+    const auto result = gnomon::server::DecodeMessages(buffer.data(), buffer.size(), builder);
+    if (result.consumed > buffer.size()) __builtin_trap();
+    if (result.failed) break;  // the connection would close here
+    buffer.erase(buffer.begin(), buffer.begin() + ptrdiff_t(result.consumed));
+  }
+  (void)gnomon::server::DescribeTruncation(buffer.data(), buffer.size());
+  const auto stats = gnomon::server::ComputeZoneStatistics(model);
+  const auto gpu_stats = gnomon::server::ComputeGpuZoneStatistics(model);
+  std::ostringstream out;
+  gnomon::server::PrintSummary(model, out);
+  gnomon::server::PrintStatisticsTable(model, stats, out);
+  gnomon::server::PrintStatisticsTable(model, gpu_stats, out);
+  gnomon::server::WriteChromeTrace(model, out);
+  for (const auto& [id, context] : model.gpu_contexts) {
+    for (size_t i = 0; i < context.zones.size(); ++i) {
+      if (!context.zones[i].is_timed()) continue;
+      const auto mapped = model.MapGpuZone(context, context.zones[i]);
+      if (mapped.end_ns < mapped.begin_ns) __builtin_trap();  // never a negative length
+    }
+  }
+  return 0;
+}
