@@ -132,10 +132,11 @@ GpuClockModel::Mapped GpuClockModel::Map(uint64_t gpu_ticks, uint32_t epoch) con
   auto after = std::upper_bound(knots.begin(), knots.end(), gpu_ticks,
                                 [](uint64_t t, const GpuCalibrationSample& k) { return t < k.gpu_ticks; });
   auto extrapolate = [&](const GpuCalibrationSample& k) {
+    constexpr double kLimit = 4.611686018427387904e18;  // 2^62: absurd ticks saturate
     const int64_t dt = int64_t(gpu_ticks - k.gpu_ticks);
     const double offset = double(dt) * e.slope_ns_per_tick;
     const double growth = std::fabs(offset) * kExtrapolationDriftBound;
-    return Mapped{k.cpu_ns + std::llround(offset),
+    return Mapped{int64_t(std::clamp(double(k.cpu_ns) + offset, -kLimit, kLimit)),
                   uint32_t(std::min<double>(UINT32_MAX, double(k.uncertainty_ns) + growth)), true};
   };
   if (after == knots.begin()) return extrapolate(knots.front());

@@ -3,6 +3,7 @@
 //   gnomon-test-program zones           threads, nesting, sleeps, frames, messages, plots
 //   gnomon-test-program before-connect  events before and after a server connects
 //   gnomon-test-program flood N         N zones with no server (tests the buffer budget)
+//   gnomon-test-program flood-after-connect N   N zones once a server connected
 //
 // Run it with GNOMON_WAIT_FOR_SERVER_MS so that it waits at exit for a capture.
 #include <gnomon/gnomon.hpp>
@@ -67,6 +68,17 @@ int BeforeConnect() {
   return 0;
 }
 
+int FloodAfterConnect(long zones) {
+  if (!gnomon_wait_for_server(20000)) return 3;
+  const auto start = std::chrono::steady_clock::now();
+  for (long i = 0; i < zones; ++i) GNOMON_ZONE("Flood");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("recorded %ld zones in %.3f s, dropped %llu\n", zones, seconds,
+              static_cast<unsigned long long>(gnomon_dropped_events()));
+  std::fflush(stdout);
+  return 0;
+}
+
 int Flood(long zones) {
   for (long i = 0; i < zones; ++i) GNOMON_ZONE("Flood");
   std::printf("dropped %llu\n", static_cast<unsigned long long>(gnomon_dropped_events()));
@@ -80,6 +92,7 @@ int main(int argc, char** argv) {
   if (scenario == "zones") return Zones();
   if (scenario == "before-connect") return BeforeConnect();
   if (scenario == "flood" && argc > 2) return Flood(std::atol(argv[2]));
-  std::fprintf(stderr, "usage: gnomon-test-program zones | before-connect | flood N\n");
+  if (scenario == "flood-after-connect" && argc > 2) return FloodAfterConnect(std::atol(argv[2]));
+  std::fprintf(stderr, "usage: gnomon-test-program zones | before-connect | flood N | flood-after-connect N\n");
   return 2;
 }

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "gnomon/protocol/handshake.h"
+#include "../support/fake_peers.h"
 #include "../support/stream_writer.h"
 
 using namespace gnomon::server;
@@ -19,59 +20,10 @@ using gnomon::test::StreamWriter;
 
 namespace {
 
-// Listens on a free loopback port; on connection reads the server hello, answers with
-// `reply`, sends `stream`, then closes.
-class FakeProgram {
- public:
-  FakeProgram(std::vector<uint8_t> reply, std::vector<uint8_t> stream) {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
-    REQUIRE(listen(fd_, 1) == 0);
-    socklen_t length = sizeof(address);
-    getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
-    port_ = ntohs(address.sin_port);
-    thread_ = std::thread([this, reply = std::move(reply), stream = std::move(stream)] {
-      const int conn = accept(fd_, nullptr, nullptr);
-      if (conn < 0) return;
-      uint8_t hello[sizeof(gnomon::protocol::ServerHello)];
-      size_t got = 0;
-      while (got < sizeof(hello)) {
-        const ssize_t n = recv(conn, hello + got, sizeof(hello) - got, 0);
-        if (n <= 0) break;
-        got += size_t(n);
-      }
-      hello_ok_ = got == sizeof(hello) && std::memcmp(hello, gnomon::protocol::kServerMagic, 8) == 0;
-      send(conn, reply.data(), reply.size(), MSG_NOSIGNAL);
-      send(conn, stream.data(), stream.size(), MSG_NOSIGNAL);
-      close(conn);
-    });
-  }
-  ~FakeProgram() {
-    shutdown(fd_, SHUT_RDWR);
-    thread_.join();
-    close(fd_);
-  }
-  uint16_t port() const { return port_; }
-  bool hello_ok() const { return hello_ok_; }
-
- private:
-  int fd_ = -1;
-  uint16_t port_ = 0;
-  std::thread thread_;
-  std::atomic<bool> hello_ok_{false};
-};
+using gnomon::test::FakeProgram;
 
 std::vector<uint8_t> Hello(uint16_t version, gnomon::protocol::HandshakeStatus status, uint64_t caps = 1) {
-  gnomon::protocol::ClientHello hello{};
-  std::memcpy(hello.magic, gnomon::protocol::kClientMagic, 8);
-  hello.version = version;
-  hello.status = uint16_t(status);
-  hello.capabilities = caps;
-  const auto* p = reinterpret_cast<const uint8_t*>(&hello);
-  return {p, p + sizeof(hello)};
+  return gnomon::test::ClientHelloBytes(version, uint16_t(status), caps);
 }
 
 Worker::Options OptionsFor(uint16_t port) {

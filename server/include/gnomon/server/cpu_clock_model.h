@@ -9,6 +9,7 @@
 // estimate of the tick rate stands in.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -30,14 +31,17 @@ class CpuClockModel {
   void SetTimer(double ticks_per_second, bool is_nanoseconds);
   void AddPair(const CpuCalibrationPair& pair);
 
-  // Nanoseconds of CLOCK_MONOTONIC_RAW at `tick`.
+  // Nanoseconds of CLOCK_MONOTONIC_RAW at `tick`, saturated to +-2^62 so that absurd
+  // ticks from a hostile stream neither overflow here nor in differences of two results.
   int64_t TickToNs(uint64_t tick) const {
-    return anchor_ns_ + static_cast<int64_t>(
-                            static_cast<double>(static_cast<int64_t>(tick - anchor_tick_)) * ns_per_tick_);
+    constexpr double kLimit = 4.611686018427387904e18;  // 2^62
+    const double ns = double(anchor_ns_) + double(static_cast<int64_t>(tick - anchor_tick_)) * ns_per_tick_;
+    return static_cast<int64_t>(std::clamp(ns, -kLimit, kLimit));
   }
   // The inverse: the tick at `ns` (rounded down).
   uint64_t NsToTick(int64_t ns) const {
-    return anchor_tick_ + static_cast<uint64_t>(static_cast<int64_t>(std::floor(double(ns - anchor_ns_) / ns_per_tick_)));
+    const double ticks = std::clamp(std::floor((double(ns) - double(anchor_ns_)) / ns_per_tick_), -9.2e18, 9.2e18);
+    return anchor_tick_ + static_cast<uint64_t>(static_cast<int64_t>(ticks));
   }
   double ns_per_tick() const { return ns_per_tick_; }
   // CLOCK_MONOTONIC ns to CLOCK_MONOTONIC_RAW ns, through the pairs' offsets

@@ -13,8 +13,9 @@
 
 namespace gnomon::server {
 
-// Largest source-location id accepted; larger ids count as invalid.
-inline constexpr uint32_t kMaxSourceLocationId = 1u << 20;
+// Largest source-location id accepted; larger ids count as invalid. (A program numbers
+// its locations from 1; this bounds what a hostile stream can make the server allocate.)
+inline constexpr uint32_t kMaxSourceLocationId = 1u << 18;
 // Most distinct threads, frame series and plots accepted from one program.
 inline constexpr uint32_t kMaxThreads = 1u << 16;
 inline constexpr uint32_t kMaxSeries = 1u << 16;

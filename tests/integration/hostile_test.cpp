@@ -1,0 +1,179 @@
+// Hostile and broken peers: streams that lie, programs that vanish, captures that are
+// killed, networks that stall. Each gets a clear error and bounded memory; the worker
+// survives; what arrived before the fault is kept (and saved, by the capture tool).
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "gnomon/protocol/handshake.h"
+#include "gnomon/protocol/messages.h"
+#include "gnomon/server/report.h"
+#include "gnomon/server/statistics.h"
+#include "gnomon/server/trace_builder.h"
+#include "gnomon/server/trace_file.h"
+#include "gnomon/server/worker.h"
+#include "../support/fake_peers.h"
+#include "../support/process.h"
+#include "../support/stream_writer.h"
+
+using gnomon::server::TraceModel;
+using gnomon::server::Worker;
+using gnomon::test::StreamWriter;
+
+namespace {
+
+std::vector<uint8_t> OkHello() {
+  return gnomon::test::ClientHelloBytes(gnomon::protocol::kProtocolVersion, 0, gnomon::protocol::kCapCpuZones);
+}
+
+StreamWriter ValidStart(int zones) {
+  StreamWriter w;
+  w.AppInfo("hostile").SourceLocation(1, "Good", "f", "x.cpp", 1).ThreadContext(1);
+  for (int i = 0; i < zones; ++i) w.ZoneBegin(1, uint64_t(i) * 10).ZoneEnd(uint64_t(i) * 10 + 5);
+  return w;
+}
+
+TraceModel Decode(const StreamWriter& w) {
+  TraceModel model;
+  gnomon::server::TraceBuilder builder(model);
+  gnomon::server::DecodeMessages(w.data(), w.size(), builder);
+  return model;
+}
+
+}  // namespace
+
+TEST_CASE("maximal declared string lengths with the connection gone: a clear error, bounded memory, data kept") {
+  StreamWriter w = ValidStart(50);
+  // A SourceLocationDef declaring three 65,535-byte strings, then only 100 bytes of them.
+  w.Raw({15, 9, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF});
+  for (int i = 0; i < 100; ++i) w.Raw({'x'});
+  gnomon::test::FakeProgram program(OkHello(), w.bytes());
+  Worker::Options options;
+  options.port = program.port();
+  Worker worker(options);
+  REQUIRE(worker.Connect().ok());
+  worker.Start();
+  worker.Join();
+  CHECK(worker.state() == Worker::State::kDisconnected);
+  CHECK(worker.error().find("inside a SourceLocationDef message (119 of its 196624 bytes arrived)") != std::string::npos);
+  CHECK(worker.model().zone_count == 50);
+}
+
+TEST_CASE("ids never defined and absurd or backward timestamps are counted, never fatal") {
+  StreamWriter w;
+  w.ThreadContext(3).ZoneBegin(77, 100).ZoneEnd(200);                    // location 77 is never defined
+  w.ZoneBegin(1, (uint64_t(1) << 63) + 12345).ZoneEnd(7);               // absurd begin, end before it
+  w.ZoneBegin(1, ~uint64_t{0}).ZoneEnd(~uint64_t{0});                   // the largest tick
+  w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, 5).Frame(gnomon::protocol::MessageType::kFrameMark, 0, 3);
+  w.Plot(9, ~uint64_t{0}, 1e308).Message(~uint64_t{0}, 200, "severity out of range");
+  const TraceModel m = Decode(w);
+  CHECK(m.zone_count == 3);
+  CHECK(m.diagnostics.clamped_zone_ends == 1);
+  const auto stats = gnomon::server::ComputeZoneStatistics(m);
+  std::ostringstream out;
+  gnomon::server::PrintSummary(m, out);
+  gnomon::server::PrintStatisticsTable(m, stats, out);
+  CHECK(out.str().find("<unknown>") != std::string::npos);
+  for (const auto& s : stats) CHECK(s.min_ns >= 0);
+}
+
+TEST_CASE("a flood of source-location definitions is bounded") {
+  StreamWriter w;
+  for (uint32_t i = 0; i < 300000; ++i) w.SourceLocation(1 + i * 7, "flood", "f", "f.cpp", i);
+  const TraceModel m = Decode(w);
+  CHECK(m.source_locations.size() <= gnomon::server::kMaxSourceLocationId);
+  CHECK(m.diagnostics.invalid_ids > 250000);
+}
+
+TEST_CASE("the capture tool keeps and saves everything before a malformed message") {
+  gnomon::test::ScratchDir dir;
+  StreamWriter w = ValidStart(200);
+  w.Raw({0xEE, 0xEE, 0xEE});
+  gnomon::test::FakeProgram program(OkHello(), w.bytes());
+  std::string output;
+  const int rc = gnomon::test::RunCommand(std::string(GNOMON_CAPTURE) + " -q -p " + std::to_string(program.port()) +
+                                              " -o " + dir.File("bad.gnomon"),
+                                          &output);
+  CHECK(rc == 5);
+  CHECK(output.find("unknown message type 238") != std::string::npos);
+  TraceModel model;
+  auto loaded = gnomon::server::LoadTrace(dir.File("bad.gnomon"), model);
+  REQUIRE(loaded.ok());
+  CHECK(model.zone_count == 200);
+}
+
+TEST_CASE("a capture killed with SIGKILL leaves a file that loads, and the program carries on") {
+  gnomon::test::ScratchDir dir;
+  gnomon::test::ChildProcess demo({GNOMON_DEMO, "--seconds", "5"},
+                                  {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}}, dir.File("demo.log"));
+  const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
+  REQUIRE(port != 0);
+  gnomon::test::ChildProcess capture({GNOMON_CAPTURE, "-q", "-p", std::to_string(port), "-o", dir.File("killed.gnomon")},
+                                     {}, dir.File("capture.log"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // at least two 1 s blocks reach the disk
+  capture.Signal(SIGKILL);
+  CHECK(capture.Wait() == 128 + SIGKILL);
+  CHECK(demo.Wait(std::chrono::seconds(20)) == 0);  // the program noticed, and finished its run
+  TraceModel model;
+  auto loaded = gnomon::server::LoadTrace(dir.File("killed.gnomon"), model);
+  REQUIRE(loaded.ok());
+  CHECK(loaded->warning.find("end marker") != std::string::npos);
+  CHECK(model.zone_count > 1000);
+}
+
+TEST_CASE("a stalled network never blocks the program's threads, and the exit wait is bounded") {
+  gnomon::test::ScratchDir dir;
+  gnomon::test::ChildProcess program(
+      {GNOMON_TEST_PROGRAM, "flood-after-connect", "400000"},
+      {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}, {"GNOMON_BUFFER_MB", "2"},
+       {"GNOMON_EXIT_FLUSH_MS", "500"}},
+      dir.File("log"));
+  const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
+  REQUIRE(port != 0);
+  gnomon::test::StalledServer server(port);
+  REQUIRE(server.connected());
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(program.Wait(std::chrono::seconds(20)) == 0);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(seconds < 5.0);  // 400,000 zones, plus at most GNOMON_EXIT_FLUSH_MS at exit
+  const std::string log = gnomon::test::ReadFile(dir.File("log"));
+  CHECK(log.find("recorded 400000 zones") != std::string::npos);
+  unsigned long long dropped = 0;
+  const size_t at = log.find("dropped ");
+  REQUIRE(at != std::string::npos);
+  dropped = std::stoull(log.substr(at + 8));
+  CHECK(dropped > 0);  // 8.8 MB of events against a 2 MB budget that nobody drains
+}
+
+TEST_CASE("the program listens on loopback only, unless told otherwise") {
+  gnomon::test::ScratchDir dir;
+  gnomon::test::ChildProcess program({GNOMON_TEST_PROGRAM, "before-connect"},
+                                     {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}}, dir.File("log"));
+  const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
+  REQUIRE(port != 0);
+  // /proc/net/tcp: "sl local_address rem_address st ...", addresses as hex ip:port.
+  std::ifstream tcp("/proc/net/tcp");
+  std::string line;
+  bool found = false;
+  char wanted[16];
+  std::snprintf(wanted, sizeof(wanted), ":%04X", port);
+  while (std::getline(tcp, line)) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state;
+    fields >> slot >> local >> remote >> state;
+    if (state == "0A" && local.size() > 8 && local.substr(8) == wanted) {
+      CHECK(local.substr(0, 8) == "0100007F");  // 127.0.0.1
+      found = true;
+    }
+  }
+  CHECK(found);
+  gnomon::server::Worker::Options options;
+  options.port = port;
+  Worker worker(options);  // let the program finish
+  REQUIRE(worker.Connect().ok());
+  worker.Start();
+  worker.Join();
+}

@@ -1,0 +1,86 @@
+#include "fake_peers.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "gnomon/protocol/handshake.h"
+#include "gnomon/protocol/messages.h"
+
+namespace gnomon::test {
+
+FakeProgram::FakeProgram(std::vector<uint8_t> reply, std::vector<uint8_t> stream) {
+  fd_ = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+  listen(fd_, 1);
+  socklen_t length = sizeof(address);
+  getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
+  port_ = ntohs(address.sin_port);
+  thread_ = std::thread([this, reply = std::move(reply), stream = std::move(stream)] {
+    const int conn = accept(fd_, nullptr, nullptr);
+    if (conn < 0) return;
+    uint8_t hello[sizeof(protocol::ServerHello)];
+    size_t got = 0;
+    while (got < sizeof(hello)) {
+      const ssize_t n = recv(conn, hello + got, sizeof(hello) - got, 0);
+      if (n <= 0) break;
+      got += size_t(n);
+    }
+    hello_ok_ = protocol::ParseServerHello(hello, got).has_value();
+    send(conn, reply.data(), reply.size(), MSG_NOSIGNAL);
+    for (size_t sent = 0; sent < stream.size();) {
+      const ssize_t n = send(conn, stream.data() + sent, stream.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) break;
+      sent += size_t(n);
+    }
+    close(conn);
+  });
+}
+
+FakeProgram::~FakeProgram() {
+  shutdown(fd_, SHUT_RDWR);
+  thread_.join();
+  close(fd_);
+}
+
+StalledServer::StalledServer(uint16_t port) {
+  fd_ = socket(AF_INET, SOCK_STREAM, 0);
+  int small = 4096;
+  setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  protocol::ServerHello hello{};
+  std::memcpy(hello.magic, protocol::kServerMagic, sizeof(hello.magic));
+  hello.version = protocol::kProtocolVersion;
+  uint8_t reply[sizeof(protocol::ClientHello)];
+  if (connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+      send(fd_, &hello, sizeof(hello), MSG_NOSIGNAL) != ssize_t(sizeof(hello)) ||
+      recv(fd_, reply, sizeof(reply), MSG_WAITALL) != ssize_t(sizeof(reply))) {
+    close(fd_);
+    fd_ = -1;
+  }
+}
+
+StalledServer::~StalledServer() {
+  if (fd_ >= 0) close(fd_);
+}
+
+std::vector<uint8_t> ClientHelloBytes(uint16_t version, uint16_t status, uint64_t capabilities) {
+  protocol::ClientHello hello{};
+  std::memcpy(hello.magic, protocol::kClientMagic, 8);
+  hello.version = version;
+  hello.status = status;
+  hello.capabilities = capabilities;
+  const auto* p = reinterpret_cast<const uint8_t*>(&hello);
+  return {p, p + sizeof(hello)};
+}
+
+}  // namespace gnomon::test

@@ -1,0 +1,42 @@
+// Hand-made peers on real loopback TCP, for tests of broken and hostile connections.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+namespace gnomon::test {
+
+// A "program" that listens on a free loopback port; on connection it reads the server's
+// hello, answers `reply`, sends `stream`, then closes.
+class FakeProgram {
+ public:
+  FakeProgram(std::vector<uint8_t> reply, std::vector<uint8_t> stream);
+  ~FakeProgram();
+  uint16_t port() const { return port_; }
+  bool hello_ok() const { return hello_ok_; }
+
+ private:
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  std::thread thread_;
+  std::atomic<bool> hello_ok_{false};
+};
+
+// A "server" that connects to a program, completes the handshake, then stops reading:
+// a stalled network, as far as the program can tell.
+class StalledServer {
+ public:
+  explicit StalledServer(uint16_t port);
+  ~StalledServer();
+  bool connected() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+// A ClientHello with the given fields.
+std::vector<uint8_t> ClientHelloBytes(uint16_t version, uint16_t status, uint64_t capabilities);
+
+}  // namespace gnomon::test
