@@ -78,7 +78,7 @@ run_fuzz_smoke() {
   local dir="$build_dir-fuzz"
   echo "setup.sh: fuzzing each target for ${FUZZ_SECONDS:-60} s"
   CC=clang CXX=clang++ cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGNOMON_FUZZ=ON -DGNOMON_WERROR=ON >/dev/null
-  cmake --build "$dir" -j "$jobs"
+  cmake --build "$dir" -j "$jobs" --target handshake_fuzzer stream_fuzzer trace_file_fuzzer
   for target in handshake stream trace_file; do
     local work
     work=$(mktemp -d)
