@@ -11,17 +11,23 @@
 //       bytes per zone of a trace file written by a live capture of this process.
 //   gnomon-bench load FILE
 //       load time, and bytes per zone of an existing trace file.
+//   gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]
+//       a paced multi-threaded program captured by gnomon-capture for S seconds (600 by
+//       default): the capture's memory and throughput every 10 s, then the file loads.
 #include <gnomon/gnomon.hpp>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <climits>
+#include <fstream>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "gnomon/server/statistics.h"
+#include "../support/process.h"
 #include "gnomon/server/trace_builder.h"
 #include "gnomon/server/trace_file.h"
 #include "gnomon/server/worker.h"
@@ -39,6 +45,9 @@ struct Args {
   long zones = 10000000;
   int threads = 1;
   std::string workload = "tight";
+  double seconds = 600;
+  long rate = 500000;
+  std::string capture;
 };
 
 double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
@@ -50,6 +59,7 @@ double Seconds(Clock::time_point since) { return std::chrono::duration<double>(C
                "       gnomon-bench ingest [--zones N] [--workload tight|realistic]\n"
                "       gnomon-bench file [--zones N] [--workload tight|realistic]\n"
                "       gnomon-bench load FILE\n"
+               "       gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]\n"
                "Prints progress on stderr and one JSON object as the last line of stdout.\n");
   std::exit(why ? 1 : 0);
 }
@@ -72,6 +82,12 @@ Args Parse(int argc, char** argv) {
     } else if (arg == "--workload") {
       args.workload = value();
       if (args.workload != "tight" && args.workload != "realistic") Usage("--workload is tight or realistic");
+    } else if (arg == "--seconds") {
+      args.seconds = std::atof(value().c_str());
+    } else if (arg == "--rate") {
+      args.rate = std::atol(value().c_str());
+    } else if (arg == "--capture") {
+      args.capture = value();
     } else if (args.command == "load" && args.file.empty()) {
       args.file = arg;
     } else {
@@ -275,6 +291,116 @@ int Load(const Args& args) {
   return 0;
 }
 
+// The soak's program: `threads` threads, each recording rate/threads zones per second
+// (two nested zones per step, a plot and now and then a message), for `seconds`.
+int SoakProducer(const Args& args) {
+  gnomon_wait_for_server(10000);
+  std::atomic<bool> done{false};
+  std::vector<std::thread> threads;
+  const double per_thread = double(args.rate) / args.threads;
+  const auto start = Clock::now();
+  for (int t = 0; t < args.threads; ++t) {
+    threads.emplace_back([&, t] {
+      const std::string name = "soak " + std::to_string(t);
+      gnomon::SetThreadName(name.c_str());
+      uint64_t made = 0;
+      while (!done.load(std::memory_order_relaxed)) {
+        const double due = Seconds(start) * per_thread;
+        while (double(made) < due) {
+          GNOMON_ZONE("Soak step");
+          { GNOMON_ZONE("Soak inner"); }
+          made += 2;
+          if (made % 4096 == 0) GNOMON_PLOT("soak progress", double(made));
+          if (made % 1048576 == 0) gnomon::Message("a million more");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    });
+  }
+  while (Seconds(start) < args.seconds) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  done = true;
+  for (auto& t : threads) t.join();
+  std::printf("dropped %llu\n", (unsigned long long)gnomon_dropped_events());
+  return 0;
+}
+
+long ReadRssKb(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string key;
+  long value = 0;
+  while (status >> key) {
+    if (key == "VmRSS:") {
+      status >> value;
+      return value;
+    }
+  }
+  return 0;
+}
+
+int Soak(const Args& args) {
+  gnomon::test::ScratchDir dir;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::string capture_path =
+      !args.capture.empty() ? args.capture
+                            : (std::filesystem::path(self).parent_path().parent_path() / "server" / "gnomon-capture").string();
+  const std::string trace = dir.File("soak.gnomon");
+  gnomon::test::ChildProcess producer(
+      {self, "soak-producer", "--seconds", std::to_string(args.seconds), "--threads", std::to_string(args.threads),
+       "--rate", std::to_string(args.rate)},
+      {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}}, dir.File("producer.log"));
+  const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
+  if (port == 0) Usage("the soak program did not start");
+  gnomon::test::ChildProcess capture({capture_path, "-q", "-p", std::to_string(port), "-o", trace}, {},
+                                     dir.File("capture.log"));
+  const auto start = Clock::now();
+  long rss_min = LONG_MAX, rss_max = 0;
+  uint64_t last_bytes = 0;
+  double last_t = 0;
+  std::vector<double> rates;
+  while (capture.Wait(std::chrono::milliseconds(10000)) < 0) {
+    const double t = Seconds(start);
+    const long rss = ReadRssKb(capture.pid());
+    std::error_code ec;
+    const uint64_t bytes = std::filesystem::file_size(trace, ec);
+    const double mb_per_s = double(bytes - last_bytes) / 1e6 / (t - last_t);
+    if (rss > 0) {
+      rss_min = std::min(rss_min, rss);
+      rss_max = std::max(rss_max, rss);
+    }
+    if (t > 15 && t < args.seconds - 5) rates.push_back(mb_per_s);
+    std::printf("{\"t_s\":%.0f,\"capture_rss_mb\":%.1f,\"file_mb\":%.1f,\"file_mb_per_s\":%.2f}\n", t,
+                double(rss) / 1024, double(bytes) / 1e6, mb_per_s);
+    std::fflush(stdout);
+    last_bytes = bytes;
+    last_t = t;
+  }
+  producer.Wait(std::chrono::seconds(60));
+  const std::string producer_log = gnomon::test::ReadFile(dir.File("producer.log"));
+  const size_t dropped_at = producer_log.find("dropped ");
+  const unsigned long long dropped = dropped_at == std::string::npos ? 0 : std::stoull(producer_log.substr(dropped_at + 8));
+  TraceModel model;
+  const auto load_start = Clock::now();
+  auto loaded = gnomon::server::LoadTrace(trace, model);
+  const double load_s = Seconds(load_start);
+  if (!loaded.ok()) Usage(loaded.status().message().c_str());
+  double rate_min = 1e300, rate_max = 0;
+  for (double r : rates) {
+    rate_min = std::min(rate_min, r);
+    rate_max = std::max(rate_max, r);
+  }
+  std::printf("{\"bench\":\"soak\",\"seconds\":%.0f,\"threads\":%d,\"zones\":%llu,\"zones_per_s\":%.0f,"
+              "\"capture_rss_min_mb\":%.1f,\"capture_rss_max_mb\":%.1f,\"file_mb\":%.1f,"
+              "\"file_mb_per_s_min\":%.2f,\"file_mb_per_s_max\":%.2f,\"program_dropped\":%llu,\"load_s\":%.2f,"
+              "\"load_warning\":\"%s\",\"ended_cleanly\":%s}\n",
+              args.seconds, args.threads, (unsigned long long)model.zone_count, double(model.zone_count) / args.seconds,
+              double(rss_min) / 1024, double(rss_max) / 1024, double(last_bytes) / 1e6, rates.empty() ? 0 : rate_min,
+              rate_max, dropped, load_s, loaded->warning.c_str(),
+              model.diagnostics.ended_cleanly ? "true" : "false");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -283,5 +409,7 @@ int main(int argc, char** argv) {
   if (args.command == "ingest") return Ingest(args);
   if (args.command == "file") return File(args);
   if (args.command == "load") return Load(args);
+  if (args.command == "soak") return Soak(args);
+  if (args.command == "soak-producer") return SoakProducer(args);
   Usage(("unknown subcommand " + args.command).c_str());
 }
