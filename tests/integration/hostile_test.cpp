@@ -177,3 +177,30 @@ TEST_CASE("the program listens on loopback only, unless told otherwise") {
   worker.Start();
   worker.Join();
 }
+
+TEST_CASE("a server that sends anything after its hello is disconnected; the program goes on") {
+  gnomon::test::ScratchDir dir;
+  gnomon::test::ChildProcess program(
+      {GNOMON_TEST_PROGRAM, "before-connect"},
+      {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}, {"GNOMON_WAIT_FOR_SERVER_MS", "20000"}},
+      dir.File("log"));
+  const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
+  REQUIRE(port != 0);
+  {
+    gnomon::test::StalledServer probe(port);
+    REQUIRE(probe.connected());
+    // What a "send me your memory at this address" request might look like; the protocol
+    // has no such message, and any byte from a server ends its connection.
+    probe.Send({0x01, 0x00, 0x10, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00, 0xFF, 0xFF});
+    CHECK(probe.WaitForClose(3000));
+  }
+  // The program still serves a proper server afterwards.
+  gnomon::server::Worker::Options options;
+  options.port = port;
+  Worker worker(options);
+  REQUIRE(worker.Connect().ok());
+  worker.Start();
+  worker.Join();
+  CHECK(worker.state() == Worker::State::kEnded);
+  CHECK(program.Wait() == 0);
+}

@@ -2,9 +2,11 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 
 #include "gnomon/protocol/handshake.h"
@@ -67,6 +69,22 @@ StalledServer::StalledServer(uint16_t port) {
     close(fd_);
     fd_ = -1;
   }
+}
+
+void StalledServer::Send(const std::vector<uint8_t>& bytes) {
+  send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+}
+
+bool StalledServer::WaitForClose(int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  std::vector<uint8_t> sink(1 << 16);
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd pfd{fd_, POLLIN, 0};
+    if (poll(&pfd, 1, 50) <= 0) continue;
+    const ssize_t n = recv(fd_, sink.data(), sink.size(), 0);
+    if (n <= 0) return true;
+  }
+  return false;
 }
 
 StalledServer::~StalledServer() {

@@ -31,6 +31,10 @@ class StalledServer {
   explicit StalledServer(uint16_t port);
   ~StalledServer();
   bool connected() const { return fd_ >= 0; }
+  // Sends bytes a server never sends after its hello (a probe for the program's memory).
+  void Send(const std::vector<uint8_t>& bytes);
+  // Reads and discards until the program closes the connection; false on timeout.
+  bool WaitForClose(int timeout_ms);
 
  private:
   int fd_ = -1;
