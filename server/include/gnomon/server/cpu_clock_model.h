@@ -31,10 +31,10 @@ class CpuClockModel {
   void SetTimer(double ticks_per_second, bool is_nanoseconds);
   void AddPair(const CpuCalibrationPair& pair);
 
-  // Nanoseconds of CLOCK_MONOTONIC_RAW at `tick`, saturated to +-2^62 so that absurd
-  // ticks from a hostile stream neither overflow here nor in differences of two results.
+  // Nanoseconds of CLOCK_MONOTONIC_RAW at `tick`, saturated to +-2^61 (73 years) so that
+  // absurd ticks from a hostile stream overflow neither here nor in a difference of two.
   int64_t TickToNs(uint64_t tick) const {
-    constexpr double kLimit = 4.611686018427387904e18;  // 2^62
+    constexpr double kLimit = 2.305843009213693952e18;  // 2^61
     const double ns = double(anchor_ns_) + double(static_cast<int64_t>(tick - anchor_tick_)) * ns_per_tick_;
     return static_cast<int64_t>(std::clamp(ns, -kLimit, kLimit));
   }
