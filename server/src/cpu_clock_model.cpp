@@ -14,7 +14,10 @@ void CpuClockModel::SetTimer(double ticks_per_second, bool is_nanoseconds) {
   Refit();
 }
 
-void CpuClockModel::AddPair(const CpuCalibrationPair& pair) {
+bool CpuClockModel::AddPair(const CpuCalibrationPair& pair) {
+  if (pair.monotonic_raw_ns != ClampTraceNs(pair.monotonic_raw_ns) || pair.monotonic_ns != ClampTraceNs(pair.monotonic_ns)) {
+    return false;
+  }
   pairs_.push_back(pair);
   const CpuCalibrationPair& first = pairs_.front();
   const long double x = static_cast<long double>(static_cast<int64_t>(pair.tick - first.tick));
@@ -27,6 +30,7 @@ void CpuClockModel::AddPair(const CpuCalibrationPair& pair) {
   sum_wxx_ += w * x * x;
   sum_wxy_ += w * x * y;
   Refit();
+  return true;
 }
 
 void CpuClockModel::Refit() {
@@ -53,6 +57,7 @@ void CpuClockModel::Refit() {
 }
 
 int64_t CpuClockModel::MonotonicToRawNs(int64_t monotonic_ns) const {
+  monotonic_ns = ClampTraceNs(monotonic_ns);
   if (pairs_.empty()) return monotonic_ns;
   auto after = std::upper_bound(pairs_.begin(), pairs_.end(), monotonic_ns,
                                 [](int64_t t, const CpuCalibrationPair& p) { return t < p.monotonic_ns; });

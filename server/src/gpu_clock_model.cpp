@@ -1,5 +1,7 @@
 #include "gnomon/server/gpu_clock_model.h"
 
+#include "gnomon/server/cpu_clock_model.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -132,7 +134,7 @@ GpuClockModel::Mapped GpuClockModel::Map(uint64_t gpu_ticks, uint32_t epoch) con
   auto after = std::upper_bound(knots.begin(), knots.end(), gpu_ticks,
                                 [](uint64_t t, const GpuCalibrationSample& k) { return t < k.gpu_ticks; });
   auto extrapolate = [&](const GpuCalibrationSample& k) {
-    constexpr double kLimit = 2.305843009213693952e18;  // 2^61: absurd ticks saturate
+    constexpr double kLimit = double(kMaxTraceNs);  // absurd ticks saturate
     const int64_t dt = int64_t(gpu_ticks - k.gpu_ticks);
     const double offset = double(dt) * e.slope_ns_per_tick;
     const double growth = std::fabs(offset) * kExtrapolationDriftBound;

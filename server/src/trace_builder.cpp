@@ -183,7 +183,7 @@ void TraceBuilder::OnEndOfStream(uint64_t tick) {
 
 int64_t TraceBuilder::CpuNs(uint64_t time, uint8_t domain) const {
   switch (static_cast<protocol::CpuTimeDomain>(domain)) {
-    case protocol::CpuTimeDomain::kMonotonicRaw: return int64_t(time);
+    case protocol::CpuTimeDomain::kMonotonicRaw: return ClampTraceNs(int64_t(time));
     case protocol::CpuTimeDomain::kMonotonic: return model_.clock.MonotonicToRawNs(int64_t(time));
     case protocol::CpuTimeDomain::kTicks: break;
   }

@@ -16,6 +16,11 @@
 
 namespace gnomon::server {
 
+// Trace times are kept within +-2^61 ns (73 years), so that no sum or difference of two
+// overflows; times from a stream beyond that are absurd and are clamped or ignored.
+inline constexpr int64_t kMaxTraceNs = int64_t{1} << 61;
+inline int64_t ClampTraceNs(int64_t ns) { return std::clamp(ns, -kMaxTraceNs, kMaxTraceNs); }
+
 struct CpuCalibrationPair {
   uint64_t tick = 0;
   int64_t monotonic_raw_ns = 0;
@@ -29,12 +34,13 @@ class CpuClockModel {
   // `ticks_per_second` is the program's estimate (0 when unknown); `is_nanoseconds`
   // says the timer already counts nanoseconds.
   void SetTimer(double ticks_per_second, bool is_nanoseconds);
-  void AddPair(const CpuCalibrationPair& pair);
+  // Adds a pair; one with a time beyond +-kMaxTraceNs is ignored (false).
+  bool AddPair(const CpuCalibrationPair& pair);
 
-  // Nanoseconds of CLOCK_MONOTONIC_RAW at `tick`, saturated to +-2^61 (73 years) so that
+  // Nanoseconds of CLOCK_MONOTONIC_RAW at `tick`, saturated to +-kMaxTraceNs so that
   // absurd ticks from a hostile stream overflow neither here nor in a difference of two.
   int64_t TickToNs(uint64_t tick) const {
-    constexpr double kLimit = 2.305843009213693952e18;  // 2^61
+    constexpr double kLimit = double(kMaxTraceNs);
     const double ns = double(anchor_ns_) + double(static_cast<int64_t>(tick - anchor_tick_)) * ns_per_tick_;
     return static_cast<int64_t>(std::clamp(ns, -kLimit, kLimit));
   }
