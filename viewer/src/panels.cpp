@@ -21,8 +21,8 @@ std::string Duration(double ns) { return server::FormatDuration(ns); }
 }  // namespace
 
 void App::StatisticsWindow(const server::TraceModel& model) {
-  ImGui::SetNextWindowSize(ImVec2(760, 320), ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowPos(ImVec2(40, 380), ImGuiCond_FirstUseEver);
+  ImGui::SetNextWindowSize(ImVec2(760, 360), ImGuiCond_FirstUseEver);
+  ImGui::SetNextWindowPos(ImVec2(20, 520), ImGuiCond_FirstUseEver);
   if (!ImGui::Begin("Statistics", &show_statistics_)) {
     ImGui::End();
     return;
@@ -189,8 +189,8 @@ void App::FindZoneWindow(const server::TraceModel& model) {
 }
 
 void App::DetailsWindow(const server::TraceModel& model) {
-  ImGui::SetNextWindowSize(ImVec2(420, 230), ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowPos(ImVec2(820, 380), ImGuiCond_FirstUseEver);
+  ImGui::SetNextWindowSize(ImVec2(440, 190), ImGuiCond_FirstUseEver);
+  ImGui::SetNextWindowPos(ImVec2(800, 520), ImGuiCond_FirstUseEver);
   bool open = true;
   if (!ImGui::Begin("Zone details", &open)) {
     ImGui::End();
@@ -243,8 +243,8 @@ void App::DetailsWindow(const server::TraceModel& model) {
 }
 
 void App::ClockWindow(const server::TraceModel& model) {
-  ImGui::SetNextWindowSize(ImVec2(520, 260), ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowPos(ImVec2(700, 80), ImGuiCond_FirstUseEver);
+  ImGui::SetNextWindowSize(ImVec2(560, 210), ImGuiCond_FirstUseEver);
+  ImGui::SetNextWindowPos(ImVec2(600, 300), ImGuiCond_FirstUseEver);
   if (!ImGui::Begin("GPU clocks", &show_clock_)) {
     ImGui::End();
     return;
@@ -276,8 +276,8 @@ void App::ClockWindow(const server::TraceModel& model) {
 }
 
 void App::MessagesWindow(const server::TraceModel& model) {
-  ImGui::SetNextWindowSize(ImVec2(520, 240), ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowPos(ImVec2(40, 80), ImGuiCond_FirstUseEver);
+  ImGui::SetNextWindowSize(ImVec2(560, 210), ImGuiCond_FirstUseEver);
+  ImGui::SetNextWindowPos(ImVec2(20, 300), ImGuiCond_FirstUseEver);
   if (!ImGui::Begin("Messages", &show_messages_)) {
     ImGui::End();
     return;
@@ -313,8 +313,8 @@ void App::MessagesWindow(const server::TraceModel& model) {
 }
 
 void App::DebugWindow(const server::TraceModel& model) {
-  ImGui::SetNextWindowSize(ImVec2(420, 260), ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowPos(ImVec2(820, 620), ImGuiCond_FirstUseEver);
+  ImGui::SetNextWindowSize(ImVec2(440, 160), ImGuiCond_FirstUseEver);
+  ImGui::SetNextWindowPos(ImVec2(800, 720), ImGuiCond_FirstUseEver);
   if (!ImGui::Begin("Debug", &show_debug_)) {
     ImGui::End();
     return;
