@@ -4,9 +4,11 @@
 //   gnomon-bench client [--threads N] [--zones N]
 //       ns per zone (begin + end) on each calling thread, with a capture connected to
 //       this process over loopback and draining it.
-//   gnomon-bench ingest [--zones N] [--workload tight|realistic]
+//   gnomon-bench ingest [--zones N] [--workload tight|realistic] [--live] [--capture PATH]
 //       the worker's decode + store rate (zones/s) and memory per stored zone, on a
-//       stream held in memory (no socket).
+//       stream held in memory (no socket); with --live, end to end instead: a program
+//       records N zones as fast as it can while gnomon-capture receives them over
+//       loopback into a trace file (zones/s, and the capture's CPU time per zone).
 //   gnomon-bench file [--zones N] [--workload tight|realistic]
 //       bytes per zone of a trace file written by a live capture of this process.
 //   gnomon-bench load FILE
@@ -48,6 +50,7 @@ struct Args {
   double seconds = 600;
   long rate = 500000;
   std::string capture;
+  bool live = false;
 };
 
 double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
@@ -56,7 +59,7 @@ double Seconds(Clock::time_point since) { return std::chrono::duration<double>(C
   if (why) std::fprintf(stderr, "gnomon-bench: %s\n\n", why);
   std::fprintf(why ? stderr : stdout,
                "Usage: gnomon-bench client [--threads N] [--zones N]\n"
-               "       gnomon-bench ingest [--zones N] [--workload tight|realistic]\n"
+               "       gnomon-bench ingest [--zones N] [--workload tight|realistic] [--live] [--capture PATH]\n"
                "       gnomon-bench file [--zones N] [--workload tight|realistic]\n"
                "       gnomon-bench load FILE\n"
                "       gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]\n"
@@ -88,6 +91,8 @@ Args Parse(int argc, char** argv) {
       args.rate = std::atol(value().c_str());
     } else if (arg == "--capture") {
       args.capture = value();
+    } else if (arg == "--live") {
+      args.live = true;
     } else if (args.command == "load" && args.file.empty()) {
       args.file = arg;
     } else {
@@ -228,7 +233,57 @@ gnomon::test::StreamWriter SyntheticStream(const Args& args) {
   return w;
 }
 
+std::string CapturePath(const Args& args) {
+  if (!args.capture.empty()) return args.capture;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe");
+  return (self.parent_path().parent_path() / "server" / "gnomon-capture").string();
+}
+
+// The program side of `ingest --live`: N zones of the workload, as fast as possible.
+int IngestProducer(const Args& args) {
+  gnomon_wait_for_server(10000);
+  const auto start = Clock::now();
+  if (args.workload == "tight") {
+    TightWorkload(args.zones);
+  } else {
+    RealisticWorkload(args.zones);
+  }
+  std::printf("recorded in %.3f s, dropped %llu\n", Seconds(start), (unsigned long long)gnomon_dropped_events());
+  return 0;
+}
+
+int IngestLive(const Args& args) {
+  gnomon::test::ScratchDir dir;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  gnomon::test::ChildProcess producer(
+      {self, "ingest-producer", "--zones", std::to_string(args.zones), "--workload", args.workload},
+      {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}, {"GNOMON_EXIT_FLUSH_MS", "600000"}},
+      dir.File("producer.log"));
+  const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
+  if (port == 0) Usage("the producer did not start");
+  const auto start = Clock::now();
+  gnomon::test::ChildProcess capture({CapturePath(args), "-q", "-p", std::to_string(port), "-o", dir.File("live.gnomon")},
+                                     {}, dir.File("capture.log"));
+  capture.Wait(std::chrono::hours(1));
+  const double seconds = Seconds(start);
+  producer.Wait(std::chrono::seconds(60));
+  TraceModel model;
+  auto loaded = gnomon::server::LoadTrace(dir.File("live.gnomon"), model);
+  if (!loaded.ok()) Usage(loaded.status().message().c_str());
+  const double zones = double(model.zone_count);
+  std::fprintf(stderr, "program: %s", gnomon::test::ReadFile(dir.File("producer.log")).c_str());
+  std::printf("{\"bench\":\"ingest\",\"live\":true,\"workload\":\"%s\",\"zones\":%.0f,\"seconds\":%.3f,"
+              "\"zones_per_s\":%.0f,\"capture_cpu_s\":%.3f,\"capture_cpu_ns_per_zone\":%.2f,"
+              "\"file_bytes_per_zone\":%.3f,\"dropped_events\":%llu}\n",
+              args.workload.c_str(), zones, seconds, zones / seconds, capture.cpu_seconds(),
+              capture.cpu_seconds() * 1e9 / std::max(zones, 1.0),
+              double(std::filesystem::file_size(dir.File("live.gnomon"))) / std::max(zones, 1.0),
+              (unsigned long long)model.diagnostics.client_dropped_events);
+  return 0;
+}
+
 int Ingest(const Args& args) {
+  if (args.live) return IngestLive(args);
   const auto stream = SyntheticStream(args);
   TraceModel model;
   gnomon::server::TraceBuilder builder(model);
@@ -342,9 +397,7 @@ long ReadRssKb(pid_t pid) {
 int Soak(const Args& args) {
   gnomon::test::ScratchDir dir;
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  const std::string capture_path =
-      !args.capture.empty() ? args.capture
-                            : (std::filesystem::path(self).parent_path().parent_path() / "server" / "gnomon-capture").string();
+  const std::string capture_path = CapturePath(args);
   const std::string trace = dir.File("soak.gnomon");
   gnomon::test::ChildProcess producer(
       {self, "soak-producer", "--seconds", std::to_string(args.seconds), "--threads", std::to_string(args.threads),
@@ -411,5 +464,6 @@ int main(int argc, char** argv) {
   if (args.command == "load") return Load(args);
   if (args.command == "soak") return Soak(args);
   if (args.command == "soak-producer") return SoakProducer(args);
+  if (args.command == "ingest-producer") return IngestProducer(args);
   Usage(("unknown subcommand " + args.command).c_str());
 }

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -72,9 +73,12 @@ int ChildProcess::Wait(std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {
     int raw = 0;
-    const pid_t done = waitpid(pid_, &raw, WNOHANG);
+    rusage usage{};
+    const pid_t done = wait4(pid_, &raw, WNOHANG, &usage);
     if (done == pid_) {
       status_ = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+      cpu_seconds_ = double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                     double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
       return status_;
     }
     if (std::chrono::steady_clock::now() >= deadline) return -1;

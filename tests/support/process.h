@@ -39,11 +39,14 @@ class ChildProcess {
   pid_t pid() const { return pid_; }
   // The exit code, 128+signal when killed, or -1 when it is still running at the timeout.
   int Wait(std::chrono::milliseconds timeout = std::chrono::seconds(30));
+  // CPU seconds (user + system) the process used, once Wait() has reaped it.
+  double cpu_seconds() const { return cpu_seconds_; }
   void Signal(int signal);
 
  private:
   pid_t pid_ = -1;
   int status_ = -1;
+  double cpu_seconds_ = 0;
 };
 
 // Waits for a program started with GNOMON_PORT_FILE=path to write its port; 0 on timeout.
