@@ -8,6 +8,7 @@
 #include "gnomon/protocol/byte_io.h"
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/stream_decoder.h"
+#include "gnomon/server/tick_delta.h"
 #include "gnomon/server/trace_builder.h"
 
 namespace gnomon::server {
@@ -120,6 +121,7 @@ void TraceWriter::CompressLoop() {
       ++blocks_in_flight_;
       cv_.notify_all();
     }
+    EncodeTickDeltas(raw.data(), raw.size());
     compressed.resize(ZSTD_compressBound(raw.size()));
     const size_t n = ZSTD_compress2(cctx.get(), compressed.data(), compressed.size(), raw.data(), raw.size());
     std::lock_guard lock(mutex_);
@@ -266,6 +268,7 @@ Result<LoadReport> LoadTrace(const std::string& path, TraceModel& model, const L
            (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size") + ")");
       break;
     }
+    if (header.format_version >= 2) DecodeTickDeltas(raw.data(), raw.size());
     std::unique_lock<std::mutex> model_lock;
     if (options.model_mutex != nullptr) model_lock = std::unique_lock(*options.model_mutex);
     const DecodeResult decoded = DecodeMessages(raw.data(), raw.size(), builder);

@@ -29,7 +29,9 @@
 namespace gnomon::server {
 
 inline constexpr char kTraceMagic[8] = {'G', 'N', 'O', 'M', 'O', 'N', 'T', 'F'};
-inline constexpr uint16_t kTraceFormatVersion = 1;
+// 1: blocks hold the stream as received. 2: CPU ticks delta-encoded in each block
+// (tick_delta.h). Readers load both.
+inline constexpr uint16_t kTraceFormatVersion = 2;
 inline constexpr uint32_t kBlockMagic = 0x4B4C4247;  // "GBLK"
 inline constexpr uint32_t kEndMagic = 0x444E4547;    // "GEND": the capture finished
 inline constexpr uint32_t kMaxBlockRawBytes = 64u << 20;
