@@ -6,6 +6,14 @@
 namespace gnomon::server {
 namespace {
 
+// Sums of durations saturate rather than overflow (hostile streams can hold many zones
+// of absurd, saturated lengths).
+int64_t AddSaturated(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum)) return b > 0 ? INT64_MAX : INT64_MIN;
+  return sum;
+}
+
 // Accumulates statistics over sequences of zones given in begin order with their depth;
 // a duration < 0 marks a zone that has none (never closed, or never timed).
 class StatisticsBuilder {
@@ -23,10 +31,12 @@ class StatisticsBuilder {
       if (s.count == 0 || duration < s.min_ns) s.min_ns = duration;
       if (s.count == 0 || duration > s.max_ns) s.max_ns = duration;
       ++s.count;
-      s.total_ns += duration;
+      s.total_ns = AddSaturated(s.total_ns, duration);
       a.sum_squares += double(duration) * double(duration);
       a.durations.push_back(duration);
-      if (!stack_.empty() && stack_.back().duration >= 0) stack_.back().children += duration;
+      if (!stack_.empty() && stack_.back().duration >= 0) {
+        stack_.back().children = AddSaturated(stack_.back().children, duration);
+      }
     }
     stack_.push_back({depth, duration, 0, location});
   }
@@ -72,7 +82,10 @@ class StatisticsBuilder {
   };
   void Close() {
     const Open& open = stack_.back();
-    if (open.duration >= 0) by_location_[open.location].stats.self_ns += std::max<int64_t>(0, open.duration - open.children);
+    if (open.duration >= 0) {
+      ZoneStatistics& s = by_location_[open.location].stats;
+      s.self_ns = AddSaturated(s.self_ns, std::max<int64_t>(0, open.duration - open.children));
+    }
     stack_.pop_back();
   }
   void Flush() {

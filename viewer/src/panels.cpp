@@ -206,7 +206,7 @@ void App::DetailsWindow(const server::TraceModel& model) {
     for (size_t i = s.index + 1; i < thread.zones.size() && thread.zones[i].depth > z.depth; ++i) {
       const auto& c = thread.zones[i];
       if (c.depth == z.depth + 1 && !c.is_open()) {
-        children += model.DurationNs(c.begin_tick, c.end_tick);
+        if (__builtin_add_overflow(children, model.DurationNs(c.begin_tick, c.end_tick), &children)) children = INT64_MAX;
         ++child_count;
       }
     }
