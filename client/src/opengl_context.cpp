@@ -94,7 +94,7 @@ std::unique_ptr<Context> Context::CreateWith(GetProcAddress loader, const Contex
   info.gpu_ticks = uint64_t(pair.gl_ns) & c.valid_mask_;
   info.cpu_time = uint64_t(pair.cpu_ns);
   info.cpu_domain = GNOMON_CPU_TIME_MONOTONIC_RAW;
-  info.uncertainty_ns = uint32_t(pair.width_ns / 2 + 1);
+  info.uncertainty_ns = uint32_t(pair.width_ns + 1);
   c.id_ = gnomon_gpu_context_create(&info);
   if (options.name != nullptr) gnomon_gpu_context_name(c.id_, options.name, std::strlen(options.name));
   c.last_calibration_cpu_ns_ = pair.cpu_ns;
@@ -115,7 +115,7 @@ void Context::Calibrate(int tries) {
   data.gpu_ticks = uint64_t(pair.gl_ns) & valid_mask_;
   data.cpu_time = uint64_t(pair.cpu_ns);
   data.cpu_delta_ns = pair.cpu_ns - last_calibration_cpu_ns_;
-  data.uncertainty_ns = uint32_t(pair.width_ns / 2 + 1);
+  data.uncertainty_ns = uint32_t(pair.width_ns + 1);
   data.context = id_;
   data.cpu_domain = GNOMON_CPU_TIME_MONOTONIC_RAW;
   gnomon_gpu_calibration(&data);

@@ -12,7 +12,7 @@
 // collect. A zone that would need a query still in flight goes untimed and is counted
 // (stats().zones_untimed); live queries are never reused. Calibration takes the
 // tightest of five brackets at creation and one every recalibration_period, in
-// Collect(); half the bracket is the pair's uncertainty. Inert (creates nothing) when
+// Collect(); the bracket's width is the pair's uncertainty. Inert (creates nothing) when
 // the context has no timestamp bits or lacks the functions.
 //
 // Threads: the thread whose GL context is current, as for any GL call.
