@@ -1,9 +1,11 @@
 // gnomon-bench: Gnomon's speed and size, measured. Each subcommand prints its figures as
 // one JSON object on the last line (see docs/benchmarks.md for the recorded results).
 //
-//   gnomon-bench client [--threads N] [--zones N]
-//       ns per zone (begin + end) on each calling thread, with a capture connected to
-//       this process over loopback and draining it.
+//   gnomon-bench client [--threads N] [--zones N] [--workload tight|realistic]
+//                       [--mode connected|buffering|disabled]
+//       ns per zone (begin + end) on each calling thread: with a capture connected to
+//       this process over loopback and draining it (default), with no capture (events
+//       buffered up to the budget, then dropped and counted), or compiled out.
 //   gnomon-bench ingest [--zones N] [--workload tight|realistic] [--live] [--capture PATH]
 //       the worker's decode + store rate (zones/s) and memory per stored zone, on a
 //       stream held in memory (no socket); with --live, end to end instead: a program
@@ -35,6 +37,8 @@
 #include "gnomon/server/worker.h"
 #include "../support/stream_writer.h"
 
+void TightWorkloadCompiledOut(long zones);  // compiled_out_workload.cpp
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -51,6 +55,7 @@ struct Args {
   long rate = 500000;
   std::string capture;
   bool live = false;
+  std::string mode = "connected";
 };
 
 double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
@@ -58,7 +63,8 @@ double Seconds(Clock::time_point since) { return std::chrono::duration<double>(C
 [[noreturn]] void Usage(const char* why) {
   if (why) std::fprintf(stderr, "gnomon-bench: %s\n\n", why);
   std::fprintf(why ? stderr : stdout,
-               "Usage: gnomon-bench client [--threads N] [--zones N]\n"
+               "Usage: gnomon-bench client [--threads N] [--zones N] [--workload tight|realistic]\n"
+               "                           [--mode connected|buffering|disabled]\n"
                "       gnomon-bench ingest [--zones N] [--workload tight|realistic] [--live] [--capture PATH]\n"
                "       gnomon-bench file [--zones N] [--workload tight|realistic]\n"
                "       gnomon-bench load FILE\n"
@@ -93,6 +99,11 @@ Args Parse(int argc, char** argv) {
       args.capture = value();
     } else if (arg == "--live") {
       args.live = true;
+    } else if (arg == "--mode") {
+      args.mode = value();
+      if (args.mode != "connected" && args.mode != "buffering" && args.mode != "disabled") {
+        Usage("--mode is connected, buffering or disabled");
+      }
     } else if (args.command == "load" && args.file.empty()) {
       args.file = arg;
     } else {
@@ -157,7 +168,22 @@ void TightWorkload(long zones) {
 }
 
 int Client(const Args& args) {
-  auto worker = ConnectToSelf(nullptr);
+  std::unique_ptr<Worker> worker;
+  if (args.mode == "connected") {
+    worker = ConnectToSelf(nullptr);
+  } else if (args.mode == "buffering") {
+    gnomon_set_listen_address("127.0.0.1", 0);  // nobody will connect
+    gnomon_startup();
+  }
+  auto workload = [&args](long zones) {
+    if (args.mode == "disabled") {
+      TightWorkloadCompiledOut(zones);
+    } else if (args.workload == "tight") {
+      TightWorkload(zones);
+    } else {
+      RealisticWorkload(zones);
+    }
+  };
   // Baseline: what two timer reads cost here.
   const auto base_start = Clock::now();
   uint64_t sink = 0;
@@ -167,9 +193,9 @@ int Client(const Args& args) {
   std::vector<std::thread> threads;
   for (int t = 0; t < args.threads; ++t) {
     threads.emplace_back([&, t] {
-      TightWorkload(1000);  // register the thread and the source location first
+      workload(1000);  // register the thread and the source locations first
       const auto start = Clock::now();
-      TightWorkload(args.zones);
+      workload(args.zones);
       ns_per_zone[size_t(t)] = Seconds(start) * 1e9 / double(args.zones);
     });
   }
@@ -177,21 +203,22 @@ int Client(const Args& args) {
   const uint64_t dropped = gnomon_dropped_events();
   const uint64_t expected = uint64_t(args.threads) * uint64_t(args.zones + 1000);
   const auto drain_start = Clock::now();
-  while (worker->zones_received() + dropped / 2 < expected && Seconds(drain_start) < 60) {
+  while (worker && worker->zones_received() + dropped / 2 < expected && Seconds(drain_start) < 60) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  const uint64_t received = worker ? worker->zones_received() : 0;
   double worst = 0, sum = 0;
   for (double v : ns_per_zone) {
     worst = std::max(worst, v);
     sum += v;
   }
   std::fprintf(stderr, "timer pair %.1f ns; zones received %llu of %llu; dropped events %llu\n", timer_pair_ns,
-               (unsigned long long)worker->zones_received(), (unsigned long long)expected, (unsigned long long)dropped);
-  std::printf("{\"bench\":\"client\",\"threads\":%d,\"zones_per_thread\":%ld,\"ns_per_zone\":%.2f,"
-              "\"ns_per_zone_worst_thread\":%.2f,\"timer_pair_ns\":%.2f,\"dropped_events\":%llu,"
-              "\"zones_received\":%llu,\"sink\":%llu}\n",
-              args.threads, args.zones, sum / args.threads, worst, timer_pair_ns, (unsigned long long)dropped,
-              (unsigned long long)worker->zones_received(), (unsigned long long)(sink & 1));
+               (unsigned long long)received, (unsigned long long)expected, (unsigned long long)dropped);
+  std::printf("{\"bench\":\"client\",\"mode\":\"%s\",\"workload\":\"%s\",\"threads\":%d,"
+              "\"zones_per_thread\":%ld,\"ns_per_zone\":%.2f,\"ns_per_zone_worst_thread\":%.2f,"
+              "\"timer_pair_ns\":%.2f,\"dropped_events\":%llu,\"zones_received\":%llu,\"sink\":%llu}\n",
+              args.mode.c_str(), args.workload.c_str(), args.threads, args.zones, sum / args.threads, worst,
+              timer_pair_ns, (unsigned long long)dropped, (unsigned long long)received, (unsigned long long)(sink & 1));
   return 0;
 }
 
