@@ -74,7 +74,8 @@ void App::Open(const std::string& target) {
   uint16_t port = 0;
   if (ParseAddress(target, host, port)) {
     Show(Session::Connect(host, port));
-    if (!session_->failed()) SaveRecent(host + ":" + std::to_string(port));
+    pending_recent_ = host + ":" + std::to_string(port);  // remembered once data flows
+    std::snprintf(address_, sizeof(address_), "%s", pending_recent_.c_str());
   } else {
     Show(Session::OpenFile(target));
   }
@@ -127,6 +128,10 @@ void App::Frame(float width, float height) {
     StartWindow(width, height);
     ImGui::End();
     return;
+  }
+  if (!pending_recent_.empty() && session_->bytes_received() > 0) {
+    SaveRecent(pending_recent_);
+    pending_recent_.clear();
   }
   session_->WithModel([&](const server::TraceModel& model) {
     timeline_.Sync(model);

@@ -106,6 +106,7 @@ class App {
   char save_path_[1024] = "capture.gnomon";
   std::string status_line_;
   std::vector<std::string> recent_;
+  std::string pending_recent_;  // an address to remember once its session receives data
 
   std::chrono::steady_clock::time_point rate_time_;
   uint64_t rate_bytes_ = 0;

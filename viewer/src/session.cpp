@@ -57,19 +57,24 @@ std::unique_ptr<Session> Session::Connect(const std::string& host, uint16_t port
     options.writer = session->tee_.get();
   }
   session->worker_ = std::make_unique<server::Worker>(options);
-  const server::Status connected = session->worker_->Connect();
-  if (!connected.ok()) {
-    session->error_ = connected.message();
-    session->failed_ = true;
-    return session;
-  }
-  session->worker_->Start();
+  Session* s = session.get();
+  s->connector_ = std::thread([s] {
+    const server::Status connected = s->worker_->Connect();
+    if (!connected.ok()) {
+      std::lock_guard lock(s->text_mutex_);
+      s->error_ = connected.message();
+      s->failed_ = true;
+      return;
+    }
+    s->worker_->Start();
+  });
   return session;
 }
 
 Session::~Session() {
   cancel_ = true;
   if (loader_.joinable()) loader_.join();
+  if (connector_.joinable()) connector_.join();
   if (worker_) {
     worker_->RequestStop();
     worker_->Join();

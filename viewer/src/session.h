@@ -24,7 +24,8 @@ class Session {
   static std::unique_ptr<Session> OpenFile(const std::string& path);
   // A session over a model built elsewhere (benchmarks, tests).
   static std::unique_ptr<Session> FromModel(server::TraceModel model, std::string title);
-  // Connects (blocking up to timeout); on failure returns a session whose error() says why.
+  // Starts connecting on a thread of its own and returns at once; until the handshake is
+  // done the state is "connecting"; on failure failed() turns true and error() says why.
   static std::unique_ptr<Session> Connect(const std::string& host, uint16_t port,
                                           std::chrono::milliseconds timeout = std::chrono::milliseconds(1500));
   ~Session();
@@ -63,7 +64,8 @@ class Session {
   std::string path_;
   std::mutex mutex_;  // guards model_ for file sessions
   server::TraceModel model_;
-  std::thread loader_;
+  std::thread loader_;     // loads a file
+  std::thread connector_;  // connects a live session
   std::atomic<bool> loading_{false};
   std::atomic<bool> failed_{false};
   std::atomic<bool> cancel_{false};
