@@ -153,7 +153,7 @@ void App::Frame(float width, float height) {
     }
     if (!session_->warning().empty()) ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "%s", session_->warning().c_str());
     if (!status_line_.empty()) ImGui::TextUnformatted(status_line_.c_str());
-    TimelineWindow(model, width, height);
+    TimelineWindow(model);
     ImGui::End();
     if (show_statistics_) StatisticsWindow(model);
     if (show_find_zone_) FindZoneWindow(model);
@@ -258,7 +258,7 @@ void App::DrawRuler(ImDrawList* draw, ImVec2 at, float width) {
   }
 }
 
-void App::DrawItems(ImDrawList* draw, const server::TraceModel& model) {
+void App::DrawItems(ImDrawList* draw) {
   const ImVec2 o = origin_;
   for (const DrawItem& item : items_) {
     const ImVec2 a(o.x + item.x0, o.y + item.y0);
@@ -286,11 +286,9 @@ void App::DrawItems(ImDrawList* draw, const server::TraceModel& model) {
       }
     }
   }
-  (void)model;
 }
 
-void App::TimelineWindow(const server::TraceModel& model, float width, float height) {
-  (void)height;
+void App::TimelineWindow(const server::TraceModel& model) {
   ImDrawList* parent_draw = ImGui::GetWindowDrawList();
   const ImVec2 ruler_at = ImGui::GetCursorScreenPos();
   const float timeline_width = ImGui::GetContentRegionAvail().x;
@@ -352,7 +350,7 @@ void App::TimelineWindow(const server::TraceModel& model, float width, float hei
     ImGui::PopStyleColor();
     ImGui::PopID();
   }
-  DrawItems(draw, model);
+  DrawItems(draw);
 
   // The area the lanes take, so that the child scrolls.
   ImGui::SetCursorScreenPos(origin_);
@@ -361,7 +359,6 @@ void App::TimelineWindow(const server::TraceModel& model, float width, float hei
   const bool hovered = ImGui::IsItemHovered() || ImGui::IsWindowHovered();
   HandleInput(model, hovered);
   ImGui::EndChild();
-  (void)width;
 }
 
 void App::HandleInput(const server::TraceModel& model, bool hovered) {

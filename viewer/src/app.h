@@ -57,9 +57,9 @@ class App {
 
   void MainMenu();
   void StartWindow(float width, float height);
-  void TimelineWindow(const server::TraceModel& model, float width, float height);
+  void TimelineWindow(const server::TraceModel& model);
   void DrawRuler(ImDrawList* draw, ImVec2 at, float width);
-  void DrawItems(ImDrawList* draw, const server::TraceModel& model);
+  void DrawItems(ImDrawList* draw);
   void HandleInput(const server::TraceModel& model, bool hovered);
   void Tooltip(const server::TraceModel& model, const Hit& hit);
   void StatisticsWindow(const server::TraceModel& model);
