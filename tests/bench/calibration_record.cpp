@@ -12,11 +12,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <ctime>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "../support/vulkan_device.h"
 
 namespace {
 
@@ -58,79 +59,32 @@ int main(int argc, char** argv) {
   }
   if (out_path.empty()) Fail("name the output file");
 
-  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
-  app.apiVersion = VK_API_VERSION_1_1;
-  VkInstanceCreateInfo instance_info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
-  instance_info.pApplicationInfo = &app;
-  VkInstance instance;
-  if (vkCreateInstance(&instance_info, nullptr, &instance) != VK_SUCCESS) Fail("vkCreateInstance failed");
-  uint32_t count = 0;
-  vkEnumeratePhysicalDevices(instance, &count, nullptr);
-  std::vector<VkPhysicalDevice> physicals(count);
-  vkEnumeratePhysicalDevices(instance, &count, physicals.data());
-  VkPhysicalDevice physical = VK_NULL_HANDLE;
-  VkPhysicalDeviceProperties properties{};
-  for (VkPhysicalDevice p : physicals) {
-    vkGetPhysicalDeviceProperties(p, &properties);
-    if (device_filter.empty() || std::strstr(properties.deviceName, device_filter.c_str())) {
-      physical = p;
-      break;
-    }
-  }
-  if (physical == VK_NULL_HANDLE) Fail("no matching Vulkan device");
-  vkGetPhysicalDeviceQueueFamilyProperties(physical, &count, nullptr);
-  std::vector<VkQueueFamilyProperties> families(count);
-  vkGetPhysicalDeviceQueueFamilyProperties(physical, &count, families.data());
-  uint32_t family = 0;
-  while (family < count && !(families[family].queueFlags & (VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT))) ++family;
-  const char* extension = "VK_EXT_calibrated_timestamps";
-  const float priority = 1;
-  VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
-  queue_info.queueFamilyIndex = family;
-  queue_info.queueCount = 1;
-  queue_info.pQueuePriorities = &priority;
-  VkDeviceCreateInfo device_info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-  device_info.queueCreateInfoCount = 1;
-  device_info.pQueueCreateInfos = &queue_info;
-  device_info.enabledExtensionCount = 1;
-  device_info.ppEnabledExtensionNames = &extension;
-  VkDevice device;
-  if (vkCreateDevice(physical, &device_info, nullptr, &device) != VK_SUCCESS) {
-    Fail("vkCreateDevice with VK_EXT_calibrated_timestamps failed (does the device offer it?)");
-  }
+  gnomon::test::VulkanDevice vk;
+  if (const std::string error = vk.Create(device_filter); !error.empty()) Fail(error);
+  if (!vk.calibrated_timestamps) Fail(vk.name + " does not offer VK_EXT_calibrated_timestamps");
+  const VkDevice device = vk.device;
+  VkPhysicalDeviceProperties properties;
+  vkGetPhysicalDeviceProperties(vk.physical, &properties);
   auto calibrate = reinterpret_cast<PFN_vkGetCalibratedTimestampsEXT>(
       vkGetDeviceProcAddr(device, "vkGetCalibratedTimestampsEXT"));
   if (!calibrate) Fail("vkGetCalibratedTimestampsEXT is missing");
   auto domains_fn = reinterpret_cast<PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT>(
-      vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT"));
+      vkGetInstanceProcAddr(vk.instance, "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT"));
   uint32_t domain_count = 0;
-  domains_fn(physical, &domain_count, nullptr);
+  domains_fn(vk.physical, &domain_count, nullptr);
   std::vector<VkTimeDomainEXT> domains(domain_count);
-  domains_fn(physical, &domain_count, domains.data());
+  domains_fn(vk.physical, &domain_count, domains.data());
   VkTimeDomainEXT host_domain = VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT;
   for (VkTimeDomainEXT d : domains) {
     if (d == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT) host_domain = d;
   }
   g_host_clock = host_domain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT ? CLOCK_MONOTONIC_RAW : CLOCK_MONOTONIC;
-  VkQueue queue;
-  vkGetDeviceQueue(device, family, 0, &queue);
   VkQueryPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
   pool_info.queryType = VK_QUERY_TYPE_TIMESTAMP;
   pool_info.queryCount = 1;
   VkQueryPool pool;
   vkCreateQueryPool(device, &pool_info, nullptr, &pool);
-  VkCommandPoolCreateInfo command_pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-  command_pool_info.queueFamilyIndex = family;
-  VkCommandPool command_pool;
-  vkCreateCommandPool(device, &command_pool_info, nullptr, &command_pool);
-  VkCommandBufferAllocateInfo allocate{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  allocate.commandPool = command_pool;
-  allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  allocate.commandBufferCount = 1;
-  VkCommandBuffer cmd;
-  vkAllocateCommandBuffers(device, &allocate, &cmd);
-  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  vkBeginCommandBuffer(cmd, &begin);
+  VkCommandBuffer cmd = vk.NewCommandBuffer();
   vkCmdResetQueryPool(cmd, pool, 0, 1);
   vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool, 0);
   vkEndCommandBuffer(cmd);
@@ -166,7 +120,7 @@ int main(int argc, char** argv) {
       submit.pCommandBuffers = &cmd;
       vkResetFences(device, 1, &fence);
       const int64_t before = RawNs();
-      vkQueueSubmit(queue, 1, &submit, fence);
+      vkQueueSubmit(vk.queue, 1, &submit, fence);
       vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX);
       const int64_t after = RawNs();
       uint64_t ticks = 0;
@@ -181,9 +135,7 @@ int main(int argc, char** argv) {
               double(properties.limits.timestampPeriod), burst, paced, paced / 10,
               out_path.c_str());
   vkDestroyFence(device, fence, nullptr);
-  vkDestroyCommandPool(device, command_pool, nullptr);
   vkDestroyQueryPool(device, pool, nullptr);
-  vkDestroyDevice(device, nullptr);
-  vkDestroyInstance(instance, nullptr);
+  vk.Destroy();
   return 0;
 }

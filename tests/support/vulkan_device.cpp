@@ -5,17 +5,26 @@
 
 namespace gnomon::test {
 
-std::string VulkanDevice::Create() {
+std::string VulkanDevice::Create(std::string_view name_filter) {
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
   app.apiVersion = VK_API_VERSION_1_2;
   VkInstanceCreateInfo instance_info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
   instance_info.pApplicationInfo = &app;
   if (vkCreateInstance(&instance_info, nullptr, &instance) != VK_SUCCESS) return "vkCreateInstance failed";
-  uint32_t count = 1;
-  if (vkEnumeratePhysicalDevices(instance, &count, &physical) < 0 || count == 0) return "no Vulkan device";
-  VkPhysicalDeviceProperties properties;
-  vkGetPhysicalDeviceProperties(physical, &properties);
-  name = properties.deviceName;
+  uint32_t count = 0;
+  if (vkEnumeratePhysicalDevices(instance, &count, nullptr) < 0 || count == 0) return "no Vulkan device";
+  std::vector<VkPhysicalDevice> physicals(count);
+  vkEnumeratePhysicalDevices(instance, &count, physicals.data());
+  for (VkPhysicalDevice p : physicals) {
+    VkPhysicalDeviceProperties properties;
+    vkGetPhysicalDeviceProperties(p, &properties);
+    if (std::string_view(properties.deviceName).find(name_filter) != std::string_view::npos) {
+      physical = p;
+      name = properties.deviceName;
+      break;
+    }
+  }
+  if (physical == VK_NULL_HANDLE) return "no Vulkan device named like \"" + std::string(name_filter) + "\"";
   vkGetPhysicalDeviceQueueFamilyProperties(physical, &count, nullptr);
   std::vector<VkQueueFamilyProperties> families(count);
   vkGetPhysicalDeviceQueueFamilyProperties(physical, &count, families.data());

@@ -1,10 +1,12 @@
-// A Vulkan device for tests: the first device the loader offers (Mesa's lavapipe in CI),
-// one compute queue, calibrated timestamps and host query reset when offered.
+// A Vulkan device for tests and benchmarks: the first device the loader offers (Mesa's
+// lavapipe in CI) whose name contains `name_filter`, one compute queue, calibrated
+// timestamps and host query reset when offered.
 #pragma once
 
 #include <vulkan/vulkan.h>
 
 #include <string>
+#include <string_view>
 
 namespace gnomon::test {
 
@@ -20,7 +22,7 @@ struct VulkanDevice {
   std::string name;
 
   // Empty `error` on success.
-  std::string Create();
+  std::string Create(std::string_view name_filter = {});
   void Destroy();
   VkCommandBuffer NewCommandBuffer();
   // Submits `cmd` (already ended) and, when `wait`, waits for it.
