@@ -35,11 +35,7 @@ std::string ThreadLabel(const ThreadTimeline& thread) {
 }
 
 std::string Location(const SourceLocation& location) {
-  if (!location.is_defined) return "(undefined)";
-  std::string file = location.file;
-  const size_t slash = file.find_last_of('/');
-  if (slash != std::string::npos) file = file.substr(slash + 1);
-  return file + ":" + std::to_string(location.line);
+  return location.is_defined ? location.ShortLabel() : "(undefined)";
 }
 
 std::string CsvQuote(std::string_view text) {

@@ -19,6 +19,12 @@ const std::string& TraceModel::ZoneName(const ThreadTimeline& thread, size_t zon
   return Location(zone.source_location).name;
 }
 
+std::string SourceLocation::ShortLabel() const {
+  if (file.empty()) return function;
+  const size_t slash = file.find_last_of('/');
+  return (slash == std::string::npos ? file : file.substr(slash + 1)) + ":" + std::to_string(line);
+}
+
 TraceModel::MappedGpuZone TraceModel::MapGpuZone(const GpuContextTimeline& context, const GpuZone& zone) const {
   const auto begin = context.clock.Map(zone.gpu_begin, zone.epoch);
   const auto end = context.clock.Map(zone.gpu_end, zone.epoch);

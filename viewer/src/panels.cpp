@@ -93,7 +93,7 @@ void App::StatisticsWindow(const server::TraceModel& model) {
       }
       ImGui::PopID();
       ImGui::TableNextColumn();
-      ImGui::Text("%s:%u", location.file.substr(location.file.find_last_of('/') + 1).c_str(), location.line);
+      ImGui::TextUnformatted(location.ShortLabel().c_str());
       ImGui::TableNextColumn();
       ImGui::Text("%llu", static_cast<unsigned long long>(s.count));
       for (double v : {double(s.total_ns), double(s.self_ns), s.mean_ns, double(s.median_ns), double(s.min_ns),

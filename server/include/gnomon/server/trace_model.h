@@ -58,6 +58,9 @@ struct SourceLocation {
   uint32_t line = 0;
   uint32_t color = 0xFF000000u;
   bool is_defined = false;
+  // "file.cpp:42" (the file without its folders); the function when there is no file
+  // (e.g. CUDA work, named after the API call that launched it).
+  std::string ShortLabel() const;
   friend bool operator==(const SourceLocation&, const SourceLocation&) = default;
 };
 
