@@ -139,8 +139,12 @@ int main(int argc, char** argv) {
   queue_info.queueFamilyIndex = family;
   queue_info.queueCount = 1;
   queue_info.pQueuePriorities = &priority;
+  // Pipeline statistics (compute invocations per dispatch) where the device has them.
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  features.features.pipelineStatisticsQuery = supported.features.pipelineStatisticsQuery;
+  features.pNext = &features12;
   VkDeviceCreateInfo device_info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-  device_info.pNext = &features12;
+  device_info.pNext = &features;
   device_info.queueCreateInfoCount = 1;
   device_info.pQueueCreateInfos = &queue_info;
   device_info.enabledExtensionCount = uint32_t(enabled.size());
@@ -155,6 +159,11 @@ int main(int argc, char** argv) {
   gpu_options.host_query_reset = supported12.hostQueryReset == VK_TRUE;
   gpu_options.frames_in_flight = options.in_flight;
   gpu_options.name = "compute queue";
+  if (supported.features.pipelineStatisticsQuery) {
+    gpu_options.pipeline_statistics = VK_QUERY_PIPELINE_STATISTIC_COMPUTE_SHADER_INVOCATIONS_BIT |
+                                      VK_QUERY_PIPELINE_STATISTIC_VERTEX_SHADER_INVOCATIONS_BIT |
+                                      VK_QUERY_PIPELINE_STATISTIC_FRAGMENT_SHADER_INVOCATIONS_BIT;
+  }
   auto gpu = gnomon::vulkan::Context::Create(vkGetInstanceProcAddr, instance, physical, device, queue, family,
                                              gpu_options);
   std::printf("gnomon-vulkan-demo: GPU timing %s, %s\n", gpu->is_active() ? "on" : "off (no timestamps)",
@@ -264,14 +273,14 @@ int main(int argc, char** argv) {
         barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
         barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
         {
-          GNOMON_VK_ZONE(*gpu, cmd, "Simulate");
+          GNOMON_VK_ZONE_COUNTERS(*gpu, cmd, "Simulate");
           vkCmdPushConstants(cmd, pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(uint32_t), &options.iterations);
           vkCmdDispatch(cmd, kElements / 64, 1, 1);
         }
         vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1,
                              &barrier, 0, nullptr, 0, nullptr);
         {
-          GNOMON_VK_ZONE(*gpu, cmd, "Integrate");
+          GNOMON_VK_ZONE_COUNTERS(*gpu, cmd, "Integrate");
           const uint32_t half = options.iterations / 2;
           vkCmdPushConstants(cmd, pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(uint32_t), &half);
           vkCmdDispatch(cmd, kElements / 64, 1, 1);
@@ -304,10 +313,10 @@ int main(int argc, char** argv) {
   gpu->Collect();
   const auto& stats = gpu->stats();
   std::printf("gnomon-vulkan-demo: %d frames, %llu GPU zones, %llu timestamps read, %llu frames untimed (ring full), "
-              "%llu calibrations (last maxDeviation %u ns)\n",
+              "%llu calibrations (last maxDeviation %u ns), %llu zones with pipeline statistics\n",
               options.frames, (unsigned long long)stats.zones_recorded, (unsigned long long)stats.timestamps_read,
               (unsigned long long)stats.frames_untimed_ring_full, (unsigned long long)stats.calibrations,
-              stats.last_calibration_uncertainty_ns);
+              stats.last_calibration_uncertainty_ns, (unsigned long long)stats.counter_results_read);
 
   gpu.reset();
   for (VkFence fence : fences) vkDestroyFence(device, fence, nullptr);

@@ -105,4 +105,49 @@ void gnomon_gpu_period_from_float(double period_ns, uint64_t* numerator_ns, uint
   if (denominator) *denominator = period.denominator;
 }
 
+uint32_t gnomon_counter_set_create(uint32_t context, const char* name, const gnomon_counter_info* counters,
+                                   uint16_t count) {
+  if (counters == nullptr || count == 0 || count > GNOMON_MAX_COUNTER_VALUES) return 0;
+  const uint32_t set = Profiler::Get().NextCounterSetId();
+  const std::string_view set_name =
+      gnomon::client::ClampString(name, name ? std::strlen(name) : 0, gnomon::protocol::kMaxStringBytes);
+  AppendGlobal(gnomon::protocol::CounterSetDef{uint8_t(MessageType::kCounterSetDef), context, set, count,
+                                               uint16_t(set_name.size())},
+               set_name);
+  for (uint16_t i = 0; i < count; ++i) {
+    const gnomon_counter_info& c = counters[i];
+    const std::string_view counter_name = gnomon::client::ClampString(
+        c.name, c.name ? std::strlen(c.name) : 0, gnomon::protocol::kMaxStringBytes / 2);
+    const std::string_view description = gnomon::client::ClampString(
+        c.description, c.description ? std::strlen(c.description) : 0, gnomon::protocol::kMaxStringBytes / 2);
+    gnomon::protocol::CounterDef def{uint8_t(MessageType::kCounterDef),
+                                     set,
+                                     i,
+                                     uint8_t(c.type),
+                                     uint8_t(c.data_type),
+                                     c.offset,
+                                     c.size,
+                                     c.raw_max,
+                                     uint16_t(counter_name.size()),
+                                     uint16_t(description.size())};
+    std::vector<uint8_t> bytes;
+    gnomon::client::AppendMessage(bytes, &def, sizeof(def), {counter_name, description});
+    Profiler::Get().AppendGlobal(bytes.data(), bytes.size());
+  }
+  return set;
+}
+
+void gnomon_counter_result(uint32_t context, uint32_t set, uint8_t target, uint32_t target_id, uint8_t flags,
+                           const uint64_t* values, uint16_t count) {
+  if (values == nullptr || count == 0 || count > GNOMON_MAX_COUNTER_VALUES) return;
+  const size_t bytes = sizeof(gnomon::protocol::CounterResult) + 8 * size_t{count};
+  uint8_t* p = gnomon::detail::Reserve(bytes);
+  if (p == nullptr) return;
+  const gnomon::protocol::CounterResult header{uint8_t(MessageType::kCounterResult), context, set, target, flags,
+                                               target_id, count};
+  std::memcpy(p, &header, sizeof(header));
+  for (uint16_t i = 0; i < count; ++i) StoreLe<uint64_t>(p + sizeof(header) + 8 * size_t{i}, values[i]);
+  gnomon::detail::Commit(p + bytes);
+}
+
 }  // extern "C"

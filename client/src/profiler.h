@@ -67,6 +67,7 @@ class Profiler {
   void SetThreadName(ThreadState* thread, const char* name);
   void AppendGlobal(const uint8_t* bytes, size_t size);
   uint32_t NextGpuContextId() { return next_gpu_context_id_.fetch_add(1, std::memory_order_relaxed); }
+  uint32_t NextCounterSetId() { return next_counter_set_id_.fetch_add(1, std::memory_order_relaxed); }
 
   // Calibration pairs the sender takes; HostNsToTicks() converts through them.
   void NoteCalibration(const CalibrationPair& pair);
@@ -96,6 +97,7 @@ class Profiler {
   std::atomic<uint64_t> dropped_events_{0};
   std::atomic<bool> shut_down_{false};
   std::atomic<uint32_t> next_gpu_context_id_{1};
+  std::atomic<uint32_t> next_counter_set_id_{1};
   bool listen_ok_ = false;
 
   std::mutex mutex_;  // guards everything below

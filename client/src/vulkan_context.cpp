@@ -19,6 +19,26 @@ constexpr uint64_t kLostFrameAge = 64;
 
 int64_t RawNs() { return client::ReadClockNs(CLOCK_MONOTONIC_RAW); }
 
+// Pipeline statistics in the order Vulkan returns them (bit order).
+struct StatisticName {
+  VkQueryPipelineStatisticFlagBits bit;
+  const char* name;
+  const char* description;
+};
+constexpr StatisticName kStatistics[] = {
+    {VK_QUERY_PIPELINE_STATISTIC_INPUT_ASSEMBLY_VERTICES_BIT, "input assembly vertices", "vertices read by input assembly"},
+    {VK_QUERY_PIPELINE_STATISTIC_INPUT_ASSEMBLY_PRIMITIVES_BIT, "input assembly primitives", "primitives read by input assembly"},
+    {VK_QUERY_PIPELINE_STATISTIC_VERTEX_SHADER_INVOCATIONS_BIT, "vertex shader invocations", ""},
+    {VK_QUERY_PIPELINE_STATISTIC_GEOMETRY_SHADER_INVOCATIONS_BIT, "geometry shader invocations", ""},
+    {VK_QUERY_PIPELINE_STATISTIC_GEOMETRY_SHADER_PRIMITIVES_BIT, "geometry shader primitives", ""},
+    {VK_QUERY_PIPELINE_STATISTIC_CLIPPING_INVOCATIONS_BIT, "clipping invocations", "primitives that reached clipping"},
+    {VK_QUERY_PIPELINE_STATISTIC_CLIPPING_PRIMITIVES_BIT, "clipping primitives", "primitives out of clipping"},
+    {VK_QUERY_PIPELINE_STATISTIC_FRAGMENT_SHADER_INVOCATIONS_BIT, "fragment shader invocations", ""},
+    {VK_QUERY_PIPELINE_STATISTIC_TESSELLATION_CONTROL_SHADER_PATCHES_BIT, "tessellation control patches", ""},
+    {VK_QUERY_PIPELINE_STATISTIC_TESSELLATION_EVALUATION_SHADER_INVOCATIONS_BIT, "tessellation evaluation invocations", ""},
+    {VK_QUERY_PIPELINE_STATISTIC_COMPUTE_SHADER_INVOCATIONS_BIT, "compute shader invocations", ""},
+};
+
 }  // namespace
 
 struct Context::Functions {
@@ -32,6 +52,8 @@ struct Context::Functions {
   PFN_vkGetQueryPoolResults GetQueryPoolResults = nullptr;
   PFN_vkCmdWriteTimestamp CmdWriteTimestamp = nullptr;
   PFN_vkCmdResetQueryPool CmdResetQueryPool = nullptr;
+  PFN_vkCmdBeginQuery CmdBeginQuery = nullptr;
+  PFN_vkCmdEndQuery CmdEndQuery = nullptr;
   PFN_vkResetQueryPool ResetQueryPool = nullptr;
   PFN_vkCreateCommandPool CreateCommandPool = nullptr;
   PFN_vkDestroyCommandPool DestroyCommandPool = nullptr;
@@ -81,6 +103,8 @@ std::unique_ptr<Context> Context::Create(PFN_vkGetInstanceProcAddr gipa, VkInsta
   GNOMON_LOAD(GetQueryPoolResults, "vkGetQueryPoolResults");
   GNOMON_LOAD(CmdWriteTimestamp, "vkCmdWriteTimestamp");
   GNOMON_LOAD(CmdResetQueryPool, "vkCmdResetQueryPool");
+  GNOMON_LOAD(CmdBeginQuery, "vkCmdBeginQuery");
+  GNOMON_LOAD(CmdEndQuery, "vkCmdEndQuery");
   GNOMON_LOAD(CreateCommandPool, "vkCreateCommandPool");
   GNOMON_LOAD(DestroyCommandPool, "vkDestroyCommandPool");
   GNOMON_LOAD(AllocateCommandBuffers, "vkAllocateCommandBuffers");
@@ -194,6 +218,7 @@ std::unique_ptr<Context> Context::Create(PFN_vkGetInstanceProcAddr gipa, VkInsta
   info.uncertainty_ns = uncertainty;
   c.id_ = gnomon_gpu_context_create(&info);
   if (options.name != nullptr) gnomon_gpu_context_name(c.id_, options.name, std::strlen(options.name));
+  if (options.pipeline_statistics != 0 && c.id_ != 0) c.CreateStatistics(options.pipeline_statistics);
   c.last_calibration_cpu_ns_ = cpu_ns;
   c.stats_.last_calibration_uncertainty_ns = uncertainty;
   c.next_calibration_ = std::chrono::steady_clock::now() + c.recalibration_period_;
@@ -201,9 +226,38 @@ std::unique_ptr<Context> Context::Create(PFN_vkGetInstanceProcAddr gipa, VkInsta
   return context;
 }
 
+void Context::CreateStatistics(VkQueryPipelineStatisticFlags flags) {
+  if (!fn_->CmdBeginQuery || !fn_->CmdEndQuery) return;
+  std::vector<gnomon_counter_info> counters;
+  VkQueryPipelineStatisticFlags known = 0;
+  for (const StatisticName& s : kStatistics) {
+    if (!(flags & s.bit)) continue;
+    known |= s.bit;
+    counters.push_back({s.name, s.description, GNOMON_COUNTER_EVENT, GNOMON_COUNTER_UINT64,
+                        uint32_t(counters.size() * sizeof(uint64_t)), sizeof(uint64_t), 0});
+  }
+  if (counters.empty()) return;
+  statistics_per_slot_ = std::max<uint32_t>(1, queries_per_slot_ / 2);
+  VkQueryPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+  pool_info.queryType = VK_QUERY_TYPE_PIPELINE_STATISTICS;
+  pool_info.queryCount = uint32_t(slots_.size()) * statistics_per_slot_;
+  pool_info.pipelineStatistics = known;
+  if (fn_->CreateQueryPool(device_, &pool_info, nullptr, &statistics_pool_) != VK_SUCCESS) {
+    statistics_pool_ = VK_NULL_HANDLE;  // the device lacks pipelineStatisticsQuery: timestamps only
+    return;
+  }
+  statistics_count_ = uint32_t(counters.size());
+  counter_set_ = gnomon_counter_set_create(id_, "pipeline statistics", counters.data(), uint16_t(counters.size()));
+  statistics_results_.resize(size_t(statistics_per_slot_) * (statistics_count_ + 1));
+  for (Slot& slot : slots_) slot.counted_zone_ids.resize(statistics_per_slot_);
+}
+
 Context::~Context() {
   if (!fn_) return;
   if (pool_ != VK_NULL_HANDLE && fn_->DestroyQueryPool) fn_->DestroyQueryPool(device_, pool_, nullptr);
+  if (statistics_pool_ != VK_NULL_HANDLE && fn_->DestroyQueryPool) {
+    fn_->DestroyQueryPool(device_, statistics_pool_, nullptr);
+  }
   if (calibration_fence_ != VK_NULL_HANDLE && fn_->DestroyFence) fn_->DestroyFence(device_, calibration_fence_, nullptr);
   for (Slot& slot : slots_) {
     if (slot.done != VK_NULL_HANDLE && fn_->DestroyFence) fn_->DestroyFence(device_, slot.done, nullptr);
@@ -303,12 +357,33 @@ bool Context::HarvestSlot(Slot& slot, uint32_t first_query) {
     for (uint32_t i = 0; i < slot.taken; ++i) {
       if (results_[2 * i + 1] == 0) return false;  // not written yet: a later collect
     }
+    if (slot.counted > 0 && !HarvestStatistics(slot, uint32_t(first_query / queries_per_slot_))) return false;
     for (uint32_t i = 0; i < slot.taken; ++i) gnomon_gpu_time(id_, slot.wire_ids[i], results_[2 * i] & valid_mask_);
     stats_.timestamps_read += slot.taken;
   }
   slot.state = SlotState::kIdle;
   slot.taken = 0;
+  slot.counted = 0;
   ++stats_.frames_harvested;
+  return true;
+}
+
+bool Context::HarvestStatistics(Slot& slot, uint32_t slot_index) {
+  const uint32_t stride = statistics_count_ + 1;  // the values, then availability
+  const VkResult result = fn_->GetQueryPoolResults(
+      device_, statistics_pool_, slot_index * statistics_per_slot_, slot.counted,
+      size_t(slot.counted) * stride * sizeof(uint64_t), statistics_results_.data(), stride * sizeof(uint64_t),
+      VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+  if (result != VK_SUCCESS && result != VK_NOT_READY) return false;
+  for (uint32_t i = 0; i < slot.counted; ++i) {
+    if (statistics_results_[size_t(i) * stride + statistics_count_] == 0) return false;
+  }
+  // Before the zones' times, so that the server still knows each zone by its begin query.
+  for (uint32_t i = 0; i < slot.counted; ++i) {
+    gnomon_counter_result(id_, counter_set_, GNOMON_COUNTER_TARGET_GPU_ZONE, slot.counted_zone_ids[i], 0,
+                          &statistics_results_[size_t(i) * stride], uint16_t(statistics_count_));
+  }
+  stats_.counter_results_read += slot.counted;
   return true;
 }
 
@@ -324,6 +399,7 @@ void Context::Collect() {
     if (frame_number_ - slot.submitted_frame < kLostFrameAge) break;
     slot.state = SlotState::kIdle;  // never executed: reclaimed unread
     slot.taken = 0;
+    slot.counted = 0;
     ++stats_.frames_lost;
   }
   if (std::chrono::steady_clock::now() >= next_calibration_) {
@@ -346,16 +422,20 @@ void Context::BeginFrame(VkCommandBuffer cmd) {
     return;
   }
   const uint32_t first = uint32_t(current_) * queries_per_slot_;
+  const uint32_t first_statistics = uint32_t(current_) * statistics_per_slot_;
   if (host_reset_) {
     fn_->ResetQueryPool(device_, pool_, first, queries_per_slot_);
+    if (statistics_pool_) fn_->ResetQueryPool(device_, statistics_pool_, first_statistics, statistics_per_slot_);
   } else if (cmd != VK_NULL_HANDLE) {
     fn_->CmdResetQueryPool(cmd, pool_, first, queries_per_slot_);
+    if (statistics_pool_) fn_->CmdResetQueryPool(cmd, statistics_pool_, first_statistics, statistics_per_slot_);
   } else {
     ++stats_.frames_untimed_ring_full;  // nowhere to record the reset: leave the slot alone
     return;
   }
   slot.state = SlotState::kRecording;
   slot.taken = 0;
+  slot.counted = 0;
 }
 
 void Context::EndFrame() {
@@ -371,11 +451,13 @@ void Context::EndFrame() {
   // A zone still open here is a misuse (zones close within their frame): its end
   // query is never written, so the frame is reclaimed unread kLostFrameAge frames on.
   open_zones_.clear();
+  statistics_open_ = false;
   // An empty batch on the same queue signals once everything submitted before it is done.
   fn_->ResetFences(device_, 1, &slot.done);
   if (fn_->QueueSubmit(queue_, 0, nullptr, slot.done) != VK_SUCCESS) {
     slot.state = SlotState::kIdle;  // cannot know when it completes: drop it unread
     slot.taken = 0;
+    slot.counted = 0;
     ++stats_.frames_lost;
     return;
   }
@@ -387,14 +469,17 @@ void Context::AbandonFrame() {
   if (!active_ || !frame_open_) return;
   frame_open_ = false;
   open_zones_.clear();
+  statistics_open_ = false;
   Slot& slot = slots_[current_];
   if (slot.state != SlotState::kRecording) return;
   slot.state = SlotState::kIdle;
   slot.taken = 0;
+  slot.counted = 0;
   ++stats_.frames_abandoned;
 }
 
-bool Context::BeginZone(VkCommandBuffer cmd, gnomon_source_location* location, VkPipelineStageFlagBits stage) {
+bool Context::BeginZone(VkCommandBuffer cmd, gnomon_source_location* location, VkPipelineStageFlagBits stage,
+                        bool counters) {
   if (!active_) return false;
   ++stats_.zones_recorded;
   Slot& slot = slots_[current_];
@@ -410,7 +495,19 @@ bool Context::BeginZone(VkCommandBuffer cmd, gnomon_source_location* location, V
   slot.wire_ids[end] = next_wire_id_++;
   fn_->CmdWriteTimestamp(cmd, stage, pool_, first + begin);
   gnomon_gpu_zone_begin(id_, slot.wire_ids[begin], location);
-  open_zones_.push_back({first + end, slot.wire_ids[end]});
+  uint32_t statistics_query = UINT32_MAX;
+  if (counters && statistics_pool_ != VK_NULL_HANDLE) {
+    if (statistics_open_) {
+      ++stats_.zones_uncounted_nested;
+    } else if (slot.counted < statistics_per_slot_) {
+      statistics_query = uint32_t(current_) * statistics_per_slot_ + slot.counted;
+      slot.counted_zone_ids[slot.counted++] = slot.wire_ids[begin];
+      fn_->CmdBeginQuery(cmd, statistics_pool_, statistics_query, 0);
+      statistics_open_ = true;
+      ++stats_.zones_counted;
+    }
+  }
+  open_zones_.push_back({first + end, slot.wire_ids[end], statistics_query});
   return true;
 }
 
@@ -418,6 +515,10 @@ void Context::EndZone(VkCommandBuffer cmd, VkPipelineStageFlagBits stage) {
   if (!active_ || open_zones_.empty()) return;
   const OpenZone zone = open_zones_.back();
   open_zones_.pop_back();
+  if (zone.statistics_query != UINT32_MAX) {
+    fn_->CmdEndQuery(cmd, statistics_pool_, zone.statistics_query);
+    statistics_open_ = false;
+  }
   fn_->CmdWriteTimestamp(cmd, stage, pool_, zone.end_query);
   gnomon_gpu_zone_end(id_, zone.end_wire_id);
 }

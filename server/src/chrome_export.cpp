@@ -5,6 +5,8 @@
 #include <cstdio>
 
 #include "gnomon/server/report.h"
+#include "gnomon/protocol/messages.h"
+#include "gnomon/server/counters.h"
 
 namespace gnomon::server {
 namespace {
@@ -75,6 +77,28 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out) {
           << zone.gpu_begin << ",\"gpu_end_ticks\":" << zone.gpu_end << ",\"uncertainty_ns\":" << mapped.uncertainty_ns
           << ",\"cpu_thread\":" << zone.thread_id << ",\"cpu_to_gpu_latency_ns\":"
           << (mapped.begin_ns - model.clock.TickToNs(zone.cpu_begin_tick)) << "}}";
+    }
+    // Counters as counter tracks: a zone's value from its begin, back to 0 at its end.
+    for (const CounterSample& sample : context.counter_samples) {
+      if (sample.target != uint8_t(protocol::CounterTarget::kGpuZone) || sample.target_index >= context.zones.size()) {
+        continue;
+      }
+      const GpuZone& zone = context.zones[sample.target_index];
+      if (!zone.is_timed()) continue;
+      const auto mapped = model.MapGpuZone(context, zone);
+      const int64_t origin = model.clock.TickToNs(model.first_tick);
+      const CounterSet& set = model.counter_sets.at(sample.set_id);
+      for (size_t i = 0; i < sample.value_count; ++i) {
+        const std::string name = context.label() + ": " + set.counters[i].name;
+        const double value = NormalizedCounterValue(model, context, sample, i);
+        char number[40];
+        std::snprintf(number, sizeof(number), "%.17g", std::isfinite(value) ? value : 0.0);
+        for (const auto& [ts, text] : {std::pair{mapped.begin_ns, std::string(number)}, {mapped.end_ns, "0"}}) {
+          begin_event();
+          out << "{\"ph\":\"C\",\"cat\":\"counter\",\"name\":" << JsonQuote(name) << ",\"pid\":" << pid
+              << ",\"ts\":" << Micros(ts - origin) << ",\"args\":{\"value\":" << text << "}}";
+        }
+      }
     }
   }
   begin_event();

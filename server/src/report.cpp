@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "gnomon/protocol/messages.h"
+#include "gnomon/server/counters.h"
 
 namespace gnomon::server {
 namespace {
@@ -209,11 +210,12 @@ void PrintSummary(const TraceModel& model, std::ostream& out) {
         << d.frame_ends_without_begin << " unmatched frame begin/end";
   }
   if (d.gpu_events_for_unknown_context || d.gpu_queries_reused_before_time || d.gpu_rejected_calibrations ||
-      d.gpu_zone_ends_without_begin) {
+      d.gpu_zone_ends_without_begin || d.counter_results_dropped) {
     out << "; GPU problems: " << d.gpu_events_for_unknown_context << " event(s) for unknown contexts, "
         << d.gpu_queries_reused_before_time << " query reuse(s) before their time came, "
         << d.gpu_rejected_calibrations << " rejected calibration(s), " << d.gpu_zone_ends_without_begin
-        << " GPU zone end(s) without a begin";
+        << " GPU zone end(s) without a begin, " << d.counter_results_dropped
+        << " counter result(s) without their set or zone";
   }
   out << "\n";
 }
@@ -256,6 +258,28 @@ void WriteStatisticsCsv(const TraceModel& model, const std::vector<ZoneStatistic
                   s.max_ns, s.stddev_ns);
     out << CsvQuote(location.name) << "," << CsvQuote(location.function) << ","
         << CsvQuote(location.file) << "," << numbers << "\n";
+  }
+}
+
+void PrintCounterStatistics(const TraceModel& model, std::ostream& out) {
+  const std::vector<CounterStatistics> stats = ComputeCounterStatistics(model);
+  if (stats.empty()) return;
+  out << "\nGPU counters (per GPU zone source location; sums and means of " << stats.size() << " series)\n";
+  char line[512];
+  std::snprintf(line, sizeof(line), "%-28s  %-34s %8s %16s %14s %14s %14s\n", "Zone", "Counter", "Samples", "Sum",
+                "Mean", "Min", "Max");
+  out << line;
+  uint32_t last_location = UINT32_MAX;
+  for (const CounterStatistics& s : stats) {
+    const CounterSet& set = model.counter_sets.at(s.set_id);
+    const CounterInfo& counter = set.counters[s.counter];
+    const std::string unit = CounterUnit(set, s.counter);
+    const std::string zone = s.source_location == last_location ? "" : model.Location(s.source_location).name;
+    last_location = s.source_location;
+    const std::string name = counter.name + (unit.empty() ? "" : " (" + unit + ")");
+    std::snprintf(line, sizeof(line), "%-28.28s  %-34.34s %8" PRIu64 " %16.6g %14.6g %14.6g %14.6g\n", zone.c_str(),
+                  name.c_str(), s.count, s.sum, s.mean, s.min, s.max);
+    out << line;
   }
 }
 

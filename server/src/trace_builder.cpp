@@ -1,5 +1,7 @@
 #include "gnomon/server/trace_builder.h"
 
+#include <bit>
+
 namespace gnomon::server {
 
 ThreadTimeline* TraceBuilder::FindOrAddThread(uint32_t thread_id) {
@@ -306,6 +308,83 @@ void TraceBuilder::OnGpuResync(const protocol::GpuResync& resync) {
   const int64_t cpu_ns = CpuNs(resync.cpu_time, resync.cpu_domain);
   context->clock.Resync({resync.gpu_ticks, cpu_ns, resync.uncertainty_ns});
   context->last_calibration_cpu_ns = cpu_ns;
+}
+
+}  // namespace gnomon::server
+
+namespace gnomon::server {
+
+void TraceBuilder::OnCounterSetDef(const protocol::CounterSetDef& def, std::string_view name) {
+  const uint32_t id = def.set_id;
+  GpuContextTimeline* context = FindGpuContext(def.context_id);
+  if (context == nullptr) return;
+  if (id == 0 || def.counter_count > protocol::kMaxCounters ||
+      (model_.counter_sets.size() >= kMaxCounterSets && !model_.counter_sets.contains(id))) {
+    ++model_.diagnostics.invalid_ids;
+    return;
+  }
+  CounterSet& set = model_.counter_sets[id];
+  set.id = id;
+  set.context_id = context->id;
+  set.name.assign(name);
+  set.counters.resize(def.counter_count);
+}
+
+void TraceBuilder::OnCounterDef(const protocol::CounterDef& def, std::string_view name,
+                                std::string_view description) {
+  auto set = model_.counter_sets.find(def.set_id);
+  if (set == model_.counter_sets.end() || def.index >= set->second.counters.size()) {
+    ++model_.diagnostics.invalid_ids;
+    return;
+  }
+  CounterInfo& counter = set->second.counters[def.index];
+  counter.name.assign(name);
+  counter.description.assign(description);
+  counter.type = def.counter_type;
+  counter.data_type = def.data_type;
+  counter.offset = def.offset;
+  counter.size = def.size;
+  counter.raw_max = def.raw_max;
+  counter.is_defined = true;
+}
+
+void TraceBuilder::OnCounterResult(const protocol::CounterResult& result, const uint8_t* values) {
+  auto set = model_.counter_sets.find(result.set_id);
+  GpuContextTimeline* context = FindGpuContext(result.context_id);
+  if (context == nullptr || set == model_.counter_sets.end() || set->second.context_id != context->id ||
+      result.value_count != set->second.counters.size() ||
+      context->counter_values.size() + result.value_count > UINT32_MAX) {
+    ++model_.diagnostics.counter_results_dropped;
+    return;
+  }
+  CounterSample sample;
+  sample.set_id = result.set_id;
+  sample.target = result.target;
+  sample.flags = result.flags;
+  sample.value_count = result.value_count;
+  sample.first_value = static_cast<uint32_t>(context->counter_values.size());
+  if (result.target == uint8_t(protocol::CounterTarget::kGpuZone)) {
+    auto zone = context->pending.find(result.target_id);
+    if (zone == context->pending.end() || zone->second.is_end) {
+      ++model_.diagnostics.counter_results_dropped;  // no such zone, or its times came first
+      return;
+    }
+    sample.target_index = zone->second.zone;
+    context->counter_sample_of_zone[zone->second.zone] = static_cast<uint32_t>(context->counter_samples.size());
+  } else if (result.target == uint8_t(protocol::CounterTarget::kFrame)) {
+    sample.target_index = result.target_id;
+  } else {
+    ++model_.diagnostics.counter_results_dropped;
+    return;
+  }
+  for (uint16_t i = 0; i < result.value_count; ++i) {
+    const uint64_t bits = protocol::LoadLe<uint64_t>(values + 8 * size_t{i});
+    const uint8_t type = set->second.counters[i].data_type;
+    const bool is_float = type == uint8_t(protocol::CounterDataType::kFloat) ||
+                          type == uint8_t(protocol::CounterDataType::kDouble);
+    context->counter_values.push_back(is_float ? std::bit_cast<double>(bits) : double(bits));
+  }
+  context->counter_samples.push_back(sample);
 }
 
 }  // namespace gnomon::server

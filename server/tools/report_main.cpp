@@ -77,6 +77,7 @@ int main(int argc, char** argv) {
       std::cout << "\nGPU zone statistics (" << gpu_stats.size()
                 << " source locations, by total GPU time, on the GPU's own clock)\n";
       gnomon::server::PrintStatisticsTable(model, gpu_stats, std::cout);
+      gnomon::server::PrintCounterStatistics(model, std::cout);
     }
   }
   if (!chrome_path.empty()) {

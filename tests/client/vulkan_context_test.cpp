@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "../support/self_capture.h"
+#include "gnomon/protocol/messages.h"
 #include "../support/vulkan_device.h"
 
 using gnomon::server::TraceModel;
@@ -248,4 +249,70 @@ TEST_CASE("an abandoned frame returns its slot and invents no times") {
     CHECK_FALSE(c->zones[0].is_timed());  // the abandoned zone has no GPU time at all
     CHECK(c->zones[0].gpu_begin == gnomon::server::kOpenZone);
   });
+}
+
+TEST_CASE("pipeline statistics: the set is described once; a result is not read before the GPU is done, then arrives") {
+  gnomon::server::Worker& worker = gnomon::test::SelfCapture();
+  Fixture f;
+  REQUIRE_MESSAGE(f.vk.pipeline_statistics, "the device has no pipelineStatisticsQuery");
+  ContextOptions options;
+  options.pipeline_statistics =
+      VK_QUERY_PIPELINE_STATISTIC_VERTEX_SHADER_INVOCATIONS_BIT | VK_QUERY_PIPELINE_STATISTIC_COMPUTE_SHADER_INVOCATIONS_BIT;
+  auto gpu = f.Make(options);
+  REQUIRE(gpu->is_active());
+  REQUIRE(gpu->counter_set() != 0);
+  VkEventCreateInfo event_info{VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
+  VkEvent gate;
+  REQUIRE(vkCreateEvent(f.vk.device, &event_info, nullptr, &gate) == VK_SUCCESS);
+
+  // A counted zone (with a nested one, which Vulkan cannot count) behind a gate.
+  VkCommandBuffer cmd = f.vk.NewCommandBuffer();
+  gpu->BeginFrame(cmd);
+  vkCmdWaitEvents(cmd, 1, &gate, VK_PIPELINE_STAGE_HOST_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, nullptr, 0,
+                  nullptr, 0, nullptr);
+  REQUIRE(gpu->BeginZone(cmd, &g_pass, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, true));
+  REQUIRE(gpu->BeginZone(cmd, &g_pass, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, true));
+  gpu->EndZone(cmd);
+  gpu->EndZone(cmd);
+  vkEndCommandBuffer(cmd);
+  VkFence fence = f.vk.Submit(cmd, false);
+  gpu->EndFrame();
+  CHECK(gpu->stats().zones_counted == 1);
+  CHECK(gpu->stats().zones_uncounted_nested == 1);
+
+  gpu->Collect();  // the GPU waits at the gate: nothing is read, nothing invented
+  CHECK(gpu->stats().counter_results_read == 0);
+  CHECK(gpu->stats().timestamps_read == 0);
+
+  vkSetEvent(f.vk.device, gate);
+  vkWaitForFences(f.vk.device, 1, &fence, VK_TRUE, UINT64_MAX);
+  vkQueueWaitIdle(f.vk.queue);
+  gpu->Collect();
+  CHECK(gpu->stats().counter_results_read == 1);
+  const uint32_t id = gpu->id();
+  const uint32_t set = gpu->counter_set();
+  REQUIRE(gnomon::test::WaitForModel(worker, [id](const TraceModel& m) {
+    const auto* c = FindContext(m, id);
+    return c != nullptr && c->zones.size() == 2 && c->zones[0].is_timed() && c->counter_samples.size() == 1;
+  }));
+  worker.WithModel([&](const TraceModel& m) {
+    const auto& described = m.counter_sets.at(set);
+    CHECK(described.name == "pipeline statistics");
+    CHECK(described.context_id == id);
+    REQUIRE(described.counters.size() == 2);
+    CHECK(described.counters[0].name == "vertex shader invocations");
+    CHECK(described.counters[1].name == "compute shader invocations");
+    CHECK(described.counters[1].type == uint8_t(gnomon::protocol::CounterType::kEvent));
+    CHECK(described.counters[1].data_type == uint8_t(gnomon::protocol::CounterDataType::kUint64));
+    CHECK(described.counters[1].offset == 8);
+    const auto* c = FindContext(m, id);
+    const auto& sample = c->counter_samples[0];
+    CHECK(sample.target_index == 0);  // the outer zone
+    CHECK(c->counter_sample_of_zone.at(0) == 0);
+    CHECK_FALSE(c->counter_sample_of_zone.contains(1));
+    CHECK(c->counter_values[sample.first_value] == 0);  // nothing ran inside: exactly 0
+    CHECK(c->counter_values[sample.first_value + 1] == 0);
+  });
+  vkDestroyFence(f.vk.device, fence, nullptr);
+  vkDestroyEvent(f.vk.device, gate, nullptr);
 }

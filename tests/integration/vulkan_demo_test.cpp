@@ -88,6 +88,25 @@ TEST_CASE("Vulkan with calibrated timestamps: every GPU zone inside its submit-t
   REQUIRE(stats.size() == 4);
   CHECK(m.Location(stats[0].source_location).name == "GPU frame");
   CHECK(stats[0].count == kFrames);
+
+  // Pipeline statistics: each dispatch runs 256 workgroups of 64 invocations, exactly.
+  REQUIRE(m.counter_sets.size() == 1);
+  const auto& set = m.counter_sets.begin()->second;
+  CHECK(set.name == "pipeline statistics");
+  REQUIRE(set.counters.size() == 3);
+  CHECK(set.counters[2].name == "compute shader invocations");
+  CHECK(gpu.counter_samples.size() == size_t(kFrames) * 2);
+  for (const auto& sample : gpu.counter_samples) {
+    const std::string& zone = m.Location(gpu.zones[sample.target_index].source_location).name;
+    CHECK((zone == "Simulate" || zone == "Integrate"));
+    CHECK(gpu.counter_values[sample.first_value + 0] == 0);  // vertex shader invocations
+    CHECK(gpu.counter_values[sample.first_value + 1] == 0);  // fragment shader invocations
+    CHECK(gpu.counter_values[sample.first_value + 2] == 16384);
+  }
+  std::ostringstream counters;
+  gnomon::server::PrintCounterStatistics(m, counters);
+  CHECK(counters.str().find("compute shader invocations") != std::string::npos);
+  CHECK(counters.str().find("16384") != std::string::npos);
 }
 
 TEST_CASE("Vulkan without calibrated timestamps: the fence-bracket fallback, within its uncertainty") {

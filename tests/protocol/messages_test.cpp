@@ -39,4 +39,5 @@ TEST_CASE("variable sizes are read from the fixed part") {
   uint8_t zone_end[kMaxFixed] = {uint8_t(MessageType::kZoneEnd)};
   CHECK(VariableSize(zone_end[0], zone_end) == 0);
   CHECK(kMaxMessageBytes >= sizeof(SourceLocationDef) + 3 * kMaxStringBytes);
+  CHECK(kMaxMessageBytes >= sizeof(CounterResult) + 8 * 0xFFFF);
 }

@@ -210,6 +210,39 @@ ReferenceDecodeResult ReferenceDecode(const uint8_t* data, size_t size) {
           if (need(length)) line = "GpuContextName context=" + N(context) + " '" + m.Text(length) + "'";
         }
         break;
+      case 27:
+        if (need(12)) {
+          const uint64_t context = m.Unsigned(4), set = m.Unsigned(4), count = m.Unsigned(2), length = m.Unsigned(2);
+          if (need(length)) {
+            line = "CounterSetDef context=" + N(context) + " set=" + N(set) + " count=" + N(count) + " '" +
+                   m.Text(length) + "'";
+          }
+        }
+        break;
+      case 28:
+        if (need(28)) {
+          const uint64_t set = m.Unsigned(4), index = m.Unsigned(2), kind = m.Unsigned(1), data = m.Unsigned(1);
+          const uint64_t offset = m.Unsigned(4), size = m.Unsigned(4), raw_max = m.Unsigned(8);
+          const uint64_t name_length = m.Unsigned(2), description_length = m.Unsigned(2);
+          if (need(name_length + description_length)) {
+            const std::string name = m.Text(name_length);
+            line = "CounterDef set=" + N(set) + " index=" + N(index) + " type=" + N(kind) + " data=" + N(data) +
+                   " offset=" + N(offset) + " size=" + N(size) + " max=" + N(raw_max) + " '" + name + "' '" +
+                   m.Text(description_length) + "'";
+          }
+        }
+        break;
+      case 29:
+        if (need(16)) {
+          const uint64_t context = m.Unsigned(4), set = m.Unsigned(4), target = m.Unsigned(1), flags = m.Unsigned(1);
+          const uint64_t target_id = m.Unsigned(4), count = m.Unsigned(2);
+          if (need(count * 8)) {
+            line = "CounterResult context=" + N(context) + " set=" + N(set) + " target=" + N(target) +
+                   " flags=" + N(flags) + " id=" + N(target_id) + " values=";
+            for (uint64_t i = 0; i < count; ++i) line += N(m.Unsigned(8)) + ",";
+          }
+        }
+        break;
       default:
         result.unknown_type = true;
         result.consumed = start;

@@ -86,6 +86,21 @@ struct TextHandler {
   void OnGpuContextName(uint32_t context, std::string_view name) {
     lines.push_back("GpuContextName context=" + N(context) + " '" + std::string(name) + "'");
   }
+  void OnCounterSetDef(const gnomon::protocol::CounterSetDef& d, std::string_view name) {
+    lines.push_back("CounterSetDef context=" + N(d.context_id) + " set=" + N(d.set_id) + " count=" +
+                    N(d.counter_count) + " '" + std::string(name) + "'");
+  }
+  void OnCounterDef(const gnomon::protocol::CounterDef& d, std::string_view name, std::string_view description) {
+    lines.push_back("CounterDef set=" + N(d.set_id) + " index=" + N(d.index) + " type=" + N(d.counter_type) +
+                    " data=" + N(d.data_type) + " offset=" + N(d.offset) + " size=" + N(d.size) +
+                    " max=" + N(d.raw_max) + " '" + std::string(name) + "' '" + std::string(description) + "'");
+  }
+  void OnCounterResult(const gnomon::protocol::CounterResult& r, const uint8_t* values) {
+    std::string line = "CounterResult context=" + N(r.context_id) + " set=" + N(r.set_id) + " target=" +
+                       N(r.target) + " flags=" + N(r.flags) + " id=" + N(r.target_id) + " values=";
+    for (uint16_t i = 0; i < r.value_count; ++i) line += N(gnomon::protocol::LoadLe<uint64_t>(values + 8 * i)) + ",";
+    lines.push_back(line);
+  }
 };
 
 std::string RandomText(std::mt19937_64& rng) {
@@ -98,7 +113,7 @@ StreamWriter RandomStream(uint64_t seed, int count) {
   std::mt19937_64 rng(seed);
   StreamWriter w;
   for (int i = 0; i < count; ++i) {
-    switch (rng() % 26) {
+    switch (rng() % 29) {
       case 0: w.ThreadContext(uint32_t(rng())); break;
       case 1: w.ZoneBegin(uint32_t(rng()), rng()); break;
       case 2: w.ZoneEnd(rng()); break;
@@ -125,6 +140,17 @@ StreamWriter RandomStream(uint64_t seed, int count) {
       case 21: w.GpuCalibration(uint32_t(rng()), rng(), rng(), int64_t(rng()), uint32_t(rng())); break;
       case 22: w.GpuResync(uint32_t(rng()), rng(), rng(), uint32_t(rng())); break;
       case 23: w.GpuContextName(uint32_t(rng()), RandomText(rng)); break;
+      case 24: w.CounterSet(uint32_t(rng()), uint32_t(rng()), uint16_t(rng()), RandomText(rng)); break;
+      case 25: w.Counter(uint32_t(rng()), uint16_t(rng()), gnomon::protocol::CounterType(rng() % 6),
+                         gnomon::protocol::CounterDataType(rng() % 5), RandomText(rng), RandomText(rng),
+                         uint32_t(rng()), uint32_t(rng()), rng()); break;
+      case 26: {
+        std::vector<uint64_t> values(rng() % 12);
+        for (uint64_t& v : values) v = rng();
+        w.CounterResult(uint32_t(rng()), uint32_t(rng()), gnomon::protocol::CounterTarget(rng() % 2),
+                        uint32_t(rng()), values, uint8_t(rng()));
+        break;
+      }
       default: w.ZoneBegin(uint32_t(rng() % 100), rng()); break;
     }
   }

@@ -85,6 +85,22 @@ class StreamWriter {
   StreamWriter& GpuContextName(uint32_t context, std::string_view name) {
     return Tag(Type::kGpuContextName).U32(context).U16(uint16_t(name.size())).Bytes(name);
   }
+  StreamWriter& CounterSet(uint32_t context, uint32_t set, uint16_t count, std::string_view name) {
+    return Tag(Type::kCounterSetDef).U32(context).U32(set).U16(count).U16(uint16_t(name.size())).Bytes(name);
+  }
+  StreamWriter& Counter(uint32_t set, uint16_t index, protocol::CounterType type, protocol::CounterDataType data_type,
+                        std::string_view name, std::string_view description = {}, uint32_t offset = 0,
+                        uint32_t size = 8, uint64_t raw_max = 0) {
+    return Tag(Type::kCounterDef).U32(set).U16(index).U8(uint8_t(type)).U8(uint8_t(data_type)).U32(offset).U32(size)
+        .U64(raw_max).U16(uint16_t(name.size())).U16(uint16_t(description.size())).Bytes(name).Bytes(description);
+  }
+  StreamWriter& CounterResult(uint32_t context, uint32_t set, protocol::CounterTarget target, uint32_t target_id,
+                              const std::vector<uint64_t>& values, uint8_t flags = 0) {
+    Tag(Type::kCounterResult).U32(context).U32(set).U8(uint8_t(target)).U8(flags).U32(target_id)
+        .U16(uint16_t(values.size()));
+    for (uint64_t v : values) U64(v);
+    return *this;
+  }
   StreamWriter& Raw(std::initializer_list<uint8_t> bytes) {
     bytes_.insert(bytes_.end(), bytes);
     return *this;

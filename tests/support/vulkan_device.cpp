@@ -48,13 +48,17 @@ std::string VulkanDevice::Create(std::string_view name_filter) {
   VkPhysicalDeviceVulkan12Features features12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   features12.hostQueryReset = supported12.hostQueryReset;
   host_query_reset = supported12.hostQueryReset == VK_TRUE;
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  features.features.pipelineStatisticsQuery = supported.features.pipelineStatisticsQuery;
+  features.pNext = &features12;
+  pipeline_statistics = supported.features.pipelineStatisticsQuery == VK_TRUE;
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   queue_info.queueFamilyIndex = family;
   queue_info.queueCount = 1;
   queue_info.pQueuePriorities = &priority;
   VkDeviceCreateInfo device_info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-  device_info.pNext = &features12;
+  device_info.pNext = &features;
   device_info.queueCreateInfoCount = 1;
   device_info.pQueueCreateInfos = &queue_info;
   device_info.enabledExtensionCount = uint32_t(enabled.size());

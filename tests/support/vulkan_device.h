@@ -1,6 +1,6 @@
 // A Vulkan device for tests and benchmarks: the first device the loader offers (Mesa's
 // lavapipe in CI) whose name contains `name_filter`, one compute queue, calibrated
-// timestamps and host query reset when offered.
+// timestamps, host query reset and pipeline statistics when offered.
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -19,6 +19,7 @@ struct VulkanDevice {
   VkCommandPool command_pool = VK_NULL_HANDLE;
   bool calibrated_timestamps = false;
   bool host_query_reset = false;
+  bool pipeline_statistics = false;
   std::string name;
 
   // Empty `error` on success.

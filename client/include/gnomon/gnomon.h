@@ -185,6 +185,56 @@ uint64_t gnomon_cpu_time_from_host_ns(gnomon_cpu_time_domain domain, int64_t hos
 /* An exact fraction for a period given as a float (Vulkan's timestampPeriod). */
 void gnomon_gpu_period_from_float(double period_ns, uint64_t* numerator_ns, uint64_t* denominator);
 
+/* ---- GPU counters ----
+ * The performance-query model: a counter set (a query type) of a GPU context groups
+ * counters measured together; one instance of the set, begun and ended around GPU work,
+ * gives one value per counter. The collectors in gnomon/counters.hpp, vulkan.hpp and
+ * opengl.hpp do this for you; these calls are for other sources and for bindings. */
+
+typedef enum gnomon_counter_type {
+  GNOMON_COUNTER_EVENT = 0,         /* a number of events */
+  GNOMON_COUNTER_DURATION_NORM = 1, /* busy clocks, shown divided by the set's render clocks */
+  GNOMON_COUNTER_DURATION_RAW = 2,
+  GNOMON_COUNTER_THROUGHPUT = 3,    /* bytes, shown divided by the measured time */
+  GNOMON_COUNTER_RAW = 4,
+  GNOMON_COUNTER_TIMESTAMP = 5
+} gnomon_counter_type;
+
+typedef enum gnomon_counter_data_type {
+  GNOMON_COUNTER_UINT32 = 0,
+  GNOMON_COUNTER_UINT64 = 1,
+  GNOMON_COUNTER_FLOAT = 2,
+  GNOMON_COUNTER_DOUBLE = 3,
+  GNOMON_COUNTER_BOOL32 = 4
+} gnomon_counter_data_type;
+
+typedef struct gnomon_counter_info {
+  const char* name;
+  const char* description;     /* may be NULL */
+  gnomon_counter_type type;
+  gnomon_counter_data_type data_type;
+  uint32_t offset;             /* in the source's result structure */
+  uint32_t size;               /* bytes there */
+  uint64_t raw_max;            /* largest value in one second, 0 when not known */
+} gnomon_counter_info;
+
+#define GNOMON_COUNTER_TARGET_GPU_ZONE 0u /* target_id: the zone's begin query id */
+#define GNOMON_COUNTER_TARGET_FRAME 1u    /* target_id: the frame's number (main series, from 0) */
+#define GNOMON_COUNTER_FREQUENCY_CHANGED 1u
+#define GNOMON_COUNTER_SPLIT_OCCURRED 2u
+/* Most values one result carries. */
+#define GNOMON_MAX_COUNTER_VALUES (GNOMON_MAX_INLINE_STRING / 8u)
+
+/* Defines a counter set of a GPU context; returns its id (never 0), or 0 when the
+ * arguments are invalid (no counters, more than GNOMON_MAX_COUNTER_VALUES). */
+uint32_t gnomon_counter_set_create(uint32_t context, const char* name, const gnomon_counter_info* counters,
+                                   uint16_t count);
+/* One instance's values, one per counter of the set, in order: integers (and bool32)
+ * as they are, float and double as the bits of a double (memcpy a double into a
+ * uint64_t). For a GPU zone, send it before the zone's GPU times. */
+void gnomon_counter_result(uint32_t context, uint32_t set, uint8_t target, uint32_t target_id, uint8_t flags,
+                           const uint64_t* values, uint16_t count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -34,6 +34,16 @@
 // fallback submits one timestamp write between two CPU clock reads and waits for its
 // fence (a short block, once per period); half the bracket is the uncertainty.
 //
+// Counters: with options.pipeline_statistics set (the device created with the
+// pipelineStatisticsQuery feature), zones opened with GNOMON_VK_ZONE_COUNTERS also run a
+// pipeline-statistics query (vertex, fragment and compute invocations, primitives...).
+// The set is defined once per context (counter_set()), and each counted zone's values
+// are read in the same harvest as its timestamps, from the same slot, after the same
+// fence: never blocking, never before the frame's work is done. Vulkan forbids nested
+// queries of one type in a command buffer: a counted zone inside another gets no
+// counters (stats().zones_uncounted_nested); a counted zone must end in the command
+// buffer it began in.
+//
 // Threads: one Context is used from one thread at a time (the one recording its zones).
 #pragma once
 
@@ -56,6 +66,8 @@ struct ContextOptions {
   bool calibrated_timestamps = false;  // VK_EXT/KHR_calibrated_timestamps enabled on the device
   bool host_query_reset = false;       // hostQueryReset enabled (Vulkan 1.2, or the EXT)
   bool enabled = true;                 // false: an inert context
+  // Pipeline statistics for counted zones (0: none); needs pipelineStatisticsQuery.
+  VkQueryPipelineStatisticFlags pipeline_statistics = 0;
 };
 
 struct ContextStats {
@@ -69,6 +81,9 @@ struct ContextStats {
   uint64_t timestamps_read = 0;
   uint64_t calibrations = 0;
   uint32_t last_calibration_uncertainty_ns = 0;
+  uint64_t zones_counted = 0;           // zones with a pipeline-statistics query
+  uint64_t zones_uncounted_nested = 0;  // asked for counters inside a counted zone
+  uint64_t counter_results_read = 0;
 };
 
 class Context {
@@ -84,6 +99,8 @@ class Context {
   uint32_t id() const { return id_; }
   bool uses_calibrated_timestamps() const { return calibrated_; }
   const ContextStats& stats() const { return stats_; }
+  // The pipeline-statistics counter set's id (0 when counters are off).
+  uint32_t counter_set() const { return counter_set_; }
 
   // Harvests finished frames, then takes the next slot for a new frame, recording its
   // query reset into `cmd` (which must run before the frame's zones) unless host query
@@ -99,10 +116,10 @@ class Context {
   // fallback calibration waits for one tiny submission).
   void Collect();
 
-  // Opens a GPU zone on `cmd`; false when it could not be timed (call EndZone only on
-  // true). ScopedZone / GNOMON_VK_ZONE do this for you.
+  // Opens a GPU zone on `cmd`, with counters when asked and possible; false when it
+  // could not be timed (call EndZone only on true). ScopedZone / GNOMON_VK_ZONE do this.
   bool BeginZone(VkCommandBuffer cmd, gnomon_source_location* location,
-                 VkPipelineStageFlagBits stage = VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT);
+                 VkPipelineStageFlagBits stage = VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, bool counters = false);
   void EndZone(VkCommandBuffer cmd, VkPipelineStageFlagBits stage = VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT);
 
  private:
@@ -114,6 +131,8 @@ class Context {
     uint64_t submitted_frame = 0;
     VkFence done = VK_NULL_HANDLE;  // the slot's own: signals when its frame's work completed
     std::vector<uint32_t> wire_ids;  // per query of the slot, the id the server knows it by
+    uint32_t counted = 0;                   // pipeline-statistics queries taken
+    std::vector<uint32_t> counted_zone_ids;  // per such query, its zone's begin wire id
   };
 
   Context() = default;
@@ -124,6 +143,9 @@ class Context {
   bool BestPair(int tries, uint64_t& gpu_ticks, int64_t& cpu_ns, uint32_t& uncertainty_ns);
   bool CalibrateWithFence(uint64_t& gpu_ticks, int64_t& cpu_ns, uint32_t& uncertainty_ns);
   bool HarvestSlot(Slot& slot, uint32_t first_query);
+  // Reads a harvested slot's pipeline statistics and sends them; false when not all ready.
+  bool HarvestStatistics(Slot& slot, uint32_t slot_index);
+  void CreateStatistics(VkQueryPipelineStatisticFlags flags);
 
   std::unique_ptr<Functions> fn_;
   VkDevice device_ = VK_NULL_HANDLE;
@@ -148,9 +170,16 @@ class Context {
   struct OpenZone {
     uint32_t end_query;  // pool index of the zone's end timestamp
     uint32_t end_wire_id;
+    uint32_t statistics_query;  // pool index in statistics_pool_, or UINT32_MAX
   };
   std::vector<OpenZone> open_zones_;
   std::vector<uint64_t> results_;
+  VkQueryPool statistics_pool_ = VK_NULL_HANDLE;
+  uint32_t statistics_per_slot_ = 0;
+  uint32_t statistics_count_ = 0;  // counters per query
+  uint32_t counter_set_ = 0;
+  bool statistics_open_ = false;   // a counted zone is open
+  std::vector<uint64_t> statistics_results_;
   int64_t last_calibration_cpu_ns_ = 0;
   std::chrono::steady_clock::time_point next_calibration_;
   std::chrono::milliseconds recalibration_period_{1000};
@@ -160,8 +189,10 @@ class Context {
 // Times the commands recorded into `cmd` during its lifetime.
 class ScopedZone {
  public:
-  ScopedZone(Context& context, VkCommandBuffer cmd, gnomon_source_location* location)
-      : context_(context), cmd_(cmd), active_(context.BeginZone(cmd, location)) {}
+  ScopedZone(Context& context, VkCommandBuffer cmd, gnomon_source_location* location, bool counters = false)
+      : context_(context),
+        cmd_(cmd),
+        active_(context.BeginZone(cmd, location, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, counters)) {}
   ~ScopedZone() {
     if (active_) context_.EndZone(cmd_);
   }
@@ -183,6 +214,17 @@ class ScopedZone {
         (zone_name), __func__, __FILE__, static_cast<uint32_t>(__LINE__), GNOMON_NO_COLOR, 0u};    \
     &gnomon_location_;                                                                             \
   }))
+// The same, with the context's pipeline statistics measured over the zone.
+#define GNOMON_VK_ZONE_COUNTERS(context, cmd, zone_name)                                          \
+  ::gnomon::vulkan::ScopedZone GNOMON_CONCAT(gnomon_vk_zone_, __LINE__)(                          \
+      (context), (cmd),                                                                           \
+      __extension__({                                                                             \
+        static ::gnomon_source_location gnomon_location_{                                         \
+            (zone_name), __func__, __FILE__, static_cast<uint32_t>(__LINE__), GNOMON_NO_COLOR, 0u}; \
+        &gnomon_location_;                                                                        \
+      }),                                                                                         \
+      true)
 #else
 #define GNOMON_VK_ZONE(context, cmd, zone_name) static_cast<void>(0)
+#define GNOMON_VK_ZONE_COUNTERS(context, cmd, zone_name) static_cast<void>(0)
 #endif

@@ -51,10 +51,13 @@ enum class MessageType : uint8_t {
   kGpuCalibration = 24,
   kGpuResync = 25,
   kGpuContextName = 26,
+  kCounterSetDef = 27,
+  kCounterDef = 28,
+  kCounterResult = 29,
 };
 
 // Highest type value this build understands; larger tags are rejected.
-inline constexpr uint8_t kLastMessageType = 26;
+inline constexpr uint8_t kLastMessageType = 29;
 
 // Longest string that travels in one message. Strings are bytes (UTF-8 by convention),
 // not NUL-terminated.
@@ -289,8 +292,84 @@ struct GpuContextName {
   uint16_t length;
 };
 
+// GPU counters follow the performance-query model: a counter set (a query type) groups
+// counters that are measured together; an instance of the set is begun and ended around
+// GPU work, and its result holds one value per counter.
+
+// Kinds of counter, as in GL_INTEL_performance_query.
+enum class CounterType : uint8_t {
+  kEvent = 0,         // a number of events (invocations, primitives)
+  kDurationNorm = 1,  // busy clocks; divided by the set's render clocks, a fraction of time
+  kDurationRaw = 2,   // a duration in the counter's own unit
+  kThroughput = 3,    // bytes moved; divided by the zone's duration, a rate per second
+  kRaw = 4,           // a value shown as it is
+  kTimestamp = 5,
+};
+
+enum class CounterDataType : uint8_t {
+  kUint32 = 0,
+  kUint64 = 1,
+  kFloat = 2,
+  kDouble = 3,
+  kBool32 = 4,
+};
+
+enum CounterResultFlags : uint8_t {
+  kCounterFrequencyChanged = 1 << 0,  // the render clock changed during the measurement
+  kCounterSplitOccurred = 1 << 1,     // the work was split or preempted
+};
+
+// What a counter result measured.
+enum class CounterTarget : uint8_t {
+  kGpuZone = 0,  // the GPU zone whose begin query is target_id, on context_id
+  kFrame = 1,    // frame target_id (0-based) of the main frame series
+};
+
+// A counter set of a GPU context, sent once before its counters and results. Followed
+// by the set's name.
+struct CounterSetDef {
+  uint8_t type;
+  uint32_t context_id;
+  uint32_t set_id;         // program-assigned, from 1
+  uint16_t counter_count;  // CounterDef messages that follow, index 0..count-1
+  uint16_t name_length;
+};
+
+// One counter of a set. Followed by its name, then its description.
+struct CounterDef {
+  uint8_t type;
+  uint32_t set_id;
+  uint16_t index;
+  uint8_t counter_type;  // CounterType
+  uint8_t data_type;     // CounterDataType
+  uint32_t offset;       // in the source's result structure (informative)
+  uint32_t size;         // bytes, in that structure
+  uint64_t raw_max;      // largest value in one second, 0 when not known
+  uint16_t name_length;
+  uint16_t description_length;
+};
+
+// One instance's values. Followed by value_count 8-byte little-endian values, one per
+// counter by index: integers (and bool32) as uint64, float and double as the bits of a
+// double.
+struct CounterResult {
+  uint8_t type;
+  uint32_t context_id;
+  uint32_t set_id;
+  uint8_t target;  // CounterTarget
+  uint8_t flags;   // CounterResultFlags
+  uint32_t target_id;
+  uint16_t value_count;
+};
+
+// Most counters one set may have (and values one result may carry).
+inline constexpr uint16_t kMaxCounters = 4096;
+
 #pragma pack(pop)
 
+static_assert(sizeof(CounterSetDef) == 13);
+static_assert(sizeof(CounterDef) == 29);
+static_assert(sizeof(CounterResult) == 17);
 static_assert(sizeof(GpuContextDef) == 48);
 static_assert(sizeof(GpuZoneBegin) == 21);
 static_assert(sizeof(GpuZoneEnd) == 17);
@@ -345,6 +424,9 @@ constexpr size_t FixedSize(uint8_t type) {
     case MessageType::kGpuCalibration: return sizeof(GpuCalibration);
     case MessageType::kGpuResync: return sizeof(GpuResync);
     case MessageType::kGpuContextName: return sizeof(GpuContextName);
+    case MessageType::kCounterSetDef: return sizeof(CounterSetDef);
+    case MessageType::kCounterDef: return sizeof(CounterDef);
+    case MessageType::kCounterResult: return sizeof(CounterResult);
   }
   return 0;
 }
@@ -372,13 +454,21 @@ inline size_t VariableSize(uint8_t type, const uint8_t* fixed) {
       return LoadLe<uint16_t>(fixed + offsetof(GpuContextDef, name_length));
     case MessageType::kGpuContextName:
       return LoadLe<uint16_t>(fixed + offsetof(GpuContextName, length));
+    case MessageType::kCounterSetDef:
+      return LoadLe<uint16_t>(fixed + offsetof(CounterSetDef, name_length));
+    case MessageType::kCounterDef:
+      return size_t{LoadLe<uint16_t>(fixed + offsetof(CounterDef, name_length))} +
+             LoadLe<uint16_t>(fixed + offsetof(CounterDef, description_length));
+    case MessageType::kCounterResult:
+      return size_t{LoadLe<uint16_t>(fixed + offsetof(CounterResult, value_count))} * 8;
     default:
       return 0;
   }
 }
 
-// Largest possible message: the biggest fixed part plus three maximal strings.
-inline constexpr size_t kMaxMessageBytes = 64 + 3 * size_t{kMaxStringBytes};
+// Largest possible message: the biggest fixed part plus three maximal strings, or a
+// counter result with 65,535 values.
+inline constexpr size_t kMaxMessageBytes = 64 + 8 * size_t{0xFFFF};
 
 // Human-readable name of a message type, for errors and docs; "unknown" otherwise.
 constexpr const char* MessageTypeName(uint8_t type) {
@@ -409,6 +499,9 @@ constexpr const char* MessageTypeName(uint8_t type) {
     case MessageType::kGpuCalibration: return "GpuCalibration";
     case MessageType::kGpuResync: return "GpuResync";
     case MessageType::kGpuContextName: return "GpuContextName";
+    case MessageType::kCounterSetDef: return "CounterSetDef";
+    case MessageType::kCounterDef: return "CounterDef";
+    case MessageType::kCounterResult: return "CounterResult";
   }
   return "unknown";
 }

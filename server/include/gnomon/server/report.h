@@ -23,6 +23,11 @@ void PrintStatisticsTable(const TraceModel& model, const std::vector<ZoneStatist
 void WriteStatisticsCsv(const TraceModel& model, const std::vector<ZoneStatistics>& stats,
                         std::ostream& out);
 
+// GPU counters per source location of the zones they measured (see counters.h): one
+// row per counter with its sum, mean, min and max, normalised by its type. Prints
+// nothing when the trace has no counter results.
+void PrintCounterStatistics(const TraceModel& model, std::ostream& out);
+
 // Quotes a string for JSON.
 std::string JsonQuote(std::string_view text);
 

@@ -49,6 +49,10 @@ struct NullHandler {
   void OnGpuCalibration(const protocol::GpuCalibration& /*calibration*/) {}
   void OnGpuResync(const protocol::GpuResync& /*resync*/) {}
   void OnGpuContextName(uint32_t /*context*/, std::string_view /*name*/) {}
+  void OnCounterSetDef(const protocol::CounterSetDef& /*def*/, std::string_view /*name*/) {}
+  void OnCounterDef(const protocol::CounterDef& /*def*/, std::string_view /*name*/, std::string_view /*description*/) {}
+  // `values` holds result.value_count little-endian 8-byte values (unaligned).
+  void OnCounterResult(const protocol::CounterResult& /*result*/, const uint8_t* /*values*/) {}
 };
 
 struct DecodeResult {
@@ -161,6 +165,17 @@ DecodeResult DecodeMessages(const uint8_t* data, size_t size, Handler& handler) 
         break;
       case MessageType::kGpuContextName:
         handler.OnGpuContextName(LoadLe<uint32_t>(p + 1), {tail, total - fixed});
+        break;
+      case MessageType::kCounterSetDef:
+        handler.OnCounterSetDef(LoadLe<protocol::CounterSetDef>(p), {tail, total - fixed});
+        break;
+      case MessageType::kCounterDef: {
+        const auto def = LoadLe<protocol::CounterDef>(p);
+        handler.OnCounterDef(def, {tail, def.name_length}, {tail + def.name_length, def.description_length});
+        break;
+      }
+      case MessageType::kCounterResult:
+        handler.OnCounterResult(LoadLe<protocol::CounterResult>(p), p + fixed);
         break;
     }
     pos += total;

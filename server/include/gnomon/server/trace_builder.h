@@ -22,6 +22,8 @@ inline constexpr uint32_t kMaxSeries = 1u << 16;
 inline constexpr uint32_t kMaxGpuContexts = 1u << 16;
 // GPU times held while their zone has not arrived, per context.
 inline constexpr size_t kMaxEarlyGpuTimes = 1u << 20;
+// Most counter sets accepted from one program.
+inline constexpr uint32_t kMaxCounterSets = 1u << 12;
 
 class TraceBuilder : public NullHandler {
  public:
@@ -65,6 +67,9 @@ class TraceBuilder : public NullHandler {
   void OnGpuCalibration(const protocol::GpuCalibration& calibration);
   void OnGpuResync(const protocol::GpuResync& resync);
   void OnGpuContextName(uint32_t context, std::string_view name);
+  void OnCounterSetDef(const protocol::CounterSetDef& def, std::string_view name);
+  void OnCounterDef(const protocol::CounterDef& def, std::string_view name, std::string_view description);
+  void OnCounterResult(const protocol::CounterResult& result, const uint8_t* values);
 
  private:
   GpuContextTimeline* FindGpuContext(uint32_t id);

@@ -116,6 +116,39 @@ struct GpuZone {
 };
 static_assert(sizeof(GpuZone) == 48);
 
+// A counter of a counter set (protocol::CounterDef).
+struct CounterInfo {
+  std::string name;
+  std::string description;
+  uint8_t type = 0;       // protocol::CounterType
+  uint8_t data_type = 0;  // protocol::CounterDataType
+  uint32_t offset = 0;
+  uint32_t size = 0;
+  uint64_t raw_max = 0;
+  bool is_defined = false;
+  friend bool operator==(const CounterInfo&, const CounterInfo&) = default;
+};
+
+// A counter set (a query type) of one GPU context.
+struct CounterSet {
+  uint32_t id = 0;
+  uint32_t context_id = 0;
+  std::string name;
+  std::vector<CounterInfo> counters;  // by index
+  friend bool operator==(const CounterSet&, const CounterSet&) = default;
+};
+
+// One instance's result: values[first_value, first_value + value_count) of its context.
+struct CounterSample {
+  uint32_t set_id = 0;
+  uint32_t target_index = 0;  // the zone's index in its context, or the frame number
+  uint32_t first_value = 0;
+  uint16_t value_count = 0;
+  uint8_t target = 0;         // protocol::CounterTarget
+  uint8_t flags = 0;          // protocol::CounterResultFlags
+  friend bool operator==(const CounterSample&, const CounterSample&) = default;
+};
+
 struct GpuContextTimeline {
   uint32_t id = 0;
   uint8_t api = 0;  // protocol::GpuApi
@@ -133,12 +166,18 @@ struct GpuContextTimeline {
   std::unordered_map<uint32_t, uint64_t> early_times;   // times that arrived before their zone
   std::unordered_map<uint32_t, std::vector<uint32_t>> open_zones;  // by thread, innermost last
   int64_t last_calibration_cpu_ns = 0;
+  // Counter results. A result names its zone by the zone's begin query, and comes
+  // before the zone's GPU times (while the query is still pending).
+  std::vector<CounterSample> counter_samples;
+  std::vector<double> counter_values;  // decoded by the counter's data type, not normalised
+  std::unordered_map<uint32_t, uint32_t> counter_sample_of_zone;  // zone index -> sample
 
   const std::string& label() const { return name.empty() ? device_name : name; }
   friend bool operator==(const GpuContextTimeline& a, const GpuContextTimeline& b) {
     return a.id == b.id && a.api == b.api && a.flags == b.flags && a.device_name == b.device_name &&
            a.name == b.name && a.clock.knots() == b.clock.knots() && a.zones == b.zones &&
-           a.pending == b.pending && a.early_times == b.early_times;
+           a.pending == b.pending && a.early_times == b.early_times && a.counter_samples == b.counter_samples &&
+           a.counter_values == b.counter_values;
   }
 };
 
@@ -166,6 +205,7 @@ struct Diagnostics {
   uint64_t gpu_queries_reused_before_time = 0;  // a query's time never came before its reuse
   uint64_t gpu_rejected_calibrations = 0;       // zero/negative deltas or absurd rates
   uint64_t gpu_zone_ends_without_begin = 0;
+  uint64_t counter_results_dropped = 0;  // unknown set or context, no such zone, bad count
   friend bool operator==(const Diagnostics&, const Diagnostics&) = default;
 };
 
@@ -181,6 +221,7 @@ struct TraceModel {
   std::unordered_map<uint32_t, std::string> frame_names;  // StringDef of kind frame
   std::vector<LogMessage> messages;
   std::map<uint32_t, GpuContextTimeline> gpu_contexts;  // by context id
+  std::map<uint32_t, CounterSet> counter_sets;          // by set id
   Diagnostics diagnostics;
   uint64_t first_tick = kOpenZone;  // earliest event
   uint64_t last_tick = 0;           // latest event
