@@ -106,6 +106,20 @@ std::unique_ptr<Context> Context::CreateWith(GetProcAddress loader, const Contex
 
 Context::~Context() {
   if (fn_ && !queries_.empty()) fn_->DeleteQueries(int32_t(queries_.size()), queries_.data());
+  if (source_ != nullptr) {
+    for (const CountedZone& zone : counted_) source_->Destroy(zone.instance);
+    for (uint32_t instance : free_instances_) source_->Destroy(instance);
+  }
+}
+
+bool Context::AttachCounters(counters::Source& source, size_t type) {
+  if (!active_ || !source.is_available() || type >= source.query_types().size()) return false;
+  const uint32_t set = counters::DefineSet(id_, source.query_types()[type]);
+  if (set == 0) return false;
+  source_ = &source;
+  source_type_ = type;
+  counter_set_ = set;
+  return true;
 }
 
 void Context::Calibrate(int tries) {
@@ -124,13 +138,31 @@ void Context::Calibrate(int tries) {
   stats_.last_calibration_uncertainty_ns = data.uncertainty_ns;
 }
 
+bool Context::SendZoneCounters() {
+  const CountedZone zone = counted_.front();
+  counters::Values values;
+  const counters::FetchStatus status = source_->Fetch(zone.instance, counters::FetchMode::kDoNotFlush, values);
+  if (status == counters::FetchStatus::kNotReady) return false;
+  if (status == counters::FetchStatus::kReady) {
+    // Before the zone's begin time: the server finds the zone by that query.
+    counters::SendResult(id_, counter_set_, GNOMON_COUNTER_TARGET_GPU_ZONE,
+                         wire_ids_[zone.begin_sequence % queries_.size()], values);
+    ++stats_.counter_results_read;
+  } else {
+    ++stats_.counter_results_failed;
+  }
+  counted_.pop_front();
+  free_instances_.push_back(zone.instance);
+  return true;
+}
+
 uint64_t Context::TakeQuery() {
   const uint64_t sequence = head_++;
   wire_ids_[sequence % queries_.size()] = next_wire_id_++;
   return sequence;
 }
 
-bool Context::BeginZone(gnomon_source_location* location) {
+bool Context::BeginZone(gnomon_source_location* location, bool counters) {
   if (!active_) return false;
   ++stats_.zones_recorded;
   // Both queries of the zone are taken now, so that its end can never find the ring full.
@@ -138,11 +170,34 @@ bool Context::BeginZone(gnomon_source_location* location) {
     ++stats_.zones_untimed;
     return false;
   }
-  const size_t begin = TakeQuery() % queries_.size();
+  const uint64_t begin_sequence = TakeQuery();
+  const size_t begin = begin_sequence % queries_.size();
   const uint64_t end = TakeQuery();
   fn_->QueryCounter(queries_[begin], kGlTimestamp);
   gnomon_gpu_zone_begin(id_, wire_ids_[begin], location);
   open_zones_.push_back(end);
+  uint32_t instance = 0;
+  if (counters && source_ != nullptr) {
+    if (counted_open_) {
+      ++stats_.zones_uncounted_nested;
+    } else {
+      if (free_instances_.empty()) {
+        instance = source_->Create(source_type_);
+      } else {
+        instance = free_instances_.back();
+        free_instances_.pop_back();
+      }
+      if (instance != 0 && source_->Begin(instance)) {
+        counted_.push_back({begin_sequence, instance});
+        counted_open_ = true;
+        ++stats_.zones_counted;
+      } else if (instance != 0) {
+        free_instances_.push_back(instance);
+        instance = 0;
+      }
+    }
+  }
+  open_counted_.push_back(instance);
   return true;
 }
 
@@ -150,6 +205,12 @@ void Context::EndZone() {
   if (!active_ || open_zones_.empty()) return;
   const size_t end = open_zones_.back() % queries_.size();
   open_zones_.pop_back();
+  const uint32_t instance = open_counted_.back();
+  open_counted_.pop_back();
+  if (instance != 0) {
+    source_->End(instance);
+    counted_open_ = false;
+  }
   fn_->QueryCounter(queries_[end], kGlTimestamp);
   gnomon_gpu_zone_end(id_, wire_ids_[end]);
 }
@@ -164,6 +225,7 @@ void Context::Collect() {
     int32_t available = 0;
     fn_->GetQueryObjectiv(queries_[index], kGlQueryResultAvailable, &available);
     if (!available) break;  // a later collect
+    if (!counted_.empty() && counted_.front().begin_sequence == tail_ && !SendZoneCounters()) break;
     uint64_t value = 0;
     fn_->GetQueryObjectui64v(queries_[index], kGlQueryResult, &value);
     gnomon_gpu_time(id_, wire_ids_[index], value & valid_mask_);

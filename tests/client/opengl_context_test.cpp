@@ -8,7 +8,9 @@
 #include <gnomon/gnomon.hpp>
 #include <gnomon/opengl.hpp>
 
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 #include <string>
 
 #include "../support/self_capture.h"
@@ -123,4 +125,131 @@ TEST_CASE("10,000 GL frames: every zone timed once, nothing invented, and a full
     CHECK(c.early_times.empty());
     for (size_t i = 1; i < c.zones.size(); ++i) REQUIRE(c.zones[i].gpu_begin >= c.zones[i - 1].gpu_end);
   });
+}
+
+namespace {
+
+// A GL program that draws points: each vertex at the origin, one fragment each.
+GLuint PointProgram() {
+  const char* vertex = "#version 330 core\nvoid main() { gl_Position = vec4(0.0, 0.0, 0.0, 1.0); }\n";
+  const char* fragment = "#version 330 core\nout vec4 color;\nvoid main() { color = vec4(1.0); }\n";
+  GLuint program = glCreateProgram();
+  for (auto [type, source] : {std::pair{GL_VERTEX_SHADER, vertex}, std::pair{GL_FRAGMENT_SHADER, fragment}}) {
+    GLuint shader = glCreateShader(type);
+    glShaderSource(shader, 1, &source, nullptr);
+    glCompileShader(shader);
+    GLint ok = 0;
+    glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
+    REQUIRE(ok == GL_TRUE);
+    glAttachShader(program, shader);
+    glDeleteShader(shader);
+  }
+  glLinkProgram(program);
+  GLint linked = 0;
+  glGetProgramiv(program, GL_LINK_STATUS, &linked);
+  REQUIRE(linked == GL_TRUE);
+  return program;
+}
+
+}  // namespace
+
+TEST_CASE("Mesa has no GL_INTEL_performance_query: that source is unavailable and says why") {
+  GlFixture gl;
+  auto intel = gnomon::opengl::CreateIntelPerformanceQuerySource(glfwGetProcAddress);
+  CHECK_FALSE(intel->is_available());
+  CHECK(intel->unavailable_reason().find("GL_INTEL_performance_query") != std::string::npos);
+  CHECK(intel->query_types().empty());
+}
+
+TEST_CASE("ARB pipeline statistics: not ready before the instance ends, then exact counts of a draw") {
+  GlFixture gl;
+  auto source = gnomon::opengl::CreatePipelineStatisticsSource(glfwGetProcAddress);
+  REQUIRE_MESSAGE(source->is_available(), source->unavailable_reason());
+  REQUIRE(source->query_types().size() == 1);
+  const auto& type = source->query_types()[0];
+  CHECK(type.name == "pipeline statistics");
+  REQUIRE(type.counters.size() == 11);
+  CHECK(type.counters[0].name == "vertices submitted");
+  CHECK(type.counters[1].name == "primitives submitted");
+
+  GLuint program = PointProgram();
+  GLuint vao = 0;
+  glGenVertexArrays(1, &vao);
+  glBindVertexArray(vao);
+  glUseProgram(program);
+
+  const uint32_t instance = source->Create(0);
+  REQUIRE(instance != 0);
+  gnomon::counters::Values values;
+  CHECK(source->Fetch(instance, gnomon::counters::FetchMode::kWait, values) ==
+        gnomon::counters::FetchStatus::kNotReady);  // never begun
+  REQUIRE(source->Begin(instance));
+  CHECK_FALSE(source->Begin(instance));  // already running
+  glDrawArrays(GL_POINTS, 0, 1000);
+  CHECK(source->Fetch(instance, gnomon::counters::FetchMode::kWait, values) ==
+        gnomon::counters::FetchStatus::kNotReady);  // not ended: never read
+  source->End(instance);
+  // The first look submits the draw; later looks only look (for up to five seconds).
+  gnomon::counters::FetchStatus status = source->Fetch(instance, gnomon::counters::FetchMode::kFlush, values);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (status == gnomon::counters::FetchStatus::kNotReady && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    status = source->Fetch(instance, gnomon::counters::FetchMode::kDoNotFlush, values);
+  }
+  REQUIRE(status == gnomon::counters::FetchStatus::kReady);
+  REQUIRE(values.values.size() == 11);
+  CHECK(values.values[0] == 1000);  // vertices submitted
+  CHECK(values.values[1] == 1000);  // primitives submitted (points)
+  source->Destroy(instance);
+  glDeleteVertexArrays(1, &vao);
+  glDeleteProgram(program);
+}
+
+TEST_CASE("GL zones with counters: each counted zone's statistics reach the worker, exact, before its times") {
+  gnomon::server::Worker& worker = gnomon::test::SelfCapture();
+  GlFixture gl;
+  gnomon::SetThreadName("gl counters");
+  auto source = gnomon::opengl::CreatePipelineStatisticsSource(glfwGetProcAddress);  // outlives the context
+  auto gpu = Context::Create(glfwGetProcAddress);
+  REQUIRE(gpu->is_active());
+  REQUIRE(gpu->AttachCounters(*source));
+  GLuint program = PointProgram();
+  GLuint vao = 0;
+  glGenVertexArrays(1, &vao);
+  glBindVertexArray(vao);
+  glUseProgram(program);
+  constexpr int kFrames = 20;
+  for (int frame = 0; frame < kFrames; ++frame) {
+    GNOMON_GL_ZONE_COUNTERS(*gpu, "Points");
+    {
+      GNOMON_GL_ZONE_COUNTERS(*gpu, "Nested");  // GL cannot count inside a counted zone
+      glDrawArrays(GL_TRIANGLES, 0, 3 * (frame + 1));
+    }
+  }
+  glFlush();  // as a buffer swap would: Collect() itself never flushes
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (gpu->stats().counter_results_read < kFrames && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    gpu->Collect();
+  }
+  CHECK(gpu->stats().zones_counted == kFrames);
+  CHECK(gpu->stats().zones_uncounted_nested == kFrames);
+  CHECK(gpu->stats().counter_results_read == kFrames);
+  const uint32_t id = gpu->id();
+  REQUIRE(gnomon::test::WaitForModel(worker, [id](const TraceModel& m) {
+    auto it = m.gpu_contexts.find(id);
+    return it != m.gpu_contexts.end() && it->second.counter_samples.size() == kFrames;
+  }));
+  worker.WithModel([&](const TraceModel& m) {
+    const auto& c = m.gpu_contexts.at(id);
+    CHECK(m.diagnostics.counter_results_dropped == 0);
+    for (size_t i = 0; i < c.counter_samples.size(); ++i) {
+      const auto& sample = c.counter_samples[i];
+      CHECK(m.Location(c.zones[sample.target_index].source_location).name == "Points");
+      CHECK(c.counter_values[sample.first_value + 0] == 3.0 * double(i + 1));  // vertices submitted
+      CHECK(c.counter_values[sample.first_value + 1] == double(i + 1));        // triangles
+    }
+  });
+  glDeleteVertexArrays(1, &vao);
+  glDeleteProgram(program);
 }

@@ -15,19 +15,46 @@
 // Collect(); the bracket's width is the pair's uncertainty. Inert (creates nothing) when
 // the context has no timestamp bits or lacks the functions.
 //
+// Counters: AttachCounters(source) with a counter source of this context (below) makes
+// zones opened with GNOMON_GL_ZONE_COUNTERS also run an instance of the source's query
+// type. Collect() fetches it without flushing or waiting, in ring order, just before the
+// zone's begin time: a result not ready holds the ring for a later collect, as a time
+// does. A counted zone inside another counted zone gets no counters (GL allows one
+// active query per target), counted in stats().zones_uncounted_nested.
+//
 // Threads: the thread whose GL context is current, as for any GL call.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <vector>
 
+#include "gnomon/counters.hpp"
 #include "gnomon/gnomon.h"
 
 namespace gnomon::opengl {
 
 using GetProcAddress = void* (*)(const char* name);
+
+// Counter sources of the current GL context (see counters.hpp). Each is unavailable,
+// and says why, when the driver lacks the extension.
+//  - ARB_pipeline_statistics_query: one query type, "pipeline statistics", of eleven
+//    counters (vertices and primitives submitted, shader invocations per stage,
+//    clipping); Mesa's llvmpipe has it.
+//  - GL_INTEL_performance_query: the driver's query types and counters, as it lists them
+//    (Intel GPUs only).
+std::unique_ptr<counters::Source> CreatePipelineStatisticsSource(GetProcAddress loader);
+std::unique_ptr<counters::Source> CreateIntelPerformanceQuerySource(GetProcAddress loader);
+template <typename Loader>
+std::unique_ptr<counters::Source> CreatePipelineStatisticsSource(Loader loader) {
+  return CreatePipelineStatisticsSource(reinterpret_cast<GetProcAddress>(loader));
+}
+template <typename Loader>
+std::unique_ptr<counters::Source> CreateIntelPerformanceQuerySource(Loader loader) {
+  return CreateIntelPerformanceQuerySource(reinterpret_cast<GetProcAddress>(loader));
+}
 
 struct ContextOptions {
   const char* name = nullptr;  // shown for the context; default the GL renderer string
@@ -42,6 +69,10 @@ struct ContextStats {
   uint64_t timestamps_read = 0;
   uint64_t calibrations = 0;
   uint32_t last_calibration_uncertainty_ns = 0;
+  uint64_t zones_counted = 0;
+  uint64_t zones_uncounted_nested = 0;  // asked for counters inside a counted zone
+  uint64_t counter_results_read = 0;
+  uint64_t counter_results_failed = 0;  // the source could not read an instance
 };
 
 class Context {
@@ -60,7 +91,13 @@ class Context {
   uint32_t id() const { return id_; }
   const ContextStats& stats() const { return stats_; }
 
-  bool BeginZone(gnomon_source_location* location);
+  // Zones opened with counters = true run an instance of source.query_types()[type]; the
+  // source must outlive the context. Describes the set to the server; false when the
+  // context is inert or the source unavailable.
+  bool AttachCounters(counters::Source& source, size_t type = 0);
+  uint32_t counter_set() const { return counter_set_; }
+
+  bool BeginZone(gnomon_source_location* location, bool counters = false);
   void EndZone();
   // Reads back finished queries in order and recalibrates when due. Never waits.
   void Collect();
@@ -70,6 +107,8 @@ class Context {
   Context() = default;
   void Calibrate(int tries);
   uint64_t TakeQuery();  // the next ring entry's sequence number
+  // Fetches the oldest counted zone's result and sends it; false when not ready.
+  bool SendZoneCounters();
 
   std::unique_ptr<Functions> fn_;
   bool active_ = false;
@@ -80,6 +119,17 @@ class Context {
   uint64_t tail_ = 0;               // oldest entry not read back; entry = sequence % size
   uint32_t next_wire_id_ = 1;
   std::vector<uint64_t> open_zones_;  // sequence number of each open zone's end query
+  struct CountedZone {
+    uint64_t begin_sequence = 0;
+    uint32_t instance = 0;
+  };
+  std::deque<CountedZone> counted_;      // by begin sequence
+  std::vector<uint32_t> open_counted_;   // per open zone: its instance, or 0
+  std::vector<uint32_t> free_instances_;
+  counters::Source* source_ = nullptr;
+  size_t source_type_ = 0;
+  uint32_t counter_set_ = 0;
+  bool counted_open_ = false;
   uint64_t valid_mask_ = ~uint64_t{0};
   int64_t last_calibration_cpu_ns_ = 0;
   std::chrono::steady_clock::time_point next_calibration_;
@@ -89,8 +139,8 @@ class Context {
 
 class ScopedZone {
  public:
-  ScopedZone(Context& context, gnomon_source_location* location)
-      : context_(context), active_(context.BeginZone(location)) {}
+  ScopedZone(Context& context, gnomon_source_location* location, bool counters = false)
+      : context_(context), active_(context.BeginZone(location, counters)) {}
   ~ScopedZone() {
     if (active_) context_.EndZone();
   }
@@ -111,6 +161,17 @@ class ScopedZone {
         (zone_name), __func__, __FILE__, static_cast<uint32_t>(__LINE__), GNOMON_NO_COLOR, 0u};   \
     &gnomon_location_;                                                                            \
   }))
+// The same, with the attached counter source measuring the zone.
+#define GNOMON_GL_ZONE_COUNTERS(context, zone_name)                                              \
+  ::gnomon::opengl::ScopedZone GNOMON_CONCAT(gnomon_gl_zone_, __LINE__)(                         \
+      (context),                                                                                 \
+      __extension__({                                                                            \
+        static ::gnomon_source_location gnomon_location_{                                        \
+            (zone_name), __func__, __FILE__, static_cast<uint32_t>(__LINE__), GNOMON_NO_COLOR, 0u}; \
+        &gnomon_location_;                                                                       \
+      }),                                                                                        \
+      true)
 #else
 #define GNOMON_GL_ZONE(context, zone_name) static_cast<void>(0)
+#define GNOMON_GL_ZONE_COUNTERS(context, zone_name) static_cast<void>(0)
 #endif
