@@ -10,8 +10,10 @@
 #include <sstream>
 
 #include "../support/stream_writer.h"
+#include "gnomon/server/chrome_export.h"
 #include "gnomon/server/report.h"
 #include "gnomon/server/trace_builder.h"
+#include "gnomon/server/trace_file.h"
 
 using gnomon::protocol::CounterDataType;
 using gnomon::protocol::CounterTarget;
@@ -93,6 +95,13 @@ TEST_CASE("a counter set's description round-trips, and a zone's result is store
   gnomon::server::PrintCounterStatistics(m, report);
   CHECK(report.str().find("EU busy (%)") != std::string::npos);
   CHECK(report.str().find("bytes read (/s)") != std::string::npos);
+
+  // Chrome/Perfetto: a counter track per counter, the value from the zone's begin, 0 at its end.
+  std::ostringstream chrome;
+  gnomon::server::WriteChromeTrace(m, chrome);
+  CHECK(chrome.str().find("{\"ph\":\"C\",\"cat\":\"counter\",\"name\":\"GPU: EU busy\",\"pid\":") !=
+        std::string::npos);
+  CHECK(chrome.str().find("\"args\":{\"value\":25}") != std::string::npos);
 }
 
 TEST_CASE("frame results are kept; results without their set, context or zone are counted and dropped") {
@@ -118,4 +127,16 @@ TEST_CASE("frame results are kept; results without their set, context or zone ar
   CHECK(m.diagnostics.invalid_ids == 2);
   CHECK(m.counter_sets.size() == 1);
   CHECK(gnomon::server::FindZoneCounters(context, 0) == nullptr);
+}
+
+TEST_CASE("a recorded lavapipe trace keeps loading with its pipeline statistics") {
+  TraceModel m;
+  auto loaded = gnomon::server::LoadTrace(GNOMON_DATA_DIR "/lavapipe_vulkan_counters.gnomon", m);
+  REQUIRE_MESSAGE(loaded.ok(), loaded.status().message());
+  REQUIRE(m.counter_sets.size() == 1);
+  const auto& context = m.gpu_contexts.begin()->second;
+  CHECK(context.counter_samples.size() == 80);  // 40 frames, Simulate and Integrate
+  for (const auto& sample : context.counter_samples) {
+    CHECK(gnomon::server::NormalizedCounterValue(m, context, sample, 2) == 16384);
+  }
 }

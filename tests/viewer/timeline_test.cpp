@@ -90,3 +90,51 @@ TEST_CASE("items land where the view puts their times, and picking returns the s
   CHECK(gpu_hit->kind == DrawItem::Kind::kGpuZone);
   CHECK_FALSE(timeline.HitTest(model, view, 900, inner->y0 + 2).has_value());
 }
+
+TEST_CASE("a counter lane appears once chosen: a bar per measured zone, as tall as its value, hit as that zone") {
+  gnomon::test::StreamWriter w;
+  w.AppInfo("counters").SourceLocation(1, "Draw", "f", "a.cpp", 1).ThreadInfo(1, 10, "main").ThreadContext(1);
+  w.GpuContext(1, "GPU", 1, 1, 64, 0, 0, gnomon::protocol::CpuTimeDomain::kMonotonicRaw, 10);
+  w.CounterSet(1, 3, 1, "stats");
+  w.Counter(3, 0, gnomon::protocol::CounterType::kEvent, gnomon::protocol::CounterDataType::kUint64, "invocations");
+  w.GpuZoneBegin(1, 1, 1, 1000).GpuZoneEnd(1, 2, 1010);
+  w.CounterResult(1, 3, gnomon::protocol::CounterTarget::kGpuZone, 1, {100});
+  w.GpuTime(1, 1, 1000).GpuTime(1, 2, 1400);
+  w.GpuZoneBegin(1, 3, 1, 1500).GpuZoneEnd(1, 4, 1510);
+  w.CounterResult(1, 3, gnomon::protocol::CounterTarget::kGpuZone, 3, {50});
+  w.GpuTime(1, 3, 1600).GpuTime(1, 4, 2000);
+  TraceModel model;
+  gnomon::server::TraceBuilder builder(model);
+  gnomon::server::DecodeMessages(w.data(), w.size(), builder);
+
+  Timeline timeline;
+  timeline.Sync(model);
+  std::map<LaneKey, LaneState> states;
+  timeline.Layout(model, states, 0);
+  for (const Lane& lane : timeline.lanes()) CHECK(lane.key.kind != LaneKind::kCounter);  // not chosen
+
+  const LaneKey key{LaneKind::kCounter, CounterLaneId(3, 0)};
+  states[key] = LaneState{};
+  timeline.Layout(model, states, 0);
+  const Lane& lane = timeline.lanes().back();
+  REQUIRE(lane.key == key);
+  CHECK(lane.title == "Counter: invocations on GPU");
+  TimelineView view;
+  view.Fit(0, 1000, 1000);  // 1 ns per pixel, from the first event (t = 1000)
+  std::vector<DrawItem> items;
+  timeline.BuildItems(model, view, items);
+  std::vector<DrawItem> bars;
+  for (const DrawItem& item : items) {
+    if (item.kind == DrawItem::Kind::kCounter) bars.push_back(item);
+  }
+  REQUIRE(bars.size() == 2);
+  CHECK(bars[0].index == 0);
+  CHECK(bars[1].index == 1);
+  CHECK(bars[0].y1 - bars[0].y0 == doctest::Approx(lane.height));        // the largest value
+  CHECK(bars[1].y1 - bars[1].y0 == doctest::Approx(lane.height / 2));    // half of it
+  CHECK(bars[0].x1 - bars[0].x0 == doctest::Approx(400).epsilon(0.05));  // the zone's 400 ns
+  const auto hit = timeline.HitTest(model, view, (bars[1].x0 + bars[1].x1) / 2, lane.y + lane.height - 1);
+  REQUIRE(hit.has_value());
+  CHECK(hit->kind == DrawItem::Kind::kCounter);
+  CHECK(hit->index == 1);
+}

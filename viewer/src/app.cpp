@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "gnomon/protocol/messages.h"
+#include "gnomon/server/counters.h"
 #include "gnomon/server/report.h"
 
 namespace gnomon::viewer {
@@ -47,7 +49,8 @@ bool ParseAddress(const std::string& text, std::string& host, uint16_t& port) {
 App::App(const Options& options)
     : show_statistics_(options.show_all_windows), show_clock_(options.show_all_windows),
       show_messages_(options.show_all_windows), show_debug_(options.show_all_windows),
-      select_longest_(options.select_longest_zone), range_begin_ns_(options.range_begin_ns),
+      select_longest_(options.select_longest_zone), show_counters_(options.show_counters),
+      range_begin_ns_(options.range_begin_ns),
       range_end_ns_(options.range_end_ns) {
   LoadRecent();
   rate_time_ = std::chrono::steady_clock::now();
@@ -191,6 +194,7 @@ void App::MainMenu() {
   }
   if (ImGui::BeginMenu("Lanes")) {
     for (auto& [key, state] : lane_states_) {
+      if (key.kind == LaneKind::kCounter) continue;  // under Counters
       const std::string label = (key.kind == LaneKind::kThread ? "thread " : key.kind == LaneKind::kGpu ? "GPU " : "plot ") +
                                 std::to_string(key.id);
       bool shown = !state.hidden;
@@ -199,6 +203,7 @@ void App::MainMenu() {
     if (ImGui::MenuItem("Show all")) {
       for (auto& [key, state] : lane_states_) state = LaneState{};
     }
+    CounterMenu();
     ImGui::EndMenu();
   }
   ImGui::EndMenuBar();
@@ -310,6 +315,17 @@ void App::TimelineWindow(const server::TraceModel& model) {
   for (const auto& thread : model.threads) lane_states_.try_emplace({LaneKind::kThread, thread.id});
   for (const auto& [id, gpu] : model.gpu_contexts) lane_states_.try_emplace({LaneKind::kGpu, id});
   for (const auto& [id, plot] : model.plots) lane_states_.try_emplace({LaneKind::kPlot, id});
+  if (counter_names_.size() != model.counter_sets.size()) {
+    counter_names_.clear();
+    for (const auto& [id, set] : model.counter_sets) {
+      for (const server::CounterInfo& counter : set.counters) counter_names_[id].push_back(set.name + ": " + counter.name);
+    }
+  }
+  if (show_counters_) {
+    for (const auto& [id, set] : model.counter_sets) {
+      for (uint32_t i = 0; i < set.counters.size(); ++i) lane_states_.try_emplace({LaneKind::kCounter, CounterLaneId(id, i)});
+    }
+  }
 
   ImGui::BeginChild("timeline", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoMove);
   ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -320,6 +336,20 @@ void App::TimelineWindow(const server::TraceModel& model) {
   timeline_.Layout(model, lane_states_, 0);
   timeline_.BuildItems(model, view_, items_);
 
+  if (select_longest_ && show_counters_ && !selected_) {
+    // For screenshots: select the first GPU zone with counters that starts in view.
+    for (const auto& [id, context] : model.gpu_contexts) {
+      for (const server::CounterSample& sample : context.counter_samples) {
+        if (sample.target != uint8_t(protocol::CounterTarget::kGpuZone)) continue;
+        const Span span = timeline_.GpuSpan(id, sample.target_index);
+        if (span.begin_ns >= view_.begin_ns() && span.begin_ns <= view_.end_ns()) {
+          selected_ = Selection{{LaneKind::kGpu, id}, DrawItem::Kind::kGpuZone, sample.target_index};
+          break;
+        }
+      }
+      if (selected_) break;
+    }
+  }
   if (select_longest_ && !selected_) {
     // For screenshots: select the longest CPU zone of the first thread that has one.
     for (const auto& thread : model.threads) {
@@ -386,6 +416,12 @@ void App::HandleInput(const server::TraceModel& model, bool hovered) {
       if (hovered_ && hovered_->kind == DrawItem::Kind::kFrame) {
         const auto& marks = model.frames.begin()->second.marks;
         JumpTo(RelNs(model, marks[hovered_->index - 1]), RelNs(model, marks[hovered_->index]));
+      } else if (hovered_ && hovered_->kind == DrawItem::Kind::kCounter) {
+        // A counter bar stands for the GPU zone it measured.
+        const auto set = model.counter_sets.find(CounterLaneSet(hovered_->lane.id));
+        if (set != model.counter_sets.end()) {
+          selected_ = Selection{{LaneKind::kGpu, set->second.context_id}, DrawItem::Kind::kGpuZone, hovered_->index};
+        }
       } else if (hovered_) {
         selected_ = Selection{hovered_->lane, hovered_->kind, hovered_->index};
       }
@@ -406,8 +442,43 @@ void App::HandleInput(const server::TraceModel& model, bool hovered) {
   }
 }
 
+void App::CounterMenu() {
+  const std::map<uint32_t, std::vector<std::string>>& counters = counter_names_;
+  if (counters.empty() || !ImGui::BeginMenu("Counters")) return;
+  for (const auto& [set, names] : counters) {
+    for (uint32_t i = 0; i < names.size(); ++i) {
+      const LaneKey key{LaneKind::kCounter, CounterLaneId(set, i)};
+      auto it = lane_states_.find(key);
+      bool shown = it != lane_states_.end() && !it->second.hidden;
+      if (ImGui::MenuItem(names[i].c_str(), nullptr, &shown)) {
+        if (shown) {
+          lane_states_[key] = LaneState{};
+        } else {
+          lane_states_.erase(key);
+        }
+      }
+    }
+  }
+  ImGui::EndMenu();
+}
+
 void App::Tooltip(const server::TraceModel& model, const Hit& hit) {
   ImGui::BeginTooltip();
+  if (hit.kind == DrawItem::Kind::kCounter) {
+    const auto set = model.counter_sets.find(CounterLaneSet(hit.lane.id));
+    const uint32_t counter = CounterLaneIndex(hit.lane.id);
+    if (set != model.counter_sets.end() && model.gpu_contexts.contains(set->second.context_id)) {
+      const auto& context = model.gpu_contexts.at(set->second.context_id);
+      if (const server::CounterSample* sample = server::FindZoneCounters(context, hit.index)) {
+        const std::string unit = server::CounterUnit(set->second, counter);
+        ImGui::Text("%s: %.6g%s%s", set->second.counters[counter].name.c_str(),
+                    server::NormalizedCounterValue(model, context, *sample, counter), unit.empty() ? "" : " ",
+                    unit.c_str());
+        ImGui::TextDisabled("over %s (click for its details)",
+                            model.Location(context.zones[hit.index].source_location).name.c_str());
+      }
+    }
+  }
   if (hit.kind == DrawItem::Kind::kZone) {
     const auto& thread = model.threads[model.thread_index.at(hit.lane.id)];
     const server::Zone& z = thread.zones[hit.index];

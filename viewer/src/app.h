@@ -26,6 +26,7 @@ class App {
     std::string open;            // a trace file, or HOST[:PORT]
     bool show_all_windows = false;
     bool select_longest_zone = false;  // for screenshots: fill the details window
+    bool show_counters = false;        // a lane for every GPU counter; select a counted zone
     int64_t range_begin_ns = -1;       // for screenshots: the time range to show
     int64_t range_end_ns = -1;
   };
@@ -61,6 +62,7 @@ class App {
   void DrawRuler(ImDrawList* draw, ImVec2 at, float width);
   void DrawItems(ImDrawList* draw);
   void HandleInput(const server::TraceModel& model, bool hovered);
+  void CounterMenu();
   void Tooltip(const server::TraceModel& model, const Hit& hit);
   void StatisticsWindow(const server::TraceModel& model);
   void FindZoneWindow(const server::TraceModel& model);
@@ -90,6 +92,12 @@ class App {
   bool show_messages_ = false;
   bool show_debug_ = false;
   bool select_longest_ = false;
+  bool show_counters_ = false;
+  // GPU statistics: counter columns (set id << 32 | index) and means per (location, column).
+  static constexpr size_t kMaxCounterColumns = 16;
+  std::vector<uint64_t> counter_columns_;
+  std::map<std::pair<uint32_t, uint64_t>, double> counter_means_;
+  std::map<uint32_t, std::vector<std::string>> counter_names_;  // by set: "set: counter", for the menu
   int64_t range_begin_ns_ = -1;
   int64_t range_end_ns_ = -1;
   bool gpu_statistics_ = false;

@@ -39,7 +39,7 @@ void OnDrop(GLFWwindow*, int count, const char** paths) {
 
 void Usage(FILE* out) {
   std::fprintf(out,
-               "Usage: gnomon-viewer [FILE | HOST[:PORT]] [--size WxH] [--all-windows] [--range A:B]\n"
+               "Usage: gnomon-viewer [FILE | HOST[:PORT]] [--size WxH] [--all-windows] [--counters] [--range A:B]\n"
                "                     [--frames N] [--screenshot OUT.png] [--layout-dump OUT.json]\n"
                "\n"
                "Opens a Gnomon trace file, or connects to a running program (default port 9421).\n"
@@ -53,6 +53,8 @@ void Usage(FILE* out) {
                "\n"
                "  --size WxH        window size (default 1400x900)\n"
                "  --all-windows     open the statistics, messages, GPU clocks and debug windows\n"
+               "  --counters        a lane for every GPU counter (the Lanes menu chooses them), and\n"
+               "                    the first counted GPU zone in view selected\n"
                "  --range A:B       show milliseconds A to B of the trace\n"
                "  --frames N        render N frames, then exit (for scripts and tests)\n"
                "  --screenshot F    with --frames: save the last frame as a PNG\n"
@@ -127,6 +129,9 @@ int main(int argc, char** argv) {
       }
       options.range_begin_ns = int64_t(begin_ms * 1e6);
       options.range_end_ns = int64_t(end_ms * 1e6);
+    } else if (arg == "--counters") {
+      options.show_counters = true;
+      options.select_longest_zone = true;  // a counted GPU zone, in the details window
     } else if (arg == "--all-windows") {
       options.show_all_windows = true;
       options.select_longest_zone = true;

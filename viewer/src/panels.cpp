@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "app.h"
+#include "gnomon/protocol/messages.h"
+#include "gnomon/server/counters.h"
 #include "gnomon/server/report.h"
 
 namespace gnomon::viewer {
@@ -38,12 +40,25 @@ void App::StatisticsWindow(const server::TraceModel& model) {
   if (gpu != gpu_statistics_ || stale || statistics_zone_count_ == UINT64_MAX) {
     gpu_statistics_ = gpu;
     statistics_ = gpu ? server::ComputeGpuZoneStatistics(model) : server::ComputeZoneStatistics(model);
+    // GPU zones: a column per counter (its mean per zone), as many as fit.
+    counter_columns_.clear();
+    counter_means_.clear();
+    if (gpu) {
+      for (const server::CounterStatistics& c : server::ComputeCounterStatistics(model)) {
+        const uint64_t column = uint64_t(c.set_id) << 32 | c.counter;
+        if (std::find(counter_columns_.begin(), counter_columns_.end(), column) == counter_columns_.end() &&
+            counter_columns_.size() < kMaxCounterColumns) {
+          counter_columns_.push_back(column);
+        }
+        counter_means_[{c.source_location, column}] = c.mean;
+      }
+    }
     statistics_zone_count_ = model.zone_count;
     statistics_time_ = now;
   }
   constexpr ImGuiTableFlags kFlags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |
                                      ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable;
-  if (ImGui::BeginTable("stats", 9, kFlags)) {
+  if (ImGui::BeginTable("stats", 9 + int(counter_columns_.size()), kFlags)) {
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("Zone", ImGuiTableColumnFlags_WidthStretch);
     ImGui::TableSetupColumn("Location");
@@ -54,6 +69,12 @@ void App::StatisticsWindow(const server::TraceModel& model) {
     ImGui::TableSetupColumn("Median");
     ImGui::TableSetupColumn("Min");
     ImGui::TableSetupColumn("Max");
+    for (uint64_t column : counter_columns_) {
+      const server::CounterSet& set = model.counter_sets.at(uint32_t(column >> 32));
+      const uint32_t index = uint32_t(column & 0xFFFFFFFF);
+      const std::string unit = server::CounterUnit(set, index);
+      ImGui::TableSetupColumn((set.counters[index].name + (unit.empty() ? "" : " (" + unit + ")")).c_str());
+    }
     ImGui::TableHeadersRow();
     if (ImGuiTableSortSpecs* sort = ImGui::TableGetSortSpecs(); sort && sort->SpecsCount > 0) {
       const ImGuiTableColumnSortSpecs& spec = sort->Specs[0];
@@ -67,7 +88,12 @@ void App::StatisticsWindow(const server::TraceModel& model) {
           case 6: return double(s.median_ns);
           case 7: return double(s.min_ns);
           case 8: return double(s.max_ns);
-          default: return 0;
+          default: {
+            const size_t column = size_t(spec.ColumnIndex) - 9;
+            if (column >= counter_columns_.size()) return 0;
+            auto it = counter_means_.find({s.source_location, counter_columns_[column]});
+            return it == counter_means_.end() ? -1 : it->second;
+          }
         }
       };
       std::stable_sort(statistics_.begin(), statistics_.end(), [&](const auto& a, const auto& b) {
@@ -100,6 +126,11 @@ void App::StatisticsWindow(const server::TraceModel& model) {
                        double(s.max_ns)}) {
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(Duration(v).c_str());
+      }
+      for (uint64_t column : counter_columns_) {
+        ImGui::TableNextColumn();
+        auto it = counter_means_.find({s.source_location, column});
+        if (it != counter_means_.end()) ImGui::Text("%.6g", it->second);
       }
     }
     ImGui::EndTable();
@@ -189,7 +220,11 @@ void App::FindZoneWindow(const server::TraceModel& model) {
 }
 
 void App::DetailsWindow(const server::TraceModel& model) {
-  ImGui::SetNextWindowSize(ImVec2(440, 190), ImGuiCond_FirstUseEver);
+  // Taller when it opens on a GPU zone with counters, to show their table.
+  const bool has_counters = selected_->kind == DrawItem::Kind::kGpuZone &&
+                            model.gpu_contexts.contains(selected_->lane.id) &&
+                            server::FindZoneCounters(model.gpu_contexts.at(selected_->lane.id), selected_->index);
+  ImGui::SetNextWindowSize(ImVec2(440, has_counters ? 300 : 190), ImGuiCond_FirstUseEver);
   ImGui::SetNextWindowPos(ImVec2(800, 520), ImGuiCond_FirstUseEver);
   bool open = true;
   if (!ImGui::Begin("Zone details", &open)) {
@@ -237,6 +272,34 @@ void App::DetailsWindow(const server::TraceModel& model) {
     ImGui::Text("Latency   %s from CPU record to GPU start",
                 Duration(double(mapped.begin_ns - model.clock.TickToNs(z.cpu_begin_tick))).c_str());
     ImGui::Text("Thread    %u", z.thread_id);
+    if (const server::CounterSample* sample = server::FindZoneCounters(context, s.index)) {
+      const server::CounterSet& set = model.counter_sets.at(sample->set_id);
+      ImGui::Separator();
+      ImGui::Text("Counters  %s%s%s", set.name.c_str(),
+                  sample->flags & protocol::kCounterFrequencyChanged ? "  (frequency changed)" : "",
+                  sample->flags & protocol::kCounterSplitOccurred ? "  (split occurred)" : "");
+      if (ImGui::BeginTable("zone counters", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders)) {
+        ImGui::TableSetupColumn("Counter", ImGuiTableColumnFlags_WidthStretch);
+        ImGui::TableSetupColumn("Value");
+        ImGui::TableSetupColumn("Raw");
+        ImGui::TableHeadersRow();
+        for (uint32_t i = 0; i < sample->value_count; ++i) {
+          const std::string unit = server::CounterUnit(set, i);
+          ImGui::TableNextRow();
+          ImGui::TableNextColumn();
+          ImGui::TextUnformatted(set.counters[i].name.c_str());
+          if (ImGui::IsItemHovered() && !set.counters[i].description.empty()) {
+            ImGui::SetTooltip("%s", set.counters[i].description.c_str());
+          }
+          ImGui::TableNextColumn();
+          ImGui::Text("%.6g%s%s", server::NormalizedCounterValue(model, context, *sample, i), unit.empty() ? "" : " ",
+                      unit.c_str());
+          ImGui::TableNextColumn();
+          ImGui::Text("%.6g", context.counter_values[sample->first_value + i]);
+        }
+        ImGui::EndTable();
+      }
+    }
   }
   ImGui::End();
   if (!open) selected_.reset();

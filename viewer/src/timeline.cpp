@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "gnomon/protocol/messages.h"
+#include "gnomon/server/counters.h"
 
 namespace gnomon::viewer {
 namespace {
@@ -140,6 +141,17 @@ void Timeline::Layout(const TraceModel& model, const std::map<LaneKey, LaneState
         rows, metrics_.row_height);
   }
   for (const auto& [id, plot] : model.plots) add({LaneKind::kPlot, id}, plot.name, 1, metrics_.plot_height);
+  for (const auto& [set_id, set] : model.counter_sets) {
+    auto context = model.gpu_contexts.find(set.context_id);
+    for (uint32_t i = 0; i < set.counters.size(); ++i) {
+      const LaneKey key{LaneKind::kCounter, CounterLaneId(set_id, i)};
+      if (!states.contains(key) || context == model.gpu_contexts.end()) continue;  // not chosen
+      const std::string unit = server::CounterUnit(set, i);
+      add(key, "Counter: " + set.counters[i].name + (unit.empty() ? "" : " (" + unit + ")") + " on " +
+                   context->second.label(),
+          1, metrics_.plot_height);
+    }
+  }
   total_height_ = y - top;
 }
 
@@ -225,6 +237,9 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
         }
         break;
       }
+      case LaneKind::kCounter:
+        BuildCounterItems(model, view, lane, lane_index, out);
+        break;
       case LaneKind::kPlot: {
         auto it = model.plots.find(lane.key.id);
         if (it == model.plots.end() || it->second.points.empty()) break;
@@ -309,11 +324,54 @@ std::optional<Hit> Timeline::HitTest(const TraceModel& model, const TimelineView
         }
         return std::nullopt;
       }
+      case LaneKind::kCounter: {
+        std::vector<DrawItem> items;
+        BuildCounterItems(model, view, lane, 0, items);
+        for (const DrawItem& item : items) {
+          if (x >= item.x0 - 1 && x <= item.x1 + 1) return Hit{lane.key, DrawItem::Kind::kCounter, item.index};
+        }
+        return std::nullopt;
+      }
       case LaneKind::kPlot:
         return std::nullopt;
     }
   }
   return std::nullopt;
+}
+
+void Timeline::BuildCounterItems(const TraceModel& model, const TimelineView& view, const Lane& lane,
+                                 uint32_t lane_index, std::vector<DrawItem>& out) const {
+  auto set = model.counter_sets.find(CounterLaneSet(lane.key.id));
+  if (set == model.counter_sets.end()) return;
+  auto context = model.gpu_contexts.find(set->second.context_id);
+  auto gpu = gpus_.find(set->second.context_id);
+  if (context == model.gpu_contexts.end() || gpu == gpus_.end()) return;
+  const uint32_t counter = CounterLaneIndex(lane.key.id);
+  // Bars from each measured zone's begin to its end, as tall as the value against the
+  // largest value of the counter; one bar per pixel at most.
+  double largest = 0;
+  for (const server::CounterSample& sample : context->second.counter_samples) {
+    if (sample.set_id != set->first || counter >= sample.value_count) continue;
+    largest = std::max(largest, server::NormalizedCounterValue(model, context->second, sample, counter));
+  }
+  if (largest <= 0) largest = 1;
+  float last_x = -1e9f;
+  for (const server::CounterSample& sample : context->second.counter_samples) {
+    if (sample.set_id != set->first || counter >= sample.value_count ||
+        sample.target != uint8_t(protocol::CounterTarget::kGpuZone) || sample.target_index >= gpu->second.spans.size()) {
+      continue;
+    }
+    const Span span = gpu->second.spans[sample.target_index];
+    if (span.begin_ns == kUntimed || span.end_ns < view.begin_ns() || span.begin_ns > view.end_ns()) continue;
+    const float x0 = float(view.NsToX(span.begin_ns));
+    if (x0 < last_x + 1.0f) continue;
+    const float x1 = std::max(float(view.NsToX(span.end_ns)), x0 + 1.0f);
+    const double value = server::NormalizedCounterValue(model, context->second, sample, counter);
+    const float h = std::max(1.0f, lane.height * float(value / largest));
+    out.push_back({DrawItem::Kind::kCounter, x0, lane.y + lane.height - h, x1, lane.y + lane.height, 0xFF40B0E0u,
+                   lane_index, sample.target_index, 1, nullptr});
+    last_x = x0;
+  }
 }
 
 }  // namespace gnomon::viewer

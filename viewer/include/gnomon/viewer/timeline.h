@@ -20,13 +20,18 @@
 
 namespace gnomon::viewer {
 
-enum class LaneKind : uint8_t { kFrames, kGpu, kThread, kPlot };
+enum class LaneKind : uint8_t { kFrames, kGpu, kThread, kPlot, kCounter };
 
 struct LaneKey {
   LaneKind kind;
-  uint32_t id;  // thread id, GPU context id, plot id; 0 for frames
+  uint32_t id;  // thread id, GPU context id, plot id, CounterLaneId(); 0 for frames
   friend auto operator<=>(const LaneKey&, const LaneKey&) = default;
 };
+
+// A counter lane's id: the counter's set and its index in the set.
+constexpr uint32_t CounterLaneId(uint32_t set_id, uint32_t index) { return set_id * 4096u + index; }
+constexpr uint32_t CounterLaneSet(uint32_t lane_id) { return lane_id / 4096u; }
+constexpr uint32_t CounterLaneIndex(uint32_t lane_id) { return lane_id % 4096u; }
 
 struct LaneState {
   bool collapsed = false;  // one row only
@@ -42,7 +47,7 @@ struct Lane {
 };
 
 struct DrawItem {
-  enum class Kind : uint8_t { kZone, kMerged, kGpuZone, kFrame, kPlot, kMessage };
+  enum class Kind : uint8_t { kZone, kMerged, kGpuZone, kFrame, kPlot, kMessage, kCounter };
   Kind kind;
   float x0, y0, x1, y1;
   uint32_t color;            // 0xAABBGGRR, as ImGui wants
@@ -55,7 +60,8 @@ struct DrawItem {
 struct Hit {
   LaneKey lane;
   DrawItem::Kind kind;
-  uint32_t index;  // CPU zone index in the thread, GPU zone index in the context, frame index
+  uint32_t index;  // CPU zone index in the thread, GPU zone index in the context, frame
+                   // index; for a counter lane, the GPU zone the value measured
 };
 
 struct TimelineMetrics {
@@ -71,7 +77,8 @@ class Timeline {
  public:
   // Indexes what is new in `model`. Call under the model's lock, before the others.
   void Sync(const server::TraceModel& model);
-  // Stacks the lanes from y = top, honouring collapsed/hidden states.
+  // Stacks the lanes from y = top, honouring collapsed/hidden states. Counter lanes are
+  // shown only when `states` has them and they are not hidden (they are chosen).
   void Layout(const server::TraceModel& model, const std::map<LaneKey, LaneState>& states, float top);
   // The items visible in `view`, x relative to the timeline's left edge.
   void BuildItems(const server::TraceModel& model, const TimelineView& view, std::vector<DrawItem>& out) const;
@@ -97,6 +104,9 @@ class Timeline {
     size_t zones_seen = 0;
     size_t timed_seen = 0;
   };
+
+  void BuildCounterItems(const server::TraceModel& model, const TimelineView& view, const Lane& lane,
+                         uint32_t lane_index, std::vector<DrawItem>& out) const;
 
   std::map<uint32_t, ThreadLane> threads_;  // by thread id
   std::map<uint32_t, GpuLane> gpus_;        // by context id
