@@ -3,7 +3,8 @@
 //
 // Each frame draws a full-screen triangle whose fragment shader loops --iterations
 // times, in a "Fullscreen pass" GPU zone, then waits for the GPU (glFinish) inside the
-// CPU zone "Draw and finish" — the bracket the GPU zone must lie in.
+// CPU zone "Draw and finish" — the bracket the GPU zone must lie in. Where the driver has
+// ARB_pipeline_statistics_query, the pass is measured by pipeline statistics too.
 //
 //   gnomon-opengl-demo [--frames N] [--iterations N]
 #define GLFW_INCLUDE_GLCOREARB
@@ -82,7 +83,11 @@ int main(int argc, char** argv) {
 
   gnomon::opengl::ContextOptions options;
   options.name = "GL context";
+  auto statistics = gnomon::opengl::CreatePipelineStatisticsSource(glfwGetProcAddress);  // outlives gpu
   auto gpu = gnomon::opengl::Context::Create(glfwGetProcAddress, options);
+  if (!gpu->AttachCounters(*statistics)) {
+    std::printf("gnomon-opengl-demo: no pipeline statistics (%s)\n", statistics->unavailable_reason().c_str());
+  }
   std::printf("gnomon-opengl-demo: %s, GPU timing %s\n", reinterpret_cast<const char*>(glGetString(GL_RENDERER)),
               gpu->is_active() ? "on" : "off");
 
@@ -102,7 +107,7 @@ int main(int argc, char** argv) {
     {
       GNOMON_ZONE("Draw and finish");
       {
-        GNOMON_GL_ZONE(*gpu, "Fullscreen pass");
+        GNOMON_GL_ZONE_COUNTERS(*gpu, "Fullscreen pass");
         glClear(GL_COLOR_BUFFER_BIT);
         glDrawArrays(GL_TRIANGLES, 0, 3);
       }

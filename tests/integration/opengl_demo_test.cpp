@@ -40,4 +40,15 @@ TEST_CASE("OpenGL under Xvfb: every GPU zone inside its draw-to-glFinish bracket
     CHECK_MESSAGE(mapped.begin_ns >= brackets[i].first - slack, "frame ", i);
     CHECK_MESSAGE(mapped.end_ns <= brackets[i].second + slack, "frame ", i);
   }
+  // ARB_pipeline_statistics_query on llvmpipe: one triangle of three vertices per pass.
+  REQUIRE(m.counter_sets.size() == 1);
+  const auto& set = m.counter_sets.begin()->second;
+  REQUIRE(set.counters.size() == 11);
+  CHECK(set.counters[0].name == "vertices submitted");
+  REQUIRE(gpu.counter_samples.size() == kFrames);
+  for (const auto& sample : gpu.counter_samples) {
+    CHECK(gpu.counter_values[sample.first_value + 0] == 3);  // vertices submitted
+    CHECK(gpu.counter_values[sample.first_value + 1] == 1);  // primitives submitted
+    CHECK(gpu.counter_values[sample.first_value + 7] > 0);   // fragment shader invocations
+  }
 }
