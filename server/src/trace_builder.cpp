@@ -310,10 +310,6 @@ void TraceBuilder::OnGpuResync(const protocol::GpuResync& resync) {
   context->last_calibration_cpu_ns = cpu_ns;
 }
 
-}  // namespace gnomon::server
-
-namespace gnomon::server {
-
 void TraceBuilder::OnCounterSetDef(const protocol::CounterSetDef& def, std::string_view name) {
   const uint32_t id = def.set_id;
   GpuContextTimeline* context = FindGpuContext(def.context_id);
@@ -332,12 +328,14 @@ void TraceBuilder::OnCounterSetDef(const protocol::CounterSetDef& def, std::stri
 
 void TraceBuilder::OnCounterDef(const protocol::CounterDef& def, std::string_view name,
                                 std::string_view description) {
-  auto set = model_.counter_sets.find(def.set_id);
-  if (set == model_.counter_sets.end() || def.index >= set->second.counters.size()) {
+  const uint32_t set_id = def.set_id;  // copies: the message is packed
+  const uint16_t index = def.index;
+  auto set = model_.counter_sets.find(set_id);
+  if (set == model_.counter_sets.end() || index >= set->second.counters.size()) {
     ++model_.diagnostics.invalid_ids;
     return;
   }
-  CounterInfo& counter = set->second.counters[def.index];
+  CounterInfo& counter = set->second.counters[index];
   counter.name.assign(name);
   counter.description.assign(description);
   counter.type = def.counter_type;
@@ -349,7 +347,9 @@ void TraceBuilder::OnCounterDef(const protocol::CounterDef& def, std::string_vie
 }
 
 void TraceBuilder::OnCounterResult(const protocol::CounterResult& result, const uint8_t* values) {
-  auto set = model_.counter_sets.find(result.set_id);
+  const uint32_t set_id = result.set_id;  // copies: the message is packed
+  const uint32_t target_id = result.target_id;
+  auto set = model_.counter_sets.find(set_id);
   GpuContextTimeline* context = FindGpuContext(result.context_id);
   if (context == nullptr || set == model_.counter_sets.end() || set->second.context_id != context->id ||
       result.value_count != set->second.counters.size() ||
@@ -358,13 +358,13 @@ void TraceBuilder::OnCounterResult(const protocol::CounterResult& result, const 
     return;
   }
   CounterSample sample;
-  sample.set_id = result.set_id;
+  sample.set_id = set_id;
   sample.target = result.target;
   sample.flags = result.flags;
   sample.value_count = result.value_count;
   sample.first_value = static_cast<uint32_t>(context->counter_values.size());
   if (result.target == uint8_t(protocol::CounterTarget::kGpuZone)) {
-    auto zone = context->pending.find(result.target_id);
+    auto zone = context->pending.find(target_id);
     if (zone == context->pending.end() || zone->second.is_end) {
       ++model_.diagnostics.counter_results_dropped;  // no such zone, or its times came first
       return;
@@ -372,7 +372,7 @@ void TraceBuilder::OnCounterResult(const protocol::CounterResult& result, const 
     sample.target_index = zone->second.zone;
     context->counter_sample_of_zone[zone->second.zone] = static_cast<uint32_t>(context->counter_samples.size());
   } else if (result.target == uint8_t(protocol::CounterTarget::kFrame)) {
-    sample.target_index = result.target_id;
+    sample.target_index = target_id;
   } else {
     ++model_.diagnostics.counter_results_dropped;
     return;
