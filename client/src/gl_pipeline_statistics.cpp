@@ -89,7 +89,7 @@ class PipelineStatisticsSource final : public counters::Source {
     delete_queries_(int32_t(it->second.queries.size()), it->second.queries.data());
     instances_.erase(it);
   }
-  bool Begin(uint32_t id) override {
+  bool DoBegin(uint32_t id, void*) override {
     auto it = instances_.find(id);
     if (it == instances_.end() || it->second.running || running_ != 0) return false;
     for (size_t i = 0; i < kStatistics.size(); ++i) begin_query_(kStatistics[i].target, it->second.queries[i]);
@@ -98,7 +98,7 @@ class PipelineStatisticsSource final : public counters::Source {
     running_ = id;
     return true;
   }
-  void End(uint32_t id) override {
+  void DoEnd(uint32_t id, void*) override {
     auto it = instances_.find(id);
     if (it == instances_.end() || !it->second.running) return;
     for (const Statistic& s : kStatistics) end_query_(s.target);

@@ -77,7 +77,7 @@ class IntelPerformanceQuerySource final : public counters::Source {
     delete_(it->second.handle);
     instances_.erase(it);
   }
-  bool Begin(uint32_t id) override {
+  bool DoBegin(uint32_t id, void*) override {
     auto it = instances_.find(id);
     if (it == instances_.end() || it->second.running) return false;
     begin_(it->second.handle);
@@ -85,7 +85,7 @@ class IntelPerformanceQuerySource final : public counters::Source {
     it->second.ended = false;
     return true;
   }
-  void End(uint32_t id) override {
+  void DoEnd(uint32_t id, void*) override {
     auto it = instances_.find(id);
     if (it == instances_.end() || !it->second.running) return;
     end_(it->second.handle);

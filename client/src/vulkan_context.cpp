@@ -8,6 +8,7 @@
 #include <string>
 
 #include "gnomon/protocol/tick_period.h"
+#include "vulkan_statistics.h"
 
 namespace gnomon::vulkan {
 namespace {
@@ -18,26 +19,6 @@ constexpr int kCalibrationTries = 5;
 constexpr uint64_t kLostFrameAge = 64;
 
 int64_t RawNs() { return client::ReadClockNs(CLOCK_MONOTONIC_RAW); }
-
-// Pipeline statistics in the order Vulkan returns them (bit order).
-struct StatisticName {
-  VkQueryPipelineStatisticFlagBits bit;
-  const char* name;
-  const char* description;
-};
-constexpr StatisticName kStatistics[] = {
-    {VK_QUERY_PIPELINE_STATISTIC_INPUT_ASSEMBLY_VERTICES_BIT, "input assembly vertices", "vertices read by input assembly"},
-    {VK_QUERY_PIPELINE_STATISTIC_INPUT_ASSEMBLY_PRIMITIVES_BIT, "input assembly primitives", "primitives read by input assembly"},
-    {VK_QUERY_PIPELINE_STATISTIC_VERTEX_SHADER_INVOCATIONS_BIT, "vertex shader invocations", ""},
-    {VK_QUERY_PIPELINE_STATISTIC_GEOMETRY_SHADER_INVOCATIONS_BIT, "geometry shader invocations", ""},
-    {VK_QUERY_PIPELINE_STATISTIC_GEOMETRY_SHADER_PRIMITIVES_BIT, "geometry shader primitives", ""},
-    {VK_QUERY_PIPELINE_STATISTIC_CLIPPING_INVOCATIONS_BIT, "clipping invocations", "primitives that reached clipping"},
-    {VK_QUERY_PIPELINE_STATISTIC_CLIPPING_PRIMITIVES_BIT, "clipping primitives", "primitives out of clipping"},
-    {VK_QUERY_PIPELINE_STATISTIC_FRAGMENT_SHADER_INVOCATIONS_BIT, "fragment shader invocations", ""},
-    {VK_QUERY_PIPELINE_STATISTIC_TESSELLATION_CONTROL_SHADER_PATCHES_BIT, "tessellation control patches", ""},
-    {VK_QUERY_PIPELINE_STATISTIC_TESSELLATION_EVALUATION_SHADER_INVOCATIONS_BIT, "tessellation evaluation invocations", ""},
-    {VK_QUERY_PIPELINE_STATISTIC_COMPUTE_SHADER_INVOCATIONS_BIT, "compute shader invocations", ""},
-};
 
 }  // namespace
 
@@ -228,26 +209,19 @@ std::unique_ptr<Context> Context::Create(PFN_vkGetInstanceProcAddr gipa, VkInsta
 
 void Context::CreateStatistics(VkQueryPipelineStatisticFlags flags) {
   if (!fn_->CmdBeginQuery || !fn_->CmdEndQuery) return;
-  std::vector<gnomon_counter_info> counters;
-  VkQueryPipelineStatisticFlags known = 0;
-  for (const StatisticName& s : kStatistics) {
-    if (!(flags & s.bit)) continue;
-    known |= s.bit;
-    counters.push_back({s.name, s.description, GNOMON_COUNTER_EVENT, GNOMON_COUNTER_UINT64,
-                        uint32_t(counters.size() * sizeof(uint64_t)), sizeof(uint64_t), 0});
-  }
-  if (counters.empty()) return;
+  const counters::QueryType type = PipelineStatisticsType(flags);
+  if (type.counters.empty()) return;
   statistics_per_slot_ = std::max<uint32_t>(1, queries_per_slot_ / 2);
   VkQueryPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
   pool_info.queryType = VK_QUERY_TYPE_PIPELINE_STATISTICS;
   pool_info.queryCount = uint32_t(slots_.size()) * statistics_per_slot_;
-  pool_info.pipelineStatistics = known;
+  pool_info.pipelineStatistics = KnownStatistics(flags);
   if (fn_->CreateQueryPool(device_, &pool_info, nullptr, &statistics_pool_) != VK_SUCCESS) {
     statistics_pool_ = VK_NULL_HANDLE;  // the device lacks pipelineStatisticsQuery: timestamps only
     return;
   }
-  statistics_count_ = uint32_t(counters.size());
-  counter_set_ = gnomon_counter_set_create(id_, "pipeline statistics", counters.data(), uint16_t(counters.size()));
+  statistics_count_ = uint32_t(type.counters.size());
+  counter_set_ = counters::DefineSet(id_, type);
   statistics_results_.resize(size_t(statistics_per_slot_) * (statistics_count_ + 1));
   for (Slot& slot : slots_) slot.counted_zone_ids.resize(statistics_per_slot_);
 }

@@ -316,3 +316,47 @@ TEST_CASE("pipeline statistics: the set is described once; a result is not read 
   vkDestroyFence(f.vk.device, fence, nullptr);
   vkDestroyEvent(f.vk.device, gate, nullptr);
 }
+
+TEST_CASE("the Vulkan pipeline-statistics source: not ready until the GPU passes the end, then the values") {
+  Fixture f;
+  REQUIRE(f.vk.pipeline_statistics);
+  auto source = gnomon::vulkan::CreatePipelineStatisticsSource(
+      vkGetInstanceProcAddr, f.vk.instance, f.vk.device,
+      VK_QUERY_PIPELINE_STATISTIC_COMPUTE_SHADER_INVOCATIONS_BIT | VK_QUERY_PIPELINE_STATISTIC_CLIPPING_INVOCATIONS_BIT);
+  REQUIRE_MESSAGE(source->is_available(), source->unavailable_reason());
+  REQUIRE(source->query_types().size() == 1);
+  const auto& type = source->query_types()[0];
+  REQUIRE(type.counters.size() == 2);
+  CHECK(type.counters[0].name == "clipping invocations");  // Vulkan's bit order
+  CHECK(type.counters[1].name == "compute shader invocations");
+  CHECK(type.data_size == 16);
+
+  VkEventCreateInfo event_info{VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
+  VkEvent gate;
+  REQUIRE(vkCreateEvent(f.vk.device, &event_info, nullptr, &gate) == VK_SUCCESS);
+  const uint32_t instance = source->Create(0);
+  REQUIRE(instance != 0);
+  VkCommandBuffer cmd = f.vk.NewCommandBuffer();
+  vkCmdWaitEvents(cmd, 1, &gate, VK_PIPELINE_STAGE_HOST_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, nullptr, 0,
+                  nullptr, 0, nullptr);
+  CHECK_FALSE(source->Begin(instance));  // Vulkan records into a command buffer
+  REQUIRE(source->Begin(instance, cmd));
+  gnomon::counters::Values values;
+  CHECK(source->Fetch(instance, gnomon::counters::FetchMode::kDoNotFlush, values) ==
+        gnomon::counters::FetchStatus::kNotReady);  // not ended
+  source->End(instance, cmd);
+  vkEndCommandBuffer(cmd);
+  VkFence fence = f.vk.Submit(cmd, false);
+  for (auto mode : {gnomon::counters::FetchMode::kDoNotFlush, gnomon::counters::FetchMode::kFlush}) {
+    CHECK(source->Fetch(instance, mode, values) == gnomon::counters::FetchStatus::kNotReady);  // gated
+  }
+  CHECK_FALSE(source->Begin(instance, cmd));  // still in flight
+  vkSetEvent(f.vk.device, gate);
+  REQUIRE(source->Fetch(instance, gnomon::counters::FetchMode::kWait, values) ==
+          gnomon::counters::FetchStatus::kReady);
+  CHECK(values.values == std::vector<uint64_t>{0, 0});  // nothing ran between begin and end
+  vkWaitForFences(f.vk.device, 1, &fence, VK_TRUE, UINT64_MAX);
+  vkDestroyFence(f.vk.device, fence, nullptr);
+  source->Destroy(instance);
+  vkDestroyEvent(f.vk.device, gate, nullptr);
+}

@@ -8,16 +8,20 @@
 //   if (!source->is_available()) puts(source->unavailable_reason().c_str());
 //   const uint32_t set = gnomon::counters::DefineSet(gpu_context, source->query_types()[0]);
 //   uint32_t instance = source->Create(0);
-//   source->Begin(instance); draw(); source->End(instance);
+//   source->Begin(instance); draw(); source->End(instance);   // Vulkan: Begin(instance, cmd)
 //   ... later, once a frame:
 //   gnomon::counters::Values values;
 //   if (source->Fetch(instance, gnomon::counters::FetchMode::kDoNotFlush, values) == FetchStatus::kReady)
 //     gnomon::counters::SendResult(gpu_context, set, GNOMON_COUNTER_TARGET_FRAME, frame, values);
 //
-// The OpenGL collector does this itself for zones opened with GNOMON_GL_ZONE_COUNTERS
-// (opengl.hpp); the Vulkan collector measures pipeline statistics in its timestamp ring
-// (vulkan.hpp). Sources never invent values: an instance not ended, or whose work the
-// GPU has not finished, fetches as kNotReady.
+// Sources: gnomon::opengl::CreatePipelineStatisticsSource and
+// CreateIntelPerformanceQuerySource (opengl.hpp), gnomon::vulkan::CreatePipelineStatisticsSource
+// (vulkan.hpp). APIs that record commands take the command buffer in Begin and End
+// (`commands`: a VkCommandBuffer for Vulkan; GL ignores it). The OpenGL collector drives a
+// source itself for zones opened with GNOMON_GL_ZONE_COUNTERS (opengl.hpp); the Vulkan
+// collector measures pipeline statistics in its timestamp ring for GNOMON_VK_ZONE_COUNTERS
+// (vulkan.hpp). Sources never invent values: an instance not ended, or whose work the GPU
+// has not finished, fetches as kNotReady.
 //
 // Threads: a source is used where its API is (for GL, the thread whose context is current).
 #pragma once
@@ -72,12 +76,17 @@ class Source {
   // A new instance of query_types()[type]; 0 when none can be made.
   virtual uint32_t Create(size_t type) = 0;
   virtual void Destroy(uint32_t instance) = 0;
-  // Begins measuring; false when the instance cannot begin (unknown, already running).
-  virtual bool Begin(uint32_t instance) = 0;
-  virtual void End(uint32_t instance) = 0;
+  // Begins measuring (recording into `commands` where the API records commands); false
+  // when the instance cannot begin (unknown, already running, another one running).
+  bool Begin(uint32_t instance, void* commands = nullptr) { return DoBegin(instance, commands); }
+  void End(uint32_t instance, void* commands = nullptr) { DoEnd(instance, commands); }
   // The result of the instance's last Begin/End; kNotReady while the GPU has not finished
   // it (and for an instance never ended).
   virtual FetchStatus Fetch(uint32_t instance, FetchMode mode, Values& out) = 0;
+
+ protected:
+  virtual bool DoBegin(uint32_t instance, void* commands) = 0;
+  virtual void DoEnd(uint32_t instance, void* commands) = 0;
 };
 
 // Reads a result structure by the query type's layout: each counter's bytes at its

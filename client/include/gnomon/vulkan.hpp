@@ -54,9 +54,19 @@
 #include <memory>
 #include <vector>
 
+#include "gnomon/counters.hpp"
 #include "gnomon/gnomon.h"
 
 namespace gnomon::vulkan {
+
+// Pipeline statistics as a counter source (counters.hpp), for work measured apart from
+// a Context's zones: Begin(instance, cmd) and End(instance, cmd) record into the command
+// buffer. End() also sets an event of the instance's own, so that Fetch() learns whether
+// the GPU is done from vkGetEventStatus (never blocking) before it reads the query. The
+// device must have been created with pipelineStatisticsQuery enabled.
+std::unique_ptr<counters::Source> CreatePipelineStatisticsSource(PFN_vkGetInstanceProcAddr get_instance_proc_addr,
+                                                                 VkInstance instance, VkDevice device,
+                                                                 VkQueryPipelineStatisticFlags flags);
 
 struct ContextOptions {
   const char* name = nullptr;          // shown for the context; default "<device name>"
