@@ -20,6 +20,14 @@ class StatisticsBuilder {
  public:
   explicit StatisticsBuilder(size_t locations) : by_location_(std::max<size_t>(locations, 1)) {}
 
+  // Room for `count` durations of `location` (a first pass counts them, so that the
+  // durations of a 100-million-zone location are never copied by a growing vector).
+  void Reserve(uint32_t location, size_t count) {
+    if (location >= by_location_.size()) location = 0;
+    auto& durations = by_location_[location].durations;
+    durations.reserve(durations.size() + count);
+  }
+
   void BeginSequence() { Flush(); }
 
   void Add(uint16_t depth, uint32_t location, int64_t duration) {
@@ -100,6 +108,14 @@ class StatisticsBuilder {
 
 std::vector<ZoneStatistics> ComputeZoneStatistics(const TraceModel& model) {
   StatisticsBuilder builder(model.source_locations.size());
+  std::vector<size_t> counts(std::max<size_t>(model.source_locations.size(), 1));
+  for (const ThreadTimeline& thread : model.threads) {
+    for (size_t i = 0; i < thread.zones.size(); ++i) {
+      const uint32_t location = thread.zones[i].source_location;
+      ++counts[location < counts.size() ? location : 0];
+    }
+  }
+  for (uint32_t location = 0; location < counts.size(); ++location) builder.Reserve(location, counts[location]);
   for (const ThreadTimeline& thread : model.threads) {
     builder.BeginSequence();
     for (size_t i = 0; i < thread.zones.size(); ++i) {

@@ -29,14 +29,15 @@ void TraceBuilder::OnZoneEnd(uint64_t tick) {
     ++model_.diagnostics.zone_ends_without_begin;
     return;
   }
-  Zone& zone = thread_->zones[thread_->open_zones.back()];
+  const uint32_t index = thread_->open_zones.back();
   thread_->open_zones.pop_back();
-  if (tick < zone.begin_tick) {
-    tick = zone.begin_tick;
-    zone.flags |= kZoneEndClamped;
+  const uint64_t begin = thread_->zones.begin_tick(index);
+  if (tick < begin) {
+    tick = begin;
+    thread_->zones.AddFlags(index, kZoneEndClamped);
     ++model_.diagnostics.clamped_zone_ends;
   }
-  zone.end_tick = tick;
+  thread_->zones.SetEnd(index, tick);
   SeeTick(tick);
 }
 
@@ -46,7 +47,7 @@ ZoneAttributes* TraceBuilder::InnermostAttributes() {
     return nullptr;
   }
   const uint32_t index = thread_->open_zones.back();
-  thread_->zones[index].flags |= kZoneHasAttributes;
+  thread_->zones.AddFlags(index, kZoneHasAttributes);
   return &thread_->attributes[index];
 }
 

@@ -2,7 +2,11 @@
 
 #include <zstd.h>
 
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
 #include <filesystem>
 
 #include "gnomon/protocol/byte_io.h"
@@ -201,6 +205,120 @@ uint64_t TraceWriter::file_bytes() const {
   return file_bytes_;
 }
 
+namespace {
+
+// A decompressed block on its way from the reader thread to the model, or the end.
+struct ReadyBlock {
+  std::vector<uint8_t> raw;
+  uint64_t offset = 0;      // of the block in the file
+  uint64_t end_offset = 0;  // just past it
+  bool is_last = false;     // no block follows: the end marker, or a fault
+  std::string stop_reason;  // for a fault: why the load stops here
+};
+
+class BlockPipeline {
+ public:
+  static constexpr size_t kBlocksAhead = 4;
+
+  // Reader side: false once the consumer has stopped (the block is dropped).
+  bool Push(ReadyBlock block) {
+    std::unique_lock lock(mutex_);
+    space_.wait(lock, [&] { return queue_.size() < kBlocksAhead || stopped_; });
+    if (stopped_) return false;
+    queue_.push_back(std::move(block));
+    ready_.notify_one();
+    return true;
+  }
+  bool stopped() {
+    std::lock_guard lock(mutex_);
+    return stopped_;
+  }
+  std::vector<uint8_t> TakeBuffer() {
+    std::lock_guard lock(mutex_);
+    if (spare_.empty()) return {};
+    std::vector<uint8_t> buffer = std::move(spare_.back());
+    spare_.pop_back();
+    return buffer;
+  }
+
+  // Consumer side.
+  ReadyBlock Pop() {
+    std::unique_lock lock(mutex_);
+    ready_.wait(lock, [&] { return !queue_.empty(); });
+    ReadyBlock block = std::move(queue_.front());
+    queue_.pop_front();
+    space_.notify_one();
+    return block;
+  }
+  void Recycle(std::vector<uint8_t> buffer) {
+    std::lock_guard lock(mutex_);
+    if (spare_.size() < kBlocksAhead) spare_.push_back(std::move(buffer));
+  }
+  void Stop() {
+    std::lock_guard lock(mutex_);
+    stopped_ = true;
+    space_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_, space_;
+  std::deque<ReadyBlock> queue_;
+  std::vector<std::vector<uint8_t>> spare_;
+  bool stopped_ = false;
+};
+
+// The reader thread: every block after the header, checked, decompressed and with its
+// tick deltas undone, then one last ReadyBlock (the end marker, or why it stopped).
+void ReadBlocks(std::FILE* file, const FileHeader& header, const LoadOptions& options, BlockPipeline& pipeline) {
+  std::unique_ptr<ZSTD_DCtx, DCtxDeleter> dctx(ZSTD_createDCtx());
+  std::vector<uint8_t> compressed;
+  uint64_t offset = header.header_bytes;
+  auto finish = [&](std::string why) {
+    ReadyBlock last;
+    last.is_last = true;
+    last.offset = offset;
+    last.stop_reason = std::move(why);
+    pipeline.Push(std::move(last));
+  };
+  while (!pipeline.stopped()) {
+    BlockHeader block{};
+    const size_t got = std::fread(&block, 1, sizeof(block), file);
+    if (got == 0) {
+      return finish("file ends without its end marker (the capture did not finish: killed, or the file was cut)");
+    }
+    if (got == sizeof(block) && block.magic == kEndMagic && block.header_check == BlockHeaderCheck(block)) {
+      return finish("");
+    }
+    if (got < sizeof(block)) return finish("file ends inside a block header (truncated)");
+    if (block.magic != kBlockMagic || block.header_check != BlockHeaderCheck(block) ||
+        block.raw_bytes > kMaxBlockRawBytes || block.compressed_bytes > ZSTD_compressBound(kMaxBlockRawBytes)) {
+      return finish("damaged block header");
+    }
+    compressed.resize(block.compressed_bytes);
+    if (std::fread(compressed.data(), 1, compressed.size(), file) != compressed.size()) {
+      return finish("file ends inside a block (truncated)");
+    }
+    if (options.cancel != nullptr && options.cancel->load()) return finish("loading cancelled");
+    ReadyBlock ready;
+    ready.raw = pipeline.TakeBuffer();
+    ready.raw.resize(block.raw_bytes);
+    const size_t n =
+        ZSTD_decompressDCtx(dctx.get(), ready.raw.data(), ready.raw.size(), compressed.data(), compressed.size());
+    if (ZSTD_isError(n) || n != ready.raw.size()) {
+      return finish(std::string("block does not decompress (") +
+                    (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size") + ")");
+    }
+    if (header.format_version >= 2) DecodeTickDeltas(ready.raw.data(), ready.raw.size());
+    ready.offset = offset;
+    offset += sizeof(block) + compressed.size();
+    ready.end_offset = offset;
+    if (!pipeline.Push(std::move(ready))) return;
+  }
+}
+
+}  // namespace
+
 Result<LoadReport> LoadTrace(const std::string& path, TraceModel& model, const LoadOptions& options) {
   std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
   if (!file) return Status::Error("cannot open " + path + ": " + std::strerror(errno));
@@ -224,67 +342,43 @@ Result<LoadReport> LoadTrace(const std::string& path, TraceModel& model, const L
                          std::to_string(header.header_bytes) + ")");
   }
 
+  // Two stages: a reader thread reads, checks and decompresses blocks ahead (at most
+  // kBlocksAhead, so memory stays bounded), while this thread decodes them into the
+  // model. Blocks reach the model in file order; the first fault ends the load there.
+  BlockPipeline pipeline;
+  std::thread reader([&] { ReadBlocks(file.get(), header, options, pipeline); });
   LoadReport report;
   TraceBuilder builder(model);
-  std::unique_ptr<ZSTD_DCtx, DCtxDeleter> dctx(ZSTD_createDCtx());
-  std::vector<uint8_t> compressed;
-  std::vector<uint8_t> raw;
-  uint64_t offset = header.header_bytes;
-  auto stop = [&](const std::string& why) {
-    report.warning = path + ": " + why + " at byte " + std::to_string(offset) + "; loaded the " +
-                     std::to_string(report.blocks) + " whole block(s) before it";
-  };
   while (true) {
-    BlockHeader block{};
-    const size_t got = std::fread(&block, 1, sizeof(block), file.get());
-    if (got == 0) {
-      stop("file ends without its end marker (the capture did not finish: killed, or the file was cut)");
+    ReadyBlock ready = pipeline.Pop();
+    if (ready.is_last) {
+      if (!ready.stop_reason.empty()) {
+        report.warning = path + ": " + ready.stop_reason + " at byte " + std::to_string(ready.offset) +
+                         "; loaded the " + std::to_string(report.blocks) + " whole block(s) before it";
+      }
       break;
     }
-    if (got == sizeof(block) && block.magic == kEndMagic && block.header_check == BlockHeaderCheck(block)) break;
-    if (got < sizeof(block)) {
-      stop("file ends inside a block header (truncated)");
-      break;
-    }
-    if (block.magic != kBlockMagic || block.header_check != BlockHeaderCheck(block) ||
-        block.raw_bytes > kMaxBlockRawBytes ||
-        block.compressed_bytes > ZSTD_compressBound(kMaxBlockRawBytes)) {
-      stop("damaged block header");
-      break;
-    }
-    compressed.resize(block.compressed_bytes);
-    if (std::fread(compressed.data(), 1, compressed.size(), file.get()) != compressed.size()) {
-      stop("file ends inside a block (truncated)");
-      break;
-    }
-    raw.resize(block.raw_bytes);
-    if (options.cancel != nullptr && options.cancel->load()) {
-      stop("loading cancelled");
-      break;
-    }
-    const size_t n = ZSTD_decompressDCtx(dctx.get(), raw.data(), raw.size(), compressed.data(), compressed.size());
-    if (ZSTD_isError(n) || n != raw.size()) {
-      stop(std::string("block does not decompress (") +
-           (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size") + ")");
-      break;
-    }
-    if (header.format_version >= 2) DecodeTickDeltas(raw.data(), raw.size());
     std::unique_lock<std::mutex> model_lock;
     if (options.model_mutex != nullptr) model_lock = std::unique_lock(*options.model_mutex);
-    const DecodeResult decoded = DecodeMessages(raw.data(), raw.size(), builder);
+    const DecodeResult decoded = DecodeMessages(ready.raw.data(), ready.raw.size(), builder);
     if (model_lock.owns_lock()) model_lock.unlock();
     report.messages += decoded.messages;
-    if (decoded.failed || decoded.consumed != raw.size()) {
-      stop("block holds a malformed message (" +
-           (decoded.failed ? decoded.error : DescribeTruncation(raw.data() + decoded.consumed, raw.size() - decoded.consumed)) + ")");
-      ++report.blocks;  // its whole messages before the fault were kept
+    ++report.blocks;  // a malformed block's whole messages before the fault are kept
+    if (decoded.failed || decoded.consumed != ready.raw.size()) {
+      report.warning = path + ": block holds a malformed message (" +
+                       (decoded.failed ? decoded.error
+                                       : DescribeTruncation(ready.raw.data() + decoded.consumed,
+                                                            ready.raw.size() - decoded.consumed)) +
+                       ") at byte " + std::to_string(ready.offset) + "; loaded the " +
+                       std::to_string(report.blocks - 1) + " whole block(s) before it";
+      pipeline.Stop();
       break;
     }
-    ++report.blocks;
-    report.raw_bytes += raw.size();
-    offset += sizeof(block) + compressed.size();
-    if (options.bytes_done != nullptr) options.bytes_done->store(offset);
+    report.raw_bytes += ready.raw.size();
+    if (options.bytes_done != nullptr) options.bytes_done->store(ready.end_offset);
+    pipeline.Recycle(std::move(ready.raw));
   }
+  reader.join();
   return report;
 }
 

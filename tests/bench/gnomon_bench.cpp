@@ -56,7 +56,10 @@ struct Args {
   std::string capture;
   bool live = false;
   std::string mode = "connected";
+  std::string output;  // file: keep the trace here
 };
+
+std::string SelfPath() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
 
 double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
 
@@ -66,8 +69,8 @@ double Seconds(Clock::time_point since) { return std::chrono::duration<double>(C
                "Usage: gnomon-bench client [--threads N] [--zones N] [--workload tight|realistic]\n"
                "                           [--mode connected|buffering|disabled]\n"
                "       gnomon-bench ingest [--zones N] [--workload tight|realistic] [--live] [--capture PATH]\n"
-               "       gnomon-bench file [--zones N] [--workload tight|realistic]\n"
-               "       gnomon-bench load FILE\n"
+               "       gnomon-bench file [--zones N] [--workload tight|realistic] [--output PATH]\n"
+               "       gnomon-bench load FILE | load [--zones N] [--workload tight|realistic]\n"
                "       gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]\n"
                "Prints progress on stderr and one JSON object as the last line of stdout.\n");
   std::exit(why ? 1 : 0);
@@ -97,6 +100,8 @@ Args Parse(int argc, char** argv) {
       args.rate = std::atol(value().c_str());
     } else if (arg == "--capture") {
       args.capture = value();
+    } else if (arg == "--output") {
+      args.output = value();
     } else if (arg == "--live") {
       args.live = true;
     } else if (arg == "--mode") {
@@ -262,8 +267,8 @@ gnomon::test::StreamWriter SyntheticStream(const Args& args) {
 
 std::string CapturePath(const Args& args) {
   if (!args.capture.empty()) return args.capture;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe");
-  return (self.parent_path().parent_path() / "server" / "gnomon-capture").string();
+  const std::string self = SelfPath();
+  return (std::filesystem::path(self).parent_path().parent_path() / "server" / "gnomon-capture").string();
 }
 
 // The program side of `ingest --live`: N zones of the workload, as fast as possible.
@@ -281,7 +286,7 @@ int IngestProducer(const Args& args) {
 
 int IngestLive(const Args& args) {
   gnomon::test::ScratchDir dir;
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::string self = SelfPath();
   gnomon::test::ChildProcess producer(
       {self, "ingest-producer", "--zones", std::to_string(args.zones), "--workload", args.workload},
       {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}, {"GNOMON_EXIT_FLUSH_MS", "600000"}},
@@ -331,7 +336,9 @@ int Ingest(const Args& args) {
 
 int File(const Args& args) {
   const std::string path =
-      (std::filesystem::temp_directory_path() / ("gnomon-bench-" + std::to_string(getpid()) + ".gnomon")).string();
+      args.output.empty()
+          ? (std::filesystem::temp_directory_path() / ("gnomon-bench-" + std::to_string(getpid()) + ".gnomon")).string()
+          : args.output;
   auto writer = gnomon::server::TraceWriter::Create(path, true);
   if (!writer.ok()) Usage(writer.status().message().c_str());
   // This measures size, not speed: hold the whole backlog rather than drop any of it.
@@ -347,7 +354,7 @@ int File(const Args& args) {
   if (auto s = writer.value()->Finish(); !s.ok()) Usage(s.message().c_str());
   const double zones = double(worker->zones_received());
   const double bytes = double(std::filesystem::file_size(path));
-  std::filesystem::remove(path);
+  if (args.output.empty()) std::filesystem::remove(path);
   std::printf("{\"bench\":\"file\",\"workload\":\"%s\",\"zones\":%.0f,\"file_bytes\":%.0f,"
               "\"file_bytes_per_zone\":%.3f,\"raw_bytes_per_zone\":%.2f,\"dropped_events\":%llu}\n",
               args.workload.c_str(), zones, bytes, bytes / zones, double(writer.value()->raw_bytes()) / zones,
@@ -355,8 +362,18 @@ int File(const Args& args) {
   return 0;
 }
 
-int Load(const Args& args) {
-  if (args.file.empty()) Usage("load needs a trace file");
+int Load(Args args) {
+  bool remove_file = false;
+  if (args.file.empty()) {
+    // No file: write one of --zones zones of --workload first (in a child, so that its
+    // client and worker are gone before the load is timed).
+    args.file = (std::filesystem::temp_directory_path() / ("gnomon-bench-load-" + std::to_string(getpid()) + ".gnomon"))
+                    .string();
+    const std::string command = "\"" + SelfPath() + "\" file --zones " + std::to_string(args.zones) + " --workload " +
+                                args.workload + " --output \"" + args.file + "\" >&2";
+    if (std::system(command.c_str()) != 0) Usage("could not write the trace to load");
+    remove_file = true;
+  }
   TraceModel model;
   const auto start = Clock::now();
   auto report = gnomon::server::LoadTrace(args.file, model);
@@ -370,6 +387,7 @@ int Load(const Args& args) {
               "\"worker_bytes_per_zone\":%.2f,\"source_locations\":%zu}\n",
               zones, load_s, load_s + stats_s, double(std::filesystem::file_size(args.file)) / zones,
               double(model.zone_bytes()) / zones, stats.size());
+  if (remove_file) std::filesystem::remove(args.file);
   return 0;
 }
 
@@ -423,7 +441,7 @@ long ReadRssKb(pid_t pid) {
 
 int Soak(const Args& args) {
   gnomon::test::ScratchDir dir;
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::string self = SelfPath();
   const std::string capture_path = CapturePath(args);
   const std::string trace = dir.File("soak.gnomon");
   gnomon::test::ChildProcess producer(

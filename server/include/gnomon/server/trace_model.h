@@ -21,26 +21,9 @@
 #include "gnomon/server/chunked_vector.h"
 #include "gnomon/server/cpu_clock_model.h"
 #include "gnomon/server/gpu_clock_model.h"
+#include "gnomon/server/zone_array.h"
 
 namespace gnomon::server {
-
-inline constexpr uint64_t kOpenZone = ~uint64_t{0};
-
-struct Zone {
-  uint64_t begin_tick = 0;
-  uint64_t end_tick = kOpenZone;  // kOpenZone while open, or when never closed
-  uint32_t source_location = 0;
-  uint16_t depth = 0;
-  uint16_t flags = 0;  // ZoneFlags
-  bool is_open() const { return end_tick == kOpenZone; }
-  friend bool operator==(const Zone&, const Zone&) = default;
-};
-static_assert(sizeof(Zone) == 24);
-
-enum ZoneFlags : uint16_t {
-  kZoneHasAttributes = 1 << 0,  // see ThreadTimeline::attributes
-  kZoneEndClamped = 1 << 1,     // the end came before the begin and was clamped to it
-};
 
 struct ZoneAttributes {
   std::string name;  // replaces the source location's name when not empty
@@ -68,7 +51,7 @@ struct ThreadTimeline {
   uint32_t id = 0;
   uint32_t os_thread_id = 0;
   std::string name;
-  ChunkedVector<Zone> zones;
+  ZoneArray zones;
   std::unordered_map<uint64_t, ZoneAttributes> attributes;  // by zone index
   std::vector<uint32_t> open_zones;  // indices into `zones`, innermost last
   friend bool operator==(const ThreadTimeline& a, const ThreadTimeline& b) {
