@@ -1,5 +1,7 @@
 #include "gnomon/server/tick_delta.h"
 
+#include <array>
+
 #include "gnomon/protocol/byte_io.h"
 #include "gnomon/protocol/messages.h"
 
@@ -7,7 +9,7 @@ namespace gnomon::server {
 namespace {
 
 // Offset of the CPU tick in a message of `type`, or 0 when it has none.
-size_t TickOffset(uint8_t type) {
+constexpr size_t TickOffset(uint8_t type) {
   using protocol::MessageType;
   switch (static_cast<MessageType>(type)) {
     case MessageType::kZoneBegin: return offsetof(protocol::ZoneBegin, tick);
@@ -24,16 +26,43 @@ size_t TickOffset(uint8_t type) {
   }
 }
 
+// Per type tag: the fixed size, where the tick is, and whether a variable part follows
+// (looked up once per message: this walk runs over every byte a capture writes).
+struct TypeLayout {
+  uint8_t fixed = 0;
+  uint8_t tick_offset = 0;
+  bool has_tail = false;
+};
+
+std::array<TypeLayout, 256> MakeLayouts() {
+  std::array<TypeLayout, 256> layouts{};
+  for (size_t type = 0; type < layouts.size(); ++type) {
+    const size_t fixed = protocol::FixedSize(uint8_t(type));
+    if (fixed == 0) continue;
+    layouts[type].fixed = uint8_t(fixed);
+    layouts[type].tick_offset = uint8_t(TickOffset(uint8_t(type)));
+    // A type has a tail when its variable size can be other than 0: probe with all-ones
+    // length fields (every length field is at most 16 bits wide).
+    std::array<uint8_t, 64> probe{};
+    probe.fill(0xFF);
+    probe[0] = uint8_t(type);
+    layouts[type].has_tail = protocol::VariableSize(uint8_t(type), probe.data()) != 0;
+  }
+  return layouts;
+}
+
+const std::array<TypeLayout, 256> kLayouts = MakeLayouts();
+
 template <typename Rewrite>
 void ForEachTick(uint8_t* block, size_t size, Rewrite rewrite) {
   size_t pos = 0;
   while (pos < size) {
     uint8_t* p = block + pos;
-    const size_t fixed = protocol::FixedSize(p[0]);
-    if (fixed == 0 || size - pos < fixed) return;
-    const size_t total = fixed + protocol::VariableSize(p[0], p);
+    const TypeLayout layout = kLayouts[p[0]];
+    if (layout.fixed == 0 || size - pos < layout.fixed) return;
+    const size_t total = layout.fixed + (layout.has_tail ? protocol::VariableSize(p[0], p) : 0);
     if (size - pos < total) return;
-    if (const size_t offset = TickOffset(p[0])) rewrite(p + offset);
+    if (layout.tick_offset != 0) rewrite(p + layout.tick_offset);
     pos += total;
   }
 }

@@ -104,8 +104,15 @@ void TraceWriter::CutBlock() {
   std::unique_lock lock(mutex_);
   cv_.wait(lock, [this] { return queue_.size() < kMaxQueuedBlocks; });
   queue_.push_back(std::move(current_));
-  current_ = {};
-  current_.reserve(options_.block_raw_bytes + (1 << 20));
+  // A buffer the compressor is done with, rather than fresh pages for every block.
+  if (spare_.empty()) {
+    current_ = {};
+    current_.reserve(options_.block_raw_bytes + (1 << 20));
+  } else {
+    current_ = std::move(spare_.back());
+    spare_.pop_back();
+    current_.clear();
+  }
   cv_.notify_all();
 }
 
@@ -130,6 +137,7 @@ void TraceWriter::CompressLoop() {
     const size_t n = ZSTD_compress2(cctx.get(), compressed.data(), compressed.size(), raw.data(), raw.size());
     std::lock_guard lock(mutex_);
     WriteBlock(raw.size(), compressed.data(), n);
+    if (spare_.size() < kMaxQueuedBlocks) spare_.push_back(std::move(raw));
     --blocks_in_flight_;
     cv_.notify_all();
   }

@@ -24,7 +24,7 @@ enum ExitCode {
   kExitMalformed = 5,
 };
 
-constexpr const char* kUsage = R"(Usage: gnomon-capture -o FILE [-a ADDRESS] [-p PORT] [-s SECONDS] [-f] [-w SECONDS] [-q]
+constexpr const char* kUsage = R"(Usage: gnomon-capture -o FILE [-a ADDRESS] [-p PORT] [-s SECONDS] [-f] [-w SECONDS] [-l LEVEL] [-q]
 
 Connects to a program profiled with Gnomon and records its events to a trace file,
 until the program exits, the time limit passes, or Ctrl-C.
@@ -35,6 +35,8 @@ until the program exits, the time limit passes, or Ctrl-C.
   -s SECONDS   stop after this many seconds of capture
   -f           overwrite FILE if it exists
   -w SECONDS   keep retrying the connection this long (default 10)
+  -l LEVEL     zstd level of the file, -7 (fastest, largest) to 19 (smallest, slowest;
+               default 3)
   -q           no progress line
   -h, --help   this text
 
@@ -80,6 +82,7 @@ int main(int argc, char** argv) {
   std::string output;
   double limit_s = 0;
   bool overwrite = false;
+  gnomon::server::TraceWriterOptions writer_options;
   bool quiet = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -118,6 +121,15 @@ int main(int argc, char** argv) {
         return kExitUsage;
       }
       options.connect_timeout = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+    } else if (arg == "-l") {
+      const char* text = value();
+      char* end = nullptr;
+      const long level = std::strtol(text, &end, 10);
+      if (*end != '\0' || level < -7 || level > 19) {
+        std::fprintf(stderr, "gnomon-capture: -l wants a zstd level from -7 to 19, not '%s'\n", text);
+        return kExitUsage;
+      }
+      writer_options.compression_level = int(level);
     } else if (arg == "-f") {
       overwrite = true;
     } else if (arg == "-q") {
@@ -132,7 +144,7 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
-  auto writer = TraceWriter::Create(output, overwrite);
+  auto writer = TraceWriter::Create(output, overwrite, writer_options);
   if (!writer.ok()) {
     std::fprintf(stderr, "gnomon-capture: %s\n", writer.status().message().c_str());
     return kExitFile;

@@ -104,6 +104,7 @@ class TraceWriter {
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<std::vector<uint8_t>> queue_;
+  std::vector<std::vector<uint8_t>> spare_;  // compressed blocks' buffers, for reuse
   bool finishing_ = false;
   int blocks_in_flight_ = 0;  // taken by the compressor, not yet written
   uint64_t file_bytes_ = 0;
