@@ -103,6 +103,9 @@ TEST_CASE("a counter lane appears once chosen: a bar per measured zone, as tall 
   w.GpuZoneBegin(1, 3, 1, 1500).GpuZoneEnd(1, 4, 1510);
   w.CounterResult(1, 3, gnomon::protocol::CounterTarget::kGpuZone, 3, {50});
   w.GpuTime(1, 3, 1600).GpuTime(1, 4, 2000);
+  // A frame's result spans the frame: frame 0 of the main series, from 1000 to 1800.
+  w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, 1000).Frame(gnomon::protocol::MessageType::kFrameMark, 0, 1800);
+  w.CounterResult(1, 3, gnomon::protocol::CounterTarget::kFrame, 0, {25});
   TraceModel model;
   gnomon::server::TraceBuilder builder(model);
   gnomon::server::DecodeMessages(w.data(), w.size(), builder);
@@ -130,6 +133,14 @@ TEST_CASE("a counter lane appears once chosen: a bar per measured zone, as tall 
   REQUIRE(bars.size() == 2);
   CHECK(bars[0].index == 0);
   CHECK(bars[1].index == 1);
+  std::vector<DrawItem> frame_bars;
+  for (const DrawItem& item : items) {
+    if (item.kind == DrawItem::Kind::kFrame && item.lane + 1 == timeline.lanes().size()) frame_bars.push_back(item);
+  }
+  REQUIRE(frame_bars.size() == 1);
+  CHECK(frame_bars[0].index == 1);  // frame 1 as the frame strip counts: marks 0 to 1
+  CHECK(frame_bars[0].x1 - frame_bars[0].x0 == doctest::Approx(800).epsilon(0.05));
+  CHECK(frame_bars[0].y1 - frame_bars[0].y0 == doctest::Approx(lane.height / 4));
   CHECK(bars[0].y1 - bars[0].y0 == doctest::Approx(lane.height));        // the largest value
   CHECK(bars[1].y1 - bars[1].y0 == doctest::Approx(lane.height / 2));    // half of it
   CHECK(bars[0].x1 - bars[0].x0 == doctest::Approx(400).epsilon(0.05));  // the zone's 400 ns

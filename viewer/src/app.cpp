@@ -512,6 +512,24 @@ void App::Tooltip(const server::TraceModel& model, const Hit& hit) {
     const auto& marks = model.frames.begin()->second.marks;
     ImGui::Text("Frame %u: %s (click to zoom)", hit.index,
                 server::FormatDuration(double(model.DurationNs(marks[hit.index - 1], marks[hit.index]))).c_str());
+    // On a counter lane: the frame's value of that counter.
+    const auto set = model.counter_sets.find(CounterLaneSet(hit.lane.id));
+    if (hit.lane.kind == LaneKind::kCounter && set != model.counter_sets.end() &&
+        model.gpu_contexts.contains(set->second.context_id)) {
+      const auto& context = model.gpu_contexts.at(set->second.context_id);
+      const uint32_t counter = CounterLaneIndex(hit.lane.id);
+      for (const server::CounterSample& sample : context.counter_samples) {
+        if (sample.set_id != set->first || sample.target != uint8_t(protocol::CounterTarget::kFrame) ||
+            sample.target_index + 1 != hit.index) {
+          continue;
+        }
+        const std::string unit = server::CounterUnit(set->second, counter);
+        ImGui::Text("%s: %.6g%s%s", set->second.counters[counter].name.c_str(),
+                    server::NormalizedCounterValue(model, context, sample, counter), unit.empty() ? "" : " ",
+                    unit.c_str());
+        break;
+      }
+    }
   }
   ImGui::EndTooltip();
 }

@@ -328,7 +328,7 @@ std::optional<Hit> Timeline::HitTest(const TraceModel& model, const TimelineView
         std::vector<DrawItem> items;
         BuildCounterItems(model, view, lane, 0, items);
         for (const DrawItem& item : items) {
-          if (x >= item.x0 - 1 && x <= item.x1 + 1) return Hit{lane.key, DrawItem::Kind::kCounter, item.index};
+          if (x >= item.x0 - 1 && x <= item.x1 + 1) return Hit{lane.key, item.kind, item.index};
         }
         return std::nullopt;
       }
@@ -355,22 +355,33 @@ void Timeline::BuildCounterItems(const TraceModel& model, const TimelineView& vi
     largest = std::max(largest, server::NormalizedCounterValue(model, context->second, sample, counter));
   }
   if (largest <= 0) largest = 1;
-  float last_x = -1e9f;
+  // A frame's result spans the frame (main series: frame N from mark N to mark N + 1).
+  auto frames = model.frames.find(0);
+  float last_x[2] = {-1e9f, -1e9f};  // zones', frames' (each in time order)
   for (const server::CounterSample& sample : context->second.counter_samples) {
-    if (sample.set_id != set->first || counter >= sample.value_count ||
-        sample.target != uint8_t(protocol::CounterTarget::kGpuZone) || sample.target_index >= gpu->second.spans.size()) {
-      continue;
+    if (sample.set_id != set->first || counter >= sample.value_count) continue;
+    Span span{kUntimed, kUntimed};
+    DrawItem::Kind kind = DrawItem::Kind::kCounter;
+    uint32_t index = sample.target_index;
+    if (sample.target == uint8_t(protocol::CounterTarget::kGpuZone) && sample.target_index < gpu->second.spans.size()) {
+      span = gpu->second.spans[sample.target_index];
+    } else if (sample.target == uint8_t(protocol::CounterTarget::kFrame) && frames != model.frames.end() &&
+               size_t(sample.target_index) + 1 < frames->second.marks.size()) {
+      span = {model.clock.TickToNs(frames->second.marks[sample.target_index]) - origin_ns_,
+              model.clock.TickToNs(frames->second.marks[sample.target_index + 1]) - origin_ns_};
+      kind = DrawItem::Kind::kFrame;  // hovering and clicking it act on the frame
+      index = sample.target_index + 1;
     }
-    const Span span = gpu->second.spans[sample.target_index];
     if (span.begin_ns == kUntimed || span.end_ns < view.begin_ns() || span.begin_ns > view.end_ns()) continue;
     const float x0 = float(view.NsToX(span.begin_ns));
-    if (x0 < last_x + 1.0f) continue;
+    float& last = last_x[kind == DrawItem::Kind::kFrame];
+    if (x0 < last + 1.0f) continue;
     const float x1 = std::max(float(view.NsToX(span.end_ns)), x0 + 1.0f);
     const double value = server::NormalizedCounterValue(model, context->second, sample, counter);
     const float h = std::max(1.0f, lane.height * float(value / largest));
-    out.push_back({DrawItem::Kind::kCounter, x0, lane.y + lane.height - h, x1, lane.y + lane.height, 0xFF40B0E0u,
-                   lane_index, sample.target_index, 1, nullptr});
-    last_x = x0;
+    out.push_back({kind, x0, lane.y + lane.height - h, x1, lane.y + lane.height, 0xFF40B0E0u, lane_index, index, 1,
+                   nullptr});
+    last = x0;
   }
 }
 
