@@ -78,14 +78,23 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out) {
           << ",\"cpu_thread\":" << zone.thread_id << ",\"cpu_to_gpu_latency_ns\":"
           << (mapped.begin_ns - model.clock.TickToNs(zone.cpu_begin_tick)) << "}}";
     }
-    // Counters as counter tracks: a zone's value from its begin, back to 0 at its end.
+    // Counters as counter tracks: a zone's (or a frame's) value from its begin, back to 0
+    // at its end.
+    const auto main_frames = model.frames.find(0);
     for (const CounterSample& sample : context.counter_samples) {
-      if (sample.target != uint8_t(protocol::CounterTarget::kGpuZone) || sample.target_index >= context.zones.size()) {
-        continue;
+      int64_t begin_ns = 0, end_ns = 0;
+      if (sample.target == uint8_t(protocol::CounterTarget::kGpuZone) && sample.target_index < context.zones.size() &&
+          context.zones[sample.target_index].is_timed()) {
+        const auto mapped = model.MapGpuZone(context, context.zones[sample.target_index]);
+        begin_ns = mapped.begin_ns;
+        end_ns = mapped.end_ns;
+      } else if (sample.target == uint8_t(protocol::CounterTarget::kFrame) && main_frames != model.frames.end() &&
+                 size_t(sample.target_index) + 1 < main_frames->second.marks.size()) {
+        begin_ns = model.clock.TickToNs(main_frames->second.marks[sample.target_index]);
+        end_ns = model.clock.TickToNs(main_frames->second.marks[sample.target_index + 1]);
+      } else {
+        continue;  // untimed, or a frame past the last mark
       }
-      const GpuZone& zone = context.zones[sample.target_index];
-      if (!zone.is_timed()) continue;
-      const auto mapped = model.MapGpuZone(context, zone);
       const int64_t origin = model.clock.TickToNs(model.first_tick);
       const CounterSet& set = model.counter_sets.at(sample.set_id);
       for (size_t i = 0; i < sample.value_count; ++i) {
@@ -93,7 +102,7 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out) {
         const double value = NormalizedCounterValue(model, context, sample, i);
         char number[40];
         std::snprintf(number, sizeof(number), "%.17g", std::isfinite(value) ? value : 0.0);
-        for (const auto& [ts, text] : {std::pair{mapped.begin_ns, std::string(number)}, {mapped.end_ns, "0"}}) {
+        for (const auto& [ts, text] : {std::pair{begin_ns, std::string(number)}, {end_ns, "0"}}) {
           begin_event();
           out << "{\"ph\":\"C\",\"cat\":\"counter\",\"name\":" << JsonQuote(name) << ",\"pid\":" << pid
               << ",\"ts\":" << Micros(ts - origin) << ",\"args\":{\"value\":" << text << "}}";

@@ -129,6 +129,30 @@ TEST_CASE("frame results are kept; results without their set, context or zone ar
   CHECK(gnomon::server::FindZoneCounters(context, 0) == nullptr);
 }
 
+TEST_CASE("a frame's result becomes a counter track over the frame in the Chrome export") {
+  StreamWriter w = WithCounters();
+  w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, 2'000'000).Frame(gnomon::protocol::MessageType::kFrameMark, 0,
+                                                                          2'500'000);
+  w.CounterResult(5, 9, CounterTarget::kFrame, 0, {8000, 2000, 1'000'000, std::bit_cast<uint64_t>(40.0), 0});
+  w.CounterResult(5, 9, CounterTarget::kFrame, 1, {1, 1, 1, 1, 1});  // no mark ends frame 1: not drawn
+  const TraceModel m = Build(w);
+  const auto& context = m.gpu_contexts.at(5);
+  REQUIRE(context.counter_samples.size() == 2);
+  // Throughput over the frame's 500 us; a normalised duration against the frame's clocks.
+  CHECK(gnomon::server::NormalizedCounterValue(m, context, context.counter_samples[0], 2) == doctest::Approx(2e9));
+  CHECK(gnomon::server::NormalizedCounterValue(m, context, context.counter_samples[0], 1) == doctest::Approx(25.0));
+  std::ostringstream chrome;
+  gnomon::server::WriteChromeTrace(m, chrome);
+  const std::string json = chrome.str();
+  CHECK(json.find("\"name\":\"GPU: temperature\",\"pid\":") != std::string::npos);
+  CHECK(json.find("\"args\":{\"value\":40}") != std::string::npos);
+  size_t tracks = 0;
+  for (size_t at = json.find("\"cat\":\"counter\""); at != std::string::npos; at = json.find("\"cat\":\"counter\"", at + 1)) {
+    ++tracks;
+  }
+  CHECK(tracks == 10);  // five counters, a value and a 0 each, for frame 0 only
+}
+
 TEST_CASE("a recorded lavapipe trace keeps loading with its pipeline statistics") {
   TraceModel m;
   auto loaded = gnomon::server::LoadTrace(GNOMON_DATA_DIR "/lavapipe_vulkan_counters.gnomon", m);
