@@ -31,13 +31,7 @@ void TraceBuilder::OnZoneEnd(uint64_t tick) {
   }
   const uint32_t index = thread_->open_zones.back();
   thread_->open_zones.pop_back();
-  const uint64_t begin = thread_->zones.begin_tick(index);
-  if (tick < begin) {
-    tick = begin;
-    thread_->zones.AddFlags(index, kZoneEndClamped);
-    ++model_.diagnostics.clamped_zone_ends;
-  }
-  thread_->zones.SetEnd(index, tick);
+  if (thread_->zones.Close(index, tick)) ++model_.diagnostics.clamped_zone_ends;
   SeeTick(tick);
 }
 

@@ -50,6 +50,13 @@ struct Fixture {
     REQUIRE_MESSAGE(error.empty(), error);
   }
   ~Fixture() { vk.Destroy(); }
+  // An event the host sets: a command buffer that waits at it holds the GPU there.
+  VkEvent NewGate() {
+    VkEventCreateInfo info{VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
+    VkEvent gate = VK_NULL_HANDLE;
+    REQUIRE(vkCreateEvent(vk.device, &info, nullptr, &gate) == VK_SUCCESS);
+    return gate;
+  }
   std::unique_ptr<Context> Make(ContextOptions options) {
     options.calibrated_timestamps = vk.calibrated_timestamps;
     options.host_query_reset = vk.host_query_reset;
@@ -59,6 +66,11 @@ struct Fixture {
 };
 
 gnomon_source_location g_pass{"Test pass", "test", __FILE__, 1, GNOMON_NO_COLOR, 0};
+
+void WaitAtGate(VkCommandBuffer cmd, VkEvent gate) {
+  vkCmdWaitEvents(cmd, 1, &gate, VK_PIPELINE_STAGE_HOST_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, nullptr, 0,
+                  nullptr, 0, nullptr);
+}
 
 const gnomon::server::GpuContextTimeline* FindContext(const TraceModel& m, uint32_t id) {
   auto it = m.gpu_contexts.find(id);
@@ -161,15 +173,12 @@ TEST_CASE("a frame whose slot is still in flight goes untimed, and collecting ne
   options.frames_in_flight = 1;  // two slots
   auto gpu = f.Make(options);
   REQUIRE(gpu->is_active());
-  VkEventCreateInfo event_info{VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
-  VkEvent gate;
-  REQUIRE(vkCreateEvent(f.vk.device, &event_info, nullptr, &gate) == VK_SUCCESS);
+  const VkEvent gate = f.NewGate();
 
   // Frame 1 stalls on the GPU until the host sets the event.
   VkCommandBuffer stalled = f.vk.NewCommandBuffer();
   gpu->BeginFrame(stalled);
-  vkCmdWaitEvents(stalled, 1, &gate, VK_PIPELINE_STAGE_HOST_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, nullptr, 0,
-                  nullptr, 0, nullptr);
+  WaitAtGate(stalled, gate);
   REQUIRE(gpu->BeginZone(stalled, &g_pass));
   gpu->EndZone(stalled);
   vkEndCommandBuffer(stalled);
@@ -261,15 +270,12 @@ TEST_CASE("pipeline statistics: the set is described once; a result is not read 
   auto gpu = f.Make(options);
   REQUIRE(gpu->is_active());
   REQUIRE(gpu->counter_set() != 0);
-  VkEventCreateInfo event_info{VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
-  VkEvent gate;
-  REQUIRE(vkCreateEvent(f.vk.device, &event_info, nullptr, &gate) == VK_SUCCESS);
+  const VkEvent gate = f.NewGate();
 
   // A counted zone (with a nested one, which Vulkan cannot count) behind a gate.
   VkCommandBuffer cmd = f.vk.NewCommandBuffer();
   gpu->BeginFrame(cmd);
-  vkCmdWaitEvents(cmd, 1, &gate, VK_PIPELINE_STAGE_HOST_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, nullptr, 0,
-                  nullptr, 0, nullptr);
+  WaitAtGate(cmd, gate);
   REQUIRE(gpu->BeginZone(cmd, &g_pass, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, true));
   REQUIRE(gpu->BeginZone(cmd, &g_pass, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, true));
   gpu->EndZone(cmd);
@@ -331,14 +337,11 @@ TEST_CASE("the Vulkan pipeline-statistics source: not ready until the GPU passes
   CHECK(type.counters[1].name == "compute shader invocations");
   CHECK(type.data_size == 16);
 
-  VkEventCreateInfo event_info{VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
-  VkEvent gate;
-  REQUIRE(vkCreateEvent(f.vk.device, &event_info, nullptr, &gate) == VK_SUCCESS);
+  const VkEvent gate = f.NewGate();
   const uint32_t instance = source->Create(0);
   REQUIRE(instance != 0);
   VkCommandBuffer cmd = f.vk.NewCommandBuffer();
-  vkCmdWaitEvents(cmd, 1, &gate, VK_PIPELINE_STAGE_HOST_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, nullptr, 0,
-                  nullptr, 0, nullptr);
+  WaitAtGate(cmd, gate);
   CHECK_FALSE(source->Begin(instance));  // Vulkan records into a command buffer
   REQUIRE(source->Begin(instance, cmd));
   gnomon::counters::Values values;

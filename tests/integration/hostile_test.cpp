@@ -17,7 +17,7 @@
 #include "gnomon/server/worker.h"
 #include "../support/fake_peers.h"
 #include "../support/process.h"
-#include "../support/stream_writer.h"
+#include "../support/build_model.h"
 
 using gnomon::server::TraceModel;
 using gnomon::server::Worker;
@@ -36,12 +36,7 @@ StreamWriter ValidStart(int zones) {
   return w;
 }
 
-TraceModel Decode(const StreamWriter& w) {
-  TraceModel model;
-  gnomon::server::TraceBuilder builder(model);
-  gnomon::server::DecodeMessages(w.data(), w.size(), builder);
-  return model;
-}
+TraceModel Decode(const StreamWriter& w) { return gnomon::test::BuildModel(w); }
 
 }  // namespace
 

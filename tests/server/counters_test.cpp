@@ -9,7 +9,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "../support/stream_writer.h"
+#include "../support/build_model.h"
 #include "gnomon/server/chrome_export.h"
 #include "gnomon/server/report.h"
 #include "gnomon/server/trace_builder.h"
@@ -24,10 +24,9 @@ using gnomon::test::StreamWriter;
 namespace {
 
 TraceModel Build(const StreamWriter& w) {
-  TraceModel model;
-  gnomon::server::TraceBuilder builder(model);
-  const auto result = gnomon::server::DecodeMessages(w.data(), w.size(), builder);
-  REQUIRE(result.consumed == w.size());
+  size_t consumed = 0;
+  TraceModel model = gnomon::test::BuildModel(w, &consumed);
+  REQUIRE(consumed == w.size());
   return model;
 }
 

@@ -7,7 +7,7 @@
 #include "gnomon/server/chrome_export.h"
 #include "gnomon/server/trace_builder.h"
 #include "../support/json_check.h"
-#include "../support/stream_writer.h"
+#include "../support/build_model.h"
 
 using namespace gnomon::server;
 using gnomon::test::JsonValue;
@@ -21,10 +21,7 @@ TraceModel Sample() {
   w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, 1000).Frame(gnomon::protocol::MessageType::kFrameMark, 0, 9000);
   w.String(4, gnomon::protocol::StringKind::kPlotName, "memory").Plot(4, 3000, 1.5);
   w.Message(4000, 4, "disk \"full\"\n").End(9500);
-  TraceModel model;
-  TraceBuilder builder(model);
-  DecodeMessages(w.data(), w.size(), builder);
-  return model;
+  return gnomon::test::BuildModel(w);
 }
 }  // namespace
 
@@ -94,9 +91,7 @@ TEST_CASE("GPU contexts appear in the summary and as tracks of their own in the 
   w.ThreadContext(1).ZoneBegin(1, 1000).ZoneEnd(2000);
   w.GpuZoneBegin(1, 1, 1, 1500).GpuZoneEnd(1, 2, 1600).GpuTime(1, 1, 10'000).GpuTime(1, 2, 30'000);
   w.GpuTime(1, 99, 40'000);  // a query no zone used
-  TraceModel model;
-  TraceBuilder builder(model);
-  DecodeMessages(w.data(), w.size(), builder);
+  const TraceModel model = gnomon::test::BuildModel(w);
   std::ostringstream summary;
   PrintSummary(model, summary);
   CHECK(summary.str().find("Test GPU (Vulkan, context 1): 1 zones (0 without GPU times)") != std::string::npos);

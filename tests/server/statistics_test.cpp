@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "gnomon/server/trace_builder.h"
-#include "../support/stream_writer.h"
+#include "../support/build_model.h"
 
 using namespace gnomon::server;
 
@@ -16,9 +16,7 @@ TEST_CASE("count, total, self, min, max, mean, median and deviation per source l
   w.ZoneBegin(2, 40).ZoneBegin(3, 45).ZoneEnd(50).ZoneEnd(70);  // A: 30 with B: 5
   w.ZoneEnd(100);                                          // Frame: 100
   w.ZoneBegin(3, 200);                                     // unfinished: left out
-  TraceModel model;
-  TraceBuilder builder(model);
-  DecodeMessages(w.data(), w.size(), builder);
+  const TraceModel model = gnomon::test::BuildModel(w);
   const auto stats = ComputeZoneStatistics(model);
   REQUIRE(stats.size() == 3);
   CHECK(stats[0].source_location == 1);

@@ -2,7 +2,7 @@
 
 #include <doctest/doctest.h>
 
-#include "../support/stream_writer.h"
+#include "../support/build_model.h"
 
 using gnomon::protocol::MessageType;
 using gnomon::server::DecodeMessages;
@@ -12,10 +12,9 @@ using gnomon::test::StreamWriter;
 
 namespace {
 TraceModel Build(const StreamWriter& w) {
-  TraceModel model;
-  TraceBuilder builder(model);
-  const auto result = DecodeMessages(w.data(), w.size(), builder);
-  REQUIRE(result.consumed == w.size());
+  size_t consumed = 0;
+  TraceModel model = gnomon::test::BuildModel(w, &consumed);
+  REQUIRE(consumed == w.size());
   return model;
 }
 }  // namespace

@@ -7,7 +7,7 @@
 
 #include "gnomon/server/trace_builder.h"
 #include "../support/process.h"
-#include "../support/stream_writer.h"
+#include "../support/build_model.h"
 
 using namespace gnomon::server;
 using gnomon::test::ScratchDir;
@@ -40,12 +40,7 @@ StreamWriter SampleStream(int zones_per_thread) {
   return w;
 }
 
-TraceModel BuildDirect(const StreamWriter& w) {
-  TraceModel model;
-  TraceBuilder builder(model);
-  DecodeMessages(w.data(), w.size(), builder);
-  return model;
-}
+TraceModel BuildDirect(const StreamWriter& w) { return gnomon::test::BuildModel(w); }
 
 std::string WriteTrace(const ScratchDir& dir, const StreamWriter& w, size_t block_bytes) {
   const std::string path = dir.File("t.gnomon");

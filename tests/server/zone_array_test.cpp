@@ -24,12 +24,15 @@ TEST_CASE("a zone array gives back what it was given, 16 bytes a zone") {
   CHECK(zones[3].end_tick == base + 30 + 0xFFFF'FFFDull);
   CHECK(zones[3].depth == ZoneArray::kMaxDepth);  // deeper nesting is stored at the limit
 
-  zones.SetEnd(1, base + 10 + 0xFFFF'FFFFull);  // closing later, past the inline range
+  CHECK_FALSE(zones.Close(1, base + 10 + 0xFFFF'FFFFull));  // closing later, past the inline range
+  CHECK(zones.Close(2, base));                                 // an end before the begin: clamped
   zones.AddFlags(1, gnomon::server::kZoneEndClamped);
   CHECK(zones[1].end_tick == base + 10 + 0xFFFF'FFFFull);
   CHECK(zones[1].flags == (gnomon::server::kZoneHasAttributes | gnomon::server::kZoneEndClamped));
   CHECK(zones[1].source_location == (1u << 18) - 1);
-  CHECK(zones.begin_tick(2) == base + 20);
+  CHECK(zones[2].begin_tick == base + 20);
+  CHECK(zones[2].end_tick == base + 20);  // clamped to its begin, and flagged
+  CHECK(zones[2].flags == gnomon::server::kZoneEndClamped);
 
   for (int i = 0; i < 100000; ++i) zones.push_back({base + uint64_t(i), base + uint64_t(i) + 5, 1, 0, 0});
   CHECK(double(zones.capacity_bytes()) / double(zones.size()) < 16.8);  // chunks of 4,096, two long ends

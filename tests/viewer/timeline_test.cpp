@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "gnomon/server/trace_builder.h"
-#include "../support/stream_writer.h"
+#include "../support/build_model.h"
 
 using namespace gnomon::viewer;
 using gnomon::server::TraceModel;
@@ -19,10 +19,7 @@ TraceModel Sample() {
   w.GpuContext(1, "GPU", 1, 1, 64, 0, 0, gnomon::protocol::CpuTimeDomain::kMonotonicRaw, 10);
   w.GpuZoneBegin(1, 1, 1, 1100).GpuZoneEnd(1, 2, 1150).GpuTime(1, 1, 1500).GpuTime(1, 2, 1700);
   w.String(5, gnomon::protocol::StringKind::kPlotName, "load").Plot(5, 1000, 1.0).Plot(5, 1500, 3.0).Plot(5, 2000, 2.0);
-  TraceModel model;
-  gnomon::server::TraceBuilder builder(model);
-  gnomon::server::DecodeMessages(w.data(), w.size(), builder);
-  return model;
+  return gnomon::test::BuildModel(w);
 }
 }  // namespace
 
@@ -106,9 +103,7 @@ TEST_CASE("a counter lane appears once chosen: a bar per measured zone, as tall 
   // A frame's result spans the frame: frame 0 of the main series, from 1000 to 1800.
   w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, 1000).Frame(gnomon::protocol::MessageType::kFrameMark, 0, 1800);
   w.CounterResult(1, 3, gnomon::protocol::CounterTarget::kFrame, 0, {25});
-  TraceModel model;
-  gnomon::server::TraceBuilder builder(model);
-  gnomon::server::DecodeMessages(w.data(), w.size(), builder);
+  const TraceModel model = gnomon::test::BuildModel(w);
 
   Timeline timeline;
   timeline.Sync(model);

@@ -253,6 +253,15 @@ void gnomon_counter_result(uint32_t context, uint32_t set, uint8_t target, uint3
 #define GNOMON_ZONE_BEGIN(zone_name) GNOMON_ZONE_BEGIN_C(zone_name, GNOMON_NO_COLOR)
 #define GNOMON_ZONE_END() gnomon_zone_end()
 #if defined(__GNUC__) || defined(__clang__)
+/* The address of a constant-initialized static source location for this line, as an
+ * expression (a GCC/Clang statement expression, so that __func__ names the enclosing
+ * function). The zone macros of the C++ API and of the GPU collectors use it. */
+#define GNOMON_STATIC_LOCATION(zone_name, rgb)                                          \
+  __extension__({                                                                       \
+    static gnomon_source_location gnomon_location_ = {(zone_name), __func__, __FILE__,  \
+                                                      (uint32_t)__LINE__, (rgb), 0u};   \
+    &gnomon_location_;                                                                  \
+  })
 static inline void gnomon_scope_exit_(int* unused) {
   (void)unused;
   gnomon_zone_end();

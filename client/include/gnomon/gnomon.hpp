@@ -82,9 +82,6 @@ inline uint32_t PlotId(const char* name) { return gnomon_plot_id(name); }
 inline void Plot(uint32_t plot_id, double value) { gnomon_plot(plot_id, value); }
 inline uint64_t Now() { return gnomon_now(); }
 
-// One declaration, so that `for (...) GNOMON_ZONE("x");` times each iteration. The
-// source location is a constant-initialized static (no guard, no run-time cost), made in
-// a GCC/Clang statement expression so that __func__ names the enclosing function.
 // ---- GPU (see gnomon.h for the model; the collectors in vulkan.hpp/opengl.hpp use it) ----
 using GpuContextInfo = gnomon_gpu_context_info;
 using GpuCalibrationData = gnomon_gpu_calibration_data;
@@ -109,12 +106,11 @@ inline uint64_t CpuTimeFromHostNs(gnomon_cpu_time_domain domain, int64_t host_ns
   return gnomon_cpu_time_from_host_ns(domain, host_ns);
 }
 
-#define GNOMON_ZONE_C(zone_name, rgb)                                                    \
-  ::gnomon::ScopedZone GNOMON_CONCAT(gnomon_zone_, __LINE__)(__extension__({             \
-    static ::gnomon_source_location gnomon_location_{                                    \
-        (zone_name), __func__, __FILE__, static_cast<uint32_t>(__LINE__), (rgb), 0u};    \
-    &gnomon_location_;                                                                   \
-  }))
+// One declaration, so that `for (...) GNOMON_ZONE("x");` times each iteration. The
+// source location is a constant-initialized static (no guard, no run-time cost), made in
+// a GCC/Clang statement expression so that __func__ names the enclosing function.
+#define GNOMON_ZONE_C(zone_name, rgb) \
+  ::gnomon::ScopedZone GNOMON_CONCAT(gnomon_zone_, __LINE__)(GNOMON_STATIC_LOCATION(zone_name, rgb))
 #define GNOMON_ZONE(zone_name) GNOMON_ZONE_C(zone_name, GNOMON_NO_COLOR)
 #define GNOMON_FUNCTION() GNOMON_ZONE_C(nullptr, GNOMON_NO_COLOR)
 #define GNOMON_FRAME_MARK_NAMED(frame_name)                                              \

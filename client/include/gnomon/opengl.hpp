@@ -155,22 +155,13 @@ class ScopedZone {
 }  // namespace gnomon::opengl
 
 #ifndef GNOMON_DISABLE
-#define GNOMON_GL_ZONE(context, zone_name)                                                        \
-  ::gnomon::opengl::ScopedZone GNOMON_CONCAT(gnomon_gl_zone_, __LINE__)((context), __extension__({ \
-    static ::gnomon_source_location gnomon_location_{                                             \
-        (zone_name), __func__, __FILE__, static_cast<uint32_t>(__LINE__), GNOMON_NO_COLOR, 0u};   \
-    &gnomon_location_;                                                                            \
-  }))
+#define GNOMON_GL_ZONE(context, zone_name)                               \
+  ::gnomon::opengl::ScopedZone GNOMON_CONCAT(gnomon_gl_zone_, __LINE__)( \
+      (context), GNOMON_STATIC_LOCATION(zone_name, GNOMON_NO_COLOR))
 // The same, with the attached counter source measuring the zone.
-#define GNOMON_GL_ZONE_COUNTERS(context, zone_name)                                              \
-  ::gnomon::opengl::ScopedZone GNOMON_CONCAT(gnomon_gl_zone_, __LINE__)(                         \
-      (context),                                                                                 \
-      __extension__({                                                                            \
-        static ::gnomon_source_location gnomon_location_{                                        \
-            (zone_name), __func__, __FILE__, static_cast<uint32_t>(__LINE__), GNOMON_NO_COLOR, 0u}; \
-        &gnomon_location_;                                                                       \
-      }),                                                                                        \
-      true)
+#define GNOMON_GL_ZONE_COUNTERS(context, zone_name)                      \
+  ::gnomon::opengl::ScopedZone GNOMON_CONCAT(gnomon_gl_zone_, __LINE__)( \
+      (context), GNOMON_STATIC_LOCATION(zone_name, GNOMON_NO_COLOR), true)
 #else
 #define GNOMON_GL_ZONE(context, zone_name) static_cast<void>(0)
 #define GNOMON_GL_ZONE_COUNTERS(context, zone_name) static_cast<void>(0)

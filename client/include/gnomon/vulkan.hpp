@@ -218,22 +218,13 @@ class ScopedZone {
 }  // namespace gnomon::vulkan
 
 #ifndef GNOMON_DISABLE
-#define GNOMON_VK_ZONE(context, cmd, zone_name)                                                    \
-  ::gnomon::vulkan::ScopedZone GNOMON_CONCAT(gnomon_vk_zone_, __LINE__)((context), (cmd), __extension__({ \
-    static ::gnomon_source_location gnomon_location_{                                              \
-        (zone_name), __func__, __FILE__, static_cast<uint32_t>(__LINE__), GNOMON_NO_COLOR, 0u};    \
-    &gnomon_location_;                                                                             \
-  }))
+#define GNOMON_VK_ZONE(context, cmd, zone_name)                          \
+  ::gnomon::vulkan::ScopedZone GNOMON_CONCAT(gnomon_vk_zone_, __LINE__)( \
+      (context), (cmd), GNOMON_STATIC_LOCATION(zone_name, GNOMON_NO_COLOR))
 // The same, with the context's pipeline statistics measured over the zone.
-#define GNOMON_VK_ZONE_COUNTERS(context, cmd, zone_name)                                          \
-  ::gnomon::vulkan::ScopedZone GNOMON_CONCAT(gnomon_vk_zone_, __LINE__)(                          \
-      (context), (cmd),                                                                           \
-      __extension__({                                                                             \
-        static ::gnomon_source_location gnomon_location_{                                         \
-            (zone_name), __func__, __FILE__, static_cast<uint32_t>(__LINE__), GNOMON_NO_COLOR, 0u}; \
-        &gnomon_location_;                                                                        \
-      }),                                                                                         \
-      true)
+#define GNOMON_VK_ZONE_COUNTERS(context, cmd, zone_name)                 \
+  ::gnomon::vulkan::ScopedZone GNOMON_CONCAT(gnomon_vk_zone_, __LINE__)( \
+      (context), (cmd), GNOMON_STATIC_LOCATION(zone_name, GNOMON_NO_COLOR), true)
 #else
 #define GNOMON_VK_ZONE(context, cmd, zone_name) static_cast<void>(0)
 #define GNOMON_VK_ZONE_COUNTERS(context, cmd, zone_name) static_cast<void>(0)

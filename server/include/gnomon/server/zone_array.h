@@ -4,7 +4,7 @@
 // begin tick (64 bits), its length in ticks (32 bits; a zone longer than about four
 // billion ticks keeps its end in a side table) and one word for its source location
 // (18 bits, the id limit), depth (12 bits) and flags (2 bits). operator[] hands out the
-// unpacked Zone by value; the builder changes a zone only through SetEnd and AddFlags.
+// unpacked Zone by value; the builder changes a zone only through Close and AddFlags.
 // Depths past 4,095 are stored as 4,095.
 #pragma once
 
@@ -57,19 +57,16 @@ class ZoneArray {
   void push_back(const Zone& zone) {
     const size_t index = zones_.size();
     zones_.push_back({zone.begin_tick, kOpen, Meta(zone.source_location, zone.depth, zone.flags)});
-    if (!zone.is_open()) SetEnd(index, zone.end_tick);
+    if (!zone.is_open()) Close(index, zone.end_tick);
   }
-  uint64_t begin_tick(size_t i) const { return zones_[i].begin_tick; }
-  // Closes zone i at end_tick (not before its begin).
-  void SetEnd(size_t i, uint64_t end_tick) {
-    Packed& p = zones_[i];
-    const uint64_t length = end_tick - p.begin_tick;
-    if (length < kLong) {
-      p.length = uint32_t(length);
-    } else {
-      p.length = kLong;
-      long_ends_[i] = end_tick;
-    }
+  // Closes zone i at end_tick. An end before the begin is clamped to it and flagged
+  // kZoneEndClamped; returns whether it was.
+  bool Close(size_t i, uint64_t end_tick) {
+    const uint64_t begin = zones_[i].begin_tick;
+    const bool clamped = end_tick < begin;
+    SetEnd(i, clamped ? begin : end_tick);
+    if (clamped) AddFlags(i, kZoneEndClamped);
+    return clamped;
   }
   void AddFlags(size_t i, uint16_t flags) {
     zones_[i].meta |= uint32_t(flags & kFlagMask) << (kLocationBits + kDepthBits);
@@ -103,6 +100,17 @@ class ZoneArray {
   };
   static_assert(sizeof(Packed) == 16);
 
+  void SetEnd(size_t i, uint64_t end_tick) {
+    Packed& p = zones_[i];
+    const uint64_t length = end_tick - p.begin_tick;
+    if (length < kLong) {
+      if (p.length == kLong) long_ends_.erase(i);  // closed again, shorter
+      p.length = uint32_t(length);
+    } else {
+      p.length = kLong;
+      long_ends_[i] = end_tick;
+    }
+  }
   static uint32_t Meta(uint32_t location, uint32_t depth, uint16_t flags) {
     return (location & kLocationMask) | (depth < kMaxDepth ? depth : kMaxDepth) << kLocationBits |
            uint32_t(flags & kFlagMask) << (kLocationBits + kDepthBits);
