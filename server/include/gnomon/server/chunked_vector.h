@@ -1,41 +1,103 @@
-// An append-only array stored in fixed-size chunks.
+// An append-only array stored in chunks that never move.
 //
 // Traces hold hundreds of millions of events. A std::vector that doubles would copy
 // them and briefly need twice the memory; this container never moves an element, grows
 // by one chunk at a time, and indexes in O(1).
+//
+// Chunks double from kFirstChunkElements up to 2 MiB, then stay at 2 MiB: a thread
+// with a handful of events costs a small chunk, while a thread with a hundred million
+// fills 2 MiB chunks aligned for transparent huge pages (madvise), which the kernel
+// faults in 512 times less often than 4 KiB pages. Loading a big trace spends much of
+// its time taking fresh memory; this is where that time is saved.
 #pragma once
 
+#include <sys/mman.h>
+
+#include <bit>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <new>
+#include <type_traits>
 #include <vector>
 
 namespace gnomon::server {
 
-template <typename T, size_t kChunkElementsLog2 = 12>
+namespace chunk_memory {
+
+inline constexpr size_t kHugeBytes = size_t{2} << 20;
+
+// A 2 MiB-aligned, 2 MiB block advised for huge pages; or small blocks from new.
+inline void* Allocate(size_t bytes) {
+  if (bytes != kHugeBytes) return ::operator new(bytes);
+  void* raw = mmap(nullptr, 2 * kHugeBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) throw std::bad_alloc();
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t aligned = (begin + kHugeBytes - 1) & ~(kHugeBytes - 1);
+  if (aligned > begin) munmap(raw, aligned - begin);
+  if (aligned + kHugeBytes < begin + 2 * kHugeBytes) {
+    munmap(reinterpret_cast<void*>(aligned + kHugeBytes), begin + 2 * kHugeBytes - aligned - kHugeBytes);
+  }
+  void* block = reinterpret_cast<void*>(aligned);
+  madvise(block, kHugeBytes, MADV_HUGEPAGE);  // advice only: without THP, plain pages
+  return block;
+}
+
+inline void Free(void* block, size_t bytes) {
+  if (bytes != kHugeBytes) {
+    ::operator delete(block);
+  } else {
+    munmap(block, kHugeBytes);
+  }
+}
+
+}  // namespace chunk_memory
+
+template <typename T, size_t kFirstChunkLog2 = 12>
 class ChunkedVector {
+  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+  static_assert(sizeof(T) <= chunk_memory::kHugeBytes >> kFirstChunkLog2, "first chunk above 2 MiB");
+
  public:
-  static constexpr size_t kChunkElements = size_t{1} << kChunkElementsLog2;
+  static constexpr size_t kFirstChunkElements = size_t{1} << kFirstChunkLog2;
+  static constexpr size_t kLastChunkLog2 = std::bit_width(chunk_memory::kHugeBytes / sizeof(T)) - 1;
+  static constexpr size_t kLastChunkElements = size_t{1} << kLastChunkLog2;
+
+  ChunkedVector() = default;
+  ChunkedVector(ChunkedVector&& other) noexcept
+      : chunks_(std::move(other.chunks_)), size_(other.size_), capacity_(other.capacity_) {
+    other.size_ = other.capacity_ = 0;
+  }
+  ChunkedVector& operator=(ChunkedVector&& other) noexcept {
+    if (this != &other) {
+      Release();
+      chunks_ = std::move(other.chunks_);
+      size_ = other.size_;
+      capacity_ = other.capacity_;
+      other.size_ = other.capacity_ = 0;
+    }
+    return *this;
+  }
+  ChunkedVector(const ChunkedVector&) = delete;
+  ChunkedVector& operator=(const ChunkedVector&) = delete;
+  ~ChunkedVector() { Release(); }
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
 
-  T& operator[](size_t i) { return chunks_[i >> kChunkElementsLog2][i & (kChunkElements - 1)]; }
-  const T& operator[](size_t i) const {
-    return chunks_[i >> kChunkElementsLog2][i & (kChunkElements - 1)];
-  }
+  T& operator[](size_t i) { return *Locate(i); }
+  const T& operator[](size_t i) const { return *Locate(i); }
   T& back() { return (*this)[size_ - 1]; }
 
   T& push_back(const T& value) {
-    if ((size_ & (kChunkElements - 1)) == 0 && (size_ >> kChunkElementsLog2) == chunks_.size()) {
-      chunks_.emplace_back(new T[kChunkElements]);
-    }
+    if (size_ == capacity_) Grow();
     T& slot = (*this)[size_++];
     slot = value;
     return slot;
   }
 
   // Bytes held, counting whole chunks.
-  size_t capacity_bytes() const { return chunks_.size() * kChunkElements * sizeof(T); }
+  size_t capacity_bytes() const { return capacity_ * sizeof(T); }
 
   template <typename F>
   void ForEach(F&& f) const {
@@ -51,8 +113,35 @@ class ChunkedVector {
   }
 
  private:
-  std::vector<std::unique_ptr<T[]>> chunks_;
+  // Chunk 0 holds [0, F); chunk k >= 1 holds [2^(log F + k - 1), twice that) until the
+  // chunks reach kLastChunkElements; from there every chunk holds kLastChunkElements.
+  T* Locate(size_t i) const {
+    if (i >= kLastChunkElements) {
+      return chunks_[(i >> kLastChunkLog2) + (kLastChunkLog2 - kFirstChunkLog2)] + (i & (kLastChunkElements - 1));
+    }
+    const size_t width = std::bit_width(i);
+    if (width <= kFirstChunkLog2) return chunks_[0] + i;
+    return chunks_[width - kFirstChunkLog2] + (i - (size_t{1} << (width - 1)));
+  }
+  static size_t ChunkElements(size_t chunk) {
+    if (chunk == 0) return kFirstChunkElements;
+    const size_t log2 = kFirstChunkLog2 + chunk - 1;
+    return size_t{1} << (log2 < kLastChunkLog2 ? log2 : kLastChunkLog2);
+  }
+  void Grow() {
+    const size_t elements = ChunkElements(chunks_.size());
+    chunks_.reserve(chunks_.size() + 1);
+    chunks_.push_back(static_cast<T*>(chunk_memory::Allocate(elements * sizeof(T))));
+    capacity_ += elements;
+  }
+  void Release() {
+    for (size_t k = 0; k < chunks_.size(); ++k) chunk_memory::Free(chunks_[k], ChunkElements(k) * sizeof(T));
+    chunks_.clear();
+  }
+
+  std::vector<T*> chunks_;
   size_t size_ = 0;
+  size_t capacity_ = 0;
 };
 
 }  // namespace gnomon::server
