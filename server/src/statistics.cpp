@@ -1,7 +1,12 @@
 #include "gnomon/server/statistics.h"
 
 #include <algorithm>
+#include <atomic>
+#include <bit>
 #include <cmath>
+#include <map>
+#include <memory>
+#include <thread>
 
 namespace gnomon::server {
 namespace {
@@ -14,46 +19,300 @@ int64_t AddSaturated(int64_t a, int64_t b) {
   return sum;
 }
 
-// Accumulates statistics over sequences of zones given in begin order with their depth;
-// a duration < 0 marks a zone that has none (never closed, or never timed).
-class StatisticsBuilder {
- public:
-  explicit StatisticsBuilder(size_t locations) : by_location_(std::max<size_t>(locations, 1)) {}
+// Medians come from a histogram of durations, exact below kExactBuckets ns and with
+// 2^kSubBucketBits buckets per power of two above; a second pass over the zones then
+// reads the exact values inside the one bucket that holds the middle. A location's
+// durations are kept as values while they are few (kValuesBeforeHistogram).
+constexpr uint64_t kExactBuckets = 256;
+constexpr unsigned kSubBucketBits = 7;
+constexpr size_t kBuckets = kExactBuckets + (64 - 8) * (size_t{1} << kSubBucketBits);
+constexpr size_t kValuesBeforeHistogram = 4096;
 
-  // Room for `count` durations of `location` (a first pass counts them, so that the
-  // durations of a 100-million-zone location are never copied by a growing vector).
-  void Reserve(uint32_t location, size_t count) {
-    if (location >= by_location_.size()) location = 0;
-    auto& durations = by_location_[location].durations;
-    durations.reserve(durations.size() + count);
+size_t BucketOf(uint64_t v) {
+  if (v < kExactBuckets) return v;
+  const unsigned exponent = unsigned(std::bit_width(v)) - 1;  // >= 8
+  const unsigned shift = exponent - kSubBucketBits;
+  return kExactBuckets + (exponent - 8) * (size_t{1} << kSubBucketBits) +
+         ((v >> shift) & ((uint64_t{1} << kSubBucketBits) - 1));
+}
+uint64_t BucketLow(size_t bucket) {
+  if (bucket < kExactBuckets) return bucket;
+  const size_t above = bucket - kExactBuckets;
+  const unsigned exponent = unsigned(above >> kSubBucketBits) + 8;
+  const uint64_t sub = above & ((size_t{1} << kSubBucketBits) - 1);
+  return ((uint64_t{1} << kSubBucketBits) + sub) << (exponent - kSubBucketBits);
+}
+uint64_t BucketWidth(size_t bucket) {
+  if (bucket < kExactBuckets) return 1;
+  return uint64_t{1} << (((bucket - kExactBuckets) >> kSubBucketBits) + 8 - kSubBucketBits);
+}
+
+// The durations of one location: values while few, then a histogram.
+class DurationSet {
+ public:
+  void Add(int64_t duration) {
+    if (histogram_) {
+      ++histogram_[BucketOf(uint64_t(duration))];
+      return;
+    }
+    values_.push_back(duration);
+    if (values_.size() > kValuesBeforeHistogram) MakeHistogram();
+  }
+  void Merge(DurationSet& other) {
+    if (other.histogram_ && !histogram_) MakeHistogram();
+    if (histogram_) {
+      if (other.histogram_) {
+        for (size_t b = 0; b < kBuckets; ++b) histogram_[b] += other.histogram_[b];
+      }
+      for (int64_t v : other.values_) ++histogram_[BucketOf(uint64_t(v))];
+    } else {
+      values_.insert(values_.end(), other.values_.begin(), other.values_.end());
+      if (values_.size() > kValuesBeforeHistogram) MakeHistogram();
+    }
+    other = {};
+  }
+  bool has_histogram() const { return histogram_ != nullptr; }
+  std::vector<int64_t>& values() { return values_; }
+  // The bucket holding the value of 0-based `rank`, and how many values lie below it.
+  std::pair<size_t, uint64_t> FindRank(uint64_t rank) const {
+    uint64_t below = 0;
+    for (size_t b = 0; b < kBuckets; ++b) {
+      if (rank < below + histogram_[b]) return {b, below};
+      below += histogram_[b];
+    }
+    return {kBuckets - 1, below};
   }
 
-  void BeginSequence() { Flush(); }
+ private:
+  void MakeHistogram() {
+    histogram_ = std::make_unique<uint64_t[]>(kBuckets);
+    for (int64_t v : values_) ++histogram_[BucketOf(uint64_t(v))];
+    values_ = {};
+  }
+  std::vector<int64_t> values_;
+  std::unique_ptr<uint64_t[]> histogram_;
+};
 
-  void Add(uint16_t depth, uint32_t location, int64_t duration) {
-    while (!stack_.empty() && stack_.back().depth >= depth) Close();
-    if (location >= by_location_.size()) location = 0;
-    if (duration >= 0) {
-      Accumulator& a = by_location_[location];
-      ZoneStatistics& s = a.stats;
-      if (s.count == 0 || duration < s.min_ns) s.min_ns = duration;
-      if (s.count == 0 || duration > s.max_ns) s.max_ns = duration;
-      ++s.count;
-      s.total_ns = AddSaturated(s.total_ns, duration);
-      a.sum_squares += double(duration) * double(duration);
-      a.durations.push_back(duration);
-      if (!stack_.empty() && stack_.back().duration >= 0) {
-        stack_.back().children = AddSaturated(stack_.back().children, duration);
+struct Accumulator {
+  ZoneStatistics stats;
+  double sum_squares = 0;
+  DurationSet durations;
+
+  void Add(int64_t duration) {
+    ZoneStatistics& s = stats;
+    if (s.count == 0 || duration < s.min_ns) s.min_ns = duration;
+    if (s.count == 0 || duration > s.max_ns) s.max_ns = duration;
+    ++s.count;
+    s.total_ns = AddSaturated(s.total_ns, duration);
+    sum_squares += double(duration) * double(duration);
+    durations.Add(duration);
+  }
+  void Merge(Accumulator& other) {
+    ZoneStatistics& s = stats;
+    const ZoneStatistics& o = other.stats;
+    if (o.count != 0) {
+      if (s.count == 0 || o.min_ns < s.min_ns) s.min_ns = o.min_ns;
+      if (s.count == 0 || o.max_ns > s.max_ns) s.max_ns = o.max_ns;
+      s.count += o.count;
+      s.total_ns = AddSaturated(s.total_ns, o.total_ns);
+      sum_squares += other.sum_squares;
+    }
+    s.self_ns = AddSaturated(s.self_ns, o.self_ns);
+    durations.Merge(other.durations);
+  }
+};
+
+// A zone whose children are still being counted. A duration < 0 marks a zone that
+// has none (never closed, or never timed): it counts nowhere and neither do its
+// children towards it.
+struct Open {
+  uint32_t depth;
+  uint32_t location;
+  int64_t duration;
+  int64_t children;
+};
+
+void Close(const Open& open, std::vector<Accumulator>& by_location) {
+  if (open.duration < 0) return;
+  ZoneStatistics& s = by_location[open.location].stats;
+  s.self_ns = AddSaturated(s.self_ns, std::max<int64_t>(0, open.duration - open.children));
+}
+
+// A stretch of one sequence of zones (given in begin order with their depth). Pieces
+// of one sequence are walked in parallel; what crosses a piece's start is settled
+// afterwards, in order: the zones whose parent lies before the piece (their durations
+// summed by depth) and the zones still open at its end.
+struct Piece {
+  size_t sequence = 0;
+  size_t begin = 0, end = 0;
+  uint32_t min_depth = UINT32_MAX;
+  std::vector<int64_t> orphan_children;  // by depth: durations of zones whose parent precedes the piece
+  std::vector<Open> still_open;          // at the end of the piece, outermost first
+};
+
+// One zone as statistics see it.
+struct ZoneFacts {
+  uint32_t depth;
+  uint32_t location;
+  int64_t duration;  // < 0: none
+};
+
+template <typename Sequences>
+class StatisticsRun {
+ public:
+  StatisticsRun(const Sequences& sequences, size_t locations, unsigned threads)
+      : sequences_(sequences),
+        locations_(std::max<size_t>(locations, 1)),
+        threads_(std::clamp(threads != 0 ? threads : std::thread::hardware_concurrency(), 1u, 64u)) {}
+
+  std::vector<ZoneStatistics> Run() {
+    CutPieces();
+    const size_t workers = WorkerCount();
+    std::vector<std::vector<Accumulator>> partial(workers);
+    ForEachPieceInParallel(workers, [&](size_t worker, Piece& piece) {
+      if (partial[worker].empty()) partial[worker].resize(locations_);
+      Walk(piece, partial[worker]);
+    });
+    std::vector<Accumulator> total = std::move(partial[0]);
+    if (total.empty()) total.resize(locations_);
+    for (size_t w = 1; w < workers; ++w) {
+      if (partial[w].empty()) continue;
+      for (size_t id = 0; id < locations_; ++id) total[id].Merge(partial[w][id]);
+    }
+    SettleAcrossPieces(total);
+    return Finish(total, workers);
+  }
+
+ private:
+  static constexpr size_t kMinPieceZones = size_t{1} << 20;
+
+  void CutPieces() {
+    for (size_t s = 0; s < sequences_.count(); ++s) {
+      const size_t n = sequences_.size(s);
+      const size_t cuts = std::clamp<size_t>(n / kMinPieceZones, 1, threads_);
+      for (size_t k = 0; k < cuts; ++k) {
+        Piece piece;
+        piece.sequence = s;
+        piece.begin = n * k / cuts;
+        piece.end = n * (k + 1) / cuts;
+        pieces_.push_back(std::move(piece));
       }
     }
-    stack_.push_back({depth, duration, 0, location});
+  }
+  size_t WorkerCount() const {
+    size_t zones = 0;
+    for (const Piece& piece : pieces_) zones += piece.end - piece.begin;
+    if (zones < kMinPieceZones) return 1;
+    return std::min<size_t>(threads_, pieces_.size());
   }
 
-  std::vector<ZoneStatistics> Finish() {
-    Flush();
+  template <typename F>
+  void ForEachPieceInParallel(size_t workers, F&& f) {
+    std::atomic<size_t> next{0};
+    auto work = [&](size_t worker) {
+      for (size_t i = next++; i < pieces_.size(); i = next++) f(worker, pieces_[i]);
+    };
+    std::vector<std::thread> threads;
+    for (size_t w = 1; w < workers; ++w) threads.emplace_back(work, w);
+    work(0);
+    for (std::thread& t : threads) t.join();
+  }
+
+  uint32_t Location(uint32_t location) const { return location < locations_ ? location : 0; }
+
+  // Counts every zone of the piece, and the self time of those that close inside it.
+  void Walk(Piece& piece, std::vector<Accumulator>& by_location) {
+    std::vector<Open> stack;
+    for (size_t i = piece.begin; i < piece.end; ++i) {
+      const ZoneFacts zone = sequences_.At(piece.sequence, i);
+      while (!stack.empty() && stack.back().depth >= zone.depth) {
+        Close(stack.back(), by_location);
+        stack.pop_back();
+      }
+      const uint32_t location = Location(zone.location);
+      if (zone.duration >= 0) {
+        by_location[location].Add(zone.duration);
+        if (!stack.empty()) {
+          if (stack.back().duration >= 0) stack.back().children = AddSaturated(stack.back().children, zone.duration);
+        } else if (zone.depth > 0) {
+          if (piece.orphan_children.size() <= zone.depth) piece.orphan_children.resize(zone.depth + 1);
+          piece.orphan_children[zone.depth] = AddSaturated(piece.orphan_children[zone.depth], zone.duration);
+        }
+      }
+      piece.min_depth = std::min(piece.min_depth, zone.depth);
+      stack.push_back({zone.depth, location, zone.duration, 0});
+    }
+    piece.still_open = std::move(stack);
+  }
+
+  // Walks the pieces of each sequence in order with the zones open at each piece's
+  // start: they take the durations of their children in the piece, close when the
+  // piece goes back above their depth, and the piece's own open zones join them.
+  void SettleAcrossPieces(std::vector<Accumulator>& by_location) {
+    std::vector<Open> open;
+    for (size_t p = 0; p < pieces_.size(); ++p) {
+      Piece& piece = pieces_[p];
+      if (p == 0 || pieces_[p - 1].sequence != piece.sequence) {
+        for (; !open.empty(); open.pop_back()) Close(open.back(), by_location);
+      }
+      for (uint32_t depth = 1; depth < piece.orphan_children.size(); ++depth) {
+        // The parent: the innermost open zone above `depth`.
+        auto parent = std::find_if(open.rbegin(), open.rend(), [&](const Open& o) { return o.depth < depth; });
+        if (parent != open.rend() && parent->duration >= 0) {
+          parent->children = AddSaturated(parent->children, piece.orphan_children[depth]);
+        }
+      }
+      for (; !open.empty() && open.back().depth >= piece.min_depth; open.pop_back()) Close(open.back(), by_location);
+      open.insert(open.end(), piece.still_open.begin(), piece.still_open.end());
+    }
+    for (; !open.empty(); open.pop_back()) Close(open.back(), by_location);
+  }
+
+  // Where a median's value lies in a histogram bucket wider than one nanosecond.
+  struct BucketQuery {
+    uint32_t location;
+    uint64_t low, high;  // [low, high)
+    uint64_t rank;       // among the durations in it
+    std::vector<int64_t> values;
+  };
+
+  std::vector<ZoneStatistics> Finish(std::vector<Accumulator>& by_location, size_t workers) {
+    std::vector<BucketQuery> queries;
+    std::vector<std::pair<size_t, size_t>> medians(by_location.size(), {SIZE_MAX, SIZE_MAX});  // query per rank
+    std::vector<std::pair<int64_t, int64_t>> known(by_location.size());
+    for (uint32_t id = 0; id < by_location.size(); ++id) {
+      Accumulator& a = by_location[id];
+      const uint64_t n = a.stats.count;
+      if (n == 0) continue;
+      const uint64_t upper_rank = n / 2, lower_rank = n % 2 == 0 ? n / 2 - 1 : n / 2;
+      if (!a.durations.has_histogram()) {
+        std::vector<int64_t>& v = a.durations.values();
+        std::nth_element(v.begin(), v.begin() + ptrdiff_t(upper_rank), v.end());
+        const int64_t upper = v[upper_rank];
+        const int64_t lower = lower_rank == upper_rank ? upper : *std::max_element(v.begin(), v.begin() + ptrdiff_t(upper_rank));
+        known[id] = {lower, upper};
+        continue;
+      }
+      auto resolve = [&](uint64_t rank, int64_t& value, size_t& query) {
+        const auto [bucket, below] = a.durations.FindRank(rank);
+        value = int64_t(BucketLow(bucket));
+        if (BucketWidth(bucket) == 1) return;
+        if (!queries.empty() && queries.back().location == id && queries.back().low == BucketLow(bucket)) {
+          query = queries.size() - 1;
+          queries.back().rank = rank - below;  // both middle values in one bucket: keep the upper rank
+          return;
+        }
+        query = queries.size();
+        queries.push_back({id, BucketLow(bucket), BucketLow(bucket) + BucketWidth(bucket), rank - below, {}});
+      };
+      if (lower_rank != upper_rank) resolve(lower_rank, known[id].first, medians[id].first);
+      resolve(upper_rank, known[id].second, medians[id].second);
+    }
+    if (!queries.empty()) ReadBuckets(queries, workers, known, medians);
+
     std::vector<ZoneStatistics> result;
-    for (uint32_t id = 0; id < by_location_.size(); ++id) {
-      Accumulator& a = by_location_[id];
+    for (uint32_t id = 0; id < by_location.size(); ++id) {
+      Accumulator& a = by_location[id];
       ZoneStatistics& s = a.stats;
       if (s.count == 0) continue;
       s.source_location = id;
@@ -61,13 +320,8 @@ class StatisticsBuilder {
       const double variance = a.sum_squares / double(s.count) - s.mean_ns * s.mean_ns;
       s.stddev_ns = variance > 0 ? std::sqrt(variance) : 0.0;
       // The median; for an even count, the mean of the two middle values.
-      auto upper = a.durations.begin() + static_cast<ptrdiff_t>(a.durations.size() / 2);
-      std::nth_element(a.durations.begin(), upper, a.durations.end());
-      s.median_ns = *upper;
-      if (a.durations.size() % 2 == 0) {
-        const int64_t lower = *std::max_element(a.durations.begin(), upper);
-        s.median_ns = lower + (*upper - lower) / 2;
-      }
+      const auto [lower, upper] = known[id];
+      s.median_ns = s.count % 2 == 1 ? upper : lower + (upper - lower) / 2;
       result.push_back(s);
     }
     std::sort(result.begin(), result.end(), [](const ZoneStatistics& a, const ZoneStatistics& b) {
@@ -76,75 +330,108 @@ class StatisticsBuilder {
     return result;
   }
 
- private:
-  struct Accumulator {
-    ZoneStatistics stats;
-    double sum_squares = 0;
-    std::vector<int64_t> durations;
-  };
-  struct Open {
-    uint16_t depth;
-    int64_t duration;
-    int64_t children;
-    uint32_t location;
-  };
-  void Close() {
-    const Open& open = stack_.back();
-    if (open.duration >= 0) {
-      ZoneStatistics& s = by_location_[open.location].stats;
-      s.self_ns = AddSaturated(s.self_ns, std::max<int64_t>(0, open.duration - open.children));
+  // The second pass: the durations inside each queried bucket, then the one asked for.
+  void ReadBuckets(std::vector<BucketQuery>& queries, size_t workers, std::vector<std::pair<int64_t, int64_t>>& known,
+                   const std::vector<std::pair<size_t, size_t>>& medians) {
+    std::vector<std::vector<uint32_t>> by_location(locations_);
+    for (uint32_t q = 0; q < queries.size(); ++q) by_location[queries[q].location].push_back(q);
+    std::vector<std::vector<std::vector<int64_t>>> found(workers, std::vector<std::vector<int64_t>>(queries.size()));
+    ForEachPieceInParallel(workers, [&](size_t worker, const Piece& piece) {
+      for (size_t i = piece.begin; i < piece.end; ++i) {
+        const ZoneFacts zone = sequences_.At(piece.sequence, i);
+        if (zone.duration < 0) continue;
+        for (uint32_t q : by_location[Location(zone.location)]) {
+          if (uint64_t(zone.duration) >= queries[q].low && uint64_t(zone.duration) < queries[q].high) {
+            found[worker][q].push_back(zone.duration);
+          }
+        }
+      }
+    });
+    for (size_t q = 0; q < queries.size(); ++q) {
+      std::vector<int64_t> values;
+      for (size_t w = 0; w < workers; ++w) values.insert(values.end(), found[w][q].begin(), found[w][q].end());
+      queries[q].values = std::move(values);
     }
-    stack_.pop_back();
-  }
-  void Flush() {
-    while (!stack_.empty()) Close();
+    for (uint32_t id = 0; id < known.size(); ++id) {
+      auto read = [&](size_t q, uint64_t rank) {
+        std::vector<int64_t>& v = queries[q].values;
+        if (rank >= v.size()) return int64_t(queries[q].low);  // cannot happen: the histogram counted them
+        std::nth_element(v.begin(), v.begin() + ptrdiff_t(rank), v.end());
+        return v[rank];
+      };
+      const auto [lower_query, upper_query] = medians[id];
+      if (upper_query != SIZE_MAX) known[id].second = read(upper_query, queries[upper_query].rank);
+      if (lower_query != SIZE_MAX) {
+        // Both middle values in one bucket: the lower is the largest value below the upper's rank.
+        if (lower_query == upper_query) {
+          const std::vector<int64_t>& v = queries[lower_query].values;
+          const uint64_t rank = queries[lower_query].rank;
+          known[id].first = rank == 0 ? known[id].second : *std::max_element(v.begin(), v.begin() + ptrdiff_t(rank));
+        } else {
+          known[id].first = read(lower_query, queries[lower_query].rank);
+        }
+      }
+    }
   }
 
-  std::vector<Accumulator> by_location_;
-  std::vector<Open> stack_;
+  const Sequences& sequences_;
+  size_t locations_;
+  unsigned threads_;
+  std::vector<Piece> pieces_;
+};
+
+// The CPU zones of every thread, one sequence per thread.
+class CpuSequences {
+ public:
+  explicit CpuSequences(const TraceModel& model) : model_(model) {}
+  size_t count() const { return model_.threads.size(); }
+  size_t size(size_t s) const { return model_.threads[s].zones.size(); }
+  ZoneFacts At(size_t s, size_t i) const {
+    const Zone zone = model_.threads[s].zones[i];
+    return {zone.depth, zone.source_location,
+            zone.is_open() ? -1 : model_.DurationNs(zone.begin_tick, zone.end_tick)};
+  }
+
+ private:
+  const TraceModel& model_;
+};
+
+// The GPU zones of every context, one sequence per recording thread (zones of one
+// context interleave threads; each thread's zones nest on their own).
+class GpuSequences {
+ public:
+  explicit GpuSequences(const TraceModel& model) {
+    for (const auto& [id, context] : model.gpu_contexts) {
+      std::map<uint32_t, std::vector<ZoneFacts>> by_thread;
+      for (size_t i = 0; i < context.zones.size(); ++i) {
+        const GpuZone& zone = context.zones[i];
+        int64_t duration = -1;
+        if (zone.is_timed()) {
+          duration = zone.gpu_end >= zone.gpu_begin ? std::llround(context.clock.TicksToNs(zone.gpu_end - zone.gpu_begin)) : 0;
+        }
+        by_thread[zone.thread_id].push_back({zone.depth, zone.source_location, duration});
+      }
+      for (auto& [thread, zones] : by_thread) sequences_.push_back(std::move(zones));
+    }
+  }
+  size_t count() const { return sequences_.size(); }
+  size_t size(size_t s) const { return sequences_[s].size(); }
+  ZoneFacts At(size_t s, size_t i) const { return sequences_[s][i]; }
+
+ private:
+  std::vector<std::vector<ZoneFacts>> sequences_;
 };
 
 }  // namespace
 
-std::vector<ZoneStatistics> ComputeZoneStatistics(const TraceModel& model) {
-  StatisticsBuilder builder(model.source_locations.size());
-  std::vector<size_t> counts(std::max<size_t>(model.source_locations.size(), 1));
-  for (const ThreadTimeline& thread : model.threads) {
-    for (size_t i = 0; i < thread.zones.size(); ++i) {
-      const uint32_t location = thread.zones[i].source_location;
-      ++counts[location < counts.size() ? location : 0];
-    }
-  }
-  for (uint32_t location = 0; location < counts.size(); ++location) builder.Reserve(location, counts[location]);
-  for (const ThreadTimeline& thread : model.threads) {
-    builder.BeginSequence();
-    for (size_t i = 0; i < thread.zones.size(); ++i) {
-      const Zone& zone = thread.zones[i];
-      builder.Add(zone.depth, zone.source_location,
-                  zone.is_open() ? -1 : model.DurationNs(zone.begin_tick, zone.end_tick));
-    }
-  }
-  return builder.Finish();
+std::vector<ZoneStatistics> ComputeZoneStatistics(const TraceModel& model, unsigned threads) {
+  const CpuSequences sequences(model);
+  return StatisticsRun(sequences, model.source_locations.size(), threads).Run();
 }
 
-std::vector<ZoneStatistics> ComputeGpuZoneStatistics(const TraceModel& model) {
-  StatisticsBuilder builder(model.source_locations.size());
-  for (const auto& [id, context] : model.gpu_contexts) {
-    // Zones of one context interleave threads; nest each thread's zones on their own.
-    std::map<uint32_t, std::vector<const GpuZone*>> by_thread;
-    for (size_t i = 0; i < context.zones.size(); ++i) by_thread[context.zones[i].thread_id].push_back(&context.zones[i]);
-    for (const auto& [thread, zones] : by_thread) {
-      builder.BeginSequence();
-      for (const GpuZone* zone : zones) {
-        int64_t duration = -1;
-        if (zone->is_timed()) {
-          duration = zone->gpu_end >= zone->gpu_begin ? std::llround(context.clock.TicksToNs(zone->gpu_end - zone->gpu_begin)) : 0;
-        }
-        builder.Add(zone->depth, zone->source_location, duration);
-      }
-    }
-  }
-  return builder.Finish();
+std::vector<ZoneStatistics> ComputeGpuZoneStatistics(const TraceModel& model, unsigned threads) {
+  const GpuSequences sequences(model);
+  return StatisticsRun(sequences, model.source_locations.size(), threads).Run();
 }
 
 }  // namespace gnomon::server

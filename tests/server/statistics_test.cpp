@@ -2,6 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "gnomon/server/trace_builder.h"
 #include "../support/build_model.h"
 
@@ -34,4 +38,118 @@ TEST_CASE("count, total, self, min, max, mean, median and deviation per source l
   CHECK(a.stddev_ns == doctest::Approx(5));
   CHECK(stats[2].count == 1);
   CHECK(stats[2].self_ns == 5);
+}
+
+namespace {
+
+// Statistics the plain way: one stack walk per thread, every duration kept and sorted.
+std::vector<ZoneStatistics> ReferenceStatistics(const TraceModel& model) {
+  struct Open {
+    uint32_t depth, location;
+    int64_t duration, children;
+  };
+  std::vector<ZoneStatistics> by_location(model.source_locations.size());
+  std::vector<std::vector<int64_t>> durations(by_location.size());
+  auto close = [&](const Open& o) {
+    if (o.duration >= 0) by_location[o.location].self_ns += std::max<int64_t>(0, o.duration - o.children);
+  };
+  for (const ThreadTimeline& thread : model.threads) {
+    std::vector<Open> stack;
+    for (size_t i = 0; i < thread.zones.size(); ++i) {
+      const Zone z = thread.zones[i];
+      for (; !stack.empty() && stack.back().depth >= z.depth; stack.pop_back()) close(stack.back());
+      const int64_t duration = z.is_open() ? -1 : model.DurationNs(z.begin_tick, z.end_tick);
+      if (duration >= 0) {
+        ZoneStatistics& s = by_location[z.source_location];
+        s.min_ns = s.count == 0 ? duration : std::min(s.min_ns, duration);
+        s.max_ns = std::max(s.max_ns, duration);
+        ++s.count;
+        s.total_ns += duration;
+        durations[z.source_location].push_back(duration);
+        if (!stack.empty() && stack.back().duration >= 0) stack.back().children += duration;
+      }
+      stack.push_back({z.depth, z.source_location, duration, 0});
+    }
+    for (; !stack.empty(); stack.pop_back()) close(stack.back());
+  }
+  std::vector<ZoneStatistics> result;
+  for (uint32_t id = 0; id < by_location.size(); ++id) {
+    ZoneStatistics& s = by_location[id];
+    if (s.count == 0) continue;
+    s.source_location = id;
+    std::vector<int64_t>& d = durations[id];
+    std::sort(d.begin(), d.end());
+    s.median_ns = d.size() % 2 == 1 ? d[d.size() / 2] : d[d.size() / 2 - 1] + (d[d.size() / 2] - d[d.size() / 2 - 1]) / 2;
+    s.mean_ns = double(s.total_ns) / double(s.count);
+    result.push_back(s);
+  }
+  std::sort(result.begin(), result.end(), [](const ZoneStatistics& a, const ZoneStatistics& b) {
+    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.source_location < b.source_location;
+  });
+  return result;
+}
+
+}  // namespace
+
+TEST_CASE("statistics walked in pieces on several threads equal a single plain walk") {
+  // Three million zones on one thread under a root that spans them all (so children
+  // cross every piece boundary), nested three deep, with durations from 1 ns to ~1 ms
+  // (medians fall in wide histogram buckets and need the second pass), an odd and an
+  // even count, zones left open at the end, and a second, small thread.
+  gnomon::test::StreamWriter w;
+  w.AppInfo("app");
+  for (uint32_t id = 1; id <= 6; ++id) w.SourceLocation(id, "L" + std::to_string(id), "f", "a.cpp", id);
+  TraceModel model = gnomon::test::BuildModel(w);
+  TraceBuilder b(model);
+  b.OnThreadContext(1);
+  b.OnZoneBegin(1, 0);
+  uint64_t t = 1, random = 12345;
+  auto next = [&](uint64_t range) {
+    random = random * 6364136223846793005ull + 1442695040888963407ull;
+    return (random >> 33) % range;
+  };
+  size_t zones = 1;
+  while (zones < 3'000'000) {
+    b.OnZoneBegin(2, t);
+    const int children = int(next(4));
+    for (int c = 0; c < children; ++c) {
+      b.OnZoneBegin(3, t += 1 + next(3));
+      if (next(2) == 0) {
+        b.OnZoneBegin(4, t += 1);
+        b.OnZoneEnd(t += next(1'000'000));
+        ++zones;
+      }
+      b.OnZoneEnd(t += next(300));
+      ++zones;
+    }
+    b.OnZoneEnd(t += 1 + next(50));
+    ++zones;
+  }
+  b.OnZoneEnd(t += 100);     // the root
+  b.OnZoneBegin(5, t += 5);  // open at the end, with a closed child
+  b.OnZoneBegin(6, t += 5);
+  b.OnZoneEnd(t += 7);
+  b.OnThreadContext(2);
+  for (int i = 0; i < 1001; ++i) {
+    b.OnZoneBegin(6, t + uint64_t(i) * 10);
+    b.OnZoneEnd(t + uint64_t(i) * 10 + uint64_t(i % 7));
+  }
+  const auto expected = ReferenceStatistics(model);
+  REQUIRE(expected.size() == 5);  // location 5 never closed
+  for (unsigned threads : {1u, 2u, 3u, 8u}) {
+    CAPTURE(threads);
+    const auto got = ComputeZoneStatistics(model, threads);
+    REQUIRE(got.size() == expected.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      CAPTURE(i);
+      CHECK(got[i].source_location == expected[i].source_location);
+      CHECK(got[i].count == expected[i].count);
+      CHECK(got[i].total_ns == expected[i].total_ns);
+      CHECK(got[i].self_ns == expected[i].self_ns);
+      CHECK(got[i].min_ns == expected[i].min_ns);
+      CHECK(got[i].max_ns == expected[i].max_ns);
+      CHECK(got[i].median_ns == expected[i].median_ns);
+      CHECK(got[i].mean_ns == doctest::Approx(expected[i].mean_ns));
+    }
+  }
 }

@@ -4,6 +4,11 @@
 // zones), min, max, mean, standard deviation and median, in nanoseconds. Zones still
 // open when the capture ended have no duration and are left out (counted apart).
 // The median of an even count is the mean of the two middle values.
+//
+// Large traces are walked in parallel: a thread's zones are cut into pieces (at least
+// a million zones each) on up to `threads` threads (0: one per core), and the median is
+// exact without keeping every duration: a histogram finds the bucket that holds the
+// middle, and a second pass reads the durations in that bucket only.
 #pragma once
 
 #include <cstdint>
@@ -27,10 +32,10 @@ struct ZoneStatistics {
 
 // Statistics for every source location that has at least one closed zone, sorted by
 // total time, longest first.
-std::vector<ZoneStatistics> ComputeZoneStatistics(const TraceModel& model);
+std::vector<ZoneStatistics> ComputeZoneStatistics(const TraceModel& model, unsigned threads = 0);
 
 // The same for GPU zones of every context, with durations on the GPU's own clock (ticks
 // times the exact period). Zones whose timestamps never arrived are left out.
-std::vector<ZoneStatistics> ComputeGpuZoneStatistics(const TraceModel& model);
+std::vector<ZoneStatistics> ComputeGpuZoneStatistics(const TraceModel& model, unsigned threads = 0);
 
 }  // namespace gnomon::server
