@@ -55,9 +55,22 @@ const std::array<TypeLayout, 256> kLayouts = MakeLayouts();
 
 template <typename Rewrite>
 void ForEachTick(uint8_t* block, size_t size, Rewrite rewrite) {
+  constexpr uint8_t kBegin = uint8_t(protocol::MessageType::kZoneBegin);
+  constexpr uint8_t kEnd = uint8_t(protocol::MessageType::kZoneEnd);
   size_t pos = 0;
   while (pos < size) {
     uint8_t* p = block + pos;
+    // Zone begins and ends are nearly every message of a big trace: straight through.
+    if (p[0] == kBegin && size - pos >= sizeof(protocol::ZoneBegin)) {
+      rewrite(p + offsetof(protocol::ZoneBegin, tick));
+      pos += sizeof(protocol::ZoneBegin);
+      continue;
+    }
+    if (p[0] == kEnd && size - pos >= sizeof(protocol::ZoneEnd)) {
+      rewrite(p + offsetof(protocol::ZoneEnd, tick));
+      pos += sizeof(protocol::ZoneEnd);
+      continue;
+    }
     const TypeLayout layout = kLayouts[p[0]];
     if (layout.fixed == 0 || size - pos < layout.fixed) return;
     const size_t total = layout.fixed + (layout.has_tail ? protocol::VariableSize(p[0], p) : 0);

@@ -20,27 +20,12 @@ void TraceBuilder::OnThreadContext(uint32_t thread_id) {
   if (thread_ == nullptr) ++model_.diagnostics.invalid_ids;
 }
 
-void TraceBuilder::OnZoneEnd(uint64_t tick) {
-  if (thread_ == nullptr) {
-    ++model_.diagnostics.events_without_thread;
-    return;
-  }
-  if (thread_->open_zones.empty()) {
-    ++model_.diagnostics.zone_ends_without_begin;
-    return;
-  }
-  const uint32_t index = thread_->open_zones.back();
-  thread_->open_zones.pop_back();
-  if (thread_->zones.Close(index, tick)) ++model_.diagnostics.clamped_zone_ends;
-  SeeTick(tick);
-}
-
 ZoneAttributes* TraceBuilder::InnermostAttributes() {
   if (thread_ == nullptr || thread_->open_zones.empty()) {
     ++model_.diagnostics.attributes_without_zone;
     return nullptr;
   }
-  const uint32_t index = thread_->open_zones.back();
+  const uint64_t index = thread_->open_zones.back().index;
   thread_->zones.AddFlags(index, kZoneHasAttributes);
   return &thread_->attributes[index];
 }

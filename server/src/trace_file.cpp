@@ -229,9 +229,15 @@ class BlockPipeline {
   static constexpr size_t kBlocksAhead = 4;
 
   // Reader side: false once the consumer has stopped (the block is dropped).
+  // While the queue is full, the reader touches memory that the model will take.
   bool Push(ReadyBlock block) {
     std::unique_lock lock(mutex_);
-    space_.wait(lock, [&] { return queue_.size() < kBlocksAhead || stopped_; });
+    while (queue_.size() >= kBlocksAhead && !stopped_) {
+      lock.unlock();
+      const bool added = chunk_memory::BlockReserve::Get().AddOne();
+      lock.lock();
+      if (!added) space_.wait(lock, [&] { return queue_.size() < kBlocksAhead || stopped_; });
+    }
     if (stopped_) return false;
     queue_.push_back(std::move(block));
     ready_.notify_one();
@@ -387,6 +393,7 @@ Result<LoadReport> LoadTrace(const std::string& path, TraceModel& model, const L
     pipeline.Recycle(std::move(ready.raw));
   }
   reader.join();
+  chunk_memory::BlockReserve::Get().Clear();
   return report;
 }
 

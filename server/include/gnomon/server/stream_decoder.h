@@ -74,6 +74,19 @@ DecodeResult DecodeMessages(const uint8_t* data, size_t size, Handler& handler) 
   while (pos < size) {
     const uint8_t* p = data + pos;
     const uint8_t type = p[0];
+    // Zone begins and ends are nearly every message of a big trace: straight through.
+    if (type == uint8_t(MessageType::kZoneBegin) && size - pos >= sizeof(protocol::ZoneBegin)) {
+      handler.OnZoneBegin(LoadLe<uint32_t>(p + 1), LoadLe<uint64_t>(p + 5));
+      pos += sizeof(protocol::ZoneBegin);
+      ++result.messages;
+      continue;
+    }
+    if (type == uint8_t(MessageType::kZoneEnd) && size - pos >= sizeof(protocol::ZoneEnd)) {
+      handler.OnZoneEnd(LoadLe<uint64_t>(p + 1));
+      pos += sizeof(protocol::ZoneEnd);
+      ++result.messages;
+      continue;
+    }
     const size_t fixed = protocol::FixedSize(type);
     if (fixed == 0) {
       result.failed = true;

@@ -5,6 +5,7 @@
 // ThreadContext, is counted in TraceModel::diagnostics and skipped; none is fatal.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 
@@ -38,13 +39,26 @@ class TraceBuilder : public NullHandler {
     Zone zone;
     zone.begin_tick = tick;
     zone.source_location = CheckedLocation(source_location);
-    zone.depth = static_cast<uint16_t>(thread_->open_zones.size());
-    thread_->open_zones.push_back(static_cast<uint32_t>(thread_->zones.size()));
+    zone.depth = static_cast<uint16_t>(std::min<size_t>(thread_->open_zones.size(), ZoneArray::kMaxDepth));
+    thread_->open_zones.push_back({thread_->zones.size(), tick});
     thread_->zones.push_back(zone);
     ++model_.zone_count;
     SeeTick(tick);
   }
-  void OnZoneEnd(uint64_t tick);
+  void OnZoneEnd(uint64_t tick) {
+    if (thread_ == nullptr) {
+      ++model_.diagnostics.events_without_thread;
+      return;
+    }
+    if (thread_->open_zones.empty()) {
+      ++model_.diagnostics.zone_ends_without_begin;
+      return;
+    }
+    const ThreadTimeline::OpenZone open = thread_->open_zones.back();
+    thread_->open_zones.pop_back();
+    if (thread_->zones.CloseOpen(open.index, open.begin_tick, tick)) ++model_.diagnostics.clamped_zone_ends;
+    SeeTick(tick);
+  }
   void OnZoneName(std::string_view name);
   void OnZoneText(std::string_view text);
   void OnZoneColor(uint32_t rgb);

@@ -53,7 +53,12 @@ struct ThreadTimeline {
   std::string name;
   ZoneArray zones;
   std::unordered_map<uint64_t, ZoneAttributes> attributes;  // by zone index
-  std::vector<uint32_t> open_zones;  // indices into `zones`, innermost last
+  struct OpenZone {
+    uint64_t index;  // into `zones`
+    uint64_t begin_tick;
+    friend bool operator==(const OpenZone&, const OpenZone&) = default;
+  };
+  std::vector<OpenZone> open_zones;  // innermost last
   friend bool operator==(const ThreadTimeline& a, const ThreadTimeline& b) {
     return a.id == b.id && a.os_thread_id == b.os_thread_id && a.name == b.name &&
            a.zones == b.zones && a.attributes == b.attributes && a.open_zones == b.open_zones;

@@ -68,6 +68,21 @@ class ZoneArray {
     if (clamped) AddFlags(i, kZoneEndClamped);
     return clamped;
   }
+  // The same for a zone known to be open that began at begin_tick: it writes the
+  // length without reading the zone back (a load from a freshly written line stalls).
+  bool CloseOpen(size_t i, uint64_t begin_tick, uint64_t end_tick) {
+    const bool clamped = end_tick < begin_tick;
+    const uint64_t length = clamped ? 0 : end_tick - begin_tick;
+    Packed& p = zones_[i];
+    if (length < kLong) {
+      p.length = uint32_t(length);
+    } else {
+      p.length = kLong;
+      long_ends_[i] = end_tick;
+    }
+    if (clamped) AddFlags(i, kZoneEndClamped);
+    return clamped;
+  }
   void AddFlags(size_t i, uint16_t flags) {
     zones_[i].meta |= uint32_t(flags & kFlagMask) << (kLocationBits + kDepthBits);
   }
