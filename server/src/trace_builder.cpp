@@ -159,6 +159,7 @@ void TraceBuilder::OnDroppedEvents(uint64_t total) {
 }
 
 void TraceBuilder::OnEndOfStream(uint64_t tick) {
+  if (!model_.diagnostics.ended_cleanly) model_.ShrinkToFit();  // once: nothing more is expected
   model_.diagnostics.ended_cleanly = true;
   SeeTick(tick);
 }

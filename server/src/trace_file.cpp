@@ -394,6 +394,11 @@ Result<LoadReport> LoadTrace(const std::string& path, TraceModel& model, const L
   }
   reader.join();
   chunk_memory::BlockReserve::Get().Clear();
+  {
+    std::unique_lock<std::mutex> model_lock;
+    if (options.model_mutex != nullptr) model_lock = std::unique_lock(*options.model_mutex);
+    model.ShrinkToFit();
+  }
   return report;
 }
 

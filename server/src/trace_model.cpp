@@ -43,6 +43,11 @@ size_t TraceModel::zone_bytes() const {
   return bytes;
 }
 
+void TraceModel::ShrinkToFit() {
+  for (ThreadTimeline& thread : threads) thread.zones.ShrinkToFit();
+  for (auto& [id, context] : gpu_contexts) context.zones.ShrinkToFit();
+}
+
 std::string DescribeFirstDifference(const TraceModel& a, const TraceModel& b) {
   if (!(a.program == b.program)) return "program info differs";
   if (!(a.clock.pairs() == b.clock.pairs())) return "calibration pairs differ";

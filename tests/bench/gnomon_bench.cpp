@@ -244,6 +244,7 @@ gnomon::test::StreamWriter SyntheticStream(const Args& args) {
       w.ZoneEnd(tick);
       tick += 30 + rng() % 8;
     }
+    w.End(tick);  // the program's goodbye, as the client sends it
     return w;
   }
   while (zones < args.zones) {
@@ -262,6 +263,7 @@ gnomon::test::StreamWriter SyntheticStream(const Args& args) {
     w.ZoneEnd(tick += 40);
     w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, tick);
   }
+  w.End(tick);
   return w;
 }
 

@@ -16,6 +16,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -119,8 +120,11 @@ class ChunkedVector {
 
   ChunkedVector() = default;
   ChunkedVector(ChunkedVector&& other) noexcept
-      : chunks_(std::move(other.chunks_)), size_(other.size_), capacity_(other.capacity_) {
-    other.size_ = other.capacity_ = 0;
+      : chunks_(std::move(other.chunks_)),
+        size_(other.size_),
+        capacity_(other.capacity_),
+        shrunk_elements_(other.shrunk_elements_) {
+    other.size_ = other.capacity_ = other.shrunk_elements_ = 0;
   }
   ChunkedVector& operator=(ChunkedVector&& other) noexcept {
     if (this != &other) {
@@ -128,7 +132,8 @@ class ChunkedVector {
       chunks_ = std::move(other.chunks_);
       size_ = other.size_;
       capacity_ = other.capacity_;
-      other.size_ = other.capacity_ = 0;
+      shrunk_elements_ = other.shrunk_elements_;
+      other.size_ = other.capacity_ = other.shrunk_elements_ = 0;
     }
     return *this;
   }
@@ -148,6 +153,26 @@ class ChunkedVector {
     T& slot = (*this)[size_++];
     slot = value;
     return slot;
+  }
+
+  // Gives back the unused end of the last chunk, once no more elements are expected
+  // (a trace loaded, a stream ended): a 2 MiB chunk is up to 2 MiB of slack per thread.
+  // A later push_back still works; it copies the last chunk back to its full size.
+  void ShrinkToFit() {
+    if (chunks_.empty() || size_ == capacity_) return;
+    const size_t full = HeldElements(chunks_.size() - 1);
+    const size_t used = full - (capacity_ - size_);
+    T* small = used == 0 ? nullptr : static_cast<T*>(::operator new(used * sizeof(T)));
+    if (used != 0) std::memcpy(small, chunks_.back(), used * sizeof(T));
+    chunk_memory::Free(chunks_.back(), full * sizeof(T));
+    if (used == 0) {
+      chunks_.pop_back();
+      shrunk_elements_ = 0;
+    } else {
+      chunks_.back() = small;
+      shrunk_elements_ = used;
+    }
+    capacity_ = size_;
   }
 
   // Bytes held, counting whole chunks.
@@ -182,20 +207,36 @@ class ChunkedVector {
     const size_t log2 = kFirstChunkLog2 + chunk - 1;
     return size_t{1} << (log2 < kLastChunkLog2 ? log2 : kLastChunkLog2);
   }
+  // Elements chunk k has room for (the last one may have been shrunk).
+  size_t HeldElements(size_t chunk) const {
+    return chunk + 1 == chunks_.size() && shrunk_elements_ != 0 ? shrunk_elements_ : ChunkElements(chunk);
+  }
   void Grow() {
+    if (shrunk_elements_ != 0) {  // back to its full size first
+      const size_t full = ChunkElements(chunks_.size() - 1);
+      T* chunk = static_cast<T*>(chunk_memory::Allocate(full * sizeof(T)));
+      std::memcpy(chunk, chunks_.back(), shrunk_elements_ * sizeof(T));
+      chunk_memory::Free(chunks_.back(), shrunk_elements_ * sizeof(T));
+      chunks_.back() = chunk;
+      capacity_ += full - shrunk_elements_;
+      shrunk_elements_ = 0;
+      return;
+    }
     const size_t elements = ChunkElements(chunks_.size());
     chunks_.reserve(chunks_.size() + 1);
     chunks_.push_back(static_cast<T*>(chunk_memory::Allocate(elements * sizeof(T))));
     capacity_ += elements;
   }
   void Release() {
-    for (size_t k = 0; k < chunks_.size(); ++k) chunk_memory::Free(chunks_[k], ChunkElements(k) * sizeof(T));
+    for (size_t k = 0; k < chunks_.size(); ++k) chunk_memory::Free(chunks_[k], HeldElements(k) * sizeof(T));
     chunks_.clear();
+    shrunk_elements_ = 0;
   }
 
   std::vector<T*> chunks_;
   size_t size_ = 0;
   size_t capacity_ = 0;
+  size_t shrunk_elements_ = 0;  // of the last chunk, when ShrinkToFit cut it; else 0
 };
 
 }  // namespace gnomon::server

@@ -87,6 +87,8 @@ class ZoneArray {
     zones_[i].meta |= uint32_t(flags & kFlagMask) << (kLocationBits + kDepthBits);
   }
 
+  void ShrinkToFit() { zones_.ShrinkToFit(); }
+
   // Bytes held: whole chunks, and the side table's entries.
   size_t capacity_bytes() const {
     return zones_.capacity_bytes() + long_ends_.size() * (sizeof(size_t) + sizeof(uint64_t));
