@@ -1,6 +1,7 @@
 #include "gnomon/server/tick_delta.h"
 
 #include <array>
+#include <cstring>
 
 #include "gnomon/protocol/byte_io.h"
 #include "gnomon/protocol/messages.h"
@@ -100,6 +101,149 @@ void DecodeTickDeltas(uint8_t* block, size_t size) {
     previous += delta;
     protocol::StoreLe<uint64_t>(field, previous);
   });
+}
+
+namespace {
+
+constexpr uint8_t kBeginType = uint8_t(protocol::MessageType::kZoneBegin);
+constexpr uint8_t kEndType = uint8_t(protocol::MessageType::kZoneEnd);
+
+uint64_t ZigZag(int64_t v) { return (uint64_t(v) << 1) ^ uint64_t(v >> 63); }
+int64_t UnZigZag(uint64_t v) { return int64_t((v >> 1) ^ (0 - (v & 1))); }
+
+uint8_t* PutVarint(uint8_t* out, uint64_t v) {
+  while (v >= 0x80) {
+    *out++ = uint8_t(v) | 0x80;
+    v >>= 7;
+  }
+  *out++ = uint8_t(v);
+  return out;
+}
+
+// Reads a varint of at most 10 bytes from [p, end); nullptr when cut short or too long.
+const uint8_t* GetVarint(const uint8_t* p, const uint8_t* end, uint64_t& v) {
+  v = 0;
+  for (unsigned shift = 0; shift < 64 && p < end; shift += 7) {
+    const uint8_t byte = *p++;
+    v |= uint64_t(byte & 0x7F) << shift;
+    if (byte < 0x80) return p;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+size_t CompactBlock(const uint8_t* block, size_t size, uint8_t* out) {
+  uint8_t* o = out;
+  uint64_t previous = 0;
+  size_t pos = 0;
+  while (pos < size) {
+    const uint8_t* p = block + pos;
+    if (p[0] == kBeginType && size - pos >= sizeof(protocol::ZoneBegin)) {
+      const uint64_t tick = protocol::LoadLe<uint64_t>(p + offsetof(protocol::ZoneBegin, tick));
+      *o++ = kBeginType;
+      o = PutVarint(o, protocol::LoadLe<uint32_t>(p + offsetof(protocol::ZoneBegin, srcloc_id)));
+      o = PutVarint(o, ZigZag(int64_t(tick - previous)));
+      previous = tick;
+      pos += sizeof(protocol::ZoneBegin);
+      continue;
+    }
+    if (p[0] == kEndType && size - pos >= sizeof(protocol::ZoneEnd)) {
+      const uint64_t tick = protocol::LoadLe<uint64_t>(p + offsetof(protocol::ZoneEnd, tick));
+      *o++ = kEndType;
+      o = PutVarint(o, ZigZag(int64_t(tick - previous)));
+      previous = tick;
+      pos += sizeof(protocol::ZoneEnd);
+      continue;
+    }
+    const TypeLayout layout = kLayouts[p[0]];
+    size_t total = 0;
+    if (layout.fixed != 0 && size - pos >= layout.fixed) {
+      total = layout.fixed + (layout.has_tail ? protocol::VariableSize(p[0], p) : 0);
+    }
+    if (total == 0 || size - pos < total) {  // not a whole message: the rest as it is
+      std::memcpy(o, p, size - pos);
+      o += size - pos;
+      break;
+    }
+    std::memcpy(o, p, total);
+    if (layout.tick_offset != 0) {
+      const uint64_t tick = protocol::LoadLe<uint64_t>(p + layout.tick_offset);
+      protocol::StoreLe<uint64_t>(o + layout.tick_offset, ZigZag(int64_t(tick - previous)));
+      previous = tick;
+    }
+    o += total;
+    pos += total;
+  }
+  return size_t(o - out);
+}
+
+ExpandResult ExpandCompactBlock(const uint8_t* block, size_t size, uint8_t* out, size_t capacity) {
+  const uint8_t* p = block;
+  const uint8_t* const end = block + size;
+  uint64_t previous = 0;
+  auto fail = [&](const std::string& what) {
+    return ExpandResult{false, what + " at byte " + std::to_string(p - block) + " of the block", 0};
+  };
+  uint8_t* o = out;
+  uint8_t* const o_end = out + capacity;
+  ExpandResult result;
+  while (p < end) {
+    const uint8_t type = *p;
+    if (type == kBeginType || type == kEndType) {
+      const size_t length = type == kBeginType ? sizeof(protocol::ZoneBegin) : sizeof(protocol::ZoneEnd);
+      if (size_t(o_end - o) < length) {
+        result = fail("the block expands past its limit");
+        break;
+      }
+      uint64_t location = 0, delta = 0;
+      const uint8_t* q = p + 1;
+      if (type == kBeginType) q = GetVarint(q, end, location);
+      if (q != nullptr) q = GetVarint(q, end, delta);
+      if (q == nullptr || location > UINT32_MAX) {
+        result = fail("a zone record is cut short or too long");
+        break;
+      }
+      previous += uint64_t(UnZigZag(delta));
+      o[0] = type;
+      if (type == kBeginType) {
+        protocol::StoreLe<uint32_t>(o + offsetof(protocol::ZoneBegin, srcloc_id), uint32_t(location));
+        protocol::StoreLe<uint64_t>(o + offsetof(protocol::ZoneBegin, tick), previous);
+      } else {
+        protocol::StoreLe<uint64_t>(o + offsetof(protocol::ZoneEnd, tick), previous);
+      }
+      o += length;
+      p = q;
+      continue;
+    }
+    const TypeLayout layout = kLayouts[type];
+    if (layout.fixed == 0) {
+      result = fail("unknown message type " + std::to_string(type));
+      break;
+    }
+    if (size_t(end - p) < layout.fixed) {
+      result = fail("a message is cut short");
+      break;
+    }
+    const size_t total = layout.fixed + (layout.has_tail ? protocol::VariableSize(type, p) : 0);
+    if (size_t(end - p) < total) {
+      result = fail("a message is cut short");
+      break;
+    }
+    if (size_t(o_end - o) < total) {
+      result = fail("the block expands past its limit");
+      break;
+    }
+    std::memcpy(o, p, total);
+    if (layout.tick_offset != 0) {
+      previous += uint64_t(UnZigZag(protocol::LoadLe<uint64_t>(p + layout.tick_offset)));
+      protocol::StoreLe<uint64_t>(o + layout.tick_offset, previous);
+    }
+    o += total;
+    p += total;
+  }
+  result.size = size_t(o - out);
+  return result;
 }
 
 }  // namespace gnomon::server

@@ -2,6 +2,7 @@
 
 #include <zstd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -120,7 +121,7 @@ void TraceWriter::CompressLoop() {
   std::unique_ptr<ZSTD_CCtx, CCtxDeleter> cctx(ZSTD_createCCtx());
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, options_.compression_level);
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_checksumFlag, 1);
-  std::vector<uint8_t> compressed;
+  std::vector<uint8_t> compact, compressed;  // only ever grow: no zero-filling per block
   while (true) {
     std::vector<uint8_t> raw;
     {
@@ -132,11 +133,12 @@ void TraceWriter::CompressLoop() {
       ++blocks_in_flight_;
       cv_.notify_all();
     }
-    EncodeTickDeltas(raw.data(), raw.size());
-    compressed.resize(ZSTD_compressBound(raw.size()));
-    const size_t n = ZSTD_compress2(cctx.get(), compressed.data(), compressed.size(), raw.data(), raw.size());
+    if (compact.size() < CompactBound(raw.size())) compact.resize(CompactBound(raw.size()));
+    const size_t compact_size = CompactBlock(raw.data(), raw.size(), compact.data());
+    if (compressed.size() < ZSTD_compressBound(compact_size)) compressed.resize(ZSTD_compressBound(compact_size));
+    const size_t n = ZSTD_compress2(cctx.get(), compressed.data(), compressed.size(), compact.data(), compact_size);
     std::lock_guard lock(mutex_);
-    WriteBlock(raw.size(), compressed.data(), n);
+    WriteBlock(compact_size, compressed.data(), n);
     if (spare_.size() < kMaxQueuedBlocks) spare_.push_back(std::move(raw));
     --blocks_in_flight_;
     cv_.notify_all();
@@ -217,7 +219,9 @@ namespace {
 
 // A decompressed block on its way from the reader thread to the model, or the end.
 struct ReadyBlock {
-  std::vector<uint8_t> raw;
+  std::vector<uint8_t> raw;  // the stream's messages in raw[0, size)
+  size_t size = 0;
+  std::string malformed;    // format 3: why the block's messages stop early, or ""
   uint64_t offset = 0;      // of the block in the file
   uint64_t end_offset = 0;  // just past it
   bool is_last = false;     // no block follows: the end marker, or a fault
@@ -286,7 +290,7 @@ class BlockPipeline {
 // tick deltas undone, then one last ReadyBlock (the end marker, or why it stopped).
 void ReadBlocks(std::FILE* file, const FileHeader& header, const LoadOptions& options, BlockPipeline& pipeline) {
   std::unique_ptr<ZSTD_DCtx, DCtxDeleter> dctx(ZSTD_createDCtx());
-  std::vector<uint8_t> compressed;
+  std::vector<uint8_t> compressed, compact;  // compact only grows: no zero-filling per block
   uint64_t offset = header.header_bytes;
   auto finish = [&](std::string why) {
     ReadyBlock last;
@@ -316,14 +320,27 @@ void ReadBlocks(std::FILE* file, const FileHeader& header, const LoadOptions& op
     if (options.cancel != nullptr && options.cancel->load()) return finish("loading cancelled");
     ReadyBlock ready;
     ready.raw = pipeline.TakeBuffer();
-    ready.raw.resize(block.raw_bytes);
+    // Formats 1 and 2 decompress straight into the stream; format 3 into its compact
+    // form, which then expands into the stream.
+    const bool compacted = header.format_version >= 3;
+    std::vector<uint8_t>& target = compacted ? compact : ready.raw;
+    if (target.size() < block.raw_bytes) target.resize(block.raw_bytes);
     const size_t n =
-        ZSTD_decompressDCtx(dctx.get(), ready.raw.data(), ready.raw.size(), compressed.data(), compressed.size());
-    if (ZSTD_isError(n) || n != ready.raw.size()) {
+        ZSTD_decompressDCtx(dctx.get(), target.data(), block.raw_bytes, compressed.data(), compressed.size());
+    if (ZSTD_isError(n) || n != block.raw_bytes) {
       return finish(std::string("block does not decompress (") +
                     (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size") + ")");
     }
-    if (header.format_version >= 2) DecodeTickDeltas(ready.raw.data(), ready.raw.size());
+    if (compacted) {
+      const size_t room = std::min<size_t>(ExpandBound(n), kMaxBlockRawBytes);
+      if (ready.raw.size() < room) ready.raw.resize(room);
+      const ExpandResult expanded = ExpandCompactBlock(compact.data(), n, ready.raw.data(), room);
+      ready.size = expanded.size;
+      ready.malformed = expanded.error;
+    } else {
+      ready.size = n;
+      if (header.format_version == 2) DecodeTickDeltas(ready.raw.data(), n);
+    }
     ready.offset = offset;
     offset += sizeof(block) + compressed.size();
     ready.end_offset = offset;
@@ -374,21 +391,22 @@ Result<LoadReport> LoadTrace(const std::string& path, TraceModel& model, const L
     }
     std::unique_lock<std::mutex> model_lock;
     if (options.model_mutex != nullptr) model_lock = std::unique_lock(*options.model_mutex);
-    const DecodeResult decoded = DecodeMessages(ready.raw.data(), ready.raw.size(), builder);
+    const DecodeResult decoded = DecodeMessages(ready.raw.data(), ready.size, builder);
     if (model_lock.owns_lock()) model_lock.unlock();
     report.messages += decoded.messages;
     ++report.blocks;  // a malformed block's whole messages before the fault are kept
-    if (decoded.failed || decoded.consumed != ready.raw.size()) {
-      report.warning = path + ": block holds a malformed message (" +
-                       (decoded.failed ? decoded.error
-                                       : DescribeTruncation(ready.raw.data() + decoded.consumed,
-                                                            ready.raw.size() - decoded.consumed)) +
-                       ") at byte " + std::to_string(ready.offset) + "; loaded the " +
-                       std::to_string(report.blocks - 1) + " whole block(s) before it";
+    if (decoded.failed || decoded.consumed != ready.size || !ready.malformed.empty()) {
+      const std::string what =
+          decoded.failed                  ? decoded.error
+          : decoded.consumed != ready.size ? DescribeTruncation(ready.raw.data() + decoded.consumed, ready.size - decoded.consumed)
+                                           : ready.malformed;
+      report.warning = path + ": block holds a malformed message (" + what + ") at byte " +
+                       std::to_string(ready.offset) + "; loaded the " + std::to_string(report.blocks - 1) +
+                       " whole block(s) before it";
       pipeline.Stop();
       break;
     }
-    report.raw_bytes += ready.raw.size();
+    report.raw_bytes += ready.size;
     if (options.bytes_done != nullptr) options.bytes_done->store(ready.end_offset);
     pipeline.Recycle(std::move(ready.raw));
   }

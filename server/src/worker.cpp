@@ -96,6 +96,11 @@ bool Worker::is_finished() const {
   return s != State::kIdle && s != State::kReceiving;
 }
 
+bool Worker::WaitFinished(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(finished_mutex_);
+  return finished_.wait_for(lock, timeout, [this] { return is_finished(); });
+}
+
 std::string Worker::error() const {
   std::lock_guard lock(error_mutex_);
   return error_;
@@ -184,6 +189,8 @@ void Worker::Start() {
       CountingHandler handler;
       ReceiveLoop(handler);
     }
+    std::lock_guard lock(finished_mutex_);
+    finished_.notify_all();
   });
 }
 

@@ -165,7 +165,7 @@ int main(int argc, char** argv) {
   auto next_progress = start;
   bool announced = false;
   while (!worker.is_finished()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    worker.WaitFinished(std::chrono::milliseconds(50));  // returns at once when the stream ends
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (g_interrupted || (limit_s > 0 && elapsed >= limit_s)) worker.RequestStop();
     if (!announced && !quiet && !worker.program_name().empty()) {

@@ -36,3 +36,114 @@ TEST_CASE("tick deltas round-trip every message, any tick, and leave a broken ta
   gnomon::server::DecodeTickDeltas(bytes.data(), bytes.size());
   CHECK(bytes == w.bytes());
 }
+
+namespace {
+
+std::vector<uint8_t> Compact(const std::vector<uint8_t>& stream) {
+  std::vector<uint8_t> out(gnomon::server::CompactBound(stream.size()));
+  out.resize(gnomon::server::CompactBlock(stream.data(), stream.size(), out.data()));
+  return out;
+}
+
+gnomon::server::ExpandResult Expand(const std::vector<uint8_t>& compact, std::vector<uint8_t>& out, size_t capacity) {
+  out.assign(capacity, 0xEE);
+  const auto result = gnomon::server::ExpandCompactBlock(compact.data(), compact.size(), out.data(), capacity);
+  REQUIRE(result.size <= capacity);
+  out.resize(result.size);
+  return result;
+}
+
+}  // namespace
+
+TEST_CASE("compact blocks (format 3) round-trip every message, any tick and any location") {
+  std::mt19937_64 rng(5);
+  StreamWriter w;
+  w.AppInfo("compact").ThreadContext(1);
+  uint64_t tick = 1000;
+  for (int i = 0; i < 3000; ++i) {
+    tick += rng() % 100;
+    switch (i % 10) {
+      case 0: w.ZoneBegin(uint32_t(rng() % 300), tick); break;
+      case 1: w.ZoneEnd(tick); break;
+      case 2: w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, tick); break;
+      case 3: w.Message(tick, 2, "text"); break;
+      case 4: w.Plot(3, tick, 1.5); break;
+      case 5: w.GpuZoneBegin(1, 2, 3, tick); break;
+      case 6: w.ZoneBegin(0xFFFF'FFFFu, rng()); break;  // the largest id, absurd and backward ticks
+      case 7: w.ZoneEnd(0); break;
+      case 8: w.ZoneName("name"); break;
+      default: w.Calibration(tick, 5, 6, 7); break;
+    }
+  }
+  w.End(~uint64_t{0});
+  const std::vector<uint8_t> compact = Compact(w.bytes());
+  CHECK(compact.size() < w.size());  // absurd ticks take 10-byte varints; the tight case is below
+  std::vector<uint8_t> back;
+  const auto result = Expand(compact, back, gnomon::server::ExpandBound(compact.size()));
+  CHECK(result.ok);
+  CHECK(back == w.bytes());
+}
+
+TEST_CASE("a tight loop's zones take 5 bytes each in a compact block") {
+  StreamWriter w;
+  uint64_t tick = 0x0123'4567'89AB'CDEFull;
+  for (int i = 0; i < 10000; ++i) {
+    w.ZoneBegin(7, tick += 35);
+    w.ZoneEnd(tick += 33);
+  }
+  const std::vector<uint8_t> compact = Compact(w.bytes());
+  CHECK(compact.size() <= 10000 * 5 + 16);  // the first delta is the whole tick
+  std::vector<uint8_t> back;
+  CHECK(Expand(compact, back, gnomon::server::ExpandBound(compact.size())).ok);
+  CHECK(back == w.bytes());
+}
+
+TEST_CASE("a damaged compact block expands to its whole messages before the damage, never past its room") {
+  StreamWriter w;
+  w.ThreadContext(1).ZoneBegin(1, 100).ZoneEnd(200);
+  const std::vector<uint8_t> good = Compact(w.bytes());
+  std::vector<uint8_t> back;
+
+  SUBCASE("a varint cut short") {
+    std::vector<uint8_t> bad = good;
+    bad.insert(bad.end(), {2, 0x81, 0x80});
+    const auto r = Expand(bad, back, 1000);
+    CHECK_FALSE(r.ok);
+    CHECK(r.error.find("cut short") != std::string::npos);
+    CHECK(back == w.bytes());
+  }
+  SUBCASE("a varint longer than ten bytes") {
+    std::vector<uint8_t> bad = good;
+    bad.push_back(3);
+    bad.insert(bad.end(), 11, 0xFF);
+    bad.push_back(0);
+    CHECK_FALSE(Expand(bad, back, 1000).ok);
+    CHECK(back == w.bytes());
+  }
+  SUBCASE("a location past 32 bits") {
+    std::vector<uint8_t> bad = good;
+    bad.insert(bad.end(), {2, 0x80, 0x80, 0x80, 0x80, 0x10, 0});
+    CHECK_FALSE(Expand(bad, back, 1000).ok);
+  }
+  SUBCASE("an unknown type") {
+    std::vector<uint8_t> bad = good;
+    bad.push_back(0xFE);
+    const auto r = Expand(bad, back, 1000);
+    CHECK_FALSE(r.ok);
+    CHECK(r.error.find("unknown message type 254") != std::string::npos);
+    CHECK(back == w.bytes());
+  }
+  SUBCASE("too little room") {
+    const auto r = Expand(good, back, w.size() - 1);
+    CHECK_FALSE(r.ok);
+    CHECK(r.error.find("past its limit") != std::string::npos);
+  }
+  SUBCASE("random bytes") {
+    std::mt19937_64 rng(9);
+    for (int i = 0; i < 2000; ++i) {
+      std::vector<uint8_t> noise(rng() % 64);
+      for (uint8_t& b : noise) b = uint8_t(rng() % 5 == 0 ? rng() % 4 : rng());
+      Expand(noise, back, rng() % 300);  // Expand checks the size; ASan checks the writes
+    }
+  }
+}

@@ -29,9 +29,9 @@
 namespace gnomon::server {
 
 inline constexpr char kTraceMagic[8] = {'G', 'N', 'O', 'M', 'O', 'N', 'T', 'F'};
-// 1: blocks hold the stream as received. 2: CPU ticks delta-encoded in each block
-// (tick_delta.h). Readers load both.
-inline constexpr uint16_t kTraceFormatVersion = 2;
+// 1: blocks hold the stream as received. 2: CPU ticks delta-encoded in each block.
+// 3: zone begins and ends as varints besides (tick_delta.h). Readers load all three.
+inline constexpr uint16_t kTraceFormatVersion = 3;
 inline constexpr uint32_t kBlockMagic = 0x4B4C4247;  // "GBLK"
 inline constexpr uint32_t kEndMagic = 0x444E4547;    // "GEND": the capture finished
 inline constexpr uint32_t kMaxBlockRawBytes = 64u << 20;
@@ -48,7 +48,7 @@ struct FileHeader {
 };
 struct BlockHeader {
   uint32_t magic;  // kBlockMagic
-  uint32_t raw_bytes;
+  uint32_t raw_bytes;  // decompressed (format 3: the compact form, tick_delta.h)
   uint32_t compressed_bytes;
   uint32_t header_check;  // FNV-1a of the 12 bytes before it
 };

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -62,6 +63,8 @@ class Worker {
 
   State state() const { return state_.load(); }
   bool is_finished() const;
+  // Waits until the receiving thread is done or `timeout` passed; is_finished().
+  bool WaitFinished(std::chrono::milliseconds timeout);
   // Why the capture ended, when it was not a clean goodbye; "" otherwise.
   std::string error() const;
 
@@ -93,6 +96,8 @@ class Worker {
   std::atomic<uint64_t> messages_received_{0};
   std::atomic<uint64_t> zones_received_{0};
   std::string program_name_;
+  std::mutex finished_mutex_;
+  std::condition_variable finished_;
   mutable std::mutex error_mutex_;
   std::string error_;
   mutable std::mutex model_mutex_;
