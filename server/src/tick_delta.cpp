@@ -27,14 +27,6 @@ constexpr size_t TickOffset(uint8_t type) {
   }
 }
 
-// Per type tag: the fixed size, where the tick is, and whether a variable part follows
-// (looked up once per message: this walk runs over every byte a capture writes).
-struct TypeLayout {
-  uint8_t fixed = 0;
-  uint8_t tick_offset = 0;
-  bool has_tail = false;
-};
-
 std::array<TypeLayout, 256> MakeLayouts() {
   std::array<TypeLayout, 256> layouts{};
   for (size_t type = 0; type < layouts.size(); ++type) {
@@ -53,6 +45,12 @@ std::array<TypeLayout, 256> MakeLayouts() {
 }
 
 const std::array<TypeLayout, 256> kLayouts = MakeLayouts();
+
+}  // namespace
+
+const TypeLayout& LayoutOf(uint8_t type) { return kLayouts[type]; }
+
+namespace {
 
 template <typename Rewrite>
 void ForEachTick(uint8_t* block, size_t size, Rewrite rewrite) {
@@ -109,7 +107,6 @@ constexpr uint8_t kBeginType = uint8_t(protocol::MessageType::kZoneBegin);
 constexpr uint8_t kEndType = uint8_t(protocol::MessageType::kZoneEnd);
 
 uint64_t ZigZag(int64_t v) { return (uint64_t(v) << 1) ^ uint64_t(v >> 63); }
-int64_t UnZigZag(uint64_t v) { return int64_t((v >> 1) ^ (0 - (v & 1))); }
 
 uint8_t* PutVarint(uint8_t* out, uint64_t v) {
   while (v >= 0x80) {
@@ -118,17 +115,6 @@ uint8_t* PutVarint(uint8_t* out, uint64_t v) {
   }
   *out++ = uint8_t(v);
   return out;
-}
-
-// Reads a varint of at most 10 bytes from [p, end); nullptr when cut short or too long.
-const uint8_t* GetVarint(const uint8_t* p, const uint8_t* end, uint64_t& v) {
-  v = 0;
-  for (unsigned shift = 0; shift < 64 && p < end; shift += 7) {
-    const uint8_t byte = *p++;
-    v |= uint64_t(byte & 0x7F) << shift;
-    if (byte < 0x80) return p;
-  }
-  return nullptr;
 }
 
 }  // namespace
@@ -178,71 +164,35 @@ size_t CompactBlock(const uint8_t* block, size_t size, uint8_t* out) {
   return size_t(o - out);
 }
 
-ExpandResult ExpandCompactBlock(const uint8_t* block, size_t size, uint8_t* out, size_t capacity) {
-  const uint8_t* p = block;
-  const uint8_t* const end = block + size;
-  uint64_t previous = 0;
-  auto fail = [&](const std::string& what) {
-    return ExpandResult{false, what + " at byte " + std::to_string(p - block) + " of the block", 0};
-  };
+ExpandResult ExpandCompactBlock(uint8_t* block, size_t size, uint8_t* out, size_t capacity) {
   uint8_t* o = out;
   uint8_t* const o_end = out + capacity;
-  ExpandResult result;
-  while (p < end) {
-    const uint8_t type = *p;
-    if (type == kBeginType || type == kEndType) {
-      const size_t length = type == kBeginType ? sizeof(protocol::ZoneBegin) : sizeof(protocol::ZoneEnd);
-      if (size_t(o_end - o) < length) {
-        result = fail("the block expands past its limit");
-        break;
-      }
-      uint64_t location = 0, delta = 0;
-      const uint8_t* q = p + 1;
-      if (type == kBeginType) q = GetVarint(q, end, location);
-      if (q != nullptr) q = GetVarint(q, end, delta);
-      if (q == nullptr || location > UINT32_MAX) {
-        result = fail("a zone record is cut short or too long");
-        break;
-      }
-      previous += uint64_t(UnZigZag(delta));
-      o[0] = type;
-      if (type == kBeginType) {
-        protocol::StoreLe<uint32_t>(o + offsetof(protocol::ZoneBegin, srcloc_id), uint32_t(location));
-        protocol::StoreLe<uint64_t>(o + offsetof(protocol::ZoneBegin, tick), previous);
-      } else {
-        protocol::StoreLe<uint64_t>(o + offsetof(protocol::ZoneEnd, tick), previous);
-      }
-      o += length;
-      p = q;
-      continue;
-    }
-    const TypeLayout layout = kLayouts[type];
-    if (layout.fixed == 0) {
-      result = fail("unknown message type " + std::to_string(type));
-      break;
-    }
-    if (size_t(end - p) < layout.fixed) {
-      result = fail("a message is cut short");
-      break;
-    }
-    const size_t total = layout.fixed + (layout.has_tail ? protocol::VariableSize(type, p) : 0);
-    if (size_t(end - p) < total) {
-      result = fail("a message is cut short");
-      break;
-    }
-    if (size_t(o_end - o) < total) {
-      result = fail("the block expands past its limit");
-      break;
-    }
-    std::memcpy(o, p, total);
-    if (layout.tick_offset != 0) {
-      previous += uint64_t(UnZigZag(protocol::LoadLe<uint64_t>(p + layout.tick_offset)));
-      protocol::StoreLe<uint64_t>(o + layout.tick_offset, previous);
-    }
-    o += total;
-    p += total;
-  }
-  result.size = size_t(o - out);
+  bool full = false;
+  const CompactWalk walk = WalkCompactBlock(
+      block, size,
+      [&](uint32_t location, uint64_t tick) {
+        if (size_t(o_end - o) < sizeof(protocol::ZoneBegin)) return !(full = true);
+        o[0] = kBeginType;
+        protocol::StoreLe<uint32_t>(o + offsetof(protocol::ZoneBegin, srcloc_id), location);
+        protocol::StoreLe<uint64_t>(o + offsetof(protocol::ZoneBegin, tick), tick);
+        o += sizeof(protocol::ZoneBegin);
+        return true;
+      },
+      [&](uint64_t tick) {
+        if (size_t(o_end - o) < sizeof(protocol::ZoneEnd)) return !(full = true);
+        o[0] = kEndType;
+        protocol::StoreLe<uint64_t>(o + offsetof(protocol::ZoneEnd, tick), tick);
+        o += sizeof(protocol::ZoneEnd);
+        return true;
+      },
+      [&](const uint8_t* message, size_t length) {
+        if (size_t(o_end - o) < length) return !(full = true);
+        std::memcpy(o, message, length);
+        o += length;
+        return true;
+      });
+  ExpandResult result{walk.ok && !full, walk.error, size_t(o - out)};
+  if (full) result.error = "the block expands past its limit at byte " + std::to_string(walk.stopped_at) + " of the block";
   return result;
 }
 

@@ -45,7 +45,8 @@ std::vector<uint8_t> Compact(const std::vector<uint8_t>& stream) {
   return out;
 }
 
-gnomon::server::ExpandResult Expand(const std::vector<uint8_t>& compact, std::vector<uint8_t>& out, size_t capacity) {
+// (by value: expanding restores ticks in the block it reads)
+gnomon::server::ExpandResult Expand(std::vector<uint8_t> compact, std::vector<uint8_t>& out, size_t capacity) {
   out.assign(capacity, 0xEE);
   const auto result = gnomon::server::ExpandCompactBlock(compact.data(), compact.size(), out.data(), capacity);
   REQUIRE(result.size <= capacity);

@@ -20,6 +20,9 @@
 #include <cstdint>
 #include <string>
 
+#include "gnomon/protocol/byte_io.h"
+#include "gnomon/protocol/messages.h"
+
 namespace gnomon::server {
 
 // Both walk whole messages and stop, leaving the rest untouched, at the first unknown
@@ -33,16 +36,102 @@ void DecodeTickDeltas(uint8_t* block, size_t size);
 inline size_t CompactBound(size_t size) { return size + size / 4 + 16; }
 size_t CompactBlock(const uint8_t* block, size_t size, uint8_t* out);
 
+// Per type tag: the fixed size, where the CPU tick is (0: none), and whether a variable
+// part follows. fixed == 0 for an unknown type.
+struct TypeLayout {
+  uint8_t fixed = 0;
+  uint8_t tick_offset = 0;
+  bool has_tail = false;
+};
+const TypeLayout& LayoutOf(uint8_t type);
+
+inline int64_t UnZigZag(uint64_t v) { return int64_t((v >> 1) ^ (0 - (v & 1))); }
+
+// Reads a varint of at most 10 bytes from [p, end); nullptr when cut short or too long.
+inline const uint8_t* GetVarint(const uint8_t* p, const uint8_t* end, uint64_t& v) {
+  v = 0;
+  for (unsigned shift = 0; shift < 64 && p < end; shift += 7) {
+    const uint8_t byte = *p++;
+    v |= uint64_t(byte & 0x7F) << shift;
+    if (byte < 0x80) return p;
+  }
+  return nullptr;
+}
+
+struct CompactWalk {
+  bool ok = true;
+  std::string error;     // when not ok: what is wrong, and at which byte of the block
+  size_t stopped_at = 0;  // byte of the block where the walk stopped (size when it did not)
+  uint64_t records = 0;   // records handed on
+};
+
+// Walks the records of a format-3 block in order: zone begins to on_begin(location,
+// tick), zone ends to on_end(tick), every other message, its tick restored in place, to
+// on_message(bytes, size). Each returns false to stop there. Stops too at a record it
+// cannot read (unknown type, cut short, a varint over 10 bytes, a location past 32
+// bits), with the reason.
+template <typename Begin, typename End, typename Message>
+CompactWalk WalkCompactBlock(uint8_t* block, size_t size, Begin&& on_begin, End&& on_end, Message&& on_message) {
+  constexpr uint8_t kBegin = uint8_t(protocol::MessageType::kZoneBegin);
+  constexpr uint8_t kEnd = uint8_t(protocol::MessageType::kZoneEnd);
+  const uint8_t* const end = block + size;
+  uint8_t* p = block;
+  uint64_t previous = 0;
+  CompactWalk walk;
+  auto fail = [&](const std::string& what) {
+    walk.ok = false;
+    walk.error = what + " at byte " + std::to_string(p - block) + " of the block";
+  };
+  while (p < end) {
+    const uint8_t type = *p;
+    if (type == kBegin || type == kEnd) {
+      uint64_t location = 0, delta = 0;
+      const uint8_t* q = p + 1;
+      if (type == kBegin) q = GetVarint(q, end, location);
+      if (q != nullptr) q = GetVarint(q, end, delta);
+      if (q == nullptr || location > UINT32_MAX) {
+        fail("a zone record is cut short or too long");
+        break;
+      }
+      previous += uint64_t(UnZigZag(delta));
+      if (!(type == kBegin ? on_begin(uint32_t(location), previous) : on_end(previous))) break;
+      p = const_cast<uint8_t*>(q);
+      ++walk.records;
+      continue;
+    }
+    const TypeLayout& layout = LayoutOf(type);
+    if (layout.fixed == 0) {
+      fail("unknown message type " + std::to_string(type));
+      break;
+    }
+    const size_t left = size_t(end - p);
+    const size_t total = left < layout.fixed ? SIZE_MAX : layout.fixed + (layout.has_tail ? protocol::VariableSize(type, p) : 0);
+    if (left < total) {
+      fail("a message is cut short");
+      break;
+    }
+    if (layout.tick_offset != 0) {
+      previous += uint64_t(UnZigZag(protocol::LoadLe<uint64_t>(p + layout.tick_offset)));
+      protocol::StoreLe<uint64_t>(p + layout.tick_offset, previous);
+    }
+    if (!on_message(static_cast<const uint8_t*>(p), total)) break;
+    p += total;
+    ++walk.records;
+  }
+  walk.stopped_at = size_t(p - block);
+  return walk;
+}
+
 struct ExpandResult {
   bool ok = true;
   std::string error;  // when not ok: what is wrong, and at which byte of the block
   size_t size = 0;    // bytes written: whole messages, also when not ok
 };
 // Writes the messages of the format-3 block [block, block + size) to `out` (room for
-// `capacity` bytes), as the stream had them. Stops at a record it cannot read (unknown
-// type, cut short, a varint too long) or one that would not fit. A block expands at
-// most ExpandBound(size) bytes.
+// `capacity` bytes), as the stream had them; the block's ticks are restored in place on
+// the way. Stops where WalkCompactBlock does, or at a message that would not fit. A
+// block expands to at most ExpandBound(size) bytes.
 inline size_t ExpandBound(size_t size) { return size * 9 / 2 + 16; }
-ExpandResult ExpandCompactBlock(const uint8_t* block, size_t size, uint8_t* out, size_t capacity);
+ExpandResult ExpandCompactBlock(uint8_t* block, size_t size, uint8_t* out, size_t capacity);
 
 }  // namespace gnomon::server

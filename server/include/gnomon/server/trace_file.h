@@ -114,7 +114,7 @@ class TraceWriter {
 
 struct LoadReport {
   uint64_t blocks = 0;
-  uint64_t raw_bytes = 0;
+  uint64_t raw_bytes = 0;  // of the stream the blocks held
   uint64_t messages = 0;
   std::string warning;  // e.g. truncation: what was loaded and what was not
 };
