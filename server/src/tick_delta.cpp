@@ -164,36 +164,4 @@ size_t CompactBlock(const uint8_t* block, size_t size, uint8_t* out) {
   return size_t(o - out);
 }
 
-ExpandResult ExpandCompactBlock(uint8_t* block, size_t size, uint8_t* out, size_t capacity) {
-  uint8_t* o = out;
-  uint8_t* const o_end = out + capacity;
-  bool full = false;
-  const CompactWalk walk = WalkCompactBlock(
-      block, size,
-      [&](uint32_t location, uint64_t tick) {
-        if (size_t(o_end - o) < sizeof(protocol::ZoneBegin)) return !(full = true);
-        o[0] = kBeginType;
-        protocol::StoreLe<uint32_t>(o + offsetof(protocol::ZoneBegin, srcloc_id), location);
-        protocol::StoreLe<uint64_t>(o + offsetof(protocol::ZoneBegin, tick), tick);
-        o += sizeof(protocol::ZoneBegin);
-        return true;
-      },
-      [&](uint64_t tick) {
-        if (size_t(o_end - o) < sizeof(protocol::ZoneEnd)) return !(full = true);
-        o[0] = kEndType;
-        protocol::StoreLe<uint64_t>(o + offsetof(protocol::ZoneEnd, tick), tick);
-        o += sizeof(protocol::ZoneEnd);
-        return true;
-      },
-      [&](const uint8_t* message, size_t length) {
-        if (size_t(o_end - o) < length) return !(full = true);
-        std::memcpy(o, message, length);
-        o += length;
-        return true;
-      });
-  ExpandResult result{walk.ok && !full, walk.error, size_t(o - out)};
-  if (full) result.error = "the block expands past its limit at byte " + std::to_string(walk.stopped_at) + " of the block";
-  return result;
-}
-
 }  // namespace gnomon::server

@@ -1,10 +1,13 @@
 #include "gnomon/server/trace_file.h"
 
 #include <doctest/doctest.h>
+#include <zstd.h>
 
+#include <cstring>
 #include <fstream>
 #include <random>
 
+#include "gnomon/server/tick_delta.h"
 #include "gnomon/server/trace_builder.h"
 #include "../support/process.h"
 #include "../support/build_model.h"
@@ -143,6 +146,37 @@ TEST_CASE("damaged and foreign files are rejected or cut short with a clear mess
     CHECK_FALSE(report->warning.empty());
     CHECK(model.zone_count > 0);
     CHECK(model.zone_count < 1200);
+  }
+  SUBCASE("a format-3 record that cannot be read, inside a sound block") {
+    // A block whose zstd frame is fine but whose compact records end in a varint that
+    // is cut short: the zones before it load, and the warning says what and where.
+    StreamWriter w;
+    w.ThreadContext(1).ZoneBegin(1, 100).ZoneEnd(150).ZoneBegin(1, 200).ZoneEnd(260);
+    std::vector<uint8_t> compact(CompactBound(w.size()));
+    compact.resize(CompactBlock(w.data(), w.size(), compact.data()));
+    compact.insert(compact.end(), {uint8_t(gnomon::protocol::MessageType::kZoneBegin), 0x81});
+    std::vector<uint8_t> frame(ZSTD_compressBound(compact.size()));
+    frame.resize(ZSTD_compress(frame.data(), frame.size(), compact.data(), compact.size(), 1));
+    FileHeader header{};
+    std::memcpy(header.magic, kTraceMagic, sizeof(kTraceMagic));
+    header.format_version = 3;
+    header.header_bytes = sizeof(FileHeader);
+    BlockHeader block{kBlockMagic, uint32_t(compact.size()), uint32_t(frame.size()), 0};
+    block.header_check = BlockHeaderCheck(block);
+    BlockHeader end{kEndMagic, 0, 0, 0};
+    end.header_check = BlockHeaderCheck(end);
+    std::ofstream out(dir.File("record"), std::ios::binary);
+    out.write(reinterpret_cast<const char*>(&header), sizeof(header));
+    out.write(reinterpret_cast<const char*>(&block), sizeof(block));
+    out.write(reinterpret_cast<const char*>(frame.data()), std::streamsize(frame.size()));
+    out.write(reinterpret_cast<const char*>(&end), sizeof(end));
+    out.close();
+    TraceModel model;
+    auto report = LoadTrace(dir.File("record"), model);
+    REQUIRE(report.ok());
+    CHECK(report->warning.find("cut short") != std::string::npos);
+    CHECK(model.zone_count == 2);
+    CHECK(model.threads.at(0).zones[1].end_tick == 260);
   }
   SUBCASE("refusing to overwrite") {
     auto writer = TraceWriter::Create(path, false);

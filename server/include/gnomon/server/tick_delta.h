@@ -65,7 +65,7 @@ struct CompactWalk {
   uint64_t records = 0;   // records handed on
 };
 
-// Walks the records of a format-3 block in order: zone begins to on_begin(location,
+// Walks the records of a format-3 block in order (the loader decodes blocks with it): zone begins to on_begin(location,
 // tick), zone ends to on_end(tick), every other message, its tick restored in place, to
 // on_message(bytes, size). Each returns false to stop there. Stops too at a record it
 // cannot read (unknown type, cut short, a varint over 10 bytes, a location past 32
@@ -121,17 +121,5 @@ CompactWalk WalkCompactBlock(uint8_t* block, size_t size, Begin&& on_begin, End&
   walk.stopped_at = size_t(p - block);
   return walk;
 }
-
-struct ExpandResult {
-  bool ok = true;
-  std::string error;  // when not ok: what is wrong, and at which byte of the block
-  size_t size = 0;    // bytes written: whole messages, also when not ok
-};
-// Writes the messages of the format-3 block [block, block + size) to `out` (room for
-// `capacity` bytes), as the stream had them; the block's ticks are restored in place on
-// the way. Stops where WalkCompactBlock does, or at a message that would not fit. A
-// block expands to at most ExpandBound(size) bytes.
-inline size_t ExpandBound(size_t size) { return size * 9 / 2 + 16; }
-ExpandResult ExpandCompactBlock(uint8_t* block, size_t size, uint8_t* out, size_t capacity);
 
 }  // namespace gnomon::server
