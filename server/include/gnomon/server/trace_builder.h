@@ -59,6 +59,21 @@ class TraceBuilder : public NullHandler {
     if (thread_->zones.CloseOpen(open.index, open.begin_tick, tick)) ++model_.diagnostics.clamped_zone_ends;
     SeeTick(tick);
   }
+  // A zone whose end came right after its begin, nothing between (most zones of a big
+  // trace): the same as OnZoneBegin then OnZoneEnd, with the zone written once.
+  void OnLeafZone(uint32_t source_location, uint64_t begin_tick, uint64_t end_tick) {
+    if (thread_ == nullptr) {
+      model_.diagnostics.events_without_thread += 2;
+      return;
+    }
+    const uint32_t depth = uint32_t(std::min<size_t>(thread_->open_zones.size(), ZoneArray::kMaxDepth));
+    if (thread_->zones.PushClosed(begin_tick, end_tick, CheckedLocation(source_location), depth)) {
+      ++model_.diagnostics.clamped_zone_ends;
+    }
+    ++model_.zone_count;
+    SeeTick(begin_tick);
+    SeeTick(end_tick);
+  }
   void OnZoneName(std::string_view name);
   void OnZoneText(std::string_view text);
   void OnZoneColor(uint32_t rgb);

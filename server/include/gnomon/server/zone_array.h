@@ -59,6 +59,20 @@ class ZoneArray {
     zones_.push_back({zone.begin_tick, kOpen, Meta(zone.source_location, zone.depth, zone.flags)});
     if (!zone.is_open()) Close(index, zone.end_tick);
   }
+  // Appends a zone that is already closed, written once; an end before the begin is
+  // clamped to it and flagged kZoneEndClamped. Returns whether it was.
+  bool PushClosed(uint64_t begin_tick, uint64_t end_tick, uint32_t location, uint32_t depth) {
+    const bool clamped = end_tick < begin_tick;
+    const uint64_t length = clamped ? 0 : end_tick - begin_tick;
+    const uint32_t meta = Meta(location, depth, clamped ? kZoneEndClamped : 0);
+    if (length < kLong) {
+      zones_.push_back({begin_tick, uint32_t(length), meta});
+    } else {
+      long_ends_[zones_.size()] = end_tick;
+      zones_.push_back({begin_tick, kLong, meta});
+    }
+    return clamped;
+  }
   // Closes zone i at end_tick. An end before the begin is clamped to it and flagged
   // kZoneEndClamped; returns whether it was.
   bool Close(size_t i, uint64_t end_tick) {
