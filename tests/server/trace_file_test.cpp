@@ -92,6 +92,25 @@ TEST_CASE("save then load gives back the identical model, zone by zone") {
   CHECK(DescribeFirstDifference(direct, loaded) == "");
 }
 
+TEST_CASE("a leaf zone built in one step equals its begin and end built one at a time") {
+  // Whole-stream decoding builds a begin followed at once by its end in one step
+  // (OnLeafZone); fed one message per call, the builder sees the two calls.
+  const StreamWriter stream = SampleStream(300);
+  const TraceModel at_once = BuildDirect(stream);
+  TraceModel one_by_one;
+  TraceBuilder builder(one_by_one);
+  size_t pos = 0;
+  while (pos < stream.size()) {
+    const uint8_t* p = stream.data() + pos;
+    const size_t size = gnomon::protocol::FixedSize(p[0]) + gnomon::protocol::VariableSize(p[0], p);
+    REQUIRE(DecodeMessages(p, size, builder).consumed == size);
+    pos += size;
+  }
+  CHECK(one_by_one.diagnostics.clamped_zone_ends == 3);
+  CHECK(one_by_one.diagnostics.events_without_thread == 2);
+  CHECK(DescribeFirstDifference(at_once, one_by_one) == "");
+}
+
 TEST_CASE("a file cut at any byte loads up to its last whole block, with a warning") {
   ScratchDir dir;
   const StreamWriter stream = SampleStream(400);

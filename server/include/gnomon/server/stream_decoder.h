@@ -9,7 +9,9 @@
 //   // r.consumed bytes were whole messages; keep the rest for the next call.
 //
 // A handler implements any of the On* functions of NullHandler; the decoder is a
-// template so that the calls inline. Strings passed to handlers point into the input
+// template so that the calls inline. A handler may also take OnLeafZone(location,
+// begin, end): a begin followed at once by its end, which it must treat exactly as the
+// two calls. Strings passed to handlers point into the input
 // and are valid only during the call.
 #pragma once
 
@@ -74,7 +76,19 @@ DecodeResult DecodeMessages(const uint8_t* data, size_t size, Handler& handler) 
   while (pos < size) {
     const uint8_t* p = data + pos;
     const uint8_t type = p[0];
-    // Zone begins and ends are nearly every message of a big trace: straight through.
+    // Zone begins and ends are nearly every message of a big trace: straight through,
+    // and a begin followed at once by its end in one step for a handler that can.
+    if constexpr (requires { handler.OnLeafZone(uint32_t{0}, uint64_t{0}, uint64_t{0}); }) {
+      constexpr size_t kLeaf = sizeof(protocol::ZoneBegin) + sizeof(protocol::ZoneEnd);
+      if (type == uint8_t(MessageType::kZoneBegin) && size - pos >= kLeaf &&
+          p[sizeof(protocol::ZoneBegin)] == uint8_t(MessageType::kZoneEnd)) {
+        handler.OnLeafZone(LoadLe<uint32_t>(p + 1), LoadLe<uint64_t>(p + 5),
+                           LoadLe<uint64_t>(p + sizeof(protocol::ZoneBegin) + 1));
+        pos += kLeaf;
+        result.messages += 2;
+        continue;
+      }
+    }
     if (type == uint8_t(MessageType::kZoneBegin) && size - pos >= sizeof(protocol::ZoneBegin)) {
       handler.OnZoneBegin(LoadLe<uint32_t>(p + 1), LoadLe<uint64_t>(p + 5));
       pos += sizeof(protocol::ZoneBegin);
