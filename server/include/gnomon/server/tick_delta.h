@@ -1,8 +1,9 @@
 // The reversible transforms trace files apply to a block before compressing it.
 //
-// Format 2 (EncodeTickDeltas): every CPU tick field of the block's messages (zone begins and ends, frames, messages,
-// plots, GPU zone records, end of stream) is replaced in place by the zigzag-encoded
-// difference from the previous such tick in the block (the first from 0). Consecutive
+// Format 2 (EncodeTickDeltas): every CPU tick field of the block's messages (zone begins
+// and ends, frames, messages, plots, GPU zone records, end of stream) is replaced in
+// place by the zigzag-encoded difference from the previous such tick in the block (the
+// first from 0). Consecutive
 // ticks are close, so most of each 8-byte field becomes zero bytes, which zstd stores
 // almost for free; the layout of every message is unchanged. Each block starts from 0,
 // so blocks stay independently decodable.
@@ -26,7 +27,9 @@
 namespace gnomon::server {
 
 // Both walk whole messages and stop, leaving the rest untouched, at the first unknown
-// type or incomplete message (the decoder then reports it).
+// type or incomplete message (the decoder then reports it). Files are written in format
+// 3 now; format 2 files still load through DecodeTickDeltas, which is tested against
+// EncodeTickDeltas.
 void EncodeTickDeltas(uint8_t* block, size_t size);
 void DecodeTickDeltas(uint8_t* block, size_t size);
 
