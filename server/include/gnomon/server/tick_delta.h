@@ -90,8 +90,17 @@ CompactWalk WalkCompactBlock(uint8_t* block, size_t size, Begin&& on_begin, End&
     if (type == kBegin || type == kEnd) {
       uint64_t location = 0, delta = 0;
       const uint8_t* q = p + 1;
-      if (type == kBegin) q = GetVarint(q, end, location);
-      if (q != nullptr) q = GetVarint(q, end, delta);
+      if (type == kBegin && end - p >= 3 && p[1] < 0x80 && p[2] < 0x80) {  // both one byte: the usual case
+        location = p[1];
+        delta = p[2];
+        q = p + 3;
+      } else if (type == kEnd && end - p >= 2 && p[1] < 0x80) {
+        delta = p[1];
+        q = p + 2;
+      } else {
+        if (type == kBegin) q = GetVarint(q, end, location);
+        if (q != nullptr) q = GetVarint(q, end, delta);
+      }
       if (q == nullptr || location > UINT32_MAX) {
         fail("a zone record is cut short or too long");
         break;

@@ -71,8 +71,8 @@ class TraceBuilder : public NullHandler {
       ++model_.diagnostics.clamped_zone_ends;
     }
     ++model_.zone_count;
-    SeeTick(begin_tick);
-    SeeTick(end_tick);
+    SeeTick(std::min(begin_tick, end_tick));
+    SeeTick(std::max(begin_tick, end_tick));
   }
   void OnZoneName(std::string_view name);
   void OnZoneText(std::string_view text);
