@@ -117,7 +117,6 @@ class ChunkedVector {
   static constexpr size_t kFirstChunkElements = size_t{1} << kFirstChunkLog2;
   static constexpr size_t kLastChunkLog2 = std::bit_width(chunk_memory::kHugeBytes / sizeof(T)) - 1;
   static constexpr size_t kLastChunkElements = size_t{1} << kLastChunkLog2;
-  static constexpr size_t kPrefetchBytes = 1024;
 
   ChunkedVector() = default;
   ChunkedVector(ChunkedVector&& other) noexcept
@@ -152,10 +151,6 @@ class ChunkedVector {
   T& push_back(const T& value) {
     if (size_ == capacity_) Grow();
     T& slot = (*this)[size_++];
-    // Appends walk fresh memory that is rarely in cache: ask for the line a few ahead
-    // to be fetched for writing, so the store does not wait for it (a hint: past the
-    // chunk's end it is ignored).
-    __builtin_prefetch(reinterpret_cast<const char*>(&slot) + kPrefetchBytes, 1);
     slot = value;
     return slot;
   }
