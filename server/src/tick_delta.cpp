@@ -70,10 +70,9 @@ void ForEachTick(uint8_t* block, size_t size, Rewrite rewrite) {
       pos += sizeof(protocol::ZoneEnd);
       continue;
     }
-    const TypeLayout layout = kLayouts[p[0]];
-    if (layout.fixed == 0 || size - pos < layout.fixed) return;
-    const size_t total = layout.fixed + (layout.has_tail ? protocol::VariableSize(p[0], p) : 0);
-    if (size - pos < total) return;
+    const size_t total = WholeMessageSize(p, size - pos);
+    if (total == 0) return;
+    const TypeLayout& layout = kLayouts[p[0]];
     if (layout.tick_offset != 0) rewrite(p + layout.tick_offset);
     pos += total;
   }
@@ -142,12 +141,9 @@ size_t CompactBlock(const uint8_t* block, size_t size, uint8_t* out) {
       pos += sizeof(protocol::ZoneEnd);
       continue;
     }
-    const TypeLayout layout = kLayouts[p[0]];
-    size_t total = 0;
-    if (layout.fixed != 0 && size - pos >= layout.fixed) {
-      total = layout.fixed + (layout.has_tail ? protocol::VariableSize(p[0], p) : 0);
-    }
-    if (total == 0 || size - pos < total) {  // not a whole message: the rest as it is
+    const TypeLayout& layout = kLayouts[p[0]];
+    const size_t total = WholeMessageSize(p, size - pos);
+    if (total == 0) {  // not a whole message: the rest as it is
       std::memcpy(o, p, size - pos);
       o += size - pos;
       break;

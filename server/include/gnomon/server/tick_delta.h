@@ -48,6 +48,15 @@ struct TypeLayout {
 };
 const TypeLayout& LayoutOf(uint8_t type);
 
+// The size of the whole message at p, of which `left` bytes are readable; 0 when its
+// type is unknown or it is cut short.
+inline size_t WholeMessageSize(const uint8_t* p, size_t left) {
+  const TypeLayout& layout = LayoutOf(p[0]);
+  if (layout.fixed == 0 || left < layout.fixed) return 0;
+  const size_t total = layout.fixed + (layout.has_tail ? protocol::VariableSize(p[0], p) : 0);
+  return left < total ? 0 : total;
+}
+
 inline int64_t UnZigZag(uint64_t v) { return int64_t((v >> 1) ^ (0 - (v & 1))); }
 
 // Reads a varint of at most 10 bytes from [p, end); nullptr when cut short or too long.
@@ -116,9 +125,8 @@ CompactWalk WalkCompactBlock(uint8_t* block, size_t size, Begin&& on_begin, End&
       fail("unknown message type " + std::to_string(type));
       break;
     }
-    const size_t left = size_t(end - p);
-    const size_t total = left < layout.fixed ? SIZE_MAX : layout.fixed + (layout.has_tail ? protocol::VariableSize(type, p) : 0);
-    if (left < total) {
+    const size_t total = WholeMessageSize(p, size_t(end - p));
+    if (total == 0) {
       fail("a message is cut short");
       break;
     }
