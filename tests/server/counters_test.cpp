@@ -23,12 +23,7 @@ using gnomon::test::StreamWriter;
 
 namespace {
 
-TraceModel Build(const StreamWriter& w) {
-  size_t consumed = 0;
-  TraceModel model = gnomon::test::BuildModel(w, &consumed);
-  REQUIRE(consumed == w.size());
-  return model;
-}
+TraceModel Build(const StreamWriter& w) { return gnomon::test::BuildWholeModel(w); }
 
 // A context (1 ns ticks, CPU time = GPU time), a set of five counters, one zone.
 StreamWriter WithCounters() {

@@ -11,12 +11,7 @@ using gnomon::server::TraceModel;
 using gnomon::test::StreamWriter;
 
 namespace {
-TraceModel Build(const StreamWriter& w) {
-  size_t consumed = 0;
-  TraceModel model = gnomon::test::BuildModel(w, &consumed);
-  REQUIRE(consumed == w.size());
-  return model;
-}
+TraceModel Build(const StreamWriter& w) { return gnomon::test::BuildWholeModel(w); }
 }  // namespace
 
 TEST_CASE("zones nest by depth in begin order, with runtime attributes") {
