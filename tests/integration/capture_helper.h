@@ -18,9 +18,10 @@ struct Capture {
   server::TraceModel& model() { return worker->model(); }
 };
 
-// Starts argv on a free port, waits `delay_ms`, connects, and receives until the
+// Starts argv on a free port, waits `delay_ms` (and, when `connect_after` is not
+// empty, until the program's output holds it), connects, and receives until the
 // program ends. The program waits at exit for the server (GNOMON_WAIT_FOR_SERVER_MS).
 Capture CaptureProgram(const std::vector<std::string>& argv, std::map<std::string, std::string> env = {},
-                       int delay_ms = 0);
+                       int delay_ms = 0, const std::string& connect_after = "");
 
 }  // namespace gnomon::test

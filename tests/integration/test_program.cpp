@@ -82,6 +82,7 @@ int FloodAfterConnect(long zones) {
 int Flood(long zones) {
   for (long i = 0; i < zones; ++i) GNOMON_ZONE("Flood");
   std::printf("dropped %llu\n", static_cast<unsigned long long>(gnomon_dropped_events()));
+  std::fflush(stdout);  // the test connects once it reads this
   return 0;
 }
 
