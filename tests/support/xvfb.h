@@ -12,6 +12,9 @@ class Xvfb {
  public:
   // Starts Xvfb and waits for its socket; display() is empty when it could not start.
   Xvfb();
+  ~Xvfb();
+  Xvfb(const Xvfb&) = delete;
+  Xvfb& operator=(const Xvfb&) = delete;
   const std::string& display() const { return display_; }  // e.g. ":117"
 
  private:
