@@ -20,6 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::fclose(file);
   gnomon::server::TraceModel model;
   const auto report = gnomon::server::LoadTrace(path, model);
+  std::remove(path.c_str());  // nothing left in /tmp once the fuzzer stops
   if (!report.ok() && report.status().message().empty()) __builtin_trap();
   std::ostringstream out;
   gnomon::server::PrintSummary(model, out);
