@@ -1,14 +1,16 @@
-// Zones packed in 16 bytes: every field comes back as it went in, including lengths past
-// 32 bits, depths at the limit, flags, and zones still open.
+// Zones packed in 12 bytes: every field comes back as it went in, including lengths past
+// 32 bits, begins far from their page's base, depths at the limit, flags, and zones still open.
 #include "gnomon/server/zone_array.h"
 
 #include <doctest/doctest.h>
+
+#include <vector>
 
 using gnomon::server::kOpenZone;
 using gnomon::server::Zone;
 using gnomon::server::ZoneArray;
 
-TEST_CASE("a zone array gives back what it was given, 16 bytes a zone") {
+TEST_CASE("a zone array gives back what it was given, 12 bytes a zone") {
   ZoneArray zones;
   const uint64_t base = 0x0123'4567'89AB'CDEFull;  // a TSC value after long uptime
   zones.push_back({base, base + 1000, 7, 0, 0});
@@ -34,18 +36,53 @@ TEST_CASE("a zone array gives back what it was given, 16 bytes a zone") {
   CHECK(zones[2].end_tick == base + 20);  // clamped to its begin, and flagged
   CHECK(zones[2].flags == gnomon::server::kZoneEndClamped);
 
-  // Chunks double up to 2 MiB, then stay there: past that, never more than one chunk
-  // beyond the zones (plus the side table's entry for zone 1's long end).
+  // Pages of 1,024 zones (12 KiB), carved from 2 MiB blocks after the first eight: never
+  // more than one block beyond the zones, plus 16 bytes a page in the page table and the
+  // side table's entry for zone 1's long end.
   for (int i = 0; i < 1'000'000; ++i) zones.push_back({base + uint64_t(i), base + uint64_t(i) + 5, 1, 0, 0});
-  CHECK(zones.capacity_bytes() <= zones.size() * 16 + (size_t{2} << 20) + 16);
-  CHECK(zones.capacity_bytes() >= zones.size() * 16);
-  // Once nothing more is expected the slack goes back; growing again still works.
+  const size_t pages = (zones.size() + 1023) / 1024;
+  CHECK(zones.capacity_bytes() <= pages * 12288 + (size_t{2} << 20) + 2 * pages * 16 + 24);
+  CHECK(zones.capacity_bytes() >= zones.size() * 12 + pages * 16);
+  // Once nothing more is expected the untouched end of the last block goes back (each
+  // full block keeps 8 KiB that no page fits in); growing again still works.
   zones.ShrinkToFit();
-  CHECK(zones.capacity_bytes() == zones.size() * 16 + 16);  // and zone 1's long end
+  const size_t blocks = (pages - 8 + 169) / 170;
+  CHECK(zones.capacity_bytes() == pages * 12288 + (blocks - 1) * 8192 + pages * 16 + 24);
+  CHECK(double(zones.capacity_bytes()) / double(zones.size()) < 12.1);
   zones.push_back({base + 7, base + 9, 2, 1, 0});
   CHECK(zones[zones.size() - 1] == Zone{base + 7, base + 9, 2, 1, 0});
   CHECK(zones[zones.size() - 2] == Zone{base + 999'999, base + 999'999 + 5, 1, 0, 0});
   ZoneArray copy;
   for (size_t i = 0; i < zones.size(); ++i) copy.push_back(zones[i]);
   CHECK(copy == zones);
+}
+
+TEST_CASE("zones far from their page's base keep their begins: sparse threads, clocks stepping back") {
+  ZoneArray zones;
+  std::vector<Zone> expected;
+  // A thread of one zone every 3 seconds of a 3 GHz counter: 2^32 ticks pass every few
+  // zones, so most begins leave their page's window.
+  uint64_t tick = 1000;
+  for (int i = 0; i < 3000; ++i, tick += 9'000'000'000ull) expected.push_back({tick, tick + 100, 1, 0, 0});
+  // Steps back: a little (inline, within the margin before the base), far (past it), to 0.
+  expected.push_back({tick - 5000, tick, 2, 0, 0});
+  expected.push_back({tick - (uint64_t{1} << 40), tick, 2, 0, 0});
+  expected.push_back({0, 10, 2, 0, 0});
+  expected.push_back({~uint64_t{0} - 1, kOpenZone, 2, 0, 0});
+  for (const Zone& zone : expected) zones.push_back(zone);
+  REQUIRE(zones.size() == expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) CHECK(zones[i] == expected[i]);
+  // A far begin with a long end, then closed again shorter: the begin stays.
+  const size_t last = zones.size() - 1;
+  CHECK_FALSE(zones.Close(last, ~uint64_t{0}));
+  zones.push_back({5, 5 + (uint64_t{1} << 33), 3, 1, 0});
+  CHECK_FALSE(zones.Close(zones.size() - 1, 6));
+  CHECK(zones[last].end_tick == ~uint64_t{0});
+  CHECK(zones[zones.size() - 1] == Zone{5, 6, 3, 1, 0});
+  // A dense thread whose pages each start after a jump of 2^40 ticks stays inline.
+  ZoneArray dense;
+  for (uint64_t i = 0; i < 5000; ++i) dense.push_back({(i / 1024) << 40 | i, ((i / 1024) << 40 | i) + 1, 1, 0, 0});
+  dense.ShrinkToFit();
+  CHECK(dense.capacity_bytes() == 5 * 12288 + 5 * 16);  // five pages, no side-table entry
+  for (uint64_t i = 0; i < 5000; ++i) CHECK(dense[i].begin_tick == ((i / 1024) << 40 | i));
 }

@@ -7,7 +7,7 @@
 //
 // Zones of a thread are stored flat, in begin order, with their nesting depth: the
 // children of zone i are the zones after it with depth + 1, up to the next zone whose
-// depth is <= its own. That is 16 bytes per zone (zone_array.h); attributes
+// depth is <= its own. That is 12 bytes per zone (zone_array.h); attributes
 // set at run time (name, text, colour, value) are rare and kept aside.
 #pragma once
 

@@ -1,16 +1,24 @@
-// A thread's CPU zones, 16 bytes each.
+// A thread's CPU zones, 12 bytes each.
 //
-// A trace of hundreds of millions of zones lives in memory, so each zone is packed: its
-// begin tick (64 bits), its length in ticks (32 bits; a zone longer than about four
-// billion ticks keeps its end in a side table) and one word for its source location
-// (18 bits, the id limit), depth (12 bits) and flags (2 bits). operator[] hands out the
-// unpacked Zone by value; the builder changes a zone only through Close and AddFlags.
+// A trace of hundreds of millions of zones lives in memory, so zones are packed in pages
+// of 1,024. A page holds, per zone, its timing (8 bytes: the begin as a 32-bit offset from
+// the page's 64-bit base tick, and the length in ticks, 32 bits) and one word for its
+// source location (18 bits, the id limit), depth (12 bits) and flags (2 bits); the two
+// kinds sit in separate runs, so a page is exactly three 4 KiB pages of memory. A begin
+// outside its page's 2^32-tick window (a thread of a few zones a second, a clock that
+// stepped back) and an end more than about four billion ticks after its begin are kept
+// whole in a side table. The first pages come from the heap; after that, pages are carved
+// from 2 MiB blocks (chunk_memory), 170 to a block. operator[] hands out the unpacked Zone
+// by value; the builder changes a zone only through Close and AddFlags.
 // Depths past 4,095 are stored as 4,095.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "gnomon/server/chunked_vector.h"
 
@@ -37,75 +45,103 @@ class ZoneArray {
  public:
   static constexpr uint32_t kMaxDepth = (1u << 12) - 1;
 
-  size_t size() const { return zones_.size(); }
-  bool empty() const { return zones_.empty(); }
+  ZoneArray() = default;
+  ZoneArray(ZoneArray&& other) noexcept { *this = std::move(other); }
+  ZoneArray& operator=(ZoneArray&& other) noexcept {
+    if (this != &other) {
+      Release();
+      pages_ = std::move(other.pages_);
+      blocks_ = std::move(other.blocks_);
+      far_ = std::move(other.far_);
+      size_ = std::exchange(other.size_, 0);
+      next_page_ = std::exchange(other.next_page_, nullptr);
+      pages_left_ = std::exchange(other.pages_left_, 0);
+      trimmed_bytes_ = std::exchange(other.trimmed_bytes_, 0);
+      other.pages_.clear();
+      other.blocks_.clear();
+    }
+    return *this;
+  }
+  ZoneArray(const ZoneArray&) = delete;
+  ZoneArray& operator=(const ZoneArray&) = delete;
+  ~ZoneArray() { Release(); }
 
-  Zone operator[](size_t i) const {
-    const Packed& p = zones_[i];
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+
+  [[gnu::always_inline]] Zone operator[](size_t i) const {
+    const PageRef& ref = pages_[i >> kPageLog2];
+    const Timing t = ref.page->timing[i & kPageMask];
+    const uint32_t meta = ref.page->meta[i & kPageMask];
     Zone z;
-    z.begin_tick = p.begin_tick;
-    z.end_tick = p.length == kOpen ? kOpenZone
-                 : p.length == kLong ? long_ends_.at(i)
-                                     : p.begin_tick + p.length;
-    z.source_location = p.meta & kLocationMask;
-    z.depth = uint16_t((p.meta >> kLocationBits) & kMaxDepth);
-    z.flags = uint16_t(p.meta >> (kLocationBits + kDepthBits));
+    z.begin_tick = t.begin_offset == kFar ? FarBegin(i) : ref.base + t.begin_offset;
+    z.end_tick = t.length == kOpen ? kOpenZone : t.length == kLong ? FarEnd(i) : z.begin_tick + t.length;
+    z.source_location = meta & kLocationMask;
+    z.depth = uint16_t((meta >> kLocationBits) & kMaxDepth);
+    z.flags = uint16_t(meta >> (kLocationBits + kDepthBits));
     return z;
   }
 
   // Appends `zone` (its source location must be below 2^18).
   void push_back(const Zone& zone) {
-    const size_t index = zones_.size();
-    zones_.push_back({zone.begin_tick, kOpen, Meta(zone.source_location, zone.depth, zone.flags)});
+    const size_t index = size_;
+    Append(zone.begin_tick, kOpen, Meta(zone.source_location, zone.depth, zone.flags));
     if (!zone.is_open()) Close(index, zone.end_tick);
   }
   // Appends a zone that is already closed, written once; an end before the begin is
   // clamped to it and flagged kZoneEndClamped. Returns whether it was.
-  bool PushClosed(uint64_t begin_tick, uint64_t end_tick, uint32_t location, uint32_t depth) {
+  [[gnu::always_inline]] bool PushClosed(uint64_t begin_tick, uint64_t end_tick, uint32_t location, uint32_t depth) {
     const bool clamped = end_tick < begin_tick;
     const uint64_t length = clamped ? 0 : end_tick - begin_tick;
     const uint32_t meta = Meta(location, depth, clamped ? kZoneEndClamped : 0);
-    if (length < kLong) {
-      zones_.push_back({begin_tick, uint32_t(length), meta});
+    if (length < kLong) [[likely]] {
+      Append(begin_tick, uint32_t(length), meta);
     } else {
-      long_ends_[zones_.size()] = end_tick;
-      zones_.push_back({begin_tick, kLong, meta});
+      SetFarEnd(size_, end_tick);
+      Append(begin_tick, kLong, meta);
     }
     return clamped;
   }
   // Closes zone i at end_tick. An end before the begin is clamped to it and flagged
   // kZoneEndClamped; returns whether it was.
-  bool Close(size_t i, uint64_t end_tick) {
-    const uint64_t begin = zones_[i].begin_tick;
-    const bool clamped = end_tick < begin;
-    SetEnd(i, clamped ? begin : end_tick);
-    if (clamped) AddFlags(i, kZoneEndClamped);
-    return clamped;
-  }
-  // The same for a zone known to be open that began at begin_tick: it writes the
-  // length without reading the zone back (a load from a freshly written line stalls).
+  bool Close(size_t i, uint64_t end_tick) { return CloseOpen(i, (*this)[i].begin_tick, end_tick); }
+  // The same for a zone that began at begin_tick, without reading the zone back (a load
+  // from a freshly written line stalls).
   bool CloseOpen(size_t i, uint64_t begin_tick, uint64_t end_tick) {
     const bool clamped = end_tick < begin_tick;
     const uint64_t length = clamped ? 0 : end_tick - begin_tick;
-    Packed& p = zones_[i];
-    if (length < kLong) {
-      p.length = uint32_t(length);
+    Timing& t = pages_[i >> kPageLog2].page->timing[i & kPageMask];
+    if (length < kLong) [[likely]] {
+      if (t.length == kLong) DropFarEnd(i, t);  // closed again, shorter
+      t.length = uint32_t(length);
     } else {
-      p.length = kLong;
-      long_ends_[i] = end_tick;
+      t.length = kLong;
+      SetFarEnd(i, end_tick);
     }
     if (clamped) AddFlags(i, kZoneEndClamped);
     return clamped;
   }
   void AddFlags(size_t i, uint16_t flags) {
-    zones_[i].meta |= uint32_t(flags & kFlagMask) << (kLocationBits + kDepthBits);
+    pages_[i >> kPageLog2].page->meta[i & kPageMask] |= uint32_t(flags & kFlagMask) << (kLocationBits + kDepthBits);
   }
 
-  void ShrinkToFit() { zones_.ShrinkToFit(); }
+  // Gives back the untouched end of the last 2 MiB block, once no more zones are expected
+  // (a trace loaded, a stream ended). A later append carves from a new block.
+  void ShrinkToFit() {
+    pages_.shrink_to_fit();
+    if (blocks_.empty() || pages_left_ == 0) return;
+    char* block_end = static_cast<char*>(blocks_.back()) + chunk_memory::kBlockBytes;
+    chunk_memory::Trim(next_page_, block_end);
+    trimmed_bytes_ += size_t(block_end - reinterpret_cast<char*>(next_page_));
+    pages_left_ = 0;
+  }
 
-  // Bytes held: whole chunks, and the side table's entries.
+  // Bytes held: pages from the heap, whole blocks less what was trimmed, the page table
+  // and the side table's entries.
   size_t capacity_bytes() const {
-    return zones_.capacity_bytes() + long_ends_.size() * (sizeof(size_t) + sizeof(uint64_t));
+    const size_t heap_pages = std::min(pages_.size(), kHeapPages);
+    return heap_pages * sizeof(Page) + blocks_.size() * chunk_memory::kBlockBytes - trimmed_bytes_ +
+           pages_.capacity() * sizeof(PageRef) + far_.size() * (sizeof(size_t) + sizeof(FarValues));
   }
 
   friend bool operator==(const ZoneArray& a, const ZoneArray& b) {
@@ -121,25 +157,87 @@ class ZoneArray {
   static constexpr uint32_t kDepthBits = 12;
   static constexpr uint32_t kLocationMask = (1u << kLocationBits) - 1;
   static constexpr uint32_t kFlagMask = 3;
-  static constexpr uint32_t kOpen = UINT32_MAX;      // not closed (yet)
-  static constexpr uint32_t kLong = UINT32_MAX - 1;  // the end is in long_ends_
+  static constexpr uint32_t kOpen = UINT32_MAX;      // length: not closed (yet)
+  static constexpr uint32_t kLong = UINT32_MAX - 1;  // length: the end is in far_
+  static constexpr uint32_t kFar = UINT32_MAX;       // begin_offset: the begin is in far_
+  static constexpr uint32_t kPageLog2 = 10;
+  static constexpr size_t kPageZones = size_t{1} << kPageLog2;
+  static constexpr size_t kPageMask = kPageZones - 1;
+  static constexpr size_t kHeapPages = 8;  // a thread's first 8,192 zones
+  // A page's base lies this far before its first begin, so that a clock stepping back a
+  // little (a thread moved to a core whose counter is behind) stays inline.
+  static constexpr uint64_t kBaseMargin = uint64_t{1} << 24;
 
-  struct Packed {
-    uint64_t begin_tick;
-    uint32_t length;  // ticks, or kOpen / kLong
-    uint32_t meta;    // source location | depth << 18 | flags << 30
+  struct Timing {
+    uint32_t begin_offset;  // from the page's base, or kFar
+    uint32_t length;        // ticks, or kOpen / kLong
   };
-  static_assert(sizeof(Packed) == 16);
+  struct Page {
+    Timing timing[kPageZones];
+    uint32_t meta[kPageZones];  // source location | depth << 18 | flags << 30
+  };
+  static_assert(sizeof(Page) == 3 * 4096);
+  static constexpr size_t kPagesPerBlock = chunk_memory::kBlockBytes / sizeof(Page);
+  struct PageRef {
+    Page* page;
+    uint64_t base;
+  };
+  struct FarValues {
+    uint64_t begin = 0;  // when begin_offset is kFar
+    uint64_t end = 0;    // when length is kLong
+  };
 
-  void SetEnd(size_t i, uint64_t end_tick) {
-    Packed& p = zones_[i];
-    const uint64_t length = end_tick - p.begin_tick;
-    if (length < kLong) {
-      if (p.length == kLong) long_ends_.erase(i);  // closed again, shorter
-      p.length = uint32_t(length);
+  // Inline, as it runs for every zone; new pages and the side table are out of line.
+  [[gnu::always_inline]] void Append(uint64_t begin_tick, uint32_t length, uint32_t meta) {
+    const size_t index = size_;
+    if ((index & kPageMask) == 0) [[unlikely]] AddPage(begin_tick);
+    const PageRef& ref = pages_.back();
+    const uint64_t offset = begin_tick - ref.base;  // wraps when the begin is before the base
+    uint32_t stored = uint32_t(offset);
+    if (offset >= kFar) [[unlikely]] {
+      SetFarBegin(index, begin_tick);
+      stored = kFar;
+    }
+    ref.page->timing[index & kPageMask] = {stored, length};
+    ref.page->meta[index & kPageMask] = meta;
+    size_ = index + 1;
+  }
+  [[gnu::noinline]] void AddPage(uint64_t first_begin) {
+    Page* page = nullptr;
+    if (pages_.size() < kHeapPages) {
+      page = new Page;
     } else {
-      p.length = kLong;
-      long_ends_[i] = end_tick;
+      if (pages_left_ == 0) {
+        blocks_.reserve(blocks_.size() + 1);
+        next_page_ = static_cast<Page*>(chunk_memory::Allocate(chunk_memory::kBlockBytes));
+        blocks_.push_back(next_page_);
+        pages_left_ = kPagesPerBlock;
+      }
+      page = next_page_++;
+      --pages_left_;
+    }
+    pages_.push_back({page, first_begin - std::min(first_begin, kBaseMargin)});
+  }
+  void Release() {
+    for (size_t k = 0; k < std::min(pages_.size(), kHeapPages); ++k) delete pages_[k].page;
+    for (void* block : blocks_) chunk_memory::Free(block, chunk_memory::kBlockBytes);
+    pages_.clear();
+    blocks_.clear();
+    far_.clear();
+    size_ = 0;
+    next_page_ = nullptr;
+    pages_left_ = 0;
+    trimmed_bytes_ = 0;
+  }
+  [[gnu::noinline]] void SetFarBegin(size_t i, uint64_t begin) { far_[i].begin = begin; }
+  [[gnu::noinline]] void SetFarEnd(size_t i, uint64_t end) { far_[i].end = end; }
+  [[gnu::noinline]] uint64_t FarBegin(size_t i) const { return far_.at(i).begin; }
+  [[gnu::noinline]] uint64_t FarEnd(size_t i) const { return far_.at(i).end; }
+  [[gnu::noinline]] void DropFarEnd(size_t i, const Timing& t) {
+    if (t.begin_offset == kFar) {
+      far_[i].end = 0;
+    } else {
+      far_.erase(i);
     }
   }
   static uint32_t Meta(uint32_t location, uint32_t depth, uint16_t flags) {
@@ -147,8 +245,13 @@ class ZoneArray {
            uint32_t(flags & kFlagMask) << (kLocationBits + kDepthBits);
   }
 
-  ChunkedVector<Packed> zones_;
-  std::unordered_map<size_t, uint64_t> long_ends_;  // by index
+  std::vector<PageRef> pages_;
+  std::vector<void*> blocks_;  // 2 MiB blocks that pages past the first kHeapPages come from
+  std::unordered_map<size_t, FarValues> far_;  // by index: begins and ends too far to pack
+  size_t size_ = 0;
+  Page* next_page_ = nullptr;  // in the last block
+  size_t pages_left_ = 0;      // in the last block
+  size_t trimmed_bytes_ = 0;   // given back from the ends of blocks
 };
 
 }  // namespace gnomon::server
