@@ -292,41 +292,28 @@ class BlockPipeline {
 DecodeResult DecodeCompactBlock(uint8_t* block, size_t size, TraceBuilder& builder, uint64_t& stream_bytes) {
   DecodeResult result;
   uint64_t zone_begins = 0, zone_ends = 0, others = 0;
-  // A begin waits for the next record: when that is its end, the zone is built in one
-  // step (a leaf: every zone of a tight loop, most of a real trace).
-  bool begin_waits = false;
-  uint32_t waiting_location = 0;
-  uint64_t waiting_tick = 0;
-  auto flush = [&] {
-    if (begin_waits) builder.OnZoneBegin(waiting_location, waiting_tick);
-    begin_waits = false;
-  };
   const CompactWalk walk = WalkCompactBlock(
       block, size,
       [&](uint32_t location, uint64_t tick) {
-        flush();
-        begin_waits = true;
-        waiting_location = location;
-        waiting_tick = tick;
+        builder.OnZoneBegin(location, tick);
         ++zone_begins;
         return true;
       },
       [&](uint64_t tick) {
-        if (begin_waits) {
-          builder.OnLeafZone(waiting_location, waiting_tick, tick);
-          begin_waits = false;
-        } else {
-          builder.OnZoneEnd(tick);
-        }
+        builder.OnZoneEnd(tick);
+        ++zone_ends;
+        return true;
+      },
+      [&](uint32_t location, uint64_t begin_tick, uint64_t end_tick) {
+        builder.OnLeafZone(location, begin_tick, end_tick);
+        ++zone_begins;
         ++zone_ends;
         return true;
       },
       [&](const uint8_t* message, size_t length) {
-        flush();
         others += length;
         return DecodeMessages(message, length, builder).consumed == length;
       });
-  flush();
   stream_bytes += zone_begins * sizeof(protocol::ZoneBegin) + zone_ends * sizeof(protocol::ZoneEnd) + others;
   result.messages = walk.records;
   result.consumed = walk.stopped_at;

@@ -55,19 +55,20 @@ gnomon::server::CompactWalk Expand(std::vector<uint8_t> compact, std::vector<uin
     StoreLe(bytes, value);
     out.insert(out.end(), bytes, bytes + sizeof(value));
   };
+  auto begin = [&](uint32_t location, uint64_t tick) {
+    put(uint8_t(gnomon::protocol::MessageType::kZoneBegin));
+    put(location);
+    put(tick);
+    return true;
+  };
+  auto end = [&](uint64_t tick) {
+    put(uint8_t(gnomon::protocol::MessageType::kZoneEnd));
+    put(tick);
+    return true;
+  };
   return gnomon::server::WalkCompactBlock(
-      compact.data(), compact.size(),
-      [&](uint32_t location, uint64_t tick) {
-        put(uint8_t(gnomon::protocol::MessageType::kZoneBegin));
-        put(location);
-        put(tick);
-        return true;
-      },
-      [&](uint64_t tick) {
-        put(uint8_t(gnomon::protocol::MessageType::kZoneEnd));
-        put(tick);
-        return true;
-      },
+      compact.data(), compact.size(), begin, end,
+      [&](uint32_t location, uint64_t begin_tick, uint64_t end_tick) { return begin(location, begin_tick) && end(end_tick); },
       [&](const uint8_t* message, size_t size) {
         out.insert(out.end(), message, message + size);
         return true;
@@ -134,6 +135,17 @@ TEST_CASE("a damaged compact block gives its whole messages before the damage, a
     CHECK(r.error.find("cut short") != std::string::npos);
     CHECK(r.stopped_at == good.size());
     CHECK(back == w.bytes());
+  }
+  SUBCASE("a leaf whose end is cut short: its begin is handed on, the end stops the walk") {
+    std::vector<uint8_t> bad = good;
+    bad.insert(bad.end(), {2, 5, 14, 3, 0x81});  // begin (location 5, +7), then a cut end
+    const auto r = Expand(bad, back);
+    CHECK_FALSE(r.ok);
+    CHECK(r.error.find("cut short") != std::string::npos);
+    CHECK(r.stopped_at == good.size() + 3);
+    StreamWriter expected;
+    expected.ThreadContext(1).ZoneBegin(1, 100).ZoneEnd(200).ZoneBegin(5, 207);
+    CHECK(back == expected.bytes());
   }
   SUBCASE("a varint longer than ten bytes") {
     std::vector<uint8_t> bad = good;
