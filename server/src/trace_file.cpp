@@ -72,7 +72,6 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path
 
 TraceWriter::TraceWriter(std::FILE* file, std::string path, const TraceWriterOptions& options)
     : file_(file), path_(std::move(path)), options_(options), file_bytes_(sizeof(FileHeader)) {
-  current_.reserve(options_.block_raw_bytes + (1 << 20));
   thread_ = std::thread([this] { CompressLoop(); });
 }
 
@@ -82,38 +81,42 @@ TraceWriter::~TraceWriter() {
 
 void TraceWriter::Append(const uint8_t* data, size_t size) {
   if (size == 0) return;
-  if (current_.empty()) current_started_ = std::chrono::steady_clock::now();
   // A block never exceeds kMaxBlockRawBytes; Append() only ever gets whole messages,
-  // and one message is far smaller than a block.
-  if (current_.size() + size > kMaxBlockRawBytes) CutBlock();
-  current_.insert(current_.end(), data, data + size);
+  // and one piece is far smaller than a block.
+  if (current_.size + CompactBound(size) > kMaxBlockRawBytes) CutBlock();
+  if (current_.size == 0) current_started_ = std::chrono::steady_clock::now();
+  const size_t room = current_.size + CompactBound(size);
+  if (current_.data.size() < room) current_.data.resize(std::max(room, current_.data.size() * 2));
+  current_.size += CompactMessages(data, size, current_.data.data() + current_.size, current_previous_tick_);
+  current_stream_bytes_ += size;
   raw_bytes_total_ += size;
-  if (current_.size() >= options_.block_raw_bytes ||
+  if (current_stream_bytes_ >= options_.block_raw_bytes ||
       std::chrono::steady_clock::now() - current_started_ >= options_.max_block_age) {
     CutBlock();
   }
 }
 
 void TraceWriter::FlushIfOld() {
-  if (!current_.empty() && std::chrono::steady_clock::now() - current_started_ >= options_.max_block_age) {
+  if (current_.size != 0 && std::chrono::steady_clock::now() - current_started_ >= options_.max_block_age) {
     CutBlock();
   }
 }
 
 void TraceWriter::CutBlock() {
-  if (current_.empty()) return;
+  if (current_.size == 0) return;
   std::unique_lock lock(mutex_);
   cv_.wait(lock, [this] { return queue_.size() < kMaxQueuedBlocks; });
   queue_.push_back(std::move(current_));
   // A buffer the compressor is done with, rather than fresh pages for every block.
   if (spare_.empty()) {
     current_ = {};
-    current_.reserve(options_.block_raw_bytes + (1 << 20));
   } else {
     current_ = std::move(spare_.back());
     spare_.pop_back();
-    current_.clear();
   }
+  current_.size = 0;
+  current_stream_bytes_ = 0;
+  current_previous_tick_ = 0;
   cv_.notify_all();
 }
 
@@ -121,9 +124,9 @@ void TraceWriter::CompressLoop() {
   std::unique_ptr<ZSTD_CCtx, CCtxDeleter> cctx(ZSTD_createCCtx());
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, options_.compression_level);
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_checksumFlag, 1);
-  std::vector<uint8_t> compact, compressed;  // only ever grow: no zero-filling per block
+  std::vector<uint8_t> compressed;  // only ever grows: no zero-filling per block
   while (true) {
-    std::vector<uint8_t> raw;
+    Block raw;
     {
       std::unique_lock lock(mutex_);
       cv_.wait(lock, [this] { return !queue_.empty() || finishing_; });
@@ -133,12 +136,10 @@ void TraceWriter::CompressLoop() {
       ++blocks_in_flight_;
       cv_.notify_all();
     }
-    if (compact.size() < CompactBound(raw.size())) compact.resize(CompactBound(raw.size()));
-    const size_t compact_size = CompactBlock(raw.data(), raw.size(), compact.data());
-    if (compressed.size() < ZSTD_compressBound(compact_size)) compressed.resize(ZSTD_compressBound(compact_size));
-    const size_t n = ZSTD_compress2(cctx.get(), compressed.data(), compressed.size(), compact.data(), compact_size);
+    if (compressed.size() < ZSTD_compressBound(raw.size)) compressed.resize(ZSTD_compressBound(raw.size));
+    const size_t n = ZSTD_compress2(cctx.get(), compressed.data(), compressed.size(), raw.data.data(), raw.size);
     std::lock_guard lock(mutex_);
-    WriteBlock(compact_size, compressed.data(), n);
+    WriteBlock(raw.size, compressed.data(), n);
     if (spare_.size() < kMaxQueuedBlocks) spare_.push_back(std::move(raw));
     --blocks_in_flight_;
     cv_.notify_all();

@@ -107,6 +107,37 @@ TEST_CASE("compact blocks (format 3) round-trip every message, any tick and any 
   CHECK(back == w.bytes());
 }
 
+TEST_CASE("a block compacted piece by piece, as the trace writer appends, equals it compacted at once") {
+  std::mt19937_64 rng(11);
+  std::vector<StreamWriter> pieces(7);
+  std::vector<uint8_t> whole;
+  uint64_t tick = 5000, last = 0;
+  for (StreamWriter& piece : pieces) {
+    for (int i = 0; i < 200; ++i) {
+      tick += rng() % 300;
+      last = tick;
+      switch (rng() % 4) {
+        case 0: piece.ZoneBegin(uint32_t(rng() % 50), tick); break;
+        case 1: piece.ZoneEnd(tick); break;
+        case 2: piece.Plot(1, tick, 2.5); break;
+        default: piece.ZoneEnd(last = tick - 7000); break;  // a tick before the one before
+      }
+    }
+    whole.insert(whole.end(), piece.bytes().begin(), piece.bytes().end());
+  }
+  std::vector<uint8_t> at_once(gnomon::server::CompactBound(whole.size()));
+  at_once.resize(gnomon::server::CompactBlock(whole.data(), whole.size(), at_once.data()));
+  std::vector<uint8_t> in_turn(gnomon::server::CompactBound(whole.size()));
+  size_t used = 0;
+  uint64_t previous = 0;
+  for (const StreamWriter& piece : pieces) {
+    used += gnomon::server::CompactMessages(piece.bytes().data(), piece.size(), in_turn.data() + used, previous);
+  }
+  in_turn.resize(used);
+  CHECK(in_turn == at_once);
+  CHECK(previous == last);  // the last message's tick, for the next piece
+}
+
 TEST_CASE("a tight loop's zones take 5 bytes each in a compact block") {
   StreamWriter w;
   uint64_t tick = 0x0123'4567'89AB'CDEFull;

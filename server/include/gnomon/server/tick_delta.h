@@ -38,6 +38,10 @@ void DecodeTickDeltas(uint8_t* block, size_t size);
 // unknown type or incomplete message on, the bytes are copied as they are.
 inline size_t CompactBound(size_t size) { return size + size / 4 + 16; }
 size_t CompactBlock(const uint8_t* block, size_t size, uint8_t* out);
+// The same for a block built piece by piece: `previous` is the last tick of the pieces
+// before (0 at the block's start) and is updated. Pieces compacted in turn equal their
+// concatenation compacted at once.
+size_t CompactMessages(const uint8_t* data, size_t size, uint8_t* out, uint64_t& previous);
 
 // Per type tag: the fixed size, where the CPU tick is (0: none), and whether a variable
 // part follows. fixed == 0 for an unknown type.

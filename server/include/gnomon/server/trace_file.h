@@ -59,7 +59,7 @@ static_assert(sizeof(BlockHeader) == 16);
 uint32_t BlockHeaderCheck(const BlockHeader& header);
 
 struct TraceWriterOptions {
-  size_t block_raw_bytes = 4u << 20;  // a block is cut when it reaches this size...
+  size_t block_raw_bytes = 4u << 20;  // a block is cut when it holds this many stream bytes...
   std::chrono::milliseconds max_block_age{1000};  // ...or this age, whichever first
   int compression_level = 3;
 };
@@ -73,7 +73,9 @@ class TraceWriter {
                                                      const TraceWriterOptions& options = {});
   ~TraceWriter();
 
-  // Appends whole messages. Blocks (back-pressure) when compression falls behind.
+  // Appends whole messages, turned into their compact form (format 3) on the calling
+  // thread: 5 bytes a back-to-back zone are kept instead of 22, and the compressing
+  // thread only compresses. Blocks (back-pressure) when compression falls behind.
   void Append(const uint8_t* data, size_t size);
   // Cuts the current block when it is older than max_block_age, so an idle capture
   // still reaches the disk. Call it periodically from the appending thread.
@@ -97,14 +99,23 @@ class TraceWriter {
   std::FILE* file_;
   std::string path_;
   TraceWriterOptions options_;
-  std::vector<uint8_t> current_;
+  // A block being filled or waiting for compression: the compact form of its messages
+  // in data[0, size) (data only grows, so a reused buffer is never zero-filled again).
+  struct Block {
+    std::vector<uint8_t> data;
+    size_t size = 0;
+  };
+
+  Block current_;
+  size_t current_stream_bytes_ = 0;  // stream bytes the current block holds
+  uint64_t current_previous_tick_ = 0;
   std::chrono::steady_clock::time_point current_started_;
   uint64_t raw_bytes_total_ = 0;
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;
-  std::deque<std::vector<uint8_t>> queue_;
-  std::vector<std::vector<uint8_t>> spare_;  // compressed blocks' buffers, for reuse
+  std::deque<Block> queue_;
+  std::vector<Block> spare_;  // compressed blocks' buffers, for reuse
   bool finishing_ = false;
   int blocks_in_flight_ = 0;  // taken by the compressor, not yet written
   uint64_t file_bytes_ = 0;
