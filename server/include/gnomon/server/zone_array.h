@@ -59,6 +59,7 @@ class ZoneArray {
       trimmed_bytes_ = std::exchange(other.trimmed_bytes_, 0);
       other.pages_.clear();
       other.blocks_.clear();
+      other.far_.clear();
     }
     return *this;
   }
