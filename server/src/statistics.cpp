@@ -386,7 +386,7 @@ class CpuSequences {
   explicit CpuSequences(const TraceModel& model) : model_(model) {}
   size_t count() const { return model_.threads.size(); }
   size_t size(size_t s) const { return model_.threads[s].zones.size(); }
-  ZoneFacts At(size_t s, size_t i) const {
+  [[gnu::always_inline]] ZoneFacts At(size_t s, size_t i) const {
     const Zone zone = model_.threads[s].zones[i];
     return {zone.depth, zone.source_location,
             zone.is_open() ? -1 : model_.DurationNs(zone.begin_tick, zone.end_tick)};
