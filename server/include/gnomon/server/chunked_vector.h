@@ -55,7 +55,7 @@ inline void Populate(void* block) {
 
 // 2 MiB blocks whose pages were touched ahead of time by a thread with time to spare.
 // Taking a page for the first time costs a kernel fault and zeroing; loading a trace
-// takes 1.6 GB for 100 M zones, and its reader thread, waiting for the builder, can pay
+// takes 1.2 GB for 100 M zones, and its reader thread, waiting for the builder, can pay
 // that instead of the builder (LoadTrace fills and then empties the reserve).
 class BlockReserve {
  public:
