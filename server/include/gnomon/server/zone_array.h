@@ -2,14 +2,16 @@
 //
 // A trace of hundreds of millions of zones lives in memory, so zones are packed in pages
 // of 1,024. A page holds, per zone, its timing (8 bytes: the begin as a 32-bit offset from
-// the page's 64-bit base tick, and the length in ticks, 32 bits) and one word for its
-// source location (18 bits, the id limit), depth (12 bits) and flags (2 bits); the two
-// kinds sit in separate runs, so a page is exactly three 4 KiB pages of memory. A begin
-// outside its page's 2^32-tick window (a thread of a few zones a second, a clock that
-// stepped back) and an end more than about four billion ticks after its begin are kept
-// whole in a side table. The first pages come from the heap; after that, pages are carved
-// from 2 MiB blocks (chunk_memory), 170 to a block. operator[] hands out the unpacked Zone
-// by value; the builder changes a zone only through Close and AddFlags.
+// the 64-bit base tick of its group of 64 zones, and the length in ticks, 32 bits) and one
+// word for its source location (18 bits, the id limit), depth (12 bits) and flags (2
+// bits); the two kinds sit in separate runs, so a page is exactly three 4 KiB pages of
+// memory. A group's 64 zones fit their 2^32-tick window (1.6 s at 2.6 GHz) unless the
+// thread records fewer than about 40 zones a second; a begin outside the window (such a
+// thread, or a clock that stepped back) and an end more than about four billion ticks
+// after its begin are kept whole in a side table. The first pages come from the heap;
+// after that, pages are carved from 2 MiB blocks (chunk_memory), 170 to a block.
+// operator[] hands out the unpacked Zone by value; the builder changes a zone only
+// through Close and AddFlags.
 // Depths past 4,095 are stored as 4,095.
 #pragma once
 
@@ -51,6 +53,7 @@ class ZoneArray {
     if (this != &other) {
       Release();
       pages_ = std::move(other.pages_);
+      group_bases_ = std::move(other.group_bases_);
       blocks_ = std::move(other.blocks_);
       far_ = std::move(other.far_);
       size_ = std::exchange(other.size_, 0);
@@ -58,6 +61,7 @@ class ZoneArray {
       pages_left_ = std::exchange(other.pages_left_, 0);
       trimmed_bytes_ = std::exchange(other.trimmed_bytes_, 0);
       other.pages_.clear();
+      other.group_bases_.clear();
       other.blocks_.clear();
       other.far_.clear();
     }
@@ -71,11 +75,11 @@ class ZoneArray {
   bool empty() const { return size_ == 0; }
 
   [[gnu::always_inline]] Zone operator[](size_t i) const {
-    const PageRef& ref = pages_[i >> kPageLog2];
-    const Timing t = ref.page->timing[i & kPageMask];
-    const uint32_t meta = ref.page->meta[i & kPageMask];
+    const Page* page = pages_[i >> kPageLog2];
+    const Timing t = page->timing[i & kPageMask];
+    const uint32_t meta = page->meta[i & kPageMask];
     Zone z;
-    z.begin_tick = t.begin_offset == kFar ? FarBegin(i) : ref.base + t.begin_offset;
+    z.begin_tick = t.begin_offset == kFar ? FarBegin(i) : group_bases_[i >> kGroupLog2] + t.begin_offset;
     z.end_tick = t.length == kOpen ? kOpenZone : t.length == kLong ? FarEnd(i) : z.begin_tick + t.length;
     z.source_location = meta & kLocationMask;
     z.depth = uint16_t((meta >> kLocationBits) & kMaxDepth);
@@ -111,7 +115,7 @@ class ZoneArray {
   bool CloseOpen(size_t i, uint64_t begin_tick, uint64_t end_tick) {
     const bool clamped = end_tick < begin_tick;
     const uint64_t length = clamped ? 0 : end_tick - begin_tick;
-    Timing& t = pages_[i >> kPageLog2].page->timing[i & kPageMask];
+    Timing& t = pages_[i >> kPageLog2]->timing[i & kPageMask];
     if (length < kLong) [[likely]] {
       if (t.length == kLong) DropFarEnd(i, t);  // closed again, shorter
       t.length = uint32_t(length);
@@ -123,13 +127,14 @@ class ZoneArray {
     return clamped;
   }
   void AddFlags(size_t i, uint16_t flags) {
-    pages_[i >> kPageLog2].page->meta[i & kPageMask] |= uint32_t(flags & kFlagMask) << (kLocationBits + kDepthBits);
+    pages_[i >> kPageLog2]->meta[i & kPageMask] |= uint32_t(flags & kFlagMask) << (kLocationBits + kDepthBits);
   }
 
   // Gives back the untouched end of the last 2 MiB block, once no more zones are expected
   // (a trace loaded, a stream ended). A later append carves from a new block.
   void ShrinkToFit() {
     pages_.shrink_to_fit();
+    group_bases_.shrink_to_fit();
     if (blocks_.empty() || pages_left_ == 0) return;
     char* block_end = static_cast<char*>(blocks_.back()) + chunk_memory::kBlockBytes;
     chunk_memory::Trim(next_page_, block_end);
@@ -137,12 +142,13 @@ class ZoneArray {
     pages_left_ = 0;
   }
 
-  // Bytes held: pages from the heap, whole blocks less what was trimmed, the page table
-  // and the side table's entries.
+  // Bytes held: pages from the heap, whole blocks less what was trimmed, the page table,
+  // the group bases and the side table's entries.
   size_t capacity_bytes() const {
     const size_t heap_pages = std::min(pages_.size(), kHeapPages);
     return heap_pages * sizeof(Page) + blocks_.size() * chunk_memory::kBlockBytes - trimmed_bytes_ +
-           pages_.capacity() * sizeof(PageRef) + far_.size() * (sizeof(size_t) + sizeof(FarValues));
+           pages_.capacity() * sizeof(Page*) + group_bases_.capacity() * sizeof(uint64_t) +
+           far_.size() * (sizeof(size_t) + sizeof(FarValues));
   }
 
   friend bool operator==(const ZoneArray& a, const ZoneArray& b) {
@@ -164,13 +170,15 @@ class ZoneArray {
   static constexpr uint32_t kPageLog2 = 10;
   static constexpr size_t kPageZones = size_t{1} << kPageLog2;
   static constexpr size_t kPageMask = kPageZones - 1;
+  static constexpr uint32_t kGroupLog2 = 6;  // zones sharing one base tick
+  static constexpr size_t kGroupMask = (size_t{1} << kGroupLog2) - 1;
   static constexpr size_t kHeapPages = 8;  // a thread's first 8,192 zones
-  // A page's base lies this far before its first begin, so that a clock stepping back a
+  // A group's base lies this far before its first begin, so that a clock stepping back a
   // little (a thread moved to a core whose counter is behind) stays inline.
   static constexpr uint64_t kBaseMargin = uint64_t{1} << 24;
 
   struct Timing {
-    uint32_t begin_offset;  // from the page's base, or kFar
+    uint32_t begin_offset;  // from the group's base, or kFar
     uint32_t length;        // ticks, or kOpen / kLong
   };
   struct Page {
@@ -179,10 +187,6 @@ class ZoneArray {
   };
   static_assert(sizeof(Page) == 3 * 4096);
   static constexpr size_t kPagesPerBlock = chunk_memory::kBlockBytes / sizeof(Page);
-  struct PageRef {
-    Page* page;
-    uint64_t base;
-  };
   struct FarValues {
     uint64_t begin = 0;  // when begin_offset is kFar
     uint64_t end = 0;    // when length is kLong
@@ -191,19 +195,23 @@ class ZoneArray {
   // Inline, as it runs for every zone; new pages and the side table are out of line.
   [[gnu::always_inline]] void Append(uint64_t begin_tick, uint32_t length, uint32_t meta) {
     const size_t index = size_;
-    if ((index & kPageMask) == 0) [[unlikely]] AddPage(begin_tick);
-    const PageRef& ref = pages_.back();
-    const uint64_t offset = begin_tick - ref.base;  // wraps when the begin is before the base
+    if ((index & kGroupMask) == 0) [[unlikely]] StartGroup(index, begin_tick);
+    Page* page = pages_.back();
+    const uint64_t offset = begin_tick - group_bases_.back();  // wraps when the begin is before the base
     uint32_t stored = uint32_t(offset);
     if (offset >= kFar) [[unlikely]] {
       SetFarBegin(index, begin_tick);
       stored = kFar;
     }
-    ref.page->timing[index & kPageMask] = {stored, length};
-    ref.page->meta[index & kPageMask] = meta;
+    page->timing[index & kPageMask] = {stored, length};
+    page->meta[index & kPageMask] = meta;
     size_ = index + 1;
   }
-  [[gnu::noinline]] void AddPage(uint64_t first_begin) {
+  [[gnu::noinline]] void StartGroup(size_t index, uint64_t first_begin) {
+    if ((index & kPageMask) == 0) AddPage();
+    group_bases_.push_back(first_begin - std::min(first_begin, kBaseMargin));
+  }
+  void AddPage() {
     Page* page = nullptr;
     if (pages_.size() < kHeapPages) {
       page = new Page;
@@ -217,12 +225,13 @@ class ZoneArray {
       page = next_page_++;
       --pages_left_;
     }
-    pages_.push_back({page, first_begin - std::min(first_begin, kBaseMargin)});
+    pages_.push_back(page);
   }
   void Release() {
-    for (size_t k = 0; k < std::min(pages_.size(), kHeapPages); ++k) delete pages_[k].page;
+    for (size_t k = 0; k < std::min(pages_.size(), kHeapPages); ++k) delete pages_[k];
     for (void* block : blocks_) chunk_memory::Free(block, chunk_memory::kBlockBytes);
     pages_.clear();
+    group_bases_.clear();
     blocks_.clear();
     far_.clear();
     size_ = 0;
@@ -246,7 +255,8 @@ class ZoneArray {
            uint32_t(flags & kFlagMask) << (kLocationBits + kDepthBits);
   }
 
-  std::vector<PageRef> pages_;
+  std::vector<Page*> pages_;
+  std::vector<uint64_t> group_bases_;  // one per group of 64 zones
   std::vector<void*> blocks_;  // 2 MiB blocks that pages past the first kHeapPages come from
   std::unordered_map<size_t, FarValues> far_;  // by index: begins and ends too far to pack
   size_t size_ = 0;
