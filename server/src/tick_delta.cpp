@@ -118,16 +118,11 @@ uint8_t* PutVarint(uint8_t* out, uint64_t v) {
 
 }  // namespace
 
-size_t CompactBlock(const uint8_t* block, size_t size, uint8_t* out) {
-  uint64_t previous = 0;
-  return CompactMessages(block, size, out, previous);
-}
-
-size_t CompactMessages(const uint8_t* block, size_t size, uint8_t* out, uint64_t& previous) {
+size_t CompactMessages(const uint8_t* data, size_t size, uint8_t* out, uint64_t& previous) {
   uint8_t* o = out;
   size_t pos = 0;
   while (pos < size) {
-    const uint8_t* p = block + pos;
+    const uint8_t* p = data + pos;
     if (p[0] == kBeginType && size - pos >= sizeof(protocol::ZoneBegin)) {
       const uint64_t tick = protocol::LoadLe<uint64_t>(p + offsetof(protocol::ZoneBegin, tick));
       *o++ = kBeginType;

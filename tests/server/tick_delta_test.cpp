@@ -41,7 +41,8 @@ namespace {
 
 std::vector<uint8_t> Compact(const std::vector<uint8_t>& stream) {
   std::vector<uint8_t> out(gnomon::server::CompactBound(stream.size()));
-  out.resize(gnomon::server::CompactBlock(stream.data(), stream.size(), out.data()));
+  uint64_t previous = 0;  // a whole block
+  out.resize(gnomon::server::CompactMessages(stream.data(), stream.size(), out.data(), previous));
   return out;
 }
 
@@ -125,8 +126,7 @@ TEST_CASE("a block compacted piece by piece, as the trace writer appends, equals
     }
     whole.insert(whole.end(), piece.bytes().begin(), piece.bytes().end());
   }
-  std::vector<uint8_t> at_once(gnomon::server::CompactBound(whole.size()));
-  at_once.resize(gnomon::server::CompactBlock(whole.data(), whole.size(), at_once.data()));
+  const std::vector<uint8_t> at_once = Compact(whole);
   std::vector<uint8_t> in_turn(gnomon::server::CompactBound(whole.size()));
   size_t used = 0;
   uint64_t previous = 0;

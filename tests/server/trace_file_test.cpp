@@ -177,7 +177,8 @@ TEST_CASE("damaged and foreign files are rejected or cut short with a clear mess
     StreamWriter w;
     w.ThreadContext(1).ZoneBegin(1, 100).ZoneEnd(150).ZoneBegin(1, 200).ZoneEnd(260);
     std::vector<uint8_t> compact(CompactBound(w.size()));
-    compact.resize(CompactBlock(w.data(), w.size(), compact.data()));
+    uint64_t previous = 0;
+    compact.resize(CompactMessages(w.data(), w.size(), compact.data(), previous));
     compact.insert(compact.end(), {uint8_t(gnomon::protocol::MessageType::kZoneBegin), 0x81});
     std::vector<uint8_t> frame(ZSTD_compressBound(compact.size()));
     frame.resize(ZSTD_compress(frame.data(), frame.size(), compact.data(), compact.size(), 1));

@@ -8,7 +8,7 @@
 // almost for free; the layout of every message is unchanged. Each block starts from 0,
 // so blocks stay independently decodable.
 //
-// Format 3 (CompactBlock) goes further for the two messages that make up nearly all of a
+// Format 3 (CompactMessages) goes further for the two messages that make up nearly all of a
 // big trace: a zone begin becomes its type, the source location as a varint and the
 // tick delta as a zigzag varint (3 bytes instead of 13 for back-to-back zones), a zone
 // end its type and the delta (2 instead of 9). Every other message keeps its layout,
@@ -33,14 +33,13 @@ namespace gnomon::server {
 void EncodeTickDeltas(uint8_t* block, size_t size);
 void DecodeTickDeltas(uint8_t* block, size_t size);
 
-// Writes the format-3 form of the whole messages in [block, block + size) to `out`,
-// which has room for CompactBound(size) bytes, and returns its length; from the first
-// unknown type or incomplete message on, the bytes are copied as they are.
-inline size_t CompactBound(size_t size) { return size + size / 4 + 16; }
-size_t CompactBlock(const uint8_t* block, size_t size, uint8_t* out);
-// The same for a block built piece by piece: `previous` is the last tick of the pieces
-// before (0 at the block's start) and is updated. Pieces compacted in turn equal their
+// Writes the format-3 form of the whole messages in [data, data + size) to `out`, which
+// has room for CompactBound(size) bytes, and returns its length; from the first unknown
+// type or incomplete message on, the bytes are copied as they are. `previous` is the
+// last tick before these messages in their block (0 at the block's start) and is
+// updated, so a block can be built piece by piece: pieces compacted in turn equal their
 // concatenation compacted at once.
+inline size_t CompactBound(size_t size) { return size + size / 4 + 16; }
 size_t CompactMessages(const uint8_t* data, size_t size, uint8_t* out, uint64_t& previous);
 
 // Per type tag: the fixed size, where the CPU tick is (0: none), and whether a variable

@@ -236,8 +236,8 @@ struct TraceModel {
   MappedGpuZone MapGpuZone(const GpuContextTimeline& context, const GpuZone& zone) const;
   // Approximate bytes held by the zone arrays.
   size_t zone_bytes() const;
-  // Gives back the unused ends of the zone arrays' last chunks: at the end of a stream
-  // or a load (ChunkedVector::ShrinkToFit).
+  // Gives back the unused ends of the zone arrays' last blocks and chunks: at the end
+  // of a stream or a load (ZoneArray and ChunkedVector::ShrinkToFit).
   void ShrinkToFit();
 
   TraceModel();
