@@ -4,125 +4,24 @@
 // them and briefly need twice the memory; this container never moves an element, grows
 // by one chunk at a time, and indexes in O(1).
 //
-// Chunks double from kFirstChunkElements up to 2 MiB, then stay at 2 MiB: a thread
-// with a handful of events costs a small chunk, while a thread with a hundred million
-// fills 2 MiB blocks mapped on their own (chunk_memory), which a thread with time to
-// spare can fault in ahead (BlockReserve). Loading a big trace spends much of its time
-// taking fresh memory from the kernel; this is where that time is shared out.
-//
-// Blocks are not advised for transparent huge pages. On a virtual machine whose host
-// takes back the guest's free memory, free huge pages are exactly what the host took
-// back: touching 1.6 GB of them took 0.15 s or, as often, 1.2 - 3.9 s, against a steady
-// 0.66 - 1.08 s for plain pages (a 100 M-zone load: 1.04 - 1.98 s with huge pages,
-// 0.75 - 1.12 s without; same build, same host, runs interleaved).
+// Chunks double from kFirstChunkElements up to 2 MiB, then stay at 2 MiB: a series with
+// a handful of events costs a small chunk (a hostile stream that opens thousands of
+// series with one event each costs little), while one with a hundred million fills
+// 2 MiB blocks mapped on their own (chunk_memory.h).
 #pragma once
-
-#include <sys/mman.h>
 
 #include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <memory>
-#include <mutex>
-#include <new>
 #include <type_traits>
 #include <vector>
 
+#include "gnomon/server/chunk_memory.h"
+
 namespace gnomon::server {
 
-namespace chunk_memory {
-
-inline constexpr size_t kBlockBytes = size_t{2} << 20;
-
-// A fresh 2 MiB block of its own mapping, untouched.
-inline void* MapBlock() {
-  void* block = mmap(nullptr, kBlockBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (block == MAP_FAILED) throw std::bad_alloc();
-  return block;
-}
-
-// Faults in every page of a block at once: one call instead of 512 faults, about a
-// quarter cheaper here (1.2 GB: 0.35 - 0.45 s against 0.47 - 0.65 s). A kernel without
-// MADV_POPULATE_WRITE (before 5.14) gets each page touched instead.
-inline void Populate(void* block) {
-#ifdef MADV_POPULATE_WRITE
-  if (madvise(block, kBlockBytes, MADV_POPULATE_WRITE) == 0) return;
-#endif
-  auto* bytes = static_cast<volatile uint8_t*>(block);
-  for (size_t page = 0; page < kBlockBytes; page += 4096) bytes[page] = 0;
-}
-
-// 2 MiB blocks whose pages were touched ahead of time by a thread with time to spare.
-// Taking a page for the first time costs a kernel fault and zeroing; loading a trace
-// takes 1.2 GB for 100 M zones, and its reader thread, waiting for the builder, can pay
-// that instead of the builder (LoadTrace fills and then empties the reserve).
-class BlockReserve {
- public:
-  static constexpr size_t kMaxBlocks = 16;
-
-  static BlockReserve& Get() {
-    static BlockReserve reserve;
-    return reserve;
-  }
-  // A touched block, or nullptr when none is ready.
-  void* Take() {
-    std::lock_guard lock(mutex_);
-    if (blocks_.empty()) return nullptr;
-    void* block = blocks_.back();
-    blocks_.pop_back();
-    return block;
-  }
-  // Touches one more block when fewer than kMaxBlocks wait; false when full.
-  bool AddOne() {
-    {
-      std::lock_guard lock(mutex_);
-      if (blocks_.size() >= kMaxBlocks) return false;
-    }
-    void* block = MapBlock();
-    Populate(block);
-    std::lock_guard lock(mutex_);
-    blocks_.push_back(block);
-    return true;
-  }
-  // Gives the unused blocks back to the system.
-  void Clear() {
-    std::vector<void*> blocks;
-    {
-      std::lock_guard lock(mutex_);
-      blocks.swap(blocks_);
-    }
-    for (void* block : blocks) munmap(block, kBlockBytes);
-  }
-
- private:
-  std::mutex mutex_;
-  std::vector<void*> blocks_;
-};
-
-// Small blocks from new; 2 MiB ones from the reserve, or fresh.
-inline void* Allocate(size_t bytes) {
-  if (bytes != kBlockBytes) return ::operator new(bytes);
-  if (void* block = BlockReserve::Get().Take()) return block;
-  return MapBlock();
-}
-
-inline void Free(void* block, size_t bytes) {
-  if (bytes != kBlockBytes) {
-    ::operator delete(block);
-  } else {
-    munmap(block, kBlockBytes);
-  }
-}
-
-// Gives back [from, end) of a block (4 KiB-aligned); Free still takes the whole block.
-inline void Trim(void* from, void* end) {
-  munmap(from, size_t(static_cast<char*>(end) - static_cast<char*>(from)));
-}
-
-}  // namespace chunk_memory
-
-template <typename T, size_t kFirstChunkLog2 = 12>
+template <typename T, size_t kFirstChunkLog2 = 4>
 class ChunkedVector {
   static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
   static_assert(sizeof(T) <= chunk_memory::kBlockBytes >> kFirstChunkLog2, "first chunk above 2 MiB");

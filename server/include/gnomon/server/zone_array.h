@@ -8,9 +8,12 @@
 // memory. A group's 64 zones fit their 2^32-tick window (1.6 s at 2.6 GHz) unless the
 // thread records fewer than about 40 zones a second; a begin outside the window (such a
 // thread, or a clock that stepped back) and an end more than about four billion ticks
-// after its begin are kept whole in a side table. The first pages come from the heap;
-// after that, pages are carved from 2 MiB blocks (chunk_memory), 170 to a block.
-// operator[] hands out the unpacked Zone by value; the builder changes a zone only
+// after its begin are kept whole in a side table.
+//
+// The first page starts with room for 64 zones and doubles up to 1,024 (a hostile stream
+// that names 65,536 threads of one zone each costs 50 MB, not 560), the next seven come
+// from the heap, and the rest are carved from 2 MiB blocks (chunk_memory.h), 170 to a
+// block. operator[] hands out the unpacked Zone by value; the builder changes a zone only
 // through Close and AddFlags.
 // Depths past 4,095 are stored as 4,095.
 #pragma once
@@ -18,11 +21,12 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
-#include "gnomon/server/chunked_vector.h"
+#include "gnomon/server/chunk_memory.h"
 
 namespace gnomon::server {
 
@@ -57,9 +61,9 @@ class ZoneArray {
       blocks_ = std::move(other.blocks_);
       far_ = std::move(other.far_);
       size_ = std::exchange(other.size_, 0);
-      next_page_ = std::exchange(other.next_page_, nullptr);
+      next_slow_index_ = std::exchange(other.next_slow_index_, 0);
+      first_page_zones_ = std::exchange(other.first_page_zones_, 0);
       pages_left_ = std::exchange(other.pages_left_, 0);
-      trimmed_bytes_ = std::exchange(other.trimmed_bytes_, 0);
       other.pages_.clear();
       other.group_bases_.clear();
       other.blocks_.clear();
@@ -75,9 +79,9 @@ class ZoneArray {
   bool empty() const { return size_ == 0; }
 
   [[gnu::always_inline]] Zone operator[](size_t i) const {
-    const Page* page = pages_[i >> kPageLog2];
-    const Timing t = page->timing[i & kPageMask];
-    const uint32_t meta = page->meta[i & kPageMask];
+    const PageRef& page = pages_[i >> kPageLog2];
+    const Timing t = page.timing[i & kPageMask];
+    const uint32_t meta = page.meta[i & kPageMask];
     Zone z;
     z.begin_tick = t.begin_offset == kFar ? FarBegin(i) : group_bases_[i >> kGroupLog2] + t.begin_offset;
     z.end_tick = t.length == kOpen ? kOpenZone : t.length == kLong ? FarEnd(i) : z.begin_tick + t.length;
@@ -115,7 +119,7 @@ class ZoneArray {
   bool CloseOpen(size_t i, uint64_t begin_tick, uint64_t end_tick) {
     const bool clamped = end_tick < begin_tick;
     const uint64_t length = clamped ? 0 : end_tick - begin_tick;
-    Timing& t = pages_[i >> kPageLog2]->timing[i & kPageMask];
+    Timing& t = pages_[i >> kPageLog2].timing[i & kPageMask];
     if (length < kLong) [[likely]] {
       if (t.length == kLong) DropFarEnd(i, t);  // closed again, shorter
       t.length = uint32_t(length);
@@ -127,7 +131,7 @@ class ZoneArray {
     return clamped;
   }
   void AddFlags(size_t i, uint16_t flags) {
-    pages_[i >> kPageLog2]->meta[i & kPageMask] |= uint32_t(flags & kFlagMask) << (kLocationBits + kDepthBits);
+    pages_[i >> kPageLog2].meta[i & kPageMask] |= uint32_t(flags & kFlagMask) << (kLocationBits + kDepthBits);
   }
 
   // Gives back the untouched end of the last 2 MiB block, once no more zones are expected
@@ -136,19 +140,26 @@ class ZoneArray {
     pages_.shrink_to_fit();
     group_bases_.shrink_to_fit();
     if (blocks_.empty() || pages_left_ == 0) return;
-    char* block_end = static_cast<char*>(blocks_.back()) + chunk_memory::kBlockBytes;
-    chunk_memory::Trim(next_page_, block_end);
-    trimmed_bytes_ += size_t(block_end - reinterpret_cast<char*>(next_page_));
+    blocks_.back().TrimTo((kPagesPerBlock - pages_left_) * sizeof(Page));
     pages_left_ = 0;
   }
 
-  // Bytes held: pages from the heap, whole blocks less what was trimmed, the page table,
+  // Bytes held: pages from the heap, what is still mapped of the blocks, the page table,
   // the group bases and the side table's entries.
   size_t capacity_bytes() const {
-    const size_t heap_pages = std::min(pages_.size(), kHeapPages);
-    return heap_pages * sizeof(Page) + blocks_.size() * chunk_memory::kBlockBytes - trimmed_bytes_ +
-           pages_.capacity() * sizeof(Page*) + group_bases_.capacity() * sizeof(uint64_t) +
-           far_.size() * (sizeof(size_t) + sizeof(FarValues));
+    size_t bytes = pages_.capacity() * sizeof(PageRef) + group_bases_.capacity() * sizeof(uint64_t) +
+                   far_.size() * (sizeof(size_t) + sizeof(FarValues));
+    if (!pages_.empty()) bytes += first_page_zones_ * kZoneBytes;
+    bytes += (std::min(pages_.size(), kHeapPages) - std::min<size_t>(pages_.size(), 1)) * sizeof(Page);
+    for (const chunk_memory::MappedBlock& block : blocks_) bytes += block.mapped_bytes();
+    return bytes;
+  }
+
+  // Calls f(base, mapped_bytes) for each 2 MiB block pages are carved from (diagnostics
+  // and tests: what is mapped must be exactly what is freed).
+  template <typename F>
+  void ForEachBlock(F&& f) const {
+    for (const chunk_memory::MappedBlock& block : blocks_) f(static_cast<const void*>(block.base()), block.mapped_bytes());
   }
 
   friend bool operator==(const ZoneArray& a, const ZoneArray& b) {
@@ -173,6 +184,8 @@ class ZoneArray {
   static constexpr uint32_t kGroupLog2 = 6;  // zones sharing one base tick
   static constexpr size_t kGroupMask = (size_t{1} << kGroupLog2) - 1;
   static constexpr size_t kHeapPages = 8;  // a thread's first 8,192 zones
+  static constexpr size_t kFirstPageZonesAtStart = 64;  // one group; doubles up to a page
+  static constexpr size_t kZoneBytes = 12;
   // A group's base lies this far before its first begin, so that a clock stepping back a
   // little (a thread moved to a core whose counter is behind) stays inline.
   static constexpr uint64_t kBaseMargin = uint64_t{1} << 24;
@@ -185,59 +198,87 @@ class ZoneArray {
     Timing timing[kPageZones];
     uint32_t meta[kPageZones];  // source location | depth << 18 | flags << 30
   };
-  static_assert(sizeof(Page) == 3 * 4096);
+  static_assert(sizeof(Page) == kPageZones * kZoneBytes && sizeof(Page) == 3 * chunk_memory::kPageBytes);
+  // Where a page's two runs are. A page from the heap holds timing[zones] then
+  // meta[zones], zones being 1,024 but for a first page that is still small.
+  struct PageRef {
+    Timing* timing;
+    uint32_t* meta;
+  };
   static constexpr size_t kPagesPerBlock = chunk_memory::kBlockBytes / sizeof(Page);
   struct FarValues {
     uint64_t begin = 0;  // when begin_offset is kFar
     uint64_t end = 0;    // when length is kLong
   };
 
-  // Inline, as it runs for every zone; new pages and the side table are out of line.
+  // Inline, as it runs for every zone; new groups, pages and the side table are out of
+  // line.
   [[gnu::always_inline]] void Append(uint64_t begin_tick, uint32_t length, uint32_t meta) {
     const size_t index = size_;
-    if ((index & kGroupMask) == 0) [[unlikely]] StartGroup(index, begin_tick);
-    Page* page = pages_.back();
+    if (index == next_slow_index_) [[unlikely]] MakeRoom(index, begin_tick);
+    const PageRef& page = pages_.back();
     const uint64_t offset = begin_tick - group_bases_.back();  // wraps when the begin is before the base
     uint32_t stored = uint32_t(offset);
     if (offset >= kFar) [[unlikely]] {
       SetFarBegin(index, begin_tick);
       stored = kFar;
     }
-    page->timing[index & kPageMask] = {stored, length};
-    page->meta[index & kPageMask] = meta;
+    page.timing[index & kPageMask] = {stored, length};
+    page.meta[index & kPageMask] = meta;
     size_ = index + 1;
   }
-  [[gnu::noinline]] void StartGroup(size_t index, uint64_t first_begin) {
-    if ((index & kPageMask) == 0) AddPage();
-    group_bases_.push_back(first_begin - std::min(first_begin, kBaseMargin));
+  // Runs at the first zone of each group of 64, and where the small first page is full.
+  [[gnu::noinline]] void MakeRoom(size_t index, uint64_t begin_tick) {
+    if ((index & kPageMask) == 0) {
+      AddPage();
+    } else if (index == first_page_zones_) {
+      GrowFirstPage();
+    }
+    if ((index & kGroupMask) == 0) group_bases_.push_back(begin_tick - std::min(begin_tick, kBaseMargin));
+    const size_t next_group = (index + 1 + kGroupMask) & ~kGroupMask;
+    next_slow_index_ = pages_.size() == 1 && first_page_zones_ < next_group ? first_page_zones_ : next_group;
+  }
+  static PageRef SmallPage(void* memory, size_t zones) {
+    auto* timing = static_cast<Timing*>(memory);
+    return {timing, reinterpret_cast<uint32_t*>(timing + zones)};
+  }
+  void GrowFirstPage() {
+    const size_t zones = first_page_zones_ * 2;
+    const PageRef old = pages_[0];
+    const PageRef grown = SmallPage(::operator new(zones * kZoneBytes), zones);
+    std::memcpy(grown.timing, old.timing, first_page_zones_ * sizeof(Timing));
+    std::memcpy(grown.meta, old.meta, first_page_zones_ * sizeof(uint32_t));
+    ::operator delete(old.timing);
+    pages_[0] = grown;
+    first_page_zones_ = zones;
   }
   void AddPage() {
-    Page* page = nullptr;
-    if (pages_.size() < kHeapPages) {
-      page = new Page;
+    if (pages_.empty()) {
+      first_page_zones_ = kFirstPageZonesAtStart;
+      pages_.push_back(SmallPage(::operator new(first_page_zones_ * kZoneBytes), first_page_zones_));
+    } else if (pages_.size() < kHeapPages) {
+      pages_.push_back(SmallPage(::operator new(sizeof(Page)), kPageZones));
     } else {
       if (pages_left_ == 0) {
         blocks_.reserve(blocks_.size() + 1);
-        next_page_ = static_cast<Page*>(chunk_memory::Allocate(chunk_memory::kBlockBytes));
-        blocks_.push_back(next_page_);
+        blocks_.push_back(chunk_memory::MappedBlock::Take());
         pages_left_ = kPagesPerBlock;
       }
-      page = next_page_++;
+      Page* page = reinterpret_cast<Page*>(blocks_.back().base()) + (kPagesPerBlock - pages_left_);
       --pages_left_;
+      pages_.push_back({page->timing, page->meta});
     }
-    pages_.push_back(page);
   }
   void Release() {
-    for (size_t k = 0; k < std::min(pages_.size(), kHeapPages); ++k) delete pages_[k];
-    for (void* block : blocks_) chunk_memory::Free(block, chunk_memory::kBlockBytes);
+    for (size_t k = 0; k < std::min(pages_.size(), kHeapPages); ++k) ::operator delete(pages_[k].timing);
     pages_.clear();
     group_bases_.clear();
     blocks_.clear();
     far_.clear();
     size_ = 0;
-    next_page_ = nullptr;
+    next_slow_index_ = 0;
+    first_page_zones_ = 0;
     pages_left_ = 0;
-    trimmed_bytes_ = 0;
   }
   [[gnu::noinline]] void SetFarBegin(size_t i, uint64_t begin) { far_[i].begin = begin; }
   [[gnu::noinline]] void SetFarEnd(size_t i, uint64_t end) { far_[i].end = end; }
@@ -255,14 +296,14 @@ class ZoneArray {
            uint32_t(flags & kFlagMask) << (kLocationBits + kDepthBits);
   }
 
-  std::vector<Page*> pages_;
+  std::vector<PageRef> pages_;
   std::vector<uint64_t> group_bases_;  // one per group of 64 zones
-  std::vector<void*> blocks_;  // 2 MiB blocks that pages past the first kHeapPages come from
+  std::vector<chunk_memory::MappedBlock> blocks_;  // pages past the first kHeapPages
   std::unordered_map<size_t, FarValues> far_;  // by index: begins and ends too far to pack
   size_t size_ = 0;
-  Page* next_page_ = nullptr;  // in the last block
-  size_t pages_left_ = 0;      // in the last block
-  size_t trimmed_bytes_ = 0;   // given back from the ends of blocks
+  size_t next_slow_index_ = 0;   // the next append that needs MakeRoom
+  size_t first_page_zones_ = 0;  // room in the first page (kPageZones once full size)
+  size_t pages_left_ = 0;        // uncarved pages in the last block
 };
 
 }  // namespace gnomon::server

@@ -1,0 +1,96 @@
+// The block allocator under the big arrays: what it maps is exactly what it frees, even
+// after the kernel has put something else where a block's tail used to be.
+#include "gnomon/server/chunk_memory.h"
+
+#include <doctest/doctest.h>
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "../support/mappings.h"
+
+namespace chunk_memory = gnomon::server::chunk_memory;
+using chunk_memory::kBlockBytes;
+using chunk_memory::kPageBytes;
+using chunk_memory::MappedBlock;
+using gnomon::test::IsMapped;
+using gnomon::test::PlantedMapping;
+
+TEST_CASE("a trimmed block frees only what it still maps; a mapping placed in its tail survives") {
+  MappedBlock block = MappedBlock::Take();
+  REQUIRE(block.base() != nullptr);
+  CHECK(block.mapped_bytes() == kBlockBytes);
+  std::memset(block.base(), 0x5A, kBlockBytes);
+  char* const base = block.base();
+
+  block.TrimTo(3 * kPageBytes - 100);  // rounded up to whole pages
+  CHECK(block.mapped_bytes() == 3 * kPageBytes);
+  CHECK(IsMapped(base, 3 * kPageBytes));
+  CHECK_FALSE(IsMapped(base + 3 * kPageBytes, kPageBytes));
+  CHECK(base[3 * kPageBytes - 1] == 0x5A);
+
+  // What the kernel might do next: another mapping (another thread's block, a malloc
+  // arena, a driver's buffer) lands in the hole.
+  PlantedMapping planted(base + 3 * kPageBytes, kBlockBytes - 3 * kPageBytes);
+  REQUIRE(planted.ok());
+
+  block.TrimTo(kBlockBytes);  // a block never grows back
+  CHECK(block.mapped_bytes() == 3 * kPageBytes);
+  {
+    MappedBlock moved = std::move(block);
+    CHECK(block.mapped_bytes() == 0);
+    CHECK(moved.base() == base);
+  }  // freed here
+  CHECK_FALSE(IsMapped(base, 3 * kPageBytes));
+  CHECK(planted.is_intact());
+}
+
+TEST_CASE("a block trimmed to nothing and an empty block free nothing") {
+  MappedBlock block = MappedBlock::Take();
+  char* const base = block.base();
+  block.TrimTo(0);
+  CHECK(block.mapped_bytes() == 0);
+  CHECK(block.base() == nullptr);
+  CHECK_FALSE(IsMapped(base, kPageBytes));
+  PlantedMapping planted(base, kBlockBytes);
+  REQUIRE(planted.ok());
+  block = MappedBlock::Take();  // assigning over the empty block frees nothing
+  block = MappedBlock();
+  MappedBlock empty;
+  CHECK(empty.mapped_bytes() == 0);
+  CHECK(planted.is_intact());
+}
+
+TEST_CASE("the reserve hands out blocks it touched ahead, and gives back the rest") {
+  auto& reserve = chunk_memory::BlockReserve::Get();
+  reserve.Clear();
+  CHECK(reserve.Take() == nullptr);
+  REQUIRE(reserve.AddOne());
+  REQUIRE(reserve.AddOne());
+  void* first = reserve.Take();
+  REQUIRE(first != nullptr);
+  CHECK(IsMapped(first, kBlockBytes));
+  CHECK(static_cast<const char*>(first)[kBlockBytes - 1] == 0);  // zeroed pages
+  {
+    MappedBlock block = MappedBlock::Take();  // the second one
+    CHECK(reserve.Take() == nullptr);
+    CHECK(block.mapped_bytes() == kBlockBytes);
+  }
+  chunk_memory::Free(first, kBlockBytes);
+  for (size_t i = 0; i < chunk_memory::BlockReserve::kMaxBlocks; ++i) CHECK(reserve.AddOne());
+  CHECK_FALSE(reserve.AddOne());  // bounded
+  reserve.Clear();
+  CHECK(reserve.Take() == nullptr);
+}
+
+TEST_CASE("small pieces come from the heap, whole blocks are mappings of their own") {
+  void* small = chunk_memory::Allocate(768);
+  std::memset(small, 1, 768);
+  chunk_memory::Free(small, 768);
+  void* whole = chunk_memory::Allocate(kBlockBytes);
+  CHECK(reinterpret_cast<uintptr_t>(whole) % kPageBytes == 0);
+  CHECK(IsMapped(whole, kBlockBytes));
+  chunk_memory::Free(whole, kBlockBytes);
+  CHECK_FALSE(IsMapped(whole, kPageBytes));
+}
