@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +11,7 @@
 
 #include "gnomon/client/thread_writer.h"
 #include "gnomon/protocol/byte_io.h"
+#include "gnomon/protocol/settings.h"
 #include "sender.h"
 #include "timer.h"
 
@@ -20,6 +20,9 @@ constinit thread_local ThreadWriter tls_writer;
 }
 
 namespace gnomon::client {
+
+static_assert(GNOMON_DEFAULT_PORT == protocol::kDefaultPort, "gnomon.h and the protocol name one default port");
+
 namespace {
 
 constinit std::mutex g_start_mutex;
@@ -29,18 +32,22 @@ Config* g_pending_config = nullptr;  // guarded by g_start_mutex
 // How often a thread in drop mode asks the pool for a chunk again.
 constexpr uint32_t kDropRetryInterval = 64;
 
-template <typename T>
-void ReadEnvNumber(const char* name, T& out) {
+// Reads a setting from the environment when it is set; a value that does not parse is
+// ignored, and the program says so (and why) on stderr.
+template <typename T, typename Parse>
+void ReadEnvSetting(const char* name, T& out, Parse parse) {
   const char* text = std::getenv(name);
   if (text == nullptr || *text == '\0') return;
-  T value{};
-  const char* end = text + std::strlen(text);
-  const auto result = std::from_chars(text, end, value);
-  if (result.ec != std::errc() || result.ptr != end) {
-    std::fprintf(stderr, "gnomon: ignoring %s='%s': not a number\n", name, text);
+  const auto parsed = parse(std::string_view(text));
+  if (!parsed) {
+    std::fprintf(stderr, "gnomon: ignoring %s: %s\n", name, parsed.error.c_str());
     return;
   }
-  out = value;
+  out = static_cast<T>(*parsed);
+}
+
+auto Unsigned(uint64_t min, uint64_t max) {
+  return [=](std::string_view text) { return protocol::ParseUnsigned(text, min, max); };
 }
 
 Config& PendingConfig() {
@@ -49,12 +56,13 @@ Config& PendingConfig() {
     Config& config = *g_pending_config;
     if (const char* address = std::getenv("GNOMON_ADDRESS"); address && *address) config.address = address;
     if (const char* file = std::getenv("GNOMON_PORT_FILE"); file && *file) config.port_file = file;
-    ReadEnvNumber("GNOMON_PORT", config.port);
+    ReadEnvSetting("GNOMON_PORT", config.port,
+                   [](std::string_view text) { return protocol::ParsePort(text, protocol::PortZero::kAllowed); });
     uint64_t megabytes = config.buffer_budget_bytes >> 20;
-    ReadEnvNumber("GNOMON_BUFFER_MB", megabytes);
+    ReadEnvSetting("GNOMON_BUFFER_MB", megabytes, Unsigned(1, uint64_t{1} << 30));
     config.buffer_budget_bytes = megabytes << 20;
-    ReadEnvNumber("GNOMON_EXIT_FLUSH_MS", config.exit_flush_ms);
-    ReadEnvNumber("GNOMON_WAIT_FOR_SERVER_MS", config.exit_wait_for_server_ms);
+    ReadEnvSetting("GNOMON_EXIT_FLUSH_MS", config.exit_flush_ms, Unsigned(0, UINT32_MAX));
+    ReadEnvSetting("GNOMON_WAIT_FOR_SERVER_MS", config.exit_wait_for_server_ms, Unsigned(0, UINT32_MAX));
   }
   return *g_pending_config;
 }

@@ -24,6 +24,7 @@
 #include "timer.h"
 #include "gnomon/gnomon.h"
 #include "gnomon/protocol/messages.h"
+#include "gnomon/protocol/settings.h"
 
 namespace gnomon::client {
 
@@ -43,7 +44,7 @@ struct ThreadState {
 
 struct Config {
   std::string address = "127.0.0.1";
-  uint16_t port = GNOMON_DEFAULT_PORT;
+  uint16_t port = protocol::kDefaultPort;
   uint64_t buffer_budget_bytes = 64ull << 20;
   uint32_t exit_flush_ms = 5000;   // longest wait at exit for a connected server to drain
   uint32_t exit_wait_for_server_ms = 0;  // wait at exit for a server to connect

@@ -21,13 +21,14 @@
 #include <string>
 #include <thread>
 
+#include "gnomon/protocol/settings.h"
 #include "gnomon/server/status.h"
 #include "gnomon/server/trace_file.h"
 #include "gnomon/server/trace_model.h"
 
 namespace gnomon::server {
 
-inline constexpr uint16_t kDefaultPort = 9421;
+inline constexpr uint16_t kDefaultPort = protocol::kDefaultPort;
 
 class Worker {
  public:

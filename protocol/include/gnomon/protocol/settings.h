@@ -1,0 +1,87 @@
+// Parsers for what users type: ports, durations and counts, from command lines and
+// environment variables, one of each for the tools and the client library alike.
+//
+//   auto port = ParsePort(getenv("GNOMON_PORT"), PortZero::kRefused);
+//   if (!port) { print("GNOMON_PORT: " + port.error); exit(1); }
+//   use(*port.value);
+//
+// Each parser takes the whole text or nothing: no leading or trailing spaces, no sign
+// where none is meaningful, no "inf" or "nan", nothing past the range, and the error
+// says what the range is. Durations come back as integer nanoseconds so that no caller
+// converts a huge double into an integer (undefined behaviour) on its own.
+#pragma once
+
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gnomon::protocol {
+
+// The port a program listens on when nothing says otherwise.
+inline constexpr uint16_t kDefaultPort = 9421;
+
+// The longest duration any setting takes: about 31 years.
+inline constexpr double kMaxDurationSeconds = 1e9;
+
+// A parsed value, or one line saying what was wrong with the text.
+template <typename T>
+struct Parsed {
+  std::optional<T> value;
+  std::string error;
+  explicit operator bool() const { return value.has_value(); }
+  const T& operator*() const { return *value; }
+  const T* operator->() const { return &*value; }
+};
+
+namespace settings_detail {
+template <typename T>
+Parsed<T> Fail(std::string_view text, const std::string& wanted) {
+  return {std::nullopt, "'" + std::string(text) + "' is not " + wanted};
+}
+}  // namespace settings_detail
+
+// An unsigned integer in [min, max], decimal digits only.
+inline Parsed<uint64_t> ParseUnsigned(std::string_view text, uint64_t min, uint64_t max) {
+  const std::string wanted = "a whole number from " + std::to_string(min) + " to " + std::to_string(max);
+  uint64_t value = 0;
+  const char* end = text.data() + text.size();
+  if (text.empty() || text[0] == '+' || text[0] == '-') return settings_detail::Fail<uint64_t>(text, wanted);
+  const auto result = std::from_chars(text.data(), end, value);
+  if (result.ec != std::errc() || result.ptr != end || value < min || value > max) {
+    return settings_detail::Fail<uint64_t>(text, wanted);
+  }
+  return {value, ""};
+}
+
+// Whether port 0 ("any free port") is a meaningful answer: for a program that listens,
+// yes; for a tool that connects, no.
+enum class PortZero { kAllowed, kRefused };
+
+inline Parsed<uint16_t> ParsePort(std::string_view text, PortZero zero) {
+  const uint64_t min = zero == PortZero::kAllowed ? 0 : 1;
+  const Parsed<uint64_t> number = ParseUnsigned(text, min, 65535);
+  if (!number) {
+    return settings_detail::Fail<uint16_t>(
+        text, zero == PortZero::kAllowed ? "a port number (1-65535, or 0 for any free port)" : "a port number (1-65535)");
+  }
+  return {uint16_t(*number), ""};
+}
+
+// A duration in seconds, decimals allowed ("0.5", "90", "1e3"), from 0 to
+// kMaxDurationSeconds.
+inline Parsed<std::chrono::nanoseconds> ParseSeconds(std::string_view text) {
+  double seconds = -1;
+  const char* end = text.data() + text.size();
+  const auto result = std::from_chars(text.data(), end, seconds);  // no locale, no spaces, no sign but '-'
+  if (text.empty() || result.ec != std::errc() || result.ptr != end || !std::isfinite(seconds) || seconds < 0 ||
+      seconds > kMaxDurationSeconds) {
+    return settings_detail::Fail<std::chrono::nanoseconds>(text, "a number of seconds from 0 to 1000000000");
+  }
+  return {std::chrono::nanoseconds(int64_t(std::llround(seconds * 1e9))), ""};
+}
+
+}  // namespace gnomon::protocol

@@ -1,0 +1,43 @@
+// What users type: every port, duration and count goes through one parser that takes the
+// whole text or says what is wrong with it.
+#include "gnomon/protocol/settings.h"
+
+#include <doctest/doctest.h>
+
+using namespace gnomon::protocol;
+
+TEST_CASE("ports: 1-65535 for a tool, 0 too for a program that listens; nothing else") {
+  CHECK(*ParsePort("9421", PortZero::kRefused) == 9421);
+  CHECK(*ParsePort("65535", PortZero::kRefused) == 65535);
+  CHECK(*ParsePort("0", PortZero::kAllowed) == 0);
+  for (const char* bad : {"0", "70000", "65536", "4294967296", "abc", "-1", "+80", " 80", "80 ", "", "8o", "1e3"}) {
+    const auto parsed = ParsePort(bad, PortZero::kRefused);
+    CHECK_FALSE_MESSAGE(parsed, bad);
+    CHECK(parsed.error == "'" + std::string(bad) + "' is not a port number (1-65535)");
+  }
+  CHECK(ParsePort("70000", PortZero::kAllowed).error ==
+        "'70000' is not a port number (1-65535, or 0 for any free port)");
+}
+
+TEST_CASE("durations: finite seconds from 0 to 10^9, as integer nanoseconds") {
+  CHECK(ParseSeconds("0")->count() == 0);
+  CHECK(ParseSeconds("0.5")->count() == 500'000'000);
+  CHECK(ParseSeconds("90")->count() == 90'000'000'000);
+  CHECK(ParseSeconds("1e3")->count() == 1'000'000'000'000);
+  CHECK(ParseSeconds("1e9")->count() == 1'000'000'000'000'000'000);
+  for (const char* bad : {"inf", "-inf", "nan", "infinity", "1e17", "1e30", "1.000001e9", "-1", "-0.5", "", " 1",
+                          "1 ", "1s", "0x10", "+1", ".", "e5"}) {
+    const auto parsed = ParseSeconds(bad);
+    CHECK_FALSE_MESSAGE(parsed, bad);
+    CHECK(parsed.error == "'" + std::string(bad) + "' is not a number of seconds from 0 to 1000000000");
+  }
+}
+
+TEST_CASE("counts: whole numbers within their range") {
+  CHECK(*ParseUnsigned("64", 1, 1024) == 64);
+  CHECK(*ParseUnsigned("18446744073709551615", 0, UINT64_MAX) == UINT64_MAX);
+  for (const char* bad : {"0", "1025", "18446744073709551616", "-3", "3.5", "", "x"}) {
+    CHECK_FALSE_MESSAGE(ParseUnsigned(bad, 1, 1024), bad);
+  }
+  CHECK(ParseUnsigned("0", 1, 1024).error == "'0' is not a whole number from 1 to 1024");
+}
