@@ -47,32 +47,35 @@ uint32_t BlockHeaderCheck(const BlockHeader& header) {
   return hash;
 }
 
-Result<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path, bool overwrite,
-                                                         const TraceWriterOptions& options) {
-  std::error_code ec;
-  if (!overwrite && std::filesystem::exists(path, ec)) {
-    return Status::Error(path + " already exists; choose another name or allow overwriting (-f)");
-  }
-  std::FILE* file = std::fopen(path.c_str(), "wb");
-  if (file == nullptr) {
-    return Status::Error("cannot create " + path + ": " + std::strerror(errno));
-  }
+Result<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path, const TraceWriterOptions& options) {
+  auto output = OutputFile::Create(path);
+  if (!output.ok()) return output.status();
   FileHeader header{};
   std::memcpy(header.magic, kTraceMagic, sizeof(kTraceMagic));
   header.format_version = kTraceFormatVersion;
   header.header_bytes = sizeof(FileHeader);
   header.protocol_version = protocol::kProtocolVersion;
   header.created_unix_ns = UnixNowNs();
+  std::FILE* file = output.value()->file();
   if (std::fwrite(&header, sizeof(header), 1, file) != 1 || std::fflush(file) != 0) {
-    std::fclose(file);
-    return Status::Error("cannot write to " + path + ": " + std::strerror(errno));
+    return Status::Error("cannot write to " + output.value()->current_path() + ": " + std::strerror(errno));
   }
-  return std::unique_ptr<TraceWriter>(new TraceWriter(file, path, options));
+  return std::unique_ptr<TraceWriter>(new TraceWriter(std::move(output.value()), options));
 }
 
-TraceWriter::TraceWriter(std::FILE* file, std::string path, const TraceWriterOptions& options)
-    : file_(file), path_(std::move(path)), options_(options), file_bytes_(sizeof(FileHeader)) {
+TraceWriter::TraceWriter(std::unique_ptr<OutputFile> output, const TraceWriterOptions& options)
+    : output_(std::move(output)), options_(options), file_bytes_(sizeof(FileHeader)) {
   thread_ = std::thread([this] { CompressLoop(); });
+}
+
+Status TraceWriter::Publish(Overwrite overwrite) {
+  std::lock_guard lock(mutex_);
+  return output_->Publish(overwrite);
+}
+
+std::string TraceWriter::current_path() const {
+  std::lock_guard lock(mutex_);
+  return output_->current_path();
 }
 
 TraceWriter::~TraceWriter() {
@@ -154,9 +157,10 @@ void TraceWriter::WriteBlock(size_t raw_size, const uint8_t* compressed, size_t 
   }
   BlockHeader header{kBlockMagic, static_cast<uint32_t>(raw_size), static_cast<uint32_t>(n), 0};
   header.header_check = BlockHeaderCheck(header);
-  if (std::fwrite(&header, sizeof(header), 1, file_) != 1 || std::fwrite(compressed, 1, n, file_) != n ||
-      std::fflush(file_) != 0) {
-    error_ = "cannot write to " + path_ + ": " + std::strerror(errno);
+  std::FILE* file = output_->file();
+  if (std::fwrite(&header, sizeof(header), 1, file) != 1 || std::fwrite(compressed, 1, n, file) != n ||
+      std::fflush(file) != 0) {
+    error_ = "cannot write to " + output_->current_path() + ": " + std::strerror(errno);
     return;
   }
   file_bytes_ += sizeof(header) + n;
@@ -170,45 +174,36 @@ Status TraceWriter::Finish() {
     cv_.notify_all();
   }
   if (thread_.joinable()) thread_.join();
-  if (file_ != nullptr && error_.empty()) {
+  std::lock_guard lock(mutex_);
+  if (output_->file() != nullptr && error_.empty()) {
     BlockHeader end{kEndMagic, 0, 0, 0};
     end.header_check = BlockHeaderCheck(end);
-    if (std::fwrite(&end, sizeof(end), 1, file_) != 1) {
-      error_ = "cannot write to " + path_ + ": " + std::strerror(errno);
+    if (std::fwrite(&end, sizeof(end), 1, output_->file()) != 1) {
+      error_ = "cannot write to " + output_->current_path() + ": " + std::strerror(errno);
     } else {
       file_bytes_ += sizeof(end);
     }
   }
-  if (file_ != nullptr) {
-    if (std::fclose(file_) != 0 && error_.empty()) error_ = "cannot close " + path_ + ": " + std::strerror(errno);
-    file_ = nullptr;
-  }
+  if (Status closed = output_->Close(); !closed.ok() && error_.empty()) error_ = closed.message();
   return error_.empty() ? Status::Ok() : Status::Error(error_);
 }
 
-Status TraceWriter::SaveCopy(const std::string& path) {
+Status TraceWriter::SaveCopy(const std::string& path, Overwrite overwrite) {
+  if (Status s = CheckOutputPath(path, overwrite); !s.ok()) return s;
   CutBlock();
   std::unique_lock lock(mutex_);
   cv_.wait(lock, [this] { return (queue_.empty() && blocks_in_flight_ == 0) || !error_.empty(); });
   if (!error_.empty()) return Status::Error(error_);
-  std::unique_ptr<std::FILE, FileCloser> in(std::fopen(path_.c_str(), "rb"));
-  std::unique_ptr<std::FILE, FileCloser> out(std::fopen(path.c_str(), "wb"));
-  if (!in || !out) return Status::Error("cannot copy the capture to " + path + ": " + std::strerror(errno));
-  std::vector<char> buffer(1 << 20);
-  uint64_t left = file_bytes_;
-  while (left > 0) {
-    const size_t n = std::fread(buffer.data(), 1, std::min<uint64_t>(left, buffer.size()), in.get());
-    if (n == 0 || std::fwrite(buffer.data(), 1, n, out.get()) != n) {
-      return Status::Error("cannot write " + path + ": " + std::strerror(errno));
-    }
-    left -= n;
-  }
+  auto out = OutputFile::Create(path);
+  if (!out.ok()) return out.status();
+  if (Status copied = CopyFileBytes(output_->current_path(), file_bytes_, *out.value()); !copied.ok()) return copied;
   BlockHeader end{kEndMagic, 0, 0, 0};
   end.header_check = BlockHeaderCheck(end);
-  if (std::fwrite(&end, sizeof(end), 1, out.get()) != 1 || std::fflush(out.get()) != 0) {
+  if (std::fwrite(&end, sizeof(end), 1, out.value()->file()) != 1) {
     return Status::Error("cannot write " + path + ": " + std::strerror(errno));
   }
-  return Status::Ok();
+  if (Status closed = out.value()->Close(); !closed.ok()) return closed;
+  return out.value()->Publish(overwrite);
 }
 
 uint64_t TraceWriter::file_bytes() const {

@@ -123,10 +123,21 @@ Status Worker::Connect() {
   const std::string where = options_.host + ":" + std::to_string(options_.port);
   asio::io_context io;
   tcp::socket socket(io);
-  const auto deadline = Clock::now() + options_.connect_timeout;
+  // No wait is longer than the longest duration a setting can hold (about 31 years).
+  const auto timeout = std::min<std::chrono::milliseconds>(options_.connect_timeout, std::chrono::seconds(1'000'000'000));
+  const auto deadline = Clock::now() + timeout;
+  // Runs the io context until `done` or `until`, a slice at a time, so that
+  // RequestStop() (a signal handler's Ctrl-C) ends the wait.
+  auto run_until = [&](auto done, Clock::time_point until) {
+    while (!done() && !stop_requested_.load() && Clock::now() < until) {
+      io.restart();
+      io.run_for(std::min<Clock::duration>(std::chrono::milliseconds(100), until - Clock::now()));
+    }
+  };
   asio::error_code last_error;
   bool connected = false;
   while (!connected) {
+    if (stop_requested_.load()) return Status::Error("stopped before " + where + " answered");
     tcp::resolver resolver(io);
     auto endpoints = resolver.resolve(options_.host, std::to_string(options_.port), last_error);
     if (last_error) {
@@ -134,9 +145,13 @@ Status Worker::Connect() {
     }
     asio::error_code result = asio::error::would_block;
     asio::async_connect(socket, endpoints, [&](const asio::error_code& ec, const tcp::endpoint&) { result = ec; });
-    io.restart();
-    io.run_for(std::max(Clock::duration(std::chrono::milliseconds(100)), deadline - Clock::now()));
+    run_until([&] { return result != asio::error::would_block; },
+              std::max(deadline, Clock::now() + std::chrono::milliseconds(100)));
     if (result == asio::error::would_block) {
+      socket.close();
+      io.restart();
+      io.poll();  // lets the cancelled connect finish before `result` goes out of scope
+      if (stop_requested_.load()) return Status::Error("stopped before " + where + " answered");
       return Status::Error("connecting to " + where + " timed out; is the address right and reachable?");
     }
     if (!result) {
@@ -163,10 +178,15 @@ Status Worker::Connect() {
   asio::async_write(socket, asio::buffer(&hello, sizeof(hello)),
                     [&](const asio::error_code& ec, size_t) { write_error = ec; });
   asio::async_read(socket, asio::buffer(reply), [&](const asio::error_code& ec, size_t) { read_error = ec; });
-  io.restart();
-  io.run_for(kHandshakeTimeout);
+  run_until([&] { return read_error != asio::error::would_block; }, Clock::now() + kHandshakeTimeout);
   if (read_error == asio::error::would_block) {
-    return Status::Error(where + " did not answer the handshake; it is not a Gnomon program");
+    socket.close();
+    io.restart();
+    io.poll();  // the cancelled operations finish before their results go out of scope
+    if (stop_requested_.load()) return Status::Error("stopped before " + where + " answered");
+    return Status::Error(where + " accepted the connection but did not answer the handshake within " +
+                         std::to_string(kHandshakeTimeout.count()) +
+                         " s: the program may be stalled, or it is not a Gnomon program");
   }
   if (write_error || read_error) {
     return Status::Error(where + " closed the connection during the handshake (" +

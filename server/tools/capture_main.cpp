@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "gnomon/protocol/settings.h"
 #include "gnomon/server/trace_file.h"
 #include "gnomon/server/worker.h"
 
@@ -27,13 +28,15 @@ enum ExitCode {
 constexpr const char* kUsage = R"(Usage: gnomon-capture -o FILE [-a ADDRESS] [-p PORT] [-s SECONDS] [-f] [-w SECONDS] [-l LEVEL] [-q]
 
 Connects to a program profiled with Gnomon and records its events to a trace file,
-until the program exits, the time limit passes, or Ctrl-C.
+until the program exits, the time limit passes, or Ctrl-C (or SIGTERM, SIGHUP).
 
   -o FILE      trace file to write (.gnomon)
   -a ADDRESS   the program's address (default 127.0.0.1)
   -p PORT      the program's port (default 9421, or $GNOMON_PORT)
   -s SECONDS   stop after this many seconds of capture
-  -f           overwrite FILE if it exists
+  -f           replace FILE if it is an existing trace (a regular file; never a link,
+               device or folder). FILE is written beside it and moved into place once
+               the program answers: a failed connection leaves FILE as it was
   -w SECONDS   keep retrying the connection this long (default 10)
   -l LEVEL     zstd level of the file, -7 (fastest, largest) to 19 (smallest, slowest;
                default 3)
@@ -50,12 +53,10 @@ Exit codes:
 )";
 
 volatile std::sig_atomic_t g_interrupted = 0;
-void OnSignal(int) { g_interrupted = 1; }
-
-bool ParseSeconds(const char* text, double& out) {
-  char* end = nullptr;
-  out = std::strtod(text, &end);
-  return end != text && *end == '\0' && out >= 0;
+Worker* g_worker = nullptr;
+void OnSignal(int) {
+  g_interrupted = 1;
+  if (g_worker != nullptr) g_worker->RequestStop();  // a lock-free atomic store: safe here
 }
 
 void PrintProgress(const Worker& worker, const TraceWriter& writer, double elapsed_s, bool tty, bool final) {
@@ -78,9 +79,16 @@ int main(int argc, char** argv) {
   Worker::Options options;
   options.build_model = false;
   options.connect_timeout = std::chrono::seconds(10);
-  if (const char* port = std::getenv("GNOMON_PORT")) options.port = static_cast<uint16_t>(std::atoi(port));
+  if (const char* port = std::getenv("GNOMON_PORT"); port != nullptr && *port != '\0') {
+    const auto parsed = gnomon::protocol::ParsePort(port, gnomon::protocol::PortZero::kRefused);
+    if (!parsed) {
+      std::fprintf(stderr, "gnomon-capture: GNOMON_PORT: %s; unset it or pass -p PORT\n", parsed.error.c_str());
+      return kExitUsage;
+    }
+    options.port = *parsed;
+  }
   std::string output;
-  double limit_s = 0;
+  std::chrono::nanoseconds limit{0};
   bool overwrite = false;
   gnomon::server::TraceWriterOptions writer_options;
   bool quiet = false;
@@ -93,7 +101,6 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    double seconds = 0;
     if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
       return kExitOk;
@@ -102,25 +109,23 @@ int main(int argc, char** argv) {
     } else if (arg == "-a") {
       options.host = value();
     } else if (arg == "-p") {
-      const char* text = value();
-      char* end = nullptr;
-      const long port = std::strtol(text, &end, 10);
-      if (*end != '\0' || port <= 0 || port > 65535) {
-        std::fprintf(stderr, "gnomon-capture: '%s' is not a port number (1-65535)\n", text);
+      const auto port = gnomon::protocol::ParsePort(value(), gnomon::protocol::PortZero::kRefused);
+      if (!port) {
+        std::fprintf(stderr, "gnomon-capture: -p: %s\n", port.error.c_str());
         return kExitUsage;
       }
-      options.port = static_cast<uint16_t>(port);
-    } else if (arg == "-s") {
-      if (!ParseSeconds(value(), limit_s)) {
-        std::fprintf(stderr, "gnomon-capture: -s needs a number of seconds\n");
+      options.port = *port;
+    } else if (arg == "-s" || arg == "-w") {
+      const auto seconds = gnomon::protocol::ParseSeconds(value());
+      if (!seconds) {
+        std::fprintf(stderr, "gnomon-capture: %s: %s\n", arg.c_str(), seconds.error.c_str());
         return kExitUsage;
       }
-    } else if (arg == "-w") {
-      if (!ParseSeconds(value(), seconds)) {
-        std::fprintf(stderr, "gnomon-capture: -w needs a number of seconds\n");
-        return kExitUsage;
+      if (arg == "-s") {
+        limit = *seconds;
+      } else {
+        options.connect_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*seconds);
       }
-      options.connect_timeout = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
     } else if (arg == "-l") {
       const char* text = value();
       char* end = nullptr;
@@ -144,20 +149,31 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
-  auto writer = TraceWriter::Create(output, overwrite, writer_options);
+  // Nothing at the output path is touched until a program has answered: the trace is
+  // written beside it and moved into place then.
+  const auto overwrite_policy = overwrite ? gnomon::server::Overwrite::kYes : gnomon::server::Overwrite::kNo;
+  if (gnomon::server::Status s = gnomon::server::CheckOutputPath(output, overwrite_policy); !s.ok()) {
+    std::fprintf(stderr, "gnomon-capture: %s\n", s.message().c_str());
+    return kExitFile;
+  }
+  auto writer = TraceWriter::Create(output, writer_options);
   if (!writer.ok()) {
     std::fprintf(stderr, "gnomon-capture: %s\n", writer.status().message().c_str());
     return kExitFile;
   }
   options.writer = writer.value().get();
   Worker worker(options);
+  g_worker = &worker;
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
+  std::signal(SIGHUP, OnSignal);  // a closed terminal ends the capture as Ctrl-C does
   if (gnomon::server::Status s = worker.Connect(); !s.ok()) {
+    std::fprintf(stderr, "gnomon-capture: %s; %s was not touched\n", s.message().c_str(), output.c_str());
+    return kExitConnect;  // the writer removes its file
+  }
+  if (gnomon::server::Status s = writer.value()->Publish(overwrite_policy); !s.ok()) {
     std::fprintf(stderr, "gnomon-capture: %s\n", s.message().c_str());
-    writer.value()->Finish();
-    std::remove(output.c_str());
-    return kExitConnect;
+    return kExitFile;
   }
   const auto start = std::chrono::steady_clock::now();
   worker.Start();
@@ -166,8 +182,9 @@ int main(int argc, char** argv) {
   bool announced = false;
   while (!worker.is_finished()) {
     worker.WaitFinished(std::chrono::milliseconds(50));  // returns at once when the stream ends
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (g_interrupted || (limit_s > 0 && elapsed >= limit_s)) worker.RequestStop();
+    const auto now = std::chrono::steady_clock::now();
+    const double elapsed = std::chrono::duration<double>(now - start).count();
+    if (g_interrupted || (limit.count() > 0 && now - start >= limit)) worker.RequestStop();
     if (!announced && !quiet && !worker.program_name().empty()) {
       std::fprintf(stderr, "gnomon-capture: capturing '%s' from %s:%u to %s\n", worker.program_name().c_str(),
                    options.host.c_str(), unsigned{options.port}, output.c_str());

@@ -348,8 +348,9 @@ int File(const Args& args) {
       args.output.empty()
           ? (std::filesystem::temp_directory_path() / ("gnomon-bench-" + std::to_string(getpid()) + ".gnomon")).string()
           : args.output;
-  auto writer = gnomon::server::TraceWriter::Create(path, true);
+  auto writer = gnomon::server::TraceWriter::Create(path);
   if (!writer.ok()) Usage(writer.status().message().c_str());
+  if (auto s = writer.value()->Publish(gnomon::server::Overwrite::kYes); !s.ok()) Usage(s.message().c_str());
   // This measures size, not speed: hold the whole backlog rather than drop any of it.
   gnomon_set_buffer_budget(uint64_t(args.zones) * 64 + (64u << 20));
   auto worker = ConnectToSelf(writer.value().get());

@@ -1,8 +1,11 @@
 // The command-line tools as a user runs them: demo -> gnomon-capture -> gnomon-report.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <thread>
@@ -113,4 +116,92 @@ TEST_CASE("the tools explain bad use and bad input") {
   CHECK(output.find("not a Gnomon trace") != std::string::npos);
   CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " -o " + dir.File("junk.gnomon") + " -p 1", &output) == 3);
   CHECK(output.find("already exists") != std::string::npos);
+}
+
+namespace {
+
+// Files in `dir` whose names contain `part`.
+int CountFiles(const ScratchDir& dir, const std::string& part) {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    if (entry.path().filename().string().find(part) != std::string::npos) ++count;
+  }
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("a capture never touches its output path before a program answers, and -f replaces only a trace file") {
+  ScratchDir dir;
+  std::string output;
+  const std::string capture = std::string(GNOMON_CAPTURE) + " -q -w 0.2 -p 1 -f -o ";
+  // An existing trace, with nobody listening: left exactly as it was.
+  std::ofstream(dir.File("old.gnomon")) << "yesterday's trace";
+  CHECK(RunCommand(capture + dir.File("old.gnomon"), &output) == 2);
+  CHECK(output.find("was not touched") != std::string::npos);
+  CHECK(ReadFile(dir.File("old.gnomon")) == "yesterday's trace");
+  // A symbolic link is neither followed nor replaced, with or without -f.
+  std::ofstream(dir.File("target")) << "precious";
+  std::filesystem::create_symlink(dir.File("target"), dir.File("link.gnomon"));
+  CHECK(RunCommand(capture + dir.File("link.gnomon"), &output) == 3);
+  CHECK(output.find("is a symbolic link") != std::string::npos);
+  CHECK(std::filesystem::is_symlink(dir.File("link.gnomon")));
+  CHECK(ReadFile(dir.File("target")) == "precious");
+  // Nor is a special file: a FIFO stays a FIFO (a device node would stay a device).
+  REQUIRE(mkfifo(dir.File("fifo").c_str(), 0600) == 0);
+  CHECK(RunCommand(capture + dir.File("fifo"), &output) == 3);
+  CHECK(output.find("is a FIFO") != std::string::npos);
+  CHECK(std::filesystem::is_fifo(dir.File("fifo")));
+  CHECK(RunCommand(capture + dir.path(), &output) == 3);
+  CHECK(output.find("is a folder") != std::string::npos);
+  CHECK(CountFiles(dir, ".partial") == 0);  // nothing left behind
+
+  // With a program answering, -f replaces the old trace, and only then.
+  std::unique_ptr<ChildProcess> demo;
+  const uint16_t port = StartDemo(dir, demo, "1");
+  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " -q -f -p " + std::to_string(port) + " -o " + dir.File("old.gnomon"),
+                   &output) == 0);
+  CHECK(demo->Wait() == 0);
+  gnomon::server::TraceModel model;
+  auto loaded = gnomon::server::LoadTrace(dir.File("old.gnomon"), model);
+  REQUIRE(loaded.ok());
+  CHECK(model.zone_count > 100);
+  CHECK(CountFiles(dir, ".partial") == 0);
+}
+
+TEST_CASE("a hang-up ends a capture as Ctrl-C does: the file is complete") {
+  ScratchDir dir;
+  std::unique_ptr<ChildProcess> demo;
+  const uint16_t port = StartDemo(dir, demo, "30");
+  ChildProcess capture({GNOMON_CAPTURE, "-q", "-p", std::to_string(port), "-o", dir.File("hup.gnomon")}, {},
+                       dir.File("capture.log"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  capture.Signal(SIGHUP);
+  CHECK(capture.Wait() == 0);
+  gnomon::server::TraceModel model;
+  auto loaded = gnomon::server::LoadTrace(dir.File("hup.gnomon"), model);
+  REQUIRE(loaded.ok());
+  CHECK(loaded->warning.empty());  // the end marker is there
+  CHECK(model.zone_count > 100);
+}
+
+TEST_CASE("ports and durations are checked the same way everywhere") {
+  ScratchDir dir;
+  std::string output;
+  const std::string capture = std::string(GNOMON_CAPTURE) + " -q -o " + dir.File("x.gnomon");
+  for (const char* bad : {"inf", "1e17", "1e30", "-1", "nan", "abc", " 5", ""}) {
+    CHECK_MESSAGE(RunCommand(capture + " -p 1 -w '" + bad + "'", &output) == 1, bad);
+    CHECK_MESSAGE(output.find("-w: '" + std::string(bad) + "' is not a number of seconds") != std::string::npos, output);
+    CHECK(RunCommand(capture + " -p 1 -s '" + std::string(bad) + "'", &output) == 1);
+  }
+  for (const char* bad : {"70000", "abc", "0", "-5", "65536"}) {
+    CHECK(RunCommand(capture + " -p " + bad, &output) == 1);
+    CHECK_MESSAGE(output.find("is not a port number (1-65535)") != std::string::npos, output);
+    CHECK(RunCommand("GNOMON_PORT=" + std::string(bad) + " " + capture, &output) == 1);
+    CHECK_MESSAGE(output.find("GNOMON_PORT: '" + std::string(bad) + "' is not a port number") != std::string::npos, output);
+  }
+  CHECK_FALSE(std::filesystem::exists(dir.File("x.gnomon")));
+  // A wait of 1e9 seconds is accepted (and cut short by the refused connection's end).
+  CHECK(RunCommand("timeout --preserve-status -s INT 1 " + capture + " -p 1 -w 1e9", &output) == 2);
+  CHECK(output.find("stopped before 127.0.0.1:1 answered") != std::string::npos);
 }

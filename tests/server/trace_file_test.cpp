@@ -56,8 +56,9 @@ std::string WriteTrace(const ScratchDir& dir, const StreamWriter& w, size_t bloc
   const std::string path = dir.File("t.gnomon");
   TraceWriterOptions options;
   options.block_raw_bytes = block_bytes;
-  auto writer = TraceWriter::Create(path, true, options);
+  auto writer = TraceWriter::Create(path, options);
   REQUIRE(writer.ok());
+  REQUIRE(writer.value()->Publish(Overwrite::kYes).ok());
   // Append in message-aligned pieces, as the worker does.
   size_t pos = 0;
   while (pos < w.size()) {
@@ -206,9 +207,13 @@ TEST_CASE("damaged and foreign files are rejected or cut short with a clear mess
     CHECK(model.threads.at(0).zones[1].end_tick == 260);
   }
   SUBCASE("refusing to overwrite") {
-    auto writer = TraceWriter::Create(path, false);
-    REQUIRE_FALSE(writer.ok());
-    CHECK(writer.status().message().find("already exists") != std::string::npos);
+    const std::string before = gnomon::test::ReadFile(path);
+    auto writer = TraceWriter::Create(path);
+    REQUIRE(writer.ok());
+    const Status published = writer.value()->Publish(Overwrite::kNo);
+    REQUIRE_FALSE(published.ok());
+    CHECK(published.message().find("already exists") != std::string::npos);
+    CHECK(gnomon::test::ReadFile(path) == before);
   }
 }
 

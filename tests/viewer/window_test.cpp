@@ -39,8 +39,9 @@ std::string WriteFixture(const gnomon::test::ScratchDir& dir) {
   }
   w.End(2'100'000);
   const std::string path = dir.File("fixture.gnomon");
-  auto writer = gnomon::server::TraceWriter::Create(path, true);
+  auto writer = gnomon::server::TraceWriter::Create(path);
   REQUIRE(writer.ok());
+  REQUIRE(writer.value()->Publish(gnomon::server::Overwrite::kYes).ok());
   writer.value()->Append(w.data(), w.size());
   REQUIRE(writer.value()->Finish().ok());
   return path;

@@ -37,9 +37,9 @@ bool ParseAddress(const std::string& text, std::string& host, uint16_t& port) {
   host = text.substr(0, colon);
   port = server::kDefaultPort;
   if (colon != std::string::npos) {
-    const int value = std::atoi(text.c_str() + colon + 1);
-    if (value <= 0 || value > 65535) return false;
-    port = uint16_t(value);
+    const auto parsed = protocol::ParsePort(std::string_view(text).substr(colon + 1), protocol::PortZero::kRefused);
+    if (!parsed) return false;
+    port = *parsed;
   }
   return !host.empty();
 }
@@ -175,8 +175,17 @@ void App::MainMenu() {
       ImGui::InputText("##save", save_path_, sizeof(save_path_));
       ImGui::SameLine();
       if (ImGui::Button("Save trace as")) {
-        const server::Status saved = session_->SaveAs(save_path_);
-        status_line_ = saved.ok() ? std::string("saved ") + save_path_ : saved.message();
+        // A regular file there is replaced only by a second press on the same path.
+        const bool exists = !server::CheckOutputPath(save_path_, server::Overwrite::kNo).ok() &&
+                            server::CheckOutputPath(save_path_, server::Overwrite::kYes).ok();
+        if (exists && replace_path_ != save_path_) {
+          replace_path_ = save_path_;
+          status_line_ = std::string(save_path_) + " exists: press \"Save trace as\" again to replace it";
+        } else {
+          const server::Status saved = session_->SaveAs(save_path_, exists ? server::Overwrite::kYes : server::Overwrite::kNo);
+          replace_path_.clear();
+          status_line_ = saved.ok() ? std::string("saved ") + save_path_ : saved.message();
+        }
       }
     }
     ImGui::EndMenu();

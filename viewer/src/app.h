@@ -112,6 +112,7 @@ class App {
   char address_[256] = "127.0.0.1:9421";
   char path_[1024] = "";
   char save_path_[1024] = "capture.gnomon";
+  std::string replace_path_;  // an existing file the next save to it replaces
   std::string status_line_;
   std::vector<std::string> recent_;
   std::string pending_recent_;  // an address to remember once its session receives data

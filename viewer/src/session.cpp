@@ -47,7 +47,9 @@ std::unique_ptr<Session> Session::Connect(const std::string& host, uint16_t port
   session->temp_path_ = (std::filesystem::temp_directory_path() /
                          ("gnomon-viewer-" + std::to_string(getpid()) + "-" + std::to_string(port) + ".gnomon"))
                             .string();
-  auto tee = server::TraceWriter::Create(session->temp_path_, true);
+  // The tee is never published: it lives under a temporary name beside this path,
+  // created exclusively, and is removed with the session.
+  auto tee = server::TraceWriter::Create(session->temp_path_);
   server::Worker::Options options;
   options.host = host;
   options.port = port;
@@ -79,11 +81,7 @@ Session::~Session() {
     worker_->RequestStop();
     worker_->Join();
   }
-  if (tee_) {
-    tee_->Finish();
-    std::error_code ec;
-    std::filesystem::remove(temp_path_, ec);
-  }
+  if (tee_) tee_->Finish();
 }
 
 std::string Session::error() const {
@@ -117,11 +115,15 @@ std::string Session::StateText() const {
   return "";
 }
 
-server::Status Session::SaveAs(const std::string& path) {
-  if (tee_) return tee_->SaveCopy(path);
-  std::error_code ec;
-  std::filesystem::copy_file(path_, path, std::filesystem::copy_options::overwrite_existing, ec);
-  return ec ? server::Status::Error("cannot save " + path + ": " + ec.message()) : server::Status::Ok();
+server::Status Session::SaveAs(const std::string& path, server::Overwrite overwrite) {
+  if (tee_) return tee_->SaveCopy(path, overwrite);
+  if (path_.empty()) return server::Status::Error("nothing to save: this trace was not read from a file");
+  if (server::Status s = server::CheckOutputPath(path, overwrite); !s.ok()) return s;
+  auto out = server::OutputFile::Create(path);
+  if (!out.ok()) return out.status();
+  if (server::Status s = server::CopyFileBytes(path_, UINT64_MAX, *out.value()); !s.ok()) return s;
+  if (server::Status s = out.value()->Close(); !s.ok()) return s;
+  return out.value()->Publish(overwrite);
 }
 
 }  // namespace gnomon::viewer

@@ -54,8 +54,9 @@ class Session {
     }
   }
 
-  // Saves a live capture so far (or copies the loaded file) to `path`.
-  server::Status SaveAs(const std::string& path);
+  // Saves a live capture so far (or copies the loaded file) to `path`; an existing
+  // regular file there is replaced only with Overwrite::kYes, anything else never.
+  server::Status SaveAs(const std::string& path, server::Overwrite overwrite);
 
  private:
   Session() = default;

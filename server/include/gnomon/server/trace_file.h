@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "gnomon/server/output_file.h"
 #include "gnomon/server/status.h"
 #include "gnomon/server/trace_model.h"
 
@@ -66,12 +67,20 @@ struct TraceWriterOptions {
 
 // Writes a trace file while a capture runs. Append() is called from one thread;
 // compression runs on the writer's own thread.
+//
+// The file is written beside `path` under a temporary name (OutputFile) and appears at
+// `path` when Publish() is called: a capture publishes once its program answered, so a
+// failed connection never touches what was at `path`. A writer destroyed unpublished
+// removes its file (the viewer's live tee is such a writer).
 class TraceWriter {
  public:
-  // Creates `path`; fails when it exists and `overwrite` is false.
-  static Result<std::unique_ptr<TraceWriter>> Create(const std::string& path, bool overwrite,
-                                                     const TraceWriterOptions& options = {});
+  static Result<std::unique_ptr<TraceWriter>> Create(const std::string& path, const TraceWriterOptions& options = {});
   ~TraceWriter();
+
+  // Moves the file onto its path (see OutputFile::Publish); writing goes on.
+  Status Publish(Overwrite overwrite);
+  // Where the file is now: its temporary name until published.
+  std::string current_path() const;
 
   // Appends whole messages, turned into their compact form (format 3) on the calling
   // thread: 5 bytes a back-to-back zone are kept instead of 22, and the compressing
@@ -84,20 +93,20 @@ class TraceWriter {
   Status Finish();
 
   // Writes what was captured so far to `path` as a complete trace (the current block
-  // cut, every queued block written, an end marker added); capturing goes on.
-  Status SaveCopy(const std::string& path);
+  // cut, every queued block written, an end marker added); capturing goes on. The copy
+  // is published as Publish() does: only a regular file is replaced, when asked.
+  Status SaveCopy(const std::string& path, Overwrite overwrite);
 
   uint64_t file_bytes() const;
   uint64_t raw_bytes() const { return raw_bytes_total_; }
 
  private:
-  TraceWriter(std::FILE* file, std::string path, const TraceWriterOptions& options);
+  TraceWriter(std::unique_ptr<OutputFile> output, const TraceWriterOptions& options);
   void CutBlock();
   void CompressLoop();
   void WriteBlock(size_t raw_size, const uint8_t* compressed, size_t compressed_size);  // under mutex_
 
-  std::FILE* file_;
-  std::string path_;
+  std::unique_ptr<OutputFile> output_;  // guarded by mutex_ once the compressing thread runs
   TraceWriterOptions options_;
   // A block being filled or waiting for compression: the compact form of its messages
   // in data[0, size) (data only grows, so a reused buffer is never zero-filled again).

@@ -1,0 +1,135 @@
+#include "gnomon/server/output_file.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <algorithm>
+#include <random>
+#include <vector>
+
+namespace gnomon::server {
+namespace {
+
+std::string Describe(mode_t mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+std::string LinkTarget(const std::string& path) {
+  char target[4096];
+  const ssize_t n = readlink(path.c_str(), target, sizeof(target) - 1);
+  return n > 0 ? std::string(target, size_t(n)) : "?";
+}
+
+}  // namespace
+
+Status CheckOutputPath(const std::string& path, Overwrite overwrite) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return Status::Ok();
+    return Status::Error("cannot check " + path + ": " + std::strerror(errno));
+  }
+  if (S_ISLNK(st.st_mode)) {
+    return Status::Error(path + " is a symbolic link (to " + LinkTarget(path) +
+                         "); name the file itself, or another path");
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return Status::Error(path + " is " + Describe(st.st_mode) + ", not a trace file; choose another path");
+  }
+  if (overwrite == Overwrite::kNo) {
+    return Status::Error(path + " already exists; choose another name or allow overwriting (-f)");
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<OutputFile>> OutputFile::Create(const std::string& path) {
+  std::random_device random;
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    char suffix[32];
+    std::snprintf(suffix, sizeof(suffix), ".partial-%d-%06x", int(getpid()), unsigned(random() & 0xFFFFFF));
+    std::string temp = path + suffix;
+    // O_EXCL with O_CREAT never follows a link: a name someone planted fails instead.
+    const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+    if (fd < 0 && errno == EEXIST) continue;
+    if (fd < 0) return Status::Error("cannot create a file beside " + path + ": " + std::strerror(errno));
+    std::FILE* file = fdopen(fd, "wb");
+    if (file == nullptr) {
+      const int error = errno;
+      close(fd);
+      unlink(temp.c_str());
+      return Status::Error("cannot write " + temp + ": " + std::strerror(error));
+    }
+    return std::unique_ptr<OutputFile>(new OutputFile(file, path, std::move(temp)));
+  }
+  return Status::Error("cannot create a file beside " + path + ": every temporary name tried exists");
+}
+
+OutputFile::~OutputFile() {
+  Close();
+  if (!published_) unlink(temp_path_.c_str());
+}
+
+Status OutputFile::Close() {
+  if (file_ == nullptr) return Status::Ok();
+  int error = std::fflush(file_) == 0 ? 0 : errno;
+  if (std::fclose(file_) != 0 && error == 0) error = errno;
+  file_ = nullptr;
+  if (error != 0) return Status::Error("cannot write " + current_path() + ": " + std::strerror(error));
+  return Status::Ok();
+}
+
+Status OutputFile::Publish(Overwrite overwrite) {
+  if (published_) return Status::Ok();
+  const auto kept = [&](const std::string& why) {
+    return Status::Error(why + "; what was written is kept in " + temp_path_);
+  };
+  if (Status s = CheckOutputPath(path_, overwrite); !s.ok()) return kept(s.message());
+  if (file_ != nullptr) std::fflush(file_);
+  int result = 0;
+  if (overwrite == Overwrite::kYes) {
+    result = std::rename(temp_path_.c_str(), path_.c_str());  // replaces a regular file in one step
+  } else {
+    // Never replaces what appeared at `path` since the check.
+    result = renameat2(AT_FDCWD, temp_path_.c_str(), AT_FDCWD, path_.c_str(), RENAME_NOREPLACE);
+    if (result != 0 && (errno == EINVAL || errno == ENOSYS)) {  // a file system without it
+      result = link(temp_path_.c_str(), path_.c_str());
+      if (result == 0) unlink(temp_path_.c_str());
+    }
+  }
+  if (result != 0) {
+    if (errno == EEXIST) return kept(path_ + " appeared meanwhile; choose another name or allow overwriting (-f)");
+    return kept("cannot move the file to " + path_ + ": " + std::strerror(errno));
+  }
+  published_ = true;
+  return Status::Ok();
+}
+
+Status CopyFileBytes(const std::string& from, uint64_t bytes, OutputFile& out) {
+  std::FILE* in = std::fopen(from.c_str(), "rb");
+  if (in == nullptr) return Status::Error("cannot read " + from + ": " + std::strerror(errno));
+  std::vector<char> buffer(1 << 20);
+  Status status = Status::Ok();
+  while (bytes > 0) {
+    const size_t n = std::fread(buffer.data(), 1, size_t(std::min<uint64_t>(bytes, buffer.size())), in);
+    if (n == 0) {
+      if (std::ferror(in)) status = Status::Error("cannot read " + from + ": " + std::strerror(errno));
+      break;
+    }
+    if (std::fwrite(buffer.data(), 1, n, out.file()) != n) {
+      status = Status::Error("cannot write " + out.current_path() + ": " + std::strerror(errno));
+      break;
+    }
+    bytes -= n;
+  }
+  std::fclose(in);
+  return status;
+}
+
+}  // namespace gnomon::server
