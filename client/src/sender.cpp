@@ -6,12 +6,12 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 
 #include "gnomon/client/thread_writer.h"
 #include "gnomon/protocol/byte_io.h"
@@ -43,6 +43,26 @@ bool ReadExactly(int fd, uint8_t* out, size_t size, int timeout_ms) {
     got += static_cast<size_t>(n);
   }
   return true;
+}
+
+// Writes the port to `path` in one step: to a new file beside it, created exclusively
+// under a name of its own (so no link planted there is followed), then renamed over it.
+void WritePortFile(const std::string& path, uint16_t port) {
+  std::string temp = path + ".XXXXXX";
+  const int fd = mkostemp(temp.data(), O_CLOEXEC);
+  if (fd < 0) {
+    std::fprintf(stderr, "gnomon: cannot write the port file %s: %s\n", path.c_str(), std::strerror(errno));
+    return;
+  }
+  fchmod(fd, 0644);
+  char text[16];
+  const int length = std::snprintf(text, sizeof(text), "%u\n", unsigned{port});
+  const bool written = write(fd, text, size_t(length)) == length;
+  close(fd);
+  if (!written || std::rename(temp.c_str(), path.c_str()) != 0) {
+    std::fprintf(stderr, "gnomon: cannot write the port file %s: %s\n", path.c_str(), std::strerror(errno));
+    unlink(temp.c_str());
+  }
 }
 
 }  // namespace
@@ -108,11 +128,7 @@ bool Sender::Listen() {
     std::fprintf(stderr, "gnomon: port %u is in use; listening on port %u\n", config.port,
                  unsigned{port_});
   }
-  if (!config.port_file.empty()) {
-    const std::string temp = config.port_file + ".tmp";
-    std::ofstream(temp) << port_ << "\n";
-    std::rename(temp.c_str(), config.port_file.c_str());
-  }
+  if (!config.port_file.empty()) WritePortFile(config.port_file, port_);
   return true;
 }
 

@@ -4,12 +4,14 @@
 #include <doctest/doctest.h>
 
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
 #include "gnomon/protocol/handshake.h"
 #include "gnomon/protocol/messages.h"
+#include "gnomon/protocol/settings.h"
 #include "gnomon/server/report.h"
 #include "gnomon/server/statistics.h"
 #include "gnomon/server/trace_builder.h"
@@ -197,5 +199,48 @@ TEST_CASE("a server that sends anything after its hello is disconnected; the pro
   worker.Start();
   worker.Join();
   CHECK(worker.state() == Worker::State::kEnded);
+  CHECK(program.Wait() == 0);
+}
+
+TEST_CASE("the port file is written in one step, through no link a stranger planted") {
+  gnomon::test::ScratchDir dir;
+  std::ofstream(dir.File("victim")) << "not yours";
+  for (const char* planted : {"port.tmp", "port.XXXXXX"}) {
+    std::filesystem::create_symlink(dir.File("victim"), dir.File(planted));
+  }
+  gnomon::test::ChildProcess program({GNOMON_TEST_PROGRAM, "before-connect"},
+                                     {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}}, dir.File("log"));
+  const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
+  REQUIRE(port != 0);
+  CHECK(gnomon::test::ReadFile(dir.File("victim")) == "not yours");
+  CHECK(gnomon::test::ReadFile(dir.File("port")) == std::to_string(port) + "\n");
+  CHECK_FALSE(std::filesystem::is_symlink(dir.File("port")));
+  Worker::Options options;
+  options.port = port;
+  Worker worker(options);  // let the program finish
+  REQUIRE(worker.Connect().ok());
+  worker.Start();
+  worker.Join();
+  CHECK(program.Wait() == 0);
+}
+
+TEST_CASE("a program ignores a port or a size it cannot use, and says why") {
+  gnomon::test::ScratchDir dir;
+  gnomon::test::ChildProcess program(
+      {GNOMON_TEST_PROGRAM, "before-connect"},
+      {{"GNOMON_PORT", "70000"}, {"GNOMON_BUFFER_MB", "-3"}, {"GNOMON_PORT_FILE", dir.File("port")}}, dir.File("log"));
+  const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
+  REQUIRE(port != 0);
+  CHECK(port >= gnomon::protocol::kDefaultPort);  // the default (or the next free one), not 70000 - 65536
+  const std::string log = gnomon::test::ReadFile(dir.File("log"));
+  CHECK(log.find("ignoring GNOMON_PORT: '70000' is not a port number (1-65535, or 0 for any free port)") !=
+        std::string::npos);
+  CHECK(log.find("ignoring GNOMON_BUFFER_MB: '-3' is not a whole number") != std::string::npos);
+  Worker::Options options;
+  options.port = port;
+  Worker worker(options);
+  REQUIRE(worker.Connect().ok());
+  worker.Start();
+  worker.Join();
   CHECK(program.Wait() == 0);
 }
