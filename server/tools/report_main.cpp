@@ -4,6 +4,7 @@
 #include <iostream>
 #include <string>
 
+#include "gnomon/protocol/settings.h"
 #include "gnomon/server/chrome_export.h"
 #include "gnomon/server/report.h"
 #include "gnomon/server/statistics.h"
@@ -11,7 +12,7 @@
 
 namespace {
 
-constexpr const char* kUsage = R"(Usage: gnomon-report [--csv] [--chrome OUT.json] FILE
+constexpr const char* kUsage = R"(Usage: gnomon-report [--csv] [--chrome OUT.json] [--max-expansion N] FILE
 
 Prints a summary of a Gnomon trace (program, duration, threads, zones, frames, plots,
 messages, dropped events) and a table of zone statistics per source location, sorted
@@ -19,9 +20,16 @@ by total time.
 
   --csv            print only the CPU zone statistics table, as CSV (durations in ns)
   --chrome OUT     also write the trace in Chrome trace-event JSON (opens in Perfetto's UI)
+  --max-expansion N
+                   load blocks that decompress to up to N times their size (default 1024;
+                   no capture comes near it: past it a block is a decompression bomb or
+                   damage, and is skipped with a warning)
   -h, --help       this text
 
-Exit codes: 0 ok (a truncated file still loads, with a warning); 1 bad command line;
+A damaged file loads everything sound in it; what was wrong (blocks cut, lost, repeated,
+out of order, corrupted, bytes after the end) is printed as a warning.
+
+Exit codes: 0 ok (a damaged or truncated file still loads, with a warning); 1 bad command line;
 2 the file cannot be read or is not a Gnomon trace; 3 OUT cannot be written.
 )";
 
@@ -31,6 +39,7 @@ int main(int argc, char** argv) {
   std::string path;
   std::string chrome_path;
   bool csv = false;
+  gnomon::server::LoadOptions load_options;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") {
@@ -44,6 +53,14 @@ int main(int argc, char** argv) {
         return 1;
       }
       chrome_path = argv[++i];
+    } else if (arg == "--max-expansion") {
+      const auto n = i + 1 < argc ? gnomon::protocol::ParseUnsigned(argv[++i], 1, UINT32_MAX)
+                                  : gnomon::protocol::Parsed<uint64_t>{std::nullopt, "a value is needed"};
+      if (!n) {
+        std::fprintf(stderr, "gnomon-report: --max-expansion: %s\n", n.error.c_str());
+        return 1;
+      }
+      load_options.max_expansion = uint32_t(*n);
     } else if (!arg.empty() && arg[0] == '-') {
       std::fprintf(stderr, "gnomon-report: unknown option '%s'\n\n%s", arg.c_str(), kUsage);
       return 1;
@@ -59,7 +76,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   gnomon::server::TraceModel model;
-  auto loaded = gnomon::server::LoadTrace(path, model);
+  auto loaded = gnomon::server::LoadTrace(path, model, load_options);
   if (!loaded.ok()) {
     std::fprintf(stderr, "gnomon-report: %s\n", loaded.status().message().c_str());
     return 2;

@@ -116,6 +116,12 @@ TEST_CASE("the tools explain bad use and bad input") {
   CHECK(output.find("not a Gnomon trace") != std::string::npos);
   CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " -o " + dir.File("junk.gnomon") + " -p 1", &output) == 3);
   CHECK(output.find("already exists") != std::string::npos);
+  // A FIFO would block a reader forever: refused at once (timeout would say 124).
+  REQUIRE(mkfifo(dir.File("pipe.gnomon").c_str(), 0600) == 0);
+  CHECK(RunCommand("timeout 10 " + std::string(GNOMON_REPORT) + " " + dir.File("pipe.gnomon"), &output) == 2);
+  CHECK(output.find("is a FIFO, not a trace file") != std::string::npos);
+  CHECK(RunCommand(std::string(GNOMON_REPORT) + " --max-expansion 0 " + dir.File("junk.gnomon"), &output) == 1);
+  CHECK(output.find("--max-expansion: '0' is not a whole number from 1 to") != std::string::npos);
 }
 
 namespace {

@@ -51,7 +51,7 @@ App::App(const Options& options)
       show_messages_(options.show_all_windows), show_debug_(options.show_all_windows),
       select_longest_(options.select_longest_zone), show_counters_(options.show_counters),
       range_begin_ns_(options.range_begin_ns),
-      range_end_ns_(options.range_end_ns) {
+      range_end_ns_(options.range_end_ns), max_expansion_(options.max_expansion) {
   LoadRecent();
   rate_time_ = std::chrono::steady_clock::now();
   if (!options.open.empty()) Open(options.open);
@@ -80,7 +80,7 @@ void App::Open(const std::string& target) {
     pending_recent_ = host + ":" + std::to_string(port);  // remembered once data flows
     std::snprintf(address_, sizeof(address_), "%s", pending_recent_.c_str());
   } else {
-    Show(Session::OpenFile(target));
+    Show(Session::OpenFile(target, max_expansion_));
   }
 }
 

@@ -29,6 +29,7 @@ class App {
     bool show_counters = false;        // a lane for every GPU counter; select a counted zone
     int64_t range_begin_ns = -1;       // for screenshots: the time range to show
     int64_t range_end_ns = -1;
+    uint32_t max_expansion = server::kDefaultMaxExpansion;  // for trace files (LoadOptions)
   };
   explicit App(const Options& options);
   ~App();
@@ -100,6 +101,7 @@ class App {
   std::map<uint32_t, std::vector<std::string>> counter_names_;  // by set: "set: counter", for the menu
   int64_t range_begin_ns_ = -1;
   int64_t range_end_ns_ = -1;
+  uint32_t max_expansion_ = server::kDefaultMaxExpansion;
   bool gpu_statistics_ = false;
   uint32_t find_location_ = 0;
   bool find_gpu_ = false;

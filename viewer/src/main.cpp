@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "app.h"
+#include "gnomon/protocol/settings.h"
 #include "gnomon/server/report.h"
 
 namespace {
@@ -56,6 +57,8 @@ void Usage(FILE* out) {
                "  --counters        a lane for every GPU counter (the Lanes menu chooses them), and\n"
                "                    the first counted GPU zone in view selected\n"
                "  --range A:B       show milliseconds A to B of the trace\n"
+               "  --max-expansion N load file blocks that decompress to up to N times their size\n"
+               "                    (default 1024; past it a block is a bomb or damage, and skipped)\n"
                "  --frames N        render N frames, then exit (for scripts and tests)\n"
                "  --screenshot F    with --frames: save the last frame as a PNG\n"
                "  --layout-dump F   with --frames: write the timeline layout as JSON\n");
@@ -129,6 +132,13 @@ int main(int argc, char** argv) {
       }
       options.range_begin_ns = int64_t(begin_ms * 1e6);
       options.range_end_ns = int64_t(end_ms * 1e6);
+    } else if (arg == "--max-expansion") {
+      const auto n = gnomon::protocol::ParseUnsigned(value(), 1, UINT32_MAX);
+      if (!n) {
+        std::fprintf(stderr, "gnomon-viewer: --max-expansion: %s\n", n.error.c_str());
+        return 1;
+      }
+      options.max_expansion = uint32_t(*n);
     } else if (arg == "--counters") {
       options.show_counters = true;
       options.select_longest_zone = true;  // a counted GPU zone, in the details window

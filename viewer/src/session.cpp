@@ -7,14 +7,15 @@
 
 namespace gnomon::viewer {
 
-std::unique_ptr<Session> Session::OpenFile(const std::string& path) {
+std::unique_ptr<Session> Session::OpenFile(const std::string& path, uint32_t max_expansion) {
   std::unique_ptr<Session> session(new Session);
   Session* s = session.get();
   s->title_ = std::filesystem::path(path).filename().string();
   s->path_ = path;
   s->loading_ = true;
-  s->loader_ = std::thread([s, path] {
+  s->loader_ = std::thread([s, path, max_expansion] {
     server::LoadOptions options;
+    options.max_expansion = max_expansion;
     options.bytes_done = &s->bytes_done_;
     options.bytes_total = &s->bytes_total_;
     options.model_mutex = &s->mutex_;

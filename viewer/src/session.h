@@ -21,7 +21,8 @@ namespace gnomon::viewer {
 
 class Session {
  public:
-  static std::unique_ptr<Session> OpenFile(const std::string& path);
+  static std::unique_ptr<Session> OpenFile(const std::string& path,
+                                           uint32_t max_expansion = server::kDefaultMaxExpansion);
   // A session over a model built elsewhere (benchmarks, tests).
   static std::unique_ptr<Session> FromModel(server::TraceModel model, std::string title);
   // Starts connecting on a thread of its own and returns at once; until the handshake is

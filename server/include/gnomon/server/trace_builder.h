@@ -31,6 +31,13 @@ class TraceBuilder : public NullHandler {
   explicit TraceBuilder(TraceModel& model) : model_(model) {}
 
   void OnThreadContext(uint32_t thread_id);
+  // Part of the stream is lost (a trace file's block missing or damaged): which thread
+  // the stream is on is unknown until the next ThreadContext, so thread-bound events
+  // until then count as events without a thread rather than land on the wrong one.
+  void OnStreamGap() {
+    thread_ = nullptr;
+    thread_id_ = 0;
+  }
   void OnZoneBegin(uint32_t source_location, uint64_t tick) {
     if (thread_ == nullptr) {
       ++model_.diagnostics.events_without_thread;

@@ -1,14 +1,16 @@
 // The .gnomon trace file: the program's message stream in zstd-compressed blocks.
 //
 // Layout (docs/trace-format.md gives every byte):
-//   FileHeader (32 bytes), then blocks: BlockHeader (16 bytes) + one zstd frame,
+//   FileHeader (32 bytes), then blocks: BlockHeader (20 bytes) + one zstd frame,
 //   then an end marker (a BlockHeader with magic GEND and no data) once the capture
 //   finished; a file without it was cut short, and the loader says so.
 // Each block holds whole messages, is compressed on its own with a content checksum,
-// and is written while the capture runs: a capture that is killed, or a file cut off at
-// any byte, still loads up to its last whole block. Loading replays the stream through
-// the same decoder that live connections use, so a saved trace and a live one build the
-// same model.
+// carries its sequence number, and is written while the capture runs: a capture that
+// is killed, or a file cut off at any byte, still loads up to its last whole block.
+// Loading replays the stream through the same decoder that live connections use, so a
+// saved trace and a live one build the same model; damage (a block lost, repeated,
+// moved, corrupted, bytes after the end) is found, counted and reported, and everything
+// sound around it still loads.
 #pragma once
 
 #include <atomic>
@@ -31,11 +33,17 @@ namespace gnomon::server {
 
 inline constexpr char kTraceMagic[8] = {'G', 'N', 'O', 'M', 'O', 'N', 'T', 'F'};
 // 1: blocks hold the stream as received. 2: CPU ticks delta-encoded in each block.
-// 3: zone begins and ends as varints besides (tick_delta.h). Readers load all three.
-inline constexpr uint16_t kTraceFormatVersion = 3;
+// 3: zone begins and ends as varints besides (tick_delta.h). 4: blocks numbered, the end
+// marker counts them. Readers load all four.
+inline constexpr uint16_t kTraceFormatVersion = 4;
 inline constexpr uint32_t kBlockMagic = 0x4B4C4247;  // "GBLK"
 inline constexpr uint32_t kEndMagic = 0x444E4547;    // "GEND": the capture finished
 inline constexpr uint32_t kMaxBlockRawBytes = 64u << 20;
+// A block may decompress to at most this many times its compressed size unless the
+// reader is told otherwise (LoadOptions::max_expansion). Captures stay far below it
+// (a tight loop of empty zones: about 10 to 70; a log message repeated word for word:
+// about 460); a block past it is a decompression bomb or damage, and is skipped.
+inline constexpr uint32_t kDefaultMaxExpansion = 1024;
 
 #pragma pack(push, 1)
 struct FileHeader {
@@ -47,17 +55,32 @@ struct FileHeader {
   int64_t created_unix_ns;
   uint64_t reserved;          // 0
 };
+// Format 4. The end marker is a BlockHeader with kEndMagic, no data, and the number of
+// blocks written before it as its sequence.
 struct BlockHeader {
   uint32_t magic;  // kBlockMagic
-  uint32_t raw_bytes;  // decompressed (format 3: the compact form, tick_delta.h)
+  uint32_t sequence;  // 0, 1, 2, ... in the order the blocks were written
+  uint32_t raw_bytes;  // decompressed: the compact form (tick_delta.h)
+  uint32_t compressed_bytes;
+  uint32_t header_check;  // FNV-1a of the 16 bytes before it
+};
+// Formats 1 to 3: no sequence.
+struct BlockHeaderV1 {
+  uint32_t magic;
+  uint32_t raw_bytes;
   uint32_t compressed_bytes;
   uint32_t header_check;  // FNV-1a of the 12 bytes before it
 };
 #pragma pack(pop)
 static_assert(sizeof(FileHeader) == 32);
-static_assert(sizeof(BlockHeader) == 16);
+static_assert(sizeof(BlockHeader) == 20);
+static_assert(sizeof(BlockHeaderV1) == 16);
 
+// FNV-1a of the header's bytes before header_check.
 uint32_t BlockHeaderCheck(const BlockHeader& header);
+uint32_t BlockHeaderCheck(const BlockHeaderV1& header);
+// A block header (or end marker) with its check filled in.
+BlockHeader MakeBlockHeader(uint32_t magic, uint32_t sequence, uint32_t raw_bytes, uint32_t compressed_bytes);
 
 struct TraceWriterOptions {
   size_t block_raw_bytes = 4u << 20;  // a block is cut when it holds this many stream bytes...
@@ -82,7 +105,7 @@ class TraceWriter {
   // Where the file is now: its temporary name until published.
   std::string current_path() const;
 
-  // Appends whole messages, turned into their compact form (format 3) on the calling
+  // Appends whole messages, turned into their compact form (tick_delta.h) on the calling
   // thread: 5 bytes a back-to-back zone are kept instead of 22, and the compressing
   // thread only compresses. Blocks (back-pressure) when compression falls behind.
   void Append(const uint8_t* data, size_t size);
@@ -127,16 +150,37 @@ class TraceWriter {
   std::vector<Block> spare_;  // compressed blocks' buffers, for reuse
   bool finishing_ = false;
   int blocks_in_flight_ = 0;  // taken by the compressor, not yet written
+  uint32_t blocks_written_ = 0;  // the next block's sequence
   uint64_t file_bytes_ = 0;
   std::string error_;
   std::thread thread_;
 };
 
+// What a load found wrong with a file, counted. Each kind also has a line in
+// LoadReport::warning; nothing here stops the sound blocks around it from loading.
+struct FileAnomalies {
+  bool truncated = false;           // the file ends inside a block or its header
+  bool has_end_marker = false;      // the capture finished writing it
+  uint64_t damaged_bytes = 0;       // skipped where no block header could be read
+  uint64_t damaged_blocks = 0;      // do not decompress, or hold a malformed message
+  uint64_t rejected_blocks = 0;     // absurd sizes, or more expansion than allowed
+  uint64_t duplicate_blocks = 0;    // a sequence number seen before (format 4)
+  uint64_t reordered_blocks = 0;    // found before a block they follow (loaded in order)
+  uint64_t missing_blocks = 0;      // sequence numbers never found (format 4)
+  uint64_t misplaced_end_markers = 0;  // an end marker with blocks after it, or a wrong count
+  uint64_t trailing_bytes = 0;      // after the end marker, not blocks
+  bool any() const {
+    return truncated || !has_end_marker || damaged_bytes || damaged_blocks || rejected_blocks || duplicate_blocks ||
+           reordered_blocks || missing_blocks || misplaced_end_markers || trailing_bytes;
+  }
+};
+
 struct LoadReport {
-  uint64_t blocks = 0;
+  uint64_t blocks = 0;     // loaded
   uint64_t raw_bytes = 0;  // of the stream the blocks held
   uint64_t messages = 0;
-  std::string warning;  // e.g. truncation: what was loaded and what was not
+  FileAnomalies anomalies;
+  std::string warning;  // "" for a sound file; else one sentence per anomaly, with bytes
 };
 
 struct LoadOptions {
@@ -144,11 +188,14 @@ struct LoadOptions {
   uint64_t* bytes_total = nullptr;              // set once the file is opened
   std::mutex* model_mutex = nullptr;            // held while each block is decoded
   std::atomic<bool>* cancel = nullptr;          // stop between blocks when set
+  uint32_t max_expansion = kDefaultMaxExpansion;  // see kDefaultMaxExpansion
 };
 
-// Reads a trace file into `model`. Fails (with nothing loaded) when the file is not a
-// Gnomon trace; a truncated or damaged tail loads up to the last whole block and says
-// so in LoadReport::warning. With options, others may read the model between blocks.
+// Reads a trace file into `model`. Fails (with nothing loaded) when the path is not a
+// regular file (a FIFO would block forever) or not a Gnomon trace. Damage anywhere
+// after the file header loads everything sound, in sequence order, and says what was
+// wrong in LoadReport (warning and anomalies). With options, others may read the model
+// between blocks.
 Result<LoadReport> LoadTrace(const std::string& path, TraceModel& model, const LoadOptions& options = {});
 
 }  // namespace gnomon::server

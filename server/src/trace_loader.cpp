@@ -1,0 +1,546 @@
+// Loading a trace file in two stages: a reader thread reads, checks and decompresses
+// blocks ahead (at most BlockPipeline::kBlocksAhead, so memory stays bounded), while the
+// calling thread decodes them into the model.
+//
+// Before either starts, every block header is read (IndexBlocks; data is skipped, so
+// this costs a read per block): damage is found and skipped, blocks are put in sequence
+// order (format 4), repeats dropped, gaps noted. The loader never trusts a size it has
+// not seen backed by bytes: a block's data must lie inside the file, it may expand at
+// most max_expansion times, and its buffer grows only as fast as zstd really produces.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "gnomon/protocol/messages.h"
+#include "gnomon/server/stream_decoder.h"
+#include "gnomon/server/tick_delta.h"
+#include "gnomon/server/trace_builder.h"
+#include "gnomon/server/trace_file.h"
+
+namespace gnomon::server {
+namespace {
+
+struct DCtxDeleter {
+  void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
+};
+
+// Closes a file descriptor on scope exit.
+struct FdCloser {
+  int fd = -1;
+  ~FdCloser() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+// Reads exactly `size` bytes at `offset`; false at the end of the file or on an error.
+bool ReadAt(int fd, void* out, size_t size, uint64_t offset) {
+  auto* bytes = static_cast<uint8_t*>(out);
+  while (size > 0) {
+    const ssize_t n = pread(fd, bytes, size, off_t(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes += n;
+    size -= size_t(n);
+    offset += uint64_t(n);
+  }
+  return true;
+}
+
+// A block header as the index reads it, whatever the format.
+struct IndexedBlock {
+  uint64_t offset = 0;         // of its header in the file
+  uint32_t header_bytes = 0;   // 20 (format 4) or 16
+  uint32_t sequence = 0;       // format 4: as written; before: its place among the blocks
+  uint32_t raw_bytes = 0;
+  uint32_t compressed_bytes = 0;
+  bool rejected = false;       // its sizes are absurd: it is skipped
+  bool after_gap = false;      // something before it in the stream is lost
+  uint64_t data_offset() const { return offset + header_bytes; }
+  uint64_t end_offset() const { return data_offset() + compressed_bytes; }
+};
+
+enum class HeaderKind { kBlock, kEnd, kInvalid, kCut };
+
+// Reads and checks the header at `offset`.
+HeaderKind ReadHeader(int fd, uint64_t offset, uint64_t file_bytes, bool numbered, IndexedBlock& out) {
+  const size_t size = numbered ? sizeof(BlockHeader) : sizeof(BlockHeaderV1);
+  if (file_bytes - offset < size) return HeaderKind::kCut;
+  uint32_t magic = 0;
+  if (numbered) {
+    BlockHeader h{};
+    if (!ReadAt(fd, &h, size, offset)) return HeaderKind::kCut;
+    if (h.header_check != BlockHeaderCheck(h)) return HeaderKind::kInvalid;
+    magic = h.magic;
+    out = {offset, uint32_t(size), h.sequence, h.raw_bytes, h.compressed_bytes};
+  } else {
+    BlockHeaderV1 h{};
+    if (!ReadAt(fd, &h, size, offset)) return HeaderKind::kCut;
+    if (h.header_check != BlockHeaderCheck(h)) return HeaderKind::kInvalid;
+    magic = h.magic;
+    out = {offset, uint32_t(size), 0, h.raw_bytes, h.compressed_bytes};
+  }
+  if (magic == kEndMagic) return out.raw_bytes == 0 && out.compressed_bytes == 0 ? HeaderKind::kEnd : HeaderKind::kInvalid;
+  return magic == kBlockMagic ? HeaderKind::kBlock : HeaderKind::kInvalid;
+}
+
+// The first offset after `from` where a sound header starts (a block whose data fits in
+// the file, or an end marker), or file_bytes when there is none: how a load finds its
+// way past bytes that are not a block header.
+uint64_t FindNextHeader(int fd, uint64_t from, uint64_t file_bytes, bool numbered) {
+  std::vector<uint8_t> window(1 << 16);
+  for (uint64_t base = from; base + 4 <= file_bytes; base += window.size() - 3) {
+    const size_t n = size_t(std::min<uint64_t>(window.size(), file_bytes - base));
+    if (!ReadAt(fd, window.data(), n, base)) return file_bytes;
+    for (size_t i = 0; i + 4 <= n; ++i) {
+      if (window[i] != 'G' || (window[i + 1] != 'B' && window[i + 1] != 'E')) continue;
+      IndexedBlock block;
+      const HeaderKind kind = ReadHeader(fd, base + i, file_bytes, numbered, block);
+      if (kind == HeaderKind::kEnd || (kind == HeaderKind::kBlock && block.end_offset() <= file_bytes)) return base + i;
+    }
+    if (n < window.size()) break;
+  }
+  return file_bytes;
+}
+
+// Sentences for LoadReport::warning, at most kMaxNotes of them: a file damaged all over
+// gets the first ones and a count of the rest, not a megabyte of warnings.
+class Notes {
+ public:
+  static constexpr size_t kMaxNotes = 12;
+  void Add(std::string sentence) {
+    if (count_++ < kMaxNotes) notes_.push_back(std::move(sentence));
+  }
+  std::string Join(const std::string& path) const {
+    std::string text;
+    for (const std::string& note : notes_) text += (text.empty() ? path + ": " : "; ") + note;
+    if (count_ > kMaxNotes) text += "; and " + std::to_string(count_ - kMaxNotes) + " more problem(s) of these kinds";
+    return text;
+  }
+
+ private:
+  std::vector<std::string> notes_;
+  size_t count_ = 0;
+};
+
+std::string At(uint64_t offset) { return "at byte " + std::to_string(offset); }
+
+// Every block header of the file, in the order to load the blocks, and what was wrong.
+std::vector<IndexedBlock> IndexBlocks(int fd, uint64_t file_bytes, const FileHeader& header,
+                                      uint32_t max_expansion, FileAnomalies& anomalies, Notes& notes) {
+  const bool numbered = header.format_version >= 4;
+  std::vector<IndexedBlock> blocks;            // in file order
+  std::vector<IndexedBlock> end_markers;       // sequence: the block count (format 4)
+  uint64_t offset = header.header_bytes;
+  uint32_t position = 0;
+  while (offset < file_bytes) {
+    IndexedBlock block;
+    const HeaderKind kind = ReadHeader(fd, offset, file_bytes, numbered, block);
+    if (kind == HeaderKind::kEnd) {
+      end_markers.push_back(block);
+      offset = block.data_offset();
+      continue;
+    }
+    if (kind == HeaderKind::kBlock && block.end_offset() > file_bytes) {
+      anomalies.truncated = true;
+      notes.Add("the file ends inside the block " + At(offset) + " (cut short)");
+      break;
+    }
+    if (kind == HeaderKind::kBlock) {
+      if (!numbered) block.sequence = position;
+      ++position;
+      if (block.raw_bytes > kMaxBlockRawBytes || block.compressed_bytes == 0 ||
+          uint64_t(block.raw_bytes) > uint64_t(max_expansion) * block.compressed_bytes) {
+        block.rejected = true;
+        ++anomalies.rejected_blocks;
+        notes.Add("the block " + At(offset) + " claims " + std::to_string(block.raw_bytes) + " bytes from " +
+                  std::to_string(block.compressed_bytes) + " (a capture never expands more than " +
+                  std::to_string(max_expansion) +
+                  " times; damaged or crafted, skipped; --max-expansion raises the limit for a file you trust)");
+      }
+      blocks.push_back(block);
+      offset = block.end_offset();
+      continue;
+    }
+    const bool after_end = !end_markers.empty() && end_markers.back().data_offset() == offset;
+    if (kind == HeaderKind::kCut && !after_end) {
+      anomalies.truncated = true;
+      notes.Add("the file ends inside a block header " + At(offset) + " (cut short)");
+      break;
+    }
+    // Bytes that are not a header: damage, or whatever follows the end marker.
+    const uint64_t next = kind == HeaderKind::kCut ? file_bytes : FindNextHeader(fd, offset + 1, file_bytes, numbered);
+    if (next == file_bytes && after_end) {
+      anomalies.trailing_bytes = file_bytes - offset;
+      notes.Add(std::to_string(file_bytes - offset) + " byte(s) after the end marker " + At(offset) +
+                " are not blocks; ignored");
+      break;
+    }
+    anomalies.damaged_bytes += next - offset;
+    notes.Add("bytes " + std::to_string(offset) + " to " + std::to_string(next) +
+              " hold no readable block header; skipped" +
+              (next < file_bytes ? " to the next block" : ""));
+    offset = next;
+  }
+  anomalies.has_end_marker = !end_markers.empty();
+  for (const IndexedBlock& marker : end_markers) {
+    const bool blocks_follow = !blocks.empty() && blocks.back().offset > marker.offset;
+    if (blocks_follow) {
+      ++anomalies.misplaced_end_markers;
+      notes.Add("an end marker " + At(marker.offset) + " has blocks after it (loaded)");
+    }
+  }
+
+  if (numbered) {
+    // Sequence order; of a repeated number, the first copy in the file.
+    std::stable_sort(blocks.begin(), blocks.end(),
+                     [](const IndexedBlock& a, const IndexedBlock& b) { return a.sequence < b.sequence; });
+    std::vector<IndexedBlock> ordered;
+    ordered.reserve(blocks.size());
+    for (const IndexedBlock& block : blocks) {
+      if (!ordered.empty() && ordered.back().sequence == block.sequence) {
+        ++anomalies.duplicate_blocks;
+        notes.Add("the block " + At(block.offset) + " repeats block " + std::to_string(block.sequence) +
+                  " (skipped)");
+        continue;
+      }
+      const uint32_t expected = ordered.empty() ? 0 : ordered.back().sequence + 1;
+      if (block.sequence != expected) {
+        anomalies.missing_blocks += block.sequence - expected;
+        notes.Add(std::to_string(block.sequence - expected) + " block(s) missing before block " +
+                  std::to_string(block.sequence) + " " + At(block.offset));
+      }
+      if (!ordered.empty() && block.offset < ordered.back().offset) {
+        ++anomalies.reordered_blocks;
+        notes.Add("block " + std::to_string(block.sequence) + " " + At(block.offset) +
+                  " comes before blocks it follows (loaded in its place)");
+      }
+      ordered.push_back(block);
+    }
+    blocks = std::move(ordered);
+    if (!end_markers.empty()) {
+      const uint32_t counted = end_markers.back().sequence;
+      const uint32_t found = blocks.empty() ? 0 : blocks.back().sequence + 1;
+      if (counted > found) {
+        anomalies.missing_blocks += counted - found;
+        notes.Add("the end marker counts " + std::to_string(counted) + " block(s); the last " +
+                  std::to_string(counted - found) + " are missing");
+      } else if (counted < found) {
+        ++anomalies.misplaced_end_markers;
+        notes.Add("the end marker counts " + std::to_string(counted) + " block(s), but " + std::to_string(found) +
+                  " were written");
+      }
+    }
+  }
+  // A block after a lost, skipped or rejected one starts without knowing which thread
+  // the stream was on.
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const bool first = i == 0;
+    blocks[i].after_gap = (first && blocks[i].sequence != 0) || (!first && blocks[i].sequence != blocks[i - 1].sequence + 1) ||
+                          (!first && blocks[i - 1].rejected);
+  }
+  if (!anomalies.has_end_marker && !anomalies.truncated) {
+    notes.Add("the file ends without its end marker (the capture did not finish: killed, or the file was cut)");
+  }
+  return blocks;
+}
+
+// A decompressed block on its way from the reader thread to the model, or the end.
+struct ReadyBlock {
+  std::vector<uint8_t> raw;  // the block's bytes in raw[0, size): the stream, or its compact form
+  size_t size = 0;
+  bool compact = false;      // formats 3 and 4 (tick_delta.h)
+  IndexedBlock where;
+  bool is_last = false;      // nothing follows
+  std::string failure;       // why this block cannot be loaded ("" when it can)
+};
+
+class BlockPipeline {
+ public:
+  static constexpr size_t kBlocksAhead = 4;
+
+  // Reader side: false once the consumer has stopped (the block is dropped).
+  // While the queue is full, the reader touches memory that the model will take.
+  bool Push(ReadyBlock block) {
+    std::unique_lock lock(mutex_);
+    while (queue_.size() >= kBlocksAhead && !stopped_) {
+      lock.unlock();
+      const bool added = chunk_memory::BlockReserve::Get().AddOne();
+      lock.lock();
+      if (!added) space_.wait(lock, [&] { return queue_.size() < kBlocksAhead || stopped_; });
+    }
+    if (stopped_) return false;
+    queue_.push_back(std::move(block));
+    ready_.notify_one();
+    return true;
+  }
+  bool stopped() {
+    std::lock_guard lock(mutex_);
+    return stopped_;
+  }
+  std::vector<uint8_t> TakeBuffer() {
+    std::lock_guard lock(mutex_);
+    if (spare_.empty()) return {};
+    std::vector<uint8_t> buffer = std::move(spare_.back());
+    spare_.pop_back();
+    return buffer;
+  }
+
+  // Consumer side.
+  ReadyBlock Pop() {
+    std::unique_lock lock(mutex_);
+    ready_.wait(lock, [&] { return !queue_.empty(); });
+    ReadyBlock block = std::move(queue_.front());
+    queue_.pop_front();
+    space_.notify_one();
+    return block;
+  }
+  void Recycle(std::vector<uint8_t> buffer) {
+    std::lock_guard lock(mutex_);
+    if (spare_.size() < kBlocksAhead) spare_.push_back(std::move(buffer));
+  }
+  void Stop() {
+    std::lock_guard lock(mutex_);
+    stopped_ = true;
+    space_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_, space_;
+  std::deque<ReadyBlock> queue_;
+  std::vector<std::vector<uint8_t>> spare_;
+  bool stopped_ = false;
+};
+
+// Decodes a compact block (formats 3 and 4) into the builder, the zone records straight from their
+// varints; consumed == size unless a record cannot be read (failed, with the reason).
+// stream_bytes grows by the size the decoded messages have in the stream.
+DecodeResult DecodeCompactBlock(uint8_t* block, size_t size, TraceBuilder& builder, uint64_t& stream_bytes) {
+  DecodeResult result;
+  uint64_t zone_begins = 0, zone_ends = 0, others = 0;
+  const CompactWalk walk = WalkCompactBlock(
+      block, size,
+      [&](uint32_t location, uint64_t tick) {
+        builder.OnZoneBegin(location, tick);
+        ++zone_begins;
+        return true;
+      },
+      [&](uint64_t tick) {
+        builder.OnZoneEnd(tick);
+        ++zone_ends;
+        return true;
+      },
+      [&](uint32_t location, uint64_t begin_tick, uint64_t end_tick) {
+        builder.OnLeafZone(location, begin_tick, end_tick);
+        ++zone_begins;
+        ++zone_ends;
+        return true;
+      },
+      [&](const uint8_t* message, size_t length) {
+        others += length;
+        return DecodeMessages(message, length, builder).consumed == length;
+      });
+  stream_bytes += zone_begins * sizeof(protocol::ZoneBegin) + zone_ends * sizeof(protocol::ZoneEnd) + others;
+  result.messages = walk.records;
+  result.consumed = walk.stopped_at;
+  result.failed = !walk.ok || walk.stopped_at != size;
+  result.error = walk.ok ? "a message does not decode" : walk.error;
+  return result;
+}
+
+// Decompresses one zstd frame into out[0, expected). A buffer already big enough (the
+// usual case: buffers are reused) takes it in one call; a smaller one grows only as far
+// as the frame really produces, so a header claiming 64 MiB costs nothing until zstd
+// delivers them. "" on success, else what is wrong.
+std::string DecompressFrame(ZSTD_DCtx* dctx, const uint8_t* src, size_t size, size_t expected, bool need_checksum,
+                            std::vector<uint8_t>& out) {
+  // RFC 8878: a frame starts with its magic number, then a descriptor byte whose bit 2
+  // says whether a content checksum ends the frame.
+  constexpr uint8_t kFrameMagic[4] = {0x28, 0xB5, 0x2F, 0xFD};
+  if (size < 5 || std::memcmp(src, kFrameMagic, 4) != 0) return "no zstd frame";
+  if (need_checksum && (src[4] & 0x04) == 0) return "its frame has no content checksum";
+  const unsigned long long content = ZSTD_getFrameContentSize(src, size);
+  if (content == ZSTD_CONTENTSIZE_ERROR) return "its zstd frame header is damaged";
+  if (content != ZSTD_CONTENTSIZE_UNKNOWN && content != expected) {
+    return "its frame holds " + std::to_string(content) + " bytes, its header says " + std::to_string(expected);
+  }
+  if (out.size() >= expected) {
+    const size_t n = ZSTD_decompressDCtx(dctx, out.data(), expected, src, size);
+    if (ZSTD_isError(n)) return ZSTD_getErrorName(n);
+    return n == expected ? "" : "it decompresses to " + std::to_string(n) + " bytes, its header says " + std::to_string(expected);
+  }
+  ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+  ZSTD_inBuffer in{src, size, 0};
+  size_t produced = 0;
+  while (true) {
+    if (out.size() - produced < (64u << 10) && out.size() < expected) {
+      out.resize(std::min(expected, std::max<size_t>(out.size() * 2, 256u << 10)));
+    }
+    ZSTD_outBuffer o{out.data(), std::min(out.size(), expected), produced};
+    const size_t in_before = in.pos;
+    const size_t left = ZSTD_decompressStream(dctx, &o, &in);
+    if (ZSTD_isError(left)) return ZSTD_getErrorName(left);
+    const bool progressed = o.pos != produced || in.pos != in_before;
+    produced = o.pos;
+    if (left == 0) {
+      if (in.pos != size) return "bytes follow its frame";
+      return produced == expected ? "" : "it decompresses to " + std::to_string(produced) + " bytes, its header says " +
+                                             std::to_string(expected);
+    }
+    if (!progressed) return produced == expected ? "it holds more than its header says" : "its frame is cut short";
+  }
+}
+
+// The reader thread: each indexed block in load order, decompressed and with its tick
+// deltas undone (format 2), then one last ReadyBlock.
+void ReadBlocks(int fd, const FileHeader& header, const std::vector<IndexedBlock>& blocks, const LoadOptions& options,
+                BlockPipeline& pipeline) {
+  std::unique_ptr<ZSTD_DCtx, DCtxDeleter> dctx(ZSTD_createDCtx());
+  std::vector<uint8_t> compressed;
+  for (const IndexedBlock& block : blocks) {
+    if (pipeline.stopped()) return;
+    if (options.cancel != nullptr && options.cancel->load()) {
+      ReadyBlock cancelled;
+      cancelled.is_last = true;
+      cancelled.failure = "loading cancelled";
+      pipeline.Push(std::move(cancelled));
+      return;
+    }
+    if (block.rejected) continue;  // counted by the index
+    ReadyBlock ready;
+    ready.where = block;
+    // The buffer only grows (no zero-filling per block). A compact block stays compact:
+    // the model's thread decodes it directly, which moves 5 bytes a zone between the
+    // two threads' caches instead of the stream's 22.
+    ready.raw = pipeline.TakeBuffer();
+    compressed.resize(block.compressed_bytes);  // inside the file: the index checked
+    if (!ReadAt(fd, compressed.data(), compressed.size(), block.data_offset())) {
+      ready.failure = std::string("cannot be read (") + std::strerror(errno) + ")";
+    } else {
+      ready.failure = DecompressFrame(dctx.get(), compressed.data(), compressed.size(), block.raw_bytes,
+                                      header.format_version >= 4, ready.raw);
+    }
+    if (ready.failure.empty()) {
+      ready.size = block.raw_bytes;
+      ready.compact = header.format_version >= 3;
+      if (header.format_version == 2) DecodeTickDeltas(ready.raw.data(), ready.size);
+    }
+    if (!pipeline.Push(std::move(ready))) return;
+  }
+  ReadyBlock last;
+  last.is_last = true;
+  pipeline.Push(std::move(last));
+}
+
+// Opens `path` for reading when it is a regular file. A FIFO is opened without waiting
+// for a writer (then refused), so nothing here can block.
+Result<int> OpenRegularFile(const std::string& path, uint64_t& size) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return Status::Error("cannot open " + path + ": " + std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const int error = errno;
+    close(fd);
+    if (S_ISDIR(st.st_mode)) return Status::Error(path + " is a folder, not a trace file");
+    if (S_ISFIFO(st.st_mode)) return Status::Error(path + " is a FIFO, not a trace file; save the stream to a file first");
+    if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode)) {
+      return Status::Error(path + " is a device or socket, not a trace file");
+    }
+    return Status::Error("cannot read " + path + ": " + std::strerror(error));
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  size = uint64_t(st.st_size);
+  return fd;
+}
+
+}  // namespace
+
+Result<LoadReport> LoadTrace(const std::string& path, TraceModel& model, const LoadOptions& options) {
+  uint64_t file_bytes = 0;
+  Result<int> opened = OpenRegularFile(path, file_bytes);
+  if (!opened.ok()) return opened.status();
+  FdCloser closer{opened.value()};
+  const int fd = closer.fd;
+  if (options.bytes_total != nullptr) *options.bytes_total = file_bytes;
+  FileHeader header{};
+  if (!ReadAt(fd, &header, sizeof(header), 0) || std::memcmp(header.magic, kTraceMagic, sizeof(kTraceMagic)) != 0) {
+    return Status::Error(path + " is not a Gnomon trace (no GNOMONTF header)");
+  }
+  if (header.format_version > kTraceFormatVersion) {
+    return Status::Error(path + " uses trace format " + std::to_string(header.format_version) +
+                         "; this build reads up to " + std::to_string(kTraceFormatVersion) +
+                         ": open it with a newer Gnomon");
+  }
+  if (header.format_version == 0 || header.header_bytes < sizeof(FileHeader) || header.header_bytes > file_bytes) {
+    return Status::Error(path + " has a damaged header (format " + std::to_string(header.format_version) +
+                         ", header size " + std::to_string(header.header_bytes) + ")");
+  }
+
+  LoadReport report;
+  Notes notes;
+  const std::vector<IndexedBlock> blocks =
+      IndexBlocks(fd, file_bytes, header, std::max<uint32_t>(1, options.max_expansion), report.anomalies, notes);
+  BlockPipeline pipeline;
+  std::thread reader([&] { ReadBlocks(fd, header, blocks, options, pipeline); });
+  TraceBuilder builder(model);
+  bool gap_pending = false;  // the previous block failed: the next starts after a gap
+  while (true) {
+    ReadyBlock ready = pipeline.Pop();
+    if (ready.is_last) {
+      if (!ready.failure.empty()) notes.Add(ready.failure);
+      break;
+    }
+    const IndexedBlock& where = ready.where;
+    if (!ready.failure.empty()) {
+      ++report.anomalies.damaged_blocks;
+      notes.Add("block " + std::to_string(where.sequence) + " " + At(where.offset) + " does not decompress (" +
+                ready.failure + "); skipped");
+      gap_pending = true;
+      continue;
+    }
+    std::unique_lock<std::mutex> model_lock;
+    if (options.model_mutex != nullptr) model_lock = std::unique_lock(*options.model_mutex);
+    if (where.after_gap || gap_pending) builder.OnStreamGap();
+    gap_pending = false;
+    uint64_t stream_bytes = ready.compact ? 0 : ready.size;
+    const DecodeResult decoded = ready.compact ? DecodeCompactBlock(ready.raw.data(), ready.size, builder, stream_bytes)
+                                               : DecodeMessages(ready.raw.data(), ready.size, builder);
+    if (model_lock.owns_lock()) model_lock.unlock();
+    report.messages += decoded.messages;
+    report.raw_bytes += stream_bytes;
+    ++report.blocks;  // a malformed block's whole messages before the fault are kept
+    if (decoded.failed || decoded.consumed != ready.size) {
+      const std::string what =
+          decoded.failed ? decoded.error
+                         : DescribeTruncation(ready.raw.data() + decoded.consumed, ready.size - decoded.consumed);
+      ++report.anomalies.damaged_blocks;
+      notes.Add("block " + std::to_string(where.sequence) + " " + At(where.offset) + " holds a malformed message (" +
+                what + "); kept the messages before it");
+      gap_pending = true;
+    }
+    if (options.bytes_done != nullptr) options.bytes_done->store(where.end_offset());
+    pipeline.Recycle(std::move(ready.raw));
+  }
+  pipeline.Stop();
+  reader.join();
+  chunk_memory::BlockReserve::Get().Clear();
+  {
+    std::unique_lock<std::mutex> model_lock;
+    if (options.model_mutex != nullptr) model_lock = std::unique_lock(*options.model_mutex);
+    model.ShrinkToFit();
+  }
+  report.warning = notes.Join(path);
+  return report;
+}
+
+}  // namespace gnomon::server
