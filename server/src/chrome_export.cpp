@@ -98,7 +98,7 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out) {
       const int64_t origin = model.clock.TickToNs(model.first_tick);
       const CounterSet& set = model.counter_sets.at(sample.set_id);
       for (size_t i = 0; i < sample.value_count; ++i) {
-        const std::string name = context.label() + ": " + set.counters[i].name;
+        const std::string name = context.label() + ": " + set.CounterName(i);
         const double value = NormalizedCounterValue(model, context, sample, i);
         char number[40];
         std::snprintf(number, sizeof(number), "%.17g", std::isfinite(value) ? value : 0.0);

@@ -17,12 +17,11 @@ bool IsType(const CounterInfo& counter, CounterType type) { return counter.type 
 
 // The counter a normalised duration is divided by, or -1.
 int RenderClocks(const CounterSet& set) {
-  for (size_t i = 0; i < set.counters.size(); ++i) {
-    const CounterInfo& c = set.counters[i];
+  for (const CounterInfo& c : set.counters) {
     if (!IsType(c, CounterType::kEvent) && !IsType(c, CounterType::kRaw)) continue;
     std::string name = c.name;
     std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
-    if (name.find("clocks") != std::string::npos) return int(i);
+    if (name.find("clocks") != std::string::npos) return int(c.index);
   }
   return -1;
 }
@@ -44,8 +43,9 @@ double MeasuredSeconds(const TraceModel& model, const GpuContextTimeline& contex
 }  // namespace
 
 std::string CounterUnit(const CounterSet& set, size_t index) {
-  if (index >= set.counters.size()) return "";
-  const CounterInfo& c = set.counters[index];
+  const CounterInfo* counter = set.Find(index);
+  if (counter == nullptr) return "";
+  const CounterInfo& c = *counter;
   if (IsType(c, CounterType::kDurationNorm) && RenderClocks(set) >= 0) return "%";
   if (IsType(c, CounterType::kThroughput)) return "/s";
   return "";
@@ -56,8 +56,9 @@ double NormalizedCounterValue(const TraceModel& model, const GpuContextTimeline&
   if (index >= sample.value_count) return 0;
   const double value = context.counter_values[sample.first_value + index];
   auto set = model.counter_sets.find(sample.set_id);
-  if (set == model.counter_sets.end() || index >= set->second.counters.size()) return value;
-  const CounterInfo& c = set->second.counters[index];
+  const CounterInfo* counter = set == model.counter_sets.end() ? nullptr : set->second.Find(index);
+  if (counter == nullptr) return value;
+  const CounterInfo& c = *counter;
   if (IsType(c, CounterType::kDurationNorm)) {
     const int clocks = RenderClocks(set->second);
     if (clocks < 0 || size_t(clocks) >= sample.value_count) return value;

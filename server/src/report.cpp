@@ -272,11 +272,10 @@ void PrintCounterStatistics(const TraceModel& model, std::ostream& out) {
   uint32_t last_location = UINT32_MAX;
   for (const CounterStatistics& s : stats) {
     const CounterSet& set = model.counter_sets.at(s.set_id);
-    const CounterInfo& counter = set.counters[s.counter];
     const std::string unit = CounterUnit(set, s.counter);
     const std::string zone = s.source_location == last_location ? "" : model.Location(s.source_location).name;
     last_location = s.source_location;
-    const std::string name = counter.name + (unit.empty() ? "" : " (" + unit + ")");
+    const std::string name = set.CounterName(s.counter) + (unit.empty() ? "" : " (" + unit + ")");
     std::snprintf(line, sizeof(line), "%-28.28s  %-34.34s %8" PRIu64 " %16.6g %14.6g %14.6g %14.6g\n", zone.c_str(),
                   name.c_str(), s.count, s.sum, s.mean, s.min, s.max);
     out << line;

@@ -16,12 +16,22 @@ ThreadTimeline* TraceBuilder::FindOrAddThread(uint32_t thread_id) {
 
 void TraceBuilder::OnThreadContext(uint32_t thread_id) {
   thread_id_ = thread_id;
-  thread_ = FindOrAddThread(thread_id);
-  if (thread_ == nullptr) ++model_.diagnostics.invalid_ids;
+  thread_ = nullptr;
+  thread_refused_ = false;
+}
+
+ThreadTimeline* TraceBuilder::ResolveThread() {
+  if (thread_id_ == 0 || thread_refused_) return nullptr;
+  thread_ = FindOrAddThread(thread_id_);
+  if (thread_ == nullptr) {
+    thread_refused_ = true;
+    ++model_.diagnostics.invalid_ids;
+  }
+  return thread_;
 }
 
 ZoneAttributes* TraceBuilder::InnermostAttributes() {
-  if (thread_ == nullptr || thread_->open_zones.empty()) {
+  if (CurrentThread() == nullptr || thread_->open_zones.empty()) {
     ++model_.diagnostics.attributes_without_zone;
     return nullptr;
   }
@@ -81,7 +91,7 @@ void TraceBuilder::OnFrame(protocol::MessageType type, uint32_t name_id, uint64_
 }
 
 void TraceBuilder::OnLogMessage(uint64_t tick, uint8_t severity, std::string_view text) {
-  if (thread_ == nullptr) {
+  if (CurrentThread() == nullptr) {
     ++model_.diagnostics.events_without_thread;
     return;
   }
@@ -116,14 +126,34 @@ void TraceBuilder::OnStringDef(uint32_t id, uint8_t kind, std::string_view text)
   }
 }
 
+uint32_t TraceBuilder::LookUpLocation(uint32_t id) {
+  if (id == 0) return 0;
+  if (id >= kMaxSourceLocationId) {
+    ++model_.diagnostics.invalid_ids;
+    return 0;
+  }
+  const auto [it, inserted] = model_.location_index.try_emplace(id, uint32_t(model_.source_locations.size()));
+  if (inserted) {
+    SourceLocation& location = model_.source_locations.emplace_back();
+    location.id = id;
+    location.name = "<unknown>";  // until its definition arrives
+  }
+  // Recomputed from the model, so a second builder over the same model agrees.
+  while (identity_limit_ < model_.source_locations.size() &&
+         model_.source_locations[identity_limit_].id == identity_limit_) {
+    ++identity_limit_;
+  }
+  return it->second;
+}
+
 void TraceBuilder::OnSourceLocationDef(const protocol::SourceLocationDef& def, std::string_view name,
                                        std::string_view function, std::string_view file) {
-  if (def.id == 0 || def.id >= kMaxSourceLocationId) {
+  const uint32_t id = def.id;  // a copy: the message is packed
+  if (id == 0 || id >= kMaxSourceLocationId) {
     ++model_.diagnostics.invalid_ids;
     return;
   }
-  if (model_.source_locations.size() <= def.id) model_.source_locations.resize(def.id + 1);
-  SourceLocation& location = model_.source_locations[def.id];
+  SourceLocation& location = model_.source_locations[LocationIndex(id)];
   location.name.assign(name);
   location.function.assign(function);
   location.file.assign(file);
@@ -222,14 +252,14 @@ void TraceBuilder::AwaitGpuQuery(GpuContextTimeline& context, uint32_t query, ui
 void TraceBuilder::OnGpuZoneBegin(uint32_t id, uint32_t query, uint32_t source_location, uint64_t cpu_tick) {
   GpuContextTimeline* context = FindGpuContext(id);
   if (context == nullptr) return;
-  if (thread_ == nullptr) {
+  if (CurrentThread() == nullptr) {
     ++model_.diagnostics.events_without_thread;
     return;
   }
   std::vector<uint32_t>& open = context->open_zones[thread_id_];
   GpuZone zone;
   zone.cpu_begin_tick = cpu_tick;
-  zone.source_location = CheckedLocation(source_location);
+  zone.source_location = LocationIndex(source_location);
   zone.thread_id = thread_id_;
   zone.epoch = context->clock.epoch();
   zone.depth = static_cast<uint16_t>(open.size());
@@ -244,7 +274,7 @@ void TraceBuilder::OnGpuZoneEnd(uint32_t id, uint32_t query, uint64_t cpu_tick) 
   GpuContextTimeline* context = FindGpuContext(id);
   if (context == nullptr) return;
   auto open = context->open_zones.find(thread_id_);
-  if (thread_ == nullptr || open == context->open_zones.end() || open->second.empty()) {
+  if (CurrentThread() == nullptr || open == context->open_zones.end() || open->second.empty()) {
     ++model_.diagnostics.gpu_zone_ends_without_begin;
     return;
   }
@@ -304,7 +334,8 @@ void TraceBuilder::OnCounterSetDef(const protocol::CounterSetDef& def, std::stri
   set.id = id;
   set.context_id = context->id;
   set.name.assign(name);
-  set.counters.resize(def.counter_count);
+  set.counter_count = def.counter_count;
+  std::erase_if(set.counters, [&](const CounterInfo& c) { return c.index >= set.counter_count; });
 }
 
 void TraceBuilder::OnCounterDef(const protocol::CounterDef& def, std::string_view name,
@@ -312,11 +343,16 @@ void TraceBuilder::OnCounterDef(const protocol::CounterDef& def, std::string_vie
   const uint32_t set_id = def.set_id;  // copies: the message is packed
   const uint16_t index = def.index;
   auto set = model_.counter_sets.find(set_id);
-  if (set == model_.counter_sets.end() || index >= set->second.counters.size()) {
+  if (set == model_.counter_sets.end() || index >= set->second.counter_count) {
     ++model_.diagnostics.invalid_ids;
     return;
   }
-  CounterInfo& counter = set->second.counters[index];
+  std::vector<CounterInfo>& counters = set->second.counters;
+  auto at = std::lower_bound(counters.begin(), counters.end(), index,
+                             [](const CounterInfo& c, uint16_t i) { return c.index < i; });
+  if (at == counters.end() || at->index != index) at = counters.insert(at, CounterInfo{});
+  CounterInfo& counter = *at;
+  counter.index = index;
   counter.name.assign(name);
   counter.description.assign(description);
   counter.type = def.counter_type;
@@ -333,7 +369,7 @@ void TraceBuilder::OnCounterResult(const protocol::CounterResult& result, const 
   auto set = model_.counter_sets.find(set_id);
   GpuContextTimeline* context = FindGpuContext(result.context_id);
   if (context == nullptr || set == model_.counter_sets.end() || set->second.context_id != context->id ||
-      result.value_count != set->second.counters.size() ||
+      result.value_count != set->second.counter_count ||
       context->counter_values.size() + result.value_count > UINT32_MAX) {
     ++model_.diagnostics.counter_results_dropped;
     return;
@@ -360,7 +396,8 @@ void TraceBuilder::OnCounterResult(const protocol::CounterResult& result, const 
   }
   for (uint16_t i = 0; i < result.value_count; ++i) {
     const uint64_t bits = protocol::LoadLe<uint64_t>(values + 8 * size_t{i});
-    const uint8_t type = set->second.counters[i].data_type;
+    const CounterInfo* counter = set->second.Find(i);
+    const uint8_t type = counter != nullptr ? counter->data_type : uint8_t(protocol::CounterDataType::kUint64);
     const bool is_float = type == uint8_t(protocol::CounterDataType::kFloat) ||
                           type == uint8_t(protocol::CounterDataType::kDouble);
     context->counter_values.push_back(is_float ? std::bit_cast<double>(bits) : double(bits));

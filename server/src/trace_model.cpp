@@ -19,6 +19,17 @@ const std::string& TraceModel::ZoneName(const ThreadTimeline& thread, size_t zon
   return Location(zone.source_location).name;
 }
 
+const CounterInfo* CounterSet::Find(size_t index) const {
+  auto it = std::lower_bound(counters.begin(), counters.end(), index,
+                             [](const CounterInfo& c, size_t i) { return c.index < i; });
+  return it != counters.end() && it->index == index ? &*it : nullptr;
+}
+
+std::string CounterSet::CounterName(size_t index) const {
+  const CounterInfo* counter = Find(index);
+  return counter != nullptr ? counter->name : "counter " + std::to_string(index);
+}
+
 std::string SourceLocation::ShortLabel() const {
   if (file.empty()) return function;
   const size_t slash = file.find_last_of('/');

@@ -105,6 +105,7 @@ int main(int argc, char** argv) {
   io.IniFilename = nullptr;
   io.DisplaySize = ImVec2(1920, 1080);
   io.DeltaTime = 1.0f / 60.0f;
+  io.BackendFlags |= ImGuiBackendFlags_RendererHasVtxOffset;  // as the OpenGL 3 renderer does
   unsigned char* pixels = nullptr;
   int width = 0, height = 0;
   io.Fonts->GetTexDataAsRGBA32(&pixels, &width, &height);  // builds the font atlas

@@ -13,6 +13,7 @@
 #include "gnomon/server/trace_builder.h"
 #include "../support/process.h"
 #include "../support/build_model.h"
+#include "../support/heap_counter.h"
 #include "../support/mappings.h"
 
 using namespace gnomon::server;
@@ -399,7 +400,10 @@ TEST_CASE("a decompression bomb is refused with a clear error; a trusted file lo
   BlockHeader h{};
   std::memcpy(&h, parts.blocks[0].data(), sizeof(h));
   REQUIRE(h.raw_bytes > 1024 * h.compressed_bytes);
+  const int64_t heap_before = gnomon::test::HeapBytes();
+  gnomon::test::ResetHeapPeak();
   const Loaded refused = LoadBytes(dir, bytes);
+  CHECK(gnomon::test::HeapPeakBytes() - heap_before < int64_t(64 * bytes.size() + (256 << 10)));
   CHECK(refused.model.zone_count == 0);
   CHECK(refused.report.anomalies.rejected_blocks == 1);
   CHECK(refused.report.warning.find("never expands more than 1024 times") != std::string::npos);

@@ -40,18 +40,18 @@ TEST_CASE("a zone array gives back what it was given, 12 bytes a zone") {
   CHECK(zones[2].flags == gnomon::server::kZoneEndClamped);
 
   // Pages of 1,024 zones (12 KiB), carved from 2 MiB blocks after the first eight: never
-  // more than one block beyond the zones, plus two pointers a page, a base tick per 64 zones
+  // more than one block beyond the zones, plus a pointer a page, a base tick per 64 zones
   // and the side table's entry for zone 1's long end.
   for (int i = 0; i < 1'000'000; ++i) zones.push_back({base + uint64_t(i), base + uint64_t(i) + 5, 1, 0, 0});
   const size_t pages = (zones.size() + 1023) / 1024;
   const size_t groups = (zones.size() + 63) / 64;
-  CHECK(zones.capacity_bytes() <= pages * 12288 + (size_t{2} << 20) + 2 * (pages * 16 + groups * 8) + 24);
-  CHECK(zones.capacity_bytes() >= zones.size() * 12 + pages * 16 + groups * 8);
+  CHECK(zones.capacity_bytes() <= pages * 12288 + (size_t{2} << 20) + 2 * (pages * 8 + groups * 8) + 24);
+  CHECK(zones.capacity_bytes() >= zones.size() * 12 + pages * 8 + groups * 8);
   // Once nothing more is expected the untouched end of the last block goes back (each
   // full block keeps 8 KiB that no page fits in); growing again still works.
   zones.ShrinkToFit();
   const size_t blocks = (pages - 8 + 169) / 170;
-  CHECK(zones.capacity_bytes() == pages * 12288 + (blocks - 1) * 8192 + pages * 16 + groups * 8 + 24);
+  CHECK(zones.capacity_bytes() == pages * 12288 + (blocks - 1) * 8192 + pages * 8 + groups * 8 + 24);
   CHECK(double(zones.capacity_bytes()) / double(zones.size()) < 12.2);
   zones.push_back({base + 7, base + 9, 2, 1, 0});
   CHECK(zones[zones.size() - 1] == Zone{base + 7, base + 9, 2, 1, 0});
@@ -68,7 +68,7 @@ TEST_CASE("a thread of 60 zones a second keeps every begin inline") {
   const uint64_t spacing = 2'600'000'000ull / 60;
   for (uint64_t i = 0; i < 3000; ++i) zones.push_back({1'000'000 + i * spacing, 1'000'000 + i * spacing + 500, 1, 0, 0});
   zones.ShrinkToFit();
-  CHECK(zones.capacity_bytes() == 3 * 12288 + 3 * 16 + 47 * 8);  // three pages, 47 groups, no side-table entry
+  CHECK(zones.capacity_bytes() == 3 * 12288 + 3 * 8 + 47 * 8);  // three pages, 47 groups, no side-table entry
   for (uint64_t i = 0; i < 3000; ++i) {
     CHECK(zones[i] == Zone{1'000'000 + i * spacing, 1'000'000 + i * spacing + 500, 1, 0, 0});
   }
@@ -100,14 +100,14 @@ TEST_CASE("zones far from their group's base keep their begins: sparse threads, 
   ZoneArray dense;
   for (uint64_t i = 0; i < 5000; ++i) dense.push_back({(i / 1024) << 40 | i, ((i / 1024) << 40 | i) + 1, 1, 0, 0});
   dense.ShrinkToFit();
-  CHECK(dense.capacity_bytes() == 5 * 12288 + 5 * 16 + 79 * 8);  // five pages, 79 groups, no side-table entry
+  CHECK(dense.capacity_bytes() == 5 * 12288 + 5 * 8 + 79 * 8);  // five pages, 79 groups, no side-table entry
   for (uint64_t i = 0; i < 5000; ++i) CHECK(dense[i].begin_tick == ((i / 1024) << 40 | i));
 }
 
 TEST_CASE("a small thread costs a small page, which grows to a full one zone by zone") {
   ZoneArray one;
   one.push_back({100, 200, 1, 0, 0});
-  CHECK(one.capacity_bytes() == 64 * 12 + 16 + 8);  // room for a group, its page pointers and base
+  CHECK(one.capacity_bytes() == 64 * 12 + 8 + 8);  // room for a group, its page pointer and base
   ZoneArray zones;
   for (uint64_t i = 0; i < 2100; ++i) {
     zones.push_back({1000 + i * 50, 1000 + i * 50 + 7, uint32_t(i % 100), uint16_t(i % 3), 0});
@@ -117,7 +117,7 @@ TEST_CASE("a small thread costs a small page, which grows to a full one zone by 
   }
   for (uint64_t k = 0; k < 2100; ++k) CHECK(zones[k].begin_tick == 1000 + k * 50);
   zones.ShrinkToFit();
-  CHECK(zones.capacity_bytes() == 3 * 12288 + 3 * 16 + 33 * 8);
+  CHECK(zones.capacity_bytes() == 3 * 12288 + 3 * 8 + 33 * 8);
   ZoneArray moved = std::move(zones);
   CHECK(zones.empty());
   zones.push_back({5, 6, 1, 0, 0});  // a moved-from array starts over

@@ -32,7 +32,8 @@ TEST_CASE("lanes stack frames, GPU contexts, threads and plots, and honour colla
   REQUIRE(lanes.size() == 4);
   CHECK(lanes[0].key.kind == LaneKind::kFrames);
   CHECK(lanes[1].key.kind == LaneKind::kGpu);
-  CHECK(lanes[1].title == "GPU: GPU");
+  CHECK(timeline.Title(model, lanes[1]) == "GPU: GPU");
+  CHECK(timeline.Title(model, lanes[2]) == "main (2 zones)");
   CHECK(lanes[2].key.kind == LaneKind::kThread);
   CHECK(lanes[2].rows == 2);
   CHECK(lanes[3].key.kind == LaneKind::kPlot);
@@ -116,7 +117,7 @@ TEST_CASE("a counter lane appears once chosen: a bar per measured zone, as tall 
   timeline.Layout(model, states, 0);
   const Lane& lane = timeline.lanes().back();
   REQUIRE(lane.key == key);
-  CHECK(lane.title == "Counter: invocations on GPU");
+  CHECK(timeline.Title(model, lane) == "Counter: invocations on GPU");
   TimelineView view;
   view.Fit(0, 1000, 1000);  // 1 ns per pixel, from the first event (t = 1000)
   std::vector<DrawItem> items;
@@ -143,4 +144,29 @@ TEST_CASE("a counter lane appears once chosen: a bar per measured zone, as tall 
   REQUIRE(hit.has_value());
   CHECK(hit->kind == DrawItem::Kind::kCounter);
   CHECK(hit->index == 1);
+}
+
+TEST_CASE("with thousands of threads, only the lanes in the window make items") {
+  gnomon::test::StreamWriter w;
+  for (uint32_t t = 1; t <= 5000; ++t) w.ThreadContext(t).ZoneBegin(1, 1000 + t).ZoneEnd(2000 + t);
+  const TraceModel model = gnomon::test::BuildModel(w);
+  Timeline timeline;
+  timeline.Sync(model);
+  timeline.Layout(model, {}, 0);
+  REQUIRE(timeline.lanes().size() == 5000);
+  TimelineView view;
+  view.Fit(0, 7000, 1000);
+  std::vector<DrawItem> all, shown;
+  timeline.BuildItems(model, view, all);
+  CHECK(all.size() == 5000);
+  const float top = timeline.lanes()[100].y, bottom = top + 400;  // scrolled to the 101st lane
+  timeline.BuildItems(model, view, shown, top, bottom);
+  REQUIRE_FALSE(shown.empty());
+  CHECK(shown.size() < 20);
+  for (const DrawItem& item : shown) {
+    const Lane& lane = timeline.lanes()[item.lane];
+    CHECK(timeline.IsLaneVisible(lane, top, bottom));
+    CHECK(item.lane >= 99);
+  }
+  CHECK(timeline.Title(model, timeline.lanes()[4999]) == "thread 5000 (1 zones)");
 }

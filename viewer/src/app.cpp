@@ -84,6 +84,12 @@ void App::Open(const std::string& target) {
   }
 }
 
+std::string App::LaneTitle(const Lane& lane) const {
+  std::string title;
+  if (session_) session_->WithModel([&](const server::TraceModel& model) { title = timeline_.Title(model, lane); });
+  return title;
+}
+
 void App::LoadRecent() {
   std::ifstream in(RecentFile());
   std::string line;
@@ -202,14 +208,21 @@ void App::MainMenu() {
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Lanes")) {
-    for (auto& [key, state] : lane_states_) {
-      if (key.kind == LaneKind::kCounter) continue;  // under Counters
-      const std::string label = (key.kind == LaneKind::kThread ? "thread " : key.kind == LaneKind::kGpu ? "GPU " : "plot ") +
-                                std::to_string(key.id);
-      bool shown = !state.hidden;
-      if (ImGui::MenuItem(label.c_str(), nullptr, &shown)) state.hidden = !shown;
+    if (session_) {
+      // Only lanes the user changed have a state; the others are shown, expanded.
+      session_->WithModel([&](const server::TraceModel& model) {
+        auto item = [&](LaneKey key) {
+          auto it = lane_states_.find(key);
+          bool shown = it == lane_states_.end() || !it->second.hidden;
+          if (ImGui::MenuItem(Timeline::Name(model, key).c_str(), nullptr, &shown)) lane_states_[key].hidden = !shown;
+        };
+        for (const auto& [id, gpu] : model.gpu_contexts) item({LaneKind::kGpu, id});
+        for (const auto& thread : model.threads) item({LaneKind::kThread, thread.id});
+        for (const auto& [id, plot] : model.plots) item({LaneKind::kPlot, id});
+      });
     }
     if (ImGui::MenuItem("Show all")) {
+      std::erase_if(lane_states_, [](const auto& entry) { return entry.first.kind != LaneKind::kCounter; });
       for (auto& [key, state] : lane_states_) state = LaneState{};
     }
     CounterMenu();
@@ -321,18 +334,22 @@ void App::TimelineWindow(const server::TraceModel& model) {
   DrawRuler(parent_draw, ruler_at, timeline_width);
   ImGui::Dummy(ImVec2(timeline_width, kRulerHeight));
 
-  for (const auto& thread : model.threads) lane_states_.try_emplace({LaneKind::kThread, thread.id});
-  for (const auto& [id, gpu] : model.gpu_contexts) lane_states_.try_emplace({LaneKind::kGpu, id});
-  for (const auto& [id, plot] : model.plots) lane_states_.try_emplace({LaneKind::kPlot, id});
-  if (counter_names_.size() != model.counter_sets.size()) {
+  size_t defined_counters = 0;  // counters are defined one by one, after their set
+  for (const auto& [id, set] : model.counter_sets) defined_counters += set.counters.size();
+  if (counter_names_.size() != model.counter_sets.size() || defined_counters != counter_name_count_) {
     counter_names_.clear();
+    counter_name_count_ = defined_counters;
     for (const auto& [id, set] : model.counter_sets) {
-      for (const server::CounterInfo& counter : set.counters) counter_names_[id].push_back(set.name + ": " + counter.name);
+      for (const server::CounterInfo& counter : set.counters) {
+        counter_names_[id].emplace_back(counter.index, set.name + ": " + counter.name);
+      }
     }
   }
   if (show_counters_) {
     for (const auto& [id, set] : model.counter_sets) {
-      for (uint32_t i = 0; i < set.counters.size(); ++i) lane_states_.try_emplace({LaneKind::kCounter, CounterLaneId(id, i)});
+      for (const server::CounterInfo& counter : set.counters) {
+        lane_states_.try_emplace({LaneKind::kCounter, CounterLaneId(id, counter.index)});
+      }
     }
   }
 
@@ -343,7 +360,9 @@ void App::TimelineWindow(const server::TraceModel& model) {
   const ImVec2 area_max(area_min.x + ImGui::GetWindowWidth(), area_min.y + ImGui::GetWindowHeight());
   draw->AddRectFilled(area_min, area_max, kBackground);
   timeline_.Layout(model, lane_states_, 0);
-  timeline_.BuildItems(model, view_, items_);
+  const float visible_top = area_min.y - origin_.y;  // the lanes the scrolled child shows
+  const float visible_bottom = area_max.y - origin_.y;
+  timeline_.BuildItems(model, view_, items_, visible_top, visible_bottom);
 
   if (select_longest_ && show_counters_ && !selected_) {
     // For screenshots: select the first GPU zone with counters that starts in view.
@@ -376,16 +395,18 @@ void App::TimelineWindow(const server::TraceModel& model) {
 
   // Lane titles: click to collapse, right-click to hide.
   for (const Lane& lane : timeline_.lanes()) {
+    if (!timeline_.IsLaneVisible(lane, visible_top, visible_bottom)) continue;
     const float title_y = lane.y - timeline_.metrics().title_height;
     ImGui::SetCursorScreenPos(ImVec2(origin_.x, origin_.y + title_y));
-    LaneState& state = lane_states_[lane.key];
+    auto state = lane_states_.find(lane.key);
+    const bool collapsed = state != lane_states_.end() && state->second.collapsed;
     ImGui::PushID(int(lane.key.kind) * 1000003 + int(lane.key.id));
-    const std::string label = std::string(state.collapsed ? "> " : "v ") + lane.title;
+    const std::string label = std::string(collapsed ? "> " : "v ") + timeline_.Title(model, lane);
     ImGui::PushStyleColor(ImGuiCol_Text, kLaneTitle);
     if (ImGui::Selectable(label.c_str(), false, 0, ImVec2(ImGui::CalcTextSize(label.c_str()).x, 0))) {
-      state.collapsed = !state.collapsed;
+      lane_states_[lane.key].collapsed = !collapsed;
     }
-    if (ImGui::IsItemClicked(ImGuiMouseButton_Right)) state.hidden = true;
+    if (ImGui::IsItemClicked(ImGuiMouseButton_Right)) lane_states_[lane.key].hidden = true;
     ImGui::PopStyleColor();
     ImGui::PopID();
   }
@@ -452,14 +473,13 @@ void App::HandleInput(const server::TraceModel& model, bool hovered) {
 }
 
 void App::CounterMenu() {
-  const std::map<uint32_t, std::vector<std::string>>& counters = counter_names_;
-  if (counters.empty() || !ImGui::BeginMenu("Counters")) return;
-  for (const auto& [set, names] : counters) {
-    for (uint32_t i = 0; i < names.size(); ++i) {
-      const LaneKey key{LaneKind::kCounter, CounterLaneId(set, i)};
+  if (counter_names_.empty() || !ImGui::BeginMenu("Counters")) return;
+  for (const auto& [set, names] : counter_names_) {
+    for (const auto& [index, name] : names) {
+      const LaneKey key{LaneKind::kCounter, CounterLaneId(set, index)};
       auto it = lane_states_.find(key);
       bool shown = it != lane_states_.end() && !it->second.hidden;
-      if (ImGui::MenuItem(names[i].c_str(), nullptr, &shown)) {
+      if (ImGui::MenuItem(name.c_str(), nullptr, &shown)) {
         if (shown) {
           lane_states_[key] = LaneState{};
         } else {
@@ -480,7 +500,7 @@ void App::Tooltip(const server::TraceModel& model, const Hit& hit) {
       const auto& context = model.gpu_contexts.at(set->second.context_id);
       if (const server::CounterSample* sample = server::FindZoneCounters(context, hit.index)) {
         const std::string unit = server::CounterUnit(set->second, counter);
-        ImGui::Text("%s: %.6g%s%s", set->second.counters[counter].name.c_str(),
+        ImGui::Text("%s: %.6g%s%s", set->second.CounterName(counter).c_str(),
                     server::NormalizedCounterValue(model, context, *sample, counter), unit.empty() ? "" : " ",
                     unit.c_str());
         ImGui::TextDisabled("over %s (click for its details)",
@@ -533,7 +553,7 @@ void App::Tooltip(const server::TraceModel& model, const Hit& hit) {
           continue;
         }
         const std::string unit = server::CounterUnit(set->second, counter);
-        ImGui::Text("%s: %.6g%s%s", set->second.counters[counter].name.c_str(),
+        ImGui::Text("%s: %.6g%s%s", set->second.CounterName(counter).c_str(),
                     server::NormalizedCounterValue(model, context, sample, counter), unit.empty() ? "" : " ",
                     unit.c_str());
         break;

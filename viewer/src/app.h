@@ -44,6 +44,8 @@ class App {
   // The last frame's timeline, for tests: lanes and items, and where (0, 0) of the
   // timeline's coordinates was on the screen.
   const std::vector<Lane>& lanes() const { return timeline_.lanes(); }
+  // A lane's title, as its title bar shows it.
+  std::string LaneTitle(const Lane& lane) const;
   const std::vector<DrawItem>& items() const { return items_; }
   ImVec2 timeline_origin() const { return origin_; }
   bool has_session() const { return session_ != nullptr; }
@@ -98,7 +100,9 @@ class App {
   static constexpr size_t kMaxCounterColumns = 16;
   std::vector<uint64_t> counter_columns_;
   std::map<std::pair<uint32_t, uint64_t>, double> counter_means_;
-  std::map<uint32_t, std::vector<std::string>> counter_names_;  // by set: "set: counter", for the menu
+  // By set: each defined counter's index and "set: counter", for the menu.
+  std::map<uint32_t, std::vector<std::pair<uint16_t, std::string>>> counter_names_;
+  size_t counter_name_count_ = 0;
   int64_t range_begin_ns_ = -1;
   int64_t range_end_ns_ = -1;
   uint32_t max_expansion_ = server::kDefaultMaxExpansion;

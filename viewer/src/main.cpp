@@ -80,7 +80,7 @@ void WriteLayout(const std::string& path, gnomon::viewer::App& app) {
   out << "{\"lanes\":[";
   bool first = true;
   for (const auto& lane : app.lanes()) {
-    out << (first ? "" : ",") << "{\"title\":" << gnomon::server::JsonQuote(lane.title) << ",\"kind\":"
+    out << (first ? "" : ",") << "{\"title\":" << gnomon::server::JsonQuote(app.LaneTitle(lane)) << ",\"kind\":"
         << int(lane.key.kind) << ",\"y\":" << o.y + lane.y << ",\"height\":" << lane.height << "}";
     first = false;
   }

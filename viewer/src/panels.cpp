@@ -73,7 +73,7 @@ void App::StatisticsWindow(const server::TraceModel& model) {
       const server::CounterSet& set = model.counter_sets.at(uint32_t(column >> 32));
       const uint32_t index = uint32_t(column & 0xFFFFFFFF);
       const std::string unit = server::CounterUnit(set, index);
-      ImGui::TableSetupColumn((set.counters[index].name + (unit.empty() ? "" : " (" + unit + ")")).c_str());
+      ImGui::TableSetupColumn((set.CounterName(index) + (unit.empty() ? "" : " (" + unit + ")")).c_str());
     }
     ImGui::TableHeadersRow();
     if (ImGuiTableSortSpecs* sort = ImGui::TableGetSortSpecs(); sort && sort->SpecsCount > 0) {
@@ -287,9 +287,10 @@ void App::DetailsWindow(const server::TraceModel& model) {
           const std::string unit = server::CounterUnit(set, i);
           ImGui::TableNextRow();
           ImGui::TableNextColumn();
-          ImGui::TextUnformatted(set.counters[i].name.c_str());
-          if (ImGui::IsItemHovered() && !set.counters[i].description.empty()) {
-            ImGui::SetTooltip("%s", set.counters[i].description.c_str());
+          ImGui::TextUnformatted(set.CounterName(i).c_str());
+          const server::CounterInfo* counter = set.Find(i);
+          if (ImGui::IsItemHovered() && counter != nullptr && !counter->description.empty()) {
+            ImGui::SetTooltip("%s", counter->description.c_str());
           }
           ImGui::TableNextColumn();
           ImGui::Text("%.6g%s%s", server::NormalizedCounterValue(model, context, *sample, i), unit.empty() ? "" : " ",

@@ -82,8 +82,10 @@ Span Timeline::GpuSpan(uint32_t context_id, uint32_t zone_index) const {
 
 void Timeline::Sync(const TraceModel& model) {
   origin_ns_ = model.first_tick == kOpenZone ? 0 : model.clock.TickToNs(model.first_tick);
-  for (const ThreadTimeline& thread : model.threads) {
-    ThreadLane& lane = threads_[thread.id];
+  if (threads_.size() < model.threads.size()) threads_.resize(model.threads.size());
+  for (size_t t = 0; t < model.threads.size(); ++t) {
+    const ThreadTimeline& thread = model.threads[t];
+    ThreadLane& lane = threads_[t];
     for (size_t i = lane.index.indexed(); i < thread.zones.size(); ++i) {
       const server::Zone& z = thread.zones[i];
       lane.index.Add(z.depth, uint32_t(i), int64_t(z.begin_tick), z.is_open() ? kUnknownLength : z.end_tick - z.begin_tick);
@@ -114,55 +116,95 @@ void Timeline::Sync(const TraceModel& model) {
   }
 }
 
+const Timeline::ThreadLane* Timeline::FindThreadLane(const TraceModel& model, uint32_t thread_id) const {
+  auto it = model.thread_index.find(thread_id);
+  return it == model.thread_index.end() || it->second >= threads_.size() ? nullptr : &threads_[it->second];
+}
+
+std::string Timeline::Name(const TraceModel& model, const LaneKey& key) {
+  switch (key.kind) {
+    case LaneKind::kFrames: return "Frames";
+    case LaneKind::kThread: {
+      auto it = model.thread_index.find(key.id);
+      if (it != model.thread_index.end() && !model.threads[it->second].name.empty()) return model.threads[it->second].name;
+      return "thread " + std::to_string(key.id);
+    }
+    case LaneKind::kGpu: {
+      auto it = model.gpu_contexts.find(key.id);
+      return "GPU: " + (it == model.gpu_contexts.end() ? std::to_string(key.id) : it->second.label());
+    }
+    case LaneKind::kPlot: {
+      auto it = model.plots.find(key.id);
+      return it == model.plots.end() || it->second.name.empty() ? "plot " + std::to_string(key.id) : it->second.name;
+    }
+    case LaneKind::kCounter: {
+      auto set = model.counter_sets.find(CounterLaneSet(key.id));
+      if (set == model.counter_sets.end()) return "counter";
+      const uint32_t index = CounterLaneIndex(key.id);
+      const std::string unit = server::CounterUnit(set->second, index);
+      auto context = model.gpu_contexts.find(set->second.context_id);
+      return "Counter: " + set->second.CounterName(index) + (unit.empty() ? "" : " (" + unit + ")") + " on " +
+             (context == model.gpu_contexts.end() ? std::string("?") : context->second.label());
+    }
+  }
+  return "";
+}
+
+std::string Timeline::Title(const TraceModel& model, const Lane& lane) const {
+  if (lane.key.kind != LaneKind::kThread) return Name(model, lane.key);
+  auto it = model.thread_index.find(lane.key.id);
+  const size_t zones = it == model.thread_index.end() ? 0 : model.threads[it->second].zones.size();
+  return Name(model, lane.key) + " (" + std::to_string(zones) + " zones)";
+}
+
 void Timeline::Layout(const TraceModel& model, const std::map<LaneKey, LaneState>& states, float top) {
   lanes_.clear();
   float y = top;
-  auto add = [&](LaneKey key, std::string title, uint32_t rows, float row_height) {
-    auto it = states.find(key);
-    const LaneState state = it == states.end() ? LaneState{} : it->second;
-    if (state.hidden) return;
-    if (state.collapsed) rows = std::min<uint32_t>(rows, 1);
-    Lane lane{key, std::move(title), y + metrics_.title_height, float(rows) * row_height, rows};
+  auto add = [&](LaneKey key, uint32_t rows, float row_height) {
+    if (!states.empty()) {  // only lanes the user changed have a state
+      auto it = states.find(key);
+      const LaneState state = it == states.end() ? LaneState{} : it->second;
+      if (state.hidden) return;
+      if (state.collapsed) rows = std::min<uint32_t>(rows, 1);
+    }
+    const Lane lane{key, y + metrics_.title_height, float(rows) * row_height, rows};
     y = lane.y + lane.height + metrics_.lane_gap;
-    lanes_.push_back(std::move(lane));
+    lanes_.push_back(lane);
   };
-  if (!model.frames.empty()) add({LaneKind::kFrames, 0}, "Frames", 1, metrics_.frame_strip_height);
+  if (!model.frames.empty()) add({LaneKind::kFrames, 0}, 1, metrics_.frame_strip_height);
   for (const auto& [id, context] : model.gpu_contexts) {
     auto it = gpus_.find(id);
     const uint32_t rows = it == gpus_.end() ? 1 : std::max<uint32_t>(1, uint32_t(it->second.index.rows()));
-    add({LaneKind::kGpu, id}, "GPU: " + context.label(), rows, metrics_.row_height);
+    add({LaneKind::kGpu, id}, rows, metrics_.row_height);
   }
-  for (const ThreadTimeline& thread : model.threads) {
-    auto it = threads_.find(thread.id);
-    const uint32_t rows = it == threads_.end() ? 1 : std::max<uint32_t>(1, uint32_t(it->second.index.rows()));
-    add({LaneKind::kThread, thread.id},
-        (thread.name.empty() ? "thread " + std::to_string(thread.id) : thread.name) + " (" +
-            std::to_string(thread.zones.size()) + " zones)",
-        rows, metrics_.row_height);
+  for (size_t t = 0; t < model.threads.size(); ++t) {
+    const uint32_t rows = t < threads_.size() ? std::max<uint32_t>(1, uint32_t(threads_[t].index.rows())) : 1;
+    add({LaneKind::kThread, model.threads[t].id}, rows, metrics_.row_height);
   }
-  for (const auto& [id, plot] : model.plots) add({LaneKind::kPlot, id}, plot.name, 1, metrics_.plot_height);
+  for (const auto& [id, plot] : model.plots) add({LaneKind::kPlot, id}, 1, metrics_.plot_height);
   for (const auto& [set_id, set] : model.counter_sets) {
-    auto context = model.gpu_contexts.find(set.context_id);
-    for (uint32_t i = 0; i < set.counters.size(); ++i) {
-      const LaneKey key{LaneKind::kCounter, CounterLaneId(set_id, i)};
-      if (!states.contains(key) || context == model.gpu_contexts.end()) continue;  // not chosen
-      const std::string unit = server::CounterUnit(set, i);
-      add(key, "Counter: " + set.counters[i].name + (unit.empty() ? "" : " (" + unit + ")") + " on " +
-                   context->second.label(),
-          1, metrics_.plot_height);
+    if (!model.gpu_contexts.contains(set.context_id)) continue;
+    for (const server::CounterInfo& counter : set.counters) {
+      const LaneKey key{LaneKind::kCounter, CounterLaneId(set_id, counter.index)};
+      if (states.contains(key)) add(key, 1, metrics_.plot_height);  // chosen
     }
   }
   total_height_ = y - top;
 }
 
-void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std::vector<DrawItem>& out) const {
+void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std::vector<DrawItem>& out, float top,
+                          float bottom) const {
   out.clear();
   const int64_t t0 = view.begin_ns();
   const int64_t t1 = view.end_ns();
   const double px = view.ns_per_px();
   const int64_t end_ns = TraceEndNs(model);
-  for (uint32_t lane_index = 0; lane_index < lanes_.size(); ++lane_index) {
+  // Lanes are stacked in order: the first one reaching `top` is found by bisection.
+  const auto first = std::lower_bound(lanes_.begin(), lanes_.end(), top,
+                                      [](const Lane& lane, float y) { return lane.y + lane.height < y; });
+  for (auto lane_index = uint32_t(first - lanes_.begin()); lane_index < lanes_.size(); ++lane_index) {
     const Lane& lane = lanes_[lane_index];
+    if (!IsLaneVisible(lane, top, bottom)) break;
     auto emit_rows = [&](const LaneIndex& index, auto span, auto key_of, DrawItem::Kind kind, auto location_of) {
       for (uint32_t depth = 0; depth < lane.rows; ++depth) {
         const float y0 = lane.y + float(depth) * metrics_.row_height;
@@ -180,11 +222,10 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
     };
     switch (lane.key.kind) {
       case LaneKind::kThread: {
-        auto it = model.thread_index.find(lane.key.id);
-        auto idx = threads_.find(lane.key.id);
-        if (it == model.thread_index.end() || idx == threads_.end()) break;
-        const ThreadTimeline& thread = model.threads[it->second];
-        emit_rows(idx->second.index, CpuSpans{model, thread, origin_ns_, end_ns}, CpuKey{model, origin_ns_},
+        const ThreadLane* thread_lane = FindThreadLane(model, lane.key.id);
+        if (thread_lane == nullptr) break;
+        const ThreadTimeline& thread = model.threads[model.thread_index.at(lane.key.id)];
+        emit_rows(thread_lane->index, CpuSpans{model, thread, origin_ns_, end_ns}, CpuKey{model, origin_ns_},
                   DrawItem::Kind::kZone,
                   [&](uint32_t i) {
                     const server::Zone& z = thread.zones[i];
@@ -296,11 +337,10 @@ std::optional<Hit> Timeline::HitTest(const TraceModel& model, const TimelineView
     };
     switch (lane.key.kind) {
       case LaneKind::kThread: {
-        auto it = model.thread_index.find(lane.key.id);
-        auto idx = threads_.find(lane.key.id);
-        if (it == model.thread_index.end() || idx == threads_.end()) return std::nullopt;
-        const ThreadTimeline& thread = model.threads[it->second];
-        if (auto zone = probe(idx->second.index, CpuSpans{model, thread, origin_ns_, TraceEndNs(model)},
+        const ThreadLane* thread_lane = FindThreadLane(model, lane.key.id);
+        if (thread_lane == nullptr) return std::nullopt;
+        const ThreadTimeline& thread = model.threads[model.thread_index.at(lane.key.id)];
+        if (auto zone = probe(thread_lane->index, CpuSpans{model, thread, origin_ns_, TraceEndNs(model)},
                               CpuKey{model, origin_ns_})) {
           return Hit{lane.key, DrawItem::Kind::kZone, *zone};
         }

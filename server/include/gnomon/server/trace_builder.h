@@ -14,8 +14,8 @@
 
 namespace gnomon::server {
 
-// Largest source-location id accepted; larger ids count as invalid. (A program numbers
-// its locations from 1; this bounds what a hostile stream can make the server allocate.)
+// Source-location ids accepted are below this; larger ids count as invalid. (A program
+// numbers its locations from 1; zones keep a location's index in 18 bits.)
 inline constexpr uint32_t kMaxSourceLocationId = 1u << 18;
 // Most distinct threads, frame series and plots accepted from one program.
 inline constexpr uint32_t kMaxThreads = 1u << 16;
@@ -34,18 +34,15 @@ class TraceBuilder : public NullHandler {
   // Part of the stream is lost (a trace file's block missing or damaged): which thread
   // the stream is on is unknown until the next ThreadContext, so thread-bound events
   // until then count as events without a thread rather than land on the wrong one.
-  void OnStreamGap() {
-    thread_ = nullptr;
-    thread_id_ = 0;
-  }
+  void OnStreamGap() { OnThreadContext(0); }
   void OnZoneBegin(uint32_t source_location, uint64_t tick) {
-    if (thread_ == nullptr) {
+    if (CurrentThread() == nullptr) {
       ++model_.diagnostics.events_without_thread;
       return;
     }
     Zone zone;
     zone.begin_tick = tick;
-    zone.source_location = CheckedLocation(source_location);
+    zone.source_location = LocationIndex(source_location);
     zone.depth = static_cast<uint16_t>(std::min<size_t>(thread_->open_zones.size(), ZoneArray::kMaxDepth));
     thread_->open_zones.push_back({thread_->zones.size(), tick});
     thread_->zones.push_back(zone);
@@ -53,7 +50,7 @@ class TraceBuilder : public NullHandler {
     SeeTick(tick);
   }
   void OnZoneEnd(uint64_t tick) {
-    if (thread_ == nullptr) {
+    if (CurrentThread() == nullptr) {
       ++model_.diagnostics.events_without_thread;
       return;
     }
@@ -69,12 +66,12 @@ class TraceBuilder : public NullHandler {
   // A zone whose end came right after its begin, nothing between (most zones of a big
   // trace): the same as OnZoneBegin then OnZoneEnd, with the zone written once.
   void OnLeafZone(uint32_t source_location, uint64_t begin_tick, uint64_t end_tick) {
-    if (thread_ == nullptr) {
+    if (CurrentThread() == nullptr) {
       model_.diagnostics.events_without_thread += 2;
       return;
     }
     const uint32_t depth = uint32_t(std::min<size_t>(thread_->open_zones.size(), ZoneArray::kMaxDepth));
-    if (thread_->zones.PushClosed(begin_tick, end_tick, CheckedLocation(source_location), depth)) {
+    if (thread_->zones.PushClosed(begin_tick, end_tick, LocationIndex(source_location), depth)) {
       ++model_.diagnostics.clamped_zone_ends;
     }
     ++model_.zone_count;
@@ -113,21 +110,35 @@ class TraceBuilder : public NullHandler {
   void AwaitGpuQuery(GpuContextTimeline& context, uint32_t query, uint32_t zone_index, bool is_end);
   int64_t CpuNs(uint64_t time, uint8_t domain) const;
   ThreadTimeline* FindOrAddThread(uint32_t thread_id);
-  ZoneAttributes* InnermostAttributes();
-  // The id itself, or 0 ("unknown") for an id past kMaxSourceLocationId, counted.
-  uint32_t CheckedLocation(uint32_t id) {
-    if (id < kMaxSourceLocationId) return id;
-    ++model_.diagnostics.invalid_ids;
-    return 0;
+  // The thread that thread-bound events go to, or nullptr (none named, or too many). A
+  // thread's timeline is made at its first event, not at a ThreadContext that names it:
+  // naming threads costs a stream nothing until it records in them.
+  ThreadTimeline* CurrentThread() {
+    if (thread_ != nullptr) [[likely]] return thread_;
+    return ResolveThread();
   }
+  [[gnu::noinline]] ThreadTimeline* ResolveThread();
+  ZoneAttributes* InnermostAttributes();
+  // The index in model_.source_locations of the program's location `id`; 0
+  // ("unknown") for an id past kMaxSourceLocationId, counted. This runs for every zone.
+  // A program numbers its locations 1, 2, 3... and its stream defines them in that
+  // order before using them, so each index is its id: ids below identity_limit_ are
+  // known to be, and only other streams look up a table.
+  uint32_t LocationIndex(uint32_t id) {
+    if (id < identity_limit_) [[likely]] return id;
+    return LookUpLocation(id);
+  }
+  [[gnu::noinline]] uint32_t LookUpLocation(uint32_t id);
   void SeeTick(uint64_t tick) {
     if (tick < model_.first_tick) model_.first_tick = tick;
     if (tick > model_.last_tick) model_.last_tick = tick;
   }
 
   TraceModel& model_;
-  ThreadTimeline* thread_ = nullptr;
-  uint32_t thread_id_ = 0;
+  ThreadTimeline* thread_ = nullptr;  // of thread_id_, once resolved
+  uint32_t thread_id_ = 0;            // from the last ThreadContext; 0: none
+  bool thread_refused_ = false;       // thread_id_ is past kMaxThreads (counted once)
+  uint32_t identity_limit_ = 1;  // ids below it are their own index (0: "unknown")
 };
 
 }  // namespace gnomon::server

@@ -35,6 +35,7 @@ struct ZoneAttributes {
 };
 
 struct SourceLocation {
+  uint32_t id = 0;  // as the program numbered it
   std::string name;
   std::string function;
   std::string file;
@@ -106,6 +107,7 @@ static_assert(sizeof(GpuZone) == 48);
 
 // A counter of a counter set (protocol::CounterDef).
 struct CounterInfo {
+  uint16_t index = 0;  // in its set: results carry its value at this place
   std::string name;
   std::string description;
   uint8_t type = 0;       // protocol::CounterType
@@ -117,12 +119,19 @@ struct CounterInfo {
   friend bool operator==(const CounterInfo&, const CounterInfo&) = default;
 };
 
-// A counter set (a query type) of one GPU context.
+// A counter set (a query type) of one GPU context. A set declares how many counters it
+// has (each result carries that many values) and defines them one by one; only the
+// defined ones are kept, so a declaration costs nothing by itself.
 struct CounterSet {
   uint32_t id = 0;
   uint32_t context_id = 0;
   std::string name;
-  std::vector<CounterInfo> counters;  // by index
+  uint16_t counter_count = 0;         // as declared
+  std::vector<CounterInfo> counters;  // the defined ones, by index
+  // The counter at `index`, or nullptr when none was defined there.
+  const CounterInfo* Find(size_t index) const;
+  // Its name, or "counter N" for one never defined.
+  std::string CounterName(size_t index) const;
   friend bool operator==(const CounterSet&, const CounterSet&) = default;
 };
 
@@ -201,7 +210,11 @@ struct TraceModel {
   ProgramInfo program;
   bool has_program_info = false;
   CpuClockModel clock;
-  std::vector<SourceLocation> source_locations;  // by id; [0] is "unknown"
+  // Source locations: [0] is "<unknown>", then each in order of first appearance (its
+  // definition or a zone using it). Zones refer to them by this index, not by the
+  // program's id, so whatever ids a stream uses, arrays by location stay dense.
+  std::vector<SourceLocation> source_locations;
+  std::unordered_map<uint32_t, uint32_t> location_index;  // the program's id -> index
   std::deque<ThreadTimeline> threads;  // in order of first appearance; stable addresses
   std::unordered_map<uint32_t, uint32_t> thread_index;  // program thread id -> index
   std::map<uint32_t, FrameSeries> frames;        // by name id; 0 = main series
@@ -217,8 +230,9 @@ struct TraceModel {
 
   // Name shown for a zone: its runtime name, else its source location's name.
   const std::string& ZoneName(const ThreadTimeline& thread, size_t zone_index) const;
-  const SourceLocation& Location(uint32_t id) const {
-    return id < source_locations.size() ? source_locations[id] : source_locations[0];
+  // The location at an index of source_locations (as zones hold it).
+  const SourceLocation& Location(uint32_t index) const {
+    return index < source_locations.size() ? source_locations[index] : source_locations[0];
   }
   // Nanoseconds since the first event.
   int64_t RelativeNs(uint64_t tick) const { return clock.TickToNs(tick) - clock.TickToNs(first_tick); }

@@ -1,16 +1,16 @@
 // A thread's CPU zones, 12 bytes each.
 //
-// A trace of hundreds of millions of zones lives in memory, so zones are packed in pages
-// of 1,024. A page holds, per zone, its timing (8 bytes: the begin as a 32-bit offset from
-// the 64-bit base tick of its group of 64 zones, and the length in ticks, 32 bits) and one
-// word for its source location (18 bits, the id limit), depth (12 bits) and flags (2
-// bits); the two kinds sit in separate runs, so a page is exactly three 4 KiB pages of
-// memory. A group's 64 zones fit their 2^32-tick window (1.6 s at 2.6 GHz) unless the
-// thread records fewer than about 40 zones a second; a begin outside the window (such a
-// thread, or a clock that stepped back) and an end more than about four billion ticks
-// after its begin are kept whole in a side table.
+// A trace of hundreds of millions of zones lives in memory, so zones are packed in groups
+// of 64, 16 groups to a page of 1,024. A group holds, per zone, its timing (8 bytes: the
+// begin as a 32-bit offset from the group's 64-bit base tick, and the length in ticks, 32
+// bits) and one word for its source location (18 bits, the index limit), depth (12 bits)
+// and flags (2 bits), the two kinds in runs of their own (768 bytes a group), so a page
+// is exactly three 4 KiB pages of memory. A group's 64 zones fit their 2^32-tick window
+// (1.6 s at 2.6 GHz) unless the thread records fewer than about 40 zones a second; a
+// begin outside the window (such a thread, or a clock that stepped back) and an end more
+// than about four billion ticks after its begin are kept whole in a side table.
 //
-// The first page starts with room for 64 zones and doubles up to 1,024 (a hostile stream
+// The first page starts with room for one group and doubles up to 16 (a hostile stream
 // that names 65,536 threads of one zone each costs 50 MB, not 560), the next seven come
 // from the heap, and the rest are carved from 2 MiB blocks (chunk_memory.h), 170 to a
 // block. operator[] hands out the unpacked Zone by value; the builder changes a zone only
@@ -61,8 +61,9 @@ class ZoneArray {
       blocks_ = std::move(other.blocks_);
       far_ = std::move(other.far_);
       size_ = std::exchange(other.size_, 0);
-      next_slow_index_ = std::exchange(other.next_slow_index_, 0);
-      first_page_zones_ = std::exchange(other.first_page_zones_, 0);
+      first_page_groups_ = std::exchange(other.first_page_groups_, 0);
+      last_group_ = std::exchange(other.last_group_, nullptr);
+      last_base_ = std::exchange(other.last_base_, 0);
       pages_left_ = std::exchange(other.pages_left_, 0);
       other.pages_.clear();
       other.group_bases_.clear();
@@ -79,9 +80,9 @@ class ZoneArray {
   bool empty() const { return size_ == 0; }
 
   [[gnu::always_inline]] Zone operator[](size_t i) const {
-    const PageRef& page = pages_[i >> kPageLog2];
-    const Timing t = page.timing[i & kPageMask];
-    const uint32_t meta = page.meta[i & kPageMask];
+    const Group& group = GroupOf(i);
+    const Timing t = group.timing[i & kGroupMask];
+    const uint32_t meta = group.meta[i & kGroupMask];
     Zone z;
     z.begin_tick = t.begin_offset == kFar ? FarBegin(i) : group_bases_[i >> kGroupLog2] + t.begin_offset;
     z.end_tick = t.length == kOpen ? kOpenZone : t.length == kLong ? FarEnd(i) : z.begin_tick + t.length;
@@ -119,7 +120,7 @@ class ZoneArray {
   bool CloseOpen(size_t i, uint64_t begin_tick, uint64_t end_tick) {
     const bool clamped = end_tick < begin_tick;
     const uint64_t length = clamped ? 0 : end_tick - begin_tick;
-    Timing& t = pages_[i >> kPageLog2].timing[i & kPageMask];
+    Timing& t = GroupOf(i).timing[i & kGroupMask];
     if (length < kLong) [[likely]] {
       if (t.length == kLong) DropFarEnd(i, t);  // closed again, shorter
       t.length = uint32_t(length);
@@ -131,7 +132,7 @@ class ZoneArray {
     return clamped;
   }
   void AddFlags(size_t i, uint16_t flags) {
-    pages_[i >> kPageLog2].meta[i & kPageMask] |= uint32_t(flags & kFlagMask) << (kLocationBits + kDepthBits);
+    GroupOf(i).meta[i & kGroupMask] |= uint32_t(flags & kFlagMask) << (kLocationBits + kDepthBits);
   }
 
   // Gives back the untouched end of the last 2 MiB block, once no more zones are expected
@@ -147,9 +148,9 @@ class ZoneArray {
   // Bytes held: pages from the heap, what is still mapped of the blocks, the page table,
   // the group bases and the side table's entries.
   size_t capacity_bytes() const {
-    size_t bytes = pages_.capacity() * sizeof(PageRef) + group_bases_.capacity() * sizeof(uint64_t) +
+    size_t bytes = pages_.capacity() * sizeof(Group*) + group_bases_.capacity() * sizeof(uint64_t) +
                    far_.size() * (sizeof(size_t) + sizeof(FarValues));
-    if (!pages_.empty()) bytes += first_page_zones_ * kZoneBytes;
+    if (!pages_.empty()) bytes += first_page_groups_ * sizeof(Group);
     bytes += (std::min(pages_.size(), kHeapPages) - std::min<size_t>(pages_.size(), 1)) * sizeof(Page);
     for (const chunk_memory::MappedBlock& block : blocks_) bytes += block.mapped_bytes();
     return bytes;
@@ -184,8 +185,8 @@ class ZoneArray {
   static constexpr uint32_t kGroupLog2 = 6;  // zones sharing one base tick
   static constexpr size_t kGroupMask = (size_t{1} << kGroupLog2) - 1;
   static constexpr size_t kHeapPages = 8;  // a thread's first 8,192 zones
-  static constexpr size_t kFirstPageZonesAtStart = 64;  // one group; doubles up to a page
-  static constexpr size_t kZoneBytes = 12;
+  static constexpr size_t kGroupZones = size_t{1} << kGroupLog2;
+  static constexpr size_t kPageGroups = kPageZones / kGroupZones;
   // A group's base lies this far before its first begin, so that a clock stepping back a
   // little (a thread moved to a core whose counter is behind) stays inline.
   static constexpr uint64_t kBaseMargin = uint64_t{1} << 24;
@@ -194,70 +195,65 @@ class ZoneArray {
     uint32_t begin_offset;  // from the group's base, or kFar
     uint32_t length;        // ticks, or kOpen / kLong
   };
+  struct Group {
+    Timing timing[kGroupZones];
+    uint32_t meta[kGroupZones];  // source location | depth << 18 | flags << 30
+  };
+  static_assert(sizeof(Group) == kGroupZones * 12);
   struct Page {
-    Timing timing[kPageZones];
-    uint32_t meta[kPageZones];  // source location | depth << 18 | flags << 30
+    Group groups[kPageGroups];
   };
-  static_assert(sizeof(Page) == kPageZones * kZoneBytes && sizeof(Page) == 3 * chunk_memory::kPageBytes);
-  // Where a page's two runs are. A page from the heap holds timing[zones] then
-  // meta[zones], zones being 1,024 but for a first page that is still small.
-  struct PageRef {
-    Timing* timing;
-    uint32_t* meta;
-  };
+  static_assert(sizeof(Page) == 3 * chunk_memory::kPageBytes);
   static constexpr size_t kPagesPerBlock = chunk_memory::kBlockBytes / sizeof(Page);
   struct FarValues {
     uint64_t begin = 0;  // when begin_offset is kFar
     uint64_t end = 0;    // when length is kLong
   };
 
+  // A page is an array of groups: pages_[p] points at its first.
+  Group& GroupOf(size_t i) const { return pages_[i >> kPageLog2][(i >> kGroupLog2) & (kPageGroups - 1)]; }
+
   // Inline, as it runs for every zone; new groups, pages and the side table are out of
   // line.
   [[gnu::always_inline]] void Append(uint64_t begin_tick, uint32_t length, uint32_t meta) {
     const size_t index = size_;
-    if (index == next_slow_index_) [[unlikely]] MakeRoom(index, begin_tick);
-    const PageRef& page = pages_.back();
-    const uint64_t offset = begin_tick - group_bases_.back();  // wraps when the begin is before the base
+    if ((index & kGroupMask) == 0) [[unlikely]] MakeRoom(index, begin_tick);
+    const uint64_t offset = begin_tick - last_base_;  // wraps when the begin is before the base
     uint32_t stored = uint32_t(offset);
     if (offset >= kFar) [[unlikely]] {
       SetFarBegin(index, begin_tick);
       stored = kFar;
     }
-    page.timing[index & kPageMask] = {stored, length};
-    page.meta[index & kPageMask] = meta;
+    last_group_->timing[index & kGroupMask] = {stored, length};
+    last_group_->meta[index & kGroupMask] = meta;
     size_ = index + 1;
   }
-  // Runs at the first zone of each group of 64, and where the small first page is full.
+  // Runs at the first zone of each group: a new page, or a bigger first page, and the
+  // group's base.
   [[gnu::noinline]] void MakeRoom(size_t index, uint64_t begin_tick) {
     if ((index & kPageMask) == 0) {
       AddPage();
-    } else if (index == first_page_zones_) {
+    } else if (index >> kGroupLog2 == first_page_groups_) {
       GrowFirstPage();
     }
-    if ((index & kGroupMask) == 0) group_bases_.push_back(begin_tick - std::min(begin_tick, kBaseMargin));
-    const size_t next_group = (index + 1 + kGroupMask) & ~kGroupMask;
-    next_slow_index_ = pages_.size() == 1 && first_page_zones_ < next_group ? first_page_zones_ : next_group;
+    last_base_ = begin_tick - std::min(begin_tick, kBaseMargin);
+    group_bases_.push_back(last_base_);
+    last_group_ = &GroupOf(index);
   }
-  static PageRef SmallPage(void* memory, size_t zones) {
-    auto* timing = static_cast<Timing*>(memory);
-    return {timing, reinterpret_cast<uint32_t*>(timing + zones)};
-  }
+  static Group* NewGroups(size_t groups) { return static_cast<Group*>(::operator new(groups * sizeof(Group))); }
   void GrowFirstPage() {
-    const size_t zones = first_page_zones_ * 2;
-    const PageRef old = pages_[0];
-    const PageRef grown = SmallPage(::operator new(zones * kZoneBytes), zones);
-    std::memcpy(grown.timing, old.timing, first_page_zones_ * sizeof(Timing));
-    std::memcpy(grown.meta, old.meta, first_page_zones_ * sizeof(uint32_t));
-    ::operator delete(old.timing);
+    Group* grown = NewGroups(first_page_groups_ * 2);
+    std::memcpy(grown, pages_[0], first_page_groups_ * sizeof(Group));
+    ::operator delete(pages_[0]);
     pages_[0] = grown;
-    first_page_zones_ = zones;
+    first_page_groups_ *= 2;
   }
   void AddPage() {
     if (pages_.empty()) {
-      first_page_zones_ = kFirstPageZonesAtStart;
-      pages_.push_back(SmallPage(::operator new(first_page_zones_ * kZoneBytes), first_page_zones_));
+      first_page_groups_ = 1;
+      pages_.push_back(NewGroups(1));
     } else if (pages_.size() < kHeapPages) {
-      pages_.push_back(SmallPage(::operator new(sizeof(Page)), kPageZones));
+      pages_.push_back(NewGroups(kPageGroups));
     } else {
       if (pages_left_ == 0) {
         blocks_.reserve(blocks_.size() + 1);
@@ -266,18 +262,19 @@ class ZoneArray {
       }
       Page* page = reinterpret_cast<Page*>(blocks_.back().base()) + (kPagesPerBlock - pages_left_);
       --pages_left_;
-      pages_.push_back({page->timing, page->meta});
+      pages_.push_back(page->groups);
     }
   }
   void Release() {
-    for (size_t k = 0; k < std::min(pages_.size(), kHeapPages); ++k) ::operator delete(pages_[k].timing);
+    for (size_t k = 0; k < std::min(pages_.size(), kHeapPages); ++k) ::operator delete(pages_[k]);
     pages_.clear();
     group_bases_.clear();
     blocks_.clear();
     far_.clear();
     size_ = 0;
-    next_slow_index_ = 0;
-    first_page_zones_ = 0;
+    first_page_groups_ = 0;
+    last_group_ = nullptr;
+    last_base_ = 0;
     pages_left_ = 0;
   }
   [[gnu::noinline]] void SetFarBegin(size_t i, uint64_t begin) { far_[i].begin = begin; }
@@ -296,13 +293,14 @@ class ZoneArray {
            uint32_t(flags & kFlagMask) << (kLocationBits + kDepthBits);
   }
 
-  std::vector<PageRef> pages_;
+  std::vector<Group*> pages_;  // each page's first group
   std::vector<uint64_t> group_bases_;  // one per group of 64 zones
   std::vector<chunk_memory::MappedBlock> blocks_;  // pages past the first kHeapPages
   std::unordered_map<size_t, FarValues> far_;  // by index: begins and ends too far to pack
   size_t size_ = 0;
-  size_t next_slow_index_ = 0;   // the next append that needs MakeRoom
-  size_t first_page_zones_ = 0;  // room in the first page (kPageZones once full size)
+  size_t first_page_groups_ = 0;  // room in the first page (kPageGroups once full size)
+  Group* last_group_ = nullptr;    // where appends go: the last group, and its base
+  uint64_t last_base_ = 0;
   size_t pages_left_ = 0;        // uncarved pages in the last block
 };
 

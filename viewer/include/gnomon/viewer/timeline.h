@@ -40,7 +40,6 @@ struct LaneState {
 
 struct Lane {
   LaneKey key;
-  std::string title;
   float y = 0;           // top of the lane's rows (below its title bar)
   float height = 0;      // rows only
   uint32_t rows = 0;     // depth rows shown
@@ -80,11 +79,24 @@ class Timeline {
   // Stacks the lanes from y = top, honouring collapsed/hidden states. Counter lanes are
   // shown only when `states` has them and they are not hidden (they are chosen).
   void Layout(const server::TraceModel& model, const std::map<LaneKey, LaneState>& states, float top);
-  // The items visible in `view`, x relative to the timeline's left edge.
-  void BuildItems(const server::TraceModel& model, const TimelineView& view, std::vector<DrawItem>& out) const;
+  // The items visible in `view`, x relative to the timeline's left edge, of the lanes
+  // that reach into [top, bottom] (lane coordinates: what the scrolled window shows).
+  // A trace of 65,536 threads thus costs the lanes on screen, not all of them.
+  void BuildItems(const server::TraceModel& model, const TimelineView& view, std::vector<DrawItem>& out,
+                  float top = -1e30f, float bottom = 1e30f) const;
+  // Whether a lane (its title bar included) reaches into [top, bottom].
+  bool IsLaneVisible(const Lane& lane, float top, float bottom) const {
+    return lane.y + lane.height >= top && lane.y - metrics_.title_height <= bottom;
+  }
   std::optional<Hit> HitTest(const server::TraceModel& model, const TimelineView& view, float x, float y) const;
 
   const std::vector<Lane>& lanes() const { return lanes_; }
+  // A lane's title, made when it is shown (a trace may have 65,536 lanes, a window
+  // shows a few dozen): "worker 3 (1200 zones)", "GPU: compute queue", ...
+  std::string Title(const server::TraceModel& model, const Lane& lane) const;
+  // What a lane shows, in a few words: the thread's name, "thread 7" without one, the
+  // GPU context's, the plot's.
+  static std::string Name(const server::TraceModel& model, const LaneKey& key);
   float total_height() const { return total_height_; }
   const TimelineMetrics& metrics() const { return metrics_; }
   // Nanoseconds since the first event, the timeline's time axis.
@@ -108,7 +120,10 @@ class Timeline {
   void BuildCounterItems(const server::TraceModel& model, const TimelineView& view, const Lane& lane,
                          uint32_t lane_index, std::vector<DrawItem>& out) const;
 
-  std::map<uint32_t, ThreadLane> threads_;  // by thread id
+  // The lane of model.threads[i], by the same index.
+  const ThreadLane* FindThreadLane(const server::TraceModel& model, uint32_t thread_id) const;
+
+  std::vector<ThreadLane> threads_;  // by index in model.threads
   std::map<uint32_t, GpuLane> gpus_;        // by context id
   std::vector<Lane> lanes_;
   float total_height_ = 0;
