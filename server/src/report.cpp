@@ -3,13 +3,29 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/counters.h"
+#include "gnomon/server/text.h"
 
 namespace gnomon::server {
 namespace {
+
+// printf into a string of whatever length it takes.
+[[gnu::format(printf, 1, 2)]] std::string Format(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  va_list copy;
+  va_copy(copy, args);
+  const int n = std::vsnprintf(nullptr, 0, format, copy);
+  va_end(copy);
+  std::string out(n > 0 ? size_t(n) : 0, '\0');
+  if (n > 0) std::vsnprintf(out.data(), out.size() + 1, format, args);
+  va_end(args);
+  return out;
+}
 
 const char* SeverityName(uint8_t severity) {
   static constexpr const char* kNames[] = {"trace", "debug", "info", "warning", "error", "fatal"};
@@ -27,21 +43,21 @@ const char* TimerName(uint8_t kind) {
 std::string FrameSeriesName(const TraceModel& model, uint32_t id) {
   if (id == 0) return "main";
   auto it = model.frame_names.find(id);
-  return it != model.frame_names.end() ? it->second : "frame series " + std::to_string(id);
+  return it != model.frame_names.end() ? Printable(it->second) : "frame series " + std::to_string(id);
 }
 
 std::string ThreadLabel(const ThreadTimeline& thread) {
-  std::string label = thread.name.empty() ? "thread " + std::to_string(thread.id) : thread.name;
+  std::string label = thread.name.empty() ? "thread " + std::to_string(thread.id) : Printable(thread.name);
   return label + " (tid " + std::to_string(thread.os_thread_id) + ")";
 }
 
 std::string Location(const SourceLocation& location) {
-  return location.is_defined ? location.ShortLabel() : "(undefined)";
+  return location.is_defined ? Printable(location.ShortLabel()) : "(undefined)";
 }
 
 std::string CsvQuote(std::string_view text) {
   std::string out = "\"";
-  for (char c : text) {
+  for (char c : Printable(text)) {
     if (c == '"') out += '"';
     out += c;
   }
@@ -75,20 +91,19 @@ void PrintGpuContexts(const TraceModel& model, std::ostream& out) {
     double wander = 0;
     for (double r : clock.Residuals()) wander += r * r;
     wander = clock.knots().empty() ? 0 : std::sqrt(wander / double(clock.knots().size()));
-    char line[512];
-    std::snprintf(line, sizeof(line),
-                  "  %s (%s, context %u): %zu zones (%llu without GPU times), period %llu/%llu ns, %u-bit counter\n"
+    out << "  " << Printable(context.label())
+        << Format(" (%s, context %u): %zu zones (%llu without GPU times), period %llu/%llu ns, %u-bit counter\n"
                   "    clock: %zu calibrations (%zu rejected), drift %+.3f ppm, wander %s rms, uncertainty %s, %s\n",
-                  context.label().c_str(), GpuApiName(context.api), id, context.zones.size(),
-                  static_cast<unsigned long long>(untimed), static_cast<unsigned long long>(clock.period().numerator_ns),
+                  GpuApiName(context.api), id, context.zones.size(), static_cast<unsigned long long>(untimed),
+                  static_cast<unsigned long long>(clock.period().numerator_ns),
                   static_cast<unsigned long long>(clock.period().denominator), unsigned{clock.valid_bits()},
                   clock.sample_count(), clock.rejected_count(), clock.drift_ppm(), FormatDuration(wander).c_str(),
-                  clock.current_uncertainty_ns() == UINT32_MAX ? "unknown"
-                                                               : FormatDuration(clock.current_uncertainty_ns()).c_str(),
-                  (context.flags & protocol::kGpuContextCalibrated) ? "calibrated timestamps"
+                  clock.current_uncertainty_ns() == UINT32_MAX
+                      ? "unknown"
+                      : FormatDuration(clock.current_uncertainty_ns()).c_str(),
+                  (context.flags & protocol::kGpuContextCalibrated)           ? "calibrated timestamps"
                   : (context.flags & protocol::kGpuContextFallbackCalibration) ? "bracketed-read calibration"
                                                                                 : "calibration source not stated");
-    out << line;
     if (extrapolated > 0 || !context.early_times.empty()) {
       out << "    " << extrapolated << " zone(s) outside the calibrated span (extrapolated, wider uncertainty), "
           << context.early_times.size() << " GPU time(s) for queries no zone used\n";
@@ -115,7 +130,7 @@ std::string FormatDuration(double ns) {
 
 std::string JsonQuote(std::string_view text) {
   std::string out = "\"";
-  for (unsigned char c : text) {
+  for (unsigned char c : ValidUtf8(text)) {  // strict parsers reject invalid UTF-8
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -123,10 +138,8 @@ std::string JsonQuote(std::string_view text) {
       case '\r': out += "\\r"; break;
       case '\t': out += "\\t"; break;
       default:
-        if (c < 0x20) {
-          char escape[8];
-          std::snprintf(escape, sizeof(escape), "\\u%04x", c);
-          out += escape;
+        if (c < 0x20 || c == 0x7F) {
+          out += Format("\\u%04x", c);
         } else {
           out += static_cast<char>(c);
         }
@@ -140,13 +153,12 @@ void PrintSummary(const TraceModel& model, std::ostream& out) {
   const int64_t duration = has_events ? model.DurationNs(model.first_tick, model.last_tick) : 0;
   out << "Program    ";
   if (model.has_program_info) {
-    out << model.program.name << " (pid " << model.program.pid << ")\n";
+    out << Printable(model.program.name) << " (pid " << model.program.pid << ")\n";
   } else {
     out << "(unknown: the stream had no AppInfo)\n";
   }
-  char rate[64];
-  std::snprintf(rate, sizeof(rate), "%.6f GHz", 1.0 / model.clock.ns_per_tick());
-  out << "Timer      " << TimerName(model.program.timer_kind) << ", " << rate << " fitted from "
+  out << "Timer      " << TimerName(model.program.timer_kind) << ", " << Format("%.6f GHz", 1.0 / model.clock.ns_per_tick())
+      << " fitted from "
       << model.clock.pairs().size() << " calibration pair(s), residual "
       << FormatDuration(model.clock.ResidualRmsNs()) << " rms\n";
   out << "Duration   " << FormatDuration(double(duration)) << "\n";
@@ -187,15 +199,14 @@ void PrintSummary(const TraceModel& model, std::ostream& out) {
   }
   out << "Plots      " << model.plots.size() << "\n";
   for (const auto& [id, plot] : model.plots) {
-    out << "  " << (plot.name.empty() ? "plot " + std::to_string(id) : plot.name) << ": "
+    out << "  " << (plot.name.empty() ? "plot " + std::to_string(id) : Printable(plot.name)) << ": "
         << plot.points.size() << " values\n";
   }
   out << "Messages   " << model.messages.size() << "\n";
   for (const LogMessage& message : model.messages) {
-    char when[32];
-    std::snprintf(when, sizeof(when), "%12.6f s", double(model.RelativeNs(message.tick)) / 1e9);
-    out << "  " << when << "  " << SeverityName(message.severity) << "  [thread " << message.thread_id
-        << "] " << message.text << "\n";
+    out << "  " << Format("%12.6f s", double(model.RelativeNs(message.tick)) / 1e9) << "  "
+        << SeverityName(message.severity) << "  [thread " << message.thread_id << "] " << Printable(message.text)
+        << "\n";
   }
   const Diagnostics& d = model.diagnostics;
   out << "Dropped    " << d.client_dropped_events << " event(s) dropped by the program"
@@ -222,27 +233,25 @@ void PrintSummary(const TraceModel& model, std::ostream& out) {
 
 void PrintStatisticsTable(const TraceModel& model, const std::vector<ZoneStatistics>& stats,
                           std::ostream& out) {
+  constexpr size_t kMaxWidth = 40;
   size_t name_width = 4;
   size_t location_width = 8;
   for (const ZoneStatistics& s : stats) {
-    name_width = std::max(name_width, std::min<size_t>(40, model.Location(s.source_location).name.size()));
-    location_width = std::max(location_width, std::min<size_t>(40, Location(model.Location(s.source_location)).size()));
+    const SourceLocation& location = model.Location(s.source_location);
+    name_width = std::max(name_width, std::min(kMaxWidth, CountCharacters(Printable(location.name))));
+    location_width = std::max(location_width, std::min(kMaxWidth, CountCharacters(Location(location))));
   }
-  char line[512];
-  std::snprintf(line, sizeof(line), "%-*s  %-*s %10s %11s %11s %11s %11s %11s %11s %11s\n",
-                int(name_width), "Zone", int(location_width), "Location", "Count", "Total", "Self",
-                "Mean", "Median", "Min", "Max", "Std dev");
-  out << line;
+  out << FitColumn("Zone", name_width) << "  " << FitColumn("Location", location_width)
+      << Format(" %10s %11s %11s %11s %11s %11s %11s %11s\n", "Count", "Total", "Self", "Mean", "Median", "Min", "Max",
+                "Std dev");
   for (const ZoneStatistics& s : stats) {
     const SourceLocation& location = model.Location(s.source_location);
-    std::snprintf(line, sizeof(line), "%-*.*s  %-*.*s %10" PRIu64 " %11s %11s %11s %11s %11s %11s %11s\n",
-                  int(name_width), int(name_width), location.name.c_str(), int(location_width),
-                  int(location_width), Location(location).c_str(), s.count,
+    out << FitColumn(location.name, name_width) << "  " << FitColumn(Location(location), location_width)
+        << Format(" %10" PRIu64 " %11s %11s %11s %11s %11s %11s %11s\n", s.count,
                   FormatDuration(double(s.total_ns)).c_str(), FormatDuration(double(s.self_ns)).c_str(),
                   FormatDuration(s.mean_ns).c_str(), FormatDuration(double(s.median_ns)).c_str(),
                   FormatDuration(double(s.min_ns)).c_str(), FormatDuration(double(s.max_ns)).c_str(),
                   FormatDuration(s.stddev_ns).c_str());
-    out << line;
   }
 }
 
@@ -251,13 +260,10 @@ void WriteStatisticsCsv(const TraceModel& model, const std::vector<ZoneStatistic
   out << "name,function,file,line,count,total_ns,self_ns,mean_ns,median_ns,min_ns,max_ns,stddev_ns\n";
   for (const ZoneStatistics& s : stats) {
     const SourceLocation& location = model.Location(s.source_location);
-    char numbers[256];
-    std::snprintf(numbers, sizeof(numbers),
-                  "%u,%" PRIu64 ",%" PRId64 ",%" PRId64 ",%.1f,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.1f",
-                  location.line, s.count, s.total_ns, s.self_ns, s.mean_ns, s.median_ns, s.min_ns,
-                  s.max_ns, s.stddev_ns);
-    out << CsvQuote(location.name) << "," << CsvQuote(location.function) << ","
-        << CsvQuote(location.file) << "," << numbers << "\n";
+    out << CsvQuote(location.name) << "," << CsvQuote(location.function) << "," << CsvQuote(location.file) << ","
+        << Format("%u,%" PRIu64 ",%" PRId64 ",%" PRId64 ",%.1f,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.1f", location.line,
+                  s.count, s.total_ns, s.self_ns, s.mean_ns, s.median_ns, s.min_ns, s.max_ns, s.stddev_ns)
+        << "\n";
   }
 }
 
@@ -265,10 +271,8 @@ void PrintCounterStatistics(const TraceModel& model, std::ostream& out) {
   const std::vector<CounterStatistics> stats = ComputeCounterStatistics(model);
   if (stats.empty()) return;
   out << "\nGPU counters (per GPU zone source location; sums and means of " << stats.size() << " series)\n";
-  char line[512];
-  std::snprintf(line, sizeof(line), "%-28s  %-34s %8s %16s %14s %14s %14s\n", "Zone", "Counter", "Samples", "Sum",
-                "Mean", "Min", "Max");
-  out << line;
+  out << FitColumn("Zone", 28) << "  " << FitColumn("Counter", 34)
+      << Format(" %8s %16s %14s %14s %14s\n", "Samples", "Sum", "Mean", "Min", "Max");
   uint32_t last_location = UINT32_MAX;
   for (const CounterStatistics& s : stats) {
     const CounterSet& set = model.counter_sets.at(s.set_id);
@@ -276,9 +280,8 @@ void PrintCounterStatistics(const TraceModel& model, std::ostream& out) {
     const std::string zone = s.source_location == last_location ? "" : model.Location(s.source_location).name;
     last_location = s.source_location;
     const std::string name = set.CounterName(s.counter) + (unit.empty() ? "" : " (" + unit + ")");
-    std::snprintf(line, sizeof(line), "%-28.28s  %-34.34s %8" PRIu64 " %16.6g %14.6g %14.6g %14.6g\n", zone.c_str(),
-                  name.c_str(), s.count, s.sum, s.mean, s.min, s.max);
-    out << line;
+    out << FitColumn(zone, 28) << "  " << FitColumn(name, 34)
+        << Format(" %8" PRIu64 " %16.6g %14.6g %14.6g %14.6g\n", s.count, s.sum, s.mean, s.min, s.max);
   }
 }
 

@@ -2,6 +2,8 @@
 
 #include <bit>
 
+#include "gnomon/server/text.h"
+
 namespace gnomon::server {
 
 ThreadTimeline* TraceBuilder::FindOrAddThread(uint32_t thread_id) {
@@ -41,11 +43,11 @@ ZoneAttributes* TraceBuilder::InnermostAttributes() {
 }
 
 void TraceBuilder::OnZoneName(std::string_view name) {
-  if (ZoneAttributes* a = InnermostAttributes()) a->name.assign(name);
+  if (ZoneAttributes* a = InnermostAttributes()) AssignUtf8(a->name, name);
 }
 
 void TraceBuilder::OnZoneText(std::string_view text) {
-  if (ZoneAttributes* a = InnermostAttributes()) a->text.assign(text);
+  if (ZoneAttributes* a = InnermostAttributes()) AssignUtf8(a->text, text);
 }
 
 void TraceBuilder::OnZoneColor(uint32_t rgb) {
@@ -95,7 +97,11 @@ void TraceBuilder::OnLogMessage(uint64_t tick, uint8_t severity, std::string_vie
     ++model_.diagnostics.events_without_thread;
     return;
   }
-  model_.messages.push_back({tick, thread_id_, severity, std::string(text)});
+  LogMessage& message = model_.messages.emplace_back();
+  message.tick = tick;
+  message.thread_id = thread_id_;
+  message.severity = severity;
+  AssignUtf8(message.text, text);
   SeeTick(tick);
 }
 
@@ -115,12 +121,12 @@ void TraceBuilder::OnCpuCalibration(const protocol::CpuCalibration& pair) {
 void TraceBuilder::OnStringDef(uint32_t id, uint8_t kind, std::string_view text) {
   if (kind == static_cast<uint8_t>(protocol::StringKind::kFrameName)) {
     if (model_.frame_names.size() < kMaxSeries || model_.frame_names.contains(id)) {
-      model_.frame_names[id].assign(text);
+      AssignUtf8(model_.frame_names[id], text);
       auto it = model_.frames.find(id);
-      if (it != model_.frames.end()) it->second.name.assign(text);
+      if (it != model_.frames.end()) AssignUtf8(it->second.name, text);
     }
   } else if (kind == static_cast<uint8_t>(protocol::StringKind::kPlotName)) {
-    if (model_.plots.size() < kMaxSeries || model_.plots.contains(id)) model_.plots[id].name.assign(text);
+    if (model_.plots.size() < kMaxSeries || model_.plots.contains(id)) AssignUtf8(model_.plots[id].name, text);
   } else {
     ++model_.diagnostics.invalid_ids;
   }
@@ -154,9 +160,9 @@ void TraceBuilder::OnSourceLocationDef(const protocol::SourceLocationDef& def, s
     return;
   }
   SourceLocation& location = model_.source_locations[LocationIndex(id)];
-  location.name.assign(name);
-  location.function.assign(function);
-  location.file.assign(file);
+  AssignUtf8(location.name, name);
+  AssignUtf8(location.function, function);
+  AssignUtf8(location.file, file);
   location.line = def.line;
   location.color = def.color;
   location.is_defined = true;
@@ -169,12 +175,12 @@ void TraceBuilder::OnThreadInfo(uint32_t thread_id, uint32_t os_thread_id, std::
     return;
   }
   thread->os_thread_id = os_thread_id;
-  if (!name.empty()) thread->name.assign(name);
+  if (!name.empty()) AssignUtf8(thread->name, name);
 }
 
 void TraceBuilder::OnAppInfo(const protocol::AppInfo& info, std::string_view name) {
   model_.has_program_info = true;
-  model_.program.name.assign(name);
+  AssignUtf8(model_.program.name, name);
   model_.program.pid = info.pid;
   model_.program.timer_kind = info.timer_kind;
   model_.program.ticks_per_second_estimate = info.ticks_per_second_estimate;
@@ -223,7 +229,7 @@ void TraceBuilder::OnGpuContextDef(const protocol::GpuContextDef& def, std::stri
   context.id = id;
   context.api = def.api;
   context.flags = def.flags;
-  context.device_name.assign(name);
+  AssignUtf8(context.device_name, name);
   context.clock = GpuClockModel({def.period_numerator_ns, def.period_denominator}, def.valid_bits);
   const int64_t cpu_ns = CpuNs(def.cpu_time, def.cpu_domain);
   context.clock.AddSample({context.clock.Unwrap(def.gpu_ticks), cpu_ns, def.uncertainty_ns});
@@ -231,7 +237,7 @@ void TraceBuilder::OnGpuContextDef(const protocol::GpuContextDef& def, std::stri
 }
 
 void TraceBuilder::OnGpuContextName(uint32_t id, std::string_view name) {
-  if (GpuContextTimeline* context = FindGpuContext(id)) context->name.assign(name);
+  if (GpuContextTimeline* context = FindGpuContext(id)) AssignUtf8(context->name, name);
 }
 
 void TraceBuilder::AwaitGpuQuery(GpuContextTimeline& context, uint32_t query, uint32_t zone_index, bool is_end) {
@@ -333,7 +339,7 @@ void TraceBuilder::OnCounterSetDef(const protocol::CounterSetDef& def, std::stri
   CounterSet& set = model_.counter_sets[id];
   set.id = id;
   set.context_id = context->id;
-  set.name.assign(name);
+  AssignUtf8(set.name, name);
   set.counter_count = def.counter_count;
   std::erase_if(set.counters, [&](const CounterInfo& c) { return c.index >= set.counter_count; });
 }
@@ -353,8 +359,8 @@ void TraceBuilder::OnCounterDef(const protocol::CounterDef& def, std::string_vie
   if (at == counters.end() || at->index != index) at = counters.insert(at, CounterInfo{});
   CounterInfo& counter = *at;
   counter.index = index;
-  counter.name.assign(name);
-  counter.description.assign(description);
+  AssignUtf8(counter.name, name);
+  AssignUtf8(counter.description, description);
   counter.type = def.counter_type;
   counter.data_type = def.data_type;
   counter.offset = def.offset;

@@ -10,6 +10,7 @@
 #include "gnomon/protocol/byte_io.h"
 #include "gnomon/protocol/handshake.h"
 #include "gnomon/server/stream_decoder.h"
+#include "gnomon/server/text.h"
 #include "gnomon/server/trace_builder.h"
 
 namespace gnomon::server {
@@ -28,7 +29,7 @@ struct CountingHandler : NullHandler {
   bool ended = false;
   std::string program_name;
   void OnZoneBegin(uint32_t, uint64_t) { ++zones; }
-  void OnAppInfo(const protocol::AppInfo&, std::string_view name) { program_name.assign(name); }
+  void OnAppInfo(const protocol::AppInfo&, std::string_view name) { AssignUtf8(program_name, name); }
   void OnEndOfStream(uint64_t) { ended = true; }
 };
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "gnomon/protocol/settings.h"
+#include "gnomon/server/text.h"
 #include "gnomon/server/trace_file.h"
 #include "gnomon/server/worker.h"
 
@@ -186,7 +187,8 @@ int main(int argc, char** argv) {
     const double elapsed = std::chrono::duration<double>(now - start).count();
     if (g_interrupted || (limit.count() > 0 && now - start >= limit)) worker.RequestStop();
     if (!announced && !quiet && !worker.program_name().empty()) {
-      std::fprintf(stderr, "gnomon-capture: capturing '%s' from %s:%u to %s\n", worker.program_name().c_str(),
+      std::fprintf(stderr, "gnomon-capture: capturing '%s' from %s:%u to %s\n",
+                   gnomon::server::Printable(worker.program_name()).c_str(),
                    options.host.c_str(), unsigned{options.port}, output.c_str());
       announced = true;
     }

@@ -5,6 +5,8 @@
 #include <sstream>
 
 #include "gnomon/server/chrome_export.h"
+#include "gnomon/server/statistics.h"
+#include "gnomon/server/text.h"
 #include "gnomon/server/trace_builder.h"
 #include "../support/json_check.h"
 #include "../support/build_model.h"
@@ -114,4 +116,78 @@ TEST_CASE("GPU contexts appear in the summary and as tracks of their own in the 
   }
   CHECK(gpu_events == 1);
   CHECK(track_named);
+}
+
+namespace {
+
+// Whether `text` is valid UTF-8 with no control character but newlines (a terminal would
+// act on the others).
+bool IsSafeText(const std::string& text) {
+  if (gnomon::server::ValidUtf8(text) != text) return false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = uint8_t(text[i]);
+    if ((c < 0x20 && c != '\n') || c == 0x7F) return false;
+    if (c == 0xC2 && i + 1 < text.size() && uint8_t(text[i + 1]) < 0xA0) return false;  // C1
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("names a program sent are escaped in the report, the CSV and the Chrome export") {
+  static constexpr char kHostile[] = "evil\x1B[2J\x1B]0;pwned\x07 \xFF\xC0\xAF nul:\0: csi:\xC2\x9B" "31m end";
+  const std::string hostile(kHostile, sizeof(kHostile) - 1);
+  gnomon::test::StreamWriter w;
+  w.AppInfo(hostile).SourceLocation(1, hostile, hostile, hostile + ".cpp", 1).ThreadInfo(1, 1, hostile + "\nline");
+  w.ThreadContext(1).ZoneBegin(1, 100).ZoneName(hostile).ZoneText(hostile).ZoneEnd(200);
+  w.Message(150, 2, hostile).String(3, gnomon::protocol::StringKind::kPlotName, hostile).Plot(3, 120, 1.0);
+  w.String(4, gnomon::protocol::StringKind::kFrameName, hostile).Frame(gnomon::protocol::MessageType::kFrameBegin, 4, 100);
+  w.Frame(gnomon::protocol::MessageType::kFrameEnd, 4, 190);
+  w.GpuContext(1, hostile).GpuContextName(1, hostile).GpuZoneBegin(1, 1, 1, 110).GpuZoneEnd(1, 2, 150);
+  w.GpuTime(1, 1, 130).GpuTime(1, 2, 140).End(300);
+  const TraceModel model = gnomon::test::BuildModel(w);
+  for (const std::string* name : {&model.program.name, &model.threads.at(0).name, &model.messages.at(0).text,
+                                  &model.Location(1).name, &model.gpu_contexts.at(1).name}) {
+    CHECK(gnomon::server::ValidUtf8(*name) == *name);  // kept as valid UTF-8...
+    CHECK(name->find('\0') == std::string::npos);
+    CHECK(name->find("\x1B[2J") != std::string::npos);  // ...but not otherwise changed
+  }
+
+  std::ostringstream report;
+  PrintSummary(model, report);
+  PrintStatisticsTable(model, ComputeZoneStatistics(model), report);
+  PrintStatisticsTable(model, ComputeGpuZoneStatistics(model), report);
+  CHECK(IsSafeText(report.str()));
+  CHECK(report.str().find("evil\\x1b[2J\\x1b]0;pwned\\x07") != std::string::npos);
+  CHECK(report.str().find("csi:\\u009b31m") != std::string::npos);
+
+  std::ostringstream csv;
+  WriteStatisticsCsv(model, ComputeZoneStatistics(model), csv);
+  CHECK(IsSafeText(csv.str()));
+
+  std::ostringstream json;
+  WriteChromeTrace(model, json);
+  CHECK(gnomon::server::ValidUtf8(json.str()) == json.str());  // strict parsers take it
+  JsonValue root;
+  std::string error;
+  REQUIRE_MESSAGE(gnomon::test::ParseJson(json.str(), root, error), error);
+}
+
+TEST_CASE("a name of any length keeps its report line whole") {
+  const std::string long_name(60000, 'q');
+  gnomon::test::StreamWriter w;
+  w.AppInfo("long").GpuContext(1, long_name).ThreadContext(1);
+  w.SourceLocation(1, long_name, "f", long_name + ".cpp", 7).ZoneBegin(1, 10).ZoneEnd(20).End(30);
+  const TraceModel model = gnomon::test::BuildModel(w);
+  std::ostringstream out;
+  PrintSummary(model, out);
+  PrintStatisticsTable(model, ComputeZoneStatistics(model), out);
+  const std::string text = out.str();
+  const size_t gpu = text.find("  " + long_name + " (Vulkan, context 1): ");
+  REQUIRE(gpu != std::string::npos);
+  const size_t clock = text.find("\n    clock: ", gpu);
+  REQUIRE(clock != std::string::npos);
+  CHECK(text.find('\n', gpu) == clock);  // the whole context line, then its clock line
+  CHECK(text.find("calibrated timestamps\n", clock) != std::string::npos);
+  CHECK(text.find(std::string(39, 'q') + "~") != std::string::npos);  // the table cuts it to its column
 }

@@ -1,0 +1,41 @@
+// Text that came from a program (names, messages) made safe for where it goes.
+//
+// A program can send any bytes as a name. The model keeps names as valid UTF-8
+// (AssignUtf8, at ingestion: invalid sequences and NULs become U+FFFD), and every place
+// that prints or exports them escapes what its reader would act on: a terminal's control
+// characters (Printable), JSON's (JsonQuote in report.h), a table's column width
+// (FitColumn cuts at a character, not inside one).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace gnomon::server {
+
+// U+FFFD, the replacement character, in UTF-8.
+inline constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";
+
+// `out` = `text` with each invalid UTF-8 sequence (a stray byte, a truncated or
+// overlong sequence, a surrogate, a code point past U+10FFFF) and each NUL replaced by
+// U+FFFD. ASCII text is copied as it is.
+void AssignUtf8(std::string& out, std::string_view text);
+inline std::string ValidUtf8(std::string_view text) {
+  std::string out;
+  AssignUtf8(out, text);
+  return out;
+}
+
+// For a terminal or a text file: valid UTF-8 (as ValidUtf8), with control characters
+// (C0, DEL and the C1 range, which terminals act on) written as visible escapes: \n,
+// \r, \t, and \xNN (or \u0085 for C1) for the others.
+std::string Printable(std::string_view text);
+
+// Printable text in exactly `width` characters: cut at a character boundary (ending in
+// "~" when cut) or padded with spaces.
+std::string FitColumn(std::string_view text, size_t width);
+
+// Characters (code points) of valid UTF-8 text.
+size_t CountCharacters(std::string_view utf8);
+
+}  // namespace gnomon::server

@@ -1,0 +1,113 @@
+#include "gnomon/server/text.h"
+
+#include <cstdint>
+#include <cstdio>
+
+namespace gnomon::server {
+namespace {
+
+// The length of the valid UTF-8 sequence at text[i], or 0 when it is not one (RFC 3629:
+// no overlong forms, no surrogates, nothing past U+10FFFF).
+size_t SequenceLength(std::string_view text, size_t i) {
+  const auto byte = [&](size_t k) { return uint8_t(text[i + k]); };
+  const uint8_t b0 = byte(0);
+  const size_t left = text.size() - i;
+  auto continuation = [&](size_t k) { return k < left && (byte(k) & 0xC0) == 0x80; };
+  if (b0 < 0x80) return b0 == 0 ? 0 : 1;
+  if (b0 >= 0xC2 && b0 <= 0xDF) return continuation(1) ? 2 : 0;
+  if (b0 >= 0xE0 && b0 <= 0xEF) {
+    if (!continuation(1) || !continuation(2)) return 0;
+    if (b0 == 0xE0 && byte(1) < 0xA0) return 0;   // overlong
+    if (b0 == 0xED && byte(1) >= 0xA0) return 0;  // a surrogate
+    return 3;
+  }
+  if (b0 >= 0xF0 && b0 <= 0xF4) {
+    if (!continuation(1) || !continuation(2) || !continuation(3)) return 0;
+    if (b0 == 0xF0 && byte(1) < 0x90) return 0;   // overlong
+    if (b0 == 0xF4 && byte(1) >= 0x90) return 0;  // past U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+bool IsPlainAscii(std::string_view text) {
+  for (char c : text) {
+    if (uint8_t(c) >= 0x80 || c == 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void AssignUtf8(std::string& out, std::string_view text) {
+  if (IsPlainAscii(text)) {
+    out.assign(text);
+    return;
+  }
+  out.clear();
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = SequenceLength(text, i);
+    if (n == 0) {
+      out.append(kReplacementCharacter);
+      ++i;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+}
+
+std::string Printable(std::string_view text) {
+  const std::string valid = ValidUtf8(text);
+  std::string out;
+  out.reserve(valid.size());
+  char escape[8];
+  for (size_t i = 0; i < valid.size(); ++i) {
+    const auto c = uint8_t(valid[i]);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7F) {
+      std::snprintf(escape, sizeof(escape), "\\x%02x", c);
+      out += escape;
+    } else if (c == 0xC2 && i + 1 < valid.size() && uint8_t(valid[i + 1]) < 0xA0) {  // U+0080 - U+009F
+      std::snprintf(escape, sizeof(escape), "\\u%04x", uint8_t(valid[i + 1]));
+      out += escape;
+      ++i;
+    } else {
+      out += char(c);
+    }
+  }
+  return out;
+}
+
+size_t CountCharacters(std::string_view utf8) {
+  size_t count = 0;
+  for (char c : utf8) count += (uint8_t(c) & 0xC0) != 0x80;
+  return count;
+}
+
+std::string FitColumn(std::string_view text, size_t width) {
+  std::string out = Printable(text);
+  size_t characters = CountCharacters(out);
+  if (characters > width && width > 0) {
+    size_t keep = 0, seen = 0;  // bytes of the first width - 1 characters
+    for (; keep < out.size(); ++keep) {
+      if ((uint8_t(out[keep]) & 0xC0) != 0x80 && seen++ == width - 1) break;
+    }
+    out.resize(keep);
+    out += '~';
+    characters = width;
+  } else if (characters > width) {
+    out.clear();
+    characters = 0;
+  }
+  out.append(width - characters, ' ');
+  return out;
+}
+
+}  // namespace gnomon::server
