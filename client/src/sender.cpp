@@ -9,9 +9,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include "gnomon/client/thread_writer.h"
 #include "gnomon/protocol/byte_io.h"
@@ -27,23 +29,11 @@ using protocol::StoreLe;
 constexpr auto kCalibrationPeriod = std::chrono::seconds(1);
 constexpr auto kFirstCalibrationGap = std::chrono::milliseconds(20);
 constexpr size_t kFlushBytes = 1 << 20;
-constexpr int kHandshakeTimeoutMs = 2000;
+constexpr auto kHandshakeTimeout = std::chrono::seconds(2);  // per connection, never blocking
+constexpr size_t kMaxPendingHandshakes = 16;  // more: the oldest waiting one is dropped
+constexpr int kListenBacklog = 64;
 constexpr int kPortsToTry = 10;
 
-bool ReadExactly(int fd, uint8_t* out, size_t size, int timeout_ms) {
-  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-  size_t got = 0;
-  while (got < size) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return false;
-    pollfd pfd{fd, POLLIN, 0};
-    if (poll(&pfd, 1, static_cast<int>(left.count())) <= 0) continue;
-    const ssize_t n = recv(fd, out + got, size - got, 0);
-    if (n <= 0) return false;
-    got += static_cast<size_t>(n);
-  }
-  return true;
-}
 
 // Writes the port to `path` in one step: to a new file beside it, created exclusively
 // under a name of its own (so no link planted there is followed), then renamed over it.
@@ -70,6 +60,7 @@ void WritePortFile(const std::string& path, uint16_t port) {
 Sender::Sender(Profiler& profiler) : profiler_(profiler) { out_.reserve(2 * kFlushBytes); }
 
 Sender::~Sender() {
+  for (const PendingHandshake& pending : pending_) close(pending.fd);
   if (conn_fd_ >= 0) close(conn_fd_);
   if (listen_fd_ >= 0) close(listen_fd_);
 }
@@ -77,7 +68,8 @@ Sender::~Sender() {
 bool Sender::Listen() {
   const Config& config = profiler_.config();
   const bool is_v6 = config.address.find(':') != std::string::npos;
-  listen_fd_ = socket(is_v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  // Non-blocking: AcceptPending() takes connections until there are none left.
+  listen_fd_ = socket(is_v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (listen_fd_ < 0) {
     std::fprintf(stderr, "gnomon: cannot create a socket: %s\n", std::strerror(errno));
     return false;
@@ -113,7 +105,7 @@ bool Sender::Listen() {
     bound = bind(listen_fd_, reinterpret_cast<sockaddr*>(&storage), length) == 0;
     if (!bound && errno != EADDRINUSE) break;
   }
-  if (!bound || listen(listen_fd_, 4) != 0) {
+  if (!bound || listen(listen_fd_, kListenBacklog) != 0) {
     std::fprintf(stderr, "gnomon: cannot listen on %s port %u: %s; set GNOMON_PORT to a free port\n",
                  config.address.c_str(), config.port, std::strerror(errno));
     close(listen_fd_);
@@ -180,13 +172,13 @@ void Sender::Run() {
     if (Clock::now() >= next_calibration_) TakeCalibration();
     if (conn_fd_ < 0) {
       if (!stopping) {
-        AcceptAndHandshake(50);
+        ServiceConnections(50);
         continue;
       }
       const uint32_t wait_ms = profiler_.config().exit_wait_for_server_ms;
       if (wait_ms == 0 || listen_fd_ < 0) break;
       const auto wait_deadline = Clock::now() + std::chrono::milliseconds(wait_ms);
-      while (conn_fd_ < 0 && Clock::now() < wait_deadline) AcceptAndHandshake(50);
+      while (conn_fd_ < 0 && Clock::now() < wait_deadline) ServiceConnections(50);
       if (conn_fd_ < 0) break;
       stop_deadline_ = Clock::now() + std::chrono::milliseconds(profiler_.config().exit_flush_ms);
     }
@@ -214,50 +206,100 @@ void Sender::Run() {
       }
       continue;
     }
-    if (sent == 0) {
-      pollfd fds[2] = {{conn_fd_, POLLIN, 0}, {listen_fd_, POLLIN, 0}};
-      if (poll(fds, 2, 1) > 0) {
-        if (fds[0].revents != 0 && PeerClosed()) continue;
-        if (fds[1].revents & POLLIN) RejectBusy();
-      }
-    }
+    // Idle: wait a little for anything. Busy: only look, so a second server is answered
+    // (busy) and a server that left is noticed without slowing the shipping down.
+    ServiceConnections(sent == 0 ? 1 : 0);
   }
 }
 
-bool Sender::AcceptAndHandshake(int timeout_ms) {
-  if (listen_fd_ < 0) {
+void Sender::ServiceConnections(int timeout_ms) {
+  if (listen_fd_ < 0 && conn_fd_ < 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(timeout_ms));
-    return false;
+    return;
   }
-  pollfd pfd{listen_fd_, POLLIN, 0};
-  if (poll(&pfd, 1, timeout_ms) <= 0) return false;
-  const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-  if (fd < 0) return false;
-  uint8_t hello[sizeof(protocol::ServerHello)];
-  const bool read = ReadExactly(fd, hello, sizeof(hello), kHandshakeTimeoutMs);
-  const std::optional<uint16_t> parsed = read ? protocol::ParseServerHello(hello, sizeof(hello)) : std::nullopt;
-  if (!parsed) {
-    close(fd);  // not a Gnomon server
-    return false;
+  std::vector<pollfd> fds;
+  fds.reserve(pending_.size() + 2);
+  fds.push_back({listen_fd_, POLLIN, 0});  // a negative fd is ignored by poll
+  fds.push_back({conn_fd_, POLLIN, 0});
+  for (const PendingHandshake& pending : pending_) fds.push_back({pending.fd, POLLIN, 0});
+  if (!pending_.empty()) {  // wake up for the nearest handshake deadline
+    auto nearest = pending_.front().deadline;
+    for (const PendingHandshake& pending : pending_) nearest = std::min(nearest, pending.deadline);
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(nearest - Clock::now()).count();
+    timeout_ms = int(std::clamp<int64_t>(left + 1, 0, timeout_ms));
   }
-  const uint16_t server_version = *parsed;
-  uint8_t reply[sizeof(protocol::ClientHello)] = {};
-  std::memcpy(reply, protocol::kClientMagic, sizeof(protocol::kClientMagic));
-  StoreLe<uint16_t>(reply + offsetof(protocol::ClientHello, version), protocol::kProtocolVersion);
-  const bool compatible = server_version == protocol::kProtocolVersion;
-  StoreLe<uint16_t>(reply + offsetof(protocol::ClientHello, status),
-                    static_cast<uint16_t>(compatible ? protocol::HandshakeStatus::kOk
-                                                     : protocol::HandshakeStatus::kVersionMismatch));
-  StoreLe<uint64_t>(reply + offsetof(protocol::ClientHello, capabilities), protocol::kCapCpuZones | protocol::kCapGpu);
-  send(fd, reply, sizeof(reply), MSG_NOSIGNAL);
-  if (!compatible) {
+  if (poll(fds.data(), nfds_t(fds.size()), timeout_ms) < 0) return;
+  if (conn_fd_ >= 0 && fds[1].revents != 0) PeerClosed();
+  // Hellos first (the descriptors polled are pending_'s first entries), then new peers.
+  const auto now = Clock::now();
+  size_t i = 0;
+  std::erase_if(pending_, [&](PendingHandshake& pending) {
+    const short events = 2 + i < fds.size() ? fds[2 + i++].revents : 0;
+    if (events != 0 && ContinueHandshake(pending)) return true;
+    if (now < pending.deadline) return false;
+    close(pending.fd);  // said nothing in time: not a Gnomon server, or a stalled one
+    return true;
+  });
+  if (fds[0].revents & POLLIN) AcceptPending();
+}
+
+void Sender::AcceptPending() {
+  for (size_t accepted = 0; accepted < kMaxPendingHandshakes; ++accepted) {
+    const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) return;
+    if (pending_.size() >= kMaxPendingHandshakes) {  // the one waiting longest gives way
+      close(pending_.front().fd);
+      pending_.erase(pending_.begin());
+    }
+    PendingHandshake& pending = pending_.emplace_back();
+    pending.fd = fd;
+    pending.deadline = Clock::now() + kHandshakeTimeout;
+    if (ContinueHandshake(pending)) pending_.pop_back();  // a hello may already be there
+  }
+}
+
+bool Sender::ContinueHandshake(PendingHandshake& pending) {
+  const ssize_t n = recv(pending.fd, pending.hello + pending.received, sizeof(pending.hello) - pending.received, 0);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
+  if (n <= 0) {
+    close(pending.fd);
+    return true;
+  }
+  pending.received += size_t(n);
+  if (pending.received < sizeof(pending.hello)) return false;
+  const std::optional<uint16_t> server_version = protocol::ParseServerHello(pending.hello, sizeof(pending.hello));
+  if (!server_version) {
+    close(pending.fd);  // not a Gnomon server
+  } else if (*server_version != protocol::kProtocolVersion) {
+    Answer(pending.fd, protocol::HandshakeStatus::kVersionMismatch);
     std::fprintf(stderr,
                  "gnomon: refused a server speaking protocol version %u (this program speaks "
                  "%u); use a matching Gnomon release\n",
-                 unsigned{server_version}, unsigned{protocol::kProtocolVersion});
-    close(fd);
-    return false;
+                 unsigned{*server_version}, unsigned{protocol::kProtocolVersion});
+    close(pending.fd);
+  } else if (conn_fd_ >= 0) {
+    Answer(pending.fd, protocol::HandshakeStatus::kBusy);
+    close(pending.fd);
+  } else {
+    Answer(pending.fd, protocol::HandshakeStatus::kOk);
+    Promote(pending.fd);
   }
+  return true;
+}
+
+void Sender::Answer(int fd, protocol::HandshakeStatus status) {
+  uint8_t reply[sizeof(protocol::ClientHello)] = {};
+  std::memcpy(reply, protocol::kClientMagic, sizeof(protocol::kClientMagic));
+  StoreLe<uint16_t>(reply + offsetof(protocol::ClientHello, version), protocol::kProtocolVersion);
+  StoreLe<uint16_t>(reply + offsetof(protocol::ClientHello, status), static_cast<uint16_t>(status));
+  if (status == protocol::HandshakeStatus::kOk) {
+    StoreLe<uint64_t>(reply + offsetof(protocol::ClientHello, capabilities), protocol::kCapCpuZones | protocol::kCapGpu);
+  }
+  send(fd, reply, sizeof(reply), MSG_NOSIGNAL);  // 24 bytes into an empty socket buffer
+}
+
+void Sender::Promote(int fd) {
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);  // sends wait, up to the timeout below
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   timeval send_timeout{0, 250 * 1000};
@@ -268,22 +310,6 @@ bool Sender::AcceptAndHandshake(int timeout_ms) {
   dropped_sent_ = 0;
   SendAppInfo();
   connected_.store(true);
-  return true;
-}
-
-void Sender::RejectBusy() {
-  const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-  if (fd < 0) return;
-  uint8_t hello[sizeof(protocol::ServerHello)];
-  if (ReadExactly(fd, hello, sizeof(hello), 200)) {
-    uint8_t reply[sizeof(protocol::ClientHello)] = {};
-    std::memcpy(reply, protocol::kClientMagic, sizeof(protocol::kClientMagic));
-    StoreLe<uint16_t>(reply + offsetof(protocol::ClientHello, version), protocol::kProtocolVersion);
-    StoreLe<uint16_t>(reply + offsetof(protocol::ClientHello, status),
-                      static_cast<uint16_t>(protocol::HandshakeStatus::kBusy));
-    send(fd, reply, sizeof(reply), MSG_NOSIGNAL);
-  }
-  close(fd);
 }
 
 void Sender::SendAppInfo() {

@@ -6,6 +6,12 @@
 // succeeds it sends AppInfo, replays the global log, and then drains every thread's
 // published bytes, each run prefixed by a ThreadContext. The server never sends
 // anything after its hello, so nothing it says can make the program read its memory.
+//
+// Handshakes never block the thread: accepted connections wait, several at once, for
+// their 16-byte hello, each for at most a couple of seconds, while the thread goes on
+// accepting and shipping. A peer that connects and says nothing (or many of them) only
+// holds a slot, so a real server still gets through; a hello that arrives while a
+// server is connected gets a "busy" answer.
 #pragma once
 
 #include <atomic>
@@ -15,12 +21,21 @@
 #include <thread>
 #include <vector>
 
+#include "gnomon/protocol/handshake.h"
 #include "timer.h"
 
 namespace gnomon::client {
 
 class Profiler;
 struct ThreadState;
+
+// An accepted connection whose ServerHello has not fully arrived.
+struct PendingHandshake {
+  int fd = -1;
+  std::chrono::steady_clock::time_point deadline;
+  uint8_t hello[sizeof(protocol::ServerHello)] = {};
+  size_t received = 0;
+};
 
 class Sender {
  public:
@@ -40,8 +55,16 @@ class Sender {
  private:
   void Run();
   void TakeCalibration();
-  bool AcceptAndHandshake(int timeout_ms);
-  void RejectBusy();
+  // Waits up to timeout_ms for the listening socket, the handshakes pending and (when
+  // connected) the connection, then accepts, reads hellos, answers them, and notices a
+  // server that left. Sets conn_fd_ when a handshake succeeds.
+  void ServiceConnections(int timeout_ms);
+  void AcceptPending();
+  // Reads what arrived of a pending hello; true when the connection is done with
+  // (answered, refused or gone).
+  bool ContinueHandshake(struct PendingHandshake& pending);
+  void Answer(int fd, protocol::HandshakeStatus status);
+  void Promote(int fd);
   // Sends everything pending; returns the number of event bytes sent, -1 on failure.
   int64_t Pump();
   // Appends thread's published bytes to out_; true when the thread exited and is empty.
@@ -56,6 +79,7 @@ class Sender {
   Profiler& profiler_;
   int listen_fd_ = -1;
   int conn_fd_ = -1;
+  std::vector<PendingHandshake> pending_;  // accepted, hello not complete yet
   std::atomic<uint16_t> port_{0};
   std::atomic<bool> connected_{false};
   std::atomic<bool> stop_{false};

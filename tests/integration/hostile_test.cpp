@@ -244,3 +244,34 @@ TEST_CASE("a program ignores a port or a size it cannot use, and says why") {
   worker.Join();
   CHECK(program.Wait() == 0);
 }
+
+TEST_CASE("peers that connect and say nothing cannot lock a capture out") {
+  for (const auto& [burst, period_ms] : {std::pair{0, 300}, std::pair{50, 100}}) {
+    CAPTURE(burst);
+    gnomon::test::ScratchDir dir;
+    gnomon::test::ChildProcess program(
+        {GNOMON_TEST_PROGRAM, "before-connect"},
+        {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}, {"GNOMON_WAIT_FOR_SERVER_MS", "20000"}},
+        dir.File("log"));
+    const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
+    REQUIRE(port != 0);
+    gnomon::test::IdlePeers idle(port, burst, std::chrono::milliseconds(period_ms));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // they hold the program's slots
+    REQUIRE(idle.connected() >= std::min(burst, 1) + 4);
+    Worker::Options options;
+    options.port = port;
+    options.connect_timeout = std::chrono::seconds(5);
+    Worker worker(options);
+    const gnomon::server::Status connected = worker.Connect();
+    REQUIRE_MESSAGE(connected.ok(), connected.message());
+    worker.Start();
+    // A second capture while the first is connected is told the program is busy.
+    Worker second(options);
+    const gnomon::server::Status refused = second.Connect();
+    CHECK(refused.message().find("already has a server connected") != std::string::npos);
+    worker.Join();
+    CHECK(worker.state() == Worker::State::kEnded);
+    CHECK(worker.model().zone_count > 0);
+    CHECK(program.Wait() == 0);
+  }
+}

@@ -51,6 +51,36 @@ FakeProgram::~FakeProgram() {
   close(fd_);
 }
 
+IdlePeers::IdlePeers(uint16_t port, int burst, std::chrono::milliseconds period) : port_(port) {
+  thread_ = std::thread([this, burst, period] {
+    for (int i = 0; i < burst; ++i) ConnectOne();
+    while (!stop_.load()) {
+      std::this_thread::sleep_for(period);
+      ConnectOne();
+    }
+    for (int fd : fds_) close(fd);
+  });
+}
+
+IdlePeers::~IdlePeers() {
+  stop_.store(true);
+  thread_.join();
+}
+
+void IdlePeers::ConnectOne() {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port_);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    close(fd);
+    return;
+  }
+  fds_.push_back(fd);
+  ++connected_;
+}
+
 StalledServer::StalledServer(uint16_t port) {
   fd_ = socket(AF_INET, SOCK_STREAM, 0);
   int small = 4096;

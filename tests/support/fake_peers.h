@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -38,6 +39,26 @@ class StalledServer {
 
  private:
   int fd_ = -1;
+};
+
+// Connects to a program's port and says nothing, as a port scanner or a hostile user on
+// the machine might: `burst` connections at once, then one more every `period` while it
+// lives, all held open until it is destroyed.
+class IdlePeers {
+ public:
+  IdlePeers(uint16_t port, int burst, std::chrono::milliseconds period);
+  ~IdlePeers();
+  IdlePeers(const IdlePeers&) = delete;
+  IdlePeers& operator=(const IdlePeers&) = delete;
+  int connected() const { return connected_.load(); }
+
+ private:
+  void ConnectOne();
+  uint16_t port_;
+  std::vector<int> fds_;  // used by the thread only, until it is joined
+  std::atomic<int> connected_{0};
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
 };
 
 // A ClientHello with the given fields.
