@@ -64,6 +64,13 @@ int gnomon_set_buffer_budget(uint64_t bytes) {
   return StartedConfigure([&](auto& config) { config.buffer_budget_bytes = bytes; }) ? 0 : -1;
 }
 
+int gnomon_set_buffer_policy(gnomon_buffer_policy policy) {
+  if (policy < GNOMON_BUFFER_AUTO || policy > GNOMON_BUFFER_WAIT) return -1;
+  return StartedConfigure([&](auto& config) { config.buffer_policy = static_cast<gnomon::client::BufferPolicy>(policy); })
+             ? 0
+             : -1;
+}
+
 int gnomon_startup(void) { return Profiler::Get().listen_ok() ? 0 : -1; }
 
 uint16_t gnomon_listen_port(void) {

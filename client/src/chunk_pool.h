@@ -1,13 +1,18 @@
-// Fixed-size chunks of event bytes, handed out against one memory budget.
+// Fixed-size chunks of event bytes, handed out against a memory limit.
 //
 // Every thread records into chunks from this pool; the sender returns drained ones.
-// The budget is the program's promise about memory: once `budget_bytes` worth of chunks
-// exist and none is free, Acquire() fails and the caller drops the event. Acquire and
+// The limit is the program's promise about memory: once that many bytes of chunks exist
+// and none is free, Acquire() fails and the caller drops the event (or, under the wait
+// policy, waits for the sender to return one). The sender moves the limit as the buffer
+// policy says (profiler.h): up while a server drains and falls behind, back down when it
+// leaves; chunks returned while more than the limit exists are freed. Acquire and
 // Release take a mutex, but they run once per chunk (thousands of events), never per
 // event.
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -29,21 +34,29 @@ struct Chunk {
 
 class ChunkPool {
  public:
-  explicit ChunkPool(uint64_t budget_bytes) : budget_bytes_(budget_bytes) {}
+  explicit ChunkPool(uint64_t limit_bytes) : limit_bytes_(limit_bytes) {}
   ~ChunkPool();
   ChunkPool(const ChunkPool&) = delete;
   ChunkPool& operator=(const ChunkPool&) = delete;
 
-  // A reset chunk, or nullptr when the budget is used up and no chunk is free.
+  // A reset chunk, or nullptr when the limit is reached and no chunk is free.
   Chunk* Acquire();
+  // The same, waiting up to `timeout` for a chunk to come back when none can be had.
+  Chunk* AcquireOrWait(std::chrono::milliseconds timeout);
   void Release(Chunk* chunk);
+  // The bytes of chunks that may exist from now on. Lowering it frees free chunks past
+  // it now, and chunks in use as they come back.
+  void SetLimit(uint64_t bytes);
 
   uint64_t allocated_bytes() const { return allocated_bytes_.load(std::memory_order_relaxed); }
-  uint64_t budget_bytes() const { return budget_bytes_; }
+  uint64_t limit_bytes() const { return limit_bytes_.load(std::memory_order_relaxed); }
 
  private:
-  const uint64_t budget_bytes_;
+  Chunk* AcquireLocked();  // under mutex_
+
+  std::atomic<uint64_t> limit_bytes_;
   std::mutex mutex_;
+  std::condition_variable returned_;  // a chunk came back, or the limit rose
   std::vector<Chunk*> free_;
   std::atomic<uint64_t> allocated_bytes_{0};
 };

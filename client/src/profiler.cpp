@@ -50,6 +50,28 @@ auto Unsigned(uint64_t min, uint64_t max) {
   return [=](std::string_view text) { return protocol::ParseUnsigned(text, min, max); };
 }
 
+protocol::Parsed<BufferPolicy> ParseBufferPolicy(std::string_view text) {
+  for (BufferPolicy policy : {BufferPolicy::kAuto, BufferPolicy::kDrop, BufferPolicy::kGrow, BufferPolicy::kWait}) {
+    if (text == BufferPolicyName(policy)) return {policy, ""};
+  }
+  return {std::nullopt, "'" + std::string(text) + "' is not one of auto, drop, grow, wait"};
+}
+
+// Physical memory, or a container's limit (cgroup v2, then v1) when that is smaller.
+uint64_t MachineMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  uint64_t bytes = pages > 0 && page_size > 0 ? uint64_t(pages) * uint64_t(page_size) : 0;
+  for (const char* path : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    if (std::FILE* file = std::fopen(path, "r")) {
+      unsigned long long limit = 0;
+      if (std::fscanf(file, "%llu", &limit) == 1 && limit > 0 && limit < bytes) bytes = limit;
+      std::fclose(file);
+    }
+  }
+  return bytes;
+}
+
 Config& PendingConfig() {
   if (g_pending_config == nullptr) {
     g_pending_config = new Config;
@@ -61,6 +83,10 @@ Config& PendingConfig() {
     uint64_t megabytes = config.buffer_budget_bytes >> 20;
     ReadEnvSetting("GNOMON_BUFFER_MB", megabytes, Unsigned(1, uint64_t{1} << 30));
     config.buffer_budget_bytes = megabytes << 20;
+    ReadEnvSetting("GNOMON_BUFFER_POLICY", config.buffer_policy, ParseBufferPolicy);
+    uint64_t ceiling_megabytes = 0;
+    ReadEnvSetting("GNOMON_BUFFER_MAX_MB", ceiling_megabytes, Unsigned(1, uint64_t{1} << 30));
+    config.buffer_ceiling_bytes = ceiling_megabytes << 20;
     ReadEnvSetting("GNOMON_EXIT_FLUSH_MS", config.exit_flush_ms, Unsigned(0, UINT32_MAX));
     ReadEnvSetting("GNOMON_WAIT_FOR_SERVER_MS", config.exit_wait_for_server_ms, Unsigned(0, UINT32_MAX));
   }
@@ -116,8 +142,46 @@ std::string_view ClampString(const char* text, size_t length, size_t max_bytes) 
   return {text, std::min(length, max_bytes)};
 }
 
-Profiler::Profiler(const Config& config)
-    : config_(config), pool_(config.buffer_budget_bytes), sender_(new Sender(*this)) {}
+const char* BufferPolicyName(BufferPolicy policy) {
+  switch (policy) {
+    case BufferPolicy::kAuto: return "auto";
+    case BufferPolicy::kDrop: return "drop";
+    case BufferPolicy::kGrow: return "grow";
+    case BufferPolicy::kWait: return "wait";
+  }
+  return "?";
+}
+
+Profiler::Profiler(const Config& config) : config_(config), pool_(0), sender_(new Sender(*this)) {
+  if (config_.buffer_ceiling_bytes == 0) config_.buffer_ceiling_bytes = MachineMemoryBytes() / 4;
+  config_.buffer_ceiling_bytes = std::max(config_.buffer_ceiling_bytes, config_.buffer_budget_bytes);
+  pool_.SetLimit(BufferLimit(false));
+}
+
+uint64_t Profiler::BufferLimit(bool connected) const {
+  switch (config_.buffer_policy) {
+    case BufferPolicy::kGrow: return UINT64_MAX;
+    case BufferPolicy::kAuto: return connected ? config_.buffer_ceiling_bytes : config_.buffer_budget_bytes;
+    case BufferPolicy::kDrop:
+    case BufferPolicy::kWait: break;
+  }
+  return config_.buffer_budget_bytes;
+}
+
+Chunk* Profiler::WaitForChunk() {
+  while (sender_->is_connected() && !is_shut_down()) {
+    if (Chunk* chunk = pool_.AcquireOrWait(std::chrono::milliseconds(100))) return chunk;
+  }
+  return nullptr;
+}
+
+void Profiler::NoteBufferFull() {
+  if (!sender_->is_connected() || said_buffer_full_.exchange(true, std::memory_order_relaxed)) return;
+  std::fprintf(stderr,
+               "gnomon: the event buffer is full (%llu MiB, GNOMON_BUFFER_POLICY=%s): events are dropped and "
+               "counted until the capture catches up\n",
+               static_cast<unsigned long long>(pool_.limit_bytes() >> 20), BufferPolicyName(config_.buffer_policy));
+}
 
 Profiler& Profiler::Get() {
   if (Profiler* running = g_profiler.load(std::memory_order_acquire)) return *running;
@@ -249,10 +313,14 @@ uint8_t* Refill(size_t bytes) {
   }
   Chunk* chunk = thread->spare.exchange(nullptr, std::memory_order_acq_rel);
   if (chunk == nullptr) chunk = profiler.pool().Acquire();
+  if (chunk == nullptr && profiler.config().buffer_policy == client::BufferPolicy::kWait) {
+    chunk = profiler.WaitForChunk();
+  }
   if (chunk == nullptr) {
     ++thread->drops_in_a_row;
     tls_writer = {};
     profiler.CountDrop();
+    profiler.NoteBufferFull();
     return nullptr;
   }
   thread->drops_in_a_row = 0;

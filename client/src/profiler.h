@@ -42,10 +42,23 @@ struct ThreadState {
   uint32_t read_pos = 0;
 };
 
+// What the program does with events when its buffer is full (GNOMON_BUFFER_POLICY).
+enum class BufferPolicy : uint8_t {
+  kAuto = GNOMON_BUFFER_AUTO,  // the budget while nobody drains; up to the ceiling while a
+                               // server does but falls behind; then drop, and say so
+  kDrop = GNOMON_BUFFER_DROP,  // the budget, always; then drop
+  kGrow = GNOMON_BUFFER_GROW,  // no bound
+  kWait = GNOMON_BUFFER_WAIT,  // the budget; then the recording thread waits for the sender
+                               // while a server is connected (drops when none is)
+};
+const char* BufferPolicyName(BufferPolicy policy);
+
 struct Config {
   std::string address = "127.0.0.1";
   uint16_t port = protocol::kDefaultPort;
   uint64_t buffer_budget_bytes = 64ull << 20;
+  BufferPolicy buffer_policy = BufferPolicy::kAuto;
+  uint64_t buffer_ceiling_bytes = 0;  // kAuto's bound; 0: a quarter of the machine's memory
   uint32_t exit_flush_ms = 5000;   // longest wait at exit for a connected server to drain
   uint32_t exit_wait_for_server_ms = 0;  // wait at exit for a server to connect
   std::string port_file;           // when set, the bound port is written there
@@ -75,6 +88,13 @@ class Profiler {
   uint64_t HostNsToTicks(bool is_monotonic_raw, int64_t host_ns);
 
   void CountDrop() { dropped_events_.fetch_add(1, std::memory_order_relaxed); }
+  // The most bytes of chunks the buffer policy allows, with or without a server.
+  uint64_t BufferLimit(bool connected) const;
+  // Under the wait policy: a chunk, once the sender returns one, or nullptr when no
+  // server is connected (or the profiler is shutting down).
+  Chunk* WaitForChunk();
+  // A thread found the buffer full while a server is connected: says so on stderr, once.
+  void NoteBufferFull();
   uint64_t dropped_events() const { return dropped_events_.load(std::memory_order_relaxed); }
   bool is_shut_down() const { return shut_down_.load(std::memory_order_acquire); }
   ChunkPool& pool() { return pool_; }
@@ -97,6 +117,7 @@ class Profiler {
   ChunkPool pool_;
   std::atomic<uint64_t> dropped_events_{0};
   std::atomic<bool> shut_down_{false};
+  std::atomic<bool> said_buffer_full_{false};
   std::atomic<uint32_t> next_gpu_context_id_{1};
   std::atomic<uint32_t> next_counter_set_id_{1};
   bool listen_ok_ = false;

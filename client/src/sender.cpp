@@ -309,6 +309,7 @@ void Sender::Promote(int fd) {
   current_context_ = 0;
   dropped_sent_ = 0;
   SendAppInfo();
+  profiler_.pool().SetLimit(profiler_.BufferLimit(true));
   connected_.store(true);
 }
 
@@ -440,6 +441,7 @@ void Sender::Disconnect(const char* reason) {
   if (conn_fd_ >= 0) close(conn_fd_);
   conn_fd_ = -1;
   connected_.store(false);
+  profiler_.pool().SetLimit(profiler_.BufferLimit(false));
 }
 
 }  // namespace gnomon::client

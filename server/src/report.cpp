@@ -210,7 +210,7 @@ void PrintSummary(const TraceModel& model, std::ostream& out) {
   }
   const Diagnostics& d = model.diagnostics;
   out << "Dropped    " << d.client_dropped_events << " event(s) dropped by the program"
-      << (d.client_dropped_events ? " (its buffer budget was exhausted; raise GNOMON_BUFFER_MB)" : "")
+      << (d.client_dropped_events ? " (its event buffer was full; see GNOMON_BUFFER_POLICY and GNOMON_BUFFER_MB)" : "")
       << "\n";
   out << "Stream     " << (d.ended_cleanly ? "ended cleanly" : "ended without a goodbye (program killed, or capture stopped)");
   if (d.attributes_without_zone || d.events_without_thread || d.clamped_zone_ends || d.invalid_ids ||

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include <asio.hpp>
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -26,11 +27,13 @@ constexpr auto kHandshakeTimeout = std::chrono::seconds(3);
 // Counts what a capture needs for its progress line without building a model.
 struct CountingHandler : NullHandler {
   uint64_t zones = 0;
+  uint64_t dropped = 0;
   bool ended = false;
   std::string program_name;
   void OnZoneBegin(uint32_t, uint64_t) { ++zones; }
   void OnAppInfo(const protocol::AppInfo&, std::string_view name) { AssignUtf8(program_name, name); }
   void OnEndOfStream(uint64_t) { ended = true; }
+  void OnDroppedEvents(uint64_t total) { dropped = std::max(dropped, total); }
 };
 
 // TraceBuilder with the same progress view as CountingHandler.
@@ -41,6 +44,8 @@ struct BuildingHandler : TraceBuilder {
 
 uint64_t ZonesSoFar(const CountingHandler& h) { return h.zones; }
 uint64_t ZonesSoFar(const BuildingHandler& h) { return h.model.zone_count; }
+uint64_t DroppedSoFar(const CountingHandler& h) { return h.dropped; }
+uint64_t DroppedSoFar(const BuildingHandler& h) { return h.model.diagnostics.client_dropped_events; }
 bool Ended(const CountingHandler& h) { return h.ended; }
 bool Ended(const BuildingHandler& h) { return h.model.diagnostics.ended_cleanly; }
 const std::string& NameOf(const CountingHandler& h) { return h.program_name; }
@@ -262,6 +267,7 @@ void Worker::ReceiveLoop(Handler& handler) {
     if (options_.writer != nullptr) options_.writer->Append(buffer.data(), result.consumed);
     messages_received_.fetch_add(result.messages, std::memory_order_relaxed);
     zones_received_.store(ZonesSoFar(handler), std::memory_order_relaxed);
+    program_dropped_.store(DroppedSoFar(handler), std::memory_order_relaxed);
     if (!NameOf(handler).empty()) {
       std::lock_guard lock(error_mutex_);
       if (program_name_.empty()) program_name_ = NameOf(handler);

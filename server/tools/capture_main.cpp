@@ -24,6 +24,7 @@ enum ExitCode {
   kExitFile = 3,
   kExitConnectionLost = 4,
   kExitMalformed = 5,
+  kExitDropped = 6,
 };
 
 constexpr const char* kUsage = R"(Usage: gnomon-capture -o FILE [-a ADDRESS] [-p PORT] [-s SECONDS] [-f] [-w SECONDS] [-l LEVEL] [-q]
@@ -51,6 +52,8 @@ Exit codes:
   3  the trace file could not be created or written
   4  the connection was lost before the program ended (the file keeps all received)
   5  the program sent a malformed stream (the file keeps all before the fault)
+  6  capture complete, but the program dropped events: its buffer was full (see
+     GNOMON_BUFFER_POLICY and GNOMON_BUFFER_MB); the summary and the file say how many
 )";
 
 volatile std::sig_atomic_t g_interrupted = 0;
@@ -207,6 +210,13 @@ int main(int argc, char** argv) {
                static_cast<unsigned long long>(zones), static_cast<unsigned long long>(worker.messages_received()),
                double(worker.bytes_received()) / 1e6, elapsed, output.c_str(), double(file_bytes) / 1e6,
                zones ? double(file_bytes) / double(zones) : 0.0);
+  const uint64_t dropped = worker.program_dropped();
+  if (dropped > 0) {
+    std::fprintf(stderr,
+                 "gnomon-capture: the program dropped %llu event(s): its event buffer was full (its "
+                 "GNOMON_BUFFER_POLICY and GNOMON_BUFFER_MB decide when; the program's stderr says which)\n",
+                 static_cast<unsigned long long>(dropped));
+  }
   if (!written.ok()) {
     std::fprintf(stderr, "gnomon-capture: %s\n", written.message().c_str());
     return kExitFile;
@@ -219,6 +229,6 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "gnomon-capture: %s; the file keeps everything received\n", worker.error().c_str());
       return kExitConnectionLost;
     default:
-      return kExitOk;
+      return dropped > 0 ? kExitDropped : kExitOk;
   }
 }

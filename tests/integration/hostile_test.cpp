@@ -6,6 +6,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -121,28 +122,57 @@ TEST_CASE("a capture killed with SIGKILL leaves a file that loads, and the progr
   CHECK(model.zone_count > 1000);
 }
 
-TEST_CASE("a stalled network never blocks the program's threads, and the exit wait is bounded") {
+namespace {
+
+// `zones` zones (22 bytes of events each) recorded while a stalled server is connected,
+// under a buffer policy; how many the program dropped, and its log.
+struct StalledRun {
+  uint64_t dropped = 0;
+  std::string log;
+  double seconds = 0;
+};
+StalledRun RunAgainstStalledServer(const std::map<std::string, std::string>& env, long zones = 400000) {
   gnomon::test::ScratchDir dir;
-  gnomon::test::ChildProcess program(
-      {GNOMON_TEST_PROGRAM, "flood-after-connect", "400000"},
-      {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}, {"GNOMON_BUFFER_MB", "2"},
-       {"GNOMON_EXIT_FLUSH_MS", "500"}},
-      dir.File("log"));
+  std::map<std::string, std::string> all = env;
+  all.insert({{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}, {"GNOMON_BUFFER_MB", "2"},
+              {"GNOMON_EXIT_FLUSH_MS", "500"}});
+  gnomon::test::ChildProcess program({GNOMON_TEST_PROGRAM, "flood-after-connect", std::to_string(zones)}, all,
+                                     dir.File("log"));
   const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
   REQUIRE(port != 0);
   gnomon::test::StalledServer server(port);
   REQUIRE(server.connected());
   const auto start = std::chrono::steady_clock::now();
   CHECK(program.Wait(std::chrono::seconds(20)) == 0);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  CHECK(seconds < 5.0);  // 400,000 zones, plus at most GNOMON_EXIT_FLUSH_MS at exit
-  const std::string log = gnomon::test::ReadFile(dir.File("log"));
-  CHECK(log.find("recorded 400000 zones") != std::string::npos);
-  unsigned long long dropped = 0;
-  const size_t at = log.find("dropped ");
+  StalledRun run;
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  run.log = gnomon::test::ReadFile(dir.File("log"));
+  CHECK(run.log.find("recorded " + std::to_string(zones) + " zones") != std::string::npos);
+  const size_t at = run.log.find(", dropped ");
   REQUIRE(at != std::string::npos);
-  dropped = std::stoull(log.substr(at + 8));
-  CHECK(dropped > 0);  // 8.8 MB of events against a 2 MB budget that nobody drains
+  run.dropped = std::stoull(run.log.substr(at + 10));
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("a stalled network never blocks the program's threads, and the exit wait is bounded") {
+  const StalledRun run = RunAgainstStalledServer({{"GNOMON_BUFFER_POLICY", "drop"}});
+  CHECK(run.seconds < 5.0);  // 400,000 zones, plus at most GNOMON_EXIT_FLUSH_MS at exit
+  CHECK(run.dropped > 0);    // 8.8 MB of events against a 2 MB budget that nobody drains
+}
+
+TEST_CASE("buffer policies: auto grows to its ceiling then drops and says so, grow drops nothing") {
+  constexpr long kZones = 1'000'000;  // 22 MB of events, nobody draining them
+  const StalledRun fixed = RunAgainstStalledServer({{"GNOMON_BUFFER_POLICY", "drop"}}, kZones);
+  const StalledRun ceiling = RunAgainstStalledServer({{"GNOMON_BUFFER_MAX_MB", "6"}}, kZones);  // auto: the default
+  CHECK(ceiling.dropped > 0);
+  CHECK(ceiling.dropped + 4 * (1 << 20) / 22 < fixed.dropped);  // 6 MB held instead of 2
+  CHECK(ceiling.log.find("the event buffer is full (6 MiB, GNOMON_BUFFER_POLICY=auto)") != std::string::npos);
+  CHECK(fixed.log.find("GNOMON_BUFFER_POLICY=drop") != std::string::npos);
+  const StalledRun unbounded = RunAgainstStalledServer({{"GNOMON_BUFFER_POLICY", "grow"}}, kZones);
+  CHECK(unbounded.dropped == 0);
+  CHECK(unbounded.log.find("event buffer is full") == std::string::npos);
 }
 
 TEST_CASE("the program listens on loopback only, unless told otherwise") {

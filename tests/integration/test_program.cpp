@@ -4,6 +4,7 @@
 //   gnomon-test-program before-connect  events before and after a server connects
 //   gnomon-test-program flood N         N zones with no server (tests the buffer budget)
 //   gnomon-test-program flood-after-connect N   N zones once a server connected
+//   gnomon-test-program threads T N     T threads of N zones each, once a server connected
 //
 // Run it with GNOMON_WAIT_FOR_SERVER_MS so that it waits at exit for a capture.
 #include <gnomon/gnomon.hpp>
@@ -79,6 +80,21 @@ int FloodAfterConnect(long zones) {
   return 0;
 }
 
+int Threads(int count, long zones) {
+  if (!gnomon_wait_for_server(20000)) return 3;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < count; ++t) {
+    threads.emplace_back([zones] {
+      for (long i = 0; i < zones; ++i) GNOMON_ZONE("Busy");
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::printf("recorded %ld zones on %d threads, dropped %llu\n", zones * count, count,
+              static_cast<unsigned long long>(gnomon_dropped_events()));
+  std::fflush(stdout);
+  return 0;
+}
+
 int Flood(long zones) {
   for (long i = 0; i < zones; ++i) GNOMON_ZONE("Flood");
   std::printf("dropped %llu\n", static_cast<unsigned long long>(gnomon_dropped_events()));
@@ -94,6 +110,7 @@ int main(int argc, char** argv) {
   if (scenario == "before-connect") return BeforeConnect();
   if (scenario == "flood" && argc > 2) return Flood(std::atol(argv[2]));
   if (scenario == "flood-after-connect" && argc > 2) return FloodAfterConnect(std::atol(argv[2]));
-  std::fprintf(stderr, "usage: gnomon-test-program zones | before-connect | flood N | flood-after-connect N\n");
+  if (scenario == "threads" && argc > 3) return Threads(std::atoi(argv[2]), std::atol(argv[3]));
+  std::fprintf(stderr, "usage: gnomon-test-program zones | before-connect | flood N | flood-after-connect N | threads T N\n");
   return 2;
 }

@@ -211,3 +211,53 @@ TEST_CASE("ports and durations are checked the same way everywhere") {
   CHECK(RunCommand("timeout --preserve-status -s INT 1 " + capture + " -p 1 -w 1e9", &output) == 2);
   CHECK(output.find("stopped before 127.0.0.1:1 answered") != std::string::npos);
 }
+
+TEST_CASE("two busy threads outrun the capture: the default buffer grows and nothing is lost; wait loses nothing") {
+  // 2 x 1.5 M zones (66 MB of events) against a 4 MB budget: the capture falls behind.
+  for (const char* policy : {"auto", "wait"}) {
+    CAPTURE(policy);
+    ScratchDir dir;
+    ChildProcess program({GNOMON_TEST_PROGRAM, "threads", "2", "1500000"},
+                         {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}, {"GNOMON_BUFFER_MB", "4"},
+                          {"GNOMON_BUFFER_POLICY", policy}, {"GNOMON_WAIT_FOR_SERVER_MS", "20000"}},
+                         dir.File("program.log"));
+    const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
+    REQUIRE(port != 0);
+    std::string output;
+    const int rc = RunCommand(std::string(GNOMON_CAPTURE) + " -q -p " + std::to_string(port) + " -o " +
+                                  dir.File("busy.gnomon"),
+                              &output);
+    CHECK_MESSAGE(rc == 0, output);
+    CHECK(program.Wait() == 0);
+    CHECK(ReadFile(dir.File("program.log")).find("recorded 3000000 zones on 2 threads, dropped 0") != std::string::npos);
+    gnomon::server::TraceModel model;
+    auto loaded = gnomon::server::LoadTrace(dir.File("busy.gnomon"), model);
+    REQUIRE(loaded.ok());
+    CHECK(model.zone_count == 3'000'000);
+    CHECK(model.diagnostics.client_dropped_events == 0);
+  }
+}
+
+TEST_CASE("a capture says how many events the program dropped, and why, with its own exit code") {
+  ScratchDir dir;
+  // The flood runs before anyone connects: past its 1 MB budget the program drops.
+  ChildProcess program({GNOMON_TEST_PROGRAM, "flood", "400000"},
+                       {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}, {"GNOMON_BUFFER_MB", "1"},
+                        {"GNOMON_WAIT_FOR_SERVER_MS", "20000"}},
+                       dir.File("program.log"));
+  const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
+  REQUIRE(port != 0);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (ReadFile(dir.File("program.log")).find("dropped ") == std::string::npos) {
+    REQUIRE(std::chrono::steady_clock::now() < give_up);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::string output;
+  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " -q -p " + std::to_string(port) + " -o " + dir.File("f.gnomon"),
+                   &output) == 6);
+  CHECK(program.Wait() == 0);
+  const std::string log = ReadFile(dir.File("program.log"));
+  const std::string dropped = log.substr(log.find("dropped ") + 8, log.find('\n', log.find("dropped ")) - log.find("dropped ") - 8);
+  CHECK_MESSAGE(output.find("the program dropped " + dropped + " event(s): its event buffer was full") != std::string::npos,
+                output);
+}

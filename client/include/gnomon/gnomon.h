@@ -58,9 +58,28 @@ typedef enum gnomon_severity {
  * network: use it only on a trusted network. Port 0 picks a free port. */
 int gnomon_set_listen_address(const char* address, uint16_t port);
 
-/* Bytes the program may hold while no server drains them (default 64 MiB, or
- * GNOMON_BUFFER_MB). Past it, events are dropped and counted. */
+/* Bytes of events the program holds before its buffer policy acts (default 64 MiB, or
+ * GNOMON_BUFFER_MB). */
 int gnomon_set_buffer_budget(uint64_t bytes);
+
+/* What the program does with events past the budget (or GNOMON_BUFFER_POLICY=auto,
+ * drop, grow or wait; docs/integration.md weighs them):
+ *  AUTO  the default: the budget while no server drains; while one does and falls
+ *        behind, the buffer grows up to a quarter of the machine's memory (or
+ *        GNOMON_BUFFER_MAX_MB); past that, events are dropped, counted, and the program
+ *        says so on stderr.
+ *  DROP  the budget, always; past it events are dropped and counted.
+ *  GROW  no bound: nothing is dropped, memory grows as long as the backlog does.
+ *  WAIT  the budget; past it the recording thread waits for the sender while a server
+ *        is connected (nothing is dropped, the program slows down to the capture's
+ *        pace; if the capture stalls, so does the program), and drops when none is. */
+typedef enum gnomon_buffer_policy {
+  GNOMON_BUFFER_AUTO = 0,
+  GNOMON_BUFFER_DROP = 1,
+  GNOMON_BUFFER_GROW = 2,
+  GNOMON_BUFFER_WAIT = 3
+} gnomon_buffer_policy;
+int gnomon_set_buffer_policy(gnomon_buffer_policy policy);
 
 /* Starts the profiler now instead of at the first event. Returns 0, or -1 when the
  * listening socket could not be opened (the reason goes to stderr; events are still
@@ -80,7 +99,7 @@ int gnomon_wait_for_server(uint32_t timeout_ms);
  * docs/integration.md), then stops the profiler. Called automatically at exit. */
 void gnomon_shutdown(void);
 
-/* Events dropped so far because the buffer budget was exhausted. */
+/* Events dropped so far because the buffer was full (see gnomon_set_buffer_policy). */
 uint64_t gnomon_dropped_events(void);
 
 /* ---- time ---- */

@@ -72,6 +72,8 @@ class Worker {
   uint64_t bytes_received() const { return bytes_received_.load(std::memory_order_relaxed); }
   uint64_t messages_received() const { return messages_received_.load(std::memory_order_relaxed); }
   uint64_t zones_received() const { return zones_received_.load(std::memory_order_relaxed); }
+  // Events the program said it dropped (its buffer was full; GNOMON_BUFFER_POLICY).
+  uint64_t program_dropped() const { return program_dropped_.load(std::memory_order_relaxed); }
   std::string program_name() const;
 
   // Runs f(const TraceModel&) under the model lock; safe while receiving.
@@ -96,6 +98,7 @@ class Worker {
   std::atomic<uint64_t> bytes_received_{0};
   std::atomic<uint64_t> messages_received_{0};
   std::atomic<uint64_t> zones_received_{0};
+  std::atomic<uint64_t> program_dropped_{0};
   std::string program_name_;
   std::mutex finished_mutex_;
   std::condition_variable finished_;
