@@ -41,7 +41,32 @@ void* operator new(std::size_t size, std::align_val_t align) {
   const std::size_t a = static_cast<std::size_t>(align);
   return gnomon::test::Count(std::aligned_alloc(a, (size + a - 1) / a * a));
 }
+// The nothrow forms too: the standard library allocates through them (std::stable_sort's
+// buffer), and every form that allocates must pair with one of these deletes.
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  void* p = std::malloc(size == 0 ? 1 : size);
+  return p == nullptr ? nullptr : gnomon::test::Count(p);
+}
+void* operator new(std::size_t size, std::align_val_t align, const std::nothrow_t&) noexcept {
+  const std::size_t a = static_cast<std::size_t>(align);
+  void* p = std::aligned_alloc(a, (size + a - 1) / a * a);
+  return p == nullptr ? nullptr : gnomon::test::Count(p);
+}
+void* operator new[](std::size_t size) { return operator new(size); }
+void* operator new[](std::size_t size, std::align_val_t align) { return operator new(size, align); }
+void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept { return operator new(size, tag); }
+void* operator new[](std::size_t size, std::align_val_t align, const std::nothrow_t& tag) noexcept {
+  return operator new(size, align, tag);
+}
 void operator delete(void* p) noexcept { gnomon::test::Release(p); }
 void operator delete(void* p, std::size_t) noexcept { gnomon::test::Release(p); }
 void operator delete(void* p, std::align_val_t) noexcept { gnomon::test::Release(p); }
 void operator delete(void* p, std::size_t, std::align_val_t) noexcept { gnomon::test::Release(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { gnomon::test::Release(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { gnomon::test::Release(p); }
+void operator delete[](void* p) noexcept { gnomon::test::Release(p); }
+void operator delete[](void* p, std::size_t) noexcept { gnomon::test::Release(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { gnomon::test::Release(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { gnomon::test::Release(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { gnomon::test::Release(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { gnomon::test::Release(p); }
