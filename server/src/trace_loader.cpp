@@ -379,7 +379,13 @@ std::string DecompressFrame(ZSTD_DCtx* dctx, const uint8_t* src, size_t size, si
     if (ZSTD_isError(n)) return ZSTD_getErrorName(n);
     return n == expected ? "" : "it decompresses to " + std::to_string(n) + " bytes, its header says " + std::to_string(expected);
   }
+  // A frame may declare a window of up to 128 MiB, which zstd would allocate before
+  // decoding a byte. A block is one whole frame, so it never needs a window larger
+  // than itself (every writer so far made single-segment frames: window = content).
+  int window_log = 10;  // zstd's smallest window
+  while (window_log < 30 && (size_t(1) << window_log) < expected) ++window_log;
   ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+  ZSTD_DCtx_setParameter(dctx, ZSTD_d_windowLogMax, window_log);
   ZSTD_inBuffer in{src, size, 0};
   size_t produced = 0;
   while (true) {

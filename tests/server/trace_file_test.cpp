@@ -428,6 +428,38 @@ TEST_CASE("a decompression bomb is refused with a clear error; a trusted file lo
   CHECK(mismatched.report.warning.find("its frame holds") != std::string::npos);
 }
 
+TEST_CASE("a frame that asks for a window larger than its block is refused before zstd allocates it") {
+  // The same block, compressed again as a stream of unknown size with a 128 MiB window:
+  // zstd would allocate the window before decoding a byte.
+  ScratchDir dir;
+  const std::string bytes = gnomon::test::ReadFile(WriteTrace(dir, SampleStream(200), 4 << 20));
+  const FileParts parts = Split(bytes);
+  REQUIRE(parts.blocks.size() == 1);
+  BlockHeader h{};
+  std::memcpy(&h, parts.blocks[0].data(), sizeof(h));
+  std::string raw(h.raw_bytes, '\0');
+  REQUIRE(ZSTD_decompress(raw.data(), raw.size(), parts.blocks[0].data() + sizeof(h), h.compressed_bytes) == raw.size());
+  std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> cctx(ZSTD_createCCtx(), ZSTD_freeCCtx);
+  ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_windowLog, 27);
+  ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_checksumFlag, 1);
+  std::string frame(ZSTD_compressBound(raw.size()), '\0');
+  ZSTD_inBuffer in{raw.data(), raw.size(), 0};
+  ZSTD_outBuffer out{frame.data(), frame.size(), 0};
+  REQUIRE(!ZSTD_isError(ZSTD_compressStream2(cctx.get(), &out, &in, ZSTD_e_continue)));
+  REQUIRE(ZSTD_compressStream2(cctx.get(), &out, &in, ZSTD_e_end) == 0);
+  frame.resize(out.pos);
+  REQUIRE(ZSTD_getFrameContentSize(frame.data(), frame.size()) == ZSTD_CONTENTSIZE_UNKNOWN);
+  REQUIRE(ZSTD_decompress(raw.data(), raw.size(), frame.data(), frame.size()) == raw.size());  // a sound frame
+
+  std::string wide = parts.header;
+  const BlockHeader header = MakeBlockHeader(kBlockMagic, 0, h.raw_bytes, uint32_t(frame.size()));
+  wide.append(reinterpret_cast<const char*>(&header), sizeof(header)).append(frame).append(parts.end);
+  const Loaded loaded = LoadBytes(dir, wide);
+  CHECK(loaded.model.zone_count == 0);
+  CHECK(loaded.report.anomalies.damaged_blocks == 1);
+  CHECK(loaded.report.warning.find("too much memory") != std::string::npos);
+}
+
 TEST_CASE("only regular files are read: a FIFO, a folder or a device is refused at once") {
   ScratchDir dir;
   REQUIRE(mkfifo(dir.File("fifo").c_str(), 0600) == 0);
