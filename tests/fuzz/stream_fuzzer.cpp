@@ -1,7 +1,9 @@
 // Fuzzes a whole session's message stream, GPU messages included, the way a live
 // connection delivers it: in pieces of varying sizes (chosen by the input's first
 // bytes), decoded into a TraceModel, then read by everything that reads models
-// (statistics, the report, the Chrome export, the GPU mapping).
+// (statistics, the report, the Chrome export, the GPU mapping). No input may make the
+// model, or reading it, take more than 64 bytes of heap (and zone blocks) per input
+// byte, plus a fixed 64 KiB (docs/protocol.md#limits).
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
@@ -11,9 +13,13 @@
 #include "gnomon/server/report.h"
 #include "gnomon/server/statistics.h"
 #include "gnomon/server/trace_builder.h"
+#include "../support/heap_counter.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2) return 0;
+  const int64_t heap_before = gnomon::test::HeapBytes();
+  gnomon::test::ResetHeapPeak();
+  const int64_t allowed = 64 * int64_t(size) + (64 << 10);
   const size_t piece = 1 + (size_t(data[0]) << 8 | data[1]);
   data += 2;
   size -= 2;
@@ -36,7 +42,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   gnomon::server::PrintSummary(model, out);
   gnomon::server::PrintStatisticsTable(model, stats, out);
   gnomon::server::PrintStatisticsTable(model, gpu_stats, out);
-  gnomon::server::WriteChromeTrace(model, out);
+  out.str("");
+  int64_t mapped = 0;
+  for (const auto& thread : model.threads) thread.zones.ForEachBlock([&](const void*, size_t bytes) { mapped += int64_t(bytes); });
+  if (gnomon::test::HeapPeakBytes() - heap_before + mapped > allowed) __builtin_trap();  // memory out of proportion
+  gnomon::server::WriteChromeTrace(model, out);  // its size is the export's, not the model's
   for (const auto& [id, context] : model.gpu_contexts) {
     for (size_t i = 0; i < context.zones.size(); ++i) {
       if (!context.zones[i].is_timed()) continue;

@@ -1,5 +1,10 @@
 // Fuzzes the trace-file reader: any bytes as a .gnomon file. Loading either rejects the
 // file with a message or loads what it can; the model is then read back in full.
+// Memory: a block may expand at most kExpansion times here (the decompression-bomb
+// limit, 1,024 by default, is tested in trace_file_test); the buffers that hold
+// decompressed blocks take at most a few times that per file byte, and the model, and
+// the most the load and the report take besides, at most 64 bytes of heap (and zone
+// blocks) per byte of the stream the file held, plus a fixed 256 KiB.
 #include <unistd.h>
 
 #include <cstddef>
@@ -11,6 +16,9 @@
 #include "gnomon/server/report.h"
 #include "gnomon/server/statistics.h"
 #include "gnomon/server/trace_file.h"
+#include "../support/heap_counter.h"
+
+constexpr uint32_t kExpansion = 64;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string path = "/tmp/gnomon-fuzz-" + std::to_string(getpid()) + ".gnomon";
@@ -18,12 +26,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (file == nullptr) return 0;
   std::fwrite(data, 1, size, file);
   std::fclose(file);
-  gnomon::server::TraceModel model;
-  const auto report = gnomon::server::LoadTrace(path, model);
-  std::remove(path.c_str());  // nothing left in /tmp once the fuzzer stops
-  if (!report.ok() && report.status().message().empty()) __builtin_trap();
-  std::ostringstream out;
-  gnomon::server::PrintSummary(model, out);
-  gnomon::server::PrintStatisticsTable(model, gnomon::server::ComputeZoneStatistics(model), out);
+  const int64_t heap_before = gnomon::test::HeapBytes();
+  gnomon::test::ResetHeapPeak();
+  {
+    gnomon::server::TraceModel model;
+    gnomon::server::LoadOptions options;
+    options.max_expansion = kExpansion;
+    const auto report = gnomon::server::LoadTrace(path, model, options);
+    std::remove(path.c_str());  // nothing left in /tmp once the fuzzer stops
+    if (!report.ok() && report.status().message().empty()) __builtin_trap();
+    std::ostringstream out;
+    gnomon::server::PrintSummary(model, out);
+    gnomon::server::PrintStatisticsTable(model, gnomon::server::ComputeZoneStatistics(model), out);
+    const int64_t stream = report.ok() ? int64_t(report.value().raw_bytes) : 0;
+    const int64_t buffers = 4 * int64_t(kExpansion) * int64_t(size);  // decompressed blocks, reused, grown by doubling
+    int64_t mapped = 0;
+    for (const auto& thread : model.threads) thread.zones.ForEachBlock([&](const void*, size_t bytes) { mapped += int64_t(bytes); });
+    if (gnomon::test::HeapPeakBytes() - heap_before + mapped > 64 * stream + buffers + (256 << 10)) __builtin_trap();
+  }
   return 0;
 }
