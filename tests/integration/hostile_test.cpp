@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -41,6 +42,17 @@ StreamWriter ValidStart(int zones) {
 
 TraceModel Decode(const StreamWriter& w) { return gnomon::test::BuildModel(w); }
 
+// Connects to the program at `port` and captures it until its stream ends.
+std::unique_ptr<Worker> CaptureToEnd(uint16_t port) {
+  Worker::Options options;
+  options.port = port;
+  auto worker = std::make_unique<Worker>(options);
+  REQUIRE(worker->Connect().ok());
+  worker->Start();
+  worker->Join();
+  return worker;
+}
+
 }  // namespace
 
 TEST_CASE("maximal declared string lengths with the connection gone: a clear error, bounded memory, data kept") {
@@ -49,15 +61,10 @@ TEST_CASE("maximal declared string lengths with the connection gone: a clear err
   w.Raw({15, 9, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF});
   for (int i = 0; i < 100; ++i) w.Raw({'x'});
   gnomon::test::FakeProgram program(OkHello(), w.bytes());
-  Worker::Options options;
-  options.port = program.port();
-  Worker worker(options);
-  REQUIRE(worker.Connect().ok());
-  worker.Start();
-  worker.Join();
-  CHECK(worker.state() == Worker::State::kDisconnected);
-  CHECK(worker.error().find("inside a SourceLocationDef message (119 of its 196624 bytes arrived)") != std::string::npos);
-  CHECK(worker.model().zone_count == 50);
+  const auto worker = CaptureToEnd(program.port());
+  CHECK(worker->state() == Worker::State::kDisconnected);
+  CHECK(worker->error().find("inside a SourceLocationDef message (119 of its 196624 bytes arrived)") != std::string::npos);
+  CHECK(worker->model().zone_count == 50);
 }
 
 TEST_CASE("ids never defined and absurd or backward timestamps are counted, never fatal") {
@@ -197,12 +204,7 @@ TEST_CASE("the program listens on loopback only, unless told otherwise") {
     }
   }
   CHECK(found);
-  gnomon::server::Worker::Options options;
-  options.port = port;
-  Worker worker(options);  // let the program finish
-  REQUIRE(worker.Connect().ok());
-  worker.Start();
-  worker.Join();
+  CaptureToEnd(port);  // lets the program finish
 }
 
 TEST_CASE("a server that sends anything after its hello is disconnected; the program goes on") {
@@ -222,13 +224,8 @@ TEST_CASE("a server that sends anything after its hello is disconnected; the pro
     CHECK(probe.WaitForClose(3000));
   }
   // The program still serves a proper server afterwards.
-  gnomon::server::Worker::Options options;
-  options.port = port;
-  Worker worker(options);
-  REQUIRE(worker.Connect().ok());
-  worker.Start();
-  worker.Join();
-  CHECK(worker.state() == Worker::State::kEnded);
+  const auto worker = CaptureToEnd(port);
+  CHECK(worker->state() == Worker::State::kEnded);
   CHECK(program.Wait() == 0);
 }
 
@@ -245,12 +242,7 @@ TEST_CASE("the port file is written in one step, through no link a stranger plan
   CHECK(gnomon::test::ReadFile(dir.File("victim")) == "not yours");
   CHECK(gnomon::test::ReadFile(dir.File("port")) == std::to_string(port) + "\n");
   CHECK_FALSE(std::filesystem::is_symlink(dir.File("port")));
-  Worker::Options options;
-  options.port = port;
-  Worker worker(options);  // let the program finish
-  REQUIRE(worker.Connect().ok());
-  worker.Start();
-  worker.Join();
+  CaptureToEnd(port);  // lets the program finish
   CHECK(program.Wait() == 0);
 }
 
@@ -266,12 +258,7 @@ TEST_CASE("a program ignores a port or a size it cannot use, and says why") {
   CHECK(log.find("ignoring GNOMON_PORT: '70000' is not a port number (1-65535, or 0 for any free port)") !=
         std::string::npos);
   CHECK(log.find("ignoring GNOMON_BUFFER_MB: '-3' is not a whole number") != std::string::npos);
-  Worker::Options options;
-  options.port = port;
-  Worker worker(options);
-  REQUIRE(worker.Connect().ok());
-  worker.Start();
-  worker.Join();
+  CaptureToEnd(port);  // lets the program finish
   CHECK(program.Wait() == 0);
 }
 
