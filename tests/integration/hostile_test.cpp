@@ -266,8 +266,9 @@ TEST_CASE("peers that connect and say nothing cannot lock a capture out") {
   for (const auto& [burst, period_ms] : {std::pair{0, 300}, std::pair{50, 100}}) {
     CAPTURE(burst);
     gnomon::test::ScratchDir dir;
+    // The program records until "release" exists, so it is still there for the second capture.
     gnomon::test::ChildProcess program(
-        {GNOMON_TEST_PROGRAM, "before-connect"},
+        {GNOMON_TEST_PROGRAM, "hold", dir.File("release")},
         {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}, {"GNOMON_WAIT_FOR_SERVER_MS", "20000"}},
         dir.File("log"));
     const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
@@ -285,7 +286,8 @@ TEST_CASE("peers that connect and say nothing cannot lock a capture out") {
     // A second capture while the first is connected is told the program is busy.
     Worker second(options);
     const gnomon::server::Status refused = second.Connect();
-    CHECK(refused.message().find("already has a server connected") != std::string::npos);
+    CHECK_MESSAGE(refused.message().find("already has a server connected") != std::string::npos, refused.message());
+    std::ofstream(dir.File("release")) << "done";
     worker.Join();
     CHECK(worker.state() == Worker::State::kEnded);
     CHECK(worker.model().zone_count > 0);

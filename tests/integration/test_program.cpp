@@ -5,6 +5,7 @@
 //   gnomon-test-program flood N         N zones with no server (tests the buffer budget)
 //   gnomon-test-program flood-after-connect N   N zones once a server connected
 //   gnomon-test-program threads T N     T threads of N zones each, once a server connected
+//   gnomon-test-program hold FILE       zones once a server connected, until FILE exists
 //
 // Run it with GNOMON_WAIT_FOR_SERVER_MS so that it waits at exit for a capture.
 #include <gnomon/gnomon.hpp>
@@ -12,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -95,6 +97,18 @@ int Threads(int count, long zones) {
   return 0;
 }
 
+// Keeps the program, and its first capture, alive while a test does something else with
+// it (a second capture, say); the test ends it by creating `release_file`.
+int Hold(const char* release_file) {
+  if (!gnomon_wait_for_server(20000)) return 3;
+  const auto give_up = std::chrono::steady_clock::now() + 20s;
+  do {
+    GNOMON_ZONE("Held");
+    std::this_thread::sleep_for(5ms);
+  } while (!std::filesystem::exists(release_file) && std::chrono::steady_clock::now() < give_up);
+  return 0;
+}
+
 int Flood(long zones) {
   for (long i = 0; i < zones; ++i) GNOMON_ZONE("Flood");
   std::printf("dropped %llu\n", static_cast<unsigned long long>(gnomon_dropped_events()));
@@ -110,7 +124,8 @@ int main(int argc, char** argv) {
   if (scenario == "before-connect") return BeforeConnect();
   if (scenario == "flood" && argc > 2) return Flood(std::atol(argv[2]));
   if (scenario == "flood-after-connect" && argc > 2) return FloodAfterConnect(std::atol(argv[2]));
+  if (scenario == "hold" && argc > 2) return Hold(argv[2]);
   if (scenario == "threads" && argc > 3) return Threads(std::atoi(argv[2]), std::atol(argv[3]));
-  std::fprintf(stderr, "usage: gnomon-test-program zones | before-connect | flood N | flood-after-connect N | threads T N\n");
+  std::fprintf(stderr, "usage: gnomon-test-program zones | before-connect | flood N | flood-after-connect N | threads T N | hold FILE\n");
   return 2;
 }
