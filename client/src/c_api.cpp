@@ -10,35 +10,19 @@
 namespace {
 
 using gnomon::client::Profiler;
-using gnomon::protocol::MessageType;
-using gnomon::protocol::StoreLe;
+namespace protocol = gnomon::protocol;
 
-void WriteZoneString(MessageType type, const char* text, size_t length) {
-  const std::string_view s = gnomon::client::ClampString(text, length, GNOMON_MAX_INLINE_STRING);
-  uint8_t* p = gnomon::detail::Reserve(sizeof(gnomon::protocol::ZoneString) + s.size());
+// Writes message m (with its tail) on the calling thread, or drops it when the buffer
+// budget is spent.
+template <typename M>
+void WriteEvent(const M& m, const typename M::Tail& tail = {}) {
+  uint8_t* p = gnomon::detail::Reserve(gnomon::protocol::WireSize<M>(tail));
   if (p == nullptr) return;
-  p[0] = static_cast<uint8_t>(type);
-  StoreLe<uint16_t>(p + 1, static_cast<uint16_t>(s.size()));
-  if (!s.empty()) std::memcpy(p + 3, s.data(), s.size());
-  gnomon::detail::Commit(p + 3 + s.size());
+  gnomon::detail::Commit(gnomon::protocol::WriteMessage(p, m, tail));
 }
 
-template <typename T>
-void WriteFixed(MessageType type, T payload) {
-  uint8_t* p = gnomon::detail::Reserve(1 + sizeof(T));
-  if (p == nullptr) return;
-  p[0] = static_cast<uint8_t>(type);
-  StoreLe<T>(p + 1, payload);
-  gnomon::detail::Commit(p + 1 + sizeof(T));
-}
-
-void WriteFrameEvent(MessageType type, uint32_t name_id) {
-  uint8_t* p = gnomon::detail::Reserve(sizeof(gnomon::protocol::FrameEvent));
-  if (p == nullptr) return;
-  p[0] = static_cast<uint8_t>(type);
-  StoreLe<uint32_t>(p + 1, name_id);
-  StoreLe<uint64_t>(p + 5, gnomon::detail::Now());
-  gnomon::detail::Commit(p + sizeof(gnomon::protocol::FrameEvent));
+std::string_view InlineString(const char* text, size_t length) {
+  return gnomon::client::ClampString(text, length, GNOMON_MAX_INLINE_STRING);
 }
 
 bool StartedConfigure(const std::function<void(gnomon::client::Config&)>& change) {
@@ -102,23 +86,29 @@ void gnomon_zone_begin(gnomon_source_location* location) { gnomon::ZoneBegin(loc
 void gnomon_zone_end(void) { gnomon::ZoneEnd(); }
 
 void gnomon_zone_name(const char* name, size_t length) {
-  WriteZoneString(MessageType::kZoneName, name, length);
+  WriteEvent(protocol::ZoneName{}, {.name = InlineString(name, length)});
 }
 
 void gnomon_zone_text(const char* text, size_t length) {
-  WriteZoneString(MessageType::kZoneText, text, length);
+  WriteEvent(protocol::ZoneText{}, {.text = InlineString(text, length)});
 }
 
-void gnomon_zone_color(uint32_t rgb) { WriteFixed<uint32_t>(MessageType::kZoneColor, rgb); }
-void gnomon_zone_value(uint64_t value) { WriteFixed<uint64_t>(MessageType::kZoneValue, value); }
+void gnomon_zone_color(uint32_t rgb) { WriteEvent(protocol::ZoneColor{.rgb = rgb}); }
+void gnomon_zone_value(uint64_t value) { WriteEvent(protocol::ZoneValue{.value = value}); }
 
 uint32_t gnomon_frame_name(const char* name) {
-  return Profiler::Get().RegisterString(gnomon::protocol::StringKind::kFrameName, name);
+  return Profiler::Get().RegisterString(protocol::StringKind::kFrameName, name);
 }
 
-void gnomon_frame_mark(uint32_t name_id) { WriteFrameEvent(MessageType::kFrameMark, name_id); }
-void gnomon_frame_begin(uint32_t name_id) { WriteFrameEvent(MessageType::kFrameBegin, name_id); }
-void gnomon_frame_end(uint32_t name_id) { WriteFrameEvent(MessageType::kFrameEnd, name_id); }
+void gnomon_frame_mark(uint32_t name_id) {
+  WriteEvent(protocol::FrameMark{.name_id = name_id, .tick = gnomon::detail::Now()});
+}
+void gnomon_frame_begin(uint32_t name_id) {
+  WriteEvent(protocol::FrameBegin{.name_id = name_id, .tick = gnomon::detail::Now()});
+}
+void gnomon_frame_end(uint32_t name_id) {
+  WriteEvent(protocol::FrameEnd{.name_id = name_id, .tick = gnomon::detail::Now()});
+}
 
 void gnomon_set_thread_name(const char* name) {
   Profiler& profiler = Profiler::Get();
@@ -126,29 +116,16 @@ void gnomon_set_thread_name(const char* name) {
 }
 
 void gnomon_message(const char* text, size_t length, gnomon_severity severity) {
-  const std::string_view s = gnomon::client::ClampString(text, length, GNOMON_MAX_INLINE_STRING);
-  uint8_t* p = gnomon::detail::Reserve(sizeof(gnomon::protocol::LogMessage) + s.size());
-  if (p == nullptr) return;
-  p[0] = static_cast<uint8_t>(MessageType::kLogMessage);
-  StoreLe<uint64_t>(p + 1, gnomon::detail::Now());
-  p[9] = static_cast<uint8_t>(severity);
-  StoreLe<uint16_t>(p + 10, static_cast<uint16_t>(s.size()));
-  if (!s.empty()) std::memcpy(p + 12, s.data(), s.size());
-  gnomon::detail::Commit(p + 12 + s.size());
+  WriteEvent(protocol::LogMessage{.tick = gnomon::detail::Now(), .severity = static_cast<uint8_t>(severity)},
+             {.text = InlineString(text, length)});
 }
 
 uint32_t gnomon_plot_id(const char* name) {
-  return Profiler::Get().RegisterString(gnomon::protocol::StringKind::kPlotName, name);
+  return Profiler::Get().RegisterString(protocol::StringKind::kPlotName, name);
 }
 
 void gnomon_plot(uint32_t plot_id, double value) {
-  uint8_t* p = gnomon::detail::Reserve(sizeof(gnomon::protocol::PlotValue));
-  if (p == nullptr) return;
-  p[0] = static_cast<uint8_t>(MessageType::kPlotValue);
-  StoreLe<uint32_t>(p + 1, plot_id);
-  StoreLe<uint64_t>(p + 5, gnomon::detail::Now());
-  StoreLe<double>(p + 13, value);
-  gnomon::detail::Commit(p + sizeof(gnomon::protocol::PlotValue));
+  WriteEvent(protocol::PlotValue{.plot_id = plot_id, .tick = gnomon::detail::Now(), .value = value});
 }
 
 }  // extern "C"

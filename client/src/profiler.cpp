@@ -21,7 +21,6 @@ constinit thread_local ThreadWriter tls_writer;
 
 namespace gnomon::client {
 
-static_assert(GNOMON_DEFAULT_PORT == protocol::kDefaultPort, "gnomon.h and the protocol name one default port");
 
 namespace {
 
@@ -120,22 +119,11 @@ ThreadState* CurrentThread(Profiler& profiler) {
 }
 
 void AppendThreadInfo(std::vector<uint8_t>& out, const ThreadState& thread, std::string_view name) {
-  protocol::ThreadInfo info{};
-  info.type = static_cast<uint8_t>(protocol::MessageType::kThreadInfo);
-  info.thread_id = thread.id;
-  info.os_thread_id = thread.os_thread_id;
-  info.name_length = static_cast<uint16_t>(name.size());
-  AppendMessage(out, &info, sizeof(info), {name});
+  protocol::AppendMessage(out, protocol::ThreadInfo{.thread_id = thread.id, .os_thread_id = thread.os_thread_id},
+                          {.name = name});
 }
 
 }  // namespace
-
-void AppendMessage(std::vector<uint8_t>& out, const void* fixed, size_t fixed_size,
-                   std::initializer_list<std::string_view> strings) {
-  const auto* bytes = static_cast<const uint8_t*>(fixed);
-  out.insert(out.end(), bytes, bytes + fixed_size);
-  for (std::string_view s : strings) out.insert(out.end(), s.begin(), s.end());
-}
 
 std::string_view ClampString(const char* text, size_t length, size_t max_bytes) {
   if (text == nullptr) return {};
@@ -223,15 +211,8 @@ uint32_t Profiler::RegisterSourceLocation(gnomon_source_location* location) {
   const std::string_view function = ClampString(location->function, location->function ? std::strlen(location->function) : 0, protocol::kMaxStringBytes);
   const std::string_view name = location->name ? ClampString(location->name, std::strlen(location->name), protocol::kMaxStringBytes) : function;
   const std::string_view file = ClampString(location->file, location->file ? std::strlen(location->file) : 0, protocol::kMaxStringBytes);
-  protocol::SourceLocationDef def{};
-  def.type = static_cast<uint8_t>(protocol::MessageType::kSourceLocationDef);
-  def.id = id;
-  def.line = location->line;
-  def.color = location->color;
-  def.name_length = static_cast<uint16_t>(name.size());
-  def.function_length = static_cast<uint16_t>(function.size());
-  def.file_length = static_cast<uint16_t>(file.size());
-  AppendMessage(global_log_, &def, sizeof(def), {name, function, file});
+  protocol::AppendMessage(global_log_, protocol::SourceLocationDef{.id = id, .line = location->line, .color = location->color},
+                          {.name = name, .function = function, .file = file});
   id_ref.store(id, std::memory_order_release);
   return id;
 }
@@ -244,12 +225,8 @@ uint32_t Profiler::RegisterString(protocol::StringKind kind, const char* name) {
   auto [it, inserted] = strings_.try_emplace(std::move(key), 0);
   if (!inserted) return it->second;
   it->second = next_string_id_++;
-  protocol::StringDef def{};
-  def.type = static_cast<uint8_t>(protocol::MessageType::kStringDef);
-  def.id = it->second;
-  def.kind = static_cast<uint8_t>(kind);
-  def.length = static_cast<uint16_t>(text.size());
-  AppendMessage(global_log_, &def, sizeof(def), {text});
+  protocol::AppendMessage(global_log_, protocol::StringDef{.id = it->second, .kind = static_cast<uint8_t>(kind)},
+                          {.text = text});
   return it->second;
 }
 

@@ -140,10 +140,6 @@ class Profiler {
 // exit handlers ran or after shutdown.
 ThreadState* CurrentThreadState();
 
-// Appends one definition message (fixed part plus strings) to a byte vector.
-void AppendMessage(std::vector<uint8_t>& out, const void* fixed, size_t fixed_size,
-                   std::initializer_list<std::string_view> strings);
-
 // Cuts a string to what one message carries.
 std::string_view ClampString(const char* text, size_t length, size_t max_bytes);
 

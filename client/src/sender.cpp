@@ -154,13 +154,12 @@ void Sender::TakeCalibration() {
   if (elapsed_ns > 0 && pair.tick > first_pair_.tick) {
     ticks_per_second_ = double(pair.tick - first_pair_.tick) * 1e9 / double(elapsed_ns);
   }
-  uint8_t bytes[sizeof(protocol::CpuCalibration)];
-  bytes[0] = static_cast<uint8_t>(protocol::MessageType::kCpuCalibration);
-  StoreLe<uint64_t>(bytes + offsetof(protocol::CpuCalibration, tick), pair.tick);
-  StoreLe<int64_t>(bytes + offsetof(protocol::CpuCalibration, monotonic_raw_ns), pair.monotonic_raw_ns);
-  StoreLe<int64_t>(bytes + offsetof(protocol::CpuCalibration, monotonic_ns), pair.monotonic_ns);
-  StoreLe<uint32_t>(bytes + offsetof(protocol::CpuCalibration, uncertainty_ns), pair.uncertainty_ns);
-  profiler_.AppendGlobal(bytes, sizeof(bytes));
+  std::vector<uint8_t> bytes;
+  protocol::AppendMessage(bytes, protocol::CpuCalibration{.tick = pair.tick,
+                                                          .monotonic_raw_ns = pair.monotonic_raw_ns,
+                                                          .monotonic_ns = pair.monotonic_ns,
+                                                          .uncertainty_ns = pair.uncertainty_ns});
+  profiler_.AppendGlobal(bytes.data(), bytes.size());
   profiler_.NoteCalibration(pair);
   next_calibration_ = Clock::now() + kCalibrationPeriod;
 }
@@ -191,8 +190,7 @@ void Sender::Run() {
     if (stopping) {
       if (sent == 0 || Clock::now() >= stop_deadline_) {
         uint8_t bytes[sizeof(protocol::EndOfStream)];
-        bytes[0] = static_cast<uint8_t>(protocol::MessageType::kEndOfStream);
-        StoreLe<uint64_t>(bytes + 1, detail::Now());
+        protocol::WriteMessage(bytes, protocol::EndOfStream{.tick = detail::Now()});
         SendAll(bytes, sizeof(bytes));
         // Wait (bounded) for the server to close first, so the last bytes are not lost
         // to a reset.
@@ -315,15 +313,13 @@ void Sender::Promote(int fd) {
 
 void Sender::SendAppInfo() {
   const std::string_view name = program_invocation_short_name;
-  protocol::AppInfo info{};
-  info.type = static_cast<uint8_t>(protocol::MessageType::kAppInfo);
-  info.pid = static_cast<uint32_t>(getpid());
-  info.timer_kind = static_cast<uint8_t>(CurrentTimerKind());
-  info.ticks_per_second_estimate = static_cast<uint64_t>(ticks_per_second_);
-  info.start_unix_ns = start_unix_ns_;
-  info.start_tick = first_pair_.tick;
-  info.name_length = static_cast<uint16_t>(std::min<size_t>(name.size(), protocol::kMaxStringBytes));
-  AppendMessage(out_, &info, sizeof(info), {name.substr(0, info.name_length)});
+  protocol::AppendMessage(out_,
+                          protocol::AppInfo{.pid = static_cast<uint32_t>(getpid()),
+                                            .timer_kind = static_cast<uint8_t>(CurrentTimerKind()),
+                                            .ticks_per_second_estimate = static_cast<uint64_t>(ticks_per_second_),
+                                            .start_unix_ns = start_unix_ns_,
+                                            .start_tick = first_pair_.tick},
+                          {.name = name.substr(0, protocol::kMaxStringBytes)});
 }
 
 int64_t Sender::Pump() {
@@ -347,8 +343,7 @@ int64_t Sender::Pump() {
   }
   const uint64_t dropped = profiler_.dropped_events();
   if (dropped != dropped_sent_) {
-    protocol::DroppedEvents message{static_cast<uint8_t>(protocol::MessageType::kDroppedEvents), dropped};
-    AppendMessage(out_, &message, sizeof(message), {});
+    protocol::AppendMessage(out_, protocol::DroppedEvents{.total_events = dropped});
     dropped_sent_ = dropped;
   }
   if (!Flush()) return -1;
@@ -369,8 +364,7 @@ bool Sender::DrainThread(ThreadState& thread) {
     const uint32_t end = chunk->committed.load(std::memory_order_acquire);
     if (end > thread.read_pos) {
       if (current_context_ != thread.id) {
-        protocol::ThreadContext context{static_cast<uint8_t>(protocol::MessageType::kThreadContext), thread.id};
-        AppendMessage(out_, &context, sizeof(context), {});
+        protocol::AppendMessage(out_, protocol::ThreadContext{.thread_id = thread.id});
         current_context_ = thread.id;
       }
       out_.insert(out_.end(), chunk->data + thread.read_pos, chunk->data + end);

@@ -27,11 +27,6 @@ namespace {
   return out;
 }
 
-const char* SeverityName(uint8_t severity) {
-  static constexpr const char* kNames[] = {"trace", "debug", "info", "warning", "error", "fatal"};
-  return severity < 6 ? kNames[severity] : "?";
-}
-
 const char* TimerName(uint8_t kind) {
   switch (static_cast<protocol::TimerKind>(kind)) {
     case protocol::TimerKind::kTsc: return "invariant TSC";
@@ -104,9 +99,9 @@ void PrintGpuContexts(const TraceModel& model, std::ostream& out) {
                   (context.flags & protocol::kGpuContextCalibrated)           ? "calibrated timestamps"
                   : (context.flags & protocol::kGpuContextFallbackCalibration) ? "bracketed-read calibration"
                                                                                 : "calibration source not stated");
-    if (extrapolated > 0 || !context.early_times.empty()) {
+    if (extrapolated > 0 || context.unmatched_gpu_times > 0) {
       out << "    " << extrapolated << " zone(s) outside the calibrated span (extrapolated, wider uncertainty), "
-          << context.early_times.size() << " GPU time(s) for queries no zone used\n";
+          << context.unmatched_gpu_times << " GPU time(s) for queries no zone used\n";
     }
   }
 }
@@ -167,7 +162,7 @@ void PrintSummary(const TraceModel& model, std::ostream& out) {
     out << "  " << ThreadLabel(thread) << ": " << thread.zones.size() << " zones\n";
   }
   if (!model.gpu_contexts.empty()) PrintGpuContexts(model, out);
-  const uint64_t open = model.open_zone_count();
+  const uint64_t open = model.open_zone_count;
   out << "Zones      " << model.zone_count << " (" << open << " unfinished, "
       << model.diagnostics.zone_ends_without_begin << " ends without a begin)\n";
   uint64_t frame_count = 0;
@@ -205,7 +200,7 @@ void PrintSummary(const TraceModel& model, std::ostream& out) {
   out << "Messages   " << model.messages.size() << "\n";
   for (const LogMessage& message : model.messages) {
     out << "  " << Format("%12.6f s", double(model.RelativeNs(message.tick)) / 1e9) << "  "
-        << SeverityName(message.severity) << "  [thread " << message.thread_id << "] " << Printable(message.text)
+        << protocol::SeverityName(message.severity) << "  [thread " << message.thread_id << "] " << Printable(message.text)
         << "\n";
   }
   const Diagnostics& d = model.diagnostics;

@@ -4,13 +4,10 @@ namespace gnomon::server {
 
 std::string DescribeTruncation(const uint8_t* data, size_t size) {
   if (size == 0) return "";
-  const uint8_t type = data[0];
-  const size_t fixed = protocol::FixedSize(type);
-  if (fixed == 0) return "unknown message type " + std::to_string(type);
-  size_t needed = fixed;
-  if (size >= fixed) needed += protocol::VariableSize(type, data);
-  return std::string("the stream ends inside a ") + protocol::MessageTypeName(type) + " message (" +
-         std::to_string(size) + " of its " + std::to_string(needed) + " bytes arrived)";
+  const protocol::MessageSpan span = protocol::MeasureMessage(data, size);
+  if (span.status == protocol::MessageSpan::kUnknownType) return "unknown message type " + std::to_string(data[0]);
+  return std::string("the stream ends inside a ") + protocol::MessageTypeName(data[0]) + " message (" +
+         std::to_string(size) + " of its " + std::to_string(span.size) + " bytes arrived)";
 }
 
 }  // namespace gnomon::server

@@ -6,25 +6,32 @@
 
 namespace gnomon::server {
 
-ThreadTimeline* TraceBuilder::FindOrAddThread(uint32_t thread_id) {
+ThreadTimeline* TraceBuilder::FindOrAddThread(uint32_t thread_id, std::vector<OpenZone>** open) {
   auto it = model_.thread_index.find(thread_id);
-  if (it != model_.thread_index.end()) return &model_.threads[it->second];
-  if (model_.threads.size() >= kMaxThreads) return nullptr;
-  model_.thread_index.emplace(thread_id, static_cast<uint32_t>(model_.threads.size()));
-  ThreadTimeline& thread = model_.threads.emplace_back();
-  thread.id = thread_id;
-  return &thread;
+  uint32_t index = 0;
+  if (it != model_.thread_index.end()) {
+    index = it->second;
+  } else {
+    if (model_.threads.size() >= kMaxThreads) return nullptr;
+    index = static_cast<uint32_t>(model_.threads.size());
+    model_.thread_index.emplace(thread_id, index);
+    model_.threads.emplace_back().id = thread_id;
+  }
+  while (open_zones_.size() <= index) open_zones_.emplace_back();
+  if (open != nullptr) *open = &open_zones_[index];
+  return &model_.threads[index];
 }
 
-void TraceBuilder::OnThreadContext(uint32_t thread_id) {
+void TraceBuilder::SwitchThread(uint32_t thread_id) {
   thread_id_ = thread_id;
   thread_ = nullptr;
+  open_ = nullptr;
   thread_refused_ = false;
 }
 
 ThreadTimeline* TraceBuilder::ResolveThread() {
   if (thread_id_ == 0 || thread_refused_) return nullptr;
-  thread_ = FindOrAddThread(thread_id_);
+  thread_ = FindOrAddThread(thread_id_, &open_);
   if (thread_ == nullptr) {
     thread_refused_ = true;
     ++model_.diagnostics.invalid_ids;
@@ -33,35 +40,39 @@ ThreadTimeline* TraceBuilder::ResolveThread() {
 }
 
 ZoneAttributes* TraceBuilder::InnermostAttributes() {
-  if (CurrentThread() == nullptr || thread_->open_zones.empty()) {
+  if (CurrentThread() == nullptr || open_->empty()) {
     ++model_.diagnostics.attributes_without_zone;
     return nullptr;
   }
-  const uint64_t index = thread_->open_zones.back().index;
+  const uint64_t index = open_->back().index;
   thread_->zones.AddFlags(index, kZoneHasAttributes);
   return &thread_->attributes[index];
 }
 
-void TraceBuilder::OnZoneName(std::string_view name) {
-  if (ZoneAttributes* a = InnermostAttributes()) AssignUtf8(a->name, name);
+void TraceBuilder::OnZoneName(const protocol::ZoneName&, const protocol::ZoneNameTail& t) {
+  if (ZoneAttributes* a = InnermostAttributes()) AssignUtf8(a->name, t.name);
 }
 
-void TraceBuilder::OnZoneText(std::string_view text) {
-  if (ZoneAttributes* a = InnermostAttributes()) AssignUtf8(a->text, text);
+void TraceBuilder::OnZoneText(const protocol::ZoneText&, const protocol::ZoneTextTail& t) {
+  if (ZoneAttributes* a = InnermostAttributes()) AssignUtf8(a->text, t.text);
 }
 
-void TraceBuilder::OnZoneColor(uint32_t rgb) {
-  if (ZoneAttributes* a = InnermostAttributes()) a->color = rgb;
+void TraceBuilder::OnZoneColor(const protocol::ZoneColor& m) {
+  if (ZoneAttributes* a = InnermostAttributes()) a->color = m.rgb;
 }
 
-void TraceBuilder::OnZoneValue(uint64_t value) {
+void TraceBuilder::OnZoneValue(const protocol::ZoneValue& m) {
   if (ZoneAttributes* a = InnermostAttributes()) {
-    a->value = value;
+    a->value = m.value;
     a->has_value = true;
   }
 }
 
-void TraceBuilder::OnFrame(protocol::MessageType type, uint32_t name_id, uint64_t tick) {
+void TraceBuilder::OnFrameMark(const protocol::FrameMark& m) { AddFrameEvent(m.kType, m.name_id, m.tick); }
+void TraceBuilder::OnFrameBegin(const protocol::FrameBegin& m) { AddFrameEvent(m.kType, m.name_id, m.tick); }
+void TraceBuilder::OnFrameEnd(const protocol::FrameEnd& m) { AddFrameEvent(m.kType, m.name_id, m.tick); }
+
+void TraceBuilder::AddFrameEvent(protocol::MessageType type, uint32_t name_id, uint64_t tick) {
   if (model_.frames.size() >= kMaxSeries && !model_.frames.contains(name_id)) {
     ++model_.diagnostics.invalid_ids;
     return;
@@ -78,47 +89,55 @@ void TraceBuilder::OnFrame(protocol::MessageType type, uint32_t name_id, uint64_
       series.marks.push_back(tick);
       break;
     case protocol::MessageType::kFrameBegin:
-      if (series.open_begin != kOpenZone) ++model_.diagnostics.frame_ends_without_begin;
-      series.open_begin = tick;
+      if (!open_frame_begins_.try_emplace(name_id, tick).second) {
+        ++model_.diagnostics.frame_ends_without_begin;
+        open_frame_begins_[name_id] = tick;
+      }
       break;
-    default:
-      if (series.open_begin == kOpenZone) {
+    default: {
+      auto open = open_frame_begins_.find(name_id);
+      if (open == open_frame_begins_.end()) {
         ++model_.diagnostics.frame_ends_without_begin;
         break;
       }
-      series.spans.emplace_back(series.open_begin, std::max(tick, series.open_begin));
-      series.open_begin = kOpenZone;
+      series.spans.emplace_back(open->second, std::max(tick, open->second));
+      open_frame_begins_.erase(open);
       break;
+    }
   }
 }
 
-void TraceBuilder::OnLogMessage(uint64_t tick, uint8_t severity, std::string_view text) {
+void TraceBuilder::OnLogMessage(const protocol::LogMessage& m, const protocol::LogMessageTail& t) {
   if (CurrentThread() == nullptr) {
     ++model_.diagnostics.events_without_thread;
     return;
   }
   LogMessage& message = model_.messages.emplace_back();
-  message.tick = tick;
+  message.tick = m.tick;
   message.thread_id = thread_id_;
-  message.severity = severity;
-  AssignUtf8(message.text, text);
-  SeeTick(tick);
+  message.severity = m.severity;
+  AssignUtf8(message.text, t.text);
+  SeeTick(m.tick);
 }
 
-void TraceBuilder::OnPlotValue(uint32_t plot_id, uint64_t tick, double value) {
+void TraceBuilder::OnPlotValue(const protocol::PlotValue& m) {
+  const uint32_t plot_id = m.plot_id;
   if (model_.plots.size() >= kMaxSeries && !model_.plots.contains(plot_id)) {
     ++model_.diagnostics.invalid_ids;
     return;
   }
-  model_.plots[plot_id].points.emplace_back(tick, value);
-  SeeTick(tick);
+  model_.plots[plot_id].points.emplace_back(m.tick, m.value);
+  SeeTick(m.tick);
 }
 
 void TraceBuilder::OnCpuCalibration(const protocol::CpuCalibration& pair) {
   model_.clock.AddPair({pair.tick, pair.monotonic_raw_ns, pair.monotonic_ns, pair.uncertainty_ns});
 }
 
-void TraceBuilder::OnStringDef(uint32_t id, uint8_t kind, std::string_view text) {
+void TraceBuilder::OnStringDef(const protocol::StringDef& m, const protocol::StringDefTail& t) {
+  const uint32_t id = m.id;
+  const uint8_t kind = m.kind;
+  const std::string_view text = t.text;
   if (kind == static_cast<uint8_t>(protocol::StringKind::kFrameName)) {
     if (model_.frame_names.size() < kMaxSeries || model_.frame_names.contains(id)) {
       AssignUtf8(model_.frame_names[id], text);
@@ -152,35 +171,35 @@ uint32_t TraceBuilder::LookUpLocation(uint32_t id) {
   return it->second;
 }
 
-void TraceBuilder::OnSourceLocationDef(const protocol::SourceLocationDef& def, std::string_view name,
-                                       std::string_view function, std::string_view file) {
+void TraceBuilder::OnSourceLocationDef(const protocol::SourceLocationDef& def,
+                                       const protocol::SourceLocationDefTail& t) {
   const uint32_t id = def.id;  // a copy: the message is packed
   if (id == 0 || id >= kMaxSourceLocationId) {
     ++model_.diagnostics.invalid_ids;
     return;
   }
   SourceLocation& location = model_.source_locations[LocationIndex(id)];
-  AssignUtf8(location.name, name);
-  AssignUtf8(location.function, function);
-  AssignUtf8(location.file, file);
+  AssignUtf8(location.name, t.name);
+  AssignUtf8(location.function, t.function);
+  AssignUtf8(location.file, t.file);
   location.line = def.line;
   location.color = def.color;
   location.is_defined = true;
 }
 
-void TraceBuilder::OnThreadInfo(uint32_t thread_id, uint32_t os_thread_id, std::string_view name) {
-  ThreadTimeline* thread = FindOrAddThread(thread_id);
+void TraceBuilder::OnThreadInfo(const protocol::ThreadInfo& m, const protocol::ThreadInfoTail& t) {
+  ThreadTimeline* thread = FindOrAddThread(m.thread_id);
   if (thread == nullptr) {
     ++model_.diagnostics.invalid_ids;
     return;
   }
-  thread->os_thread_id = os_thread_id;
-  if (!name.empty()) AssignUtf8(thread->name, name);
+  thread->os_thread_id = m.os_thread_id;
+  if (!t.name.empty()) AssignUtf8(thread->name, t.name);
 }
 
-void TraceBuilder::OnAppInfo(const protocol::AppInfo& info, std::string_view name) {
+void TraceBuilder::OnAppInfo(const protocol::AppInfo& info, const protocol::AppInfoTail& t) {
   model_.has_program_info = true;
-  AssignUtf8(model_.program.name, name);
+  AssignUtf8(model_.program.name, t.name);
   model_.program.pid = info.pid;
   model_.program.timer_kind = info.timer_kind;
   model_.program.ticks_per_second_estimate = info.ticks_per_second_estimate;
@@ -190,14 +209,14 @@ void TraceBuilder::OnAppInfo(const protocol::AppInfo& info, std::string_view nam
                         info.timer_kind == static_cast<uint8_t>(protocol::TimerKind::kMonotonicRaw));
 }
 
-void TraceBuilder::OnDroppedEvents(uint64_t total) {
-  model_.diagnostics.client_dropped_events = std::max(model_.diagnostics.client_dropped_events, total);
+void TraceBuilder::OnDroppedEvents(const protocol::DroppedEvents& m) {
+  model_.diagnostics.client_dropped_events = std::max<uint64_t>(model_.diagnostics.client_dropped_events, m.total_events);
 }
 
-void TraceBuilder::OnEndOfStream(uint64_t tick) {
+void TraceBuilder::OnEndOfStream(const protocol::EndOfStream& m) {
   if (!model_.diagnostics.ended_cleanly) model_.ShrinkToFit();  // once: nothing more is expected
   model_.diagnostics.ended_cleanly = true;
-  SeeTick(tick);
+  SeeTick(m.tick);
 }
 
 int64_t TraceBuilder::CpuNs(uint64_t time, uint8_t domain) const {
@@ -209,16 +228,16 @@ int64_t TraceBuilder::CpuNs(uint64_t time, uint8_t domain) const {
   return model_.clock.TickToNs(time);
 }
 
-GpuContextTimeline* TraceBuilder::FindGpuContext(uint32_t id) {
-  auto it = model_.gpu_contexts.find(id);
-  if (it == model_.gpu_contexts.end()) {
+TraceBuilder::GpuContextState* TraceBuilder::FindGpuContext(uint32_t id) {
+  auto it = gpu_.find(id);
+  if (it == gpu_.end()) {
     ++model_.diagnostics.gpu_events_for_unknown_context;
     return nullptr;
   }
   return &it->second;
 }
 
-void TraceBuilder::OnGpuContextDef(const protocol::GpuContextDef& def, std::string_view name) {
+void TraceBuilder::OnGpuContextDef(const protocol::GpuContextDef& def, const protocol::GpuContextDefTail& t) {
   const uint32_t id = def.context_id;  // a copy: the message is packed
   if (id == 0 || def.period_numerator_ns == 0 || def.period_denominator == 0 ||
       (model_.gpu_contexts.size() >= kMaxGpuContexts && !model_.gpu_contexts.contains(id))) {
@@ -226,111 +245,115 @@ void TraceBuilder::OnGpuContextDef(const protocol::GpuContextDef& def, std::stri
     return;
   }
   GpuContextTimeline& context = model_.gpu_contexts[id];
+  gpu_[id].context = &context;
   context.id = id;
   context.api = def.api;
   context.flags = def.flags;
-  AssignUtf8(context.device_name, name);
+  AssignUtf8(context.device_name, t.name);
   context.clock = GpuClockModel({def.period_numerator_ns, def.period_denominator}, def.valid_bits);
   const int64_t cpu_ns = CpuNs(def.cpu_time, def.cpu_domain);
   context.clock.AddSample({context.clock.Unwrap(def.gpu_ticks), cpu_ns, def.uncertainty_ns});
-  context.last_calibration_cpu_ns = cpu_ns;
 }
 
-void TraceBuilder::OnGpuContextName(uint32_t id, std::string_view name) {
-  if (GpuContextTimeline* context = FindGpuContext(id)) AssignUtf8(context->name, name);
+void TraceBuilder::OnGpuContextName(const protocol::GpuContextName& m, const protocol::GpuContextNameTail& t) {
+  if (GpuContextState* state = FindGpuContext(m.context_id)) AssignUtf8(state->context->name, t.name);
 }
 
-void TraceBuilder::AwaitGpuQuery(GpuContextTimeline& context, uint32_t query, uint32_t zone_index, bool is_end) {
-  GpuZone& zone = context.zones[zone_index];
-  auto early = context.early_times.find(query);
-  if (early != context.early_times.end()) {
+void TraceBuilder::AwaitGpuQuery(GpuContextState& state, uint32_t query, uint32_t zone_index, bool is_end) {
+  GpuZone& zone = state.context->zones[zone_index];
+  auto early = state.early_times.find(query);
+  if (early != state.early_times.end()) {
     (is_end ? zone.gpu_end : zone.gpu_begin) = early->second;
-    context.early_times.erase(early);
+    state.early_times.erase(early);
+    state.context->unmatched_gpu_times = state.early_times.size();
     return;
   }
-  auto [it, inserted] = context.pending.try_emplace(query, GpuContextTimeline::PendingQuery{zone_index, is_end});
+  auto [it, inserted] = state.pending.try_emplace(query, GpuContextState::PendingQuery{zone_index, is_end});
   if (!inserted) {
     ++model_.diagnostics.gpu_queries_reused_before_time;
     it->second = {zone_index, is_end};
   }
 }
 
-void TraceBuilder::OnGpuZoneBegin(uint32_t id, uint32_t query, uint32_t source_location, uint64_t cpu_tick) {
-  GpuContextTimeline* context = FindGpuContext(id);
-  if (context == nullptr) return;
+void TraceBuilder::OnGpuZoneBegin(const protocol::GpuZoneBegin& m) {
+  const uint64_t cpu_tick = m.cpu_tick;
+  GpuContextState* state = FindGpuContext(m.context_id);
+  if (state == nullptr) return;
   if (CurrentThread() == nullptr) {
     ++model_.diagnostics.events_without_thread;
     return;
   }
-  std::vector<uint32_t>& open = context->open_zones[thread_id_];
+  GpuContextTimeline& context = *state->context;
+  std::vector<uint32_t>& open = state->open_zones[thread_id_];
   GpuZone zone;
   zone.cpu_begin_tick = cpu_tick;
-  zone.source_location = LocationIndex(source_location);
+  zone.source_location = LocationIndex(m.srcloc_id);
   zone.thread_id = thread_id_;
-  zone.epoch = context->clock.epoch();
+  zone.epoch = context.clock.epoch();
   zone.depth = static_cast<uint16_t>(open.size());
-  const auto index = static_cast<uint32_t>(context->zones.size());
-  context->zones.push_back(zone);
+  const auto index = static_cast<uint32_t>(context.zones.size());
+  context.zones.push_back(zone);
   open.push_back(index);
-  AwaitGpuQuery(*context, query, index, false);
+  AwaitGpuQuery(*state, m.query_id, index, false);
   SeeTick(cpu_tick);
 }
 
-void TraceBuilder::OnGpuZoneEnd(uint32_t id, uint32_t query, uint64_t cpu_tick) {
-  GpuContextTimeline* context = FindGpuContext(id);
-  if (context == nullptr) return;
-  auto open = context->open_zones.find(thread_id_);
-  if (CurrentThread() == nullptr || open == context->open_zones.end() || open->second.empty()) {
+void TraceBuilder::OnGpuZoneEnd(const protocol::GpuZoneEnd& m) {
+  const uint64_t cpu_tick = m.cpu_tick;
+  GpuContextState* state = FindGpuContext(m.context_id);
+  if (state == nullptr) return;
+  auto open = state->open_zones.find(thread_id_);
+  if (CurrentThread() == nullptr || open == state->open_zones.end() || open->second.empty()) {
     ++model_.diagnostics.gpu_zone_ends_without_begin;
     return;
   }
   const uint32_t index = open->second.back();
   open->second.pop_back();
-  context->zones[index].cpu_end_tick = std::max(cpu_tick, context->zones[index].cpu_begin_tick);
-  AwaitGpuQuery(*context, query, index, true);
+  GpuZone& zone = state->context->zones[index];
+  zone.cpu_end_tick = std::max(cpu_tick, zone.cpu_begin_tick);
+  AwaitGpuQuery(*state, m.query_id, index, true);
   SeeTick(cpu_tick);
 }
 
-void TraceBuilder::OnGpuTime(uint32_t id, uint32_t query, uint64_t gpu_ticks) {
-  GpuContextTimeline* context = FindGpuContext(id);
-  if (context == nullptr) return;
-  const uint64_t ticks = context->clock.Unwrap(gpu_ticks);
-  auto it = context->pending.find(query);
-  if (it == context->pending.end()) {
-    if (context->early_times.size() < kMaxEarlyGpuTimes) context->early_times[query] = ticks;
+void TraceBuilder::OnGpuTime(const protocol::GpuTime& m) {
+  const uint32_t query = m.query_id;
+  GpuContextState* state = FindGpuContext(m.context_id);
+  if (state == nullptr) return;
+  GpuContextTimeline& context = *state->context;
+  const uint64_t ticks = context.clock.Unwrap(m.gpu_ticks);
+  auto it = state->pending.find(query);
+  if (it == state->pending.end()) {
+    if (state->early_times.size() < kMaxEarlyGpuTimes) state->early_times[query] = ticks;
+    context.unmatched_gpu_times = state->early_times.size();
     return;
   }
-  GpuZone& zone = context->zones[it->second.zone];
+  GpuZone& zone = context.zones[it->second.zone];
   (it->second.is_end ? zone.gpu_end : zone.gpu_begin) = ticks;
-  context->pending.erase(it);
+  state->pending.erase(it);
 }
 
 void TraceBuilder::OnGpuCalibration(const protocol::GpuCalibration& calibration) {
-  GpuContextTimeline* context = FindGpuContext(calibration.context_id);
-  if (context == nullptr) return;
+  GpuContextState* state = FindGpuContext(calibration.context_id);
+  if (state == nullptr) return;
+  GpuClockModel& clock = state->context->clock;
   const int64_t cpu_ns = CpuNs(calibration.cpu_time, calibration.cpu_domain);
-  const uint64_t ticks = context->clock.Unwrap(calibration.gpu_ticks);
+  const uint64_t ticks = clock.Unwrap(calibration.gpu_ticks);
   if (calibration.cpu_delta_ns <= 0 ||
-      context->clock.AddSample({ticks, cpu_ns, calibration.uncertainty_ns}) ==
-          GpuClockModel::SampleResult::kRejected) {
+      clock.AddSample({ticks, cpu_ns, calibration.uncertainty_ns}) == GpuClockModel::SampleResult::kRejected) {
     ++model_.diagnostics.gpu_rejected_calibrations;
-    return;
   }
-  context->last_calibration_cpu_ns = cpu_ns;
 }
 
 void TraceBuilder::OnGpuResync(const protocol::GpuResync& resync) {
-  GpuContextTimeline* context = FindGpuContext(resync.context_id);
-  if (context == nullptr) return;
-  const int64_t cpu_ns = CpuNs(resync.cpu_time, resync.cpu_domain);
-  context->clock.Resync({resync.gpu_ticks, cpu_ns, resync.uncertainty_ns});
-  context->last_calibration_cpu_ns = cpu_ns;
+  GpuContextState* state = FindGpuContext(resync.context_id);
+  if (state == nullptr) return;
+  state->context->clock.Resync({resync.gpu_ticks, CpuNs(resync.cpu_time, resync.cpu_domain), resync.uncertainty_ns});
 }
 
-void TraceBuilder::OnCounterSetDef(const protocol::CounterSetDef& def, std::string_view name) {
+void TraceBuilder::OnCounterSetDef(const protocol::CounterSetDef& def, const protocol::CounterSetDefTail& t) {
   const uint32_t id = def.set_id;
-  GpuContextTimeline* context = FindGpuContext(def.context_id);
-  if (context == nullptr) return;
+  GpuContextState* state = FindGpuContext(def.context_id);
+  if (state == nullptr) return;
   if (id == 0 || def.counter_count > protocol::kMaxCounters ||
       (model_.counter_sets.size() >= kMaxCounterSets && !model_.counter_sets.contains(id))) {
     ++model_.diagnostics.invalid_ids;
@@ -338,14 +361,13 @@ void TraceBuilder::OnCounterSetDef(const protocol::CounterSetDef& def, std::stri
   }
   CounterSet& set = model_.counter_sets[id];
   set.id = id;
-  set.context_id = context->id;
-  AssignUtf8(set.name, name);
+  set.context_id = state->context->id;
+  AssignUtf8(set.name, t.name);
   set.counter_count = def.counter_count;
   std::erase_if(set.counters, [&](const CounterInfo& c) { return c.index >= set.counter_count; });
 }
 
-void TraceBuilder::OnCounterDef(const protocol::CounterDef& def, std::string_view name,
-                                std::string_view description) {
+void TraceBuilder::OnCounterDef(const protocol::CounterDef& def, const protocol::CounterDefTail& t) {
   const uint32_t set_id = def.set_id;  // copies: the message is packed
   const uint16_t index = def.index;
   auto set = model_.counter_sets.find(set_id);
@@ -359,8 +381,8 @@ void TraceBuilder::OnCounterDef(const protocol::CounterDef& def, std::string_vie
   if (at == counters.end() || at->index != index) at = counters.insert(at, CounterInfo{});
   CounterInfo& counter = *at;
   counter.index = index;
-  AssignUtf8(counter.name, name);
-  AssignUtf8(counter.description, description);
+  AssignUtf8(counter.name, t.name);
+  AssignUtf8(counter.description, t.description);
   counter.type = def.counter_type;
   counter.data_type = def.data_type;
   counter.offset = def.offset;
@@ -369,11 +391,12 @@ void TraceBuilder::OnCounterDef(const protocol::CounterDef& def, std::string_vie
   counter.is_defined = true;
 }
 
-void TraceBuilder::OnCounterResult(const protocol::CounterResult& result, const uint8_t* values) {
+void TraceBuilder::OnCounterResult(const protocol::CounterResult& result, const protocol::CounterResultTail& t) {
   const uint32_t set_id = result.set_id;  // copies: the message is packed
   const uint32_t target_id = result.target_id;
   auto set = model_.counter_sets.find(set_id);
-  GpuContextTimeline* context = FindGpuContext(result.context_id);
+  GpuContextState* state = FindGpuContext(result.context_id);
+  GpuContextTimeline* context = state != nullptr ? state->context : nullptr;
   if (context == nullptr || set == model_.counter_sets.end() || set->second.context_id != context->id ||
       result.value_count != set->second.counter_count ||
       context->counter_values.size() + result.value_count > UINT32_MAX) {
@@ -387,8 +410,8 @@ void TraceBuilder::OnCounterResult(const protocol::CounterResult& result, const 
   sample.value_count = result.value_count;
   sample.first_value = static_cast<uint32_t>(context->counter_values.size());
   if (result.target == uint8_t(protocol::CounterTarget::kGpuZone)) {
-    auto zone = context->pending.find(target_id);
-    if (zone == context->pending.end() || zone->second.is_end) {
+    auto zone = state->pending.find(target_id);
+    if (zone == state->pending.end() || zone->second.is_end) {
       ++model_.diagnostics.counter_results_dropped;  // no such zone, or its times came first
       return;
     }
@@ -401,7 +424,7 @@ void TraceBuilder::OnCounterResult(const protocol::CounterResult& result, const 
     return;
   }
   for (uint16_t i = 0; i < result.value_count; ++i) {
-    const uint64_t bits = protocol::LoadLe<uint64_t>(values + 8 * size_t{i});
+    const uint64_t bits = t.values[i];
     const CounterInfo* counter = set->second.Find(i);
     const uint8_t type = counter != nullptr ? counter->data_type : uint8_t(protocol::CounterDataType::kUint64);
     const bool is_float = type == uint8_t(protocol::CounterDataType::kFloat) ||

@@ -331,12 +331,12 @@ DecodeResult DecodeCompactBlock(uint8_t* block, size_t size, TraceBuilder& build
   const CompactWalk walk = WalkCompactBlock(
       block, size,
       [&](uint32_t location, uint64_t tick) {
-        builder.OnZoneBegin(location, tick);
+        builder.BeginZone(location, tick);
         ++zone_begins;
         return true;
       },
       [&](uint64_t tick) {
-        builder.OnZoneEnd(tick);
+        builder.EndZone(tick);
         ++zone_ends;
         return true;
       },

@@ -42,12 +42,6 @@ TraceModel::MappedGpuZone TraceModel::MapGpuZone(const GpuContextTimeline& conte
   return {begin.cpu_ns, std::max(begin.cpu_ns, end.cpu_ns), std::max(begin.uncertainty_ns, end.uncertainty_ns)};
 }
 
-uint64_t TraceModel::open_zone_count() const {
-  uint64_t count = 0;
-  for (const ThreadTimeline& thread : threads) count += thread.open_zones.size();
-  return count;
-}
-
 size_t TraceModel::zone_bytes() const {
   size_t bytes = 0;
   for (const ThreadTimeline& thread : threads) bytes += thread.zones.capacity_bytes();
@@ -60,7 +54,7 @@ void TraceModel::ShrinkToFit() {
 }
 
 std::string DescribeFirstDifference(const TraceModel& a, const TraceModel& b) {
-  if (!(a.program == b.program)) return "program info differs";
+  if (a.has_program_info != b.has_program_info || !(a.program == b.program)) return "program info differs";
   if (!(a.clock.pairs() == b.clock.pairs())) return "calibration pairs differ";
   if (!(a.source_locations == b.source_locations)) return "source locations differ";
   if (a.threads.size() != b.threads.size()) return "thread counts differ";
@@ -88,7 +82,11 @@ std::string DescribeFirstDifference(const TraceModel& a, const TraceModel& b) {
   if (!(a.gpu_contexts == b.gpu_contexts)) return "GPU contexts differ";
   if (!(a.diagnostics == b.diagnostics)) return "diagnostics differ";
   if (a.first_tick != b.first_tick || a.last_tick != b.last_tick) return "time range differs";
-  if (a.zone_count != b.zone_count) return "zone counts differ";
+  if (a.zone_count != b.zone_count || a.open_zone_count != b.open_zone_count) return "zone counts differ";
+  if (!(a.counter_sets == b.counter_sets)) return "counter sets differ";
+  if (!(a.clock == b.clock)) return "CPU clock models differ";
+  // Whatever the lines above do not name (indexes of ids, say) is still compared.
+  if (!(a == b)) return "the models differ (id indexes)";
   return "";
 }
 

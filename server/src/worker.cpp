@@ -25,15 +25,15 @@ constexpr int kPollMs = 200;
 constexpr auto kHandshakeTimeout = std::chrono::seconds(3);
 
 // Counts what a capture needs for its progress line without building a model.
-struct CountingHandler : NullHandler {
+struct CountingHandler {
   uint64_t zones = 0;
   uint64_t dropped = 0;
   bool ended = false;
   std::string program_name;
-  void OnZoneBegin(uint32_t, uint64_t) { ++zones; }
-  void OnAppInfo(const protocol::AppInfo&, std::string_view name) { AssignUtf8(program_name, name); }
-  void OnEndOfStream(uint64_t) { ended = true; }
-  void OnDroppedEvents(uint64_t total) { dropped = std::max(dropped, total); }
+  void OnZoneBegin(const protocol::ZoneBegin&) { ++zones; }
+  void OnAppInfo(const protocol::AppInfo&, const protocol::AppInfoTail& t) { AssignUtf8(program_name, t.name); }
+  void OnEndOfStream(const protocol::EndOfStream&) { ended = true; }
+  void OnDroppedEvents(const protocol::DroppedEvents& m) { dropped = std::max<uint64_t>(dropped, m.total_events); }
 };
 
 // TraceBuilder with the same progress view as CountingHandler.

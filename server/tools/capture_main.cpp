@@ -27,14 +27,14 @@ enum ExitCode {
   kExitDropped = 6,
 };
 
-constexpr const char* kUsage = R"(Usage: gnomon-capture -o FILE [-a ADDRESS] [-p PORT] [-s SECONDS] [-f] [-w SECONDS] [-l LEVEL] [-q]
+constexpr const char* kUsageFormat = R"(Usage: gnomon-capture -o FILE [-a ADDRESS] [-p PORT] [-s SECONDS] [-f] [-w SECONDS] [-l LEVEL] [-q]
 
 Connects to a program profiled with Gnomon and records its events to a trace file,
 until the program exits, the time limit passes, or Ctrl-C (or SIGTERM, SIGHUP).
 
   -o FILE      trace file to write (.gnomon)
   -a ADDRESS   the program's address (default 127.0.0.1)
-  -p PORT      the program's port (default 9421, or $GNOMON_PORT)
+  -p PORT      the program's port (default %u, or $GNOMON_PORT)
   -s SECONDS   stop after this many seconds of capture
   -f           replace FILE if it is an existing trace (a regular file; never a link,
                device or folder). FILE is written beside it and moved into place once
@@ -55,6 +55,13 @@ Exit codes:
   6  capture complete, but the program dropped events: its buffer was full (see
      GNOMON_BUFFER_POLICY and GNOMON_BUFFER_MB); the summary and the file say how many
 )";
+
+// The usage text, with the default port filled in.
+const char* Usage() {
+  static char text[4096];
+  if (text[0] == 0) std::snprintf(text, sizeof(text), kUsageFormat, unsigned{gnomon::protocol::kDefaultPort});
+  return text;
+}
 
 volatile std::sig_atomic_t g_interrupted = 0;
 Worker* g_worker = nullptr;
@@ -100,13 +107,13 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     auto value = [&]() -> const char* {
       if (i + 1 >= argc) {
-        std::fprintf(stderr, "gnomon-capture: %s needs a value\n\n%s", arg.c_str(), kUsage);
+        std::fprintf(stderr, "gnomon-capture: %s needs a value\n\n%s", arg.c_str(), Usage());
         std::exit(kExitUsage);
       }
       return argv[++i];
     };
     if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
+      std::fputs(Usage(), stdout);
       return kExitOk;
     } else if (arg == "-o") {
       output = value();
@@ -144,12 +151,12 @@ int main(int argc, char** argv) {
     } else if (arg == "-q") {
       quiet = true;
     } else {
-      std::fprintf(stderr, "gnomon-capture: unknown argument '%s'\n\n%s", arg.c_str(), kUsage);
+      std::fprintf(stderr, "gnomon-capture: unknown argument '%s'\n\n%s", arg.c_str(), Usage());
       return kExitUsage;
     }
   }
   if (output.empty()) {
-    std::fprintf(stderr, "gnomon-capture: say where to write the trace with -o FILE\n\n%s", kUsage);
+    std::fprintf(stderr, "gnomon-capture: say where to write the trace with -o FILE\n\n%s", Usage());
     return kExitUsage;
   }
 

@@ -28,44 +28,47 @@ double ThreadCpuMs() {
 gnomon::server::TraceModel Synthetic(long zones, int threads, int64_t& duration_ns) {
   gnomon::server::TraceModel model;
   gnomon::server::TraceBuilder builder(model);
-  gnomon::protocol::AppInfo info{};
-  info.timer_kind = uint8_t(gnomon::protocol::TimerKind::kMonotonicRaw);
-  builder.OnAppInfo(info, "viewer bench");
+  namespace protocol = gnomon::protocol;
+  builder.OnAppInfo({.pid = 0,
+                     .timer_kind = uint8_t(protocol::TimerKind::kMonotonicRaw),
+                     .ticks_per_second_estimate = 0,
+                     .start_unix_ns = 0,
+                     .start_tick = 0},
+                    {.name = "viewer bench"});
   const char* names[12] = {"Frame", "Update", "Physics", "Render", "Cull", "Draw", "Audio", "Mix", "Net", "Decode",
                            "Jobs", "Wait"};
   for (uint32_t id = 1; id <= 12; ++id) {
-    gnomon::protocol::SourceLocationDef def{};
-    def.id = id;
-    def.color = gnomon::protocol::kNoColor;
-    builder.OnSourceLocationDef(def, names[id - 1], "bench", "viewer_bench.cpp");
+    builder.OnSourceLocationDef({.id = id, .line = 0, .color = protocol::kNoColor},
+                                {.name = names[id - 1], .function = "bench", .file = "viewer_bench.cpp"});
   }
   std::mt19937 rng(5);
   const long per_thread = zones / threads;
   for (int t = 0; t < threads; ++t) {
-    builder.OnThreadInfo(uint32_t(t + 1), uint32_t(1000 + t), "thread " + std::to_string(t));
-    builder.OnThreadContext(uint32_t(t + 1));
+    const std::string name = "thread " + std::to_string(t);
+    builder.OnThreadInfo({.thread_id = uint32_t(t + 1), .os_thread_id = uint32_t(1000 + t)}, {.name = name});
+    builder.OnThreadContext({.thread_id = uint32_t(t + 1)});
     uint64_t tick = 1000;
     long made = 0;
     while (made < per_thread) {
-      builder.OnZoneBegin(1, tick);  // a frame of 1 + 4 x (1 + 3 x (1 + 2)) = 53 zones
+      builder.BeginZone(1, tick);  // a frame of 1 + 4 x (1 + 3 x (1 + 2)) = 53 zones
       ++made;
       for (int a = 0; a < 4 && made < per_thread; ++a) {
-        builder.OnZoneBegin(2 + uint32_t(rng() % 4), tick += 20'000);
+        builder.BeginZone(2 + uint32_t(rng() % 4), tick += 20'000);
         ++made;
         for (int b = 0; b < 3 && made < per_thread; ++b) {
-          builder.OnZoneBegin(6 + uint32_t(rng() % 3), tick += 10'000);
+          builder.BeginZone(6 + uint32_t(rng() % 3), tick += 10'000);
           ++made;
           for (int c = 0; c < 2 && made < per_thread; ++c) {
-            builder.OnZoneBegin(9 + uint32_t(rng() % 4), tick += 5'000);
+            builder.BeginZone(9 + uint32_t(rng() % 4), tick += 5'000);
             ++made;
-            builder.OnZoneEnd(tick += 5'000 + rng() % 45'000);
+            builder.EndZone(tick += 5'000 + rng() % 45'000);
           }
-          builder.OnZoneEnd(tick += 5'000);
+          builder.EndZone(tick += 5'000);
         }
-        builder.OnZoneEnd(tick += 10'000);
+        builder.EndZone(tick += 10'000);
       }
-      builder.OnZoneEnd(tick += 20'000);
-      if (t == 0) builder.OnFrame(gnomon::protocol::MessageType::kFrameMark, 0, tick);
+      builder.EndZone(tick += 20'000);
+      if (t == 0) builder.OnFrameMark({.name_id = 0, .tick = tick});
       tick += 30'000;
     }
     duration_ns = std::max<int64_t>(duration_ns, int64_t(tick));

@@ -16,16 +16,35 @@ TEST_CASE("every known message type has a fixed size and a name and others have 
   }
 }
 
-TEST_CASE("field offsets match docs/protocol.md") {
-  CHECK(offsetof(ZoneBegin, srcloc_id) == 1);
-  CHECK(offsetof(ZoneBegin, tick) == 5);
-  CHECK(offsetof(LogMessage, severity) == 9);
-  CHECK(offsetof(LogMessage, length) == 10);
-  CHECK(offsetof(PlotValue, value) == 13);
-  CHECK(offsetof(CpuCalibration, uncertainty_ns) == 25);
-  CHECK(offsetof(SourceLocationDef, file_length) == 17);
-  CHECK(offsetof(AppInfo, name_length) == 30);
-  CHECK(offsetof(ClientHello, capabilities) == 16);
+TEST_CASE("typed writers fill the length fields from the tail, and the walker measures what they wrote") {
+  uint8_t buffer[64] = {};
+  uint8_t* end = WriteMessage(buffer, SourceLocationDef{.id = 7, .line = 9, .color = kNoColor},
+                              {.name = "Draw", .function = "Render", .file = "a.cpp"});
+  REQUIRE(size_t(end - buffer) == sizeof(SourceLocationDef) + 4 + 6 + 5);
+  CHECK(buffer[0] == uint8_t(MessageType::kSourceLocationDef));
+  const auto m = LoadLe<SourceLocationDef>(buffer);
+  CHECK(m.name_length == 4);
+  CHECK(m.function_length == 6);
+  CHECK(m.file_length == 5);
+  const SourceLocationDefTail tail = ReadTail(m, buffer + sizeof(m));
+  CHECK(tail.name == "Draw");
+  CHECK(tail.function == "Render");
+  CHECK(tail.file == "a.cpp");
+  const MessageSpan whole = MeasureMessage(buffer, size_t(end - buffer));
+  CHECK(whole.status == MessageSpan::kWhole);
+  CHECK(whole.size == size_t(end - buffer));
+  const MessageSpan cut = MeasureMessage(buffer, size_t(end - buffer) - 1);
+  CHECK(cut.status == MessageSpan::kCutShort);
+  CHECK(cut.size == size_t(end - buffer));
+  CHECK(MeasureMessage(buffer, 5).size == sizeof(SourceLocationDef));  // the fixed part is not there yet
+  buffer[0] = 0xEE;
+  CHECK(MeasureMessage(buffer, sizeof(buffer)).status == MessageSpan::kUnknownType);
+}
+
+TEST_CASE("severity names") {
+  CHECK(std::string(SeverityName(uint8_t(Severity::kWarning))) == "warning");
+  CHECK(std::string(SeverityName(uint8_t(Severity::kFatal))) == "fatal");
+  CHECK(std::string(SeverityName(200)) == "unknown");
 }
 
 TEST_CASE("variable sizes are read from the fixed part") {

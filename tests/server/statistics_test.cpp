@@ -101,8 +101,8 @@ TEST_CASE("statistics walked in pieces on several threads equal a single plain w
   for (uint32_t id = 1; id <= 6; ++id) w.SourceLocation(id, "L" + std::to_string(id), "f", "a.cpp", id);
   TraceModel model = gnomon::test::BuildModel(w);
   TraceBuilder b(model);
-  b.OnThreadContext(1);
-  b.OnZoneBegin(1, 0);
+  b.OnThreadContext({.thread_id = 1});
+  b.BeginZone(1, 0);
   uint64_t t = 1, random = 12345;
   auto next = [&](uint64_t range) {
     random = random * 6364136223846793005ull + 1442695040888963407ull;
@@ -110,29 +110,29 @@ TEST_CASE("statistics walked in pieces on several threads equal a single plain w
   };
   size_t zones = 1;
   while (zones < 3'000'000) {
-    b.OnZoneBegin(2, t);
+    b.BeginZone(2, t);
     const int children = int(next(4));
     for (int c = 0; c < children; ++c) {
-      b.OnZoneBegin(3, t += 1 + next(3));
+      b.BeginZone(3, t += 1 + next(3));
       if (next(2) == 0) {
-        b.OnZoneBegin(4, t += 1);
-        b.OnZoneEnd(t += next(1'000'000));
+        b.BeginZone(4, t += 1);
+        b.EndZone(t += next(1'000'000));
         ++zones;
       }
-      b.OnZoneEnd(t += next(300));
+      b.EndZone(t += next(300));
       ++zones;
     }
-    b.OnZoneEnd(t += 1 + next(50));
+    b.EndZone(t += 1 + next(50));
     ++zones;
   }
-  b.OnZoneEnd(t += 100);     // the root
-  b.OnZoneBegin(5, t += 5);  // open at the end, with a closed child
-  b.OnZoneBegin(6, t += 5);
-  b.OnZoneEnd(t += 7);
-  b.OnThreadContext(2);
+  b.EndZone(t += 100);     // the root
+  b.BeginZone(5, t += 5);  // open at the end, with a closed child
+  b.BeginZone(6, t += 5);
+  b.EndZone(t += 7);
+  b.OnThreadContext({.thread_id = 2});
   for (int i = 0; i < 1001; ++i) {
-    b.OnZoneBegin(6, t + uint64_t(i) * 10);
-    b.OnZoneEnd(t + uint64_t(i) * 10 + uint64_t(i % 7));
+    b.BeginZone(6, t + uint64_t(i) * 10);
+    b.EndZone(t + uint64_t(i) * 10 + uint64_t(i % 7));
   }
   const auto expected = ReferenceStatistics(model);
   REQUIRE(expected.size() == 5);  // location 5 never closed

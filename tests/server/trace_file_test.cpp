@@ -107,7 +107,7 @@ TEST_CASE("a leaf zone built in one step equals its begin and end built one at a
   size_t pos = 0;
   while (pos < stream.size()) {
     const uint8_t* p = stream.data() + pos;
-    const size_t size = gnomon::protocol::FixedSize(p[0]) + gnomon::protocol::VariableSize(p[0], p);
+    const size_t size = gnomon::protocol::MeasureMessage(p, stream.size() - pos).size;
     REQUIRE(DecodeMessages(p, size, builder).consumed == size);
     pos += size;
   }

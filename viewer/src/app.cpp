@@ -52,6 +52,7 @@ App::App(const Options& options)
       select_longest_(options.select_longest_zone), show_counters_(options.show_counters),
       range_begin_ns_(options.range_begin_ns),
       range_end_ns_(options.range_end_ns), max_expansion_(options.max_expansion) {
+  std::snprintf(address_, sizeof(address_), "127.0.0.1:%u", unsigned{protocol::kDefaultPort});
   LoadRecent();
   rate_time_ = std::chrono::steady_clock::now();
   if (!options.open.empty()) Open(options.open);

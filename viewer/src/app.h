@@ -115,7 +115,7 @@ class App {
   ImGuiTextFilter statistics_filter_;
   ImGuiTextFilter messages_filter_;
 
-  char address_[256] = "127.0.0.1:9421";
+  char address_[256] = {};  // "127.0.0.1:<default port>" at first
   char path_[1024] = "";
   char save_path_[1024] = "capture.gnomon";
   std::string replace_path_;  // an existing file the next save to it replaces

@@ -43,7 +43,7 @@ void Usage(FILE* out) {
                "Usage: gnomon-viewer [FILE | HOST[:PORT]] [--size WxH] [--all-windows] [--counters] [--range A:B]\n"
                "                     [--frames N] [--screenshot OUT.png] [--layout-dump OUT.json]\n"
                "\n"
-               "Opens a Gnomon trace file, or connects to a running program (default port 9421).\n"
+               "Opens a Gnomon trace file, or connects to a running program (default port %u).\n"
                "Without an argument, a start window asks which. Drop a .gnomon file on the window\n"
                "to open it.\n"
                "\n"
@@ -61,7 +61,8 @@ void Usage(FILE* out) {
                "                    (default 1024; past it a block is a bomb or damage, and skipped)\n"
                "  --frames N        render N frames, then exit (for scripts and tests)\n"
                "  --screenshot F    with --frames: save the last frame as a PNG\n"
-               "  --layout-dump F   with --frames: write the timeline layout as JSON\n");
+               "  --layout-dump F   with --frames: write the timeline layout as JSON\n",
+               unsigned{gnomon::protocol::kDefaultPort});
 }
 
 bool WriteScreenshot(const std::string& path, int width, int height) {

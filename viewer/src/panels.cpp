@@ -13,11 +13,6 @@ namespace {
 
 constexpr auto kLiveStatisticsPeriod = std::chrono::seconds(1);
 
-const char* SeverityName(uint8_t severity) {
-  static constexpr const char* kNames[] = {"trace", "debug", "info", "warning", "error", "fatal"};
-  return severity < 6 ? kNames[severity] : "?";
-}
-
 std::string Duration(double ns) { return server::FormatDuration(ns); }
 
 }  // namespace
@@ -365,7 +360,7 @@ void App::MessagesWindow(const server::TraceModel& model) {
       }
       ImGui::PopID();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(SeverityName(m.severity));
+      ImGui::TextUnformatted(protocol::SeverityName(m.severity));
       ImGui::TableNextColumn();
       ImGui::Text("%u", m.thread_id);
       ImGui::TableNextColumn();
@@ -389,7 +384,7 @@ void App::DebugWindow(const server::TraceModel& model) {
   ImGui::Text("Received     %.2f MB, %.2f MB/s, %.0f zones/s", double(session_->bytes_received()) / 1e6,
               bytes_per_s_ / 1e6, zones_per_s_);
   ImGui::Text("Zones        %llu (%llu unfinished), %.1f MB in zone arrays",
-              static_cast<unsigned long long>(model.zone_count), static_cast<unsigned long long>(model.open_zone_count()),
+              static_cast<unsigned long long>(model.zone_count), static_cast<unsigned long long>(model.open_zone_count),
               double(model.zone_bytes()) / 1e6);
   ImGui::Text("Dropped      %llu events (by the program)", static_cast<unsigned long long>(d.client_dropped_events));
   ImGui::Text("Decode       %llu ends without begin, %llu orphan attributes, %llu invalid ids",

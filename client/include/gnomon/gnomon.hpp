@@ -42,18 +42,13 @@ inline void ZoneBegin(gnomon_source_location* location) {
   if (GNOMON_UNLIKELY(id == 0)) id = detail::RegisterSourceLocation(location);
   uint8_t* p = detail::Reserve(sizeof(protocol::ZoneBegin));
   if (GNOMON_UNLIKELY(p == nullptr)) return;
-  p[0] = static_cast<uint8_t>(protocol::MessageType::kZoneBegin);
-  protocol::StoreLe<uint32_t>(p + 1, id);
-  protocol::StoreLe<uint64_t>(p + 5, detail::Now());
-  detail::Commit(p + sizeof(protocol::ZoneBegin));
+  detail::Commit(protocol::WriteMessage(p, protocol::ZoneBegin{.srcloc_id = id, .tick = detail::Now()}));
 }
 
 inline void ZoneEnd() {
   uint8_t* p = detail::Reserve(sizeof(protocol::ZoneEnd));
   if (GNOMON_UNLIKELY(p == nullptr)) return;
-  p[0] = static_cast<uint8_t>(protocol::MessageType::kZoneEnd);
-  protocol::StoreLe<uint64_t>(p + 1, detail::Now());
-  detail::Commit(p + sizeof(protocol::ZoneEnd));
+  detail::Commit(protocol::WriteMessage(p, protocol::ZoneEnd{.tick = detail::Now()}));
 }
 
 // Closes the zone it opened when it goes out of scope.

@@ -2,62 +2,42 @@
 //
 // The stream is a sequence of messages. Each message starts with a one-byte type tag
 // followed by a fixed-layout, packed, little-endian body. Some messages end with
-// variable-length strings whose lengths are fields of the fixed body, so the size of
-// every message is known once its fixed part has arrived. There are no pointers and no
-// implicit padding: the structs below *are* the byte layout (see docs/protocol.md), and
-// their sizes are checked at compile time.
+// strings or values whose lengths are fields of the fixed body, so the size of every
+// message is known once its fixed part has arrived. There are no pointers and no
+// implicit padding: the structs below *are* the byte layout (docs/protocol.md).
 //
-// Events that belong to a thread (zones, messages, plots, frame marks) follow a
-// ThreadContext message naming that thread; the context holds until the next one.
-// Trace files store the same stream in compressed blocks, so one decoder serves both.
+// Every message is declared once, in the catalogue (messages.def); this header turns
+// that list into what code uses:
+//
+//   protocol::ZoneBegin m{.srcloc_id = id, .tick = now};  // a packed struct per message;
+//                                                         // `type` is preset to its tag
+//   uint8_t* end = protocol::WriteMessage(out, m);        // typed writers (they fill the
+//   protocol::WriteMessage(out, protocol::ZoneName{},     // length fields from the tail)
+//                          {.name = "label"});
+//   protocol::MeasureMessage(p, left)                     // whole, cut short or unknown
+//   protocol::FindMessage(tag)->name                      // the catalogue, by tag
+//
+// Events that belong to a thread (zones, messages, GPU zones) follow a ThreadContext
+// message naming that thread; the context holds until the next one. Trace files store
+// the same stream in compressed blocks, so one decoder serves both.
 //
 // Timestamps are raw CPU ticks of the program's timer (see AppInfo::timer_kind); the
 // server maps them to nanoseconds with the CpuCalibration pairs the program sends.
 #pragma once
 
+#include <array>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <string_view>
+#include <vector>
 
 #include "gnomon/protocol/byte_io.h"
 
 namespace gnomon::protocol {
 
 inline constexpr uint16_t kProtocolVersion = 1;
-
-enum class MessageType : uint8_t {
-  kThreadContext = 1,
-  kZoneBegin = 2,
-  kZoneEnd = 3,
-  kZoneName = 4,
-  kZoneText = 5,
-  kZoneColor = 6,
-  kZoneValue = 7,
-  kFrameMark = 8,
-  kFrameBegin = 9,
-  kFrameEnd = 10,
-  kLogMessage = 11,
-  kPlotValue = 12,
-  kCpuCalibration = 13,
-  kStringDef = 14,
-  kSourceLocationDef = 15,
-  kThreadInfo = 16,
-  kAppInfo = 17,
-  kDroppedEvents = 18,
-  kEndOfStream = 19,
-  kGpuContextDef = 20,
-  kGpuZoneBegin = 21,
-  kGpuZoneEnd = 22,
-  kGpuTime = 23,
-  kGpuCalibration = 24,
-  kGpuResync = 25,
-  kGpuContextName = 26,
-  kCounterSetDef = 27,
-  kCounterDef = 28,
-  kCounterResult = 29,
-};
-
-// Highest type value this build understands; larger tags are rejected.
-inline constexpr uint8_t kLastMessageType = 29;
 
 // Longest string that travels in one message. Strings are bytes (UTF-8 by convention),
 // not NUL-terminated.
@@ -73,8 +53,8 @@ enum class StringKind : uint8_t {
 };
 
 enum class TimerKind : uint8_t {
-  kTsc = 1,              // x86 invariant time-stamp counter
-  kMonotonicRaw = 2,     // CLOCK_MONOTONIC_RAW nanoseconds (ticks are ns)
+  kTsc = 1,           // x86 invariant time-stamp counter
+  kMonotonicRaw = 2,  // CLOCK_MONOTONIC_RAW nanoseconds (ticks are ns)
 };
 
 enum class GpuApi : uint8_t {
@@ -107,190 +87,11 @@ enum class Severity : uint8_t {
   kFatal = 5,
 };
 
-#pragma pack(push, 1)
-
-// Switches the thread that subsequent thread-bound events belong to.
-struct ThreadContext {
-  uint8_t type;
-  uint32_t thread_id;  // program-assigned, 1-based, never reused within a run
-};
-
-struct ZoneBegin {
-  uint8_t type;
-  uint32_t srcloc_id;  // defined by a SourceLocationDef, possibly later in the stream
-  uint64_t tick;
-};
-
-struct ZoneEnd {
-  uint8_t type;
-  uint64_t tick;
-};
-
-// ZoneName and ZoneText attach to the innermost open zone of the current thread.
-struct ZoneString {
-  uint8_t type;
-  uint16_t length;  // bytes that follow
-};
-
-struct ZoneColor {
-  uint8_t type;
-  uint32_t rgb;  // 0x00RRGGBB
-};
-
-struct ZoneValue {
-  uint8_t type;
-  uint64_t value;
-};
-
-// FrameMark ends one frame of a continuous series and starts the next; name_id 0 is the
-// main frame series. FrameBegin/FrameEnd bracket a discontinuous named frame.
-struct FrameEvent {
-  uint8_t type;
-  uint32_t name_id;  // 0, or a StringDef of kind kFrameName
-  uint64_t tick;
-};
-
-struct LogMessage {
-  uint8_t type;
-  uint64_t tick;
-  uint8_t severity;  // Severity
-  uint16_t length;   // bytes of text that follow
-};
-
-struct PlotValue {
-  uint8_t type;
-  uint32_t plot_id;  // a StringDef of kind kPlotName
-  uint64_t tick;
-  double value;
-};
-
-// One simultaneous reading of the program's timer and the system clocks.
-struct CpuCalibration {
-  uint8_t type;
-  uint64_t tick;
-  int64_t monotonic_raw_ns;
-  int64_t monotonic_ns;
-  uint32_t uncertainty_ns;  // width of the bracket the pair was read in
-};
-
-struct StringDef {
-  uint8_t type;
-  uint32_t id;
-  uint8_t kind;     // StringKind
-  uint16_t length;  // bytes that follow
-};
-
-// Followed by name, function and file bytes, in that order.
-struct SourceLocationDef {
-  uint8_t type;
-  uint32_t id;
-  uint32_t line;
-  uint32_t color;  // 0x00RRGGBB or kNoColor
-  uint16_t name_length;
-  uint16_t function_length;
-  uint16_t file_length;
-};
-
-// Followed by the thread name; sent again when the name changes.
-struct ThreadInfo {
-  uint8_t type;
-  uint32_t thread_id;
-  uint32_t os_thread_id;
-  uint16_t name_length;
-};
-
-// First message of every stream. Followed by the program name.
-struct AppInfo {
-  uint8_t type;
-  uint32_t pid;
-  uint8_t timer_kind;      // TimerKind
-  uint64_t ticks_per_second_estimate;  // start-up estimate; calibration pairs rule
-  int64_t start_unix_ns;   // wall clock when the program's profiler started
-  uint64_t start_tick;
-  uint16_t name_length;
-};
-
-// Running total of events the program dropped (buffer budget exhausted).
-struct DroppedEvents {
-  uint8_t type;
-  uint64_t total_events;
-};
-
-// The program shuts down cleanly; nothing follows.
-struct EndOfStream {
-  uint8_t type;
-  uint64_t tick;
-};
-
-// A GPU context (a device queue, a GL context, a CUDA device): a clock domain of its
-// own. Followed by the device name. Sent once, before or after its first use.
-struct GpuContextDef {
-  uint8_t type;
-  uint32_t context_id;           // program-assigned, from 1
-  uint8_t api;                   // GpuApi
-  uint8_t valid_bits;            // of the GPU timestamp counter, 1..64
-  uint16_t flags;                // GpuContextFlags
-  uint64_t period_numerator_ns;  // tick period = numerator / denominator ns, exactly
-  uint64_t period_denominator;
-  uint64_t gpu_ticks;            // an initial pair: GPU ticks...
-  uint64_t cpu_time;             // ...and the CPU time at the same instant
-  uint8_t cpu_domain;            // CpuTimeDomain of cpu_time
-  uint32_t uncertainty_ns;       // of the initial pair
-  uint16_t name_length;
-};
-
-// A GPU zone recorded on the current thread: its begin and end timestamps arrive later,
-// as GpuTime messages for begin_query and end_query. Zones nest per thread and context.
-struct GpuZoneBegin {
-  uint8_t type;
-  uint32_t context_id;
-  uint32_t query_id;   // the timestamp query written at the zone's begin
-  uint32_t srcloc_id;
-  uint64_t cpu_tick;   // when the CPU recorded it
-};
-
-struct GpuZoneEnd {
-  uint8_t type;
-  uint32_t context_id;
-  uint32_t query_id;   // the timestamp query written at the zone's end
-  uint64_t cpu_tick;
-};
-
-// The GPU's value for a query, raw (not unwrapped, not scaled).
-struct GpuTime {
-  uint8_t type;
-  uint32_t context_id;
-  uint32_t query_id;
-  uint64_t gpu_ticks;
-};
-
-// GPU ticks and the CPU time read at the same instant.
-struct GpuCalibration {
-  uint8_t type;
-  uint32_t context_id;
-  uint64_t gpu_ticks;
-  uint64_t cpu_time;
-  int64_t cpu_delta_ns;     // CPU ns since this context's previous calibration
-  uint32_t uncertainty_ns;  // e.g. Vulkan's maxDeviation, or a bracket width
-  uint8_t cpu_domain;       // CpuTimeDomain of cpu_time
-};
-
-// The GPU clock jumped (device reset, clock change): re-anchor at this pair.
-struct GpuResync {
-  uint8_t type;
-  uint32_t context_id;
-  uint64_t gpu_ticks;
-  uint64_t cpu_time;
-  uint32_t uncertainty_ns;
-  uint8_t cpu_domain;
-};
-
-// Followed by the name shown for the context.
-struct GpuContextName {
-  uint8_t type;
-  uint32_t context_id;
-  uint16_t length;
-};
+// "trace", "debug", ... "fatal"; "unknown" for a value past kFatal.
+constexpr const char* SeverityName(uint8_t severity) {
+  constexpr const char* kNames[] = {"trace", "debug", "info", "warning", "error", "fatal"};
+  return severity < std::size(kNames) ? kNames[severity] : "unknown";
+}
 
 // GPU counters follow the performance-query model: a counter set (a query type) groups
 // counters that are measured together; an instance of the set is begun and ended around
@@ -325,185 +126,321 @@ enum class CounterTarget : uint8_t {
   kFrame = 1,    // frame target_id (0-based) of the main frame series
 };
 
-// A counter set of a GPU context, sent once before its counters and results. Followed
-// by the set's name.
-struct CounterSetDef {
-  uint8_t type;
-  uint32_t context_id;
-  uint32_t set_id;         // program-assigned, from 1
-  uint16_t counter_count;  // CounterDef messages that follow, index 0..count-1
-  uint16_t name_length;
-};
-
-// One counter of a set. Followed by its name, then its description.
-struct CounterDef {
-  uint8_t type;
-  uint32_t set_id;
-  uint16_t index;
-  uint8_t counter_type;  // CounterType
-  uint8_t data_type;     // CounterDataType
-  uint32_t offset;       // in the source's result structure (informative)
-  uint32_t size;         // bytes, in that structure
-  uint64_t raw_max;      // largest value in one second, 0 when not known
-  uint16_t name_length;
-  uint16_t description_length;
-};
-
-// One instance's values. Followed by value_count 8-byte little-endian values, one per
-// counter by index: integers (and bool32) as uint64, float and double as the bits of a
-// double.
-struct CounterResult {
-  uint8_t type;
-  uint32_t context_id;
-  uint32_t set_id;
-  uint8_t target;  // CounterTarget
-  uint8_t flags;   // CounterResultFlags
-  uint32_t target_id;
-  uint16_t value_count;
-};
-
 // Most counters one set may have (and values one result may carry).
 inline constexpr uint16_t kMaxCounters = 4096;
 
+// ---- What the catalogue makes ------------------------------------------------------
+
+enum class MessageType : uint8_t {
+#define GNOMON_WIRE_MESSAGE(TAG, NAME, SCOPE) k##NAME = TAG,
+#include "gnomon/protocol/messages.def"
+};
+
+namespace catalogue_detail {
+using WireU8 = uint8_t;
+using WireU16 = uint16_t;
+using WireU32 = uint32_t;
+using WireU64 = uint64_t;
+using WireI64 = int64_t;
+using WireF64 = double;
+using WireTICK = uint64_t;
+}  // namespace catalogue_detail
+
+// The values after a message's fixed part, as they lie there: unaligned little-endian
+// 8-byte words. For writing, `bytes` may point at an array of uint64_t.
+struct LeValues {
+  const uint8_t* bytes = nullptr;
+  size_t count = 0;
+  uint64_t operator[](size_t i) const { return LoadLe<uint64_t>(bytes + 8 * i); }
+};
+
+// For each message, NameTail: the strings and values after its fixed part (empty for
+// most messages). Strings point into the bytes they were read from.
+#define GNOMON_WIRE_MESSAGE(TAG, NAME, SCOPE) struct NAME##Tail {
+#define GNOMON_WIRE_STRING(LEN, TAIL) std::string_view TAIL;
+#define GNOMON_WIRE_VALUES(COUNT, TAIL) LeValues TAIL;
+#define GNOMON_WIRE_END() };
+#include "gnomon/protocol/messages.def"
+
+// The packed structs. Length and count fields start at 0; WriteMessage sets them.
+#pragma pack(push, 1)
+#define GNOMON_WIRE_MESSAGE(TAG, NAME, SCOPE)                       \
+  struct NAME {                                                \
+    static constexpr MessageType kType = MessageType::k##NAME; \
+    using Tail = NAME##Tail;                                   \
+    uint8_t type = TAG;
+#define GNOMON_WIRE_FIELD(KIND, FIELD) catalogue_detail::Wire##KIND FIELD;
+#define GNOMON_WIRE_STRING(LEN, TAIL) uint16_t LEN = 0;
+#define GNOMON_WIRE_VALUES(COUNT, TAIL) uint16_t COUNT = 0;
+#define GNOMON_WIRE_END() };
+#include "gnomon/protocol/messages.def"
 #pragma pack(pop)
 
-static_assert(sizeof(CounterSetDef) == 13);
-static_assert(sizeof(CounterDef) == 29);
-static_assert(sizeof(CounterResult) == 17);
-static_assert(sizeof(GpuContextDef) == 48);
-static_assert(sizeof(GpuZoneBegin) == 21);
-static_assert(sizeof(GpuZoneEnd) == 17);
-static_assert(sizeof(GpuTime) == 17);
-static_assert(sizeof(GpuCalibration) == 34);
-static_assert(sizeof(GpuResync) == 26);
-static_assert(sizeof(GpuContextName) == 7);
-static_assert(sizeof(ThreadContext) == 5);
-static_assert(sizeof(ZoneBegin) == 13);
-static_assert(sizeof(ZoneEnd) == 9);
-static_assert(sizeof(ZoneString) == 3);
-static_assert(sizeof(ZoneColor) == 5);
-static_assert(sizeof(ZoneValue) == 9);
-static_assert(sizeof(FrameEvent) == 13);
-static_assert(sizeof(LogMessage) == 12);
-static_assert(sizeof(PlotValue) == 21);
-static_assert(sizeof(CpuCalibration) == 29);
-static_assert(sizeof(StringDef) == 8);
-static_assert(sizeof(SourceLocationDef) == 19);
-static_assert(sizeof(ThreadInfo) == 11);
-static_assert(sizeof(AppInfo) == 32);
-static_assert(sizeof(DroppedEvents) == 9);
-static_assert(sizeof(EndOfStream) == 9);
+// A fixed field's role, as the catalogue gives it (docs/protocol.md's "type" column).
+enum class FieldKind : uint8_t { kTag, kU8, kU16, kU32, kU64, kI64, kF64, kTick, kStringLength, kValueCount };
+
+struct FieldInfo {
+  const char* name;       // as in the struct
+  FieldKind kind;
+  uint8_t offset;         // in the message, tag at 0
+  uint8_t size;           // bytes
+  const char* tail_name;  // for kStringLength and kValueCount: what follows; else nullptr
+};
+
+namespace catalogue_detail {
+constexpr FieldKind kKindU8 = FieldKind::kU8;
+constexpr FieldKind kKindU16 = FieldKind::kU16;
+constexpr FieldKind kKindU32 = FieldKind::kU32;
+constexpr FieldKind kKindU64 = FieldKind::kU64;
+constexpr FieldKind kKindI64 = FieldKind::kI64;
+constexpr FieldKind kKindF64 = FieldKind::kF64;
+constexpr FieldKind kKindTICK = FieldKind::kTick;
+
+#define GNOMON_WIRE_MESSAGE(TAG, NAME, SCOPE)   \
+  struct NAME##Fields {                    \
+    using M = NAME;                        \
+    static constexpr FieldInfo kList[] = { \
+        {"type", FieldKind::kTag, 0, 1, nullptr},
+#define GNOMON_WIRE_FIELD(KIND, FIELD) {#FIELD, kKind##KIND, offsetof(M, FIELD), sizeof(M::FIELD), nullptr},
+#define GNOMON_WIRE_STRING(LEN, TAIL) {#LEN, FieldKind::kStringLength, offsetof(M, LEN), 2, #TAIL},
+#define GNOMON_WIRE_VALUES(COUNT, TAIL) {#COUNT, FieldKind::kValueCount, offsetof(M, COUNT), 2, #TAIL},
+#define GNOMON_WIRE_END() \
+  }                          \
+  ;                          \
+  }                          \
+  ;
+#include "gnomon/protocol/messages.def"
+}  // namespace catalogue_detail
+
+// Most tails one message has (SourceLocationDef: name, function and file).
+inline constexpr size_t kMaxTails = 3;
+
+struct MessageInfo {
+  const char* name = nullptr;  // nullptr: no message has this tag
+  uint8_t tag = 0;
+  bool is_thread_bound = false;  // belongs to the thread of the last ThreadContext
+  uint8_t fixed_size = 0;        // tag included
+  uint8_t tick_offset = 0;       // of the TICK field; 0: none
+  uint8_t tail_count = 0;
+  struct Tail {
+    uint8_t length_offset;  // of the u16 length or count
+    uint8_t unit_bytes;     // 1 for a string, 8 for values
+  };
+  std::array<Tail, kMaxTails> tails{};
+  const FieldInfo* fields = nullptr;
+  uint8_t field_count = 0;
+  size_t max_size = 0;  // with every tail at its largest
+};
+
+namespace catalogue_detail {
+template <size_t N>
+constexpr MessageInfo Describe(const char* name, uint8_t tag, bool is_thread_bound, size_t fixed_size,
+                               const FieldInfo (&fields)[N]) {
+  MessageInfo info;
+  info.name = name;
+  info.tag = tag;
+  info.is_thread_bound = is_thread_bound;
+  info.fixed_size = uint8_t(fixed_size);
+  info.fields = fields;
+  info.field_count = uint8_t(N);
+  info.max_size = fixed_size;
+  for (const FieldInfo& field : fields) {
+    if (field.kind == FieldKind::kTick) info.tick_offset = field.offset;
+    if (field.kind == FieldKind::kStringLength || field.kind == FieldKind::kValueCount) {
+      const uint8_t unit = field.kind == FieldKind::kStringLength ? 1 : 8;
+      info.tails[info.tail_count++] = {field.offset, unit};
+      info.max_size += size_t{unit} * 0xFFFF;
+    }
+  }
+  return info;
+}
+
+constexpr bool kScopeTHREAD = true;
+constexpr bool kScopeSTREAM = false;
+
+constexpr std::array<MessageInfo, 256> MakeCatalogue() {
+  std::array<MessageInfo, 256> table{};
+#define GNOMON_WIRE_MESSAGE(TAG, NAME, SCOPE) \
+  table[TAG] = Describe(#NAME, TAG, kScope##SCOPE, sizeof(NAME), NAME##Fields::kList);
+#include "gnomon/protocol/messages.def"
+  return table;
+}
+}  // namespace catalogue_detail
+
+// Every message, by tag.
+inline constexpr std::array<MessageInfo, 256> kCatalogue = catalogue_detail::MakeCatalogue();
+
+// The catalogue's entry for `type`, or nullptr when no message has that tag.
+constexpr const MessageInfo* FindMessage(uint8_t type) {
+  return kCatalogue[type].name != nullptr ? &kCatalogue[type] : nullptr;
+}
 
 // Size of the fixed part of a message of type `type` (tag included), or 0 when the tag
 // is not a known message type.
-constexpr size_t FixedSize(uint8_t type) {
-  switch (static_cast<MessageType>(type)) {
-    case MessageType::kThreadContext: return sizeof(ThreadContext);
-    case MessageType::kZoneBegin: return sizeof(ZoneBegin);
-    case MessageType::kZoneEnd: return sizeof(ZoneEnd);
-    case MessageType::kZoneName:
-    case MessageType::kZoneText: return sizeof(ZoneString);
-    case MessageType::kZoneColor: return sizeof(ZoneColor);
-    case MessageType::kZoneValue: return sizeof(ZoneValue);
-    case MessageType::kFrameMark:
-    case MessageType::kFrameBegin:
-    case MessageType::kFrameEnd: return sizeof(FrameEvent);
-    case MessageType::kLogMessage: return sizeof(LogMessage);
-    case MessageType::kPlotValue: return sizeof(PlotValue);
-    case MessageType::kCpuCalibration: return sizeof(CpuCalibration);
-    case MessageType::kStringDef: return sizeof(StringDef);
-    case MessageType::kSourceLocationDef: return sizeof(SourceLocationDef);
-    case MessageType::kThreadInfo: return sizeof(ThreadInfo);
-    case MessageType::kAppInfo: return sizeof(AppInfo);
-    case MessageType::kDroppedEvents: return sizeof(DroppedEvents);
-    case MessageType::kEndOfStream: return sizeof(EndOfStream);
-    case MessageType::kGpuContextDef: return sizeof(GpuContextDef);
-    case MessageType::kGpuZoneBegin: return sizeof(GpuZoneBegin);
-    case MessageType::kGpuZoneEnd: return sizeof(GpuZoneEnd);
-    case MessageType::kGpuTime: return sizeof(GpuTime);
-    case MessageType::kGpuCalibration: return sizeof(GpuCalibration);
-    case MessageType::kGpuResync: return sizeof(GpuResync);
-    case MessageType::kGpuContextName: return sizeof(GpuContextName);
-    case MessageType::kCounterSetDef: return sizeof(CounterSetDef);
-    case MessageType::kCounterDef: return sizeof(CounterDef);
-    case MessageType::kCounterResult: return sizeof(CounterResult);
-  }
-  return 0;
+constexpr size_t FixedSize(uint8_t type) { return kCatalogue[type].fixed_size; }
+
+// Human-readable name of a message type, for errors and docs; "unknown" otherwise.
+constexpr const char* MessageTypeName(uint8_t type) {
+  return kCatalogue[type].name != nullptr ? kCatalogue[type].name : "unknown";
 }
 
 // Bytes that follow the fixed part of a message, read from that fixed part. `fixed`
 // must point at FixedSize(type) readable bytes of a message of a known type.
 inline size_t VariableSize(uint8_t type, const uint8_t* fixed) {
-  switch (static_cast<MessageType>(type)) {
-    case MessageType::kZoneName:
-    case MessageType::kZoneText:
-      return LoadLe<uint16_t>(fixed + offsetof(ZoneString, length));
-    case MessageType::kLogMessage:
-      return LoadLe<uint16_t>(fixed + offsetof(LogMessage, length));
-    case MessageType::kStringDef:
-      return LoadLe<uint16_t>(fixed + offsetof(StringDef, length));
-    case MessageType::kSourceLocationDef:
-      return size_t{LoadLe<uint16_t>(fixed + offsetof(SourceLocationDef, name_length))} +
-             LoadLe<uint16_t>(fixed + offsetof(SourceLocationDef, function_length)) +
-             LoadLe<uint16_t>(fixed + offsetof(SourceLocationDef, file_length));
-    case MessageType::kThreadInfo:
-      return LoadLe<uint16_t>(fixed + offsetof(ThreadInfo, name_length));
-    case MessageType::kAppInfo:
-      return LoadLe<uint16_t>(fixed + offsetof(AppInfo, name_length));
-    case MessageType::kGpuContextDef:
-      return LoadLe<uint16_t>(fixed + offsetof(GpuContextDef, name_length));
-    case MessageType::kGpuContextName:
-      return LoadLe<uint16_t>(fixed + offsetof(GpuContextName, length));
-    case MessageType::kCounterSetDef:
-      return LoadLe<uint16_t>(fixed + offsetof(CounterSetDef, name_length));
-    case MessageType::kCounterDef:
-      return size_t{LoadLe<uint16_t>(fixed + offsetof(CounterDef, name_length))} +
-             LoadLe<uint16_t>(fixed + offsetof(CounterDef, description_length));
-    case MessageType::kCounterResult:
-      return size_t{LoadLe<uint16_t>(fixed + offsetof(CounterResult, value_count))} * 8;
-    default:
-      return 0;
+  const MessageInfo& info = kCatalogue[type];
+  size_t bytes = 0;
+  for (size_t i = 0; i < info.tail_count; ++i) {
+    bytes += size_t{LoadLe<uint16_t>(fixed + info.tails[i].length_offset)} * info.tails[i].unit_bytes;
   }
+  return bytes;
 }
 
-// Largest possible message: the biggest fixed part plus three maximal strings, or a
-// counter result with 65,535 values.
-inline constexpr size_t kMaxMessageBytes = 64 + 8 * size_t{0xFFFF};
+namespace catalogue_detail {
+constexpr uint8_t LastTag() {
+  uint8_t last = 0;
+  for (const MessageInfo& info : kCatalogue) last = info.name != nullptr ? info.tag : last;
+  return last;
+}
+constexpr size_t LargestMessage() {
+  size_t largest = 0;
+  for (const MessageInfo& info : kCatalogue) largest = info.max_size > largest ? info.max_size : largest;
+  return largest;
+}
+}  // namespace catalogue_detail
 
-// Human-readable name of a message type, for errors and docs; "unknown" otherwise.
-constexpr const char* MessageTypeName(uint8_t type) {
-  switch (static_cast<MessageType>(type)) {
-    case MessageType::kThreadContext: return "ThreadContext";
-    case MessageType::kZoneBegin: return "ZoneBegin";
-    case MessageType::kZoneEnd: return "ZoneEnd";
-    case MessageType::kZoneName: return "ZoneName";
-    case MessageType::kZoneText: return "ZoneText";
-    case MessageType::kZoneColor: return "ZoneColor";
-    case MessageType::kZoneValue: return "ZoneValue";
-    case MessageType::kFrameMark: return "FrameMark";
-    case MessageType::kFrameBegin: return "FrameBegin";
-    case MessageType::kFrameEnd: return "FrameEnd";
-    case MessageType::kLogMessage: return "LogMessage";
-    case MessageType::kPlotValue: return "PlotValue";
-    case MessageType::kCpuCalibration: return "CpuCalibration";
-    case MessageType::kStringDef: return "StringDef";
-    case MessageType::kSourceLocationDef: return "SourceLocationDef";
-    case MessageType::kThreadInfo: return "ThreadInfo";
-    case MessageType::kAppInfo: return "AppInfo";
-    case MessageType::kDroppedEvents: return "DroppedEvents";
-    case MessageType::kEndOfStream: return "EndOfStream";
-    case MessageType::kGpuContextDef: return "GpuContextDef";
-    case MessageType::kGpuZoneBegin: return "GpuZoneBegin";
-    case MessageType::kGpuZoneEnd: return "GpuZoneEnd";
-    case MessageType::kGpuTime: return "GpuTime";
-    case MessageType::kGpuCalibration: return "GpuCalibration";
-    case MessageType::kGpuResync: return "GpuResync";
-    case MessageType::kGpuContextName: return "GpuContextName";
-    case MessageType::kCounterSetDef: return "CounterSetDef";
-    case MessageType::kCounterDef: return "CounterDef";
-    case MessageType::kCounterResult: return "CounterResult";
+// Highest type value this build understands; larger tags are rejected.
+inline constexpr uint8_t kLastMessageType = catalogue_detail::LastTag();
+
+// Largest possible message: a CounterResult with 65,535 values.
+inline constexpr size_t kMaxMessageBytes = catalogue_detail::LargestMessage();
+
+// Where a message starts at p, with `left` bytes readable from p: whole (its `size`),
+// cut short (`size` is what it needs, as far as the bytes there tell), or of an unknown
+// type. Every walk over messages -- the decoder, the trace file's block codec, the
+// diagnostics of a cut stream -- measures with this.
+struct MessageSpan {
+  enum Status : uint8_t { kWhole, kCutShort, kUnknownType } status;
+  size_t size;
+};
+
+inline MessageSpan MeasureMessage(const uint8_t* p, size_t left) {
+  const MessageInfo& info = kCatalogue[p[0]];
+  if (info.fixed_size == 0) return {MessageSpan::kUnknownType, 0};
+  if (left < info.fixed_size) return {MessageSpan::kCutShort, info.fixed_size};
+  const size_t total = info.fixed_size + (info.tail_count != 0 ? VariableSize(p[0], p) : 0);
+  return {left < total ? MessageSpan::kCutShort : MessageSpan::kWhole, total};
+}
+
+// Calls visit(p, size) for each whole message in [data, data + size) until it returns
+// false or a message is cut short or unknown; the span of that message (kWhole with
+// size 0 when the walk reached the end or visit stopped it) and the bytes walked.
+struct MessageWalk {
+  size_t walked = 0;
+  MessageSpan stop{MessageSpan::kWhole, 0};
+};
+
+template <typename Visit>
+MessageWalk WalkMessages(const uint8_t* data, size_t size, Visit&& visit) {
+  MessageWalk walk;
+  while (walk.walked < size) {
+    const MessageSpan span = MeasureMessage(data + walk.walked, size - walk.walked);
+    if (span.status != MessageSpan::kWhole) {
+      walk.stop = span;
+      break;
+    }
+    if (!visit(data + walk.walked, span.size)) break;
+    walk.walked += span.size;
   }
-  return "unknown";
+  return walk;
+}
+
+// ---- Reading and writing tails, from the catalogue ---------------------------------
+
+// The tail of message m, which lies at `p` (right after m's fixed part) and is whole.
+#define GNOMON_WIRE_MESSAGE(TAG, NAME, SCOPE)                                                          \
+  inline NAME##Tail ReadTail([[maybe_unused]] const NAME& m, [[maybe_unused]] const uint8_t* p) { \
+    NAME##Tail t;
+#define GNOMON_WIRE_STRING(LEN, TAIL)                       \
+  t.TAIL = {reinterpret_cast<const char*>(p), m.LEN}; \
+  p += m.LEN;
+#define GNOMON_WIRE_VALUES(COUNT, TAIL) \
+  t.TAIL = {p, m.COUNT};           \
+  p += 8 * size_t{m.COUNT};
+#define GNOMON_WIRE_END() \
+  return t;                  \
+  }
+#include "gnomon/protocol/messages.def"
+
+// Sets m's length and count fields from `t`. Each string is at most kMaxStringBytes and
+// each value list at most 65,535 long: callers clamp what they take from users.
+#define GNOMON_WIRE_MESSAGE(TAG, NAME, SCOPE) \
+  inline void SetTailLengths([[maybe_unused]] NAME& m, [[maybe_unused]] const NAME##Tail& t) {
+#define GNOMON_WIRE_STRING(LEN, TAIL)                                              \
+  assert(t.TAIL.size() <= kMaxStringBytes && "a string longer than fits"); \
+  m.LEN = uint16_t(t.TAIL.size());
+#define GNOMON_WIRE_VALUES(COUNT, TAIL)                             \
+  assert(t.TAIL.count <= 0xFFFF && "more values than fit"); \
+  m.COUNT = uint16_t(t.TAIL.count);
+#define GNOMON_WIRE_END() }
+#include "gnomon/protocol/messages.def"
+
+// Copies `t` to `out` and returns the end.
+#define GNOMON_WIRE_MESSAGE(TAG, NAME, SCOPE) \
+  inline uint8_t* WriteTail(uint8_t* out, [[maybe_unused]] const NAME##Tail& t) {
+#define GNOMON_WIRE_STRING(LEN, TAIL)                                           \
+  if (!t.TAIL.empty()) std::memcpy(out, t.TAIL.data(), t.TAIL.size()); \
+  out += t.TAIL.size();
+#define GNOMON_WIRE_VALUES(COUNT, TAIL)                                           \
+  if (t.TAIL.count != 0) std::memcpy(out, t.TAIL.bytes, 8 * t.TAIL.count); \
+  out += 8 * t.TAIL.count;
+#define GNOMON_WIRE_END() \
+  return out;                \
+  }
+#include "gnomon/protocol/messages.def"
+
+// Bytes of the tail `t`.
+#define GNOMON_WIRE_MESSAGE(TAG, NAME, SCOPE)                          \
+  inline size_t TailBytes([[maybe_unused]] const NAME##Tail& t) { \
+    size_t bytes = 0;
+#define GNOMON_WIRE_STRING(LEN, TAIL) bytes += t.TAIL.size();
+#define GNOMON_WIRE_VALUES(COUNT, TAIL) bytes += 8 * t.TAIL.count;
+#define GNOMON_WIRE_END() \
+  return bytes;              \
+  }
+#include "gnomon/protocol/messages.def"
+
+// Calls f(name, part) for each part of the tail `t`, in order: a std::string_view for a
+// string, LeValues for values. For generic readers (a text dump, tests).
+#define GNOMON_WIRE_MESSAGE(TAG, NAME, SCOPE) \
+  template <typename F>                  \
+  void ForEachTailPart([[maybe_unused]] const NAME##Tail& t, [[maybe_unused]] F&& f) {
+#define GNOMON_WIRE_STRING(LEN, TAIL) f(#TAIL, t.TAIL);
+#define GNOMON_WIRE_VALUES(COUNT, TAIL) f(#TAIL, t.TAIL);
+#define GNOMON_WIRE_END() }
+#include "gnomon/protocol/messages.def"
+
+// Bytes that message m with tail t takes on the wire.
+template <typename M>
+size_t WireSize(const typename M::Tail& t = {}) {
+  return sizeof(M) + TailBytes(t);
+}
+
+// Writes m (its type and length fields set from the catalogue and `t`) and its tail to
+// `out`, which has room for WireSize<M>(t) bytes; returns the end.
+template <typename M>
+uint8_t* WriteMessage(uint8_t* out, M m, const typename M::Tail& t = {}) {
+  m.type = uint8_t(M::kType);
+  SetTailLengths(m, t);
+  std::memcpy(out, &m, sizeof(M));
+  return WriteTail(out + sizeof(M), t);
+}
+
+// Appends m and its tail to `out`.
+template <typename M>
+void AppendMessage(std::vector<uint8_t>& out, const M& m, const typename M::Tail& t = {}) {
+  const size_t at = out.size();
+  out.resize(at + WireSize<M>(t));
+  WriteMessage(out.data() + at, m, t);
 }
 
 }  // namespace gnomon::protocol

@@ -57,6 +57,8 @@ class CpuClockModel {
   // Root-mean-square distance of the pairs from the fitted line, in ns. O(pairs).
   double ResidualRmsNs() const;
 
+  friend bool operator==(const CpuClockModel&, const CpuClockModel&) = default;
+
  private:
   void Refit();
 

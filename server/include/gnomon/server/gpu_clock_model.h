@@ -85,6 +85,8 @@ class GpuClockModel {
   // Uncertainty of the latest knot, in ns.
   uint32_t current_uncertainty_ns() const;
 
+  friend bool operator==(const GpuClockModel&, const GpuClockModel&) = default;
+
  private:
   struct Epoch {
     std::vector<GpuCalibrationSample> knots;
@@ -92,6 +94,7 @@ class GpuClockModel {
     // Weighted sums for the line, relative to the first knot.
     long double sum_w = 0, sum_wx = 0, sum_wy = 0, sum_wxx = 0, sum_wxy = 0;
     double slope_ns_per_tick = 1.0;
+    friend bool operator==(const Epoch&, const Epoch&) = default;
   };
   static void AddToSums(Epoch& epoch, const GpuCalibrationSample& knot, double weight);
   void Refit(Epoch& epoch);

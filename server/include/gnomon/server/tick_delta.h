@@ -42,24 +42,6 @@ void DecodeTickDeltas(uint8_t* block, size_t size);
 inline size_t CompactBound(size_t size) { return size + size / 4 + 16; }
 size_t CompactMessages(const uint8_t* data, size_t size, uint8_t* out, uint64_t& previous);
 
-// Per type tag: the fixed size, where the CPU tick is (0: none), and whether a variable
-// part follows. fixed == 0 for an unknown type.
-struct TypeLayout {
-  uint8_t fixed = 0;
-  uint8_t tick_offset = 0;
-  bool has_tail = false;
-};
-const TypeLayout& LayoutOf(uint8_t type);
-
-// The size of the whole message at p, of which `left` bytes are readable; 0 when its
-// type is unknown or it is cut short.
-inline size_t WholeMessageSize(const uint8_t* p, size_t left) {
-  const TypeLayout& layout = LayoutOf(p[0]);
-  if (layout.fixed == 0 || left < layout.fixed) return 0;
-  const size_t total = layout.fixed + (layout.has_tail ? protocol::VariableSize(p[0], p) : 0);
-  return left < total ? 0 : total;
-}
-
 inline int64_t UnZigZag(uint64_t v) { return int64_t((v >> 1) ^ (0 - (v & 1))); }
 
 // Reads a varint of at most 10 bytes from [p, end); nullptr when cut short or too long.
@@ -144,22 +126,18 @@ CompactWalk WalkCompactBlock(uint8_t* block, size_t size, Begin&& on_begin, End&
       ++walk.records;
       continue;
     }
-    const TypeLayout& layout = LayoutOf(type);
-    if (layout.fixed == 0) {
-      fail("unknown message type " + std::to_string(type));
+    const protocol::MessageSpan span = protocol::MeasureMessage(p, size_t(end - p));
+    if (span.status != protocol::MessageSpan::kWhole) {
+      fail(span.status == protocol::MessageSpan::kUnknownType ? "unknown message type " + std::to_string(type)
+                                                              : std::string("a message is cut short"));
       break;
     }
-    const size_t total = WholeMessageSize(p, size_t(end - p));
-    if (total == 0) {
-      fail("a message is cut short");
-      break;
+    if (const uint8_t tick_offset = protocol::kCatalogue[type].tick_offset; tick_offset != 0) {
+      previous += uint64_t(UnZigZag(protocol::LoadLe<uint64_t>(p + tick_offset)));
+      protocol::StoreLe<uint64_t>(p + tick_offset, previous);
     }
-    if (layout.tick_offset != 0) {
-      previous += uint64_t(UnZigZag(protocol::LoadLe<uint64_t>(p + layout.tick_offset)));
-      protocol::StoreLe<uint64_t>(p + layout.tick_offset, previous);
-    }
-    if (!on_message(static_cast<const uint8_t*>(p), total)) break;
-    p += total;
+    if (!on_message(static_cast<const uint8_t*>(p), span.size)) break;
+    p += span.size;
     ++walk.records;
   }
   walk.stopped_at = size_t(p - block);

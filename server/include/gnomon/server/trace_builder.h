@@ -1,13 +1,16 @@
 // Turns decoded messages into a TraceModel: zone trees, frames, messages, plots, clocks.
 //
-// A decoder handler (see stream_decoder.h). Every semantic problem in the stream, such
+// A decoder handler (see stream_decoder.h): one OnX per message of the catalogue. Every semantic problem in the stream, such
 // as a zone end with no begin, an attribute with no open zone or an event before any
 // ThreadContext, is counted in TraceModel::diagnostics and skipped; none is fatal.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "gnomon/server/stream_decoder.h"
 #include "gnomon/server/trace_model.h"
@@ -26,16 +29,20 @@ inline constexpr size_t kMaxEarlyGpuTimes = 1u << 20;
 // Most counter sets accepted from one program.
 inline constexpr uint32_t kMaxCounterSets = 1u << 12;
 
-class TraceBuilder : public NullHandler {
+class TraceBuilder {
  public:
   explicit TraceBuilder(TraceModel& model) : model_(model) {}
 
-  void OnThreadContext(uint32_t thread_id);
+  void OnThreadContext(const protocol::ThreadContext& m) { SwitchThread(m.thread_id); }
   // Part of the stream is lost (a trace file's block missing or damaged): which thread
   // the stream is on is unknown until the next ThreadContext, so thread-bound events
   // until then count as events without a thread rather than land on the wrong one.
-  void OnStreamGap() { OnThreadContext(0); }
-  void OnZoneBegin(uint32_t source_location, uint64_t tick) {
+  void OnStreamGap() { SwitchThread(0); }
+
+  // Zone begins and ends come straight from the trace loader's compact blocks too.
+  void OnZoneBegin(const protocol::ZoneBegin& m) { BeginZone(m.srcloc_id, m.tick); }
+  void OnZoneEnd(const protocol::ZoneEnd& m) { EndZone(m.tick); }
+  void BeginZone(uint32_t source_location, uint64_t tick) {
     if (CurrentThread() == nullptr) {
       ++model_.diagnostics.events_without_thread;
       return;
@@ -43,23 +50,25 @@ class TraceBuilder : public NullHandler {
     Zone zone;
     zone.begin_tick = tick;
     zone.source_location = LocationIndex(source_location);
-    zone.depth = static_cast<uint16_t>(std::min<size_t>(thread_->open_zones.size(), ZoneArray::kMaxDepth));
-    thread_->open_zones.push_back({thread_->zones.size(), tick});
+    zone.depth = static_cast<uint16_t>(std::min<size_t>(open_->size(), ZoneArray::kMaxDepth));
+    open_->push_back({thread_->zones.size(), tick});
     thread_->zones.push_back(zone);
     ++model_.zone_count;
+    ++model_.open_zone_count;
     SeeTick(tick);
   }
-  void OnZoneEnd(uint64_t tick) {
+  void EndZone(uint64_t tick) {
     if (CurrentThread() == nullptr) {
       ++model_.diagnostics.events_without_thread;
       return;
     }
-    if (thread_->open_zones.empty()) {
+    if (open_->empty()) {
       ++model_.diagnostics.zone_ends_without_begin;
       return;
     }
-    const ThreadTimeline::OpenZone open = thread_->open_zones.back();
-    thread_->open_zones.pop_back();
+    const OpenZone open = open_->back();
+    open_->pop_back();
+    --model_.open_zone_count;
     if (thread_->zones.CloseOpen(open.index, open.begin_tick, tick)) ++model_.diagnostics.clamped_zone_ends;
     SeeTick(tick);
   }
@@ -70,7 +79,7 @@ class TraceBuilder : public NullHandler {
       model_.diagnostics.events_without_thread += 2;
       return;
     }
-    const uint32_t depth = uint32_t(std::min<size_t>(thread_->open_zones.size(), ZoneArray::kMaxDepth));
+    const uint32_t depth = uint32_t(std::min<size_t>(open_->size(), ZoneArray::kMaxDepth));
     if (thread_->zones.PushClosed(begin_tick, end_tick, LocationIndex(source_location), depth)) {
       ++model_.diagnostics.clamped_zone_ends;
     }
@@ -78,38 +87,61 @@ class TraceBuilder : public NullHandler {
     SeeTick(std::min(begin_tick, end_tick));
     SeeTick(std::max(begin_tick, end_tick));
   }
-  void OnZoneName(std::string_view name);
-  void OnZoneText(std::string_view text);
-  void OnZoneColor(uint32_t rgb);
-  void OnZoneValue(uint64_t value);
-  void OnFrame(protocol::MessageType type, uint32_t name_id, uint64_t tick);
-  void OnLogMessage(uint64_t tick, uint8_t severity, std::string_view text);
-  void OnPlotValue(uint32_t plot_id, uint64_t tick, double value);
-  void OnCpuCalibration(const protocol::CpuCalibration& pair);
-  void OnStringDef(uint32_t id, uint8_t kind, std::string_view text);
-  void OnSourceLocationDef(const protocol::SourceLocationDef& def, std::string_view name,
-                           std::string_view function, std::string_view file);
-  void OnThreadInfo(uint32_t thread_id, uint32_t os_thread_id, std::string_view name);
-  void OnAppInfo(const protocol::AppInfo& info, std::string_view name);
-  void OnDroppedEvents(uint64_t total);
-  void OnEndOfStream(uint64_t tick);
-  void OnGpuContextDef(const protocol::GpuContextDef& def, std::string_view name);
-  void OnGpuZoneBegin(uint32_t context, uint32_t query, uint32_t source_location, uint64_t cpu_tick);
-  void OnGpuZoneEnd(uint32_t context, uint32_t query, uint64_t cpu_tick);
-  void OnGpuTime(uint32_t context, uint32_t query, uint64_t gpu_ticks);
-  void OnGpuCalibration(const protocol::GpuCalibration& calibration);
-  void OnGpuResync(const protocol::GpuResync& resync);
-  void OnGpuContextName(uint32_t context, std::string_view name);
-  void OnCounterSetDef(const protocol::CounterSetDef& def, std::string_view name);
-  void OnCounterDef(const protocol::CounterDef& def, std::string_view name, std::string_view description);
-  void OnCounterResult(const protocol::CounterResult& result, const uint8_t* values);
+  void OnZoneName(const protocol::ZoneName&, const protocol::ZoneNameTail& t);
+  void OnZoneText(const protocol::ZoneText&, const protocol::ZoneTextTail& t);
+  void OnZoneColor(const protocol::ZoneColor& m);
+  void OnZoneValue(const protocol::ZoneValue& m);
+  void OnFrameMark(const protocol::FrameMark& m);
+  void OnFrameBegin(const protocol::FrameBegin& m);
+  void OnFrameEnd(const protocol::FrameEnd& m);
+  void OnLogMessage(const protocol::LogMessage& m, const protocol::LogMessageTail& t);
+  void OnPlotValue(const protocol::PlotValue& m);
+  void OnCpuCalibration(const protocol::CpuCalibration& m);
+  void OnStringDef(const protocol::StringDef& m, const protocol::StringDefTail& t);
+  void OnSourceLocationDef(const protocol::SourceLocationDef& m, const protocol::SourceLocationDefTail& t);
+  void OnThreadInfo(const protocol::ThreadInfo& m, const protocol::ThreadInfoTail& t);
+  void OnAppInfo(const protocol::AppInfo& m, const protocol::AppInfoTail& t);
+  void OnDroppedEvents(const protocol::DroppedEvents& m);
+  void OnEndOfStream(const protocol::EndOfStream& m);
+  void OnGpuContextDef(const protocol::GpuContextDef& m, const protocol::GpuContextDefTail& t);
+  void OnGpuZoneBegin(const protocol::GpuZoneBegin& m);
+  void OnGpuZoneEnd(const protocol::GpuZoneEnd& m);
+  void OnGpuTime(const protocol::GpuTime& m);
+  void OnGpuCalibration(const protocol::GpuCalibration& m);
+  void OnGpuResync(const protocol::GpuResync& m);
+  void OnGpuContextName(const protocol::GpuContextName& m, const protocol::GpuContextNameTail& t);
+  void OnCounterSetDef(const protocol::CounterSetDef& m, const protocol::CounterSetDefTail& t);
+  void OnCounterDef(const protocol::CounterDef& m, const protocol::CounterDefTail& t);
+  void OnCounterResult(const protocol::CounterResult& m, const protocol::CounterResultTail& t);
 
  private:
-  GpuContextTimeline* FindGpuContext(uint32_t id);
+  // A zone begun and not yet ended, on its thread's stack.
+  struct OpenZone {
+    uint64_t index;  // into the thread's zones
+    uint64_t begin_tick;
+  };
+  // What a GPU context still waits for, and what came before its zone.
+  struct GpuContextState {
+    GpuContextTimeline* context = nullptr;  // in the model (a std::map: stable)
+    struct PendingQuery {
+      uint32_t zone = 0;
+      bool is_end = false;
+    };
+    std::unordered_map<uint32_t, PendingQuery> pending;  // query -> zone awaiting its time
+    std::unordered_map<uint32_t, uint64_t> early_times;  // times that arrived before their zone
+    std::unordered_map<uint32_t, std::vector<uint32_t>> open_zones;  // by thread, innermost last
+  };
+
+  void SwitchThread(uint32_t thread_id);
+  // A frame series' mark, begin or end.
+  void AddFrameEvent(protocol::MessageType type, uint32_t name_id, uint64_t tick);
+  GpuContextState* FindGpuContext(uint32_t id);
   // Registers `query` as awaited by zone `zone_index`, or fills it from an early time.
-  void AwaitGpuQuery(GpuContextTimeline& context, uint32_t query, uint32_t zone_index, bool is_end);
+  void AwaitGpuQuery(GpuContextState& state, uint32_t query, uint32_t zone_index, bool is_end);
   int64_t CpuNs(uint64_t time, uint8_t domain) const;
-  ThreadTimeline* FindOrAddThread(uint32_t thread_id);
+  // The thread with the program's id `thread_id` and its stack of open zones, made at
+  // first use; nullptr past kMaxThreads.
+  ThreadTimeline* FindOrAddThread(uint32_t thread_id, std::vector<OpenZone>** open = nullptr);
   // The thread that thread-bound events go to, or nullptr (none named, or too many). A
   // thread's timeline is made at its first event, not at a ThreadContext that names it:
   // naming threads costs a stream nothing until it records in them.
@@ -135,7 +167,11 @@ class TraceBuilder : public NullHandler {
   }
 
   TraceModel& model_;
+  std::deque<std::vector<OpenZone>> open_zones_;  // by index in model_.threads
+  std::unordered_map<uint32_t, uint64_t> open_frame_begins_;  // by frame series name id
+  std::unordered_map<uint32_t, GpuContextState> gpu_;  // by context id
   ThreadTimeline* thread_ = nullptr;  // of thread_id_, once resolved
+  std::vector<OpenZone>* open_ = nullptr;  // thread_'s open zones
   uint32_t thread_id_ = 0;            // from the last ThreadContext; 0: none
   bool thread_refused_ = false;       // thread_id_ is past kMaxThreads (counted once)
   uint32_t identity_limit_ = 1;  // ids below it are their own index (0: "unknown")

@@ -1,7 +1,10 @@
 // Everything a server knows about one capture, in memory.
 //
 // Built by TraceBuilder from a live stream or a trace file; read by the report, the
-// exporters and the viewer. Timestamps stay raw CPU ticks, exactly as the program sent
+// exporters and the viewer. It holds only what readers see: the builder's own state
+// (zones still open, GPU queries awaiting their times) lives in the builder. A model
+// that one thread builds while others read it is shared through SharedModel
+// (shared_model.h). Timestamps stay raw CPU ticks, exactly as the program sent
 // them; `clock` maps them to nanoseconds, so a better clock model never requires
 // rewriting the events.
 //
@@ -54,23 +57,13 @@ struct ThreadTimeline {
   std::string name;
   ZoneArray zones;
   std::unordered_map<uint64_t, ZoneAttributes> attributes;  // by zone index
-  struct OpenZone {
-    uint64_t index;  // into `zones`
-    uint64_t begin_tick;
-    friend bool operator==(const OpenZone&, const OpenZone&) = default;
-  };
-  std::vector<OpenZone> open_zones;  // innermost last
-  friend bool operator==(const ThreadTimeline& a, const ThreadTimeline& b) {
-    return a.id == b.id && a.os_thread_id == b.os_thread_id && a.name == b.name &&
-           a.zones == b.zones && a.attributes == b.attributes && a.open_zones == b.open_zones;
-  }
+  friend bool operator==(const ThreadTimeline&, const ThreadTimeline&) = default;
 };
 
 struct FrameSeries {
   std::string name;            // "" for the main series
   std::vector<uint64_t> marks;  // continuous series: each mark ends a frame
   std::vector<std::pair<uint64_t, uint64_t>> spans;  // discontinuous: begin, end
-  uint64_t open_begin = kOpenZone;
   friend bool operator==(const FrameSeries&, const FrameSeries&) = default;
 };
 
@@ -154,15 +147,9 @@ struct GpuContextTimeline {
   std::string name;  // set by GpuContextName; device_name otherwise
   GpuClockModel clock;
   ChunkedVector<GpuZone> zones;
-  struct PendingQuery {
-    uint32_t zone = 0;
-    bool is_end = false;
-    friend bool operator==(const PendingQuery&, const PendingQuery&) = default;
-  };
-  std::unordered_map<uint32_t, PendingQuery> pending;   // query -> zone awaiting its time
-  std::unordered_map<uint32_t, uint64_t> early_times;   // times that arrived before their zone
-  std::unordered_map<uint32_t, std::vector<uint32_t>> open_zones;  // by thread, innermost last
-  int64_t last_calibration_cpu_ns = 0;
+  // GPU times whose query no zone has awaited (yet): for a finished stream, times of
+  // queries no zone used.
+  uint64_t unmatched_gpu_times = 0;
   // Counter results. A result names its zone by the zone's begin query, and comes
   // before the zone's GPU times (while the query is still pending).
   std::vector<CounterSample> counter_samples;
@@ -170,12 +157,7 @@ struct GpuContextTimeline {
   std::unordered_map<uint32_t, uint32_t> counter_sample_of_zone;  // zone index -> sample
 
   const std::string& label() const { return name.empty() ? device_name : name; }
-  friend bool operator==(const GpuContextTimeline& a, const GpuContextTimeline& b) {
-    return a.id == b.id && a.api == b.api && a.flags == b.flags && a.device_name == b.device_name &&
-           a.name == b.name && a.clock.knots() == b.clock.knots() && a.zones == b.zones &&
-           a.pending == b.pending && a.early_times == b.early_times && a.counter_samples == b.counter_samples &&
-           a.counter_values == b.counter_values;
-  }
+  friend bool operator==(const GpuContextTimeline&, const GpuContextTimeline&) = default;
 };
 
 struct ProgramInfo {
@@ -227,6 +209,7 @@ struct TraceModel {
   uint64_t first_tick = kOpenZone;  // earliest event
   uint64_t last_tick = 0;           // latest event
   uint64_t zone_count = 0;
+  uint64_t open_zone_count = 0;  // zones whose end has not arrived (yet)
 
   // Name shown for a zone: its runtime name, else its source location's name.
   const std::string& ZoneName(const ThreadTimeline& thread, size_t zone_index) const;
@@ -239,7 +222,6 @@ struct TraceModel {
   int64_t DurationNs(uint64_t begin_tick, uint64_t end_tick) const {
     return clock.TickToNs(end_tick) - clock.TickToNs(begin_tick);
   }
-  uint64_t open_zone_count() const;
   // A GPU zone's begin and end on the trace timeline (CLOCK_MONOTONIC_RAW ns), with the
   // uncertainty of the mapping; the end is never before the begin.
   struct MappedGpuZone {
@@ -255,6 +237,7 @@ struct TraceModel {
   void ShrinkToFit();
 
   TraceModel();
+  friend bool operator==(const TraceModel&, const TraceModel&) = default;
 };
 
 // Compares two models event by event; the first difference, or "" when equal.

@@ -2,7 +2,7 @@
 //
 // This is the server side of a live capture, shared by gnomon-capture and the viewer:
 //
-//   Worker worker({.host = "127.0.0.1", .port = 9421});
+//   Worker worker({.host = "127.0.0.1", .port = kDefaultPort});
 //   if (Status s = worker.Connect(); !s.ok()) { print(s.message()); return; }
 //   worker.Start();
 //   ... worker.WithModel([](const TraceModel& m) { draw(m); }); ...
