@@ -20,6 +20,7 @@
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/stream_decoder.h"
@@ -33,28 +34,6 @@ namespace {
 struct DCtxDeleter {
   void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
 };
-
-// Closes a file descriptor on scope exit.
-struct FdCloser {
-  int fd = -1;
-  ~FdCloser() {
-    if (fd >= 0) close(fd);
-  }
-};
-
-// Reads exactly `size` bytes at `offset`; false at the end of the file or on an error.
-bool ReadAt(int fd, void* out, size_t size, uint64_t offset) {
-  auto* bytes = static_cast<uint8_t*>(out);
-  while (size > 0) {
-    const ssize_t n = pread(fd, bytes, size, off_t(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    bytes += n;
-    size -= size_t(n);
-    offset += uint64_t(n);
-  }
-  return true;
-}
 
 // A block header as the index reads it, whatever the format.
 struct IndexedBlock {
@@ -72,19 +51,19 @@ struct IndexedBlock {
 enum class HeaderKind { kBlock, kEnd, kInvalid, kCut };
 
 // Reads and checks the header at `offset`.
-HeaderKind ReadHeader(int fd, uint64_t offset, uint64_t file_bytes, bool numbered, IndexedBlock& out) {
+HeaderKind ReadHeader(const TraceSource& source, uint64_t offset, uint64_t file_bytes, bool numbered, IndexedBlock& out) {
   const size_t size = numbered ? sizeof(BlockHeader) : sizeof(BlockHeaderV1);
   if (file_bytes - offset < size) return HeaderKind::kCut;
   uint32_t magic = 0;
   if (numbered) {
     BlockHeader h{};
-    if (!ReadAt(fd, &h, size, offset)) return HeaderKind::kCut;
+    if (!source.ReadAt(&h, size, offset)) return HeaderKind::kCut;
     if (h.header_check != BlockHeaderCheck(h)) return HeaderKind::kInvalid;
     magic = h.magic;
     out = {offset, uint32_t(size), h.sequence, h.raw_bytes, h.compressed_bytes};
   } else {
     BlockHeaderV1 h{};
-    if (!ReadAt(fd, &h, size, offset)) return HeaderKind::kCut;
+    if (!source.ReadAt(&h, size, offset)) return HeaderKind::kCut;
     if (h.header_check != BlockHeaderCheck(h)) return HeaderKind::kInvalid;
     magic = h.magic;
     out = {offset, uint32_t(size), 0, h.raw_bytes, h.compressed_bytes};
@@ -96,15 +75,15 @@ HeaderKind ReadHeader(int fd, uint64_t offset, uint64_t file_bytes, bool numbere
 // The first offset after `from` where a sound header starts (a block whose data fits in
 // the file, or an end marker), or file_bytes when there is none: how a load finds its
 // way past bytes that are not a block header.
-uint64_t FindNextHeader(int fd, uint64_t from, uint64_t file_bytes, bool numbered) {
+uint64_t FindNextHeader(const TraceSource& source, uint64_t from, uint64_t file_bytes, bool numbered) {
   std::vector<uint8_t> window(1 << 16);
   for (uint64_t base = from; base + 4 <= file_bytes; base += window.size() - 3) {
     const size_t n = size_t(std::min<uint64_t>(window.size(), file_bytes - base));
-    if (!ReadAt(fd, window.data(), n, base)) return file_bytes;
+    if (!source.ReadAt(window.data(), n, base)) return file_bytes;
     for (size_t i = 0; i + 4 <= n; ++i) {
       if (window[i] != 'G' || (window[i + 1] != 'B' && window[i + 1] != 'E')) continue;
       IndexedBlock block;
-      const HeaderKind kind = ReadHeader(fd, base + i, file_bytes, numbered, block);
+      const HeaderKind kind = ReadHeader(source, base + i, file_bytes, numbered, block);
       if (kind == HeaderKind::kEnd || (kind == HeaderKind::kBlock && block.end_offset() <= file_bytes)) return base + i;
     }
     if (n < window.size()) break;
@@ -135,7 +114,7 @@ class Notes {
 std::string At(uint64_t offset) { return "at byte " + std::to_string(offset); }
 
 // Every block header of the file, in the order to load the blocks, and what was wrong.
-std::vector<IndexedBlock> IndexBlocks(int fd, uint64_t file_bytes, const FileHeader& header,
+std::vector<IndexedBlock> IndexBlocks(const TraceSource& source, uint64_t file_bytes, const FileHeader& header,
                                       uint32_t max_expansion, FileAnomalies& anomalies, Notes& notes) {
   const bool numbered = header.format_version >= 4;
   std::vector<IndexedBlock> blocks;            // in file order
@@ -144,7 +123,7 @@ std::vector<IndexedBlock> IndexBlocks(int fd, uint64_t file_bytes, const FileHea
   uint32_t position = 0;
   while (offset < file_bytes) {
     IndexedBlock block;
-    const HeaderKind kind = ReadHeader(fd, offset, file_bytes, numbered, block);
+    const HeaderKind kind = ReadHeader(source, offset, file_bytes, numbered, block);
     if (kind == HeaderKind::kEnd) {
       end_markers.push_back(block);
       offset = block.data_offset();
@@ -178,7 +157,7 @@ std::vector<IndexedBlock> IndexBlocks(int fd, uint64_t file_bytes, const FileHea
       break;
     }
     // Bytes that are not a header: damage, or whatever follows the end marker.
-    const uint64_t next = kind == HeaderKind::kCut ? file_bytes : FindNextHeader(fd, offset + 1, file_bytes, numbered);
+    const uint64_t next = kind == HeaderKind::kCut ? file_bytes : FindNextHeader(source, offset + 1, file_bytes, numbered);
     if (next == file_bytes && after_end) {
       anomalies.trailing_bytes = file_bytes - offset;
       notes.Add(std::to_string(file_bytes - offset) + " byte(s) after the end marker " + At(offset) +
@@ -268,13 +247,15 @@ class BlockPipeline {
  public:
   static constexpr size_t kBlocksAhead = 4;
 
+  explicit BlockPipeline(chunk_memory::BlockReserve& reserve) : reserve_(reserve) {}
+
   // Reader side: false once the consumer has stopped (the block is dropped).
   // While the queue is full, the reader touches memory that the model will take.
   bool Push(ReadyBlock block) {
     std::unique_lock lock(mutex_);
     while (queue_.size() >= kBlocksAhead && !stopped_) {
       lock.unlock();
-      const bool added = chunk_memory::BlockReserve::Get().AddOne();
+      const bool added = reserve_.AddOne();
       lock.lock();
       if (!added) space_.wait(lock, [&] { return queue_.size() < kBlocksAhead || stopped_; });
     }
@@ -315,6 +296,7 @@ class BlockPipeline {
   }
 
  private:
+  chunk_memory::BlockReserve& reserve_;  // filled while the queue is full
   std::mutex mutex_;
   std::condition_variable ready_, space_;
   std::deque<ReadyBlock> queue_;
@@ -409,7 +391,8 @@ std::string DecompressFrame(ZSTD_DCtx* dctx, const uint8_t* src, size_t size, si
 
 // The reader thread: each indexed block in load order, decompressed and with its tick
 // deltas undone (format 2), then one last ReadyBlock.
-void ReadBlocks(int fd, const FileHeader& header, const std::vector<IndexedBlock>& blocks, const LoadOptions& options,
+void ReadBlocks(const TraceSource& source, const FileHeader& header, const std::vector<IndexedBlock>& blocks,
+                const LoadOptions& options,
                 BlockPipeline& pipeline) {
   std::unique_ptr<ZSTD_DCtx, DCtxDeleter> dctx(ZSTD_createDCtx());
   std::vector<uint8_t> compressed;
@@ -430,7 +413,7 @@ void ReadBlocks(int fd, const FileHeader& header, const std::vector<IndexedBlock
     // two threads' caches instead of the stream's 22.
     ready.raw = pipeline.TakeBuffer();
     compressed.resize(block.compressed_bytes);  // inside the file: the index checked
-    if (!ReadAt(fd, compressed.data(), compressed.size(), block.data_offset())) {
+    if (!source.ReadAt(compressed.data(), compressed.size(), block.data_offset())) {
       ready.failure = std::string("cannot be read (") + std::strerror(errno) + ")";
     } else {
       ready.failure = DecompressFrame(dctx.get(), compressed.data(), compressed.size(), block.raw_bytes,
@@ -448,56 +431,42 @@ void ReadBlocks(int fd, const FileHeader& header, const std::vector<IndexedBlock
   pipeline.Push(std::move(last));
 }
 
-// Opens `path` for reading when it is a regular file. A FIFO is opened without waiting
-// for a writer (then refused), so nothing here can block.
-Result<int> OpenRegularFile(const std::string& path, uint64_t& size) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) return Status::Error("cannot open " + path + ": " + std::strerror(errno));
-  struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    const int error = errno;
-    close(fd);
-    if (S_ISDIR(st.st_mode)) return Status::Error(path + " is a folder, not a trace file");
-    if (S_ISFIFO(st.st_mode)) return Status::Error(path + " is a FIFO, not a trace file; save the stream to a file first");
-    if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode)) {
-      return Status::Error(path + " is a device or socket, not a trace file");
-    }
-    return Status::Error("cannot read " + path + ": " + std::strerror(error));
-  }
-  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  size = uint64_t(st.st_size);
-  return fd;
-}
-
-}  // namespace
-
-Result<LoadReport> LoadTrace(const std::string& path, TraceModel& model, const LoadOptions& options) {
-  uint64_t file_bytes = 0;
-  Result<int> opened = OpenRegularFile(path, file_bytes);
-  if (!opened.ok()) return opened.status();
-  FdCloser closer{opened.value()};
-  const int fd = closer.fd;
+// Loads `source` into `model`; with `shared` (which holds `model`), each block is
+// decoded under shared->Write.
+Result<LoadReport> Load(const TraceSource& source, TraceModel& model, SharedModel* shared, const LoadOptions& options) {
+  const std::string& name = source.name();
+  const uint64_t file_bytes = source.size();
   if (options.bytes_total != nullptr) *options.bytes_total = file_bytes;
   FileHeader header{};
-  if (!ReadAt(fd, &header, sizeof(header), 0) || std::memcmp(header.magic, kTraceMagic, sizeof(kTraceMagic)) != 0) {
-    return Status::Error(path + " is not a Gnomon trace (no GNOMONTF header)");
+  if (!source.ReadAt(&header, sizeof(header), 0) || std::memcmp(header.magic, kTraceMagic, sizeof(kTraceMagic)) != 0) {
+    return Status::Error(name + " is not a Gnomon trace (no GNOMONTF header)");
   }
   if (header.format_version > kTraceFormatVersion) {
-    return Status::Error(path + " uses trace format " + std::to_string(header.format_version) +
+    return Status::Error(name + " uses trace format " + std::to_string(header.format_version) +
                          "; this build reads up to " + std::to_string(kTraceFormatVersion) +
                          ": open it with a newer Gnomon");
   }
   if (header.format_version == 0 || header.header_bytes < sizeof(FileHeader) || header.header_bytes > file_bytes) {
-    return Status::Error(path + " has a damaged header (format " + std::to_string(header.format_version) +
+    return Status::Error(name + " has a damaged header (format " + std::to_string(header.format_version) +
                          ", header size " + std::to_string(header.header_bytes) + ")");
   }
+  // Runs f(model) alone: under the shared model's lock when there is one.
+  auto write = [&](auto&& f) {
+    if (shared != nullptr) {
+      shared->Write(f);
+    } else {
+      f(model);
+    }
+  };
 
   LoadReport report;
   Notes notes;
   const std::vector<IndexedBlock> blocks =
-      IndexBlocks(fd, file_bytes, header, std::max<uint32_t>(1, options.max_expansion), report.anomalies, notes);
-  BlockPipeline pipeline;
-  std::thread reader([&] { ReadBlocks(fd, header, blocks, options, pipeline); });
+      IndexBlocks(source, file_bytes, header, std::max<uint32_t>(1, options.max_expansion), report.anomalies, notes);
+  chunk_memory::BlockReserve reserve;  // the reader fills it, this thread's new blocks come from it
+  const chunk_memory::UseBlockReserve use_reserve(reserve);
+  BlockPipeline pipeline(reserve);
+  std::thread reader([&] { ReadBlocks(source, header, blocks, options, pipeline); });
   TraceBuilder builder(model);
   bool gap_pending = false;  // the previous block failed: the next starts after a gap
   while (true) {
@@ -514,14 +483,14 @@ Result<LoadReport> LoadTrace(const std::string& path, TraceModel& model, const L
       gap_pending = true;
       continue;
     }
-    std::unique_lock<std::mutex> model_lock;
-    if (options.model_mutex != nullptr) model_lock = std::unique_lock(*options.model_mutex);
-    if (where.after_gap || gap_pending) builder.OnStreamGap();
-    gap_pending = false;
     uint64_t stream_bytes = ready.compact ? 0 : ready.size;
-    const DecodeResult decoded = ready.compact ? DecodeCompactBlock(ready.raw.data(), ready.size, builder, stream_bytes)
-                                               : DecodeMessages(ready.raw.data(), ready.size, builder);
-    if (model_lock.owns_lock()) model_lock.unlock();
+    DecodeResult decoded;
+    write([&](TraceModel&) {
+      if (where.after_gap || gap_pending) builder.OnStreamGap();
+      decoded = ready.compact ? DecodeCompactBlock(ready.raw.data(), ready.size, builder, stream_bytes)
+                              : DecodeMessages(ready.raw.data(), ready.size, builder);
+    });
+    gap_pending = false;
     report.messages += decoded.messages;
     report.raw_bytes += stream_bytes;
     ++report.blocks;  // a malformed block's whole messages before the fault are kept
@@ -539,14 +508,93 @@ Result<LoadReport> LoadTrace(const std::string& path, TraceModel& model, const L
   }
   pipeline.Stop();
   reader.join();
-  chunk_memory::BlockReserve::Get().Clear();
-  {
-    std::unique_lock<std::mutex> model_lock;
-    if (options.model_mutex != nullptr) model_lock = std::unique_lock(*options.model_mutex);
-    model.ShrinkToFit();
-  }
-  report.warning = notes.Join(path);
+  write([](TraceModel& m) { m.ShrinkToFit(); });
+  report.warning = notes.Join(name);
   return report;
+}
+
+}  // namespace
+
+// Opens `path` for reading when it is a regular file. A FIFO is opened without waiting
+// for a writer (then refused), so nothing here can block.
+Result<TraceSource> TraceSource::OpenFile(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return Status::Error("cannot open " + path + ": " + std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const int error = errno;
+    close(fd);
+    if (S_ISDIR(st.st_mode)) return Status::Error(path + " is a folder, not a trace file");
+    if (S_ISFIFO(st.st_mode)) return Status::Error(path + " is a FIFO, not a trace file; save the stream to a file first");
+    if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode)) {
+      return Status::Error(path + " is a device or socket, not a trace file");
+    }
+    return Status::Error("cannot read " + path + ": " + std::strerror(error));
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  TraceSource source;
+  source.fd_ = fd;
+  source.size_ = uint64_t(st.st_size);
+  source.name_ = path;
+  return source;
+}
+
+TraceSource TraceSource::FromBytes(const uint8_t* data, size_t size, std::string name) {
+  TraceSource source;
+  source.data_ = data;
+  source.size_ = size;
+  source.name_ = std::move(name);
+  return source;
+}
+
+TraceSource::TraceSource(TraceSource&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), data_(other.data_), size_(other.size_), name_(std::move(other.name_)) {}
+
+TraceSource& TraceSource::operator=(TraceSource&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+    data_ = other.data_;
+    size_ = other.size_;
+    name_ = std::move(other.name_);
+  }
+  return *this;
+}
+
+TraceSource::~TraceSource() {
+  if (fd_ >= 0) close(fd_);
+}
+
+bool TraceSource::ReadAt(void* out, size_t size, uint64_t offset) const {
+  if (offset > size_ || size > size_ - offset) return false;
+  if (data_ != nullptr || fd_ < 0) {
+    if (size > 0) std::memcpy(out, data_ + offset, size);
+    return true;
+  }
+  auto* bytes = static_cast<uint8_t*>(out);
+  while (size > 0) {
+    const ssize_t n = pread(fd_, bytes, size, off_t(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes += n;
+    size -= size_t(n);
+    offset += uint64_t(n);
+  }
+  return true;
+}
+
+Result<LoadReport> LoadTrace(const TraceSource& source, TraceModel& model, const LoadOptions& options) {
+  return Load(source, model, nullptr, options);
+}
+
+Result<LoadReport> LoadTrace(const TraceSource& source, SharedModel& model, const LoadOptions& options) {
+  return Load(source, model.unshared(), &model, options);
+}
+
+Result<LoadReport> LoadTrace(const std::string& path, TraceModel& model, const LoadOptions& options) {
+  Result<TraceSource> source = TraceSource::OpenFile(path);
+  if (!source.ok()) return source.status();
+  return LoadTrace(source.value(), model, options);
 }
 
 }  // namespace gnomon::server

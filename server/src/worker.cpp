@@ -21,6 +21,9 @@ using asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kReceiveBufferBytes = 4u << 20;
+// Bytes received while readers held the model, kept for when they let go; past this
+// the receiving thread waits for them.
+constexpr size_t kMaxBacklogBytes = 64u << 20;
 constexpr int kPollMs = 200;
 constexpr auto kHandshakeTimeout = std::chrono::seconds(3);
 
@@ -209,7 +212,7 @@ Status Worker::Connect() {
 void Worker::Start() {
   thread_ = std::thread([this] {
     if (options_.build_model) {
-      BuildingHandler handler(model_);
+      BuildingHandler handler(model_.unshared());  // written only inside model_.Write
       ReceiveLoop(handler);
     } else {
       CountingHandler handler;
@@ -228,21 +231,58 @@ template <typename Handler>
 void Worker::ReceiveLoop(Handler& handler) {
   std::vector<uint8_t> buffer(kReceiveBufferBytes);
   size_t filled = 0;
+  size_t undecoded = 0;        // bytes at the end of buffer[0, filled) not yet offered to the decoder
   uint64_t stream_offset = 0;  // of buffer[0] in the stream
+  // Decodes what the buffer holds, unless readers hold the model and `may_wait` is
+  // false: then the bytes wait for the next turn. False once the stream failed.
+  auto decode = [&](bool may_wait) {
+    DecodeResult result;
+    if (options_.build_model) {
+      auto build = [&](TraceModel&) { result = DecodeMessages(buffer.data(), filled, handler); };
+      if (!model_.TryWrite(build)) {
+        if (!may_wait && filled < kMaxBacklogBytes) return true;
+        model_.Write(build);
+      }
+    } else {
+      result = DecodeMessages(buffer.data(), filled, handler);
+    }
+    undecoded = 0;
+    if (options_.writer != nullptr) options_.writer->Append(buffer.data(), result.consumed);
+    messages_received_.fetch_add(result.messages, std::memory_order_relaxed);
+    zones_received_.store(ZonesSoFar(handler), std::memory_order_relaxed);
+    program_dropped_.store(DroppedSoFar(handler), std::memory_order_relaxed);
+    if (!NameOf(handler).empty()) {
+      std::lock_guard lock(error_mutex_);
+      if (program_name_.empty()) program_name_ = NameOf(handler);
+    }
+    if (result.failed) {
+      Fail(State::kFailed, "malformed stream at byte " + std::to_string(stream_offset + result.consumed) + ": " +
+                               result.error + "; closed the connection, kept everything before it");
+      return false;
+    }
+    std::memmove(buffer.data(), buffer.data() + result.consumed, filled - result.consumed);
+    filled -= result.consumed;
+    stream_offset += result.consumed;
+    return true;
+  };
   while (true) {
     if (stop_requested_.load()) {
+      if (undecoded > 0) decode(true);
       Fail(State::kStopped, "");
       break;
     }
     pollfd pfd{fd_, POLLIN, 0};
     const int ready = poll(&pfd, 1, kPollMs);
     if (ready == 0) {
+      if (undecoded > 0 && !decode(false)) break;
       if (options_.writer != nullptr) options_.writer->FlushIfOld();
       continue;
     }
+    if (buffer.size() - filled < kReceiveBufferBytes / 4) buffer.resize(buffer.size() + kReceiveBufferBytes);
     const ssize_t n = ready < 0 ? -1 : recv(fd_, buffer.data() + filled, buffer.size() - filled, 0);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) {
+      if (undecoded > 0 && !decode(true)) break;
       if (Ended(handler)) {
         state_.store(State::kEnded);
       } else if (filled > 0) {
@@ -257,30 +297,10 @@ void Worker::ReceiveLoop(Handler& handler) {
       break;
     }
     filled += static_cast<size_t>(n);
+    undecoded += static_cast<size_t>(n);
     bytes_received_.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
-    DecodeResult result;
-    {
-      std::unique_lock lock(model_mutex_, std::defer_lock);
-      if (options_.build_model) lock.lock();
-      result = DecodeMessages(buffer.data(), filled, handler);
-    }
-    if (options_.writer != nullptr) options_.writer->Append(buffer.data(), result.consumed);
-    messages_received_.fetch_add(result.messages, std::memory_order_relaxed);
-    zones_received_.store(ZonesSoFar(handler), std::memory_order_relaxed);
-    program_dropped_.store(DroppedSoFar(handler), std::memory_order_relaxed);
-    if (!NameOf(handler).empty()) {
-      std::lock_guard lock(error_mutex_);
-      if (program_name_.empty()) program_name_ = NameOf(handler);
-    }
-    if (result.failed) {
-      Fail(State::kFailed, "malformed stream at byte " + std::to_string(stream_offset + result.consumed) + ": " +
-                               result.error + "; closed the connection, kept everything before it");
-      break;
-    }
-    std::memmove(buffer.data(), buffer.data() + result.consumed, filled - result.consumed);
-    filled -= result.consumed;
-    stream_offset += result.consumed;
-    if (Ended(handler) && filled == 0) {
+    if (!decode(false)) break;
+    if (undecoded == 0 && Ended(handler) && filled == 0) {
       state_.store(State::kEnded);
       break;
     }

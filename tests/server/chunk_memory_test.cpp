@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 #include "../support/mappings.h"
 
@@ -62,9 +63,8 @@ TEST_CASE("a block trimmed to nothing and an empty block free nothing") {
   CHECK(planted.is_intact());
 }
 
-TEST_CASE("the reserve hands out blocks it touched ahead, and gives back the rest") {
-  auto& reserve = chunk_memory::BlockReserve::Get();
-  reserve.Clear();
+TEST_CASE("a reserve hands out blocks it touched ahead to the thread using it, and gives back the rest") {
+  chunk_memory::BlockReserve reserve;
   CHECK(reserve.Take() == nullptr);
   REQUIRE(reserve.AddOne());
   REQUIRE(reserve.AddOne());
@@ -73,9 +73,20 @@ TEST_CASE("the reserve hands out blocks it touched ahead, and gives back the res
   CHECK(IsMapped(first, kBlockBytes));
   CHECK(static_cast<const char*>(first)[kBlockBytes - 1] == 0);  // zeroed pages
   {
+    MappedBlock fresh = MappedBlock::Take();  // no reserve in use: a fresh block
+    CHECK(fresh.base() != first);
+    const chunk_memory::UseBlockReserve use(reserve);
     MappedBlock block = MappedBlock::Take();  // the second one
     CHECK(reserve.Take() == nullptr);
     CHECK(block.mapped_bytes() == kBlockBytes);
+    std::thread([&] {
+      // Another thread does not draw on it.
+      REQUIRE(reserve.AddOne());
+      MappedBlock other = MappedBlock::Take();
+      CHECK(other.base() != nullptr);
+    }).join();
+    MappedBlock third = MappedBlock::Take();  // the one the other thread touched
+    CHECK(reserve.Take() == nullptr);
   }
   chunk_memory::Free(first, kBlockBytes);
   for (size_t i = 0; i < chunk_memory::BlockReserve::kMaxBlocks; ++i) CHECK(reserve.AddOne());

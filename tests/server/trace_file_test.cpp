@@ -4,10 +4,13 @@
 #include <sys/stat.h>
 #include <zstd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <fstream>
 #include <memory>
 #include <random>
+#include <thread>
 
 #include "gnomon/server/tick_delta.h"
 #include "gnomon/server/trace_builder.h"
@@ -95,6 +98,43 @@ TEST_CASE("save then load gives back the identical model, zone by zone") {
   CHECK(report->raw_bytes == stream.size());
   CHECK(loaded.zone_count == 18006);
   CHECK(DescribeFirstDifference(direct, loaded) == "");
+}
+
+TEST_CASE("a trace loads from bytes in memory as from its file, whole or cut, and into a model others read") {
+  ScratchDir dir;
+  const StreamWriter stream = SampleStream(3000);
+  const std::string path = WriteTrace(dir, stream, 16 * 1024);
+  const std::string bytes = gnomon::test::ReadFile(path);
+  TraceModel from_file;
+  REQUIRE(LoadTrace(path, from_file).ok());
+  TraceModel from_memory;
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  auto report = LoadTrace(TraceSource::FromBytes(data, bytes.size(), "the test's bytes"), from_memory);
+  REQUIRE(report.ok());
+  CHECK(report->warning.empty());
+  CHECK(DescribeFirstDifference(from_file, from_memory) == "");
+
+  TraceModel cut;
+  auto cut_report = LoadTrace(TraceSource::FromBytes(data, bytes.size() - 100, "the test's bytes"), cut);
+  REQUIRE(cut_report.ok());
+  CHECK(cut_report->warning.find("the test's bytes: ") == 0);
+  CHECK(cut.zone_count < from_file.zone_count);
+  CHECK_FALSE(LoadTrace(TraceSource::FromBytes(data, 10), cut).ok());
+
+  // Readers see the model grow block by block while it loads.
+  SharedModel shared;
+  std::atomic<bool> done{false};
+  std::vector<uint64_t> seen;
+  std::thread reader([&] {
+    while (!done) seen.push_back(shared.Read([](const TraceModel& m) { return m.zone_count; }));
+  });
+  auto source = TraceSource::OpenFile(path);
+  REQUIRE(source.ok());
+  REQUIRE(LoadTrace(source.value(), shared).ok());
+  done = true;
+  reader.join();
+  CHECK(std::is_sorted(seen.begin(), seen.end()));
+  CHECK(DescribeFirstDifference(from_file, shared.unshared()) == "");
 }
 
 TEST_CASE("a leaf zone built in one step equals its begin and end built one at a time") {

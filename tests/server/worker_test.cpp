@@ -124,3 +124,30 @@ TEST_CASE("handshake failures say what is wrong") {
     CHECK(worker.Connect().message().find("cannot connect to 127.0.0.1:") != std::string::npos);
   }
 }
+
+TEST_CASE("a reader that holds the model never stalls the receiving thread; the model catches up after") {
+  StreamWriter w;
+  w.AppInfo("fake").SourceLocation(1, "Z", "f", "x.cpp", 1).ThreadContext(1);
+  constexpr int kZones = 1'000'000;  // 22 MB, more than the socket and the receive buffer hold
+  for (int i = 0; i < kZones; ++i) w.ZoneBegin(1, uint64_t(i) * 10).ZoneEnd(uint64_t(i) * 10 + 5);
+  w.End(uint64_t(kZones) * 10);
+  FakeProgram program(Hello(gnomon::protocol::kProtocolVersion, kOk), w.bytes());
+  Worker worker(OptionsFor(program.port()));
+  REQUIRE(worker.Connect().ok());
+  uint64_t received_while_held = 0;
+  uint64_t zones_while_held = 0;
+  worker.WithModel([&](const TraceModel& m) {
+    worker.Start();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (worker.bytes_received() < w.size() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    received_while_held = worker.bytes_received();
+    zones_while_held = m.zone_count;
+  });
+  CHECK(received_while_held == w.size());  // all of it arrived while the model was held
+  CHECK(zones_while_held == 0);            // and none of it was decoded under the reader
+  worker.Join();
+  CHECK(worker.state() == Worker::State::kEnded);
+  CHECK(worker.model().zone_count == uint64_t(kZones));
+}

@@ -18,9 +18,13 @@ std::unique_ptr<Session> Session::OpenFile(const std::string& path, uint32_t max
     options.max_expansion = max_expansion;
     options.bytes_done = &s->bytes_done_;
     options.bytes_total = &s->bytes_total_;
-    options.model_mutex = &s->mutex_;
     options.cancel = &s->cancel_;
-    auto report = server::LoadTrace(path, s->model_, options);
+    server::Result<server::LoadReport> report = server::Status::Error("");
+    if (auto source = server::TraceSource::OpenFile(path); source.ok()) {
+      report = server::LoadTrace(source.value(), s->model_, options);
+    } else {
+      report = source.status();
+    }
     {
       std::lock_guard lock(s->text_mutex_);
       if (!report.ok()) {
@@ -37,7 +41,7 @@ std::unique_ptr<Session> Session::OpenFile(const std::string& path, uint32_t max
 
 std::unique_ptr<Session> Session::FromModel(server::TraceModel model, std::string title) {
   std::unique_ptr<Session> session(new Session);
-  session->model_ = std::move(model);
+  session->model_.unshared() = std::move(model);
   session->title_ = std::move(title);
   return session;
 }

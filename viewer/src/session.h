@@ -1,7 +1,8 @@
 // What the viewer is looking at: a trace file being loaded, or a live program.
 //
-// A file loads on a thread of its own, block by block, under the model lock: the window
-// stays responsive, shows progress, and draws what has loaded so far. A live session
+// A file loads on a thread of its own, block by block, each under the model's write lock
+// (SharedModel): the window stays responsive, shows progress, and draws what has loaded
+// so far. A live session
 // embeds the worker and tees every message it receives into a temporary trace file, so
 // the capture can be saved at any moment.
 #pragma once
@@ -13,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "gnomon/server/shared_model.h"
 #include "gnomon/server/trace_file.h"
 #include "gnomon/server/trace_model.h"
 #include "gnomon/server/worker.h"
@@ -44,14 +46,14 @@ class Session {
   std::string StateText() const;
   uint64_t bytes_received() const;
 
-  // Runs f(const TraceModel&) under the model lock.
+  // Runs f(const TraceModel&) with the model held for reading (SharedModel): a file
+  // that loads, or a capture that receives, goes on meanwhile.
   template <typename F>
   void WithModel(F&& f) {
     if (worker_) {
       worker_->WithModel(f);
     } else {
-      std::lock_guard lock(mutex_);
-      f(std::as_const(model_));
+      model_.Read(f);
     }
   }
 
@@ -64,8 +66,7 @@ class Session {
 
   std::string title_;
   std::string path_;
-  std::mutex mutex_;  // guards model_ for file sessions
-  server::TraceModel model_;
+  server::SharedModel model_;  // of a file session; a live one's is the worker's
   std::thread loader_;     // loads a file
   std::thread connector_;  // connects a live session
   std::atomic<bool> loading_{false};

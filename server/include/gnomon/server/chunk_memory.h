@@ -53,15 +53,18 @@ inline void Populate(void* block) {
 // 2 MiB blocks whose pages were touched ahead of time by a thread with time to spare.
 // Taking a page for the first time costs a kernel fault and zeroing; loading a trace
 // takes 1.2 GB for 100 M zones, and its reader thread, waiting for the builder, can pay
-// that instead of the builder (LoadTrace fills and then empties the reserve).
+// that instead of the builder. Each load owns one: its reader fills it, and its builder
+// thread draws on it (UseBlockReserve) while the load lasts; what is left is given back
+// when it is destroyed. Thread-safe.
 class BlockReserve {
  public:
   static constexpr size_t kMaxBlocks = 16;
 
-  static BlockReserve& Get() {
-    static BlockReserve reserve;
-    return reserve;
-  }
+  BlockReserve() = default;
+  BlockReserve(const BlockReserve&) = delete;
+  BlockReserve& operator=(const BlockReserve&) = delete;
+  ~BlockReserve() { Clear(); }
+
   // A touched block, or nullptr when none is ready.
   void* Take() {
     std::lock_guard lock(mutex_);
@@ -97,9 +100,26 @@ class BlockReserve {
   std::vector<void*> blocks_;
 };
 
-// A whole 2 MiB block: from the reserve, or fresh.
+// The reserve the calling thread's new blocks come from, if any.
+inline thread_local BlockReserve* t_block_reserve = nullptr;
+
+// While it lives, the calling thread takes its new blocks from `reserve` first.
+class UseBlockReserve {
+ public:
+  explicit UseBlockReserve(BlockReserve& reserve) : previous_(std::exchange(t_block_reserve, &reserve)) {}
+  ~UseBlockReserve() { t_block_reserve = previous_; }
+  UseBlockReserve(const UseBlockReserve&) = delete;
+  UseBlockReserve& operator=(const UseBlockReserve&) = delete;
+
+ private:
+  BlockReserve* previous_;
+};
+
+// A whole 2 MiB block: from the calling thread's reserve, or fresh.
 inline void* TakeBlock() {
-  if (void* block = BlockReserve::Get().Take()) return block;
+  if (t_block_reserve != nullptr) {
+    if (void* block = t_block_reserve->Take()) return block;
+  }
   return MapBlock();
 }
 

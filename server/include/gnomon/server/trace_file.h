@@ -27,6 +27,7 @@
 
 #include "gnomon/server/output_file.h"
 #include "gnomon/server/status.h"
+#include "gnomon/server/shared_model.h"
 #include "gnomon/server/trace_model.h"
 
 namespace gnomon::server {
@@ -186,16 +187,49 @@ struct LoadReport {
 struct LoadOptions {
   std::atomic<uint64_t>* bytes_done = nullptr;  // progress, for a progress bar
   uint64_t* bytes_total = nullptr;              // set once the file is opened
-  std::mutex* model_mutex = nullptr;            // held while each block is decoded
   std::atomic<bool>* cancel = nullptr;          // stop between blocks when set
   uint32_t max_expansion = kDefaultMaxExpansion;  // see kDefaultMaxExpansion
 };
 
-// Reads a trace file into `model`. Fails (with nothing loaded) when the path is not a
-// regular file (a FIFO would block forever) or not a Gnomon trace. Damage anywhere
-// after the file header loads everything sound, in sequence order, and says what was
-// wrong in LoadReport (warning and anomalies). With options, others may read the model
-// between blocks.
+// Where a trace's bytes come from: a regular file, or bytes in memory (a trace received
+// over a pipe, embedded in a test, or handed over by a program). Movable; a file source
+// owns its descriptor.
+class TraceSource {
+ public:
+  // Opens `path` when it is a regular file. A FIFO is opened without waiting for a
+  // writer, then refused (a read would block forever), as are devices and folders.
+  static Result<TraceSource> OpenFile(const std::string& path);
+  // Bytes that outlive the source; `name` is what messages call it.
+  static TraceSource FromBytes(const uint8_t* data, size_t size, std::string name = "the trace in memory");
+
+  TraceSource(TraceSource&& other) noexcept;
+  TraceSource& operator=(TraceSource&& other) noexcept;
+  TraceSource(const TraceSource&) = delete;
+  TraceSource& operator=(const TraceSource&) = delete;
+  ~TraceSource();
+
+  // Reads exactly `size` bytes at `offset`; false past the end or on a read error
+  // (errno says which). Thread-safe.
+  bool ReadAt(void* out, size_t size, uint64_t offset) const;
+  uint64_t size() const { return size_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  TraceSource() = default;
+  int fd_ = -1;
+  const uint8_t* data_ = nullptr;
+  uint64_t size_ = 0;
+  std::string name_;
+};
+
+// Reads a trace into `model`. Fails (with nothing loaded) when the source is not a
+// Gnomon trace. Damage anywhere after the file header loads everything sound, in
+// sequence order, and says what was wrong in LoadReport (warning and anomalies).
+Result<LoadReport> LoadTrace(const TraceSource& source, TraceModel& model, const LoadOptions& options = {});
+// The same into a model others read while it loads: each block is decoded under
+// model.Write, so readers see it grow block by block.
+Result<LoadReport> LoadTrace(const TraceSource& source, SharedModel& model, const LoadOptions& options = {});
+// The file at `path` (TraceSource::OpenFile) into `model`.
 Result<LoadReport> LoadTrace(const std::string& path, TraceModel& model, const LoadOptions& options = {});
 
 }  // namespace gnomon::server

@@ -9,7 +9,8 @@
 //   worker.Join();   // returns once the program ended, vanished, or RequestStop()
 //
 // Every whole message received is decoded (into the TraceModel when build_model is set)
-// and handed, in order, to the optional TraceWriter. A malformed stream closes the
+// and handed, in order, to the optional TraceWriter. Readers of a live model take it
+// through WithModel (a SharedModel): they never stall the receiving thread. A malformed stream closes the
 // connection with an error naming the fault; everything decoded before it is kept.
 #pragma once
 
@@ -22,6 +23,7 @@
 #include <thread>
 
 #include "gnomon/protocol/settings.h"
+#include "gnomon/server/shared_model.h"
 #include "gnomon/server/status.h"
 #include "gnomon/server/trace_file.h"
 #include "gnomon/server/trace_model.h"
@@ -76,14 +78,15 @@ class Worker {
   uint64_t program_dropped() const { return program_dropped_.load(std::memory_order_relaxed); }
   std::string program_name() const;
 
-  // Runs f(const TraceModel&) under the model lock; safe while receiving.
+  // Runs f(const TraceModel&) with the model held for reading; safe while receiving.
+  // The receiving thread never waits for a reader: what arrives meanwhile is decoded
+  // once the readers are done (up to 64 MiB of it; past that it waits).
   template <typename F>
-  auto WithModel(F&& f) const {
-    std::lock_guard lock(model_mutex_);
-    return f(model_);
+  decltype(auto) WithModel(F&& f) const {
+    return model_.Read(std::forward<F>(f));
   }
   // The model itself; only once Join() returned.
-  TraceModel& model() { return model_; }
+  TraceModel& model() { return model_.unshared(); }
 
  private:
   template <typename Handler>
@@ -104,8 +107,7 @@ class Worker {
   std::condition_variable finished_;
   mutable std::mutex error_mutex_;
   std::string error_;
-  mutable std::mutex model_mutex_;
-  TraceModel model_;
+  SharedModel model_;
 };
 
 const char* StateName(Worker::State state);
