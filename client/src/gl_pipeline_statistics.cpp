@@ -5,7 +5,7 @@
 #include <map>
 
 #include "gl_extensions.h"
-#include "gnomon/counters.hpp"
+#include "gnomon/gpu_counters.hpp"
 #include "gnomon/opengl.hpp"
 
 namespace gnomon::opengl {

@@ -6,7 +6,7 @@
 #include <map>
 #include <thread>
 
-#include "gnomon/counters.hpp"
+#include "gnomon/gpu_counters.hpp"
 #include "gnomon/vulkan.hpp"
 #include "vulkan_statistics.h"
 

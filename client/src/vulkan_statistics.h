@@ -4,7 +4,7 @@
 
 #include <vulkan/vulkan.h>
 
-#include "gnomon/counters.hpp"
+#include "gnomon/gpu_counters.hpp"
 
 namespace gnomon::vulkan {
 

@@ -6,7 +6,7 @@
 
 #include "gnomon/server/report.h"
 #include "gnomon/protocol/messages.h"
-#include "gnomon/server/counters.h"
+#include "gnomon/server/counter_values.h"
 
 namespace gnomon::server {
 namespace {

@@ -7,7 +7,7 @@
 #include <cstdio>
 
 #include "gnomon/protocol/messages.h"
-#include "gnomon/server/counters.h"
+#include "gnomon/server/counter_values.h"
 #include "gnomon/server/text.h"
 
 namespace gnomon::server {
@@ -107,41 +107,6 @@ void PrintGpuContexts(const TraceModel& model, std::ostream& out) {
 }
 
 }  // namespace
-
-std::string FormatDuration(double ns) {
-  char buffer[32];
-  const double magnitude = ns < 0 ? -ns : ns;
-  if (magnitude < 1e3) {
-    std::snprintf(buffer, sizeof(buffer), "%.0f ns", ns);
-  } else if (magnitude < 1e6) {
-    std::snprintf(buffer, sizeof(buffer), "%.3g us", ns / 1e3);
-  } else if (magnitude < 1e9) {
-    std::snprintf(buffer, sizeof(buffer), "%.3g ms", ns / 1e6);
-  } else {
-    std::snprintf(buffer, sizeof(buffer), "%.4g s", ns / 1e9);
-  }
-  return buffer;
-}
-
-std::string JsonQuote(std::string_view text) {
-  std::string out = "\"";
-  for (unsigned char c : ValidUtf8(text)) {  // strict parsers reject invalid UTF-8
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20 || c == 0x7F) {
-          out += Format("\\u%04x", c);
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
 
 void PrintSummary(const TraceModel& model, std::ostream& out) {
   const bool has_events = model.first_tick != kOpenZone;

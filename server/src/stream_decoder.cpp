@@ -1,4 +1,4 @@
-#include "gnomon/server/stream_decoder.h"
+#include "stream_decoder.h"
 
 namespace gnomon::server {
 

@@ -110,4 +110,41 @@ std::string FitColumn(std::string_view text, size_t width) {
   return out;
 }
 
+std::string FormatDuration(double ns) {
+  char buffer[32];
+  const double magnitude = ns < 0 ? -ns : ns;
+  if (magnitude < 1e3) {
+    std::snprintf(buffer, sizeof(buffer), "%.0f ns", ns);
+  } else if (magnitude < 1e6) {
+    std::snprintf(buffer, sizeof(buffer), "%.3g us", ns / 1e3);
+  } else if (magnitude < 1e9) {
+    std::snprintf(buffer, sizeof(buffer), "%.3g ms", ns / 1e6);
+  } else {
+    std::snprintf(buffer, sizeof(buffer), "%.4g s", ns / 1e9);
+  }
+  return buffer;
+}
+
+std::string JsonQuote(std::string_view text) {
+  std::string out = "\"";
+  for (unsigned char c : ValidUtf8(text)) {  // strict parsers reject invalid UTF-8
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20 || c == 0x7F) {
+          char escape[8];
+          std::snprintf(escape, sizeof(escape), "\\u%04x", c);
+          out += escape;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
 }  // namespace gnomon::server

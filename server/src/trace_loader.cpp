@@ -23,9 +23,9 @@
 #include <utility>
 
 #include "gnomon/protocol/messages.h"
-#include "gnomon/server/stream_decoder.h"
-#include "gnomon/server/tick_delta.h"
-#include "gnomon/server/trace_builder.h"
+#include "stream_decoder.h"
+#include "block_codec.h"
+#include "trace_builder.h"
 #include "gnomon/server/trace_file.h"
 
 namespace gnomon::server {
@@ -237,7 +237,7 @@ std::vector<IndexedBlock> IndexBlocks(const TraceSource& source, uint64_t file_b
 struct ReadyBlock {
   std::vector<uint8_t> raw;  // the block's bytes in raw[0, size): the stream, or its compact form
   size_t size = 0;
-  bool compact = false;      // formats 3 and 4 (tick_delta.h)
+  bool compact = false;      // formats 3 and 4 (block_codec.h)
   IndexedBlock where;
   bool is_last = false;      // nothing follows
   std::string failure;       // why this block cannot be loaded ("" when it can)

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "gnomon/protocol/messages.h"
-#include "gnomon/server/tick_delta.h"
+#include "block_codec.h"
 #include "gnomon/server/trace_file.h"
 
 namespace gnomon::server {

@@ -10,9 +10,9 @@
 
 #include "gnomon/protocol/byte_io.h"
 #include "gnomon/protocol/handshake.h"
-#include "gnomon/server/stream_decoder.h"
+#include "stream_decoder.h"
 #include "gnomon/server/text.h"
-#include "gnomon/server/trace_builder.h"
+#include "trace_builder.h"
 
 namespace gnomon::server {
 namespace {

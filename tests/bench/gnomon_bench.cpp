@@ -32,7 +32,7 @@
 
 #include "gnomon/server/statistics.h"
 #include "../support/process.h"
-#include "gnomon/server/trace_builder.h"
+#include "trace_builder.h"
 #include "gnomon/server/trace_file.h"
 #include "gnomon/server/worker.h"
 #include "../support/stream_writer.h"

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "app.h"
-#include "gnomon/server/trace_builder.h"
+#include "trace_builder.h"
 
 namespace {
 

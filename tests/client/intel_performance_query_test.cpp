@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "gnomon/counters.hpp"
+#include "gnomon/gpu_counters.hpp"
 #include "gnomon/opengl.hpp"
 
 namespace {

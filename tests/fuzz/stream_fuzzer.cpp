@@ -12,7 +12,7 @@
 #include "gnomon/server/chrome_export.h"
 #include "gnomon/server/report.h"
 #include "gnomon/server/statistics.h"
-#include "gnomon/server/trace_builder.h"
+#include "trace_builder.h"
 #include "../support/heap_counter.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

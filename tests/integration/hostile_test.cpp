@@ -16,7 +16,7 @@
 #include "gnomon/protocol/settings.h"
 #include "gnomon/server/report.h"
 #include "gnomon/server/statistics.h"
-#include "gnomon/server/trace_builder.h"
+#include "trace_builder.h"
 #include "gnomon/server/trace_file.h"
 #include "gnomon/server/worker.h"
 #include "../support/fake_peers.h"

@@ -8,7 +8,7 @@
 #include <random>
 #include <type_traits>
 
-#include "gnomon/server/stream_decoder.h"
+#include "stream_decoder.h"
 #include "../support/stream_writer.h"
 
 namespace {

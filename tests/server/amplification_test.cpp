@@ -9,7 +9,7 @@
 #include <string>
 
 #include "gnomon/server/chrome_export.h"
-#include "gnomon/server/counters.h"
+#include "gnomon/server/counter_values.h"
 #include "gnomon/server/report.h"
 #include "gnomon/server/statistics.h"
 #include "../support/build_model.h"

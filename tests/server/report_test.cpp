@@ -7,7 +7,7 @@
 #include "gnomon/server/chrome_export.h"
 #include "gnomon/server/statistics.h"
 #include "gnomon/server/text.h"
-#include "gnomon/server/trace_builder.h"
+#include "trace_builder.h"
 #include "../support/json_check.h"
 #include "../support/build_model.h"
 

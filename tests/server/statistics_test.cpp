@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "gnomon/server/trace_builder.h"
+#include "trace_builder.h"
 #include "../support/build_model.h"
 
 using namespace gnomon::server;

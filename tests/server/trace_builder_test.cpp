@@ -1,4 +1,4 @@
-#include "gnomon/server/trace_builder.h"
+#include "trace_builder.h"
 
 #include <doctest/doctest.h>
 

@@ -12,8 +12,8 @@
 #include <random>
 #include <thread>
 
-#include "gnomon/server/tick_delta.h"
-#include "gnomon/server/trace_builder.h"
+#include "block_codec.h"
+#include "trace_builder.h"
 #include "../support/process.h"
 #include "../support/build_model.h"
 #include "../support/heap_counter.h"

@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-#include "gnomon/server/trace_builder.h"
+#include "trace_builder.h"
 #include "stream_writer.h"
 
 namespace gnomon::test {

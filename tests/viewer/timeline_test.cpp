@@ -2,7 +2,7 @@
 
 #include <doctest/doctest.h>
 
-#include "gnomon/server/trace_builder.h"
+#include "trace_builder.h"
 #include "../support/build_model.h"
 
 using namespace gnomon::viewer;

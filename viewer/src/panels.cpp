@@ -5,8 +5,8 @@
 
 #include "app.h"
 #include "gnomon/protocol/messages.h"
-#include "gnomon/server/counters.h"
-#include "gnomon/server/report.h"
+#include "gnomon/server/counter_values.h"
+#include "gnomon/server/text.h"
 
 namespace gnomon::viewer {
 namespace {

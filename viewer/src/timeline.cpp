@@ -5,7 +5,7 @@
 #include <tuple>
 
 #include "gnomon/protocol/messages.h"
-#include "gnomon/server/counters.h"
+#include "gnomon/server/counter_values.h"
 
 namespace gnomon::viewer {
 namespace {

@@ -207,7 +207,7 @@ void gnomon_gpu_period_from_float(double period_ns, uint64_t* numerator_ns, uint
 /* ---- GPU counters ----
  * The performance-query model: a counter set (a query type) of a GPU context groups
  * counters measured together; one instance of the set, begun and ended around GPU work,
- * gives one value per counter. The collectors in gnomon/counters.hpp, vulkan.hpp and
+ * gives one value per counter. The collectors in gnomon/gpu_counters.hpp, vulkan.hpp and
  * opengl.hpp do this for you; these calls are for other sources and for bindings. */
 
 typedef enum gnomon_counter_type {

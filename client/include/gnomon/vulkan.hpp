@@ -54,7 +54,7 @@
 #include <memory>
 #include <vector>
 
-#include "gnomon/counters.hpp"
+#include "gnomon/gpu_counters.hpp"
 #include "gnomon/gnomon.h"
 
 namespace gnomon::vulkan {

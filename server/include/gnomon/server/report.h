@@ -7,12 +7,10 @@
 #include <vector>
 
 #include "gnomon/server/statistics.h"
+#include "gnomon/server/text.h"
 #include "gnomon/server/trace_model.h"
 
 namespace gnomon::server {
-
-// "12.3 ms", "870 ns", "2.014 s": three significant digits, adaptive unit.
-std::string FormatDuration(double ns);
 
 // Program, duration, threads, zones, frames, messages, drops and stream health.
 void PrintSummary(const TraceModel& model, std::ostream& out);
@@ -27,8 +25,5 @@ void WriteStatisticsCsv(const TraceModel& model, const std::vector<ZoneStatistic
 // row per counter with its sum, mean, min and max, normalised by its type. Prints
 // nothing when the trace has no counter results.
 void PrintCounterStatistics(const TraceModel& model, std::ostream& out);
-
-// Quotes a string for JSON.
-std::string JsonQuote(std::string_view text);
 
 }  // namespace gnomon::server

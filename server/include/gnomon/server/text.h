@@ -3,7 +3,7 @@
 // A program can send any bytes as a name. The model keeps names as valid UTF-8
 // (AssignUtf8, at ingestion: invalid sequences and NULs become U+FFFD), and every place
 // that prints or exports them escapes what its reader would act on: a terminal's control
-// characters (Printable), JSON's (JsonQuote in report.h), a table's column width
+// characters (Printable), JSON's (JsonQuote), a table's column width
 // (FitColumn cuts at a character, not inside one).
 #pragma once
 
@@ -37,5 +37,12 @@ std::string FitColumn(std::string_view text, size_t width);
 
 // Characters (code points) of valid UTF-8 text.
 size_t CountCharacters(std::string_view utf8);
+
+// `text` as a JSON string, quotes included: valid UTF-8 (strict parsers reject anything
+// else), control characters escaped.
+std::string JsonQuote(std::string_view text);
+
+// "12.3 ms", "870 ns", "2.014 s": three significant digits, adaptive unit.
+std::string FormatDuration(double ns);
 
 }  // namespace gnomon::server

@@ -34,7 +34,7 @@ namespace gnomon::server {
 
 inline constexpr char kTraceMagic[8] = {'G', 'N', 'O', 'M', 'O', 'N', 'T', 'F'};
 // 1: blocks hold the stream as received. 2: CPU ticks delta-encoded in each block.
-// 3: zone begins and ends as varints besides (tick_delta.h). 4: blocks numbered, the end
+// 3: zone begins and ends as varints besides (block_codec.h). 4: blocks numbered, the end
 // marker counts them. Readers load all four.
 inline constexpr uint16_t kTraceFormatVersion = 4;
 inline constexpr uint32_t kBlockMagic = 0x4B4C4247;  // "GBLK"
@@ -61,7 +61,7 @@ struct FileHeader {
 struct BlockHeader {
   uint32_t magic;  // kBlockMagic
   uint32_t sequence;  // 0, 1, 2, ... in the order the blocks were written
-  uint32_t raw_bytes;  // decompressed: the compact form (tick_delta.h)
+  uint32_t raw_bytes;  // decompressed: the compact form (block_codec.h)
   uint32_t compressed_bytes;
   uint32_t header_check;  // FNV-1a of the 16 bytes before it
 };
@@ -106,7 +106,7 @@ class TraceWriter {
   // Where the file is now: its temporary name until published.
   std::string current_path() const;
 
-  // Appends whole messages, turned into their compact form (tick_delta.h) on the calling
+  // Appends whole messages, turned into their compact form (block_codec.h) on the calling
   // thread: 5 bytes a back-to-back zone are kept instead of 22, and the compressing
   // thread only compresses. Blocks (back-pressure) when compression falls behind.
   void Append(const uint8_t* data, size_t size);

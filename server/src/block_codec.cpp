@@ -1,4 +1,4 @@
-#include "gnomon/server/tick_delta.h"
+#include "block_codec.h"
 
 #include <cstring>
 

@@ -1,7 +1,7 @@
 // GPU counters through the decoder and the builder: descriptions round-trip, results
 // attach to their zone or frame, values are normalised by type, and bad results are
 // counted, never stored.
-#include "gnomon/server/counters.h"
+#include "gnomon/server/counter_values.h"
 
 #include <doctest/doctest.h>
 
@@ -12,7 +12,7 @@
 #include "../support/build_model.h"
 #include "gnomon/server/chrome_export.h"
 #include "gnomon/server/report.h"
-#include "gnomon/server/trace_builder.h"
+#include "trace_builder.h"
 #include "gnomon/server/trace_file.h"
 
 using gnomon::protocol::CounterDataType;

@@ -1,4 +1,4 @@
-#include "gnomon/server/counters.h"
+#include "gnomon/server/counter_values.h"
 
 #include <algorithm>
 #include <cctype>

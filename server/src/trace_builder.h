@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "gnomon/server/stream_decoder.h"
+#include "stream_decoder.h"
 #include "gnomon/server/trace_model.h"
 
 namespace gnomon::server {

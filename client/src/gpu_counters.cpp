@@ -1,4 +1,4 @@
-#include "gnomon/counters.hpp"
+#include "gnomon/gpu_counters.hpp"
 
 #include <bit>
 #include <cstring>

@@ -24,7 +24,7 @@
 
 #include "app.h"
 #include "gnomon/protocol/settings.h"
-#include "gnomon/server/report.h"
+#include "gnomon/server/text.h"
 
 namespace {
 
