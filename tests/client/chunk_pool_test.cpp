@@ -1,4 +1,4 @@
-#include "chunk_pool.h"
+#include "core/chunk_pool.h"
 
 #include <doctest/doctest.h>
 

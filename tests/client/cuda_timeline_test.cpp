@@ -1,6 +1,6 @@
 // The CUDA collector's logic without a GPU: a fake CUPTI clock and hand-made activity
 // records go through the real client to a real worker over loopback.
-#include "cuda_timeline.h"
+#include "cuda/cuda_timeline.h"
 
 #include <doctest/doctest.h>
 #include <time.h>

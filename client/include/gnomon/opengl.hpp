@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "gnomon/gpu_counters.hpp"
+#include "gnomon/client/gpu_collector.h"
 #include "gnomon/gnomon.h"
 
 namespace gnomon::opengl {
@@ -63,15 +64,9 @@ struct ContextOptions {
   bool enabled = true;         // false: an inert context
 };
 
-struct ContextStats {
-  uint64_t zones_recorded = 0;
-  uint64_t zones_untimed = 0;  // the ring was full of queries in flight
-  uint64_t timestamps_read = 0;
-  uint64_t calibrations = 0;
-  uint32_t last_calibration_uncertainty_ns = 0;
-  uint64_t zones_counted = 0;
-  uint64_t zones_uncounted_nested = 0;  // asked for counters inside a counted zone
-  uint64_t counter_results_read = 0;
+// The counts of client::GpuZoneStats (zones_untimed: the ring was full of queries in
+// flight), and the counter source's failures.
+struct ContextStats : client::GpuZoneStats {
   uint64_t counter_results_failed = 0;  // the source could not read an instance
 };
 
@@ -131,26 +126,14 @@ class Context {
   uint32_t counter_set_ = 0;
   bool counted_open_ = false;
   uint64_t valid_mask_ = ~uint64_t{0};
-  int64_t last_calibration_cpu_ns_ = 0;
-  std::chrono::steady_clock::time_point next_calibration_;
-  std::chrono::milliseconds recalibration_period_{1000};
+  client::CalibrationChannel calibration_;
+  client::CalibrationSchedule schedule_;
   ContextStats stats_;
 };
 
-class ScopedZone {
- public:
-  ScopedZone(Context& context, gnomon_source_location* location, bool counters = false)
-      : context_(context), active_(context.BeginZone(location, counters)) {}
-  ~ScopedZone() {
-    if (active_) context_.EndZone();
-  }
-  ScopedZone(const ScopedZone&) = delete;
-  ScopedZone& operator=(const ScopedZone&) = delete;
-
- private:
-  Context& context_;
-  bool active_;
-};
+// Times the GL commands issued during its lifetime:
+// ScopedZone(context, location, counters = false).
+using ScopedZone = client::ScopedGpuZone<Context>;
 
 }  // namespace gnomon::opengl
 

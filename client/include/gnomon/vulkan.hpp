@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "gnomon/gpu_counters.hpp"
+#include "gnomon/client/gpu_collector.h"
 #include "gnomon/gnomon.h"
 
 namespace gnomon::vulkan {
@@ -80,20 +81,13 @@ struct ContextOptions {
   VkQueryPipelineStatisticFlags pipeline_statistics = 0;
 };
 
-struct ContextStats {
+// The counts of client::GpuZoneStats, and the frame ring's.
+struct ContextStats : client::GpuZoneStats {
   uint64_t frames_begun = 0;
   uint64_t frames_harvested = 0;
   uint64_t frames_untimed_ring_full = 0;  // the frame's slot was still in flight
   uint64_t frames_abandoned = 0;
   uint64_t frames_lost = 0;               // submitted but never executed; reclaimed unread
-  uint64_t zones_recorded = 0;
-  uint64_t zones_untimed = 0;             // no slot, or the slot's queries were used up
-  uint64_t timestamps_read = 0;
-  uint64_t calibrations = 0;
-  uint32_t last_calibration_uncertainty_ns = 0;
-  uint64_t zones_counted = 0;           // zones with a pipeline-statistics query
-  uint64_t zones_uncounted_nested = 0;  // asked for counters inside a counted zone
-  uint64_t counter_results_read = 0;
 };
 
 class Context {
@@ -130,6 +124,9 @@ class Context {
   // could not be timed (call EndZone only on true). ScopedZone / GNOMON_VK_ZONE do this.
   bool BeginZone(VkCommandBuffer cmd, gnomon_source_location* location,
                  VkPipelineStageFlagBits stage = VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, bool counters = false);
+  bool BeginZone(VkCommandBuffer cmd, gnomon_source_location* location, bool counters) {
+    return BeginZone(cmd, location, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, counters);
+  }
   void EndZone(VkCommandBuffer cmd, VkPipelineStageFlagBits stage = VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT);
 
  private:
@@ -190,30 +187,14 @@ class Context {
   uint32_t counter_set_ = 0;
   bool statistics_open_ = false;   // a counted zone is open
   std::vector<uint64_t> statistics_results_;
-  int64_t last_calibration_cpu_ns_ = 0;
-  std::chrono::steady_clock::time_point next_calibration_;
-  std::chrono::milliseconds recalibration_period_{1000};
+  client::CalibrationChannel calibration_;
+  client::CalibrationSchedule schedule_;
   ContextStats stats_;
 };
 
-// Times the commands recorded into `cmd` during its lifetime.
-class ScopedZone {
- public:
-  ScopedZone(Context& context, VkCommandBuffer cmd, gnomon_source_location* location, bool counters = false)
-      : context_(context),
-        cmd_(cmd),
-        active_(context.BeginZone(cmd, location, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, counters)) {}
-  ~ScopedZone() {
-    if (active_) context_.EndZone(cmd_);
-  }
-  ScopedZone(const ScopedZone&) = delete;
-  ScopedZone& operator=(const ScopedZone&) = delete;
-
- private:
-  Context& context_;
-  VkCommandBuffer cmd_;
-  bool active_;
-};
+// Times the commands recorded into `cmd` during its lifetime:
+// ScopedZone(context, cmd, location, counters = false).
+using ScopedZone = client::ScopedGpuZone<Context, VkCommandBuffer>;
 
 }  // namespace gnomon::vulkan
 

@@ -19,7 +19,7 @@ template <typename M>
 void AppendGlobal(const M& m, const typename M::Tail& tail = {}) {
   std::vector<uint8_t> bytes;
   protocol::AppendMessage(bytes, m, tail);
-  Profiler::Get().AppendGlobal(bytes.data(), bytes.size());
+  Profiler::Get().registry().AppendGlobal(bytes.data(), bytes.size());
 }
 
 // Events are written on the calling thread.
@@ -44,7 +44,7 @@ extern "C" {
 
 uint32_t gnomon_gpu_context_create(const gnomon_gpu_context_info* info) {
   if (info == nullptr || info->period_numerator_ns == 0 || info->period_denominator == 0) return 0;
-  const uint32_t id = Profiler::Get().NextGpuContextId();
+  const uint32_t id = Profiler::Get().registry().NextGpuContextId();
   AppendGlobal(protocol::GpuContextDef{.context_id = id,
                                        .api = uint8_t(info->api),
                                        .valid_bits = uint8_t(info->valid_bits == 0 || info->valid_bits > 64
@@ -103,7 +103,7 @@ void gnomon_gpu_resync(uint32_t context, uint64_t gpu_ticks, uint64_t cpu_time, 
 }
 
 uint64_t gnomon_cpu_time_from_host_ns(gnomon_cpu_time_domain domain, int64_t host_ns) {
-  return Profiler::Get().HostNsToTicks(domain != GNOMON_CPU_TIME_MONOTONIC, host_ns);
+  return Profiler::Get().registry().HostNsToTicks(domain != GNOMON_CPU_TIME_MONOTONIC, host_ns);
 }
 
 void gnomon_gpu_period_from_float(double period_ns, uint64_t* numerator_ns, uint64_t* denominator) {
@@ -115,7 +115,7 @@ void gnomon_gpu_period_from_float(double period_ns, uint64_t* numerator_ns, uint
 uint32_t gnomon_counter_set_create(uint32_t context, const char* name, const gnomon_counter_info* counters,
                                    uint16_t count) {
   if (counters == nullptr || count == 0 || count > GNOMON_MAX_COUNTER_VALUES) return 0;
-  const uint32_t set = Profiler::Get().NextCounterSetId();
+  const uint32_t set = Profiler::Get().registry().NextCounterSetId();
   AppendGlobal(protocol::CounterSetDef{.context_id = context, .set_id = set, .counter_count = count},
                {.name = DefinitionString(name)});
   for (uint16_t i = 0; i < count; ++i) {

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <ctime>
 
-#include "timer.h"
+#include "core/timer.h"
 
 namespace gnomon::opengl {
 namespace {
@@ -76,7 +76,7 @@ std::unique_ptr<Context> Context::CreateWith(GetProcAddress loader, const Contex
   Context& c = *context;
   c.fn_ = std::move(fn);
   c.valid_mask_ = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
-  c.recalibration_period_ = options.recalibration_period;
+  c.schedule_ = client::CalibrationSchedule(options.recalibration_period);
   const uint32_t size = std::max<uint32_t>(4, options.queries & ~1u);
   c.queries_.resize(size);
   c.wire_ids_.resize(size);
@@ -97,9 +97,8 @@ std::unique_ptr<Context> Context::CreateWith(GetProcAddress loader, const Contex
   info.uncertainty_ns = uint32_t(pair.width_ns + 1);
   c.id_ = gnomon_gpu_context_create(&info);
   if (options.name != nullptr) gnomon_gpu_context_name(c.id_, options.name, std::strlen(options.name));
-  c.last_calibration_cpu_ns_ = pair.cpu_ns;
+  c.calibration_ = client::CalibrationChannel(c.id_, pair.cpu_ns);
   c.stats_.last_calibration_uncertainty_ns = info.uncertainty_ns;
-  c.next_calibration_ = std::chrono::steady_clock::now() + c.recalibration_period_;
   c.active_ = c.id_ != 0;
   return context;
 }
@@ -124,18 +123,8 @@ bool Context::AttachCounters(counters::Source& source, size_t type) {
 
 void Context::Calibrate(int tries) {
   const BracketedRead pair = fn_->ReadTimestamp(tries);
-  if (pair.cpu_ns <= last_calibration_cpu_ns_) return;
-  gnomon_gpu_calibration_data data{};
-  data.gpu_ticks = uint64_t(pair.gl_ns) & valid_mask_;
-  data.cpu_time = uint64_t(pair.cpu_ns);
-  data.cpu_delta_ns = pair.cpu_ns - last_calibration_cpu_ns_;
-  data.uncertainty_ns = uint32_t(pair.width_ns + 1);
-  data.context = id_;
-  data.cpu_domain = GNOMON_CPU_TIME_MONOTONIC_RAW;
-  gnomon_gpu_calibration(&data);
-  last_calibration_cpu_ns_ = pair.cpu_ns;
-  ++stats_.calibrations;
-  stats_.last_calibration_uncertainty_ns = data.uncertainty_ns;
+  calibration_.Send(uint64_t(pair.gl_ns) & valid_mask_, pair.cpu_ns, uint32_t(pair.width_ns + 1),
+                    GNOMON_CPU_TIME_MONOTONIC_RAW, stats_);
 }
 
 bool Context::SendZoneCounters() {
@@ -232,9 +221,9 @@ void Context::Collect() {
     ++stats_.timestamps_read;
     ++tail_;
   }
-  if (std::chrono::steady_clock::now() >= next_calibration_) {
+  if (schedule_.IsDue()) {
     Calibrate(kCalibrationTries);
-    next_calibration_ = std::chrono::steady_clock::now() + recalibration_period_;
+    schedule_.Restart();
   }
 }
 

@@ -1,30 +1,30 @@
-// The process-wide profiler: thread registry, definitions, configuration and sender.
-//
-// Started on the first event (or gnomon_startup()), never destroyed: threads may record
-// until the very end of the process. An atexit handler ships what is left to a
-// connected server and stops the sender (Shutdown()).
+// What the recording threads and the sender share: the configuration, the chunk pool and
+// its drop count, the threads, and the global log of definitions.
 //
 // Two kinds of data leave the program:
 //  - per-thread event bytes, in each thread's chunk chain (ThreadState);
-//  - the global log: source-location, string and thread definitions and CPU calibration
-//    pairs. It is small, append-only and replayed in full to every new server, so a
-//    server that connects late still learns every name.
+//  - the global log: source-location, string and thread definitions, GPU contexts and
+//    counter sets, and calibration pairs. It is small, append-only and replayed in full
+//    to every new server, so a server that connects late still learns every name.
+//
+// The profiler (profiler.h) owns one registry and the sender (sender.h); the sender
+// knows only the registry, so neither includes the other. Thread-safe: the log and the
+// thread list are guarded by mutex(), the rest is atomic.
 #pragma once
 
 #include <atomic>
-#include <functional>
 #include <cstdint>
 #include <mutex>
 #include <string>
-#include <thread>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "chunk_pool.h"
-#include "timer.h"
 #include "gnomon/gnomon.h"
 #include "gnomon/protocol/messages.h"
 #include "gnomon/protocol/settings.h"
+#include "timer.h"
 
 namespace gnomon::client {
 
@@ -64,17 +64,16 @@ struct Config {
   std::string port_file;           // when set, the bound port is written there
 };
 
-class Sender;
-
-class Profiler {
+class Registry {
  public:
-  // The running profiler, started on first use.
-  static Profiler& Get();
-  // Whether Get() has been called.
-  static bool IsStarted();
-  // Configuration for the next start; false once started.
-  static bool Configure(const std::function<void(Config&)>& change);
+  explicit Registry(const Config& config);
+  Registry(const Registry&) = delete;
+  Registry& operator=(const Registry&) = delete;
 
+  const Config& config() const { return config_; }
+  ChunkPool& pool() { return pool_; }
+
+  // ---- definitions, appended to the global log ----
   ThreadState* RegisterThread();
   uint32_t RegisterSourceLocation(gnomon_source_location* location);
   uint32_t RegisterString(protocol::StringKind kind, const char* name);
@@ -87,7 +86,9 @@ class Profiler {
   void NoteCalibration(const CalibrationPair& pair);
   uint64_t HostNsToTicks(bool is_monotonic_raw, int64_t host_ns);
 
+  // ---- the buffer ----
   void CountDrop() { dropped_events_.fetch_add(1, std::memory_order_relaxed); }
+  uint64_t dropped_events() const { return dropped_events_.load(std::memory_order_relaxed); }
   // The most bytes of chunks the buffer policy allows, with or without a server.
   uint64_t BufferLimit(bool connected) const;
   // Under the wait policy: a chunk, once the sender returns one, or nullptr when no
@@ -95,32 +96,29 @@ class Profiler {
   Chunk* WaitForChunk();
   // A thread found the buffer full while a server is connected: says so on stderr, once.
   void NoteBufferFull();
-  uint64_t dropped_events() const { return dropped_events_.load(std::memory_order_relaxed); }
+
+  // ---- state both sides watch ----
+  // A server is connected and drains the buffer (set by the sender).
+  bool is_connected() const { return connected_.load(std::memory_order_acquire); }
+  void SetConnected(bool connected);
   bool is_shut_down() const { return shut_down_.load(std::memory_order_acquire); }
-  ChunkPool& pool() { return pool_; }
-  const Config& config() const { return config_; }
-  Sender& sender() { return *sender_; }
-  bool listen_ok() const { return listen_ok_; }
+  // True the first time only.
+  bool MarkShutDown() { return !shut_down_.exchange(true, std::memory_order_acq_rel); }
 
-  // Ships what is left (bounded by config().exit_flush_ms) and stops the sender.
-  void Shutdown();
-
-  // Sender access to the registries.
+  // The sender's view, under mutex(): the threads and the log.
   std::mutex& mutex() { return mutex_; }
   std::vector<ThreadState*>& threads() { return threads_; }
   const std::vector<uint8_t>& global_log() const { return global_log_; }
 
  private:
-  explicit Profiler(const Config& config);
-
   Config config_;
   ChunkPool pool_;
   std::atomic<uint64_t> dropped_events_{0};
+  std::atomic<bool> connected_{false};
   std::atomic<bool> shut_down_{false};
   std::atomic<bool> said_buffer_full_{false};
   std::atomic<uint32_t> next_gpu_context_id_{1};
   std::atomic<uint32_t> next_counter_set_id_{1};
-  bool listen_ok_ = false;
 
   std::mutex mutex_;  // guards everything below
   std::vector<ThreadState*> threads_;
@@ -132,13 +130,7 @@ class Profiler {
   CalibrationPair first_pair_;
   CalibrationPair latest_pair_;
   bool has_pair_ = false;
-
-  Sender* sender_ = nullptr;
 };
-
-// The calling thread's state, registered on first use; nullptr after the thread's
-// exit handlers ran or after shutdown.
-ThreadState* CurrentThreadState();
 
 // Cuts a string to what one message carries.
 std::string_view ClampString(const char* text, size_t length, size_t max_bytes);

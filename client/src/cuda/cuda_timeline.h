@@ -29,6 +29,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "gnomon/client/gpu_collector.h"
 #include "gnomon/gnomon.h"
 
 namespace gnomon::cuda {
@@ -116,7 +117,7 @@ class Timeline {
  private:
   struct LaneState {
     uint32_t context = 0;
-    int64_t last_calibration_cpu_ns = 0;
+    client::CalibrationChannel calibration;
   };
   // A launch seen on its thread; forgotten once both its call returned and its record
   // came (in either order: a flush may hand the record over before the call returns).

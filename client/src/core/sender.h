@@ -26,7 +26,7 @@
 
 namespace gnomon::client {
 
-class Profiler;
+class Registry;
 struct ThreadState;
 
 // An accepted connection whose ServerHello has not fully arrived.
@@ -39,7 +39,7 @@ struct PendingHandshake {
 
 class Sender {
  public:
-  explicit Sender(Profiler& profiler);
+  explicit Sender(Registry& registry);
   ~Sender();
 
   // Opens the listening socket; false (with a message on stderr) when it cannot.
@@ -49,7 +49,7 @@ class Sender {
   void Stop();
 
   uint16_t port() const { return port_.load(); }
-  bool is_connected() const { return connected_.load(); }
+  bool is_connected() const;
   bool WaitForServer(std::chrono::milliseconds timeout);
 
  private:
@@ -76,12 +76,11 @@ class Sender {
   void Disconnect(const char* reason);
   void SendAppInfo();
 
-  Profiler& profiler_;
+  Registry& registry_;
   int listen_fd_ = -1;
   int conn_fd_ = -1;
   std::vector<PendingHandshake> pending_;  // accepted, hello not complete yet
   std::atomic<uint16_t> port_{0};
-  std::atomic<bool> connected_{false};
   std::atomic<bool> stop_{false};
   std::thread thread_;
 

@@ -57,7 +57,7 @@ uint32_t Timeline::LaneLocked(uint32_t device, uint32_t stream) {
   info.cpu_domain = GNOMON_CPU_TIME_MONOTONIC_RAW;
   info.uncertainty_ns = pair.uncertainty_ns;
   it->second.context = gnomon_gpu_context_create(&info);
-  it->second.last_calibration_cpu_ns = pair.cpu_ns;
+  it->second.calibration = client::CalibrationChannel(it->second.context, pair.cpu_ns);
   const std::string label =
       "CUDA " + std::to_string(device) + " " + device_name + " · stream " + std::to_string(stream);
   gnomon_gpu_context_name(it->second.context, label.data(), label.size());
@@ -142,17 +142,7 @@ void Timeline::Calibrate() {
   Calibration pair;
   if (!ReadCalibration(pair)) return;
   for (auto& [key, lane] : lanes_) {
-    const int64_t delta = pair.cpu_ns - lane.last_calibration_cpu_ns;
-    if (delta <= 0) continue;
-    gnomon_gpu_calibration_data data{};
-    data.gpu_ticks = pair.gpu_ns;
-    data.cpu_time = uint64_t(pair.cpu_ns);
-    data.cpu_delta_ns = delta;
-    data.uncertainty_ns = pair.uncertainty_ns;
-    data.context = lane.context;
-    data.cpu_domain = GNOMON_CPU_TIME_MONOTONIC_RAW;
-    gnomon_gpu_calibration(&data);
-    lane.last_calibration_cpu_ns = pair.cpu_ns;
+    lane.calibration.Send(pair.gpu_ns, pair.cpu_ns, pair.uncertainty_ns, GNOMON_CPU_TIME_MONOTONIC_RAW);
   }
   ++stats_.calibrations;
   stats_.last_uncertainty_ns = pair.uncertainty_ns;

@@ -18,7 +18,7 @@
 #include "gnomon/client/thread_writer.h"
 #include "gnomon/protocol/byte_io.h"
 #include "gnomon/protocol/handshake.h"
-#include "profiler.h"
+#include "registry.h"
 
 namespace gnomon::client {
 namespace {
@@ -57,7 +57,9 @@ void WritePortFile(const std::string& path, uint16_t port) {
 
 }  // namespace
 
-Sender::Sender(Profiler& profiler) : profiler_(profiler) { out_.reserve(2 * kFlushBytes); }
+bool Sender::is_connected() const { return registry_.is_connected(); }
+
+Sender::Sender(Registry& registry) : registry_(registry) { out_.reserve(2 * kFlushBytes); }
 
 Sender::~Sender() {
   for (const PendingHandshake& pending : pending_) close(pending.fd);
@@ -66,7 +68,7 @@ Sender::~Sender() {
 }
 
 bool Sender::Listen() {
-  const Config& config = profiler_.config();
+  const Config& config = registry_.config();
   const bool is_v6 = config.address.find(':') != std::string::npos;
   // Non-blocking: AcceptPending() takes connections until there are none left.
   listen_fd_ = socket(is_v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -134,14 +136,14 @@ void Sender::Start() {
 
 void Sender::Stop() {
   if (!thread_.joinable()) return;
-  stop_deadline_ = Clock::now() + std::chrono::milliseconds(profiler_.config().exit_flush_ms);
+  stop_deadline_ = Clock::now() + std::chrono::milliseconds(registry_.config().exit_flush_ms);
   stop_.store(true);
   thread_.join();
 }
 
 bool Sender::WaitForServer(std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
-  while (!connected_.load()) {
+  while (!registry_.is_connected()) {
     if (Clock::now() >= deadline || listen_fd_ < 0) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
@@ -159,8 +161,8 @@ void Sender::TakeCalibration() {
                                                           .monotonic_raw_ns = pair.monotonic_raw_ns,
                                                           .monotonic_ns = pair.monotonic_ns,
                                                           .uncertainty_ns = pair.uncertainty_ns});
-  profiler_.AppendGlobal(bytes.data(), bytes.size());
-  profiler_.NoteCalibration(pair);
+  registry_.AppendGlobal(bytes.data(), bytes.size());
+  registry_.NoteCalibration(pair);
   next_calibration_ = Clock::now() + kCalibrationPeriod;
 }
 
@@ -174,12 +176,12 @@ void Sender::Run() {
         ServiceConnections(50);
         continue;
       }
-      const uint32_t wait_ms = profiler_.config().exit_wait_for_server_ms;
+      const uint32_t wait_ms = registry_.config().exit_wait_for_server_ms;
       if (wait_ms == 0 || listen_fd_ < 0) break;
       const auto wait_deadline = Clock::now() + std::chrono::milliseconds(wait_ms);
       while (conn_fd_ < 0 && Clock::now() < wait_deadline) ServiceConnections(50);
       if (conn_fd_ < 0) break;
-      stop_deadline_ = Clock::now() + std::chrono::milliseconds(profiler_.config().exit_flush_ms);
+      stop_deadline_ = Clock::now() + std::chrono::milliseconds(registry_.config().exit_flush_ms);
     }
     if (stopping && !final_calibration_taken) {
       TakeCalibration();
@@ -307,8 +309,7 @@ void Sender::Promote(int fd) {
   current_context_ = 0;
   dropped_sent_ = 0;
   SendAppInfo();
-  profiler_.pool().SetLimit(profiler_.BufferLimit(true));
-  connected_.store(true);
+  registry_.SetConnected(true);
 }
 
 void Sender::SendAppInfo() {
@@ -328,11 +329,11 @@ int64_t Sender::Pump() {
   snapshot.clear();
   exited.clear();
   {
-    std::lock_guard lock(profiler_.mutex());
-    const std::vector<uint8_t>& log = profiler_.global_log();
+    std::lock_guard lock(registry_.mutex());
+    const std::vector<uint8_t>& log = registry_.global_log();
     out_.insert(out_.end(), log.begin() + static_cast<ptrdiff_t>(global_sent_), log.end());
     global_sent_ = log.size();
-    snapshot = profiler_.threads();
+    snapshot = registry_.threads();
   }
   int64_t event_bytes = 0;
   for (ThreadState* thread : snapshot) {
@@ -341,7 +342,7 @@ int64_t Sender::Pump() {
     event_bytes += static_cast<int64_t>(out_.size() - before);
     if (out_.size() >= kFlushBytes && !Flush()) return -1;
   }
-  const uint64_t dropped = profiler_.dropped_events();
+  const uint64_t dropped = registry_.dropped_events();
   if (dropped != dropped_sent_) {
     protocol::AppendMessage(out_, protocol::DroppedEvents{.total_events = dropped});
     dropped_sent_ = dropped;
@@ -377,7 +378,7 @@ bool Sender::DrainThread(ThreadState& thread) {
     chunk->Reset();
     Chunk* expected = nullptr;
     if (!thread.spare.compare_exchange_strong(expected, chunk, std::memory_order_acq_rel)) {
-      profiler_.pool().Release(chunk);
+      registry_.pool().Release(chunk);
     }
     if (out_.size() >= kFlushBytes) return false;
   }
@@ -385,12 +386,12 @@ bool Sender::DrainThread(ThreadState& thread) {
 
 void Sender::ReleaseThread(ThreadState* thread) {
   {
-    std::lock_guard lock(profiler_.mutex());
-    auto& threads = profiler_.threads();
+    std::lock_guard lock(registry_.mutex());
+    auto& threads = registry_.threads();
     std::erase(threads, thread);
   }
-  if (thread->read_chunk != nullptr) profiler_.pool().Release(thread->read_chunk);
-  if (Chunk* spare = thread->spare.exchange(nullptr)) profiler_.pool().Release(spare);
+  if (thread->read_chunk != nullptr) registry_.pool().Release(thread->read_chunk);
+  if (Chunk* spare = thread->spare.exchange(nullptr)) registry_.pool().Release(spare);
   delete thread;
 }
 
@@ -434,8 +435,7 @@ void Sender::Disconnect(const char* reason) {
   if (reason != nullptr) std::fprintf(stderr, "gnomon: %s\n", reason);
   if (conn_fd_ >= 0) close(conn_fd_);
   conn_fd_ = -1;
-  connected_.store(false);
-  profiler_.pool().SetLimit(profiler_.BufferLimit(false));
+  registry_.SetConnected(false);
 }
 
 }  // namespace gnomon::client

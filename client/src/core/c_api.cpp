@@ -74,7 +74,7 @@ void gnomon_shutdown(void) {
 }
 
 uint64_t gnomon_dropped_events(void) {
-  return Profiler::IsStarted() ? Profiler::Get().dropped_events() : 0;
+  return Profiler::IsStarted() ? Profiler::Get().registry().dropped_events() : 0;
 }
 
 uint64_t gnomon_now(void) {
@@ -97,7 +97,7 @@ void gnomon_zone_color(uint32_t rgb) { WriteEvent(protocol::ZoneColor{.rgb = rgb
 void gnomon_zone_value(uint64_t value) { WriteEvent(protocol::ZoneValue{.value = value}); }
 
 uint32_t gnomon_frame_name(const char* name) {
-  return Profiler::Get().RegisterString(protocol::StringKind::kFrameName, name);
+  return Profiler::Get().registry().RegisterString(protocol::StringKind::kFrameName, name);
 }
 
 void gnomon_frame_mark(uint32_t name_id) {
@@ -111,8 +111,7 @@ void gnomon_frame_end(uint32_t name_id) {
 }
 
 void gnomon_set_thread_name(const char* name) {
-  Profiler& profiler = Profiler::Get();
-  profiler.SetThreadName(gnomon::client::CurrentThreadState(), name);
+  Profiler::Get().registry().SetThreadName(gnomon::client::CurrentThreadState(), name);
 }
 
 void gnomon_message(const char* text, size_t length, gnomon_severity severity) {
@@ -121,7 +120,7 @@ void gnomon_message(const char* text, size_t length, gnomon_severity severity) {
 }
 
 uint32_t gnomon_plot_id(const char* name) {
-  return Profiler::Get().RegisterString(protocol::StringKind::kPlotName, name);
+  return Profiler::Get().registry().RegisterString(protocol::StringKind::kPlotName, name);
 }
 
 void gnomon_plot(uint32_t plot_id, double value) {

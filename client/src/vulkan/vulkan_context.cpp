@@ -4,7 +4,7 @@
 #include <cstring>
 #include <ctime>
 
-#include "timer.h"
+#include "core/timer.h"
 #include <string>
 
 #include "gnomon/protocol/tick_period.h"
@@ -123,7 +123,7 @@ std::unique_ptr<Context> Context::Create(PFN_vkGetInstanceProcAddr gipa, VkInsta
   c.queue_ = queue;
   c.queue_family_ = queue_family;
   c.host_reset_ = fn->ResetQueryPool != nullptr;
-  c.recalibration_period_ = options.recalibration_period;
+  c.schedule_ = client::CalibrationSchedule(options.recalibration_period);
   c.queries_per_slot_ = std::max<uint32_t>(2, options.queries_per_frame & ~1u);
   c.valid_mask_ = valid_bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << valid_bits) - 1;
   c.slots_.resize(std::max<uint32_t>(1, options.frames_in_flight) + 1);
@@ -200,9 +200,8 @@ std::unique_ptr<Context> Context::Create(PFN_vkGetInstanceProcAddr gipa, VkInsta
   c.id_ = gnomon_gpu_context_create(&info);
   if (options.name != nullptr) gnomon_gpu_context_name(c.id_, options.name, std::strlen(options.name));
   if (options.pipeline_statistics != 0 && c.id_ != 0) c.CreateStatistics(options.pipeline_statistics);
-  c.last_calibration_cpu_ns_ = cpu_ns;
+  c.calibration_ = client::CalibrationChannel(c.id_, cpu_ns);
   c.stats_.last_calibration_uncertainty_ns = uncertainty;
-  c.next_calibration_ = std::chrono::steady_clock::now() + c.recalibration_period_;
   c.active_ = c.id_ != 0;
   return context;
 }
@@ -305,19 +304,11 @@ void Context::Calibrate(int tries) {
   uint64_t gpu = 0;
   int64_t cpu = 0;
   uint32_t uncertainty = 0;
-  if (!BestPair(tries, gpu, cpu, uncertainty) || cpu <= last_calibration_cpu_ns_) return;
-  gnomon_gpu_calibration_data data{};
-  data.gpu_ticks = gpu;
-  data.cpu_time = uint64_t(cpu);
-  data.cpu_delta_ns = cpu - last_calibration_cpu_ns_;
-  data.uncertainty_ns = uncertainty;
-  data.context = id_;
-  data.cpu_domain = host_domain_ == VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT ? GNOMON_CPU_TIME_MONOTONIC
-                                                                       : GNOMON_CPU_TIME_MONOTONIC_RAW;
-  gnomon_gpu_calibration(&data);
-  last_calibration_cpu_ns_ = cpu;
-  ++stats_.calibrations;
-  stats_.last_calibration_uncertainty_ns = uncertainty;
+  if (!BestPair(tries, gpu, cpu, uncertainty)) return;
+  calibration_.Send(gpu, cpu, uncertainty,
+                    host_domain_ == VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT ? GNOMON_CPU_TIME_MONOTONIC
+                                                                        : GNOMON_CPU_TIME_MONOTONIC_RAW,
+                    stats_);
 }
 
 bool Context::HarvestSlot(Slot& slot, uint32_t first_query) {
@@ -376,9 +367,9 @@ void Context::Collect() {
     slot.counted = 0;
     ++stats_.frames_lost;
   }
-  if (std::chrono::steady_clock::now() >= next_calibration_) {
+  if (schedule_.IsDue()) {
     Calibrate(calibrated_ ? kCalibrationTries : 1);
-    next_calibration_ = std::chrono::steady_clock::now() + recalibration_period_;
+    schedule_.Restart();
   }
 }
 

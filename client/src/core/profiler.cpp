@@ -1,0 +1,182 @@
+#include "profiler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "gnomon/client/thread_writer.h"
+#include "gnomon/protocol/byte_io.h"
+#include "gnomon/protocol/settings.h"
+#include "sender.h"
+#include "timer.h"
+
+namespace gnomon::detail {
+constinit thread_local ThreadWriter tls_writer;
+}
+
+namespace gnomon::client {
+namespace {
+
+constinit std::mutex g_start_mutex;
+constinit std::atomic<Profiler*> g_profiler{nullptr};
+Config* g_pending_config = nullptr;  // guarded by g_start_mutex
+
+// How often a thread in drop mode asks the pool for a chunk again.
+constexpr uint32_t kDropRetryInterval = 64;
+
+// Reads a setting from the environment when it is set; a value that does not parse is
+// ignored, and the program says so (and why) on stderr.
+template <typename T, typename Parse>
+void ReadEnvSetting(const char* name, T& out, Parse parse) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return;
+  const auto parsed = parse(std::string_view(text));
+  if (!parsed) {
+    std::fprintf(stderr, "gnomon: ignoring %s: %s\n", name, parsed.error.c_str());
+    return;
+  }
+  out = static_cast<T>(*parsed);
+}
+
+auto Unsigned(uint64_t min, uint64_t max) {
+  return [=](std::string_view text) { return protocol::ParseUnsigned(text, min, max); };
+}
+
+protocol::Parsed<BufferPolicy> ParseBufferPolicy(std::string_view text) {
+  for (BufferPolicy policy : {BufferPolicy::kAuto, BufferPolicy::kDrop, BufferPolicy::kGrow, BufferPolicy::kWait}) {
+    if (text == BufferPolicyName(policy)) return {policy, ""};
+  }
+  return {std::nullopt, "'" + std::string(text) + "' is not one of auto, drop, grow, wait"};
+}
+
+Config& PendingConfig() {
+  if (g_pending_config == nullptr) {
+    g_pending_config = new Config;
+    Config& config = *g_pending_config;
+    if (const char* address = std::getenv("GNOMON_ADDRESS"); address && *address) config.address = address;
+    if (const char* file = std::getenv("GNOMON_PORT_FILE"); file && *file) config.port_file = file;
+    ReadEnvSetting("GNOMON_PORT", config.port,
+                   [](std::string_view text) { return protocol::ParsePort(text, protocol::PortZero::kAllowed); });
+    uint64_t megabytes = config.buffer_budget_bytes >> 20;
+    ReadEnvSetting("GNOMON_BUFFER_MB", megabytes, Unsigned(1, uint64_t{1} << 30));
+    config.buffer_budget_bytes = megabytes << 20;
+    ReadEnvSetting("GNOMON_BUFFER_POLICY", config.buffer_policy, ParseBufferPolicy);
+    uint64_t ceiling_megabytes = 0;
+    ReadEnvSetting("GNOMON_BUFFER_MAX_MB", ceiling_megabytes, Unsigned(1, uint64_t{1} << 30));
+    config.buffer_ceiling_bytes = ceiling_megabytes << 20;
+    ReadEnvSetting("GNOMON_EXIT_FLUSH_MS", config.exit_flush_ms, Unsigned(0, UINT32_MAX));
+    ReadEnvSetting("GNOMON_WAIT_FOR_SERVER_MS", config.exit_wait_for_server_ms, Unsigned(0, UINT32_MAX));
+  }
+  return *g_pending_config;
+}
+
+void ShutdownAtExit() { Profiler::Get().Shutdown(); }
+
+// Marks the thread's buffer finished when the thread exits.
+struct ThreadExit {
+  ThreadState* state = nullptr;
+  ~ThreadExit();
+};
+
+constinit thread_local ThreadState* tls_state = nullptr;
+constinit thread_local bool tls_exited = false;
+thread_local ThreadExit tls_exit;
+
+ThreadExit::~ThreadExit() {
+  tls_exited = true;
+  detail::tls_writer = {};
+  if (state != nullptr) state->finished.store(true, std::memory_order_release);
+}
+
+ThreadState* CurrentThread(Registry& registry) {
+  if (tls_state == nullptr && !tls_exited) {
+    tls_state = registry.RegisterThread();
+    tls_exit.state = tls_state;
+  }
+  return tls_state;
+}
+
+}  // namespace
+
+Profiler::Profiler(const Config& config) : registry_(config), sender_(new Sender(registry_)) {}
+
+Profiler& Profiler::Get() {
+  if (Profiler* running = g_profiler.load(std::memory_order_acquire)) return *running;
+  std::lock_guard lock(g_start_mutex);
+  if (Profiler* running = g_profiler.load(std::memory_order_acquire)) return *running;
+  InitTimer();
+  auto* profiler = new Profiler(PendingConfig());
+  profiler->listen_ok_ = profiler->sender_->Listen();
+  g_profiler.store(profiler, std::memory_order_release);
+  profiler->sender_->Start();
+  std::atexit(ShutdownAtExit);
+  return *profiler;
+}
+
+bool Profiler::IsStarted() { return g_profiler.load(std::memory_order_acquire) != nullptr; }
+
+bool Profiler::Configure(const std::function<void(Config&)>& change) {
+  std::lock_guard lock(g_start_mutex);
+  if (g_profiler.load() != nullptr) return false;
+  change(PendingConfig());
+  return true;
+}
+
+void Profiler::Shutdown() {
+  if (registry_.MarkShutDown()) sender_->Stop();
+}
+
+ThreadState* CurrentThreadState() {
+  Registry& registry = Profiler::Get().registry();
+  return registry.is_shut_down() ? nullptr : CurrentThread(registry);
+}
+
+}  // namespace gnomon::client
+
+namespace gnomon::detail {
+
+uint8_t* Refill(size_t bytes) {
+  using client::Chunk;
+  if (bytes > Chunk::kDataBytes) return nullptr;
+  client::Registry& registry = client::Profiler::Get().registry();
+  client::ThreadState* thread = registry.is_shut_down() ? nullptr : client::CurrentThread(registry);
+  if (thread == nullptr) {
+    registry.CountDrop();
+    return nullptr;
+  }
+  if (thread->drops_in_a_row != 0 && thread->drops_in_a_row % client::kDropRetryInterval != 0) {
+    ++thread->drops_in_a_row;
+    registry.CountDrop();
+    return nullptr;
+  }
+  Chunk* chunk = thread->spare.exchange(nullptr, std::memory_order_acq_rel);
+  if (chunk == nullptr) chunk = registry.pool().Acquire();
+  if (chunk == nullptr && registry.config().buffer_policy == client::BufferPolicy::kWait) {
+    chunk = registry.WaitForChunk();
+  }
+  if (chunk == nullptr) {
+    ++thread->drops_in_a_row;
+    tls_writer = {};
+    registry.CountDrop();
+    registry.NoteBufferFull();
+    return nullptr;
+  }
+  thread->drops_in_a_row = 0;
+  chunk->Reset();
+  if (thread->write_chunk != nullptr) {
+    thread->write_chunk->next.store(chunk, std::memory_order_release);
+  } else {
+    thread->head.store(chunk, std::memory_order_release);
+  }
+  thread->write_chunk = chunk;
+  tls_writer = {chunk->data, chunk->data + Chunk::kDataBytes, chunk->data, &chunk->committed};
+  return chunk->data;
+}
+
+uint32_t RegisterSourceLocation(gnomon_source_location* location) {
+  return client::Profiler::Get().registry().RegisterSourceLocation(location);
+}
+
+}  // namespace gnomon::detail

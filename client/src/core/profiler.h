@@ -1,0 +1,45 @@
+// The process-wide profiler: the registry (registry.h) and the sender (sender.h).
+//
+// Started on the first event (or gnomon_startup()), never destroyed: threads may record
+// until the very end of the process. An atexit handler ships what is left to a
+// connected server and stops the sender (Shutdown()).
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "registry.h"
+
+namespace gnomon::client {
+
+class Sender;
+
+class Profiler {
+ public:
+  // The running profiler, started on first use.
+  static Profiler& Get();
+  // Whether Get() has been called.
+  static bool IsStarted();
+  // Configuration for the next start; false once started.
+  static bool Configure(const std::function<void(Config&)>& change);
+
+  Registry& registry() { return registry_; }
+  Sender& sender() { return *sender_; }
+  bool listen_ok() const { return listen_ok_; }
+
+  // Ships what is left (bounded by config().exit_flush_ms) and stops the sender.
+  void Shutdown();
+
+ private:
+  explicit Profiler(const Config& config);
+
+  Registry registry_;
+  Sender* sender_ = nullptr;  // never destroyed, like the profiler
+  bool listen_ok_ = false;
+};
+
+// The calling thread's state, registered on first use; nullptr after the thread's
+// exit handlers ran or after shutdown.
+ThreadState* CurrentThreadState();
+
+}  // namespace gnomon::client

@@ -1,0 +1,153 @@
+#include "registry.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+namespace gnomon::client {
+namespace {
+
+void AppendThreadInfo(std::vector<uint8_t>& out, const ThreadState& thread, std::string_view name) {
+  protocol::AppendMessage(out, protocol::ThreadInfo{.thread_id = thread.id, .os_thread_id = thread.os_thread_id},
+                          {.name = name});
+}
+
+// Physical memory, or a container's limit (cgroup v2, then v1) when that is smaller.
+uint64_t MachineMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  uint64_t bytes = pages > 0 && page_size > 0 ? uint64_t(pages) * uint64_t(page_size) : 0;
+  for (const char* path : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    if (std::FILE* file = std::fopen(path, "r")) {
+      unsigned long long limit = 0;
+      if (std::fscanf(file, "%llu", &limit) == 1 && limit > 0 && limit < bytes) bytes = limit;
+      std::fclose(file);
+    }
+  }
+  return bytes;
+}
+
+}  // namespace
+
+std::string_view ClampString(const char* text, size_t length, size_t max_bytes) {
+  if (text == nullptr) return {};
+  return {text, std::min(length, max_bytes)};
+}
+
+const char* BufferPolicyName(BufferPolicy policy) {
+  switch (policy) {
+    case BufferPolicy::kAuto: return "auto";
+    case BufferPolicy::kDrop: return "drop";
+    case BufferPolicy::kGrow: return "grow";
+    case BufferPolicy::kWait: return "wait";
+  }
+  return "?";
+}
+
+Registry::Registry(const Config& config) : config_(config), pool_(0) {
+  if (config_.buffer_ceiling_bytes == 0) config_.buffer_ceiling_bytes = MachineMemoryBytes() / 4;
+  config_.buffer_ceiling_bytes = std::max(config_.buffer_ceiling_bytes, config_.buffer_budget_bytes);
+  pool_.SetLimit(BufferLimit(false));
+}
+
+uint64_t Registry::BufferLimit(bool connected) const {
+  switch (config_.buffer_policy) {
+    case BufferPolicy::kGrow: return UINT64_MAX;
+    case BufferPolicy::kAuto: return connected ? config_.buffer_ceiling_bytes : config_.buffer_budget_bytes;
+    case BufferPolicy::kDrop:
+    case BufferPolicy::kWait: break;
+  }
+  return config_.buffer_budget_bytes;
+}
+
+Chunk* Registry::WaitForChunk() {
+  while (is_connected() && !is_shut_down()) {
+    if (Chunk* chunk = pool_.AcquireOrWait(std::chrono::milliseconds(100))) return chunk;
+  }
+  return nullptr;
+}
+
+void Registry::NoteBufferFull() {
+  if (!is_connected() || said_buffer_full_.exchange(true, std::memory_order_relaxed)) return;
+  std::fprintf(stderr,
+               "gnomon: the event buffer is full (%llu MiB, GNOMON_BUFFER_POLICY=%s): events are dropped and "
+               "counted until the capture catches up\n",
+               static_cast<unsigned long long>(pool_.limit_bytes() >> 20), BufferPolicyName(config_.buffer_policy));
+}
+
+ThreadState* Registry::RegisterThread() {
+  auto* thread = new ThreadState;
+  thread->os_thread_id = static_cast<uint32_t>(syscall(SYS_gettid));
+  std::lock_guard lock(mutex_);
+  thread->id = next_thread_id_++;
+  threads_.push_back(thread);
+  AppendThreadInfo(global_log_, *thread, {});
+  return thread;
+}
+
+uint32_t Registry::RegisterSourceLocation(gnomon_source_location* location) {
+  std::atomic_ref<uint32_t> id_ref(location->id);
+  std::lock_guard lock(mutex_);
+  if (const uint32_t existing = id_ref.load(std::memory_order_acquire)) return existing;
+  const uint32_t id = next_source_location_id_++;
+  const std::string_view function = ClampString(location->function, location->function ? std::strlen(location->function) : 0, protocol::kMaxStringBytes);
+  const std::string_view name = location->name ? ClampString(location->name, std::strlen(location->name), protocol::kMaxStringBytes) : function;
+  const std::string_view file = ClampString(location->file, location->file ? std::strlen(location->file) : 0, protocol::kMaxStringBytes);
+  protocol::AppendMessage(global_log_, protocol::SourceLocationDef{.id = id, .line = location->line, .color = location->color},
+                          {.name = name, .function = function, .file = file});
+  id_ref.store(id, std::memory_order_release);
+  return id;
+}
+
+uint32_t Registry::RegisterString(protocol::StringKind kind, const char* name) {
+  const std::string_view text = ClampString(name, name ? std::strlen(name) : 0, protocol::kMaxStringBytes);
+  std::string key(1, static_cast<char>(kind));
+  key.append(text);
+  std::lock_guard lock(mutex_);
+  auto [it, inserted] = strings_.try_emplace(std::move(key), 0);
+  if (!inserted) return it->second;
+  it->second = next_string_id_++;
+  protocol::AppendMessage(global_log_, protocol::StringDef{.id = it->second, .kind = static_cast<uint8_t>(kind)},
+                          {.text = text});
+  return it->second;
+}
+
+void Registry::SetThreadName(ThreadState* thread, const char* name) {
+  if (thread == nullptr) return;
+  const std::string_view text = ClampString(name, name ? std::strlen(name) : 0, protocol::kMaxStringBytes);
+  std::lock_guard lock(mutex_);
+  AppendThreadInfo(global_log_, *thread, text);
+}
+
+void Registry::AppendGlobal(const uint8_t* bytes, size_t size) {
+  std::lock_guard lock(mutex_);
+  global_log_.insert(global_log_.end(), bytes, bytes + size);
+}
+
+void Registry::NoteCalibration(const CalibrationPair& pair) {
+  std::lock_guard lock(mutex_);
+  if (!has_pair_) first_pair_ = pair;
+  latest_pair_ = pair;
+  has_pair_ = true;
+}
+
+uint64_t Registry::HostNsToTicks(bool is_monotonic_raw, int64_t host_ns) {
+  std::lock_guard lock(mutex_);
+  if (!has_pair_) return uint64_t(host_ns);
+  const int64_t raw_ns = is_monotonic_raw ? host_ns : host_ns + (latest_pair_.monotonic_raw_ns - latest_pair_.monotonic_ns);
+  if (CurrentTimerKind() == protocol::TimerKind::kMonotonicRaw) return uint64_t(raw_ns);
+  const int64_t span_ns = latest_pair_.monotonic_raw_ns - first_pair_.monotonic_raw_ns;
+  const double ticks_per_ns = span_ns > 0 ? double(latest_pair_.tick - first_pair_.tick) / double(span_ns) : 1.0;
+  return latest_pair_.tick + uint64_t(std::llround(double(raw_ns - latest_pair_.monotonic_raw_ns) * ticks_per_ns));
+}
+
+void Registry::SetConnected(bool connected) {
+  connected_.store(connected, std::memory_order_release);
+  pool_.SetLimit(BufferLimit(connected));
+}
+
+}  // namespace gnomon::client
