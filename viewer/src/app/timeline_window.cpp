@@ -1,0 +1,328 @@
+#include "timeline_window.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "gnomon/protocol/messages.h"
+#include "gnomon/server/counter_values.h"
+#include "gnomon/server/text.h"
+
+namespace gnomon::viewer {
+namespace {
+
+constexpr uint32_t kBackground = IM_COL32(30, 31, 34, 255);
+constexpr uint32_t kLaneTitle = IM_COL32(200, 200, 205, 255);
+constexpr uint32_t kRulerText = IM_COL32(170, 170, 175, 255);
+constexpr float kRulerHeight = 22;
+
+}  // namespace
+
+void TimelineWindow::Reset() {
+  items_.clear();
+  hovered_.reset();
+}
+
+void TimelineWindow::DrawRuler(ImDrawList* draw, const TimelineView& view, ImVec2 at, float width) {
+  const RulerStep step = ChooseRulerStep(view.ns_per_px(), 90);
+  draw->AddRectFilled(at, ImVec2(at.x + width, at.y + kRulerHeight), IM_COL32(40, 41, 45, 255));
+  const int64_t first = (view.begin_ns() / step.step_ns) * step.step_ns;
+  for (int64_t t = first; t <= view.end_ns(); t += step.step_ns) {
+    const float x = at.x + float(view.NsToX(t));
+    if (x < at.x) continue;
+    draw->AddLine(ImVec2(x, at.y + kRulerHeight - 6), ImVec2(x, at.y + kRulerHeight), kRulerText);
+    // The label's unit follows the time's size; decimals follow the step.
+    const double magnitude = std::max(std::fabs(double(t)), double(step.step_ns));
+    const double unit_ns = magnitude >= 1e9 ? 1e9 : magnitude >= 1e6 ? 1e6 : magnitude >= 1e3 ? 1e3 : 1.0;
+    const char* unit = unit_ns == 1e9 ? "s" : unit_ns == 1e6 ? "ms" : unit_ns == 1e3 ? "us" : "ns";
+    const int decimals = std::max(0, int(std::ceil(std::log10(unit_ns / double(step.step_ns)) - 1e-9)));
+    char label[48];
+    std::snprintf(label, sizeof(label), "%.*f %s", decimals, double(t) / unit_ns, unit);
+    draw->AddText(ImVec2(x + 3, at.y + 3), kRulerText, label);
+  }
+}
+
+void TimelineWindow::DrawItems(ImDrawList* draw, const Workspace& ws) {
+  const ImVec2 o = origin_;
+  for (const DrawItem& item : items_) {
+    const ImVec2 a(o.x + item.x0, o.y + item.y0);
+    const ImVec2 b(o.x + item.x1, o.y + item.y1);
+    switch (item.kind) {
+      case DrawItem::Kind::kPlot:
+        draw->AddLine(a, b, item.color, 1.5f);
+        break;
+      case DrawItem::Kind::kMessage:
+        draw->AddTriangleFilled(ImVec2(a.x, a.y), ImVec2(b.x, a.y), ImVec2((a.x + b.x) / 2, b.y), item.color);
+        break;
+      default: {
+        draw->AddRectFilled(a, b, item.color);
+        if (item.kind == DrawItem::Kind::kGpuZone) draw->AddRect(a, b, IM_COL32(255, 255, 255, 90));
+        const bool is_selected = ws.selected && ws.selected->index == item.index && item.lane < ws.timeline.lanes().size() &&
+                                 ws.selected->lane == ws.timeline.lanes()[item.lane].key;
+        if (is_selected) draw->AddRect(a, b, IM_COL32(255, 255, 255, 255), 0, 0, 2.0f);
+        if (item.label != nullptr && b.x - a.x > 24) {
+          const float clip_left = std::max(a.x, o.x);
+          draw->PushClipRect(ImVec2(clip_left, a.y), b, true);
+          draw->AddText(ImVec2(clip_left + 3, a.y + 2), IM_COL32(15, 15, 18, 255), item.label->c_str());
+          draw->PopClipRect();
+        }
+        break;
+      }
+    }
+  }
+}
+
+void TimelineWindow::Draw(const server::TraceModel& model, Workspace& ws) {
+  ImDrawList* parent_draw = ImGui::GetWindowDrawList();
+  const ImVec2 ruler_at = ImGui::GetCursorScreenPos();
+  const float timeline_width = ImGui::GetContentRegionAvail().x;
+  ws.view.SetWidth(timeline_width);
+  const int64_t end_ns = ws.timeline.TraceEndNs(model);
+  if (!ws.fitted && model.first_tick != server::kOpenZone) {
+    if (options_.range_end_ns > options_.range_begin_ns) {
+      ws.view.Fit(options_.range_begin_ns, options_.range_end_ns, timeline_width);
+    } else {
+      ws.view.Fit(0, std::max<int64_t>(end_ns, 1000), timeline_width);
+    }
+    ws.fitted = !ws.session->is_loading() && !(ws.session->is_live() && ws.follow);
+  } else if (ws.session->is_live() && ws.follow && end_ns > ws.view.end_ns()) {
+    ws.view.Follow(end_ns);
+  }
+  DrawRuler(parent_draw, ws.view, ruler_at, timeline_width);
+  ImGui::Dummy(ImVec2(timeline_width, kRulerHeight));
+
+  size_t defined_counters = 0;  // counters are defined one by one, after their set
+  for (const auto& [id, set] : model.counter_sets) defined_counters += set.counters.size();
+  if (counter_names_.size() != model.counter_sets.size() || defined_counters != counter_name_count_) {
+    counter_names_.clear();
+    counter_name_count_ = defined_counters;
+    for (const auto& [id, set] : model.counter_sets) {
+      for (const server::CounterInfo& counter : set.counters) {
+        counter_names_[id].emplace_back(counter.index, set.name + ": " + counter.name);
+      }
+    }
+  }
+  if (options_.show_counters) {
+    for (const auto& [id, set] : model.counter_sets) {
+      for (const server::CounterInfo& counter : set.counters) {
+        ws.lane_states.try_emplace({LaneKind::kCounter, CounterLaneId(id, counter.index)});
+      }
+    }
+  }
+
+  ImGui::BeginChild("timeline", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoMove);
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  origin_ = ImGui::GetCursorScreenPos();
+  const ImVec2 area_min = ImGui::GetWindowPos();
+  const ImVec2 area_max(area_min.x + ImGui::GetWindowWidth(), area_min.y + ImGui::GetWindowHeight());
+  draw->AddRectFilled(area_min, area_max, kBackground);
+  ws.timeline.Layout(model, ws.lane_states, 0);
+  const float visible_top = area_min.y - origin_.y;  // the lanes the scrolled child shows
+  const float visible_bottom = area_max.y - origin_.y;
+  ws.timeline.BuildItems(model, ws.view, items_, visible_top, visible_bottom);
+
+  SelectForScreenshot(model, ws);
+
+  // Lane titles: click to collapse, right-click to hide.
+  for (const Lane& lane : ws.timeline.lanes()) {
+    if (!ws.timeline.IsLaneVisible(lane, visible_top, visible_bottom)) continue;
+    const float title_y = lane.y - ws.timeline.metrics().title_height;
+    ImGui::SetCursorScreenPos(ImVec2(origin_.x, origin_.y + title_y));
+    auto state = ws.lane_states.find(lane.key);
+    const bool collapsed = state != ws.lane_states.end() && state->second.collapsed;
+    ImGui::PushID(int(lane.key.kind) * 1000003 + int(lane.key.id));
+    const std::string label = std::string(collapsed ? "> " : "v ") + ws.timeline.Title(model, lane);
+    ImGui::PushStyleColor(ImGuiCol_Text, kLaneTitle);
+    if (ImGui::Selectable(label.c_str(), false, 0, ImVec2(ImGui::CalcTextSize(label.c_str()).x, 0))) {
+      ws.lane_states[lane.key].collapsed = !collapsed;
+    }
+    if (ImGui::IsItemClicked(ImGuiMouseButton_Right)) ws.lane_states[lane.key].hidden = true;
+    ImGui::PopStyleColor();
+    ImGui::PopID();
+  }
+  DrawItems(draw, ws);
+
+  // The area the lanes take, so that the child scrolls.
+  ImGui::SetCursorScreenPos(origin_);
+  ImGui::InvisibleButton("lanes", ImVec2(std::max(1.0f, timeline_width - 16), std::max(1.0f, ws.timeline.total_height())),
+                         ImGuiButtonFlags_MouseButtonLeft);
+  const bool hovered = ImGui::IsItemHovered() || ImGui::IsWindowHovered();
+  HandleInput(model, ws, hovered);
+  ImGui::EndChild();
+}
+
+void TimelineWindow::SelectForScreenshot(const server::TraceModel& model, Workspace& ws) {
+  if (options_.select_longest_zone && options_.show_counters && !ws.selected) {
+    // For screenshots: select the first GPU zone with counters that starts in view.
+    for (const auto& [id, context] : model.gpu_contexts) {
+      for (const server::CounterSample& sample : context.counter_samples) {
+        if (sample.target != uint8_t(protocol::CounterTarget::kGpuZone)) continue;
+        const Span span = ws.timeline.GpuSpan(id, sample.target_index);
+        if (span.begin_ns >= ws.view.begin_ns() && span.begin_ns <= ws.view.end_ns()) {
+          ws.selected = Selection{{LaneKind::kGpu, id}, DrawItem::Kind::kGpuZone, sample.target_index};
+          break;
+        }
+      }
+      if (ws.selected) break;
+    }
+  }
+  if (options_.select_longest_zone && !ws.selected) {
+    // For screenshots: select the longest CPU zone of the first thread that has one.
+    for (const auto& thread : model.threads) {
+      int64_t longest = -1;
+      for (size_t i = 0; i < thread.zones.size(); ++i) {
+        const auto& z = thread.zones[i];
+        if (!z.is_open() && model.DurationNs(z.begin_tick, z.end_tick) > longest) {
+          longest = model.DurationNs(z.begin_tick, z.end_tick);
+          ws.selected = Selection{{LaneKind::kThread, thread.id}, DrawItem::Kind::kZone, uint32_t(i)};
+        }
+      }
+      if (ws.selected) break;
+    }
+  }
+
+}
+
+void TimelineWindow::HandleInput(const server::TraceModel& model, Workspace& ws, bool hovered) {
+  ImGuiIO& io = ImGui::GetIO();
+  hovered_.reset();
+  if (hovered) {
+    const float x = io.MousePos.x - origin_.x;
+    const float y = io.MousePos.y - origin_.y;
+    if (io.MouseWheel != 0) {
+      if (io.KeyShift) {
+        ImGui::SetScrollY(ImGui::GetScrollY() - io.MouseWheel * 40);
+      } else {
+        ws.view.ZoomAt(x, std::pow(1.25, io.MouseWheel));
+        ws.follow = false;
+      }
+    }
+    if (ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f)) {
+      ws.view.Pan(io.MouseDelta.x);
+      if (io.MouseDelta.y != 0) ImGui::SetScrollY(ImGui::GetScrollY() - io.MouseDelta.y);
+      ws.follow = false;
+    }
+    hovered_ = ws.timeline.HitTest(model, ws.view, x, y);
+    if (hovered_) Tooltip(model, ws, *hovered_);
+    if (ImGui::IsMouseReleased(ImGuiMouseButton_Left) && ImGui::GetMouseDragDelta(ImGuiMouseButton_Left).x == 0) {
+      if (hovered_ && hovered_->kind == DrawItem::Kind::kFrame) {
+        const auto& marks = model.frames.begin()->second.marks;
+        ws.JumpTo(Workspace::RelNs(model, marks[hovered_->index - 1]), Workspace::RelNs(model, marks[hovered_->index]));
+      } else if (hovered_ && hovered_->kind == DrawItem::Kind::kCounter) {
+        // A counter bar stands for the GPU zone it measured.
+        const auto set = model.counter_sets.find(CounterLaneSet(hovered_->lane.id));
+        if (set != model.counter_sets.end()) {
+          ws.selected = Selection{{LaneKind::kGpu, set->second.context_id}, DrawItem::Kind::kGpuZone, hovered_->index};
+        }
+      } else if (hovered_) {
+        ws.selected = Selection{hovered_->lane, hovered_->kind, hovered_->index};
+      }
+    }
+  }
+  if (!io.WantTextInput) {
+    const float step = float(ws.view.width_px()) * 0.1f;
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) ws.view.Pan(step), ws.follow = false;
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) ws.view.Pan(-step), ws.follow = false;
+    if (ImGui::IsKeyPressed('=') || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_UpArrow))) {
+      ws.view.ZoomAt(ws.view.width_px() / 2, 1.5), ws.follow = false;
+    }
+    if (ImGui::IsKeyPressed('-') || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_DownArrow))) {
+      ws.view.ZoomAt(ws.view.width_px() / 2, 1 / 1.5), ws.follow = false;
+    }
+    if (ImGui::IsKeyPressed('H')) ws.fitted = false;
+    if (ImGui::IsKeyPressed('F')) ws.follow = !ws.follow;
+  }
+}
+
+void TimelineWindow::CounterMenu(Workspace& ws) {
+  if (counter_names_.empty() || !ImGui::BeginMenu("Counters")) return;
+  for (const auto& [set, names] : counter_names_) {
+    for (const auto& [index, name] : names) {
+      const LaneKey key{LaneKind::kCounter, CounterLaneId(set, index)};
+      auto it = ws.lane_states.find(key);
+      bool shown = it != ws.lane_states.end() && !it->second.hidden;
+      if (ImGui::MenuItem(name.c_str(), nullptr, &shown)) {
+        if (shown) {
+          ws.lane_states[key] = LaneState{};
+        } else {
+          ws.lane_states.erase(key);
+        }
+      }
+    }
+  }
+  ImGui::EndMenu();
+}
+
+void TimelineWindow::Tooltip(const server::TraceModel& model, const Workspace& ws, const Hit& hit) {
+  ImGui::BeginTooltip();
+  if (hit.kind == DrawItem::Kind::kCounter) {
+    const auto set = model.counter_sets.find(CounterLaneSet(hit.lane.id));
+    const uint32_t counter = CounterLaneIndex(hit.lane.id);
+    if (set != model.counter_sets.end() && model.gpu_contexts.contains(set->second.context_id)) {
+      const auto& context = model.gpu_contexts.at(set->second.context_id);
+      if (const server::CounterSample* sample = server::FindZoneCounters(context, hit.index)) {
+        const std::string unit = server::CounterUnit(set->second, counter);
+        ImGui::Text("%s: %.6g%s%s", set->second.CounterName(counter).c_str(),
+                    server::NormalizedCounterValue(model, context, *sample, counter), unit.empty() ? "" : " ",
+                    unit.c_str());
+        ImGui::TextDisabled("over %s (click for its details)",
+                            model.Location(context.zones[hit.index].source_location).name.c_str());
+      }
+    }
+  }
+  if (hit.kind == DrawItem::Kind::kZone) {
+    const auto& thread = model.threads[model.thread_index.at(hit.lane.id)];
+    const server::Zone& z = thread.zones[hit.index];
+    const auto& location = model.Location(z.source_location);
+    ImGui::TextUnformatted(model.ZoneName(thread, hit.index).c_str());
+    ImGui::Text("%s", z.is_open() ? "unfinished" : server::FormatDuration(double(model.DurationNs(z.begin_tick, z.end_tick))).c_str());
+    ImGui::TextDisabled("%s:%u  %s", location.file.c_str(), location.line, location.function.c_str());
+  } else if (hit.kind == DrawItem::Kind::kGpuZone) {
+    const auto& context = model.gpu_contexts.at(hit.lane.id);
+    const server::GpuZone& z = context.zones[hit.index];
+    const auto mapped = model.MapGpuZone(context, z);
+    ImGui::TextUnformatted(model.Location(z.source_location).name.c_str());
+    ImGui::Text("GPU %s, placed +/- %s", server::FormatDuration(double(mapped.end_ns - mapped.begin_ns)).c_str(),
+                server::FormatDuration(double(mapped.uncertainty_ns)).c_str());
+    ImGui::Text("CPU record -> GPU start: %s",
+                server::FormatDuration(double(mapped.begin_ns - model.clock.TickToNs(z.cpu_begin_tick))).c_str());
+    // The link to the CPU thread that recorded it.
+    for (const Lane& lane : ws.timeline.lanes()) {
+      if (lane.key.kind != LaneKind::kThread || lane.key.id != z.thread_id) continue;
+      const Span gpu = ws.timeline.GpuSpan(hit.lane.id, hit.index);
+      const float cpu_x = origin_.x + float(ws.view.NsToX(Workspace::RelNs(model, z.cpu_begin_tick)));
+      const float gpu_x = origin_.x + float(ws.view.NsToX(gpu.begin_ns));
+      float gpu_y = origin_.y;
+      for (const Lane& g : ws.timeline.lanes()) {
+        if (g.key == hit.lane) gpu_y += g.y + ws.timeline.metrics().row_height * (float(z.depth) + 0.5f);
+      }
+      ImGui::GetForegroundDrawList()->AddLine(ImVec2(cpu_x, origin_.y + lane.y), ImVec2(gpu_x, gpu_y),
+                                              IM_COL32(255, 220, 80, 255), 2.0f);
+    }
+  } else if (hit.kind == DrawItem::Kind::kFrame) {
+    const auto& marks = model.frames.begin()->second.marks;
+    ImGui::Text("Frame %u: %s (click to zoom)", hit.index,
+                server::FormatDuration(double(model.DurationNs(marks[hit.index - 1], marks[hit.index]))).c_str());
+    // On a counter lane: the frame's value of that counter.
+    const auto set = model.counter_sets.find(CounterLaneSet(hit.lane.id));
+    if (hit.lane.kind == LaneKind::kCounter && set != model.counter_sets.end() &&
+        model.gpu_contexts.contains(set->second.context_id)) {
+      const auto& context = model.gpu_contexts.at(set->second.context_id);
+      const uint32_t counter = CounterLaneIndex(hit.lane.id);
+      for (const server::CounterSample& sample : context.counter_samples) {
+        if (sample.set_id != set->first || sample.target != uint8_t(protocol::CounterTarget::kFrame) ||
+            sample.target_index + 1 != hit.index) {
+          continue;
+        }
+        const std::string unit = server::CounterUnit(set->second, counter);
+        ImGui::Text("%s: %.6g%s%s", set->second.CounterName(counter).c_str(),
+                    server::NormalizedCounterValue(model, context, sample, counter), unit.empty() ? "" : " ",
+                    unit.c_str());
+        break;
+      }
+    }
+  }
+  ImGui::EndTooltip();
+}
+
+}  // namespace gnomon::viewer

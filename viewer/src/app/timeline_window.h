@@ -1,0 +1,53 @@
+// The main window's timeline: the ruler, the lanes with their titles, the items, the
+// tooltip of what is under the cursor, and the mouse and keys that move the view.
+#pragma once
+
+#include <imgui.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "workspace.h"
+
+namespace gnomon::viewer {
+
+class TimelineWindow {
+ public:
+  struct Options {
+    bool select_longest_zone = false;  // for screenshots: fill the details window
+    bool show_counters = false;        // a lane for every GPU counter; select a counted zone
+    int64_t range_begin_ns = -1;       // for screenshots: the time range to show
+    int64_t range_end_ns = -1;
+  };
+  explicit TimelineWindow(const Options& options) : options_(options) {}
+
+  // Draws into the current ImGui window, filling what is left of it.
+  void Draw(const server::TraceModel& model, Workspace& ws);
+  // The Lanes > Counters menu (inside an open menu).
+  void CounterMenu(Workspace& ws);
+  // Forgets what belonged to the previous trace.
+  void Reset();
+
+  const std::vector<DrawItem>& items() const { return items_; }
+  ImVec2 origin() const { return origin_; }
+
+ private:
+  void DrawRuler(ImDrawList* draw, const TimelineView& view, ImVec2 at, float width);
+  void DrawItems(ImDrawList* draw, const Workspace& ws);
+  void SelectForScreenshot(const server::TraceModel& model, Workspace& ws);
+  void HandleInput(const server::TraceModel& model, Workspace& ws, bool hovered);
+  void Tooltip(const server::TraceModel& model, const Workspace& ws, const Hit& hit);
+
+  Options options_;
+  std::vector<DrawItem> items_;
+  ImVec2 origin_{0, 0};
+  std::optional<Hit> hovered_;
+  // By set: each defined counter's index and "set: counter", for the menu.
+  std::map<uint32_t, std::vector<std::pair<uint16_t, std::string>>> counter_names_;
+  size_t counter_name_count_ = 0;
+};
+
+}  // namespace gnomon::viewer
