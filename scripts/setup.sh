@@ -3,10 +3,11 @@
 #
 #   scripts/setup.sh demo    build, run the bundled demo, capture it to a trace file,
 #                            print its report (the main job)
-#   scripts/setup.sh test    build with warnings as errors and run every test; run each
-#                            fuzz target for a minute; run the client's concurrency tests
-#                            under thread sanitizer; then build with address and
-#                            undefined-behaviour sanitizers and run every test again
+#   scripts/setup.sh test    check the formatting; build with warnings as errors and run
+#                            every test; run each fuzz target for a minute; run the
+#                            client's concurrency tests under thread sanitizer; then build
+#                            with address and undefined-behaviour sanitizers and run every
+#                            test again
 #   scripts/setup.sh build   install what is missing and build, nothing else
 #
 # Idempotent: packages already installed are not touched, and builds are incremental.
@@ -17,7 +18,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 job="${1:-demo}"
 case "$job" in
   demo|test|build) ;;
-  -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "setup.sh: unknown job '$job' (demo, test or build)" >&2; exit 1 ;;
 esac
 
@@ -28,7 +29,7 @@ packages=(g++ gcc make cmake pkg-config python3 libasio-dev libzstd-dev doctest-
           libvulkan-dev mesa-vulkan-drivers
           libglfw3-dev libgl-dev libopengl-dev libgl1-mesa-dri libglx-mesa0 xvfb
           libimgui-dev libstb-dev
-          clang libclang-rt-14-dev)
+          clang libclang-rt-14-dev clang-format-14)
 
 install_missing() {
   local missing=()
@@ -72,6 +73,23 @@ run_demo() {
   echo "setup.sh: browse it with $build_dir/viewer/gnomon-viewer $trace"
 }
 
+# The formatter is pinned (clang-format 14, Debian 12's): every tracked C and C++ file
+# must be formatted as .clang-format says; a difference fails the job, with the files
+# named and the command that fixes them.
+check_format() {
+  local files unformatted=()
+  files=$(git ls-files '*.c' '*.cpp' '*.h' '*.hpp' 2>/dev/null || find client server protocol viewer tests -name '*.[ch]' -o -name '*.[ch]pp')
+  for f in $files; do
+    clang-format-14 --dry-run --Werror "$f" >/dev/null 2>&1 || unformatted+=("$f")
+  done
+  if [ "${#unformatted[@]}" -ne 0 ]; then
+    echo "setup.sh: not formatted as .clang-format says: ${unformatted[*]}" >&2
+    echo "setup.sh: run: clang-format-14 -i ${unformatted[*]}" >&2
+    exit 1
+  fi
+  echo "setup.sh: all $(echo "$files" | wc -w) C and C++ files are formatted"
+}
+
 # Each libFuzzer target for a minute from its seed corpus (tests/fuzz/corpus), with
 # address and undefined-behaviour sanitizers; a crash fails the job. Inputs are at most
 # 64 KiB, and no single allocation may reach 64 times that (twice for trace files: a
@@ -108,6 +126,7 @@ case "$job" in
     run_demo
     ;;
   test)
+    check_format
     configure_and_build "$build_dir" -DGNOMON_WERROR=ON
     (cd "$build_dir" && ctest --output-on-failure -j "$jobs")
     run_fuzz_smoke

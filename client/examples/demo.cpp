@@ -4,8 +4,6 @@
 // worker threads; zones nest, some carry runtime text and values, two plots follow the
 // frame time and queue depth, messages mark notable moments, and a named discontinuous
 // frame series brackets each physics step. Runs for --seconds (default 3).
-#include <gnomon/gnomon.hpp>
-
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -14,6 +12,7 @@
 #include <cstdlib>
 #include <deque>
 #include <functional>
+#include <gnomon/gnomon.hpp>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -108,9 +107,10 @@ int main(int argc, char** argv) {
     } else if (arg == "--workers" && i + 1 < argc) {
       workers = std::max(1, std::atoi(argv[++i]));
     } else {
-      std::printf("Usage: gnomon-demo [--seconds S] [--workers N]\n"
-                  "A multi-threaded program to profile: run it, then capture it with\n"
-                  "gnomon-capture (it listens on 127.0.0.1:9421, or $GNOMON_PORT).\n");
+      std::printf(
+          "Usage: gnomon-demo [--seconds S] [--workers N]\n"
+          "A multi-threaded program to profile: run it, then capture it with\n"
+          "gnomon-capture (it listens on 127.0.0.1:9421, or $GNOMON_PORT).\n");
       return arg == "--help" || arg == "-h" ? 0 : 1;
     }
   }
@@ -155,7 +155,8 @@ int main(int argc, char** argv) {
     last_frame = now;
     GNOMON_PLOT("frame time ms", frame_ms);
     if (frame_ms > 20.0) {
-      const std::string text = "slow frame " + std::to_string(frame) + ": " + std::to_string(frame_ms) + " ms";
+      const std::string text =
+          "slow frame " + std::to_string(frame) + ": " + std::to_string(frame_ms) + " ms";
       gnomon::Message(text, gnomon::Severity::kWarning);
     }
     GNOMON_FRAME_MARK();
@@ -163,7 +164,8 @@ int main(int argc, char** argv) {
   }
   queue.Close();
   for (std::thread& t : pool) t.join();
-  gnomon::Message("demo finished: " + std::to_string(frame) + " frames, " + std::to_string(job_index) + " jobs");
+  gnomon::Message("demo finished: " + std::to_string(frame) + " frames, " + std::to_string(job_index) +
+                  " jobs");
   std::printf("gnomon-demo: %d frames, %d jobs\n", frame, job_index);
   return 0;
 }

@@ -1,7 +1,6 @@
 // The smallest C++ integration: scoped zones, a frame mark, a message.
-#include <gnomon/gnomon.hpp>
-
 #include <chrono>
+#include <gnomon/gnomon.hpp>
 #include <thread>
 
 static void Work() {

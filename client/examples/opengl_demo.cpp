@@ -10,11 +10,11 @@
 #define GLFW_INCLUDE_GLCOREARB
 #define GL_GLEXT_PROTOTYPES
 #include <GLFW/glfw3.h>
-#include <gnomon/gnomon.hpp>
-#include <gnomon/opengl.hpp>
 
 #include <cstdio>
 #include <cstdlib>
+#include <gnomon/gnomon.hpp>
+#include <gnomon/opengl.hpp>
 #include <string>
 
 namespace {
@@ -86,10 +86,11 @@ int main(int argc, char** argv) {
   auto statistics = gnomon::opengl::CreatePipelineStatisticsSource(glfwGetProcAddress);  // outlives gpu
   auto gpu = gnomon::opengl::Context::Create(glfwGetProcAddress, options);
   if (!gpu->AttachCounters(*statistics)) {
-    std::printf("gnomon-opengl-demo: no pipeline statistics (%s)\n", statistics->unavailable_reason().c_str());
+    std::printf("gnomon-opengl-demo: no pipeline statistics (%s)\n",
+                statistics->unavailable_reason().c_str());
   }
-  std::printf("gnomon-opengl-demo: %s, GPU timing %s\n", reinterpret_cast<const char*>(glGetString(GL_RENDERER)),
-              gpu->is_active() ? "on" : "off");
+  std::printf("gnomon-opengl-demo: %s, GPU timing %s\n",
+              reinterpret_cast<const char*>(glGetString(GL_RENDERER)), gpu->is_active() ? "on" : "off");
 
   const GLuint program = glCreateProgram();
   glAttachShader(program, Compile(GL_VERTEX_SHADER, kVertexShader));
@@ -119,7 +120,8 @@ int main(int argc, char** argv) {
   glFinish();
   gpu->Collect();
   std::printf("gnomon-opengl-demo: %d frames, %llu GPU zones, %llu timestamps read, %llu untimed\n", frames,
-              (unsigned long long)gpu->stats().zones_recorded, (unsigned long long)gpu->stats().timestamps_read,
+              (unsigned long long)gpu->stats().zones_recorded,
+              (unsigned long long)gpu->stats().timestamps_read,
               (unsigned long long)gpu->stats().zones_untimed);
   gpu.reset();
   glfwDestroyWindow(window);

@@ -9,12 +9,11 @@
 //
 // With --in-flight 1 each frame is submitted and waited for inside one CPU zone,
 // "Submit and wait", the bracket its GPU zones must lie in.
-#include <gnomon/gnomon.hpp>
-#include <gnomon/vulkan.hpp>
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <gnomon/gnomon.hpp>
+#include <gnomon/vulkan.hpp>
 #include <string>
 #include <vector>
 
@@ -73,8 +72,9 @@ int main(int argc, char** argv) {
     } else if (arg == "--device") {
       options.device = value();
     } else {
-      std::printf("Usage: gnomon-vulkan-demo [--frames N] [--in-flight K] [--iterations N] [--no-calibrated] "
-                  "[--device SUBSTRING]\n");
+      std::printf(
+          "Usage: gnomon-vulkan-demo [--frames N] [--in-flight K] [--iterations N] [--no-calibrated] "
+          "[--device SUBSTRING]\n");
       return arg == "--help" || arg == "-h" ? 0 : 1;
     }
   }
@@ -86,7 +86,8 @@ int main(int argc, char** argv) {
   VkInstanceCreateInfo instance_info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
   instance_info.pApplicationInfo = &app;
   VkInstance instance;
-  Check(vkCreateInstance(&instance_info, nullptr, &instance), "vkCreateInstance (is a Vulkan driver installed?)");
+  Check(vkCreateInstance(&instance_info, nullptr, &instance),
+        "vkCreateInstance (is a Vulkan driver installed?)");
 
   uint32_t count = 0;
   vkEnumeratePhysicalDevices(instance, &count, nullptr);
@@ -101,7 +102,8 @@ int main(int argc, char** argv) {
       break;
     }
   }
-  if (physical == VK_NULL_HANDLE) Fail("finding a Vulkan device (see --device)", VK_ERROR_INITIALIZATION_FAILED);
+  if (physical == VK_NULL_HANDLE)
+    Fail("finding a Vulkan device (see --device)", VK_ERROR_INITIALIZATION_FAILED);
   std::printf("gnomon-vulkan-demo: %s, timestampPeriod %.6g ns\n", properties.deviceName,
               double(properties.limits.timestampPeriod));
 
@@ -180,17 +182,20 @@ int main(int argc, char** argv) {
   vkGetBufferMemoryRequirements(device, buffer, &requirements);
   VkMemoryAllocateInfo allocate{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   allocate.allocationSize = requirements.size;
-  allocate.memoryTypeIndex = FindMemory(physical, requirements.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT);
+  allocate.memoryTypeIndex =
+      FindMemory(physical, requirements.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT);
   VkDeviceMemory memory;
   Check(vkAllocateMemory(device, &allocate, nullptr, &memory), "vkAllocateMemory");
   Check(vkBindBufferMemory(device, buffer, memory, 0), "vkBindBufferMemory");
 
-  VkDescriptorSetLayoutBinding binding{0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+  VkDescriptorSetLayoutBinding binding{0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT,
+                                       nullptr};
   VkDescriptorSetLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
   layout_info.bindingCount = 1;
   layout_info.pBindings = &binding;
   VkDescriptorSetLayout set_layout;
-  Check(vkCreateDescriptorSetLayout(device, &layout_info, nullptr, &set_layout), "vkCreateDescriptorSetLayout");
+  Check(vkCreateDescriptorSetLayout(device, &layout_info, nullptr, &set_layout),
+        "vkCreateDescriptorSetLayout");
   VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(uint32_t)};
   VkPipelineLayoutCreateInfo pipeline_layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
   pipeline_layout_info.setLayoutCount = 1;
@@ -198,15 +203,21 @@ int main(int argc, char** argv) {
   pipeline_layout_info.pushConstantRangeCount = 1;
   pipeline_layout_info.pPushConstantRanges = &push;
   VkPipelineLayout pipeline_layout;
-  Check(vkCreatePipelineLayout(device, &pipeline_layout_info, nullptr, &pipeline_layout), "vkCreatePipelineLayout");
+  Check(vkCreatePipelineLayout(device, &pipeline_layout_info, nullptr, &pipeline_layout),
+        "vkCreatePipelineLayout");
   VkShaderModuleCreateInfo shader_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   shader_info.codeSize = sizeof(kComputeSpirv);
   shader_info.pCode = kComputeSpirv;
   VkShaderModule shader;
   Check(vkCreateShaderModule(device, &shader_info, nullptr, &shader), "vkCreateShaderModule");
   VkComputePipelineCreateInfo pipeline_info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-  pipeline_info.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0, VK_SHADER_STAGE_COMPUTE_BIT,
-                         shader, "main", nullptr};
+  pipeline_info.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                         nullptr,
+                         0,
+                         VK_SHADER_STAGE_COMPUTE_BIT,
+                         shader,
+                         "main",
+                         nullptr};
   pipeline_info.layout = pipeline_layout;
   VkPipeline pipeline;
   Check(vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &pipeline_info, nullptr, &pipeline),
@@ -217,7 +228,8 @@ int main(int argc, char** argv) {
   descriptor_pool_info.poolSizeCount = 1;
   descriptor_pool_info.pPoolSizes = &pool_size;
   VkDescriptorPool descriptor_pool;
-  Check(vkCreateDescriptorPool(device, &descriptor_pool_info, nullptr, &descriptor_pool), "vkCreateDescriptorPool");
+  Check(vkCreateDescriptorPool(device, &descriptor_pool_info, nullptr, &descriptor_pool),
+        "vkCreateDescriptorPool");
   VkDescriptorSetAllocateInfo set_allocate{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
   set_allocate.descriptorPool = descriptor_pool;
   set_allocate.descriptorSetCount = 1;
@@ -271,22 +283,24 @@ int main(int argc, char** argv) {
         vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_layout, 0, 1, &set, 0, nullptr);
         VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
         barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-        barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+        barrier.dstAccessMask =
+            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
         {
           GNOMON_VK_ZONE_COUNTERS(*gpu, cmd, "Simulate");
-          vkCmdPushConstants(cmd, pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(uint32_t), &options.iterations);
+          vkCmdPushConstants(cmd, pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(uint32_t),
+                             &options.iterations);
           vkCmdDispatch(cmd, kElements / 64, 1, 1);
         }
-        vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1,
-                             &barrier, 0, nullptr, 0, nullptr);
+        vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0,
+                             1, &barrier, 0, nullptr, 0, nullptr);
         {
           GNOMON_VK_ZONE_COUNTERS(*gpu, cmd, "Integrate");
           const uint32_t half = options.iterations / 2;
           vkCmdPushConstants(cmd, pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(uint32_t), &half);
           vkCmdDispatch(cmd, kElements / 64, 1, 1);
         }
-        vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1,
-                             &barrier, 0, nullptr, 0, nullptr);
+        vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0,
+                             1, &barrier, 0, nullptr, 0, nullptr);
         if (frame % 10 == 9) {
           GNOMON_VK_ZONE(*gpu, cmd, "Clear");
           vkCmdFillBuffer(cmd, buffer, 0, VK_WHOLE_SIZE, uint32_t(frame));
@@ -312,11 +326,12 @@ int main(int argc, char** argv) {
   vkDeviceWaitIdle(device);
   gpu->Collect();
   const auto& stats = gpu->stats();
-  std::printf("gnomon-vulkan-demo: %d frames, %llu GPU zones, %llu timestamps read, %llu frames untimed (ring full), "
-              "%llu calibrations (last maxDeviation %u ns), %llu zones with pipeline statistics\n",
-              options.frames, (unsigned long long)stats.zones_recorded, (unsigned long long)stats.timestamps_read,
-              (unsigned long long)stats.frames_untimed_ring_full, (unsigned long long)stats.calibrations,
-              stats.last_calibration_uncertainty_ns, (unsigned long long)stats.counter_results_read);
+  std::printf(
+      "gnomon-vulkan-demo: %d frames, %llu GPU zones, %llu timestamps read, %llu frames untimed (ring full), "
+      "%llu calibrations (last maxDeviation %u ns), %llu zones with pipeline statistics\n",
+      options.frames, (unsigned long long)stats.zones_recorded, (unsigned long long)stats.timestamps_read,
+      (unsigned long long)stats.frames_untimed_ring_full, (unsigned long long)stats.calibrations,
+      stats.last_calibration_uncertainty_ns, (unsigned long long)stats.counter_results_read);
 
   gpu.reset();
   for (VkFence fence : fences) vkDestroyFence(device, fence, nullptr);

@@ -57,7 +57,7 @@ inline const uint8_t* GetVarint(const uint8_t* p, const uint8_t* end, uint64_t& 
 
 struct CompactWalk {
   bool ok = true;
-  std::string error;     // when not ok: what is wrong, and at which byte of the block
+  std::string error;      // when not ok: what is wrong, and at which byte of the block
   size_t stopped_at = 0;  // byte of the block where the walk stopped (size when it did not)
   uint64_t records = 0;   // records handed on
 };

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include "gnomon/server/report.h"
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/counter_values.h"
+#include "gnomon/server/report.h"
 
 namespace gnomon::server {
 namespace {
@@ -45,10 +45,11 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out) {
       const uint64_t end = zone.is_open() ? model.last_tick : zone.end_tick;
       begin_event();
       out << "{\"ph\":\"X\",\"cat\":\"zone\",\"name\":" << JsonQuote(model.ZoneName(thread, i))
-          << ",\"pid\":" << pid << ",\"tid\":" << thread.id << ",\"ts\":" << Micros(model.RelativeNs(zone.begin_tick))
-          << ",\"dur\":" << Micros(model.DurationNs(zone.begin_tick, end)) << ",\"args\":{\"function\":"
-          << JsonQuote(location.function) << ",\"file\":" << JsonQuote(location.file)
-          << ",\"line\":" << location.line;
+          << ",\"pid\":" << pid << ",\"tid\":" << thread.id
+          << ",\"ts\":" << Micros(model.RelativeNs(zone.begin_tick))
+          << ",\"dur\":" << Micros(model.DurationNs(zone.begin_tick, end))
+          << ",\"args\":{\"function\":" << JsonQuote(location.function)
+          << ",\"file\":" << JsonQuote(location.file) << ",\"line\":" << location.line;
       if (zone.is_open()) out << ",\"unfinished\":true";
       if (zone.flags & kZoneHasAttributes) {
         auto it = thread.attributes.find(i);
@@ -73,22 +74,24 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out) {
       begin_event();
       out << "{\"ph\":\"X\",\"cat\":\"gpu\",\"name\":" << JsonQuote(model.Location(zone.source_location).name)
           << ",\"pid\":" << pid << ",\"tid\":" << track << ",\"ts\":" << Micros(mapped.begin_ns - origin)
-          << ",\"dur\":" << Micros(mapped.end_ns - mapped.begin_ns) << ",\"args\":{\"gpu_begin_ticks\":"
-          << zone.gpu_begin << ",\"gpu_end_ticks\":" << zone.gpu_end << ",\"uncertainty_ns\":" << mapped.uncertainty_ns
-          << ",\"cpu_thread\":" << zone.thread_id << ",\"cpu_to_gpu_latency_ns\":"
-          << (mapped.begin_ns - model.clock.TickToNs(zone.cpu_begin_tick)) << "}}";
+          << ",\"dur\":" << Micros(mapped.end_ns - mapped.begin_ns)
+          << ",\"args\":{\"gpu_begin_ticks\":" << zone.gpu_begin << ",\"gpu_end_ticks\":" << zone.gpu_end
+          << ",\"uncertainty_ns\":" << mapped.uncertainty_ns << ",\"cpu_thread\":" << zone.thread_id
+          << ",\"cpu_to_gpu_latency_ns\":" << (mapped.begin_ns - model.clock.TickToNs(zone.cpu_begin_tick))
+          << "}}";
     }
     // Counters as counter tracks: a zone's (or a frame's) value from its begin, back to 0
     // at its end.
     const auto main_frames = model.frames.find(0);
     for (const CounterSample& sample : context.counter_samples) {
       int64_t begin_ns = 0, end_ns = 0;
-      if (sample.target == uint8_t(protocol::CounterTarget::kGpuZone) && sample.target_index < context.zones.size() &&
-          context.zones[sample.target_index].is_timed()) {
+      if (sample.target == uint8_t(protocol::CounterTarget::kGpuZone) &&
+          sample.target_index < context.zones.size() && context.zones[sample.target_index].is_timed()) {
         const auto mapped = model.MapGpuZone(context, context.zones[sample.target_index]);
         begin_ns = mapped.begin_ns;
         end_ns = mapped.end_ns;
-      } else if (sample.target == uint8_t(protocol::CounterTarget::kFrame) && main_frames != model.frames.end() &&
+      } else if (sample.target == uint8_t(protocol::CounterTarget::kFrame) &&
+                 main_frames != model.frames.end() &&
                  size_t(sample.target_index) + 1 < main_frames->second.marks.size()) {
         begin_ns = model.clock.TickToNs(main_frames->second.marks[sample.target_index]);
         end_ns = model.clock.TickToNs(main_frames->second.marks[sample.target_index + 1]);
@@ -114,7 +117,9 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out) {
   out << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << pid << ",\"tid\":" << kFramesTrackId
       << ",\"args\":{\"name\":\"Frames\"}}";
   for (const auto& [id, series] : model.frames) {
-    const std::string name = id == 0 ? "Frame" : model.frame_names.contains(id) ? model.frame_names.at(id) : "Frame " + std::to_string(id);
+    const std::string name = id == 0                          ? "Frame"
+                             : model.frame_names.contains(id) ? model.frame_names.at(id)
+                                                              : "Frame " + std::to_string(id);
     for (size_t i = 1; i < series.marks.size(); ++i) {
       begin_event();
       out << "{\"ph\":\"X\",\"cat\":\"frame\",\"name\":" << JsonQuote(name) << ",\"pid\":" << pid
@@ -132,8 +137,8 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out) {
     begin_event();
     out << "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"message\",\"name\":" << JsonQuote(message.text)
         << ",\"pid\":" << pid << ",\"tid\":" << message.thread_id
-        << ",\"ts\":" << Micros(model.RelativeNs(message.tick)) << ",\"args\":{\"severity\":"
-        << unsigned{message.severity} << "}}";
+        << ",\"ts\":" << Micros(model.RelativeNs(message.tick))
+        << ",\"args\":{\"severity\":" << unsigned{message.severity} << "}}";
   }
   for (const auto& [id, plot] : model.plots) {
     const std::string name = plot.name.empty() ? "plot " + std::to_string(id) : plot.name;

@@ -20,14 +20,16 @@ int RenderClocks(const CounterSet& set) {
   for (const CounterInfo& c : set.counters) {
     if (!IsType(c, CounterType::kEvent) && !IsType(c, CounterType::kRaw)) continue;
     std::string name = c.name;
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char ch) { return char(std::tolower(ch)); });
     if (name.find("clocks") != std::string::npos) return int(c.index);
   }
   return -1;
 }
 
 // Seconds the GPU spent on what the sample measured, or 0 when unknown.
-double MeasuredSeconds(const TraceModel& model, const GpuContextTimeline& context, const CounterSample& sample) {
+double MeasuredSeconds(const TraceModel& model, const GpuContextTimeline& context,
+                       const CounterSample& sample) {
   if (sample.target == uint8_t(protocol::CounterTarget::kGpuZone)) {
     if (sample.target_index >= context.zones.size()) return 0;
     const GpuZone& zone = context.zones[sample.target_index];
@@ -51,8 +53,8 @@ std::string CounterUnit(const CounterSet& set, size_t index) {
   return "";
 }
 
-double NormalizedCounterValue(const TraceModel& model, const GpuContextTimeline& context, const CounterSample& sample,
-                              size_t index) {
+double NormalizedCounterValue(const TraceModel& model, const GpuContextTimeline& context,
+                              const CounterSample& sample, size_t index) {
   if (index >= sample.value_count) return 0;
   const double value = context.counter_values[sample.first_value + index];
   auto set = model.counter_sets.find(sample.set_id);
@@ -81,7 +83,8 @@ std::vector<CounterStatistics> ComputeCounterStatistics(const TraceModel& model)
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, CounterStatistics> by_key;
   for (const auto& [id, context] : model.gpu_contexts) {
     for (const CounterSample& sample : context.counter_samples) {
-      if (sample.target != uint8_t(protocol::CounterTarget::kGpuZone) || sample.target_index >= context.zones.size()) {
+      if (sample.target != uint8_t(protocol::CounterTarget::kGpuZone) ||
+          sample.target_index >= context.zones.size()) {
         continue;
       }
       const uint32_t location = context.zones[sample.target_index].source_location;

@@ -15,7 +15,8 @@ void CpuClockModel::SetTimer(double ticks_per_second, bool is_nanoseconds) {
 }
 
 bool CpuClockModel::AddPair(const CpuCalibrationPair& pair) {
-  if (pair.monotonic_raw_ns != ClampTraceNs(pair.monotonic_raw_ns) || pair.monotonic_ns != ClampTraceNs(pair.monotonic_ns)) {
+  if (pair.monotonic_raw_ns != ClampTraceNs(pair.monotonic_raw_ns) ||
+      pair.monotonic_ns != ClampTraceNs(pair.monotonic_ns)) {
     return false;
   }
   pairs_.push_back(pair);
@@ -51,8 +52,9 @@ void CpuClockModel::Refit() {
   // Anchor the line at the weighted centroid, expressed as a whole tick near it.
   const int64_t centroid_dx = std::llround(static_cast<double>(mean_x));
   anchor_tick_ = first.tick + static_cast<uint64_t>(centroid_dx);
-  anchor_ns_ = first.monotonic_raw_ns +
-               std::llround(static_cast<double>(mean_y + (static_cast<long double>(centroid_dx) - mean_x) * slope));
+  anchor_ns_ =
+      first.monotonic_raw_ns +
+      std::llround(static_cast<double>(mean_y + (static_cast<long double>(centroid_dx) - mean_x) * slope));
   ns_per_tick_ = static_cast<double>(slope);
 }
 

@@ -1,9 +1,9 @@
 #include "gnomon/server/gpu_clock_model.h"
 
-#include "gnomon/server/cpu_clock_model.h"
-
 #include <algorithm>
 #include <cmath>
+
+#include "gnomon/server/cpu_clock_model.h"
 
 namespace gnomon::server {
 namespace {
@@ -77,7 +77,8 @@ GpuClockModel::SampleResult GpuClockModel::AddSample(const GpuCalibrationSample&
     const int64_t dg = int64_t(sample.gpu_ticks - last.gpu_ticks);
     const int64_t dc = sample.cpu_ns - last.cpu_ns;
     const double dg_ns = double(dg) * period_.ns();
-    const double tolerance = dg_ns * kMaxRateError + double(last.uncertainty_ns) + double(sample.uncertainty_ns) + 1000.0;
+    const double tolerance =
+        dg_ns * kMaxRateError + double(last.uncertainty_ns) + double(sample.uncertainty_ns) + 1000.0;
     if (dg >= 0 && dc >= 0 && dg_ns < double(kMergeWindowNs) && std::fabs(double(dc) - dg_ns) <= tolerance) {
       // Two reads of (nearly) the same moment: one knot at their weighted centroid,
       // which lies between them and so keeps the knots strictly increasing.

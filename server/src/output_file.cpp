@@ -5,9 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -104,7 +104,8 @@ Status OutputFile::Publish(Overwrite overwrite) {
     }
   }
   if (result != 0) {
-    if (errno == EEXIST) return kept(path_ + " appeared meanwhile; choose another name or allow overwriting (-f)");
+    if (errno == EEXIST)
+      return kept(path_ + " appeared meanwhile; choose another name or allow overwriting (-f)");
     return kept("cannot move the file to " + path_ + ": " + std::strerror(errno));
   }
   published_ = true;

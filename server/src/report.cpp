@@ -29,8 +29,10 @@ namespace {
 
 const char* TimerName(uint8_t kind) {
   switch (static_cast<protocol::TimerKind>(kind)) {
-    case protocol::TimerKind::kTsc: return "invariant TSC";
-    case protocol::TimerKind::kMonotonicRaw: return "CLOCK_MONOTONIC_RAW";
+    case protocol::TimerKind::kTsc:
+      return "invariant TSC";
+    case protocol::TimerKind::kMonotonicRaw:
+      return "CLOCK_MONOTONIC_RAW";
   }
   return "unknown timer";
 }
@@ -61,10 +63,14 @@ std::string CsvQuote(std::string_view text) {
 
 const char* GpuApiName(uint8_t api) {
   switch (static_cast<protocol::GpuApi>(api)) {
-    case protocol::GpuApi::kVulkan: return "Vulkan";
-    case protocol::GpuApi::kOpenGL: return "OpenGL";
-    case protocol::GpuApi::kCuda: return "CUDA";
-    case protocol::GpuApi::kUnknown: break;
+    case protocol::GpuApi::kVulkan:
+      return "Vulkan";
+    case protocol::GpuApi::kOpenGL:
+      return "OpenGL";
+    case protocol::GpuApi::kCuda:
+      return "CUDA";
+    case protocol::GpuApi::kUnknown:
+      break;
   }
   return "GPU";
 }
@@ -87,20 +93,25 @@ void PrintGpuContexts(const TraceModel& model, std::ostream& out) {
     for (double r : clock.Residuals()) wander += r * r;
     wander = clock.knots().empty() ? 0 : std::sqrt(wander / double(clock.knots().size()));
     out << "  " << Printable(context.label())
-        << Format(" (%s, context %u): %zu zones (%llu without GPU times), period %llu/%llu ns, %u-bit counter\n"
-                  "    clock: %zu calibrations (%zu rejected), drift %+.3f ppm, wander %s rms, uncertainty %s, %s\n",
-                  GpuApiName(context.api), id, context.zones.size(), static_cast<unsigned long long>(untimed),
-                  static_cast<unsigned long long>(clock.period().numerator_ns),
-                  static_cast<unsigned long long>(clock.period().denominator), unsigned{clock.valid_bits()},
-                  clock.sample_count(), clock.rejected_count(), clock.drift_ppm(), FormatDuration(wander).c_str(),
-                  clock.current_uncertainty_ns() == UINT32_MAX
-                      ? "unknown"
-                      : FormatDuration(clock.current_uncertainty_ns()).c_str(),
-                  (context.flags & protocol::kGpuContextCalibrated)           ? "calibrated timestamps"
-                  : (context.flags & protocol::kGpuContextFallbackCalibration) ? "bracketed-read calibration"
-                                                                                : "calibration source not stated");
+        << Format(
+               " (%s, context %u): %zu zones (%llu without GPU times), period %llu/%llu ns, %u-bit counter\n"
+               "    clock: %zu calibrations (%zu rejected), drift %+.3f ppm, wander %s rms, uncertainty %s, "
+               "%s\n",
+               GpuApiName(context.api), id, context.zones.size(), static_cast<unsigned long long>(untimed),
+               static_cast<unsigned long long>(clock.period().numerator_ns),
+               static_cast<unsigned long long>(clock.period().denominator), unsigned{clock.valid_bits()},
+               clock.sample_count(), clock.rejected_count(), clock.drift_ppm(),
+               FormatDuration(wander).c_str(),
+               clock.current_uncertainty_ns() == UINT32_MAX
+                   ? "unknown"
+                   : FormatDuration(clock.current_uncertainty_ns()).c_str(),
+               (context.flags & protocol::kGpuContextCalibrated) ? "calibrated timestamps"
+               : (context.flags & protocol::kGpuContextFallbackCalibration)
+                   ? "bracketed-read calibration"
+                   : "calibration source not stated");
     if (extrapolated > 0 || context.unmatched_gpu_times > 0) {
-      out << "    " << extrapolated << " zone(s) outside the calibrated span (extrapolated, wider uncertainty), "
+      out << "    " << extrapolated
+          << " zone(s) outside the calibrated span (extrapolated, wider uncertainty), "
           << context.unmatched_gpu_times << " GPU time(s) for queries no zone used\n";
     }
   }
@@ -117,10 +128,9 @@ void PrintSummary(const TraceModel& model, std::ostream& out) {
   } else {
     out << "(unknown: the stream had no AppInfo)\n";
   }
-  out << "Timer      " << TimerName(model.program.timer_kind) << ", " << Format("%.6f GHz", 1.0 / model.clock.ns_per_tick())
-      << " fitted from "
-      << model.clock.pairs().size() << " calibration pair(s), residual "
-      << FormatDuration(model.clock.ResidualRmsNs()) << " rms\n";
+  out << "Timer      " << TimerName(model.program.timer_kind) << ", "
+      << Format("%.6f GHz", 1.0 / model.clock.ns_per_tick()) << " fitted from " << model.clock.pairs().size()
+      << " calibration pair(s), residual " << FormatDuration(model.clock.ResidualRmsNs()) << " rms\n";
   out << "Duration   " << FormatDuration(double(duration)) << "\n";
   out << "Threads    " << model.threads.size() << "\n";
   for (const ThreadTimeline& thread : model.threads) {
@@ -165,14 +175,17 @@ void PrintSummary(const TraceModel& model, std::ostream& out) {
   out << "Messages   " << model.messages.size() << "\n";
   for (const LogMessage& message : model.messages) {
     out << "  " << Format("%12.6f s", double(model.RelativeNs(message.tick)) / 1e9) << "  "
-        << protocol::SeverityName(message.severity) << "  [thread " << message.thread_id << "] " << Printable(message.text)
-        << "\n";
+        << protocol::SeverityName(message.severity) << "  [thread " << message.thread_id << "] "
+        << Printable(message.text) << "\n";
   }
   const Diagnostics& d = model.diagnostics;
   out << "Dropped    " << d.client_dropped_events << " event(s) dropped by the program"
-      << (d.client_dropped_events ? " (its event buffer was full; see GNOMON_BUFFER_POLICY and GNOMON_BUFFER_MB)" : "")
+      << (d.client_dropped_events
+              ? " (its event buffer was full; see GNOMON_BUFFER_POLICY and GNOMON_BUFFER_MB)"
+              : "")
       << "\n";
-  out << "Stream     " << (d.ended_cleanly ? "ended cleanly" : "ended without a goodbye (program killed, or capture stopped)");
+  out << "Stream     "
+      << (d.ended_cleanly ? "ended cleanly" : "ended without a goodbye (program killed, or capture stopped)");
   if (d.attributes_without_zone || d.events_without_thread || d.clamped_zone_ends || d.invalid_ids ||
       d.frame_ends_without_begin) {
     out << "; problems: " << d.attributes_without_zone << " attribute(s) without a zone, "
@@ -202,8 +215,8 @@ void PrintStatisticsTable(const TraceModel& model, const std::vector<ZoneStatist
     location_width = std::max(location_width, std::min(kMaxWidth, CountCharacters(Location(location))));
   }
   out << FitColumn("Zone", name_width) << "  " << FitColumn("Location", location_width)
-      << Format(" %10s %11s %11s %11s %11s %11s %11s %11s\n", "Count", "Total", "Self", "Mean", "Median", "Min", "Max",
-                "Std dev");
+      << Format(" %10s %11s %11s %11s %11s %11s %11s %11s\n", "Count", "Total", "Self", "Mean", "Median",
+                "Min", "Max", "Std dev");
   for (const ZoneStatistics& s : stats) {
     const SourceLocation& location = model.Location(s.source_location);
     out << FitColumn(location.name, name_width) << "  " << FitColumn(Location(location), location_width)
@@ -220,9 +233,11 @@ void WriteStatisticsCsv(const TraceModel& model, const std::vector<ZoneStatistic
   out << "name,function,file,line,count,total_ns,self_ns,mean_ns,median_ns,min_ns,max_ns,stddev_ns\n";
   for (const ZoneStatistics& s : stats) {
     const SourceLocation& location = model.Location(s.source_location);
-    out << CsvQuote(location.name) << "," << CsvQuote(location.function) << "," << CsvQuote(location.file) << ","
-        << Format("%u,%" PRIu64 ",%" PRId64 ",%" PRId64 ",%.1f,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.1f", location.line,
-                  s.count, s.total_ns, s.self_ns, s.mean_ns, s.median_ns, s.min_ns, s.max_ns, s.stddev_ns)
+    out << CsvQuote(location.name) << "," << CsvQuote(location.function) << "," << CsvQuote(location.file)
+        << ","
+        << Format("%u,%" PRIu64 ",%" PRId64 ",%" PRId64 ",%.1f,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.1f",
+                  location.line, s.count, s.total_ns, s.self_ns, s.mean_ns, s.median_ns, s.min_ns, s.max_ns,
+                  s.stddev_ns)
         << "\n";
   }
 }

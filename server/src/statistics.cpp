@@ -233,7 +233,8 @@ class StatisticsRun {
       if (zone.duration >= 0) {
         by_location[location].Add(zone.duration);
         if (!stack.empty()) {
-          if (stack.back().duration >= 0) stack.back().children = AddSaturated(stack.back().children, zone.duration);
+          if (stack.back().duration >= 0)
+            stack.back().children = AddSaturated(stack.back().children, zone.duration);
         } else if (zone.depth > 0) {
           if (piece.orphan_children.size() <= zone.depth) piece.orphan_children.resize(zone.depth + 1);
           piece.orphan_children[zone.depth] = AddSaturated(piece.orphan_children[zone.depth], zone.duration);
@@ -257,12 +258,14 @@ class StatisticsRun {
       }
       for (uint32_t depth = 1; depth < piece.orphan_children.size(); ++depth) {
         // The parent: the innermost open zone above `depth`.
-        auto parent = std::find_if(open.rbegin(), open.rend(), [&](const Open& o) { return o.depth < depth; });
+        auto parent =
+            std::find_if(open.rbegin(), open.rend(), [&](const Open& o) { return o.depth < depth; });
         if (parent != open.rend() && parent->duration >= 0) {
           parent->children = AddSaturated(parent->children, piece.orphan_children[depth]);
         }
       }
-      for (; !open.empty() && open.back().depth >= piece.min_depth; open.pop_back()) Close(open.back(), by_location);
+      for (; !open.empty() && open.back().depth >= piece.min_depth; open.pop_back())
+        Close(open.back(), by_location);
       open.insert(open.end(), piece.still_open.begin(), piece.still_open.end());
     }
     for (; !open.empty(); open.pop_back()) Close(open.back(), by_location);
@@ -278,7 +281,8 @@ class StatisticsRun {
 
   std::vector<ZoneStatistics> Finish(std::vector<Accumulator>& by_location, size_t workers) {
     std::vector<BucketQuery> queries;
-    std::vector<std::pair<size_t, size_t>> medians(by_location.size(), {SIZE_MAX, SIZE_MAX});  // query per rank
+    std::vector<std::pair<size_t, size_t>> medians(by_location.size(),
+                                                   {SIZE_MAX, SIZE_MAX});  // query per rank
     std::vector<std::pair<int64_t, int64_t>> known(by_location.size());
     for (uint32_t id = 0; id < by_location.size(); ++id) {
       Accumulator& a = by_location[id];
@@ -289,7 +293,9 @@ class StatisticsRun {
         std::vector<int64_t>& v = a.durations.values();
         std::nth_element(v.begin(), v.begin() + ptrdiff_t(upper_rank), v.end());
         const int64_t upper = v[upper_rank];
-        const int64_t lower = lower_rank == upper_rank ? upper : *std::max_element(v.begin(), v.begin() + ptrdiff_t(upper_rank));
+        const int64_t lower = lower_rank == upper_rank
+                                  ? upper
+                                  : *std::max_element(v.begin(), v.begin() + ptrdiff_t(upper_rank));
         known[id] = {lower, upper};
         continue;
       }
@@ -331,11 +337,13 @@ class StatisticsRun {
   }
 
   // The second pass: the durations inside each queried bucket, then the one asked for.
-  void ReadBuckets(std::vector<BucketQuery>& queries, size_t workers, std::vector<std::pair<int64_t, int64_t>>& known,
+  void ReadBuckets(std::vector<BucketQuery>& queries, size_t workers,
+                   std::vector<std::pair<int64_t, int64_t>>& known,
                    const std::vector<std::pair<size_t, size_t>>& medians) {
     std::vector<std::vector<uint32_t>> by_location(locations_);
     for (uint32_t q = 0; q < queries.size(); ++q) by_location[queries[q].location].push_back(q);
-    std::vector<std::vector<std::vector<int64_t>>> found(workers, std::vector<std::vector<int64_t>>(queries.size()));
+    std::vector<std::vector<std::vector<int64_t>>> found(workers,
+                                                         std::vector<std::vector<int64_t>>(queries.size()));
     ForEachPieceInParallel(workers, [&](size_t worker, const Piece& piece) {
       for (size_t i = piece.begin; i < piece.end; ++i) {
         const ZoneFacts zone = sequences_.At(piece.sequence, i);
@@ -349,7 +357,8 @@ class StatisticsRun {
     });
     for (size_t q = 0; q < queries.size(); ++q) {
       std::vector<int64_t> values;
-      for (size_t w = 0; w < workers; ++w) values.insert(values.end(), found[w][q].begin(), found[w][q].end());
+      for (size_t w = 0; w < workers; ++w)
+        values.insert(values.end(), found[w][q].begin(), found[w][q].end());
       queries[q].values = std::move(values);
     }
     for (uint32_t id = 0; id < known.size(); ++id) {
@@ -366,7 +375,8 @@ class StatisticsRun {
         if (lower_query == upper_query) {
           const std::vector<int64_t>& v = queries[lower_query].values;
           const uint64_t rank = queries[lower_query].rank;
-          known[id].first = rank == 0 ? known[id].second : *std::max_element(v.begin(), v.begin() + ptrdiff_t(rank));
+          known[id].first =
+              rank == 0 ? known[id].second : *std::max_element(v.begin(), v.begin() + ptrdiff_t(rank));
         } else {
           known[id].first = read(lower_query, queries[lower_query].rank);
         }
@@ -407,7 +417,9 @@ class GpuSequences {
         const GpuZone& zone = context.zones[i];
         int64_t duration = -1;
         if (zone.is_timed()) {
-          duration = zone.gpu_end >= zone.gpu_begin ? std::llround(context.clock.TicksToNs(zone.gpu_end - zone.gpu_begin)) : 0;
+          duration = zone.gpu_end >= zone.gpu_begin
+                         ? std::llround(context.clock.TicksToNs(zone.gpu_end - zone.gpu_begin))
+                         : 0;
         }
         by_thread[zone.thread_id].push_back({zone.depth, zone.source_location, duration});
       }

@@ -35,10 +35,10 @@ namespace gnomon::server {
 struct NullHandler {};
 
 struct DecodeResult {
-  size_t consumed = 0;   // bytes of whole messages decoded
+  size_t consumed = 0;    // bytes of whole messages decoded
   uint64_t messages = 0;  // messages decoded
-  bool failed = false;   // an unknown type tag at `consumed`
-  std::string error;     // one line when failed
+  bool failed = false;    // an unknown type tag at `consumed`
+  std::string error;      // one line when failed
 };
 
 // What is wrong with `size` leftover bytes at the end of a stream, or "" when none.
@@ -47,23 +47,24 @@ std::string DescribeTruncation(const uint8_t* data, size_t size);
 namespace decoder_detail {
 // For each message X, DeliverX(p, handler) hands the whole message at p to the
 // handler's OnX, in the form it takes.
-#define GNOMON_WIRE_MESSAGE(TAG, NAME, SCOPE)                                                                 \
-  template <typename Handler>                                                                                 \
-  void Deliver##NAME(const uint8_t* p, Handler& handler) {                                                   \
-    using H = std::remove_cvref_t<Handler>;                                                                   \
-    const auto m = protocol::LoadLe<protocol::NAME>(p);                                                      \
-    if constexpr (requires(const protocol::NAME##Tail& t) { handler.On##NAME(m, t); }) {                     \
-      handler.On##NAME(m, protocol::ReadTail(m, p + sizeof(m)));                                             \
-    } else if constexpr (requires { handler.On##NAME(m); }) {                                                \
-      handler.On##NAME(m);                                                                                    \
-    } else {                                                                                                  \
-      static_assert(!requires { &H::On##NAME; }, "On" #NAME " takes neither (const protocol::" #NAME          \
-                                                 "&, const protocol::" #NAME "Tail&) nor (const protocol::"   \
-                                                 #NAME "&)");                                                 \
-      if constexpr (requires(const protocol::NAME##Tail& t) { handler.OnAnyMessage(m, t); }) {               \
-        handler.OnAnyMessage(m, protocol::ReadTail(m, p + sizeof(m)));                                       \
-      }                                                                                                       \
-    }                                                                                                         \
+#define GNOMON_WIRE_MESSAGE(TAG, NAME, SCOPE)                                                  \
+  template <typename Handler>                                                                  \
+  void Deliver##NAME(const uint8_t* p, Handler& handler) {                                     \
+    using H = std::remove_cvref_t<Handler>;                                                    \
+    const auto m = protocol::LoadLe<protocol::NAME>(p);                                        \
+    if constexpr (requires(const protocol::NAME##Tail& t) { handler.On##NAME(m, t); }) {       \
+      handler.On##NAME(m, protocol::ReadTail(m, p + sizeof(m)));                               \
+    } else if constexpr (requires { handler.On##NAME(m); }) {                                  \
+      handler.On##NAME(m);                                                                     \
+    } else {                                                                                   \
+      static_assert(                                                                           \
+          !requires { &H::On##NAME; },                                                         \
+          "On" #NAME " takes neither (const protocol::" #NAME "&, const protocol::" #NAME      \
+          "Tail&) nor (const protocol::" #NAME "&)");                                          \
+      if constexpr (requires(const protocol::NAME##Tail& t) { handler.OnAnyMessage(m, t); }) { \
+        handler.OnAnyMessage(m, protocol::ReadTail(m, p + sizeof(m)));                         \
+      }                                                                                        \
+    }                                                                                          \
   }
 #include "gnomon/protocol/messages.def"
 }  // namespace decoder_detail
@@ -72,8 +73,8 @@ namespace decoder_detail {
 template <typename Handler>
 void DispatchMessage(const uint8_t* p, Handler& handler) {
   switch (static_cast<protocol::MessageType>(p[0])) {
-#define GNOMON_WIRE_MESSAGE(TAG, NAME, SCOPE) \
-  case protocol::MessageType::k##NAME:        \
+#define GNOMON_WIRE_MESSAGE(TAG, NAME, SCOPE)  \
+  case protocol::MessageType::k##NAME:         \
     decoder_detail::Deliver##NAME(p, handler); \
     break;
 #include "gnomon/protocol/messages.def"

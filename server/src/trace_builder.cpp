@@ -145,7 +145,8 @@ void TraceBuilder::OnStringDef(const protocol::StringDef& m, const protocol::Str
       if (it != model_.frames.end()) AssignUtf8(it->second.name, text);
     }
   } else if (kind == static_cast<uint8_t>(protocol::StringKind::kPlotName)) {
-    if (model_.plots.size() < kMaxSeries || model_.plots.contains(id)) AssignUtf8(model_.plots[id].name, text);
+    if (model_.plots.size() < kMaxSeries || model_.plots.contains(id))
+      AssignUtf8(model_.plots[id].name, text);
   } else {
     ++model_.diagnostics.invalid_ids;
   }
@@ -210,7 +211,8 @@ void TraceBuilder::OnAppInfo(const protocol::AppInfo& info, const protocol::AppI
 }
 
 void TraceBuilder::OnDroppedEvents(const protocol::DroppedEvents& m) {
-  model_.diagnostics.client_dropped_events = std::max<uint64_t>(model_.diagnostics.client_dropped_events, m.total_events);
+  model_.diagnostics.client_dropped_events =
+      std::max<uint64_t>(model_.diagnostics.client_dropped_events, m.total_events);
 }
 
 void TraceBuilder::OnEndOfStream(const protocol::EndOfStream& m) {
@@ -221,9 +223,12 @@ void TraceBuilder::OnEndOfStream(const protocol::EndOfStream& m) {
 
 int64_t TraceBuilder::CpuNs(uint64_t time, uint8_t domain) const {
   switch (static_cast<protocol::CpuTimeDomain>(domain)) {
-    case protocol::CpuTimeDomain::kMonotonicRaw: return ClampTraceNs(int64_t(time));
-    case protocol::CpuTimeDomain::kMonotonic: return model_.clock.MonotonicToRawNs(int64_t(time));
-    case protocol::CpuTimeDomain::kTicks: break;
+    case protocol::CpuTimeDomain::kMonotonicRaw:
+      return ClampTraceNs(int64_t(time));
+    case protocol::CpuTimeDomain::kMonotonic:
+      return model_.clock.MonotonicToRawNs(int64_t(time));
+    case protocol::CpuTimeDomain::kTicks:
+      break;
   }
   return model_.clock.TickToNs(time);
 }
@@ -255,7 +260,8 @@ void TraceBuilder::OnGpuContextDef(const protocol::GpuContextDef& def, const pro
   context.clock.AddSample({context.clock.Unwrap(def.gpu_ticks), cpu_ns, def.uncertainty_ns});
 }
 
-void TraceBuilder::OnGpuContextName(const protocol::GpuContextName& m, const protocol::GpuContextNameTail& t) {
+void TraceBuilder::OnGpuContextName(const protocol::GpuContextName& m,
+                                    const protocol::GpuContextNameTail& t) {
   if (GpuContextState* state = FindGpuContext(m.context_id)) AssignUtf8(state->context->name, t.name);
 }
 
@@ -338,8 +344,8 @@ void TraceBuilder::OnGpuCalibration(const protocol::GpuCalibration& calibration)
   GpuClockModel& clock = state->context->clock;
   const int64_t cpu_ns = CpuNs(calibration.cpu_time, calibration.cpu_domain);
   const uint64_t ticks = clock.Unwrap(calibration.gpu_ticks);
-  if (calibration.cpu_delta_ns <= 0 ||
-      clock.AddSample({ticks, cpu_ns, calibration.uncertainty_ns}) == GpuClockModel::SampleResult::kRejected) {
+  if (calibration.cpu_delta_ns <= 0 || clock.AddSample({ticks, cpu_ns, calibration.uncertainty_ns}) ==
+                                           GpuClockModel::SampleResult::kRejected) {
     ++model_.diagnostics.gpu_rejected_calibrations;
   }
 }
@@ -347,7 +353,8 @@ void TraceBuilder::OnGpuCalibration(const protocol::GpuCalibration& calibration)
 void TraceBuilder::OnGpuResync(const protocol::GpuResync& resync) {
   GpuContextState* state = FindGpuContext(resync.context_id);
   if (state == nullptr) return;
-  state->context->clock.Resync({resync.gpu_ticks, CpuNs(resync.cpu_time, resync.cpu_domain), resync.uncertainty_ns});
+  state->context->clock.Resync(
+      {resync.gpu_ticks, CpuNs(resync.cpu_time, resync.cpu_domain), resync.uncertainty_ns});
 }
 
 void TraceBuilder::OnCounterSetDef(const protocol::CounterSetDef& def, const protocol::CounterSetDefTail& t) {
@@ -391,7 +398,8 @@ void TraceBuilder::OnCounterDef(const protocol::CounterDef& def, const protocol:
   counter.is_defined = true;
 }
 
-void TraceBuilder::OnCounterResult(const protocol::CounterResult& result, const protocol::CounterResultTail& t) {
+void TraceBuilder::OnCounterResult(const protocol::CounterResult& result,
+                                   const protocol::CounterResultTail& t) {
   const uint32_t set_id = result.set_id;  // copies: the message is packed
   const uint32_t target_id = result.target_id;
   auto set = model_.counter_sets.find(set_id);
@@ -416,7 +424,8 @@ void TraceBuilder::OnCounterResult(const protocol::CounterResult& result, const 
       return;
     }
     sample.target_index = zone->second.zone;
-    context->counter_sample_of_zone[zone->second.zone] = static_cast<uint32_t>(context->counter_samples.size());
+    context->counter_sample_of_zone[zone->second.zone] =
+        static_cast<uint32_t>(context->counter_samples.size());
   } else if (result.target == uint8_t(protocol::CounterTarget::kFrame)) {
     sample.target_index = target_id;
   } else {
@@ -426,7 +435,8 @@ void TraceBuilder::OnCounterResult(const protocol::CounterResult& result, const 
   for (uint16_t i = 0; i < result.value_count; ++i) {
     const uint64_t bits = t.values[i];
     const CounterInfo* counter = set->second.Find(i);
-    const uint8_t type = counter != nullptr ? counter->data_type : uint8_t(protocol::CounterDataType::kUint64);
+    const uint8_t type =
+        counter != nullptr ? counter->data_type : uint8_t(protocol::CounterDataType::kUint64);
     const bool is_float = type == uint8_t(protocol::CounterDataType::kFloat) ||
                           type == uint8_t(protocol::CounterDataType::kDouble);
     context->counter_values.push_back(is_float ? std::bit_cast<double>(bits) : double(bits));

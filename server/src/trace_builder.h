@@ -1,7 +1,7 @@
 // Turns decoded messages into a TraceModel: zone trees, frames, messages, plots, clocks.
 //
-// A decoder handler (see stream_decoder.h): one OnX per message of the catalogue. Every semantic problem in the stream, such
-// as a zone end with no begin, an attribute with no open zone or an event before any
+// A decoder handler (see stream_decoder.h): one OnX per message of the catalogue. Every semantic problem in
+// the stream, such as a zone end with no begin, an attribute with no open zone or an event before any
 // ThreadContext, is counted in TraceModel::diagnostics and skipped; none is fatal.
 #pragma once
 
@@ -12,8 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "stream_decoder.h"
 #include "gnomon/server/trace_model.h"
+#include "stream_decoder.h"
 
 namespace gnomon::server {
 
@@ -127,8 +127,8 @@ class TraceBuilder {
       uint32_t zone = 0;
       bool is_end = false;
     };
-    std::unordered_map<uint32_t, PendingQuery> pending;  // query -> zone awaiting its time
-    std::unordered_map<uint32_t, uint64_t> early_times;  // times that arrived before their zone
+    std::unordered_map<uint32_t, PendingQuery> pending;              // query -> zone awaiting its time
+    std::unordered_map<uint32_t, uint64_t> early_times;              // times that arrived before their zone
     std::unordered_map<uint32_t, std::vector<uint32_t>> open_zones;  // by thread, innermost last
   };
 
@@ -146,7 +146,8 @@ class TraceBuilder {
   // thread's timeline is made at its first event, not at a ThreadContext that names it:
   // naming threads costs a stream nothing until it records in them.
   ThreadTimeline* CurrentThread() {
-    if (thread_ != nullptr) [[likely]] return thread_;
+    if (thread_ != nullptr) [[likely]]
+      return thread_;
     return ResolveThread();
   }
   [[gnu::noinline]] ThreadTimeline* ResolveThread();
@@ -157,7 +158,8 @@ class TraceBuilder {
   // order before using them, so each index is its id: ids below identity_limit_ are
   // known to be, and only other streams look up a table.
   uint32_t LocationIndex(uint32_t id) {
-    if (id < identity_limit_) [[likely]] return id;
+    if (id < identity_limit_) [[likely]]
+      return id;
     return LookUpLocation(id);
   }
   [[gnu::noinline]] uint32_t LookUpLocation(uint32_t id);
@@ -167,13 +169,13 @@ class TraceBuilder {
   }
 
   TraceModel& model_;
-  std::deque<std::vector<OpenZone>> open_zones_;  // by index in model_.threads
+  std::deque<std::vector<OpenZone>> open_zones_;              // by index in model_.threads
   std::unordered_map<uint32_t, uint64_t> open_frame_begins_;  // by frame series name id
-  std::unordered_map<uint32_t, GpuContextState> gpu_;  // by context id
-  ThreadTimeline* thread_ = nullptr;  // of thread_id_, once resolved
-  std::vector<OpenZone>* open_ = nullptr;  // thread_'s open zones
-  uint32_t thread_id_ = 0;            // from the last ThreadContext; 0: none
-  bool thread_refused_ = false;       // thread_id_ is past kMaxThreads (counted once)
+  std::unordered_map<uint32_t, GpuContextState> gpu_;         // by context id
+  ThreadTimeline* thread_ = nullptr;                          // of thread_id_, once resolved
+  std::vector<OpenZone>* open_ = nullptr;                     // thread_'s open zones
+  uint32_t thread_id_ = 0;                                    // from the last ThreadContext; 0: none
+  bool thread_refused_ = false;                               // thread_id_ is past kMaxThreads (counted once)
   uint32_t identity_limit_ = 1;  // ids below it are their own index (0: "unknown")
 };
 

@@ -15,13 +15,16 @@ uint32_t Fnv1a(const void* data, size_t size) {
 
 }  // namespace
 
-uint32_t BlockHeaderCheck(const BlockHeader& header) { return Fnv1a(&header, offsetof(BlockHeader, header_check)); }
+uint32_t BlockHeaderCheck(const BlockHeader& header) {
+  return Fnv1a(&header, offsetof(BlockHeader, header_check));
+}
 
 uint32_t BlockHeaderCheck(const BlockHeaderV1& header) {
   return Fnv1a(&header, offsetof(BlockHeaderV1, header_check));
 }
 
-BlockHeader MakeBlockHeader(uint32_t magic, uint32_t sequence, uint32_t raw_bytes, uint32_t compressed_bytes) {
+BlockHeader MakeBlockHeader(uint32_t magic, uint32_t sequence, uint32_t raw_bytes,
+                            uint32_t compressed_bytes) {
   BlockHeader header{magic, sequence, raw_bytes, compressed_bytes, 0};
   header.header_check = BlockHeaderCheck(header);
   return header;

@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
 #include <zstd.h>
 
 #include <algorithm>
@@ -22,11 +21,11 @@
 #include <thread>
 #include <utility>
 
-#include "gnomon/protocol/messages.h"
-#include "stream_decoder.h"
 #include "block_codec.h"
-#include "trace_builder.h"
+#include "gnomon/protocol/messages.h"
 #include "gnomon/server/trace_file.h"
+#include "stream_decoder.h"
+#include "trace_builder.h"
 
 namespace gnomon::server {
 namespace {
@@ -37,13 +36,13 @@ struct DCtxDeleter {
 
 // A block header as the index reads it, whatever the format.
 struct IndexedBlock {
-  uint64_t offset = 0;         // of its header in the file
-  uint32_t header_bytes = 0;   // 20 (format 4) or 16
-  uint32_t sequence = 0;       // format 4: as written; before: its place among the blocks
+  uint64_t offset = 0;        // of its header in the file
+  uint32_t header_bytes = 0;  // 20 (format 4) or 16
+  uint32_t sequence = 0;      // format 4: as written; before: its place among the blocks
   uint32_t raw_bytes = 0;
   uint32_t compressed_bytes = 0;
-  bool rejected = false;       // its sizes are absurd: it is skipped
-  bool after_gap = false;      // something before it in the stream is lost
+  bool rejected = false;   // its sizes are absurd: it is skipped
+  bool after_gap = false;  // something before it in the stream is lost
   uint64_t data_offset() const { return offset + header_bytes; }
   uint64_t end_offset() const { return data_offset() + compressed_bytes; }
 };
@@ -51,7 +50,8 @@ struct IndexedBlock {
 enum class HeaderKind { kBlock, kEnd, kInvalid, kCut };
 
 // Reads and checks the header at `offset`.
-HeaderKind ReadHeader(const TraceSource& source, uint64_t offset, uint64_t file_bytes, bool numbered, IndexedBlock& out) {
+HeaderKind ReadHeader(const TraceSource& source, uint64_t offset, uint64_t file_bytes, bool numbered,
+                      IndexedBlock& out) {
   const size_t size = numbered ? sizeof(BlockHeader) : sizeof(BlockHeaderV1);
   if (file_bytes - offset < size) return HeaderKind::kCut;
   uint32_t magic = 0;
@@ -68,7 +68,8 @@ HeaderKind ReadHeader(const TraceSource& source, uint64_t offset, uint64_t file_
     magic = h.magic;
     out = {offset, uint32_t(size), 0, h.raw_bytes, h.compressed_bytes};
   }
-  if (magic == kEndMagic) return out.raw_bytes == 0 && out.compressed_bytes == 0 ? HeaderKind::kEnd : HeaderKind::kInvalid;
+  if (magic == kEndMagic)
+    return out.raw_bytes == 0 && out.compressed_bytes == 0 ? HeaderKind::kEnd : HeaderKind::kInvalid;
   return magic == kBlockMagic ? HeaderKind::kBlock : HeaderKind::kInvalid;
 }
 
@@ -84,7 +85,8 @@ uint64_t FindNextHeader(const TraceSource& source, uint64_t from, uint64_t file_
       if (window[i] != 'G' || (window[i + 1] != 'B' && window[i + 1] != 'E')) continue;
       IndexedBlock block;
       const HeaderKind kind = ReadHeader(source, base + i, file_bytes, numbered, block);
-      if (kind == HeaderKind::kEnd || (kind == HeaderKind::kBlock && block.end_offset() <= file_bytes)) return base + i;
+      if (kind == HeaderKind::kEnd || (kind == HeaderKind::kBlock && block.end_offset() <= file_bytes))
+        return base + i;
     }
     if (n < window.size()) break;
   }
@@ -102,7 +104,8 @@ class Notes {
   std::string Join(const std::string& path) const {
     std::string text;
     for (const std::string& note : notes_) text += (text.empty() ? path + ": " : "; ") + note;
-    if (count_ > kMaxNotes) text += "; and " + std::to_string(count_ - kMaxNotes) + " more problem(s) of these kinds";
+    if (count_ > kMaxNotes)
+      text += "; and " + std::to_string(count_ - kMaxNotes) + " more problem(s) of these kinds";
     return text;
   }
 
@@ -114,11 +117,12 @@ class Notes {
 std::string At(uint64_t offset) { return "at byte " + std::to_string(offset); }
 
 // Every block header of the file, in the order to load the blocks, and what was wrong.
-std::vector<IndexedBlock> IndexBlocks(const TraceSource& source, uint64_t file_bytes, const FileHeader& header,
-                                      uint32_t max_expansion, FileAnomalies& anomalies, Notes& notes) {
+std::vector<IndexedBlock> IndexBlocks(const TraceSource& source, uint64_t file_bytes,
+                                      const FileHeader& header, uint32_t max_expansion,
+                                      FileAnomalies& anomalies, Notes& notes) {
   const bool numbered = header.format_version >= 4;
-  std::vector<IndexedBlock> blocks;            // in file order
-  std::vector<IndexedBlock> end_markers;       // sequence: the block count (format 4)
+  std::vector<IndexedBlock> blocks;       // in file order
+  std::vector<IndexedBlock> end_markers;  // sequence: the block count (format 4)
   uint64_t offset = header.header_bytes;
   uint32_t position = 0;
   while (offset < file_bytes) {
@@ -141,10 +145,11 @@ std::vector<IndexedBlock> IndexBlocks(const TraceSource& source, uint64_t file_b
           uint64_t(block.raw_bytes) > uint64_t(max_expansion) * block.compressed_bytes) {
         block.rejected = true;
         ++anomalies.rejected_blocks;
-        notes.Add("the block " + At(offset) + " claims " + std::to_string(block.raw_bytes) + " bytes from " +
-                  std::to_string(block.compressed_bytes) + " (a capture never expands more than " +
-                  std::to_string(max_expansion) +
-                  " times; damaged or crafted, skipped; --max-expansion raises the limit for a file you trust)");
+        notes.Add(
+            "the block " + At(offset) + " claims " + std::to_string(block.raw_bytes) + " bytes from " +
+            std::to_string(block.compressed_bytes) + " (a capture never expands more than " +
+            std::to_string(max_expansion) +
+            " times; damaged or crafted, skipped; --max-expansion raises the limit for a file you trust)");
       }
       blocks.push_back(block);
       offset = block.end_offset();
@@ -157,7 +162,8 @@ std::vector<IndexedBlock> IndexBlocks(const TraceSource& source, uint64_t file_b
       break;
     }
     // Bytes that are not a header: damage, or whatever follows the end marker.
-    const uint64_t next = kind == HeaderKind::kCut ? file_bytes : FindNextHeader(source, offset + 1, file_bytes, numbered);
+    const uint64_t next =
+        kind == HeaderKind::kCut ? file_bytes : FindNextHeader(source, offset + 1, file_bytes, numbered);
     if (next == file_bytes && after_end) {
       anomalies.trailing_bytes = file_bytes - offset;
       notes.Add(std::to_string(file_bytes - offset) + " byte(s) after the end marker " + At(offset) +
@@ -166,8 +172,7 @@ std::vector<IndexedBlock> IndexBlocks(const TraceSource& source, uint64_t file_b
     }
     anomalies.damaged_bytes += next - offset;
     notes.Add("bytes " + std::to_string(offset) + " to " + std::to_string(next) +
-              " hold no readable block header; skipped" +
-              (next < file_bytes ? " to the next block" : ""));
+              " hold no readable block header; skipped" + (next < file_bytes ? " to the next block" : ""));
     offset = next;
   }
   anomalies.has_end_marker = !end_markers.empty();
@@ -215,8 +220,8 @@ std::vector<IndexedBlock> IndexBlocks(const TraceSource& source, uint64_t file_b
                   std::to_string(counted - found) + " are missing");
       } else if (counted < found) {
         ++anomalies.misplaced_end_markers;
-        notes.Add("the end marker counts " + std::to_string(counted) + " block(s), but " + std::to_string(found) +
-                  " were written");
+        notes.Add("the end marker counts " + std::to_string(counted) + " block(s), but " +
+                  std::to_string(found) + " were written");
       }
     }
   }
@@ -224,11 +229,13 @@ std::vector<IndexedBlock> IndexBlocks(const TraceSource& source, uint64_t file_b
   // the stream was on.
   for (size_t i = 0; i < blocks.size(); ++i) {
     const bool first = i == 0;
-    blocks[i].after_gap = (first && blocks[i].sequence != 0) || (!first && blocks[i].sequence != blocks[i - 1].sequence + 1) ||
+    blocks[i].after_gap = (first && blocks[i].sequence != 0) ||
+                          (!first && blocks[i].sequence != blocks[i - 1].sequence + 1) ||
                           (!first && blocks[i - 1].rejected);
   }
   if (!anomalies.has_end_marker && !anomalies.truncated) {
-    notes.Add("the file ends without its end marker (the capture did not finish: killed, or the file was cut)");
+    notes.Add(
+        "the file ends without its end marker (the capture did not finish: killed, or the file was cut)");
   }
   return blocks;
 }
@@ -237,10 +244,10 @@ std::vector<IndexedBlock> IndexBlocks(const TraceSource& source, uint64_t file_b
 struct ReadyBlock {
   std::vector<uint8_t> raw;  // the block's bytes in raw[0, size): the stream, or its compact form
   size_t size = 0;
-  bool compact = false;      // formats 3 and 4 (block_codec.h)
+  bool compact = false;  // formats 3 and 4 (block_codec.h)
   IndexedBlock where;
-  bool is_last = false;      // nothing follows
-  std::string failure;       // why this block cannot be loaded ("" when it can)
+  bool is_last = false;  // nothing follows
+  std::string failure;   // why this block cannot be loaded ("" when it can)
 };
 
 class BlockPipeline {
@@ -344,8 +351,8 @@ DecodeResult DecodeCompactBlock(uint8_t* block, size_t size, TraceBuilder& build
 // usual case: buffers are reused) takes it in one call; a smaller one grows only as far
 // as the frame really produces, so a header claiming 64 MiB costs nothing until zstd
 // delivers them. "" on success, else what is wrong.
-std::string DecompressFrame(ZSTD_DCtx* dctx, const uint8_t* src, size_t size, size_t expected, bool need_checksum,
-                            std::vector<uint8_t>& out) {
+std::string DecompressFrame(ZSTD_DCtx* dctx, const uint8_t* src, size_t size, size_t expected,
+                            bool need_checksum, std::vector<uint8_t>& out) {
   // RFC 8878: a frame starts with its magic number, then a descriptor byte whose bit 2
   // says whether a content checksum ends the frame.
   constexpr uint8_t kFrameMagic[4] = {0x28, 0xB5, 0x2F, 0xFD};
@@ -354,12 +361,15 @@ std::string DecompressFrame(ZSTD_DCtx* dctx, const uint8_t* src, size_t size, si
   const unsigned long long content = ZSTD_getFrameContentSize(src, size);
   if (content == ZSTD_CONTENTSIZE_ERROR) return "its zstd frame header is damaged";
   if (content != ZSTD_CONTENTSIZE_UNKNOWN && content != expected) {
-    return "its frame holds " + std::to_string(content) + " bytes, its header says " + std::to_string(expected);
+    return "its frame holds " + std::to_string(content) + " bytes, its header says " +
+           std::to_string(expected);
   }
   if (out.size() >= expected) {
     const size_t n = ZSTD_decompressDCtx(dctx, out.data(), expected, src, size);
     if (ZSTD_isError(n)) return ZSTD_getErrorName(n);
-    return n == expected ? "" : "it decompresses to " + std::to_string(n) + " bytes, its header says " + std::to_string(expected);
+    return n == expected ? ""
+                         : "it decompresses to " + std::to_string(n) + " bytes, its header says " +
+                               std::to_string(expected);
   }
   // A frame may declare a window of up to 128 MiB, which zstd would allocate before
   // decoding a byte. A block is one whole frame, so it never needs a window larger
@@ -382,18 +392,19 @@ std::string DecompressFrame(ZSTD_DCtx* dctx, const uint8_t* src, size_t size, si
     produced = o.pos;
     if (left == 0) {
       if (in.pos != size) return "bytes follow its frame";
-      return produced == expected ? "" : "it decompresses to " + std::to_string(produced) + " bytes, its header says " +
-                                             std::to_string(expected);
+      return produced == expected ? ""
+                                  : "it decompresses to " + std::to_string(produced) +
+                                        " bytes, its header says " + std::to_string(expected);
     }
-    if (!progressed) return produced == expected ? "it holds more than its header says" : "its frame is cut short";
+    if (!progressed)
+      return produced == expected ? "it holds more than its header says" : "its frame is cut short";
   }
 }
 
 // The reader thread: each indexed block in load order, decompressed and with its tick
 // deltas undone (format 2), then one last ReadyBlock.
 void ReadBlocks(const TraceSource& source, const FileHeader& header, const std::vector<IndexedBlock>& blocks,
-                const LoadOptions& options,
-                BlockPipeline& pipeline) {
+                const LoadOptions& options, BlockPipeline& pipeline) {
   std::unique_ptr<ZSTD_DCtx, DCtxDeleter> dctx(ZSTD_createDCtx());
   std::vector<uint8_t> compressed;
   for (const IndexedBlock& block : blocks) {
@@ -433,12 +444,14 @@ void ReadBlocks(const TraceSource& source, const FileHeader& header, const std::
 
 // Loads `source` into `model`; with `shared` (which holds `model`), each block is
 // decoded under shared->Write.
-Result<LoadReport> Load(const TraceSource& source, TraceModel& model, SharedModel* shared, const LoadOptions& options) {
+Result<LoadReport> Load(const TraceSource& source, TraceModel& model, SharedModel* shared,
+                        const LoadOptions& options) {
   const std::string& name = source.name();
   const uint64_t file_bytes = source.size();
   if (options.bytes_total != nullptr) *options.bytes_total = file_bytes;
   FileHeader header{};
-  if (!source.ReadAt(&header, sizeof(header), 0) || std::memcmp(header.magic, kTraceMagic, sizeof(kTraceMagic)) != 0) {
+  if (!source.ReadAt(&header, sizeof(header), 0) ||
+      std::memcmp(header.magic, kTraceMagic, sizeof(kTraceMagic)) != 0) {
     return Status::Error(name + " is not a Gnomon trace (no GNOMONTF header)");
   }
   if (header.format_version > kTraceFormatVersion) {
@@ -446,7 +459,8 @@ Result<LoadReport> Load(const TraceSource& source, TraceModel& model, SharedMode
                          "; this build reads up to " + std::to_string(kTraceFormatVersion) +
                          ": open it with a newer Gnomon");
   }
-  if (header.format_version == 0 || header.header_bytes < sizeof(FileHeader) || header.header_bytes > file_bytes) {
+  if (header.format_version == 0 || header.header_bytes < sizeof(FileHeader) ||
+      header.header_bytes > file_bytes) {
     return Status::Error(name + " has a damaged header (format " + std::to_string(header.format_version) +
                          ", header size " + std::to_string(header.header_bytes) + ")");
   }
@@ -461,8 +475,8 @@ Result<LoadReport> Load(const TraceSource& source, TraceModel& model, SharedMode
 
   LoadReport report;
   Notes notes;
-  const std::vector<IndexedBlock> blocks =
-      IndexBlocks(source, file_bytes, header, std::max<uint32_t>(1, options.max_expansion), report.anomalies, notes);
+  const std::vector<IndexedBlock> blocks = IndexBlocks(
+      source, file_bytes, header, std::max<uint32_t>(1, options.max_expansion), report.anomalies, notes);
   chunk_memory::BlockReserve reserve;  // the reader fills it, this thread's new blocks come from it
   const chunk_memory::UseBlockReserve use_reserve(reserve);
   BlockPipeline pipeline(reserve);
@@ -478,8 +492,8 @@ Result<LoadReport> Load(const TraceSource& source, TraceModel& model, SharedMode
     const IndexedBlock& where = ready.where;
     if (!ready.failure.empty()) {
       ++report.anomalies.damaged_blocks;
-      notes.Add("block " + std::to_string(where.sequence) + " " + At(where.offset) + " does not decompress (" +
-                ready.failure + "); skipped");
+      notes.Add("block " + std::to_string(where.sequence) + " " + At(where.offset) +
+                " does not decompress (" + ready.failure + "); skipped");
       gap_pending = true;
       continue;
     }
@@ -495,12 +509,12 @@ Result<LoadReport> Load(const TraceSource& source, TraceModel& model, SharedMode
     report.raw_bytes += stream_bytes;
     ++report.blocks;  // a malformed block's whole messages before the fault are kept
     if (decoded.failed || decoded.consumed != ready.size) {
-      const std::string what =
-          decoded.failed ? decoded.error
-                         : DescribeTruncation(ready.raw.data() + decoded.consumed, ready.size - decoded.consumed);
+      const std::string what = decoded.failed ? decoded.error
+                                              : DescribeTruncation(ready.raw.data() + decoded.consumed,
+                                                                   ready.size - decoded.consumed);
       ++report.anomalies.damaged_blocks;
-      notes.Add("block " + std::to_string(where.sequence) + " " + At(where.offset) + " holds a malformed message (" +
-                what + "); kept the messages before it");
+      notes.Add("block " + std::to_string(where.sequence) + " " + At(where.offset) +
+                " holds a malformed message (" + what + "); kept the messages before it");
       gap_pending = true;
     }
     if (options.bytes_done != nullptr) options.bytes_done->store(where.end_offset());
@@ -525,7 +539,8 @@ Result<TraceSource> TraceSource::OpenFile(const std::string& path) {
     const int error = errno;
     close(fd);
     if (S_ISDIR(st.st_mode)) return Status::Error(path + " is a folder, not a trace file");
-    if (S_ISFIFO(st.st_mode)) return Status::Error(path + " is a FIFO, not a trace file; save the stream to a file first");
+    if (S_ISFIFO(st.st_mode))
+      return Status::Error(path + " is a FIFO, not a trace file; save the stream to a file first");
     if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode)) {
       return Status::Error(path + " is a device or socket, not a trace file");
     }
@@ -548,7 +563,10 @@ TraceSource TraceSource::FromBytes(const uint8_t* data, size_t size, std::string
 }
 
 TraceSource::TraceSource(TraceSource&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), data_(other.data_), size_(other.size_), name_(std::move(other.name_)) {}
+    : fd_(std::exchange(other.fd_, -1)),
+      data_(other.data_),
+      size_(other.size_),
+      name_(std::move(other.name_)) {}
 
 TraceSource& TraceSource::operator=(TraceSource&& other) noexcept {
   if (this != &other) {

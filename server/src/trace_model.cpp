@@ -36,10 +36,12 @@ std::string SourceLocation::ShortLabel() const {
   return (slash == std::string::npos ? file : file.substr(slash + 1)) + ":" + std::to_string(line);
 }
 
-TraceModel::MappedGpuZone TraceModel::MapGpuZone(const GpuContextTimeline& context, const GpuZone& zone) const {
+TraceModel::MappedGpuZone TraceModel::MapGpuZone(const GpuContextTimeline& context,
+                                                 const GpuZone& zone) const {
   const auto begin = context.clock.Map(zone.gpu_begin, zone.epoch);
   const auto end = context.clock.Map(zone.gpu_end, zone.epoch);
-  return {begin.cpu_ns, std::max(begin.cpu_ns, end.cpu_ns), std::max(begin.uncertainty_ns, end.uncertainty_ns)};
+  return {begin.cpu_ns, std::max(begin.cpu_ns, end.cpu_ns),
+          std::max(begin.uncertainty_ns, end.uncertainty_ns)};
 }
 
 size_t TraceModel::zone_bytes() const {

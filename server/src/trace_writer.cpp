@@ -5,8 +5,8 @@
 #include <chrono>
 #include <cstring>
 
-#include "gnomon/protocol/messages.h"
 #include "block_codec.h"
+#include "gnomon/protocol/messages.h"
 #include "gnomon/server/trace_file.h"
 
 namespace gnomon::server {
@@ -26,7 +26,8 @@ int64_t UnixNowNs() {
 
 }  // namespace
 
-Result<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path, const TraceWriterOptions& options) {
+Result<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path,
+                                                         const TraceWriterOptions& options) {
   auto output = OutputFile::Create(path);
   if (!output.ok()) return output.status();
   FileHeader header{};
@@ -119,7 +120,8 @@ void TraceWriter::CompressLoop() {
       cv_.notify_all();
     }
     if (compressed.size() < ZSTD_compressBound(raw.size)) compressed.resize(ZSTD_compressBound(raw.size));
-    const size_t n = ZSTD_compress2(cctx.get(), compressed.data(), compressed.size(), raw.data.data(), raw.size);
+    const size_t n =
+        ZSTD_compress2(cctx.get(), compressed.data(), compressed.size(), raw.data.data(), raw.size);
     std::lock_guard lock(mutex_);
     WriteBlock(raw.size, compressed.data(), n);
     if (spare_.size() < kMaxQueuedBlocks) spare_.push_back(std::move(raw));
@@ -134,8 +136,8 @@ void TraceWriter::WriteBlock(size_t raw_size, const uint8_t* compressed, size_t 
     error_ = std::string("zstd compression failed: ") + ZSTD_getErrorName(n);
     return;
   }
-  const BlockHeader header =
-      MakeBlockHeader(kBlockMagic, blocks_written_, static_cast<uint32_t>(raw_size), static_cast<uint32_t>(n));
+  const BlockHeader header = MakeBlockHeader(kBlockMagic, blocks_written_, static_cast<uint32_t>(raw_size),
+                                             static_cast<uint32_t>(n));
   std::FILE* file = output_->file();
   if (std::fwrite(&header, sizeof(header), 1, file) != 1 || std::fwrite(compressed, 1, n, file) != n ||
       std::fflush(file) != 0) {
@@ -175,7 +177,8 @@ Status TraceWriter::SaveCopy(const std::string& path, Overwrite overwrite) {
   if (!error_.empty()) return Status::Error(error_);
   auto out = OutputFile::Create(path);
   if (!out.ok()) return out.status();
-  if (Status copied = CopyFileBytes(output_->current_path(), file_bytes_, *out.value()); !copied.ok()) return copied;
+  if (Status copied = CopyFileBytes(output_->current_path(), file_bytes_, *out.value()); !copied.ok())
+    return copied;
   const BlockHeader end = MakeBlockHeader(kEndMagic, blocks_written_, 0, 0);
   if (std::fwrite(&end, sizeof(end), 1, out.value()->file()) != 1) {
     return Status::Error("cannot write " + path + ": " + std::strerror(errno));
@@ -188,6 +191,5 @@ uint64_t TraceWriter::file_bytes() const {
   std::lock_guard lock(mutex_);
   return file_bytes_;
 }
-
 
 }  // namespace gnomon::server

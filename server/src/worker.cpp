@@ -3,15 +3,15 @@
 #include <poll.h>
 #include <sys/socket.h>
 
-#include <asio.hpp>
 #include <algorithm>
+#include <asio.hpp>
 #include <cstring>
 #include <vector>
 
 #include "gnomon/protocol/byte_io.h"
 #include "gnomon/protocol/handshake.h"
-#include "stream_decoder.h"
 #include "gnomon/server/text.h"
+#include "stream_decoder.h"
 #include "trace_builder.h"
 
 namespace gnomon::server {
@@ -34,9 +34,13 @@ struct CountingHandler {
   bool ended = false;
   std::string program_name;
   void OnZoneBegin(const protocol::ZoneBegin&) { ++zones; }
-  void OnAppInfo(const protocol::AppInfo&, const protocol::AppInfoTail& t) { AssignUtf8(program_name, t.name); }
+  void OnAppInfo(const protocol::AppInfo&, const protocol::AppInfoTail& t) {
+    AssignUtf8(program_name, t.name);
+  }
   void OnEndOfStream(const protocol::EndOfStream&) { ended = true; }
-  void OnDroppedEvents(const protocol::DroppedEvents& m) { dropped = std::max<uint64_t>(dropped, m.total_events); }
+  void OnDroppedEvents(const protocol::DroppedEvents& m) {
+    dropped = std::max<uint64_t>(dropped, m.total_events);
+  }
 };
 
 // TraceBuilder with the same progress view as CountingHandler.
@@ -58,12 +62,18 @@ const std::string& NameOf(const BuildingHandler& h) { return h.model.program.nam
 
 const char* StateName(Worker::State state) {
   switch (state) {
-    case Worker::State::kIdle: return "idle";
-    case Worker::State::kReceiving: return "receiving";
-    case Worker::State::kEnded: return "ended";
-    case Worker::State::kDisconnected: return "disconnected";
-    case Worker::State::kStopped: return "stopped";
-    case Worker::State::kFailed: return "failed";
+    case Worker::State::kIdle:
+      return "idle";
+    case Worker::State::kReceiving:
+      return "receiving";
+    case Worker::State::kEnded:
+      return "ended";
+    case Worker::State::kDisconnected:
+      return "disconnected";
+    case Worker::State::kStopped:
+      return "stopped";
+    case Worker::State::kFailed:
+      return "failed";
   }
   return "unknown";
 }
@@ -71,9 +81,11 @@ const char* StateName(Worker::State state) {
 Status CheckClientHello(const uint8_t* bytes, size_t size, const std::string& where) {
   const auto hello = protocol::ParseClientHello(bytes, size);
   if (!hello) return Status::Error(where + " answered with something other than a Gnomon handshake");
-  if (hello->status == protocol::HandshakeStatus::kVersionMismatch || hello->version != protocol::kProtocolVersion) {
-    return Status::Error("protocol version mismatch: the program speaks version " + std::to_string(hello->version) +
-                         ", this server speaks " + std::to_string(protocol::kProtocolVersion) +
+  if (hello->status == protocol::HandshakeStatus::kVersionMismatch ||
+      hello->version != protocol::kProtocolVersion) {
+    return Status::Error("protocol version mismatch: the program speaks version " +
+                         std::to_string(hello->version) + ", this server speaks " +
+                         std::to_string(protocol::kProtocolVersion) +
                          "; use the same Gnomon release on both sides");
   }
   if (hello->status == protocol::HandshakeStatus::kBusy) {
@@ -81,13 +93,14 @@ Status CheckClientHello(const uint8_t* bytes, size_t size, const std::string& wh
                          " already has a server connected (another capture or viewer); stop that one first");
   }
   if (hello->status != protocol::HandshakeStatus::kOk) {
-    return Status::Error("the program refused the connection (status " + std::to_string(uint16_t(hello->status)) + ")");
+    return Status::Error("the program refused the connection (status " +
+                         std::to_string(uint16_t(hello->status)) + ")");
   }
   if ((hello->capabilities & ~protocol::kKnownCapabilities) != 0) {
     char hex[17];
     std::snprintf(hex, sizeof(hex), "%llx", static_cast<unsigned long long>(hello->capabilities));
-    return Status::Error(std::string("the program uses features this server does not know (capabilities 0x") + hex +
-                         "); use a newer Gnomon");
+    return Status::Error(std::string("the program uses features this server does not know (capabilities 0x") +
+                         hex + "); use a newer Gnomon");
   }
   return Status::Ok();
 }
@@ -133,7 +146,8 @@ Status Worker::Connect() {
   asio::io_context io;
   tcp::socket socket(io);
   // No wait is longer than the longest duration a setting can hold (about 31 years).
-  const auto timeout = std::min<std::chrono::milliseconds>(options_.connect_timeout, std::chrono::seconds(1'000'000'000));
+  const auto timeout =
+      std::min<std::chrono::milliseconds>(options_.connect_timeout, std::chrono::seconds(1'000'000'000));
   const auto deadline = Clock::now() + timeout;
   // Runs the io context until `done` or `until`, a slice at a time, so that
   // RequestStop() (a signal handler's Ctrl-C) ends the wait.
@@ -153,7 +167,8 @@ Status Worker::Connect() {
       return Status::Error("cannot resolve '" + options_.host + "': " + last_error.message());
     }
     asio::error_code result = asio::error::would_block;
-    asio::async_connect(socket, endpoints, [&](const asio::error_code& ec, const tcp::endpoint&) { result = ec; });
+    asio::async_connect(socket, endpoints,
+                        [&](const asio::error_code& ec, const tcp::endpoint&) { result = ec; });
     run_until([&] { return result != asio::error::would_block; },
               std::max(deadline, Clock::now() + std::chrono::milliseconds(100)));
     if (result == asio::error::would_block) {
@@ -202,7 +217,8 @@ Status Worker::Connect() {
                          (read_error ? read_error : write_error).message() +
                          "); it is not a Gnomon program, or it refused us");
   }
-  if (Status hello_status = CheckClientHello(reply, sizeof(reply), where); !hello_status.ok()) return hello_status;
+  if (Status hello_status = CheckClientHello(reply, sizeof(reply), where); !hello_status.ok())
+    return hello_status;
   fd_ = ::dup(socket.native_handle());
   if (fd_ < 0) return Status::Error(std::string("cannot keep the connection: ") + std::strerror(errno));
   state_.store(State::kReceiving);
@@ -256,8 +272,8 @@ void Worker::ReceiveLoop(Handler& handler) {
       if (program_name_.empty()) program_name_ = NameOf(handler);
     }
     if (result.failed) {
-      Fail(State::kFailed, "malformed stream at byte " + std::to_string(stream_offset + result.consumed) + ": " +
-                               result.error + "; closed the connection, kept everything before it");
+      Fail(State::kFailed, "malformed stream at byte " + std::to_string(stream_offset + result.consumed) +
+                               ": " + result.error + "; closed the connection, kept everything before it");
       return false;
     }
     std::memmove(buffer.data(), buffer.data() + result.consumed, filled - result.consumed);

@@ -27,7 +27,8 @@ enum ExitCode {
   kExitDropped = 6,
 };
 
-constexpr const char* kUsageFormat = R"(Usage: gnomon-capture -o FILE [-a ADDRESS] [-p PORT] [-s SECONDS] [-f] [-w SECONDS] [-l LEVEL] [-q]
+constexpr const char* kUsageFormat =
+    R"(Usage: gnomon-capture -o FILE [-a ADDRESS] [-p PORT] [-s SECONDS] [-f] [-w SECONDS] [-l LEVEL] [-q]
 
 Connects to a program profiled with Gnomon and records its events to a trace file,
 until the program exits, the time limit passes, or Ctrl-C (or SIGTERM, SIGHUP).
@@ -74,7 +75,8 @@ void PrintProgress(const Worker& worker, const TraceWriter& writer, double elaps
   static uint64_t last_messages = 0;
   static double last_elapsed = 0;
   const uint64_t messages = worker.messages_received();
-  const double rate = elapsed_s > last_elapsed ? double(messages - last_messages) / (elapsed_s - last_elapsed) : 0;
+  const double rate =
+      elapsed_s > last_elapsed ? double(messages - last_messages) / (elapsed_s - last_elapsed) : 0;
   last_messages = messages;
   last_elapsed = elapsed_s;
   std::fprintf(stderr, "%s%8.1f s  %12llu zones  %12llu events  %9.2f M events/s  %9.2f MB written%s",
@@ -93,7 +95,8 @@ int main(int argc, char** argv) {
   if (const char* port = std::getenv("GNOMON_PORT"); port != nullptr && *port != '\0') {
     const auto parsed = gnomon::protocol::ParsePort(port, gnomon::protocol::PortZero::kRefused);
     if (!parsed) {
-      std::fprintf(stderr, "gnomon-capture: GNOMON_PORT: %s; unset it or pass -p PORT\n", parsed.error.c_str());
+      std::fprintf(stderr, "gnomon-capture: GNOMON_PORT: %s; unset it or pass -p PORT\n",
+                   parsed.error.c_str());
       return kExitUsage;
     }
     options.port = *parsed;
@@ -198,8 +201,8 @@ int main(int argc, char** argv) {
     if (g_interrupted || (limit.count() > 0 && now - start >= limit)) worker.RequestStop();
     if (!announced && !quiet && !worker.program_name().empty()) {
       std::fprintf(stderr, "gnomon-capture: capturing '%s' from %s:%u to %s\n",
-                   gnomon::server::Printable(worker.program_name()).c_str(),
-                   options.host.c_str(), unsigned{options.port}, output.c_str());
+                   gnomon::server::Printable(worker.program_name()).c_str(), options.host.c_str(),
+                   unsigned{options.port}, output.c_str());
       announced = true;
     }
     if (!quiet && std::chrono::steady_clock::now() >= next_progress) {
@@ -213,8 +216,11 @@ int main(int argc, char** argv) {
   if (!quiet) PrintProgress(worker, *writer.value(), elapsed, tty, true);
   const uint64_t zones = worker.zones_received();
   const uint64_t file_bytes = writer.value()->file_bytes();
-  std::fprintf(stderr, "gnomon-capture: %llu zones, %llu events, %.2f MB received in %.1f s -> %s (%.2f MB, %.2f bytes/zone)\n",
-               static_cast<unsigned long long>(zones), static_cast<unsigned long long>(worker.messages_received()),
+  std::fprintf(stderr,
+               "gnomon-capture: %llu zones, %llu events, %.2f MB received in %.1f s -> %s (%.2f MB, %.2f "
+               "bytes/zone)\n",
+               static_cast<unsigned long long>(zones),
+               static_cast<unsigned long long>(worker.messages_received()),
                double(worker.bytes_received()) / 1e6, elapsed, output.c_str(), double(file_bytes) / 1e6,
                zones ? double(file_bytes) / double(zones) : 0.0);
   const uint64_t dropped = worker.program_dropped();
@@ -233,7 +239,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "gnomon-capture: %s\n", worker.error().c_str());
       return kExitMalformed;
     case Worker::State::kDisconnected:
-      std::fprintf(stderr, "gnomon-capture: %s; the file keeps everything received\n", worker.error().c_str());
+      std::fprintf(stderr, "gnomon-capture: %s; the file keeps everything received\n",
+                   worker.error().c_str());
       return kExitConnectionLost;
     default:
       return dropped > 0 ? kExitDropped : kExitOk;

@@ -67,7 +67,8 @@ int main(int argc, char** argv) {
     } else if (path.empty()) {
       path = arg;
     } else {
-      std::fprintf(stderr, "gnomon-report: one trace file at a time ('%s' and '%s')\n", path.c_str(), arg.c_str());
+      std::fprintf(stderr, "gnomon-report: one trace file at a time ('%s' and '%s')\n", path.c_str(),
+                   arg.c_str());
       return 1;
     }
   }

@@ -50,7 +50,8 @@ std::string ReadText(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) Fail("cannot open " + path);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (bytes.size() < 4 || static_cast<uint8_t>(bytes[0]) != 0x28 || static_cast<uint8_t>(bytes[1]) != 0xB5) return bytes;
+  if (bytes.size() < 4 || static_cast<uint8_t>(bytes[0]) != 0x28 || static_cast<uint8_t>(bytes[1]) != 0xB5)
+    return bytes;
   // zstd: stream-decompress (the content size need not be in the frame header).
   std::string text;
   ZSTD_DStream* stream = ZSTD_createDStream();
@@ -75,7 +76,8 @@ std::vector<Row> Parse(const std::string& text, const std::string& name) {
   std::string line;
   std::getline(in, line);
   if (line.rfind("kind,i,t_before_ns,device_ticks,host_ns,max_dev_ns,t_after_ns", 0) != 0) {
-    Fail(name + " does not start with the header kind,i,t_before_ns,device_ticks,host_ns,max_dev_ns,t_after_ns");
+    Fail(name +
+         " does not start with the header kind,i,t_before_ns,device_ticks,host_ns,max_dev_ns,t_after_ns");
   }
   int line_number = 1;
   while (std::getline(in, line)) {
@@ -84,12 +86,14 @@ std::vector<Row> Parse(const std::string& text, const std::string& name) {
     char kind[16] = {};
     long long i, tb, host, dev, ta;
     unsigned long long ticks;
-    if (std::sscanf(line.c_str(), "%15[^,],%lld,%lld,%llu,%lld,%lld,%lld", kind, &i, &tb, &ticks, &host, &dev, &ta) != 7) {
+    if (std::sscanf(line.c_str(), "%15[^,],%lld,%lld,%llu,%lld,%lld,%lld", kind, &i, &tb, &ticks, &host, &dev,
+                    &ta) != 7) {
       Fail(name + ":" + std::to_string(line_number) + ": not a calibration row");
     }
     const std::string k = kind;
     const Row::Kind row_kind = k == "paced" ? Row::kPaced : k == "burst" ? Row::kBurst : Row::kGpuWrite;
-    if (k != "paced" && k != "burst" && k != "gpuwrite") Fail(name + ":" + std::to_string(line_number) + ": unknown kind " + k);
+    if (k != "paced" && k != "burst" && k != "gpuwrite")
+      Fail(name + ":" + std::to_string(line_number) + ": unknown kind " + k);
     rows.push_back({row_kind, i, tb, host, dev, ta, ticks});
   }
   return rows;
@@ -116,11 +120,12 @@ std::vector<Row> Synthetic() {
       error += (unit(rng) - 0.5) * 800;
       max_dev = 3300;
     }
-    rows.push_back({Row::kPaced, i, int64_t(host) - 3300, int64_t(host + error), max_dev, int64_t(host) + 3100,
-                    device_at(host)});
+    rows.push_back({Row::kPaced, i, int64_t(host) - 3300, int64_t(host + error), max_dev,
+                    int64_t(host) + 3100, device_at(host)});
     if (i % 10 == 5) {
       const double gpu_host = host + 60000;
-      rows.push_back({Row::kGpuWrite, i, int64_t(gpu_host) - 50000, 0, 0, int64_t(gpu_host) + 60000, device_at(gpu_host)});
+      rows.push_back({Row::kGpuWrite, i, int64_t(gpu_host) - 50000, 0, 0, int64_t(gpu_host) + 60000,
+                      device_at(gpu_host)});
     }
   }
   return rows;
@@ -139,7 +144,8 @@ Summary Evaluate(const std::vector<Row>& rows, const std::function<double(uint64
   std::vector<double> errors;
   size_t inside = 0, gpu_writes = 0;
   for (const Row& row : rows) {
-    if (row.kind == Row::kPaced && row.index % 2 == 1) errors.push_back(std::fabs(map(row.device_ticks) - double(row.host_ns)));
+    if (row.kind == Row::kPaced && row.index % 2 == 1)
+      errors.push_back(std::fabs(map(row.device_ticks) - double(row.host_ns)));
     if (row.kind == Row::kGpuWrite) {
       ++gpu_writes;
       const double t = map(row.device_ticks);
@@ -175,9 +181,10 @@ int main(int argc, char** argv) {
     } else if (arg == "--synthetic") {
       synthetic = true;
     } else if (arg == "-h" || arg == "--help") {
-      std::printf("Usage: gnomon-calibration-bench FILE|--synthetic [--cadence SECONDS] [--tries N] [--period-ns P]\n"
-                  "Maps held-out GPU timestamps of a calibration stream (.csv or .csv.zst) with Gnomon's\n"
-                  "clock model and two baselines; prints method=NAME p50_ns p99_ns max_ns in_bracket_pct.\n");
+      std::printf(
+          "Usage: gnomon-calibration-bench FILE|--synthetic [--cadence SECONDS] [--tries N] [--period-ns P]\n"
+          "Maps held-out GPU timestamps of a calibration stream (.csv or .csv.zst) with Gnomon's\n"
+          "clock model and two baselines; prints method=NAME p50_ns p99_ns max_ns in_bracket_pct.\n");
       return 0;
     } else if (path.empty() && arg[0] != '-') {
       path = arg;
@@ -206,7 +213,8 @@ int main(int argc, char** argv) {
       ++taken;
       const Row* r = paced[j];
       if (!best || r->max_dev_ns < best->max_dev_ns ||
-          (r->max_dev_ns == best->max_dev_ns && r->t_after_ns - r->t_before_ns < best->t_after_ns - best->t_before_ns)) {
+          (r->max_dev_ns == best->max_dev_ns &&
+           r->t_after_ns - r->t_before_ns < best->t_after_ns - best->t_before_ns)) {
         best = r;
       }
     }
@@ -248,12 +256,12 @@ int main(int argc, char** argv) {
          return double(c1.t_after_ns) + double(int64_t(t - c1.device_ticks)) * slope;
        }},
   };
-  std::fprintf(stderr, "%zu rows, %zu calibrations every %.3g s (best of %d tries), drift %.2f ppm\n", rows.size(),
-               calibrations.size(), cadence_s, tries, model.drift_ppm());
+  std::fprintf(stderr, "%zu rows, %zu calibrations every %.3g s (best of %d tries), drift %.2f ppm\n",
+               rows.size(), calibrations.size(), cadence_s, tries, model.drift_ppm());
   for (const Method& m : methods) {
     const Summary s = Evaluate(rows, m.map);
-    std::printf("method=%s p50_ns=%.0f p99_ns=%.0f max_ns=%.0f in_bracket_pct=%.2f\n", m.name, s.p50, s.p99, s.max,
-                s.in_bracket_pct);
+    std::printf("method=%s p50_ns=%.0f p99_ns=%.0f max_ns=%.0f in_bracket_pct=%.2f\n", m.name, s.p50, s.p99,
+                s.max, s.in_bracket_pct);
   }
   return 0;
 }

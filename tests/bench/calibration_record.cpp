@@ -53,7 +53,8 @@ int main(int argc, char** argv) {
     } else if (arg[0] != '-' && out_path.empty()) {
       out_path = arg;
     } else {
-      std::printf("Usage: gnomon-calibration-record OUT.csv [--seconds S] [--burst N] [--device SUBSTRING]\n");
+      std::printf(
+          "Usage: gnomon-calibration-record OUT.csv [--seconds S] [--burst N] [--device SUBSTRING]\n");
       return arg == "-h" || arg == "--help" ? 0 : 1;
     }
   }
@@ -78,7 +79,8 @@ int main(int argc, char** argv) {
   for (VkTimeDomainEXT d : domains) {
     if (d == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT) host_domain = d;
   }
-  g_host_clock = host_domain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT ? CLOCK_MONOTONIC_RAW : CLOCK_MONOTONIC;
+  g_host_clock =
+      host_domain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT ? CLOCK_MONOTONIC_RAW : CLOCK_MONOTONIC;
   VkQueryPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
   pool_info.queryType = VK_QUERY_TYPE_TIMESTAMP;
   pool_info.queryCount = 1;
@@ -95,17 +97,19 @@ int main(int argc, char** argv) {
   std::FILE* out = std::fopen(out_path.c_str(), "w");
   if (!out) Fail("cannot create " + out_path);
   std::fprintf(out, "kind,i,t_before_ns,device_ticks,host_ns,max_dev_ns,t_after_ns\n");
-  VkCalibratedTimestampInfoEXT infos[2] = {{VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, nullptr, VK_TIME_DOMAIN_DEVICE_EXT},
-                                           {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, nullptr, host_domain}};
+  VkCalibratedTimestampInfoEXT infos[2] = {
+      {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, nullptr, VK_TIME_DOMAIN_DEVICE_EXT},
+      {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, nullptr, host_domain}};
   auto sample = [&](const char* kind, long index) {
     uint64_t timestamps[2];
     uint64_t deviation = 0;
     const int64_t before = RawNs();
-    if (calibrate(device, 2, infos, timestamps, &deviation) != VK_SUCCESS) Fail("vkGetCalibratedTimestampsEXT failed");
+    if (calibrate(device, 2, infos, timestamps, &deviation) != VK_SUCCESS)
+      Fail("vkGetCalibratedTimestampsEXT failed");
     const int64_t after = RawNs();
     std::fprintf(out, "%s,%ld,%lld,%llu,%llu,%llu,%lld\n", kind, index, (long long)before,
-                 (unsigned long long)timestamps[0], (unsigned long long)timestamps[1], (unsigned long long)deviation,
-                 (long long)after);
+                 (unsigned long long)timestamps[0], (unsigned long long)timestamps[1],
+                 (unsigned long long)deviation, (long long)after);
   };
   for (int i = 0; i < burst; ++i) sample("burst", i);
   const long paced = long(seconds * 1000);
@@ -130,10 +134,11 @@ int main(int argc, char** argv) {
     }
   }
   std::fclose(out);
-  std::printf("gnomon-calibration-record: %s, host clock %s, period %.6g ns: %d burst, %ld paced, %ld gpuwrite rows -> %s\n",
-              properties.deviceName, g_host_clock == CLOCK_MONOTONIC_RAW ? "CLOCK_MONOTONIC_RAW" : "CLOCK_MONOTONIC",
-              double(properties.limits.timestampPeriod), burst, paced, paced / 10,
-              out_path.c_str());
+  std::printf(
+      "gnomon-calibration-record: %s, host clock %s, period %.6g ns: %d burst, %ld paced, %ld gpuwrite rows "
+      "-> %s\n",
+      properties.deviceName, g_host_clock == CLOCK_MONOTONIC_RAW ? "CLOCK_MONOTONIC_RAW" : "CLOCK_MONOTONIC",
+      double(properties.limits.timestampPeriod), burst, paced, paced / 10, out_path.c_str());
   vkDestroyFence(device, fence, nullptr);
   vkDestroyQueryPool(device, pool, nullptr);
   vk.Destroy();

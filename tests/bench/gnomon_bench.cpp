@@ -18,24 +18,23 @@
 //   gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]
 //       a paced multi-threaded program captured by gnomon-capture for S seconds (600 by
 //       default): the capture's memory and throughput every 10 s, then the file loads.
-#include <gnomon/gnomon.hpp>
-
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <climits>
 #include <fstream>
+#include <gnomon/gnomon.hpp>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "gnomon/server/statistics.h"
 #include "../support/process.h"
-#include "trace_builder.h"
+#include "../support/stream_writer.h"
+#include "gnomon/server/statistics.h"
 #include "gnomon/server/trace_file.h"
 #include "gnomon/server/worker.h"
-#include "../support/stream_writer.h"
+#include "trace_builder.h"
 
 void TightWorkloadCompiledOut(long zones);  // compiled_out_workload.cpp
 
@@ -61,18 +60,21 @@ struct Args {
 
 std::string SelfPath() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
 
-double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
 
 [[noreturn]] void Usage(const char* why) {
   if (why) std::fprintf(stderr, "gnomon-bench: %s\n\n", why);
-  std::fprintf(why ? stderr : stdout,
-               "Usage: gnomon-bench client [--threads N] [--zones N] [--workload tight|realistic]\n"
-               "                           [--mode connected|buffering|disabled]\n"
-               "       gnomon-bench ingest [--zones N] [--workload tight|realistic] [--live] [--capture PATH]\n"
-               "       gnomon-bench file [--zones N] [--workload tight|realistic] [--output PATH]\n"
-               "       gnomon-bench load FILE | load [--zones N] [--workload tight|realistic]\n"
-               "       gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]\n"
-               "Prints progress on stderr and one JSON object as the last line of stdout.\n");
+  std::fprintf(
+      why ? stderr : stdout,
+      "Usage: gnomon-bench client [--threads N] [--zones N] [--workload tight|realistic]\n"
+      "                           [--mode connected|buffering|disabled]\n"
+      "       gnomon-bench ingest [--zones N] [--workload tight|realistic] [--live] [--capture PATH]\n"
+      "       gnomon-bench file [--zones N] [--workload tight|realistic] [--output PATH]\n"
+      "       gnomon-bench load FILE | load [--zones N] [--workload tight|realistic]\n"
+      "       gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]\n"
+      "Prints progress on stderr and one JSON object as the last line of stdout.\n");
   std::exit(why ? 1 : 0);
 }
 
@@ -137,10 +139,12 @@ std::unique_ptr<Worker> ConnectToSelf(gnomon::server::TraceWriter* writer) {
 // The realistic mix: nested zones of 20 source locations, frames, plots, messages.
 void RealisticWorkload(long zones) {
   static gnomon_source_location locations[20];
-  static const char* names[20] = {"Frame", "Update", "Physics", "Broadphase", "Narrowphase", "Solve", "AI",
-                                  "Pathfind", "Animate", "Skin", "Render", "Cull", "Sort", "Submit", "Audio",
-                                  "Mix", "Stream", "Decompress", "Network", "Serialize"};
-  for (int i = 0; i < 20; ++i) locations[i] = {names[i], "RealisticWorkload", __FILE__, uint32_t(100 + i), GNOMON_NO_COLOR, 0};
+  static const char* names[20] = {"Frame",  "Update", "Physics",    "Broadphase", "Narrowphase",
+                                  "Solve",  "AI",     "Pathfind",   "Animate",    "Skin",
+                                  "Render", "Cull",   "Sort",       "Submit",     "Audio",
+                                  "Mix",    "Stream", "Decompress", "Network",    "Serialize"};
+  for (int i = 0; i < 20; ++i)
+    locations[i] = {names[i], "RealisticWorkload", __FILE__, uint32_t(100 + i), GNOMON_NO_COLOR, 0};
   std::mt19937 rng(7);
   const uint32_t plot = gnomon::PlotId("bench value");
   long done = 0;
@@ -217,13 +221,16 @@ int Client(const Args& args) {
     worst = std::max(worst, v);
     sum += v;
   }
-  std::fprintf(stderr, "timer pair %.1f ns; zones received %llu of %llu; dropped events %llu\n", timer_pair_ns,
-               (unsigned long long)received, (unsigned long long)expected, (unsigned long long)dropped);
-  std::printf("{\"bench\":\"client\",\"mode\":\"%s\",\"workload\":\"%s\",\"threads\":%d,"
-              "\"zones_per_thread\":%ld,\"ns_per_zone\":%.2f,\"ns_per_zone_worst_thread\":%.2f,"
-              "\"timer_pair_ns\":%.2f,\"dropped_events\":%llu,\"zones_received\":%llu,\"sink\":%llu}\n",
-              args.mode.c_str(), args.workload.c_str(), args.threads, args.zones, sum / args.threads, worst,
-              timer_pair_ns, (unsigned long long)dropped, (unsigned long long)received, (unsigned long long)(sink & 1));
+  std::fprintf(stderr, "timer pair %.1f ns; zones received %llu of %llu; dropped events %llu\n",
+               timer_pair_ns, (unsigned long long)received, (unsigned long long)expected,
+               (unsigned long long)dropped);
+  std::printf(
+      "{\"bench\":\"client\",\"mode\":\"%s\",\"workload\":\"%s\",\"threads\":%d,"
+      "\"zones_per_thread\":%ld,\"ns_per_zone\":%.2f,\"ns_per_zone_worst_thread\":%.2f,"
+      "\"timer_pair_ns\":%.2f,\"dropped_events\":%llu,\"zones_received\":%llu,\"sink\":%llu}\n",
+      args.mode.c_str(), args.workload.c_str(), args.threads, args.zones, sum / args.threads, worst,
+      timer_pair_ns, (unsigned long long)dropped, (unsigned long long)received,
+      (unsigned long long)(sink & 1));
   return 0;
 }
 
@@ -232,7 +239,8 @@ gnomon::test::StreamWriter SyntheticStream(const Args& args) {
   gnomon::test::StreamWriter w;
   w.AppInfo("bench", 1, gnomon::protocol::TimerKind::kTsc, 2600000000);
   w.Calibration(1000, 1000, 1000, 20).Calibration(2600001000, 1000001000, 1000001000, 20);
-  for (uint32_t id = 1; id <= 20; ++id) w.SourceLocation(id, "zone " + std::to_string(id), "fn", "bench.cpp", id);
+  for (uint32_t id = 1; id <= 20; ++id)
+    w.SourceLocation(id, "zone " + std::to_string(id), "fn", "bench.cpp", id);
   w.ThreadContext(1);
   std::mt19937_64 rng(3);
   uint64_t tick = 1000;
@@ -282,7 +290,8 @@ int IngestProducer(const Args& args) {
   } else {
     RealisticWorkload(args.zones);
   }
-  std::printf("recorded in %.3f s, dropped %llu\n", Seconds(start), (unsigned long long)gnomon_dropped_events());
+  std::printf("recorded in %.3f s, dropped %llu\n", Seconds(start),
+              (unsigned long long)gnomon_dropped_events());
   return 0;
 }
 
@@ -296,8 +305,9 @@ int IngestLive(const Args& args) {
   const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
   if (port == 0) Usage("the producer did not start");
   const auto start = Clock::now();
-  gnomon::test::ChildProcess capture({CapturePath(args), "-q", "-p", std::to_string(port), "-o", dir.File("live.gnomon")},
-                                     {}, dir.File("capture.log"));
+  gnomon::test::ChildProcess capture(
+      {CapturePath(args), "-q", "-p", std::to_string(port), "-o", dir.File("live.gnomon")}, {},
+      dir.File("capture.log"));
   capture.Wait(std::chrono::hours(1));
   const double seconds = Seconds(start);
   producer.Wait(std::chrono::seconds(60));
@@ -306,13 +316,14 @@ int IngestLive(const Args& args) {
   if (!loaded.ok()) Usage(loaded.status().message().c_str());
   const double zones = double(model.zone_count);
   std::fprintf(stderr, "program: %s", gnomon::test::ReadFile(dir.File("producer.log")).c_str());
-  std::printf("{\"bench\":\"ingest\",\"live\":true,\"workload\":\"%s\",\"zones\":%.0f,\"seconds\":%.3f,"
-              "\"zones_per_s\":%.0f,\"capture_cpu_s\":%.3f,\"capture_cpu_ns_per_zone\":%.2f,"
-              "\"file_bytes_per_zone\":%.3f,\"dropped_events\":%llu}\n",
-              args.workload.c_str(), zones, seconds, zones / seconds, capture.cpu_seconds(),
-              capture.cpu_seconds() * 1e9 / std::max(zones, 1.0),
-              double(std::filesystem::file_size(dir.File("live.gnomon"))) / std::max(zones, 1.0),
-              (unsigned long long)model.diagnostics.client_dropped_events);
+  std::printf(
+      "{\"bench\":\"ingest\",\"live\":true,\"workload\":\"%s\",\"zones\":%.0f,\"seconds\":%.3f,"
+      "\"zones_per_s\":%.0f,\"capture_cpu_s\":%.3f,\"capture_cpu_ns_per_zone\":%.2f,"
+      "\"file_bytes_per_zone\":%.3f,\"dropped_events\":%llu}\n",
+      args.workload.c_str(), zones, seconds, zones / seconds, capture.cpu_seconds(),
+      capture.cpu_seconds() * 1e9 / std::max(zones, 1.0),
+      double(std::filesystem::file_size(dir.File("live.gnomon"))) / std::max(zones, 1.0),
+      (unsigned long long)model.diagnostics.client_dropped_events);
   return 0;
 }
 
@@ -331,23 +342,25 @@ int Ingest(const Args& args) {
   const auto start = Clock::now();
   constexpr size_t kPiece = 4u << 20;  // the worker's receive buffer
   for (size_t pos = 0; pos < stream.size();) {
-    const auto result = gnomon::server::DecodeMessages(stream.data() + pos, std::min(kPiece, stream.size() - pos), builder);
+    const auto result =
+        gnomon::server::DecodeMessages(stream.data() + pos, std::min(kPiece, stream.size() - pos), builder);
     pos += result.consumed;
   }
   const double seconds = Seconds(start);
   const double zones = double(model.zone_count);
-  std::printf("{\"bench\":\"ingest\",\"workload\":\"%s\",\"zones\":%.0f,\"seconds\":%.3f,\"zones_per_s\":%.0f,"
-              "\"wire_bytes_per_zone\":%.2f,\"worker_bytes_per_zone\":%.2f}\n",
-              args.workload.c_str(), zones, seconds, zones / seconds, double(stream.size()) / zones,
-              double(model.zone_bytes()) / zones);
+  std::printf(
+      "{\"bench\":\"ingest\",\"workload\":\"%s\",\"zones\":%.0f,\"seconds\":%.3f,\"zones_per_s\":%.0f,"
+      "\"wire_bytes_per_zone\":%.2f,\"worker_bytes_per_zone\":%.2f}\n",
+      args.workload.c_str(), zones, seconds, zones / seconds, double(stream.size()) / zones,
+      double(model.zone_bytes()) / zones);
   return 0;
 }
 
 int File(const Args& args) {
-  const std::string path =
-      args.output.empty()
-          ? (std::filesystem::temp_directory_path() / ("gnomon-bench-" + std::to_string(getpid()) + ".gnomon")).string()
-          : args.output;
+  const std::string path = args.output.empty() ? (std::filesystem::temp_directory_path() /
+                                                  ("gnomon-bench-" + std::to_string(getpid()) + ".gnomon"))
+                                                     .string()
+                                               : args.output;
   auto writer = gnomon::server::TraceWriter::Create(path);
   if (!writer.ok()) Usage(writer.status().message().c_str());
   if (auto s = writer.value()->Publish(gnomon::server::Overwrite::kYes); !s.ok()) Usage(s.message().c_str());
@@ -365,10 +378,11 @@ int File(const Args& args) {
   const double zones = double(worker->zones_received());
   const double bytes = double(std::filesystem::file_size(path));
   if (args.output.empty()) std::filesystem::remove(path);
-  std::printf("{\"bench\":\"file\",\"workload\":\"%s\",\"zones\":%.0f,\"file_bytes\":%.0f,"
-              "\"file_bytes_per_zone\":%.3f,\"raw_bytes_per_zone\":%.2f,\"dropped_events\":%llu}\n",
-              args.workload.c_str(), zones, bytes, bytes / zones, double(writer.value()->raw_bytes()) / zones,
-              (unsigned long long)gnomon_dropped_events());
+  std::printf(
+      "{\"bench\":\"file\",\"workload\":\"%s\",\"zones\":%.0f,\"file_bytes\":%.0f,"
+      "\"file_bytes_per_zone\":%.3f,\"raw_bytes_per_zone\":%.2f,\"dropped_events\":%llu}\n",
+      args.workload.c_str(), zones, bytes, bytes / zones, double(writer.value()->raw_bytes()) / zones,
+      (unsigned long long)gnomon_dropped_events());
   return 0;
 }
 
@@ -377,10 +391,11 @@ int Load(Args args) {
   if (args.file.empty()) {
     // No file: write one of --zones zones of --workload first (in a child, so that its
     // client and worker are gone before the load is timed).
-    args.file = (std::filesystem::temp_directory_path() / ("gnomon-bench-load-" + std::to_string(getpid()) + ".gnomon"))
+    args.file = (std::filesystem::temp_directory_path() /
+                 ("gnomon-bench-load-" + std::to_string(getpid()) + ".gnomon"))
                     .string();
-    const std::string command = "\"" + SelfPath() + "\" file --zones " + std::to_string(args.zones) + " --workload " +
-                                args.workload + " --output \"" + args.file + "\" >&2";
+    const std::string command = "\"" + SelfPath() + "\" file --zones " + std::to_string(args.zones) +
+                                " --workload " + args.workload + " --output \"" + args.file + "\" >&2";
     if (std::system(command.c_str()) != 0) Usage("could not write the trace to load");
     remove_file = true;
   }
@@ -395,10 +410,11 @@ int Load(Args args) {
   const auto stats = gnomon::server::ComputeZoneStatistics(model);
   const double stats_s = Seconds(stats_start);
   const double zones = double(model.zone_count);
-  std::printf("{\"bench\":\"load\",\"zones\":%.0f,\"load_s\":%.3f,\"load_stats_s\":%.3f,\"builder_cpu_s\":%.3f,"
-              "\"file_bytes_per_zone\":%.3f,\"worker_bytes_per_zone\":%.2f,\"source_locations\":%zu}\n",
-              zones, load_s, load_s + stats_s, builder_cpu_s, double(std::filesystem::file_size(args.file)) / zones,
-              double(model.zone_bytes()) / zones, stats.size());
+  std::printf(
+      "{\"bench\":\"load\",\"zones\":%.0f,\"load_s\":%.3f,\"load_stats_s\":%.3f,\"builder_cpu_s\":%.3f,"
+      "\"file_bytes_per_zone\":%.3f,\"worker_bytes_per_zone\":%.2f,\"source_locations\":%zu}\n",
+      zones, load_s, load_s + stats_s, builder_cpu_s, double(std::filesystem::file_size(args.file)) / zones,
+      double(model.zone_bytes()) / zones, stats.size());
   if (remove_file) std::filesystem::remove(args.file);
   return 0;
 }
@@ -457,8 +473,8 @@ int Soak(const Args& args) {
   const std::string capture_path = CapturePath(args);
   const std::string trace = dir.File("soak.gnomon");
   gnomon::test::ChildProcess producer(
-      {self, "soak-producer", "--seconds", std::to_string(args.seconds), "--threads", std::to_string(args.threads),
-       "--rate", std::to_string(args.rate)},
+      {self, "soak-producer", "--seconds", std::to_string(args.seconds), "--threads",
+       std::to_string(args.threads), "--rate", std::to_string(args.rate)},
       {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}}, dir.File("producer.log"));
   const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
   if (port == 0) Usage("the soak program did not start");
@@ -489,7 +505,8 @@ int Soak(const Args& args) {
   producer.Wait(std::chrono::seconds(60));
   const std::string producer_log = gnomon::test::ReadFile(dir.File("producer.log"));
   const size_t dropped_at = producer_log.find("dropped ");
-  const unsigned long long dropped = dropped_at == std::string::npos ? 0 : std::stoull(producer_log.substr(dropped_at + 8));
+  const unsigned long long dropped =
+      dropped_at == std::string::npos ? 0 : std::stoull(producer_log.substr(dropped_at + 8));
   TraceModel model;
   const auto load_start = Clock::now();
   auto loaded = gnomon::server::LoadTrace(trace, model);
@@ -500,14 +517,15 @@ int Soak(const Args& args) {
     rate_min = std::min(rate_min, r);
     rate_max = std::max(rate_max, r);
   }
-  std::printf("{\"bench\":\"soak\",\"seconds\":%.0f,\"threads\":%d,\"zones\":%llu,\"zones_per_s\":%.0f,"
-              "\"capture_rss_min_mb\":%.1f,\"capture_rss_max_mb\":%.1f,\"file_mb\":%.1f,"
-              "\"file_mb_per_s_min\":%.2f,\"file_mb_per_s_max\":%.2f,\"program_dropped\":%llu,\"load_s\":%.2f,"
-              "\"load_warning\":\"%s\",\"ended_cleanly\":%s}\n",
-              args.seconds, args.threads, (unsigned long long)model.zone_count, double(model.zone_count) / args.seconds,
-              double(rss_min) / 1024, double(rss_max) / 1024, double(last_bytes) / 1e6, rates.empty() ? 0 : rate_min,
-              rate_max, dropped, load_s, loaded->warning.c_str(),
-              model.diagnostics.ended_cleanly ? "true" : "false");
+  std::printf(
+      "{\"bench\":\"soak\",\"seconds\":%.0f,\"threads\":%d,\"zones\":%llu,\"zones_per_s\":%.0f,"
+      "\"capture_rss_min_mb\":%.1f,\"capture_rss_max_mb\":%.1f,\"file_mb\":%.1f,"
+      "\"file_mb_per_s_min\":%.2f,\"file_mb_per_s_max\":%.2f,\"program_dropped\":%llu,\"load_s\":%.2f,"
+      "\"load_warning\":\"%s\",\"ended_cleanly\":%s}\n",
+      args.seconds, args.threads, (unsigned long long)model.zone_count,
+      double(model.zone_count) / args.seconds, double(rss_min) / 1024, double(rss_max) / 1024,
+      double(last_bytes) / 1e6, rates.empty() ? 0 : rate_min, rate_max, dropped, load_s,
+      loaded->warning.c_str(), model.diagnostics.ended_cleanly ? "true" : "false");
   return 0;
 }
 

@@ -35,8 +35,8 @@ gnomon::server::TraceModel Synthetic(long zones, int threads, int64_t& duration_
                      .start_unix_ns = 0,
                      .start_tick = 0},
                     {.name = "viewer bench"});
-  const char* names[12] = {"Frame", "Update", "Physics", "Render", "Cull", "Draw", "Audio", "Mix", "Net", "Decode",
-                           "Jobs", "Wait"};
+  const char* names[12] = {"Frame", "Update", "Physics", "Render", "Cull", "Draw",
+                           "Audio", "Mix",    "Net",     "Decode", "Jobs", "Wait"};
   for (uint32_t id = 1; id <= 12; ++id) {
     builder.OnSourceLocationDef({.id = id, .line = 0, .color = protocol::kNoColor},
                                 {.name = names[id - 1], .function = "bench", .file = "viewer_bench.cpp"});
@@ -91,17 +91,18 @@ int main(int argc, char** argv) {
     } else if (arg == "--frames" && i + 1 < argc) {
       frames = std::max(1, std::atoi(argv[++i]));
     } else {
-      std::printf("Usage: gnomon-viewer-bench [--zones N] [--threads N] [--frames N]\n"
-                  "Builds viewer frames (no GPU) over a synthetic trace at three zoom levels and prints\n"
-                  "zoom=NAME zones=N cpu_ms_per_frame=X for each.\n");
+      std::printf(
+          "Usage: gnomon-viewer-bench [--zones N] [--threads N] [--frames N]\n"
+          "Builds viewer frames (no GPU) over a synthetic trace at three zoom levels and prints\n"
+          "zoom=NAME zones=N cpu_ms_per_frame=X for each.\n");
       return arg == "-h" || arg == "--help" ? 0 : 1;
     }
   }
   int64_t duration_ns = 0;
   gnomon::server::TraceModel model = Synthetic(zones, threads, duration_ns);
   const uint64_t stored = model.zone_count;
-  std::fprintf(stderr, "synthetic trace: %llu zones on %d threads over %.3f s\n", (unsigned long long)stored, threads,
-               double(duration_ns) / 1e9);
+  std::fprintf(stderr, "synthetic trace: %llu zones on %d threads over %.3f s\n", (unsigned long long)stored,
+               threads, double(duration_ns) / 1e9);
 
   ImGui::CreateContext();
   ImGuiIO& io = ImGui::GetIO();
@@ -141,7 +142,8 @@ int main(int argc, char** argv) {
     }
     const double per_frame = (ThreadCpuMs() - start) / frames;
     std::fprintf(stderr, "  %s: %.1f items per frame\n", zoom.name, double(items) / frames);
-    std::printf("zoom=%s zones=%llu cpu_ms_per_frame=%.3f\n", zoom.name, (unsigned long long)stored, per_frame);
+    std::printf("zoom=%s zones=%llu cpu_ms_per_frame=%.3f\n", zoom.name, (unsigned long long)stored,
+                per_frame);
   }
   ImGui::DestroyContext();
   return 0;

@@ -29,11 +29,20 @@ struct FakeIntelDriver {
 
 void GetIntegerv(uint32_t name, int32_t* value) {
   switch (name) {
-    case 0x821D: *value = 2; break;     // GL_NUM_EXTENSIONS
-    case 0x94FD: *value = 64; break;    // query name length max
-    case 0x94FE: *value = 64; break;    // counter name length max
-    case 0x94FF: *value = 256; break;   // description length max
-    default: *value = 0;
+    case 0x821D:
+      *value = 2;
+      break;  // GL_NUM_EXTENSIONS
+    case 0x94FD:
+      *value = 64;
+      break;  // query name length max
+    case 0x94FE:
+      *value = 64;
+      break;  // counter name length max
+    case 0x94FF:
+      *value = 256;
+      break;  // description length max
+    default:
+      *value = 0;
   }
 }
 const uint8_t* GetStringi(uint32_t, uint32_t index) {
@@ -87,7 +96,9 @@ void Create(uint32_t query, uint32_t* handle) {
   g_driver.instances[*handle].query = query;
 }
 void Delete(uint32_t handle) { g_driver.instances.erase(handle); }
-void Begin(uint32_t handle) { g_driver.instances[handle] = {g_driver.instances[handle].query, true, false, false}; }
+void Begin(uint32_t handle) {
+  g_driver.instances[handle] = {g_driver.instances[handle].query, true, false, false};
+}
 void End(uint32_t handle) {
   auto& i = g_driver.instances[handle];
   i.running = false;
@@ -97,7 +108,7 @@ void GetData(uint32_t handle, uint32_t flags, int32_t size, void* data, uint32_t
   g_driver.fetch_flags.push_back(flags);
   auto& i = g_driver.instances[handle];
   *written = 0;
-  if (flags == 0x83FA) i.submitted = true;                        // FLUSH
+  if (flags == 0x83FA) i.submitted = true;                                    // FLUSH
   if (flags == 0x83FB) i.submitted = g_driver.gpu_finishes_submitted = true;  // WAIT
   if (!i.ended || !i.submitted || !g_driver.gpu_finishes_submitted) return;
   uint8_t bytes[24] = {};

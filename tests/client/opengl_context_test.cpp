@@ -5,13 +5,13 @@
 #define GLFW_INCLUDE_GLCOREARB
 #define GL_GLEXT_PROTOTYPES
 #include <GLFW/glfw3.h>
-#include <gnomon/gnomon.hpp>
-#include <gnomon/opengl.hpp>
 
 #include <chrono>
 #include <cstdlib>
-#include <thread>
+#include <gnomon/gnomon.hpp>
+#include <gnomon/opengl.hpp>
 #include <string>
+#include <thread>
 
 #include "../support/self_capture.h"
 #include "../support/xvfb.h"
@@ -205,7 +205,8 @@ TEST_CASE("ARB pipeline statistics: not ready before the instance ends, then exa
   glDeleteProgram(program);
 }
 
-TEST_CASE("GL zones with counters: each counted zone's statistics reach the worker, exact, before its times") {
+TEST_CASE(
+    "GL zones with counters: each counted zone's statistics reach the worker, exact, before its times") {
   gnomon::server::Worker& worker = gnomon::test::SelfCapture();
   GlFixture gl;
   gnomon::SetThreadName("gl counters");

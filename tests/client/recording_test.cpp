@@ -1,15 +1,14 @@
 // The client library inside this very process, captured by a real worker over loopback.
 #include <doctest/doctest.h>
 
-#include <gnomon/gnomon.hpp>
-
 #include <ctime>
+#include <gnomon/gnomon.hpp>
 #include <thread>
 #include <vector>
 
+#include "../support/self_capture.h"
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/worker.h"
-#include "../support/self_capture.h"
 
 using gnomon::server::TraceModel;
 using gnomon::server::Worker;
@@ -99,7 +98,8 @@ TEST_CASE("runtime attributes, messages, plots and frames reach the worker") {
     CHECK(a.color == 0xABCDEF);
     CHECK(m.Location(t->zones[0].source_location).color == 0x00FF00);
     bool found = false;
-    for (const auto& message : m.messages) found |= message.text == "hello from the test" && message.severity == 4;
+    for (const auto& message : m.messages)
+      found |= message.text == "hello from the test" && message.severity == 4;
     CHECK(found);
     bool plot = false;
     for (const auto& [id, series] : m.plots) plot |= series.name == "test plot" && series.points.size() == 1;

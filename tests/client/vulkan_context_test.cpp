@@ -2,16 +2,15 @@
 // worker connected to this process: the ring's rules, one by one.
 #include <doctest/doctest.h>
 
-#include <gnomon/gnomon.hpp>
-#include <gnomon/vulkan.hpp>
-
 #include <atomic>
 #include <chrono>
+#include <gnomon/gnomon.hpp>
+#include <gnomon/vulkan.hpp>
 #include <thread>
 
 #include "../support/self_capture.h"
-#include "gnomon/protocol/messages.h"
 #include "../support/vulkan_device.h"
+#include "gnomon/protocol/messages.h"
 
 using gnomon::server::TraceModel;
 using gnomon::test::VulkanDevice;
@@ -24,7 +23,8 @@ std::atomic<int> g_query_pools_created{0};
 PFN_vkCreateQueryPool g_real_create_query_pool = nullptr;
 
 VKAPI_ATTR VkResult VKAPI_CALL CountingCreateQueryPool(VkDevice device, const VkQueryPoolCreateInfo* info,
-                                                       const VkAllocationCallbacks* allocator, VkQueryPool* pool) {
+                                                       const VkAllocationCallbacks* allocator,
+                                                       VkQueryPool* pool) {
   ++g_query_pools_created;
   return g_real_create_query_pool(device, info, allocator, pool);
 }
@@ -39,7 +39,8 @@ VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL CountingGetDeviceProcAddr(VkDevice devi
 
 // A loader of our own: counts query pools the collector creates.
 VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL CountingGetInstanceProcAddr(VkInstance instance, const char* name) {
-  if (std::string(name) == "vkGetDeviceProcAddr") return reinterpret_cast<PFN_vkVoidFunction>(&CountingGetDeviceProcAddr);
+  if (std::string(name) == "vkGetDeviceProcAddr")
+    return reinterpret_cast<PFN_vkVoidFunction>(&CountingGetDeviceProcAddr);
   return vkGetInstanceProcAddr(instance, name);
 }
 
@@ -60,16 +61,16 @@ struct Fixture {
   std::unique_ptr<Context> Make(ContextOptions options) {
     options.calibrated_timestamps = vk.calibrated_timestamps;
     options.host_query_reset = vk.host_query_reset;
-    return Context::Create(&CountingGetInstanceProcAddr, vk.instance, vk.physical, vk.device, vk.queue, vk.family,
-                           options);
+    return Context::Create(&CountingGetInstanceProcAddr, vk.instance, vk.physical, vk.device, vk.queue,
+                           vk.family, options);
   }
 };
 
 gnomon_source_location g_pass{"Test pass", "test", __FILE__, 1, GNOMON_NO_COLOR, 0};
 
 void WaitAtGate(VkCommandBuffer cmd, VkEvent gate) {
-  vkCmdWaitEvents(cmd, 1, &gate, VK_PIPELINE_STAGE_HOST_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, nullptr, 0,
-                  nullptr, 0, nullptr);
+  vkCmdWaitEvents(cmd, 1, &gate, VK_PIPELINE_STAGE_HOST_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, nullptr,
+                  0, nullptr, 0, nullptr);
 }
 
 const gnomon::server::GpuContextTimeline* FindContext(const TraceModel& m, uint32_t id) {
@@ -260,13 +261,15 @@ TEST_CASE("an abandoned frame returns its slot and invents no times") {
   });
 }
 
-TEST_CASE("pipeline statistics: the set is described once; a result is not read before the GPU is done, then arrives") {
+TEST_CASE(
+    "pipeline statistics: the set is described once; a result is not read before the GPU is done, then "
+    "arrives") {
   gnomon::server::Worker& worker = gnomon::test::SelfCapture();
   Fixture f;
   REQUIRE_MESSAGE(f.vk.pipeline_statistics, "the device has no pipelineStatisticsQuery");
   ContextOptions options;
-  options.pipeline_statistics =
-      VK_QUERY_PIPELINE_STATISTIC_VERTEX_SHADER_INVOCATIONS_BIT | VK_QUERY_PIPELINE_STATISTIC_COMPUTE_SHADER_INVOCATIONS_BIT;
+  options.pipeline_statistics = VK_QUERY_PIPELINE_STATISTIC_VERTEX_SHADER_INVOCATIONS_BIT |
+                                VK_QUERY_PIPELINE_STATISTIC_COMPUTE_SHADER_INVOCATIONS_BIT;
   auto gpu = f.Make(options);
   REQUIRE(gpu->is_active());
   REQUIRE(gpu->counter_set() != 0);
@@ -328,7 +331,8 @@ TEST_CASE("the Vulkan pipeline-statistics source: not ready until the GPU passes
   REQUIRE(f.vk.pipeline_statistics);
   auto source = gnomon::vulkan::CreatePipelineStatisticsSource(
       vkGetInstanceProcAddr, f.vk.instance, f.vk.device,
-      VK_QUERY_PIPELINE_STATISTIC_COMPUTE_SHADER_INVOCATIONS_BIT | VK_QUERY_PIPELINE_STATISTIC_CLIPPING_INVOCATIONS_BIT);
+      VK_QUERY_PIPELINE_STATISTIC_COMPUTE_SHADER_INVOCATIONS_BIT |
+          VK_QUERY_PIPELINE_STATISTIC_CLIPPING_INVOCATIONS_BIT);
   REQUIRE_MESSAGE(source->is_available(), source->unavailable_reason());
   REQUIRE(source->query_types().size() == 1);
   const auto& type = source->query_types()[0];

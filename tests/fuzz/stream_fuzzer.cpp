@@ -9,11 +9,11 @@
 #include <sstream>
 #include <vector>
 
+#include "../support/heap_counter.h"
 #include "gnomon/server/chrome_export.h"
 #include "gnomon/server/report.h"
 #include "gnomon/server/statistics.h"
 #include "trace_builder.h"
-#include "../support/heap_counter.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2) return 0;
@@ -44,8 +44,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   gnomon::server::PrintStatisticsTable(model, gpu_stats, out);
   out.str("");
   int64_t mapped = 0;
-  for (const auto& thread : model.threads) thread.zones.ForEachBlock([&](const void*, size_t bytes) { mapped += int64_t(bytes); });
-  if (gnomon::test::HeapPeakBytes() - heap_before + mapped > allowed) __builtin_trap();  // memory out of proportion
+  for (const auto& thread : model.threads)
+    thread.zones.ForEachBlock([&](const void*, size_t bytes) { mapped += int64_t(bytes); });
+  if (gnomon::test::HeapPeakBytes() - heap_before + mapped > allowed)
+    __builtin_trap();                            // memory out of proportion
   gnomon::server::WriteChromeTrace(model, out);  // its size is the export's, not the model's
   for (const auto& [id, context] : model.gpu_contexts) {
     for (size_t i = 0; i < context.zones.size(); ++i) {

@@ -13,10 +13,10 @@
 #include <sstream>
 #include <string>
 
+#include "../support/heap_counter.h"
 #include "gnomon/server/report.h"
 #include "gnomon/server/statistics.h"
 #include "gnomon/server/trace_file.h"
-#include "../support/heap_counter.h"
 
 constexpr uint32_t kExpansion = 64;
 
@@ -39,10 +39,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     gnomon::server::PrintSummary(model, out);
     gnomon::server::PrintStatisticsTable(model, gnomon::server::ComputeZoneStatistics(model), out);
     const int64_t stream = report.ok() ? int64_t(report.value().raw_bytes) : 0;
-    const int64_t buffers = 4 * int64_t(kExpansion) * int64_t(size);  // decompressed blocks, reused, grown by doubling
+    const int64_t buffers =
+        4 * int64_t(kExpansion) * int64_t(size);  // decompressed blocks, reused, grown by doubling
     int64_t mapped = 0;
-    for (const auto& thread : model.threads) thread.zones.ForEachBlock([&](const void*, size_t bytes) { mapped += int64_t(bytes); });
-    if (gnomon::test::HeapPeakBytes() - heap_before + mapped > 64 * stream + buffers + (256 << 10)) __builtin_trap();
+    for (const auto& thread : model.threads)
+      thread.zones.ForEachBlock([&](const void*, size_t bytes) { mapped += int64_t(bytes); });
+    if (gnomon::test::HeapPeakBytes() - heap_before + mapped > 64 * stream + buffers + (256 << 10))
+      __builtin_trap();
   }
   return 0;
 }

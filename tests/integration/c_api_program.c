@@ -1,6 +1,5 @@
 /* Every C API call, from a C99 file: the integration test checks each one arrived. */
 #include <gnomon/gnomon.h>
-
 #include <stdio.h>
 #include <string.h>
 #include <time.h>

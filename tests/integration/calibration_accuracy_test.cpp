@@ -23,8 +23,8 @@ std::map<std::string, Figures> Run(const std::string& arguments) {
   while (std::getline(lines, line)) {
     char name[32];
     Figures f;
-    if (std::sscanf(line.c_str(), "method=%31s p50_ns=%lf p99_ns=%lf max_ns=%lf in_bracket_pct=%lf", name, &f.p50,
-                    &f.p99, &f.max, &f.in_bracket) == 5) {
+    if (std::sscanf(line.c_str(), "method=%31s p50_ns=%lf p99_ns=%lf max_ns=%lf in_bracket_pct=%lf", name,
+                    &f.p50, &f.p99, &f.max, &f.in_bracket) == 5) {
       methods[name] = f;
     }
   }
@@ -33,7 +33,9 @@ std::map<std::string, Figures> Run(const std::string& arguments) {
 
 }  // namespace
 
-TEST_CASE("H200 stream at one calibration per second: p50 <= 40 ns, p99 <= 350 ns, every GPU write in its bracket") {
+TEST_CASE(
+    "H200 stream at one calibration per second: p50 <= 40 ns, p99 <= 350 ns, every GPU write in its "
+    "bracket") {
   const auto methods = Run(std::string(GNOMON_DATA_DIR) + "/h200_vulkan_calibration_60s.csv.zst --cadence 1");
   REQUIRE(methods.count("gnomon") == 1);
   REQUIRE(methods.count("offset") == 1);
@@ -53,7 +55,8 @@ TEST_CASE("the synthetic stream exercises the same path") {
 }
 
 TEST_CASE("a second H200 stream, recorded by gnomon-calibration-record over 120 s, meets the same bars") {
-  const auto methods = Run(std::string(GNOMON_DATA_DIR) + "/h200_vulkan_calibration_120s.csv.zst --cadence 1");
+  const auto methods =
+      Run(std::string(GNOMON_DATA_DIR) + "/h200_vulkan_calibration_120s.csv.zst --cadence 1");
   const Figures& g = methods.at("gnomon");
   CHECK(g.p50 <= 40);
   CHECK(g.p99 <= 350);

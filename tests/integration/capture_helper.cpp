@@ -6,8 +6,8 @@
 
 namespace gnomon::test {
 
-Capture CaptureProgram(const std::vector<std::string>& argv, std::map<std::string, std::string> env, int delay_ms,
-                       const std::string& connect_after) {
+Capture CaptureProgram(const std::vector<std::string>& argv, std::map<std::string, std::string> env,
+                       int delay_ms, const std::string& connect_after) {
   ScratchDir dir;
   env.insert_or_assign("GNOMON_PORT", std::to_string(0));  // (GCC 12 -Wrestrict misfires on = "0")
   env.insert_or_assign("GNOMON_PORT_FILE", dir.File("port"));
@@ -19,7 +19,8 @@ Capture CaptureProgram(const std::vector<std::string>& argv, std::map<std::strin
   if (!connect_after.empty()) {
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (ReadFile(dir.File("log")).find(connect_after) == std::string::npos) {
-      REQUIRE_MESSAGE(std::chrono::steady_clock::now() < give_up, "the program never printed '", connect_after, "'");
+      REQUIRE_MESSAGE(std::chrono::steady_clock::now() < give_up, "the program never printed '",
+                      connect_after, "'");
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
   }

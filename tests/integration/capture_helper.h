@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "gnomon/server/worker.h"
 #include "../support/process.h"
+#include "gnomon/server/worker.h"
 
 namespace gnomon::test {
 

@@ -11,17 +11,17 @@
 #include <sstream>
 #include <thread>
 
+#include "../support/build_model.h"
+#include "../support/fake_peers.h"
+#include "../support/process.h"
 #include "gnomon/protocol/handshake.h"
 #include "gnomon/protocol/messages.h"
 #include "gnomon/protocol/settings.h"
 #include "gnomon/server/report.h"
 #include "gnomon/server/statistics.h"
-#include "trace_builder.h"
 #include "gnomon/server/trace_file.h"
 #include "gnomon/server/worker.h"
-#include "../support/fake_peers.h"
-#include "../support/process.h"
-#include "../support/build_model.h"
+#include "trace_builder.h"
 
 using gnomon::server::TraceModel;
 using gnomon::server::Worker;
@@ -30,7 +30,8 @@ using gnomon::test::StreamWriter;
 namespace {
 
 std::vector<uint8_t> OkHello() {
-  return gnomon::test::ClientHelloBytes(gnomon::protocol::kProtocolVersion, 0, gnomon::protocol::kCapCpuZones);
+  return gnomon::test::ClientHelloBytes(gnomon::protocol::kProtocolVersion, 0,
+                                        gnomon::protocol::kCapCpuZones);
 }
 
 StreamWriter ValidStart(int zones) {
@@ -55,7 +56,8 @@ std::unique_ptr<Worker> CaptureToEnd(uint16_t port) {
 
 }  // namespace
 
-TEST_CASE("maximal declared string lengths with the connection gone: a clear error, bounded memory, data kept") {
+TEST_CASE(
+    "maximal declared string lengths with the connection gone: a clear error, bounded memory, data kept") {
   StreamWriter w = ValidStart(50);
   // A SourceLocationDef declaring three 65,535-byte strings, then only 100 bytes of them.
   w.Raw({15, 9, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF});
@@ -63,16 +65,18 @@ TEST_CASE("maximal declared string lengths with the connection gone: a clear err
   gnomon::test::FakeProgram program(OkHello(), w.bytes());
   const auto worker = CaptureToEnd(program.port());
   CHECK(worker->state() == Worker::State::kDisconnected);
-  CHECK(worker->error().find("inside a SourceLocationDef message (119 of its 196624 bytes arrived)") != std::string::npos);
+  CHECK(worker->error().find("inside a SourceLocationDef message (119 of its 196624 bytes arrived)") !=
+        std::string::npos);
   CHECK(worker->model().zone_count == 50);
 }
 
 TEST_CASE("ids never defined and absurd or backward timestamps are counted, never fatal") {
   StreamWriter w;
-  w.ThreadContext(3).ZoneBegin(77, 100).ZoneEnd(200);                    // location 77 is never defined
-  w.ZoneBegin(1, (uint64_t(1) << 63) + 12345).ZoneEnd(7);               // absurd begin, end before it
-  w.ZoneBegin(1, ~uint64_t{0}).ZoneEnd(~uint64_t{0});                   // the largest tick
-  w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, 5).Frame(gnomon::protocol::MessageType::kFrameMark, 0, 3);
+  w.ThreadContext(3).ZoneBegin(77, 100).ZoneEnd(200);      // location 77 is never defined
+  w.ZoneBegin(1, (uint64_t(1) << 63) + 12345).ZoneEnd(7);  // absurd begin, end before it
+  w.ZoneBegin(1, ~uint64_t{0}).ZoneEnd(~uint64_t{0});      // the largest tick
+  w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, 5)
+      .Frame(gnomon::protocol::MessageType::kFrameMark, 0, 3);
   w.Plot(9, ~uint64_t{0}, 1e308).Message(~uint64_t{0}, 200, "severity out of range");
   const TraceModel m = Decode(w);
   CHECK(m.zone_count == 3);
@@ -99,9 +103,10 @@ TEST_CASE("the capture tool keeps and saves everything before a malformed messag
   w.Raw({0xEE, 0xEE, 0xEE});
   gnomon::test::FakeProgram program(OkHello(), w.bytes());
   std::string output;
-  const int rc = gnomon::test::RunCommand(std::string(GNOMON_CAPTURE) + " -q -p " + std::to_string(program.port()) +
-                                              " -o " + dir.File("bad.gnomon"),
-                                          &output);
+  const int rc =
+      gnomon::test::RunCommand(std::string(GNOMON_CAPTURE) + " -q -p " + std::to_string(program.port()) +
+                                   " -o " + dir.File("bad.gnomon"),
+                               &output);
   CHECK(rc == 5);
   CHECK(output.find("unknown message type 238") != std::string::npos);
   TraceModel model;
@@ -113,11 +118,13 @@ TEST_CASE("the capture tool keeps and saves everything before a malformed messag
 TEST_CASE("a capture killed with SIGKILL leaves a file that loads, and the program carries on") {
   gnomon::test::ScratchDir dir;
   gnomon::test::ChildProcess demo({GNOMON_DEMO, "--seconds", "5"},
-                                  {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}}, dir.File("demo.log"));
+                                  {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}},
+                                  dir.File("demo.log"));
   const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
   REQUIRE(port != 0);
-  gnomon::test::ChildProcess capture({GNOMON_CAPTURE, "-q", "-p", std::to_string(port), "-o", dir.File("killed.gnomon")},
-                                     {}, dir.File("capture.log"));
+  gnomon::test::ChildProcess capture(
+      {GNOMON_CAPTURE, "-q", "-p", std::to_string(port), "-o", dir.File("killed.gnomon")}, {},
+      dir.File("capture.log"));
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // at least two 1 s blocks reach the disk
   capture.Signal(SIGKILL);
   CHECK(capture.Wait() == 128 + SIGKILL);
@@ -141,7 +148,9 @@ struct StalledRun {
 StalledRun RunAgainstStalledServer(const std::map<std::string, std::string>& env, long zones = 400000) {
   gnomon::test::ScratchDir dir;
   std::map<std::string, std::string> all = env;
-  all.insert({{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}, {"GNOMON_BUFFER_MB", "2"},
+  all.insert({{"GNOMON_PORT", "0"},
+              {"GNOMON_PORT_FILE", dir.File("port")},
+              {"GNOMON_BUFFER_MB", "2"},
               {"GNOMON_EXIT_FLUSH_MS", "500"}});
   gnomon::test::ChildProcess program({GNOMON_TEST_PROGRAM, "flood-after-connect", std::to_string(zones)}, all,
                                      dir.File("log"));
@@ -172,7 +181,8 @@ TEST_CASE("a stalled network never blocks the program's threads, and the exit wa
 TEST_CASE("buffer policies: auto grows to its ceiling then drops and says so, grow drops nothing") {
   constexpr long kZones = 1'000'000;  // 22 MB of events, nobody draining them
   const StalledRun fixed = RunAgainstStalledServer({{"GNOMON_BUFFER_POLICY", "drop"}}, kZones);
-  const StalledRun ceiling = RunAgainstStalledServer({{"GNOMON_BUFFER_MAX_MB", "6"}}, kZones);  // auto: the default
+  const StalledRun ceiling =
+      RunAgainstStalledServer({{"GNOMON_BUFFER_MAX_MB", "6"}}, kZones);  // auto: the default
   CHECK(ceiling.dropped > 0);
   CHECK(ceiling.dropped + 4 * (1 << 20) / 22 < fixed.dropped);  // 6 MB held instead of 2
   CHECK(ceiling.log.find("the event buffer is full (6 MiB, GNOMON_BUFFER_POLICY=auto)") != std::string::npos);
@@ -185,7 +195,8 @@ TEST_CASE("buffer policies: auto grows to its ceiling then drops and says so, gr
 TEST_CASE("the program listens on loopback only, unless told otherwise") {
   gnomon::test::ScratchDir dir;
   gnomon::test::ChildProcess program({GNOMON_TEST_PROGRAM, "before-connect"},
-                                     {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}}, dir.File("log"));
+                                     {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}},
+                                     dir.File("log"));
   const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
   REQUIRE(port != 0);
   // /proc/net/tcp: "sl local_address rem_address st ...", addresses as hex ip:port.
@@ -236,7 +247,8 @@ TEST_CASE("the port file is written in one step, through no link a stranger plan
     std::filesystem::create_symlink(dir.File("victim"), dir.File(planted));
   }
   gnomon::test::ChildProcess program({GNOMON_TEST_PROGRAM, "before-connect"},
-                                     {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}}, dir.File("log"));
+                                     {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}},
+                                     dir.File("log"));
   const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
   REQUIRE(port != 0);
   CHECK(gnomon::test::ReadFile(dir.File("victim")) == "not yours");
@@ -250,7 +262,8 @@ TEST_CASE("a program ignores a port or a size it cannot use, and says why") {
   gnomon::test::ScratchDir dir;
   gnomon::test::ChildProcess program(
       {GNOMON_TEST_PROGRAM, "before-connect"},
-      {{"GNOMON_PORT", "70000"}, {"GNOMON_BUFFER_MB", "-3"}, {"GNOMON_PORT_FILE", dir.File("port")}}, dir.File("log"));
+      {{"GNOMON_PORT", "70000"}, {"GNOMON_BUFFER_MB", "-3"}, {"GNOMON_PORT_FILE", dir.File("port")}},
+      dir.File("log"));
   const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
   REQUIRE(port != 0);
   CHECK(port >= gnomon::protocol::kDefaultPort);  // the default (or the next free one), not 70000 - 65536
@@ -267,10 +280,11 @@ TEST_CASE("peers that connect and say nothing cannot lock a capture out") {
     CAPTURE(burst);
     gnomon::test::ScratchDir dir;
     // The program records until "release" exists, so it is still there for the second capture.
-    gnomon::test::ChildProcess program(
-        {GNOMON_TEST_PROGRAM, "hold", dir.File("release")},
-        {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}, {"GNOMON_WAIT_FOR_SERVER_MS", "20000"}},
-        dir.File("log"));
+    gnomon::test::ChildProcess program({GNOMON_TEST_PROGRAM, "hold", dir.File("release")},
+                                       {{"GNOMON_PORT", "0"},
+                                        {"GNOMON_PORT_FILE", dir.File("port")},
+                                        {"GNOMON_WAIT_FOR_SERVER_MS", "20000"}},
+                                       dir.File("log"));
     const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
     REQUIRE(port != 0);
     gnomon::test::IdlePeers idle(port, burst, std::chrono::milliseconds(period_ms));
@@ -286,7 +300,8 @@ TEST_CASE("peers that connect and say nothing cannot lock a capture out") {
     // A second capture while the first is connected is told the program is busy.
     Worker second(options);
     const gnomon::server::Status refused = second.Connect();
-    CHECK_MESSAGE(refused.message().find("already has a server connected") != std::string::npos, refused.message());
+    CHECK_MESSAGE(refused.message().find("already has a server connected") != std::string::npos,
+                  refused.message());
     std::ofstream(dir.File("release")) << "done";
     worker.Join();
     CHECK(worker.state() == Worker::State::kEnded);

@@ -3,9 +3,9 @@
 // calibration's reported uncertainty.
 #include <doctest/doctest.h>
 
+#include "../support/xvfb.h"
 #include "capture_helper.h"
 #include "gnomon/protocol/messages.h"
-#include "../support/xvfb.h"
 
 using gnomon::server::TraceModel;
 
@@ -13,7 +13,8 @@ TEST_CASE("OpenGL under Xvfb: every GPU zone inside its draw-to-glFinish bracket
   gnomon::test::Xvfb xvfb;
   REQUIRE_MESSAGE(!xvfb.display().empty(), "Xvfb did not start");
   std::map<std::string, std::string> env{{"DISPLAY", xvfb.display()}};
-  if (!std::string(GNOMON_ASAN_PRELOAD).empty()) env["ASAN_OPTIONS"] = "detect_leaks=0";  // Mesa leaks at unload
+  if (!std::string(GNOMON_ASAN_PRELOAD).empty())
+    env["ASAN_OPTIONS"] = "detect_leaks=0";  // Mesa leaks at unload
   constexpr int kFrames = 60;
   auto capture = gnomon::test::CaptureProgram({GNOMON_OPENGL_DEMO, "--frames", std::to_string(kFrames)}, env);
   REQUIRE_MESSAGE(capture.exit_code == 0, capture.log);
@@ -26,7 +27,8 @@ TEST_CASE("OpenGL under Xvfb: every GPU zone inside its draw-to-glFinish bracket
   for (const auto& thread : m.threads) {
     for (size_t i = 0; i < thread.zones.size(); ++i) {
       if (m.ZoneName(thread, i) == "Draw and finish") {
-        brackets.emplace_back(m.clock.TickToNs(thread.zones[i].begin_tick), m.clock.TickToNs(thread.zones[i].end_tick));
+        brackets.emplace_back(m.clock.TickToNs(thread.zones[i].begin_tick),
+                              m.clock.TickToNs(thread.zones[i].end_tick));
       }
     }
   }

@@ -95,8 +95,8 @@ TEST_CASE("past the buffer budget events are dropped, counted, and the count rea
   constexpr long kZones = 400000;  // 8.8 MB of events against a 1 MB budget
   // Connect only once the flood is over ("dropped N" printed): a capture that drains
   // during the flood could keep up with it, and nothing would be dropped.
-  auto capture = CaptureProgram({GNOMON_TEST_PROGRAM, "flood", std::to_string(kZones)}, {{"GNOMON_BUFFER_MB", "1"}},
-                                0, "dropped ");
+  auto capture = CaptureProgram({GNOMON_TEST_PROGRAM, "flood", std::to_string(kZones)},
+                                {{"GNOMON_BUFFER_MB", "1"}}, 0, "dropped ");
   CHECK(capture.exit_code == 0);
   const TraceModel& m = capture.model();
   const uint64_t dropped = m.diagnostics.client_dropped_events;
@@ -127,7 +127,8 @@ TEST_CASE("the C API from a C program: zones, attributes, frames, plots, message
   CHECK(m.Location(thread->zones[1].source_location).function == "nested");
   CHECK(m.frames.at(0).marks.size() == 5);
   bool named = false;
-  for (const auto& [id, series] : m.frames) named |= series.name == "c frames" && series.spans.size() == 5 && series.marks.size() == 1;
+  for (const auto& [id, series] : m.frames)
+    named |= series.name == "c frames" && series.spans.size() == 5 && series.marks.size() == 1;
   CHECK(named);
   REQUIRE(m.messages.size() == 1);
   CHECK(m.messages[0].text == "from C");

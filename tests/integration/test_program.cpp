@@ -8,12 +8,11 @@
 //   gnomon-test-program hold FILE       zones once a server connected, until FILE exists
 //
 // Run it with GNOMON_WAIT_FOR_SERVER_MS so that it waits at exit for a capture.
-#include <gnomon/gnomon.hpp>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <gnomon/gnomon.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -126,6 +125,8 @@ int main(int argc, char** argv) {
   if (scenario == "flood-after-connect" && argc > 2) return FloodAfterConnect(std::atol(argv[2]));
   if (scenario == "hold" && argc > 2) return Hold(argv[2]);
   if (scenario == "threads" && argc > 3) return Threads(std::atoi(argv[2]), std::atol(argv[3]));
-  std::fprintf(stderr, "usage: gnomon-test-program zones | before-connect | flood N | flood-after-connect N | threads T N | hold FILE\n");
+  std::fprintf(stderr,
+               "usage: gnomon-test-program zones | before-connect | flood N | flood-after-connect N | "
+               "threads T N | hold FILE\n");
   return 2;
 }

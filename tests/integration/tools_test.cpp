@@ -1,6 +1,5 @@
 // The command-line tools as a user runs them: demo -> gnomon-capture -> gnomon-report.
 #include <doctest/doctest.h>
-
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -10,9 +9,9 @@
 #include <set>
 #include <thread>
 
-#include "gnomon/server/trace_file.h"
 #include "../support/json_check.h"
 #include "../support/process.h"
+#include "gnomon/server/trace_file.h"
 
 using gnomon::test::ChildProcess;
 using gnomon::test::ReadFile;
@@ -23,10 +22,10 @@ namespace {
 
 // Starts the demo on a free port; returns its port.
 uint16_t StartDemo(ScratchDir& dir, std::unique_ptr<ChildProcess>& demo, const std::string& seconds) {
-  demo = std::make_unique<ChildProcess>(std::vector<std::string>{GNOMON_DEMO, "--seconds", seconds},
-                                        std::map<std::string, std::string>{{"GNOMON_PORT", "0"},
-                                                                           {"GNOMON_PORT_FILE", dir.File("port")}},
-                                        dir.File("demo.log"));
+  demo = std::make_unique<ChildProcess>(
+      std::vector<std::string>{GNOMON_DEMO, "--seconds", seconds},
+      std::map<std::string, std::string>{{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}},
+      dir.File("demo.log"));
   const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
   REQUIRE(port != 0);
   return port;
@@ -49,10 +48,27 @@ TEST_CASE("capture the demo to a file and the report and the Chrome export list 
   const std::string json = dir.File("demo.json");
   std::string report;
   REQUIRE(RunCommand(std::string(GNOMON_REPORT) + " --chrome " + json + " " + trace, &report) == 0);
-  for (const char* needle : {"Program    gnomon-demo", "Frame", "Update", "Physics", "Render", "Job", "Decompress",
-                             "Simulate step", "main (tid", "worker 0", "worker 1", "worker 2", "worker 3",
-                             "demo started", "demo finished", "Physics step", "queue depth", "frame time ms",
-                             "ended cleanly", "0 unfinished", "Dropped    0"}) {
+  for (const char* needle : {"Program    gnomon-demo",
+                             "Frame",
+                             "Update",
+                             "Physics",
+                             "Render",
+                             "Job",
+                             "Decompress",
+                             "Simulate step",
+                             "main (tid",
+                             "worker 0",
+                             "worker 1",
+                             "worker 2",
+                             "worker 3",
+                             "demo started",
+                             "demo finished",
+                             "Physics step",
+                             "queue depth",
+                             "frame time ms",
+                             "ended cleanly",
+                             "0 unfinished",
+                             "Dropped    0"}) {
     CHECK_MESSAGE(report.find(needle) != std::string::npos, needle, "\n", report);
   }
   gnomon::test::JsonValue root;
@@ -61,10 +77,12 @@ TEST_CASE("capture the demo to a file and the report and the Chrome export list 
   std::set<std::string> names;
   for (const auto& event : root.Find("traceEvents")->array) {
     names.insert(event.Find("name")->string);
-    if (const auto* args = event.Find("args"); args && args->Find("name")) names.insert(args->Find("name")->string);
+    if (const auto* args = event.Find("args"); args && args->Find("name"))
+      names.insert(args->Find("name")->string);
   }
-  for (const char* name : {"Frame", "Update", "Physics", "Render", "Job", "Decompress", "Simulate", "Simulate step",
-                           "main", "worker 0", "worker 3", "demo started", "queue depth", "Physics step"}) {
+  for (const char* name :
+       {"Frame", "Update", "Physics", "Render", "Job", "Decompress", "Simulate", "Simulate step", "main",
+        "worker 0", "worker 3", "demo started", "queue depth", "Physics step"}) {
     CHECK_MESSAGE(names.count(name) == 1, name);
   }
 
@@ -79,7 +97,9 @@ TEST_CASE("a time limit stops the capture and a killed program still leaves a lo
   std::unique_ptr<ChildProcess> demo;
   const uint16_t port = StartDemo(dir, demo, "30");
   std::string output;
-  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " -q -s 0.5 -p " + std::to_string(port) + " -o " + dir.File("a.gnomon"), &output) == 0);
+  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " -q -s 0.5 -p " + std::to_string(port) + " -o " +
+                       dir.File("a.gnomon"),
+                   &output) == 0);
   gnomon::server::TraceModel model;
   auto loaded = gnomon::server::LoadTrace(dir.File("a.gnomon"), model);
   REQUIRE(loaded.ok());
@@ -120,7 +140,8 @@ TEST_CASE("the tools explain bad use and bad input") {
   REQUIRE(mkfifo(dir.File("pipe.gnomon").c_str(), 0600) == 0);
   CHECK(RunCommand("timeout 10 " + std::string(GNOMON_REPORT) + " " + dir.File("pipe.gnomon"), &output) == 2);
   CHECK(output.find("is a FIFO, not a trace file") != std::string::npos);
-  CHECK(RunCommand(std::string(GNOMON_REPORT) + " --max-expansion 0 " + dir.File("junk.gnomon"), &output) == 1);
+  CHECK(RunCommand(std::string(GNOMON_REPORT) + " --max-expansion 0 " + dir.File("junk.gnomon"), &output) ==
+        1);
   CHECK(output.find("--max-expansion: '0' is not a whole number from 1 to") != std::string::npos);
 }
 
@@ -137,7 +158,8 @@ int CountFiles(const ScratchDir& dir, const std::string& part) {
 
 }  // namespace
 
-TEST_CASE("a capture never touches its output path before a program answers, and -f replaces only a trace file") {
+TEST_CASE(
+    "a capture never touches its output path before a program answers, and -f replaces only a trace file") {
   ScratchDir dir;
   std::string output;
   const std::string capture = std::string(GNOMON_CAPTURE) + " -q -w 0.2 -p 1 -f -o ";
@@ -165,7 +187,8 @@ TEST_CASE("a capture never touches its output path before a program answers, and
   // With a program answering, -f replaces the old trace, and only then.
   std::unique_ptr<ChildProcess> demo;
   const uint16_t port = StartDemo(dir, demo, "1");
-  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " -q -f -p " + std::to_string(port) + " -o " + dir.File("old.gnomon"),
+  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " -q -f -p " + std::to_string(port) + " -o " +
+                       dir.File("old.gnomon"),
                    &output) == 0);
   CHECK(demo->Wait() == 0);
   gnomon::server::TraceModel model;
@@ -197,14 +220,18 @@ TEST_CASE("ports and durations are checked the same way everywhere") {
   const std::string capture = std::string(GNOMON_CAPTURE) + " -q -o " + dir.File("x.gnomon");
   for (const char* bad : {"inf", "1e17", "1e30", "-1", "nan", "abc", " 5", ""}) {
     CHECK_MESSAGE(RunCommand(capture + " -p 1 -w '" + bad + "'", &output) == 1, bad);
-    CHECK_MESSAGE(output.find("-w: '" + std::string(bad) + "' is not a number of seconds") != std::string::npos, output);
+    CHECK_MESSAGE(
+        output.find("-w: '" + std::string(bad) + "' is not a number of seconds") != std::string::npos,
+        output);
     CHECK(RunCommand(capture + " -p 1 -s '" + std::string(bad) + "'", &output) == 1);
   }
   for (const char* bad : {"70000", "abc", "0", "-5", "65536"}) {
     CHECK(RunCommand(capture + " -p " + bad, &output) == 1);
     CHECK_MESSAGE(output.find("is not a port number (1-65535)") != std::string::npos, output);
     CHECK(RunCommand("GNOMON_PORT=" + std::string(bad) + " " + capture, &output) == 1);
-    CHECK_MESSAGE(output.find("GNOMON_PORT: '" + std::string(bad) + "' is not a port number") != std::string::npos, output);
+    CHECK_MESSAGE(
+        output.find("GNOMON_PORT: '" + std::string(bad) + "' is not a port number") != std::string::npos,
+        output);
   }
   CHECK_FALSE(std::filesystem::exists(dir.File("x.gnomon")));
   // A wait of 1e9 seconds is accepted (and cut short by the refused connection's end).
@@ -212,24 +239,29 @@ TEST_CASE("ports and durations are checked the same way everywhere") {
   CHECK(output.find("stopped before 127.0.0.1:1 answered") != std::string::npos);
 }
 
-TEST_CASE("two busy threads outrun the capture: the default buffer grows and nothing is lost; wait loses nothing") {
+TEST_CASE(
+    "two busy threads outrun the capture: the default buffer grows and nothing is lost; wait loses nothing") {
   // 2 x 1.5 M zones (66 MB of events) against a 4 MB budget: the capture falls behind.
   for (const char* policy : {"auto", "wait"}) {
     CAPTURE(policy);
     ScratchDir dir;
     ChildProcess program({GNOMON_TEST_PROGRAM, "threads", "2", "1500000"},
-                         {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}, {"GNOMON_BUFFER_MB", "4"},
-                          {"GNOMON_BUFFER_POLICY", policy}, {"GNOMON_WAIT_FOR_SERVER_MS", "20000"}},
+                         {{"GNOMON_PORT", "0"},
+                          {"GNOMON_PORT_FILE", dir.File("port")},
+                          {"GNOMON_BUFFER_MB", "4"},
+                          {"GNOMON_BUFFER_POLICY", policy},
+                          {"GNOMON_WAIT_FOR_SERVER_MS", "20000"}},
                          dir.File("program.log"));
     const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
     REQUIRE(port != 0);
     std::string output;
-    const int rc = RunCommand(std::string(GNOMON_CAPTURE) + " -q -p " + std::to_string(port) + " -o " +
-                                  dir.File("busy.gnomon"),
-                              &output);
+    const int rc = RunCommand(
+        std::string(GNOMON_CAPTURE) + " -q -p " + std::to_string(port) + " -o " + dir.File("busy.gnomon"),
+        &output);
     CHECK_MESSAGE(rc == 0, output);
     CHECK(program.Wait() == 0);
-    CHECK(ReadFile(dir.File("program.log")).find("recorded 3000000 zones on 2 threads, dropped 0") != std::string::npos);
+    CHECK(ReadFile(dir.File("program.log")).find("recorded 3000000 zones on 2 threads, dropped 0") !=
+          std::string::npos);
     gnomon::server::TraceModel model;
     auto loaded = gnomon::server::LoadTrace(dir.File("busy.gnomon"), model);
     REQUIRE(loaded.ok());
@@ -242,7 +274,9 @@ TEST_CASE("a capture says how many events the program dropped, and why, with its
   ScratchDir dir;
   // The flood runs before anyone connects: past its 1 MB budget the program drops.
   ChildProcess program({GNOMON_TEST_PROGRAM, "flood", "400000"},
-                       {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}, {"GNOMON_BUFFER_MB", "1"},
+                       {{"GNOMON_PORT", "0"},
+                        {"GNOMON_PORT_FILE", dir.File("port")},
+                        {"GNOMON_BUFFER_MB", "1"},
                         {"GNOMON_WAIT_FOR_SERVER_MS", "20000"}},
                        dir.File("program.log"));
   const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
@@ -253,11 +287,14 @@ TEST_CASE("a capture says how many events the program dropped, and why, with its
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   std::string output;
-  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " -q -p " + std::to_string(port) + " -o " + dir.File("f.gnomon"),
-                   &output) == 6);
+  CHECK(RunCommand(
+            std::string(GNOMON_CAPTURE) + " -q -p " + std::to_string(port) + " -o " + dir.File("f.gnomon"),
+            &output) == 6);
   CHECK(program.Wait() == 0);
   const std::string log = ReadFile(dir.File("program.log"));
-  const std::string dropped = log.substr(log.find("dropped ") + 8, log.find('\n', log.find("dropped ")) - log.find("dropped ") - 8);
-  CHECK_MESSAGE(output.find("the program dropped " + dropped + " event(s): its event buffer was full") != std::string::npos,
+  const std::string dropped =
+      log.substr(log.find("dropped ") + 8, log.find('\n', log.find("dropped ")) - log.find("dropped ") - 8);
+  CHECK_MESSAGE(output.find("the program dropped " + dropped + " event(s): its event buffer was full") !=
+                    std::string::npos,
                 output);
 }

@@ -36,7 +36,8 @@ void CheckBrackets(const TraceModel& m, int frames, int64_t slack_ns) {
   for (const auto& thread : m.threads) {
     for (size_t i = 0; i < thread.zones.size(); ++i) {
       if (m.ZoneName(thread, i) != "Submit and wait") continue;
-      brackets.emplace_back(m.clock.TickToNs(thread.zones[i].begin_tick), m.clock.TickToNs(thread.zones[i].end_tick));
+      brackets.emplace_back(m.clock.TickToNs(thread.zones[i].begin_tick),
+                            m.clock.TickToNs(thread.zones[i].end_tick));
     }
   }
   REQUIRE(brackets.size() == size_t(frames));
@@ -52,9 +53,10 @@ void CheckBrackets(const TraceModel& m, int frames, int64_t slack_ns) {
     if (zone.depth == 0) {
       REQUIRE(frame < brackets.size());
       const auto [submit, signalled] = brackets[frame++];
-      CHECK_MESSAGE(mapped.cpu_ns >= submit - slack_ns, "frame ", frame, " starts ", submit - mapped.cpu_ns, " ns early");
-      CHECK_MESSAGE(mapped_end.cpu_ns <= signalled + slack_ns, "frame ", frame, " ends ", mapped_end.cpu_ns - signalled,
-                    " ns late");
+      CHECK_MESSAGE(mapped.cpu_ns >= submit - slack_ns, "frame ", frame, " starts ", submit - mapped.cpu_ns,
+                    " ns early");
+      CHECK_MESSAGE(mapped_end.cpu_ns <= signalled + slack_ns, "frame ", frame, " ends ",
+                    mapped_end.cpu_ns - signalled, " ns late");
       parent = {mapped.cpu_ns, mapped_end.cpu_ns};
     } else {
       CHECK(zone.depth == 1);

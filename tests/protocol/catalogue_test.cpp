@@ -10,22 +10,31 @@
 
 namespace {
 
-using gnomon::protocol::FieldKind;
 using gnomon::protocol::FieldInfo;
+using gnomon::protocol::FieldKind;
 using gnomon::protocol::MessageInfo;
 
 std::string DocType(FieldKind kind) {
   switch (kind) {
     case FieldKind::kTag:
-    case FieldKind::kU8: return "u8";
-    case FieldKind::kU16: return "u16";
-    case FieldKind::kU32: return "u32";
-    case FieldKind::kU64: return "u64";
-    case FieldKind::kI64: return "i64";
-    case FieldKind::kF64: return "f64";
-    case FieldKind::kTick: return "tick";
-    case FieldKind::kStringLength: return "length";
-    case FieldKind::kValueCount: return "count";
+    case FieldKind::kU8:
+      return "u8";
+    case FieldKind::kU16:
+      return "u16";
+    case FieldKind::kU32:
+      return "u32";
+    case FieldKind::kU64:
+      return "u64";
+    case FieldKind::kI64:
+      return "i64";
+    case FieldKind::kF64:
+      return "f64";
+    case FieldKind::kTick:
+      return "tick";
+    case FieldKind::kStringLength:
+      return "length";
+    case FieldKind::kValueCount:
+      return "count";
   }
   return "?";
 }
@@ -35,9 +44,12 @@ std::vector<std::string> ExpectedRows(const MessageInfo& info) {
   std::vector<std::string> rows, tails;
   for (size_t i = 0; i < info.field_count; ++i) {
     const FieldInfo& f = info.fields[i];
-    rows.push_back(std::to_string(f.offset) + " " + std::to_string(f.size) + " " + DocType(f.kind) + " " + f.name);
-    if (f.kind == FieldKind::kStringLength) tails.push_back(std::string("`") + f.name + "` bytes " + f.tail_name);
-    if (f.kind == FieldKind::kValueCount) tails.push_back(std::string("8 × `") + f.name + "` u64 " + f.tail_name);
+    rows.push_back(std::to_string(f.offset) + " " + std::to_string(f.size) + " " + DocType(f.kind) + " " +
+                   f.name);
+    if (f.kind == FieldKind::kStringLength)
+      tails.push_back(std::string("`") + f.name + "` bytes " + f.tail_name);
+    if (f.kind == FieldKind::kValueCount)
+      tails.push_back(std::string("8 × `") + f.name + "` u64 " + f.tail_name);
   }
   rows.insert(rows.end(), tails.begin(), tails.end());
   return rows;
@@ -104,7 +116,8 @@ TEST_CASE("the summary table of docs/protocol.md lists each message with its siz
       const FieldInfo& f = info->fields[i];
       if (f.tail_name == nullptr) continue;
       if (!tails.empty()) tails += ", ";
-      tails += std::string("`") + f.tail_name + "`" + (f.kind == FieldKind::kValueCount ? " (8 bytes each)" : "");
+      tails +=
+          std::string("`") + f.tail_name + "`" + (f.kind == FieldKind::kValueCount ? " (8 bytes each)" : "");
     }
     CHECK(r.followed_by == tails);
   }

@@ -1,10 +1,11 @@
+#include "gnomon/protocol/messages.h"
+
 #include <doctest/doctest.h>
 
 #include <cstddef>
 #include <string>
 
 #include "gnomon/protocol/handshake.h"
-#include "gnomon/protocol/messages.h"
 
 using namespace gnomon::protocol;
 

@@ -27,7 +27,9 @@ std::string Unquote(const std::string& s) {
   return s.size() >= 2 && s.front() == '`' && s.back() == '`' ? s.substr(1, s.size() - 2) : s;
 }
 
-bool IsNumber(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
+bool IsNumber(const std::string& s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+}
 
 }  // namespace
 
@@ -66,14 +68,16 @@ ProtocolDoc ReadProtocolDoc(const std::string& path) {
       in_table = In::kSummary;
       continue;
     }
-    if (line.empty() || line[0] != '|' || line.rfind("|---", 0) == 0 || line.rfind("| offset |", 0) == 0) continue;
+    if (line.empty() || line[0] != '|' || line.rfind("|---", 0) == 0 || line.rfind("| offset |", 0) == 0)
+      continue;
     const std::vector<std::string> cells = Cells(line);
     if (in_table == In::kSummary) {
       if (cells.size() != 5 || !IsNumber(cells[0]) || !IsNumber(cells[2])) {
         error("a summary row needs tag, message, fixed bytes, followed by, thread-bound");
         continue;
       }
-      doc.summary.push_back({std::stoi(cells[0]), cells[1], std::stoi(cells[2]), cells[3], cells[4] == "yes"});
+      doc.summary.push_back(
+          {std::stoi(cells[0]), cells[1], std::stoi(cells[2]), cells[3], cells[4] == "yes"});
     } else if (in_table == In::kMessage) {
       if (cells.size() != 5) {
         error("a field row needs offset, size, type, field, meaning");

@@ -10,12 +10,12 @@
 namespace gnomon::test {
 
 struct DocField {
-  std::string name;       // without backticks
-  std::string type;       // u8 u16 u32 u64 i64 f64 tick length count bytes
-  int offset = -1;        // bytes from the tag; -1 for what follows the fixed part
-  int size = 0;           // bytes, for a field of the fixed part
+  std::string name;        // without backticks
+  std::string type;        // u8 u16 u32 u64 i64 f64 tick length count bytes
+  int offset = -1;         // bytes from the tag; -1 for what follows the fixed part
+  int size = 0;            // bytes, for a field of the fixed part
   std::string size_field;  // for what follows: the length or count field giving its size
-  int unit_bytes = 1;     // bytes per unit of size_field (8 for values)
+  int unit_bytes = 1;      // bytes per unit of size_field (8 for values)
 };
 
 struct DocMessage {

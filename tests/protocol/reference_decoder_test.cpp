@@ -8,8 +8,8 @@
 #include <random>
 #include <type_traits>
 
-#include "stream_decoder.h"
 #include "../support/stream_writer.h"
+#include "stream_decoder.h"
 
 namespace {
 
@@ -86,36 +86,89 @@ StreamWriter RandomStream(uint64_t seed, int count) {
   StreamWriter w;
   for (int i = 0; i < count; ++i) {
     switch (rng() % 29) {
-      case 0: w.ThreadContext(uint32_t(rng())); break;
-      case 1: w.ZoneBegin(uint32_t(rng()), rng()); break;
-      case 2: w.ZoneEnd(rng()); break;
-      case 3: w.ZoneName(RandomText(rng)); break;
-      case 4: w.ZoneText(RandomText(rng)); break;
-      case 5: w.ZoneColor(uint32_t(rng())); break;
-      case 6: w.ZoneValue(rng()); break;
-      case 7: w.Frame(MessageType(8 + rng() % 3), uint32_t(rng()), rng()); break;
-      case 8: w.Message(rng(), uint8_t(rng()), RandomText(rng)); break;
-      case 9: w.Plot(uint32_t(rng()), rng(), double(int64_t(rng())) / 1e6); break;
-      case 10: w.Calibration(rng(), int64_t(rng()), int64_t(rng()), uint32_t(rng())); break;
-      case 11: w.String(uint32_t(rng()), gnomon::protocol::StringKind(1 + rng() % 2), RandomText(rng)); break;
-      case 12: w.SourceLocation(uint32_t(rng()), RandomText(rng), RandomText(rng), RandomText(rng), uint32_t(rng()), uint32_t(rng())); break;
-      case 13: w.ThreadInfo(uint32_t(rng()), uint32_t(rng()), RandomText(rng)); break;
-      case 14: w.AppInfo(RandomText(rng), uint32_t(rng())); break;
-      case 15: w.Dropped(rng()); break;
-      case 16: w.End(rng()); break;
-      case 17: w.GpuContext(uint32_t(rng()), RandomText(rng), rng(), rng(), uint8_t(rng()), rng(), rng(),
-                            gnomon::protocol::CpuTimeDomain(rng() % 3), uint32_t(rng()),
-                            gnomon::protocol::GpuApi(rng() % 4), uint16_t(rng())); break;
-      case 18: w.GpuZoneBegin(uint32_t(rng()), uint32_t(rng()), uint32_t(rng()), rng()); break;
-      case 19: w.GpuZoneEnd(uint32_t(rng()), uint32_t(rng()), rng()); break;
-      case 20: w.GpuTime(uint32_t(rng()), uint32_t(rng()), rng()); break;
-      case 21: w.GpuCalibration(uint32_t(rng()), rng(), rng(), int64_t(rng()), uint32_t(rng())); break;
-      case 22: w.GpuResync(uint32_t(rng()), rng(), rng(), uint32_t(rng())); break;
-      case 23: w.GpuContextName(uint32_t(rng()), RandomText(rng)); break;
-      case 24: w.CounterSet(uint32_t(rng()), uint32_t(rng()), uint16_t(rng()), RandomText(rng)); break;
-      case 25: w.Counter(uint32_t(rng()), uint16_t(rng()), gnomon::protocol::CounterType(rng() % 6),
-                         gnomon::protocol::CounterDataType(rng() % 5), RandomText(rng), RandomText(rng),
-                         uint32_t(rng()), uint32_t(rng()), rng()); break;
+      case 0:
+        w.ThreadContext(uint32_t(rng()));
+        break;
+      case 1:
+        w.ZoneBegin(uint32_t(rng()), rng());
+        break;
+      case 2:
+        w.ZoneEnd(rng());
+        break;
+      case 3:
+        w.ZoneName(RandomText(rng));
+        break;
+      case 4:
+        w.ZoneText(RandomText(rng));
+        break;
+      case 5:
+        w.ZoneColor(uint32_t(rng()));
+        break;
+      case 6:
+        w.ZoneValue(rng());
+        break;
+      case 7:
+        w.Frame(MessageType(8 + rng() % 3), uint32_t(rng()), rng());
+        break;
+      case 8:
+        w.Message(rng(), uint8_t(rng()), RandomText(rng));
+        break;
+      case 9:
+        w.Plot(uint32_t(rng()), rng(), double(int64_t(rng())) / 1e6);
+        break;
+      case 10:
+        w.Calibration(rng(), int64_t(rng()), int64_t(rng()), uint32_t(rng()));
+        break;
+      case 11:
+        w.String(uint32_t(rng()), gnomon::protocol::StringKind(1 + rng() % 2), RandomText(rng));
+        break;
+      case 12:
+        w.SourceLocation(uint32_t(rng()), RandomText(rng), RandomText(rng), RandomText(rng), uint32_t(rng()),
+                         uint32_t(rng()));
+        break;
+      case 13:
+        w.ThreadInfo(uint32_t(rng()), uint32_t(rng()), RandomText(rng));
+        break;
+      case 14:
+        w.AppInfo(RandomText(rng), uint32_t(rng()));
+        break;
+      case 15:
+        w.Dropped(rng());
+        break;
+      case 16:
+        w.End(rng());
+        break;
+      case 17:
+        w.GpuContext(uint32_t(rng()), RandomText(rng), rng(), rng(), uint8_t(rng()), rng(), rng(),
+                     gnomon::protocol::CpuTimeDomain(rng() % 3), uint32_t(rng()),
+                     gnomon::protocol::GpuApi(rng() % 4), uint16_t(rng()));
+        break;
+      case 18:
+        w.GpuZoneBegin(uint32_t(rng()), uint32_t(rng()), uint32_t(rng()), rng());
+        break;
+      case 19:
+        w.GpuZoneEnd(uint32_t(rng()), uint32_t(rng()), rng());
+        break;
+      case 20:
+        w.GpuTime(uint32_t(rng()), uint32_t(rng()), rng());
+        break;
+      case 21:
+        w.GpuCalibration(uint32_t(rng()), rng(), rng(), int64_t(rng()), uint32_t(rng()));
+        break;
+      case 22:
+        w.GpuResync(uint32_t(rng()), rng(), rng(), uint32_t(rng()));
+        break;
+      case 23:
+        w.GpuContextName(uint32_t(rng()), RandomText(rng));
+        break;
+      case 24:
+        w.CounterSet(uint32_t(rng()), uint32_t(rng()), uint16_t(rng()), RandomText(rng));
+        break;
+      case 25:
+        w.Counter(uint32_t(rng()), uint16_t(rng()), gnomon::protocol::CounterType(rng() % 6),
+                  gnomon::protocol::CounterDataType(rng() % 5), RandomText(rng), RandomText(rng),
+                  uint32_t(rng()), uint32_t(rng()), rng());
+        break;
       case 26: {
         std::vector<uint64_t> values(rng() % 12);
         for (uint64_t& v : values) v = rng();
@@ -123,7 +176,9 @@ StreamWriter RandomStream(uint64_t seed, int count) {
                         uint32_t(rng()), values, uint8_t(rng()));
         break;
       }
-      default: w.ZoneBegin(uint32_t(rng() % 100), rng()); break;
+      default:
+        w.ZoneBegin(uint32_t(rng() % 100), rng());
+        break;
     }
   }
   return w;

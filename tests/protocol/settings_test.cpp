@@ -10,7 +10,8 @@ TEST_CASE("ports: 1-65535 for a tool, 0 too for a program that listens; nothing 
   CHECK(*ParsePort("9421", PortZero::kRefused) == 9421);
   CHECK(*ParsePort("65535", PortZero::kRefused) == 65535);
   CHECK(*ParsePort("0", PortZero::kAllowed) == 0);
-  for (const char* bad : {"0", "70000", "65536", "4294967296", "abc", "-1", "+80", " 80", "80 ", "", "8o", "1e3"}) {
+  for (const char* bad :
+       {"0", "70000", "65536", "4294967296", "abc", "-1", "+80", " 80", "80 ", "", "8o", "1e3"}) {
     const auto parsed = ParsePort(bad, PortZero::kRefused);
     CHECK_FALSE_MESSAGE(parsed, bad);
     CHECK(parsed.error == "'" + std::string(bad) + "' is not a port number (1-65535)");
@@ -25,8 +26,8 @@ TEST_CASE("durations: finite seconds from 0 to 10^9, as integer nanoseconds") {
   CHECK(ParseSeconds("90")->count() == 90'000'000'000);
   CHECK(ParseSeconds("1e3")->count() == 1'000'000'000'000);
   CHECK(ParseSeconds("1e9")->count() == 1'000'000'000'000'000'000);
-  for (const char* bad : {"inf", "-inf", "nan", "infinity", "1e17", "1e30", "1.000001e9", "-1", "-0.5", "", " 1",
-                          "1 ", "1s", "0x10", "+1", ".", "e5"}) {
+  for (const char* bad : {"inf", "-inf", "nan", "infinity", "1e17", "1e30", "1.000001e9", "-1", "-0.5", "",
+                          " 1", "1 ", "1s", "0x10", "+1", ".", "e5"}) {
     const auto parsed = ParseSeconds(bad);
     CHECK_FALSE_MESSAGE(parsed, bad);
     CHECK(parsed.error == "'" + std::string(bad) + "' is not a number of seconds from 0 to 1000000000");

@@ -8,12 +8,12 @@
 #include <sstream>
 #include <string>
 
+#include "../support/build_model.h"
+#include "../support/heap_counter.h"
 #include "gnomon/server/chrome_export.h"
 #include "gnomon/server/counter_values.h"
 #include "gnomon/server/report.h"
 #include "gnomon/server/statistics.h"
-#include "../support/build_model.h"
-#include "../support/heap_counter.h"
 
 using gnomon::protocol::CounterDataType;
 using gnomon::protocol::CounterTarget;
@@ -39,7 +39,8 @@ Cost Measure(const StreamWriter& w) {
   {
     const gnomon::server::TraceModel model = gnomon::test::BuildWholeModel(w);
     int64_t mapped = 0;  // zone pages past a thread's first 8,192 zones live in blocks of their own
-    for (const auto& thread : model.threads) thread.zones.ForEachBlock([&](const void*, size_t bytes) { mapped += int64_t(bytes); });
+    for (const auto& thread : model.threads)
+      thread.zones.ForEachBlock([&](const void*, size_t bytes) { mapped += int64_t(bytes); });
     cost.held_per_byte = double(gnomon::test::HeapBytes() + mapped - before - kFixedBytes) / double(w.size());
     std::ostringstream out;
     const auto stats = gnomon::server::ComputeZoneStatistics(model, 2);
@@ -94,7 +95,10 @@ TEST_CASE("source-location ids spread over their whole range cost what they carr
   for (uint32_t i = 0; i < 20000; ++i) w.ZoneBegin((i * 2654435761u) % (1u << 18), i).ZoneEnd(i + 1);
   CheckBounded(w);
   StreamWriter one;  // a single definition at the top of the range
-  one.SourceLocation((1u << 18) - 1, "last", "f", "f.cpp", 1).ThreadContext(1).ZoneBegin((1u << 18) - 1, 5).ZoneEnd(6);
+  one.SourceLocation((1u << 18) - 1, "last", "f", "f.cpp", 1)
+      .ThreadContext(1)
+      .ZoneBegin((1u << 18) - 1, 5)
+      .ZoneEnd(6);
   CheckBounded(one);
 }
 
@@ -116,7 +120,8 @@ TEST_CASE("an ordinary stream costs far less than the bound") {
   w.AppInfo("ordinary").SourceLocation(1, "a", "f", "f.cpp", 1).SourceLocation(2, "b", "g", "f.cpp", 2);
   for (uint32_t t = 1; t <= 4; ++t) {
     w.ThreadContext(t);
-    for (uint64_t i = 0; i < 20000; ++i) w.ZoneBegin(1, i * 100).ZoneBegin(2, i * 100 + 10).ZoneEnd(i * 100 + 20).ZoneEnd(i * 100 + 50);
+    for (uint64_t i = 0; i < 20000; ++i)
+      w.ZoneBegin(1, i * 100).ZoneBegin(2, i * 100 + 10).ZoneEnd(i * 100 + 20).ZoneEnd(i * 100 + 50);
   }
   w.End(3'000'000);  // the ends of the last blocks go back
   const Cost cost = Measure(w);

@@ -16,15 +16,33 @@ TEST_CASE("tick deltas round-trip every message, any tick, and leave a broken ta
   for (int i = 0; i < 2000; ++i) {
     tick += rng() % 100;
     switch (i % 9) {
-      case 0: w.ZoneBegin(1, tick); break;
-      case 1: w.ZoneEnd(tick); break;
-      case 2: w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, tick); break;
-      case 3: w.Message(tick, 2, "text"); break;
-      case 4: w.Plot(3, tick, 1.5); break;
-      case 5: w.GpuZoneBegin(1, 2, 3, tick); break;
-      case 6: w.GpuZoneEnd(1, 2, tick); break;
-      case 7: w.ZoneBegin(1, rng()); break;  // absurd and backward ticks too
-      default: w.Calibration(tick, 5, 6, 7); break;
+      case 0:
+        w.ZoneBegin(1, tick);
+        break;
+      case 1:
+        w.ZoneEnd(tick);
+        break;
+      case 2:
+        w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, tick);
+        break;
+      case 3:
+        w.Message(tick, 2, "text");
+        break;
+      case 4:
+        w.Plot(3, tick, 1.5);
+        break;
+      case 5:
+        w.GpuZoneBegin(1, 2, 3, tick);
+        break;
+      case 6:
+        w.GpuZoneEnd(1, 2, tick);
+        break;
+      case 7:
+        w.ZoneBegin(1, rng());
+        break;  // absurd and backward ticks too
+      default:
+        w.Calibration(tick, 5, 6, 7);
+        break;
     }
   }
   w.End(~uint64_t{0});
@@ -69,7 +87,9 @@ gnomon::server::CompactWalk Expand(std::vector<uint8_t> compact, std::vector<uin
   };
   return gnomon::server::WalkCompactBlock(
       compact.data(), compact.size(), begin, end,
-      [&](uint32_t location, uint64_t begin_tick, uint64_t end_tick) { return begin(location, begin_tick) && end(end_tick); },
+      [&](uint32_t location, uint64_t begin_tick, uint64_t end_tick) {
+        return begin(location, begin_tick) && end(end_tick);
+      },
       [&](const uint8_t* message, size_t size) {
         out.insert(out.end(), message, message + size);
         return true;
@@ -86,16 +106,36 @@ TEST_CASE("compact blocks (format 3) round-trip every message, any tick and any 
   for (int i = 0; i < 3000; ++i) {
     tick += rng() % 100;
     switch (i % 10) {
-      case 0: w.ZoneBegin(uint32_t(rng() % 300), tick); break;
-      case 1: w.ZoneEnd(tick); break;
-      case 2: w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, tick); break;
-      case 3: w.Message(tick, 2, "text"); break;
-      case 4: w.Plot(3, tick, 1.5); break;
-      case 5: w.GpuZoneBegin(1, 2, 3, tick); break;
-      case 6: w.ZoneBegin(0xFFFF'FFFFu, rng()); break;  // the largest id, absurd and backward ticks
-      case 7: w.ZoneEnd(0); break;
-      case 8: w.ZoneName("name"); break;
-      default: w.Calibration(tick, 5, 6, 7); break;
+      case 0:
+        w.ZoneBegin(uint32_t(rng() % 300), tick);
+        break;
+      case 1:
+        w.ZoneEnd(tick);
+        break;
+      case 2:
+        w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, tick);
+        break;
+      case 3:
+        w.Message(tick, 2, "text");
+        break;
+      case 4:
+        w.Plot(3, tick, 1.5);
+        break;
+      case 5:
+        w.GpuZoneBegin(1, 2, 3, tick);
+        break;
+      case 6:
+        w.ZoneBegin(0xFFFF'FFFFu, rng());
+        break;  // the largest id, absurd and backward ticks
+      case 7:
+        w.ZoneEnd(0);
+        break;
+      case 8:
+        w.ZoneName("name");
+        break;
+      default:
+        w.Calibration(tick, 5, 6, 7);
+        break;
     }
   }
   w.End(~uint64_t{0});
@@ -118,10 +158,18 @@ TEST_CASE("a block compacted piece by piece, as the trace writer appends, equals
       tick += rng() % 300;
       last = tick;
       switch (rng() % 4) {
-        case 0: piece.ZoneBegin(uint32_t(rng() % 50), tick); break;
-        case 1: piece.ZoneEnd(tick); break;
-        case 2: piece.Plot(1, tick, 2.5); break;
-        default: piece.ZoneEnd(last = tick - 7000); break;  // a tick before the one before
+        case 0:
+          piece.ZoneBegin(uint32_t(rng() % 50), tick);
+          break;
+        case 1:
+          piece.ZoneEnd(tick);
+          break;
+        case 2:
+          piece.Plot(1, tick, 2.5);
+          break;
+        default:
+          piece.ZoneEnd(last = tick - 7000);
+          break;  // a tick before the one before
       }
     }
     whole.insert(whole.end(), piece.bytes().begin(), piece.bytes().end());
@@ -131,7 +179,8 @@ TEST_CASE("a block compacted piece by piece, as the trace writer appends, equals
   size_t used = 0;
   uint64_t previous = 0;
   for (const StreamWriter& piece : pieces) {
-    used += gnomon::server::CompactMessages(piece.bytes().data(), piece.size(), in_turn.data() + used, previous);
+    used +=
+        gnomon::server::CompactMessages(piece.bytes().data(), piece.size(), in_turn.data() + used, previous);
   }
   in_turn.resize(used);
   CHECK(in_turn == at_once);

@@ -21,7 +21,8 @@ struct SimulatedGpu {
     return double(cpu_ns) * (1 + ppm * 1e-6) + wander_ns * std::sin(t / 37.0);
   }
   uint64_t Ticks(int64_t cpu_ns) const {
-    return start_ticks + uint64_t(std::llround(GpuNs(cpu_ns) * double(period.denominator) / double(period.numerator_ns)));
+    return start_ticks +
+           uint64_t(std::llround(GpuNs(cpu_ns) * double(period.denominator) / double(period.numerator_ns)));
   }
 };
 
@@ -106,9 +107,12 @@ TEST_CASE("bad calibrations are rejected and leave the mapping alone") {
   GpuClockModel model({1, 1}, 64);
   CHECK(model.AddSample({1'000'000'000, 5'000'000'000, 10}) == GpuClockModel::SampleResult::kAdded);
   CHECK(model.AddSample({2'000'000'000, 6'000'000'000, 10}) == GpuClockModel::SampleResult::kAdded);
-  CHECK(model.AddSample({2'000'000'000, 7'000'000'000, 10}) == GpuClockModel::SampleResult::kRejected);  // zero GPU delta
-  CHECK(model.AddSample({1'500'000'000, 7'000'000'000, 10}) == GpuClockModel::SampleResult::kRejected);  // backwards
-  CHECK(model.AddSample({3'000'000'000, 9'000'000'000, 10}) == GpuClockModel::SampleResult::kRejected);  // 2x rate
+  CHECK(model.AddSample({2'000'000'000, 7'000'000'000, 10}) ==
+        GpuClockModel::SampleResult::kRejected);  // zero GPU delta
+  CHECK(model.AddSample({1'500'000'000, 7'000'000'000, 10}) ==
+        GpuClockModel::SampleResult::kRejected);  // backwards
+  CHECK(model.AddSample({3'000'000'000, 9'000'000'000, 10}) ==
+        GpuClockModel::SampleResult::kRejected);  // 2x rate
   CHECK(model.rejected_count() == 3);
   CHECK(model.Map(1'500'000'000).cpu_ns == 5'500'000'000);
 }

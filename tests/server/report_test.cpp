@@ -4,12 +4,12 @@
 
 #include <sstream>
 
+#include "../support/build_model.h"
+#include "../support/json_check.h"
 #include "gnomon/server/chrome_export.h"
 #include "gnomon/server/statistics.h"
 #include "gnomon/server/text.h"
 #include "trace_builder.h"
-#include "../support/json_check.h"
-#include "../support/build_model.h"
 
 using namespace gnomon::server;
 using gnomon::test::JsonValue;
@@ -20,7 +20,8 @@ TraceModel Sample() {
   w.AppInfo("reporter", 5).SourceLocation(1, "Load \"assets\"", "load", "io.cpp", 3);
   w.SourceLocation(2, "Parse", "parse", "io.cpp", 9).ThreadInfo(1, 11, "io thread").ThreadContext(1);
   w.ZoneBegin(1, 1000).ZoneBegin(2, 2000).ZoneText("tab\there").ZoneEnd(5000).ZoneEnd(9000);
-  w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, 1000).Frame(gnomon::protocol::MessageType::kFrameMark, 0, 9000);
+  w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, 1000)
+      .Frame(gnomon::protocol::MessageType::kFrameMark, 0, 9000);
   w.String(4, gnomon::protocol::StringKind::kPlotName, "memory").Plot(4, 3000, 1.5);
   w.Message(4000, 4, "disk \"full\"\n").End(9500);
   return gnomon::test::BuildModel(w);
@@ -55,7 +56,8 @@ TEST_CASE("the Chrome export is valid JSON holding zones, threads, frames, messa
       CHECK(name == "disk \"full\"\n");
     }
     if (ph == "C") ++counters;
-    if (ph == "M" && name == "thread_name" && e.Find("args")->Find("name")->string == "io thread") thread_named = true;
+    if (ph == "M" && name == "thread_name" && e.Find("args")->Find("name")->string == "io thread")
+      thread_named = true;
   }
   CHECK(zones == 2);
   CHECK(frames == 1);
@@ -71,8 +73,8 @@ TEST_CASE("the summary and the CSV name every location, thread and message") {
   PrintSummary(model, summary);
   PrintStatisticsTable(model, stats, summary);
   const std::string text = summary.str();
-  for (const char* needle : {"reporter (pid 5)", "io thread (tid 11)", "Load \"assets\"", "Parse", "disk \"full\"",
-                             "memory: 1 values", "ended cleanly", "io.cpp:9"}) {
+  for (const char* needle : {"reporter (pid 5)", "io thread (tid 11)", "Load \"assets\"", "Parse",
+                             "disk \"full\"", "memory: 1 values", "ended cleanly", "io.cpp:9"}) {
     CHECK_MESSAGE(text.find(needle) != std::string::npos, needle);
   }
   std::ostringstream csv;
@@ -96,7 +98,8 @@ TEST_CASE("GPU contexts appear in the summary and as tracks of their own in the 
   const TraceModel model = gnomon::test::BuildModel(w);
   std::ostringstream summary;
   PrintSummary(model, summary);
-  CHECK(summary.str().find("Test GPU (Vulkan, context 1): 1 zones (0 without GPU times)") != std::string::npos);
+  CHECK(summary.str().find("Test GPU (Vulkan, context 1): 1 zones (0 without GPU times)") !=
+        std::string::npos);
   CHECK(summary.str().find("1 GPU time(s) for queries no zone used") != std::string::npos);
   std::ostringstream out;
   WriteChromeTrace(model, out);
@@ -112,7 +115,8 @@ TEST_CASE("GPU contexts appear in the summary and as tracks of their own in the 
       CHECK(e.Find("dur")->number == doctest::Approx(20.0));  // 20,000 ns
       CHECK(e.Find("args")->Find("uncertainty_ns")->number == 20);
     }
-    if (e.Find("ph")->string == "M" && e.Find("args")->Find("name")->string == "GPU: Test GPU") track_named = true;
+    if (e.Find("ph")->string == "M" && e.Find("args")->Find("name")->string == "GPU: Test GPU")
+      track_named = true;
   }
   CHECK(gpu_events == 1);
   CHECK(track_named);
@@ -135,13 +139,18 @@ bool IsSafeText(const std::string& text) {
 }  // namespace
 
 TEST_CASE("names a program sent are escaped in the report, the CSV and the Chrome export") {
-  static constexpr char kHostile[] = "evil\x1B[2J\x1B]0;pwned\x07 \xFF\xC0\xAF nul:\0: csi:\xC2\x9B" "31m end";
+  static constexpr char kHostile[] =
+      "evil\x1B[2J\x1B]0;pwned\x07 \xFF\xC0\xAF nul:\0: csi:\xC2\x9B"
+      "31m end";
   const std::string hostile(kHostile, sizeof(kHostile) - 1);
   gnomon::test::StreamWriter w;
-  w.AppInfo(hostile).SourceLocation(1, hostile, hostile, hostile + ".cpp", 1).ThreadInfo(1, 1, hostile + "\nline");
+  w.AppInfo(hostile)
+      .SourceLocation(1, hostile, hostile, hostile + ".cpp", 1)
+      .ThreadInfo(1, 1, hostile + "\nline");
   w.ThreadContext(1).ZoneBegin(1, 100).ZoneName(hostile).ZoneText(hostile).ZoneEnd(200);
   w.Message(150, 2, hostile).String(3, gnomon::protocol::StringKind::kPlotName, hostile).Plot(3, 120, 1.0);
-  w.String(4, gnomon::protocol::StringKind::kFrameName, hostile).Frame(gnomon::protocol::MessageType::kFrameBegin, 4, 100);
+  w.String(4, gnomon::protocol::StringKind::kFrameName, hostile)
+      .Frame(gnomon::protocol::MessageType::kFrameBegin, 4, 100);
   w.Frame(gnomon::protocol::MessageType::kFrameEnd, 4, 190);
   w.GpuContext(1, hostile).GpuContextName(1, hostile).GpuZoneBegin(1, 1, 1, 110).GpuZoneEnd(1, 2, 150);
   w.GpuTime(1, 1, 130).GpuTime(1, 2, 140).End(300);

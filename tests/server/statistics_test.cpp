@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "trace_builder.h"
 #include "../support/build_model.h"
+#include "trace_builder.h"
 
 using namespace gnomon::server;
 
@@ -16,10 +16,10 @@ TEST_CASE("count, total, self, min, max, mean, median and deviation per source l
   w.AppInfo("app").SourceLocation(1, "Frame", "f", "a.cpp", 1).SourceLocation(2, "A", "a", "a.cpp", 2);
   w.SourceLocation(3, "B", "b", "a.cpp", 3).ThreadContext(1);
   w.ZoneBegin(1, 0);
-  w.ZoneBegin(2, 10).ZoneEnd(30);                          // A: 20
+  w.ZoneBegin(2, 10).ZoneEnd(30);                               // A: 20
   w.ZoneBegin(2, 40).ZoneBegin(3, 45).ZoneEnd(50).ZoneEnd(70);  // A: 30 with B: 5
-  w.ZoneEnd(100);                                          // Frame: 100
-  w.ZoneBegin(3, 200);                                     // unfinished: left out
+  w.ZoneEnd(100);                                               // Frame: 100
+  w.ZoneBegin(3, 200);                                          // unfinished: left out
   const TraceModel model = gnomon::test::BuildModel(w);
   const auto stats = ComputeZoneStatistics(model);
   REQUIRE(stats.size() == 3);
@@ -79,7 +79,8 @@ std::vector<ZoneStatistics> ReferenceStatistics(const TraceModel& model) {
     s.source_location = id;
     std::vector<int64_t>& d = durations[id];
     std::sort(d.begin(), d.end());
-    s.median_ns = d.size() % 2 == 1 ? d[d.size() / 2] : d[d.size() / 2 - 1] + (d[d.size() / 2] - d[d.size() / 2 - 1]) / 2;
+    s.median_ns = d.size() % 2 == 1 ? d[d.size() / 2]
+                                    : d[d.size() / 2 - 1] + (d[d.size() / 2] - d[d.size() / 2 - 1]) / 2;
     s.mean_ns = double(s.total_ns) / double(s.count);
     result.push_back(s);
   }

@@ -42,12 +42,12 @@ TEST_CASE("zones nest by depth in begin order, with runtime attributes") {
 
 TEST_CASE("stream faults are counted and skipped, never fatal") {
   StreamWriter w;
-  w.ZoneBegin(1, 5);                          // before any thread
-  w.ThreadContext(1).ZoneEnd(10);             // end without begin
-  w.ZoneText("orphan");                       // attribute without a zone
-  w.ZoneBegin(3, 100).ZoneEnd(90);            // end before begin: clamped
-  w.ZoneBegin(0xFFFFFFFF, 200);               // invalid location id: kept as unknown, counted
-  w.Frame(MessageType::kFrameEnd, 4, 50);     // frame end without begin
+  w.ZoneBegin(1, 5);                       // before any thread
+  w.ThreadContext(1).ZoneEnd(10);          // end without begin
+  w.ZoneText("orphan");                    // attribute without a zone
+  w.ZoneBegin(3, 100).ZoneEnd(90);         // end before begin: clamped
+  w.ZoneBegin(0xFFFFFFFF, 200);            // invalid location id: kept as unknown, counted
+  w.Frame(MessageType::kFrameEnd, 4, 50);  // frame end without begin
   const TraceModel m = Build(w);
   CHECK(m.diagnostics.events_without_thread == 1);
   CHECK(m.diagnostics.zone_ends_without_begin == 1);
@@ -120,10 +120,10 @@ TEST_CASE("bad GPU input is counted and leaves the other zones alone") {
   w.SourceLocation(1, "Pass", "f", "r.cpp", 1).GpuContext(1, "gpu", 1, 1, 64, 1000, 1000);
   w.ThreadContext(1);
   w.GpuZoneBegin(9, 1, 1, 5).GpuTime(9, 1, 77).GpuCalibration(9, 1, 1, 1, 1);  // unknown context
-  w.GpuZoneEnd(1, 2, 6);                                                     // end without begin
-  w.GpuCalibration(1, 2000, 2000, 0, 5);                                     // zero delta
-  w.GpuCalibration(1, 900, 3000, 10, 5);                                     // GPU clock backwards
-  w.GpuZoneBegin(1, 3, 1, 7).GpuZoneBegin(1, 3, 1, 8);                       // query reused before its time
+  w.GpuZoneEnd(1, 2, 6);                                                       // end without begin
+  w.GpuCalibration(1, 2000, 2000, 0, 5);                                       // zero delta
+  w.GpuCalibration(1, 900, 3000, 10, 5);                                       // GPU clock backwards
+  w.GpuZoneBegin(1, 3, 1, 7).GpuZoneBegin(1, 3, 1, 8);                         // query reused before its time
   w.GpuTime(1, 3, 1200);
   const TraceModel m = Build(w);
   CHECK(m.diagnostics.gpu_events_for_unknown_context == 3);

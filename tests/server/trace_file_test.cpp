@@ -12,12 +12,12 @@
 #include <random>
 #include <thread>
 
-#include "block_codec.h"
-#include "trace_builder.h"
-#include "../support/process.h"
 #include "../support/build_model.h"
 #include "../support/heap_counter.h"
 #include "../support/mappings.h"
+#include "../support/process.h"
+#include "block_codec.h"
+#include "trace_builder.h"
 
 using namespace gnomon::server;
 using gnomon::test::ScratchDir;
@@ -31,7 +31,8 @@ StreamWriter SampleStream(int zones_per_thread) {
   StreamWriter w;
   w.AppInfo("sample", 99);
   w.Calibration(0, 1000, 2000, 10).Calibration(1000000, 1001000, 1002000, 12);
-  for (uint32_t id = 1; id <= 5; ++id) w.SourceLocation(id, "zone" + std::to_string(id), "fn", "file.cpp", id * 10);
+  for (uint32_t id = 1; id <= 5; ++id)
+    w.SourceLocation(id, "zone" + std::to_string(id), "fn", "file.cpp", id * 10);
   w.String(1, gnomon::protocol::StringKind::kPlotName, "load");
   w.ZoneBegin(1, 5).ZoneEnd(6);  // before any thread: counted, not kept
   uint64_t tick = 1000;
@@ -43,7 +44,7 @@ StreamWriter SampleStream(int zones_per_thread) {
       w.ZoneBegin(1 + uint32_t(rng() % 5), tick + 3).ZoneEnd(tick + 5 + rng() % 20);
       w.ZoneEnd(tick + 40);
       if (i == 3) {
-        w.ZoneBegin(2, tick + 45).ZoneEnd(tick + 44);                         // an end before its begin
+        w.ZoneBegin(2, tick + 45).ZoneEnd(tick + 44);                        // an end before its begin
         w.ZoneBegin(3, tick + 45).ZoneEnd(tick + 45 + (uint64_t{1} << 33));  // longer than 32 bits of ticks
       }
       if (i % 50 == 0) w.Message(tick, 2, "message " + std::to_string(i)).Plot(1, tick, double(i));
@@ -286,7 +287,8 @@ TEST_CASE("freeing a loaded trace frees exactly what it holds, whatever the kern
   w.AppInfo("holes");
   for (uint32_t thread = 1; thread <= 2; ++thread) {
     w.ThreadContext(thread);
-    for (uint64_t i = 0; i < 8192 + 5000; ++i) w.ZoneBegin(1, i * 100 + rng() % 8).ZoneEnd(i * 100 + 60 + rng() % 8);
+    for (uint64_t i = 0; i < 8192 + 5000; ++i)
+      w.ZoneBegin(1, i * 100 + rng() % 8).ZoneEnd(i * 100 + 60 + rng() % 8);
   }
   w.End(2'000'000);
   const std::string path = WriteTrace(dir, w, 1 << 20);
@@ -300,7 +302,8 @@ TEST_CASE("freeing a loaded trace frees exactly what it holds, whatever the kern
       thread.zones.ForEachBlock([&](const void* base, size_t mapped) {
         REQUIRE(mapped < chunk_memory::kBlockBytes);
         auto* hole = const_cast<char*>(static_cast<const char*>(base)) + mapped;
-        planted.push_back(std::make_unique<gnomon::test::PlantedMapping>(hole, chunk_memory::kBlockBytes - mapped));
+        planted.push_back(
+            std::make_unique<gnomon::test::PlantedMapping>(hole, chunk_memory::kBlockBytes - mapped));
         REQUIRE(planted.back()->ok());
       });
     }
@@ -358,7 +361,8 @@ Loaded LoadBytes(const ScratchDir& dir, const std::string& bytes, const LoadOpti
 
 }  // namespace
 
-TEST_CASE("blocks repeated, swapped, lost, or followed by an end marker or junk: each found, counted and said") {
+TEST_CASE(
+    "blocks repeated, swapped, lost, or followed by an end marker or junk: each found, counted and said") {
   ScratchDir dir;
   const StreamWriter stream = SampleStream(400);
   const TraceModel direct = BuildDirect(stream);
@@ -422,7 +426,8 @@ TEST_CASE("blocks repeated, swapped, lost, or followed by an end marker or junk:
     const Loaded loaded = LoadBytes(dir, parts.Join(blocks, parts.end));
     CHECK(loaded.report.anomalies.damaged_bytes == blocks[3].size());
     CHECK(loaded.report.anomalies.missing_blocks == 1);
-    CHECK(loaded.report.warning.find("hold no readable block header; skipped to the next block") != std::string::npos);
+    CHECK(loaded.report.warning.find("hold no readable block header; skipped to the next block") !=
+          std::string::npos);
     CHECK(loaded.model.zone_count > direct.zone_count * 3 / 4);
   }
 }
@@ -462,7 +467,8 @@ TEST_CASE("a decompression bomb is refused with a clear error; a trusted file lo
   CHECK(lied.report.anomalies.rejected_blocks == 1);
   std::string short_claim = parts.header;
   const BlockHeader smaller = MakeBlockHeader(kBlockMagic, 0, h.raw_bytes / 2, h.compressed_bytes);
-  short_claim.append(reinterpret_cast<const char*>(&smaller), sizeof(smaller)).append(parts.blocks[0].substr(sizeof(h)));
+  short_claim.append(reinterpret_cast<const char*>(&smaller), sizeof(smaller))
+      .append(parts.blocks[0].substr(sizeof(h)));
   const Loaded mismatched = LoadBytes(dir, short_claim, trusting);
   CHECK(mismatched.report.anomalies.damaged_blocks == 1);
   CHECK(mismatched.report.warning.find("its frame holds") != std::string::npos);
@@ -478,7 +484,8 @@ TEST_CASE("a frame that asks for a window larger than its block is refused befor
   BlockHeader h{};
   std::memcpy(&h, parts.blocks[0].data(), sizeof(h));
   std::string raw(h.raw_bytes, '\0');
-  REQUIRE(ZSTD_decompress(raw.data(), raw.size(), parts.blocks[0].data() + sizeof(h), h.compressed_bytes) == raw.size());
+  REQUIRE(ZSTD_decompress(raw.data(), raw.size(), parts.blocks[0].data() + sizeof(h), h.compressed_bytes) ==
+          raw.size());
   std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> cctx(ZSTD_createCCtx(), ZSTD_freeCCtx);
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_windowLog, 27);
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_checksumFlag, 1);
@@ -489,7 +496,8 @@ TEST_CASE("a frame that asks for a window larger than its block is refused befor
   REQUIRE(ZSTD_compressStream2(cctx.get(), &out, &in, ZSTD_e_end) == 0);
   frame.resize(out.pos);
   REQUIRE(ZSTD_getFrameContentSize(frame.data(), frame.size()) == ZSTD_CONTENTSIZE_UNKNOWN);
-  REQUIRE(ZSTD_decompress(raw.data(), raw.size(), frame.data(), frame.size()) == raw.size());  // a sound frame
+  REQUIRE(ZSTD_decompress(raw.data(), raw.size(), frame.data(), frame.size()) ==
+          raw.size());  // a sound frame
 
   std::string wide = parts.header;
   const BlockHeader header = MakeBlockHeader(kBlockMagic, 0, h.raw_bytes, uint32_t(frame.size()));

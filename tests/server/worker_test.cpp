@@ -2,18 +2,17 @@
 #include "gnomon/server/worker.h"
 
 #include <arpa/inet.h>
+#include <doctest/doctest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <doctest/doctest.h>
-
 #include <cstring>
 #include <thread>
 
-#include "gnomon/protocol/handshake.h"
 #include "../support/fake_peers.h"
 #include "../support/stream_writer.h"
+#include "gnomon/protocol/handshake.h"
 
 using namespace gnomon::server;
 using gnomon::test::StreamWriter;
@@ -96,13 +95,14 @@ TEST_CASE("handshake failures say what is wrong") {
     CHECK(s.message().find("protocol version mismatch: the program speaks version 77") != std::string::npos);
   }
   SUBCASE("busy") {
-    FakeProgram program(Hello(gnomon::protocol::kProtocolVersion, gnomon::protocol::HandshakeStatus::kBusy), {});
+    FakeProgram program(Hello(gnomon::protocol::kProtocolVersion, gnomon::protocol::HandshakeStatus::kBusy),
+                        {});
     Worker worker(OptionsFor(program.port()));
     CHECK(worker.Connect().message().find("already has a server connected") != std::string::npos);
   }
   SUBCASE("not a Gnomon program") {
-    FakeProgram program({'H', 'T', 'T', 'P', '/', '1', '.', '1', ' ', '2', '0', '0', ' ', 'O', 'K', '\r', '\n',
-                         '\r', '\n', 'x', 'x', 'x', 'x', 'x'},
+    FakeProgram program({'H', 'T', 'T', 'P',  '/',  '1',  '.',  '1', ' ', '2', '0', '0',
+                         ' ', 'O', 'K', '\r', '\n', '\r', '\n', 'x', 'x', 'x', 'x', 'x'},
                         {});
     Worker worker(OptionsFor(program.port()));
     CHECK(worker.Connect().message().find("something other than a Gnomon handshake") != std::string::npos);

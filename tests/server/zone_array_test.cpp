@@ -30,7 +30,7 @@ TEST_CASE("a zone array gives back what it was given, 12 bytes a zone") {
   CHECK(zones[3].depth == ZoneArray::kMaxDepth);  // deeper nesting is stored at the limit
 
   CHECK_FALSE(zones.Close(1, base + 10 + 0xFFFF'FFFFull));  // closing later, past the inline range
-  CHECK(zones.Close(2, base));                                 // an end before the begin: clamped
+  CHECK(zones.Close(2, base));                              // an end before the begin: clamped
   zones.AddFlags(1, gnomon::server::kZoneEndClamped);
   CHECK(zones[1].end_tick == base + 10 + 0xFFFF'FFFFull);
   CHECK(zones[1].flags == (gnomon::server::kZoneHasAttributes | gnomon::server::kZoneEndClamped));
@@ -66,7 +66,8 @@ TEST_CASE("a thread of 60 zones a second keeps every begin inline") {
   // 1,024 spans 17 s.
   ZoneArray zones;
   const uint64_t spacing = 2'600'000'000ull / 60;
-  for (uint64_t i = 0; i < 3000; ++i) zones.push_back({1'000'000 + i * spacing, 1'000'000 + i * spacing + 500, 1, 0, 0});
+  for (uint64_t i = 0; i < 3000; ++i)
+    zones.push_back({1'000'000 + i * spacing, 1'000'000 + i * spacing + 500, 1, 0, 0});
   zones.ShrinkToFit();
   CHECK(zones.capacity_bytes() == 3 * 12288 + 3 * 8 + 47 * 8);  // three pages, 47 groups, no side-table entry
   for (uint64_t i = 0; i < 3000; ++i) {
@@ -98,7 +99,8 @@ TEST_CASE("zones far from their group's base keep their begins: sparse threads, 
   CHECK(zones[zones.size() - 1] == Zone{5, 6, 3, 1, 0});
   // A dense thread whose pages each start after a jump of 2^40 ticks stays inline.
   ZoneArray dense;
-  for (uint64_t i = 0; i < 5000; ++i) dense.push_back({(i / 1024) << 40 | i, ((i / 1024) << 40 | i) + 1, 1, 0, 0});
+  for (uint64_t i = 0; i < 5000; ++i)
+    dense.push_back({(i / 1024) << 40 | i, ((i / 1024) << 40 | i) + 1, 1, 0, 0});
   dense.ShrinkToFit();
   CHECK(dense.capacity_bytes() == 5 * 12288 + 5 * 8 + 79 * 8);  // five pages, 79 groups, no side-table entry
   for (uint64_t i = 0; i < 5000; ++i) CHECK(dense[i].begin_tick == ((i / 1024) << 40 | i));
@@ -112,7 +114,8 @@ TEST_CASE("a small thread costs a small page, which grows to a full one zone by 
   for (uint64_t i = 0; i < 2100; ++i) {
     zones.push_back({1000 + i * 50, 1000 + i * 50 + 7, uint32_t(i % 100), uint16_t(i % 3), 0});
     if (i == 63 || i == 64 || i == 511 || i == 1023 || i == 1024) {
-      for (uint64_t k = 0; k <= i; ++k) REQUIRE(zones[k] == Zone{1000 + k * 50, 1000 + k * 50 + 7, uint32_t(k % 100), uint16_t(k % 3), 0});
+      for (uint64_t k = 0; k <= i; ++k)
+        REQUIRE(zones[k] == Zone{1000 + k * 50, 1000 + k * 50 + 7, uint32_t(k % 100), uint16_t(k % 3), 0});
     }
   }
   for (uint64_t k = 0; k < 2100; ++k) CHECK(zones[k].begin_tick == 1000 + k * 50);
@@ -136,7 +139,8 @@ TEST_CASE("freeing a shrunk array leaves alone what the kernel put in the trimme
       ++blocks;
       CHECK(mapped == 3 * 12288);
       auto* hole = const_cast<char*>(static_cast<const char*>(base)) + mapped;
-      planted.push_back(std::make_unique<gnomon::test::PlantedMapping>(hole, gnomon::server::chunk_memory::kBlockBytes - mapped));
+      planted.push_back(std::make_unique<gnomon::test::PlantedMapping>(
+          hole, gnomon::server::chunk_memory::kBlockBytes - mapped));
       REQUIRE(planted.back()->ok());
     });
     CHECK(blocks == 1);

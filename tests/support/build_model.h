@@ -5,8 +5,8 @@
 
 #include <cstddef>
 
-#include "trace_builder.h"
 #include "stream_writer.h"
+#include "trace_builder.h"
 
 namespace gnomon::test {
 

@@ -69,4 +69,6 @@ void operator delete[](void* p, std::size_t) noexcept { gnomon::test::Release(p)
 void operator delete[](void* p, std::align_val_t) noexcept { gnomon::test::Release(p); }
 void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { gnomon::test::Release(p); }
 void operator delete[](void* p, const std::nothrow_t&) noexcept { gnomon::test::Release(p); }
-void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { gnomon::test::Release(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept {
+  gnomon::test::Release(p);
+}

@@ -39,12 +39,26 @@ class Parser {
       if (pos_ >= text_.size()) return false;
       const char e = text_[pos_++];
       switch (e) {
-        case '"': case '\\': case '/': out += e; break;
-        case 'n': out += '\n'; break;
-        case 't': out += '\t'; break;
-        case 'r': out += '\r'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
+        case '"':
+        case '\\':
+        case '/':
+          out += e;
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
         case 'u':
           if (pos_ + 4 > text_.size()) return false;
           for (int i = 0; i < 4; ++i) {
@@ -53,7 +67,8 @@ class Parser {
           out += '?';
           pos_ += 4;
           break;
-        default: return false;
+        default:
+          return false;
       }
     }
     return false;
@@ -62,9 +77,9 @@ class Parser {
     const size_t start = pos_;
     if (pos_ < text_.size() && text_[pos_] == '-') ++pos_;
     if (pos_ >= text_.size() || !std::isdigit(static_cast<unsigned char>(text_[pos_]))) return false;
-    while (pos_ < text_.size() && (std::isdigit(static_cast<unsigned char>(text_[pos_])) ||
-                                   text_[pos_] == '.' || text_[pos_] == 'e' || text_[pos_] == 'E' ||
-                                   text_[pos_] == '+' || text_[pos_] == '-')) {
+    while (pos_ < text_.size() &&
+           (std::isdigit(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '.' ||
+            text_[pos_] == 'e' || text_[pos_] == 'E' || text_[pos_] == '+' || text_[pos_] == '-')) {
       ++pos_;
     }
     const std::string number(text_.substr(start, pos_ - start));
@@ -91,7 +106,10 @@ class Parser {
         if (!Value(out.object[key], depth + 1)) return false;
         SkipSpace();
         if (pos_ >= text_.size()) return false;
-        if (text_[pos_] == ',') { ++pos_; continue; }
+        if (text_[pos_] == ',') {
+          ++pos_;
+          continue;
+        }
         if (text_[pos_] == '}') return ++pos_, true;
         return false;
       }
@@ -106,7 +124,10 @@ class Parser {
         if (!Value(out.array.back(), depth + 1)) return false;
         SkipSpace();
         if (pos_ >= text_.size()) return false;
-        if (text_[pos_] == ',') { ++pos_; continue; }
+        if (text_[pos_] == ',') {
+          ++pos_;
+          continue;
+        }
         if (text_[pos_] == ']') return ++pos_, true;
         return false;
       }
@@ -115,8 +136,15 @@ class Parser {
       out.kind = JsonValue::Kind::kString;
       return String(out.string);
     }
-    if (Literal("true")) { out.kind = JsonValue::Kind::kBool; out.boolean = true; return true; }
-    if (Literal("false")) { out.kind = JsonValue::Kind::kBool; return true; }
+    if (Literal("true")) {
+      out.kind = JsonValue::Kind::kBool;
+      out.boolean = true;
+      return true;
+    }
+    if (Literal("false")) {
+      out.kind = JsonValue::Kind::kBool;
+      return true;
+    }
     if (Literal("null")) return true;
     out.kind = JsonValue::Kind::kNumber;
     return Number(out.number);

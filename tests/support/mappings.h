@@ -24,7 +24,8 @@ inline bool IsMapped(const void* address, size_t bytes) {
 class PlantedMapping {
  public:
   PlantedMapping(void* address, size_t bytes) : bytes_(bytes) {
-    void* got = mmap(address, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    void* got = mmap(address, bytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
     if (got == MAP_FAILED) return;
     if (got != address) {  // a kernel without MAP_FIXED_NOREPLACE treats it as a hint
       munmap(got, bytes);

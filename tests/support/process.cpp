@@ -31,8 +31,8 @@ ScratchDir::~ScratchDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
-ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-                           const std::string& log_path) {
+ChildProcess::ChildProcess(const std::vector<std::string>& argv,
+                           const std::map<std::string, std::string>& env, const std::string& log_path) {
   std::map<std::string, std::string> merged;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string entry = *e;
@@ -53,7 +53,8 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::map<
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   if (!log_path.empty()) {
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
     posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
   }
   const int rc = posix_spawn(&pid_, argp[0], &actions, nullptr, argp.data(), envp.data());

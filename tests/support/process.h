@@ -50,7 +50,8 @@ class ChildProcess {
 };
 
 // Waits for a program started with GNOMON_PORT_FILE=path to write its port; 0 on timeout.
-uint16_t WaitForPortFile(const std::string& path, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+uint16_t WaitForPortFile(const std::string& path,
+                         std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
 // Runs a shell command; returns its exit code and puts stdout+stderr in `output`.
 int RunCommand(const std::string& command, std::string* output = nullptr);

@@ -1,7 +1,6 @@
 #include "self_capture.h"
 
 #include <doctest/doctest.h>
-
 #include <gnomon/gnomon.h>
 
 #include <memory>

@@ -50,8 +50,8 @@ class StreamWriter {
   StreamWriter& String(uint32_t id, protocol::StringKind kind, std::string_view s) {
     return Add(protocol::StringDef{.id = id, .kind = uint8_t(kind)}, {.text = s});
   }
-  StreamWriter& SourceLocation(uint32_t id, std::string_view name, std::string_view function, std::string_view file,
-                               uint32_t line, uint32_t color = protocol::kNoColor) {
+  StreamWriter& SourceLocation(uint32_t id, std::string_view name, std::string_view function,
+                               std::string_view file, uint32_t line, uint32_t color = protocol::kNoColor) {
     return Add(protocol::SourceLocationDef{.id = id, .line = line, .color = color},
                {.name = name, .function = function, .file = file});
   }
@@ -71,10 +71,12 @@ class StreamWriter {
   }
   StreamWriter& Dropped(uint64_t total) { return Add(protocol::DroppedEvents{.total_events = total}); }
   StreamWriter& End(uint64_t tick) { return Add(protocol::EndOfStream{.tick = tick}); }
-  StreamWriter& GpuContext(uint32_t id, std::string_view device, uint64_t period_num = 1, uint64_t period_den = 1,
-                           uint8_t valid_bits = 64, uint64_t gpu_ticks = 0, uint64_t cpu_time = 0,
+  StreamWriter& GpuContext(uint32_t id, std::string_view device, uint64_t period_num = 1,
+                           uint64_t period_den = 1, uint8_t valid_bits = 64, uint64_t gpu_ticks = 0,
+                           uint64_t cpu_time = 0,
                            protocol::CpuTimeDomain domain = protocol::CpuTimeDomain::kMonotonicRaw,
-                           uint32_t uncertainty = 0, protocol::GpuApi api = protocol::GpuApi::kVulkan, uint16_t flags = 1) {
+                           uint32_t uncertainty = 0, protocol::GpuApi api = protocol::GpuApi::kVulkan,
+                           uint16_t flags = 1) {
     return Add(protocol::GpuContextDef{.context_id = id,
                                        .api = uint8_t(api),
                                        .valid_bits = valid_bits,
@@ -88,8 +90,8 @@ class StreamWriter {
                {.name = device});
   }
   StreamWriter& GpuZoneBegin(uint32_t context, uint32_t query, uint32_t location, uint64_t cpu_tick) {
-    return Add(
-        protocol::GpuZoneBegin{.context_id = context, .query_id = query, .srcloc_id = location, .cpu_tick = cpu_tick});
+    return Add(protocol::GpuZoneBegin{
+        .context_id = context, .query_id = query, .srcloc_id = location, .cpu_tick = cpu_tick});
   }
   StreamWriter& GpuZoneEnd(uint32_t context, uint32_t query, uint64_t cpu_tick) {
     return Add(protocol::GpuZoneEnd{.context_id = context, .query_id = query, .cpu_tick = cpu_tick});
@@ -97,7 +99,8 @@ class StreamWriter {
   StreamWriter& GpuTime(uint32_t context, uint32_t query, uint64_t ticks) {
     return Add(protocol::GpuTime{.context_id = context, .query_id = query, .gpu_ticks = ticks});
   }
-  StreamWriter& GpuCalibration(uint32_t context, uint64_t ticks, uint64_t cpu_time, int64_t delta, uint32_t uncertainty,
+  StreamWriter& GpuCalibration(uint32_t context, uint64_t ticks, uint64_t cpu_time, int64_t delta,
+                               uint32_t uncertainty,
                                protocol::CpuTimeDomain domain = protocol::CpuTimeDomain::kMonotonicRaw) {
     return Add(protocol::GpuCalibration{.context_id = context,
                                         .gpu_ticks = ticks,
@@ -118,11 +121,13 @@ class StreamWriter {
     return Add(protocol::GpuContextName{.context_id = context}, {.name = name});
   }
   StreamWriter& CounterSet(uint32_t context, uint32_t set, uint16_t count, std::string_view name) {
-    return Add(protocol::CounterSetDef{.context_id = context, .set_id = set, .counter_count = count}, {.name = name});
+    return Add(protocol::CounterSetDef{.context_id = context, .set_id = set, .counter_count = count},
+               {.name = name});
   }
-  StreamWriter& Counter(uint32_t set, uint16_t index, protocol::CounterType type, protocol::CounterDataType data_type,
-                        std::string_view name, std::string_view description = {}, uint32_t offset = 0,
-                        uint32_t size = 8, uint64_t raw_max = 0) {
+  StreamWriter& Counter(uint32_t set, uint16_t index, protocol::CounterType type,
+                        protocol::CounterDataType data_type, std::string_view name,
+                        std::string_view description = {}, uint32_t offset = 0, uint32_t size = 8,
+                        uint64_t raw_max = 0) {
     return Add(protocol::CounterDef{.set_id = set,
                                     .index = index,
                                     .counter_type = uint8_t(type),
@@ -132,10 +137,13 @@ class StreamWriter {
                                     .raw_max = raw_max},
                {.name = name, .description = description});
   }
-  StreamWriter& CounterResult(uint32_t context, uint32_t set, protocol::CounterTarget target, uint32_t target_id,
-                              const std::vector<uint64_t>& values, uint8_t flags = 0) {
-    return Add(protocol::CounterResult{
-                   .context_id = context, .set_id = set, .target = uint8_t(target), .flags = flags, .target_id = target_id},
+  StreamWriter& CounterResult(uint32_t context, uint32_t set, protocol::CounterTarget target,
+                              uint32_t target_id, const std::vector<uint64_t>& values, uint8_t flags = 0) {
+    return Add(protocol::CounterResult{.context_id = context,
+                                       .set_id = set,
+                                       .target = uint8_t(target),
+                                       .flags = flags,
+                                       .target_id = target_id},
                {.values = {reinterpret_cast<const uint8_t*>(values.data()), values.size()}});
   }
   // Bytes as they are: damaged or hostile messages.

@@ -68,7 +68,8 @@ std::string VulkanDevice::Create(std::string_view name_filter) {
   VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   pool_info.queueFamilyIndex = family;
-  if (vkCreateCommandPool(device, &pool_info, nullptr, &command_pool) != VK_SUCCESS) return "vkCreateCommandPool failed";
+  if (vkCreateCommandPool(device, &pool_info, nullptr, &command_pool) != VK_SUCCESS)
+    return "vkCreateCommandPool failed";
   return "";
 }
 

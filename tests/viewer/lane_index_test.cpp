@@ -18,8 +18,9 @@ struct Row {
   }
   std::vector<VisibleItem> Visit(int64_t t0, int64_t t1, double ns_per_px) const {
     std::vector<VisibleItem> items;
-    index.Visit(0, t0, t1, ns_per_px, 2.0, [this](uint32_t i) { return spans[i]; },
-                [&](const VisibleItem& item) { items.push_back(item); });
+    index.Visit(
+        0, t0, t1, ns_per_px, 2.0, [this](uint32_t i) { return spans[i]; },
+        [&](const VisibleItem& item) { items.push_back(item); });
     return items;
   }
 };
@@ -38,7 +39,7 @@ TEST_CASE("wide zones are drawn one by one, only those in view") {
 TEST_CASE("a million sub-pixel zones merge into at most a block per pixel, and no zone is lost") {
   Row row;
   for (int64_t i = 0; i < 1'000'000; ++i) row.Add(i * 50, i * 50 + 30);  // 50 ms of 30 ns zones
-  const double ns_per_px = 50'000'000.0 / 1000;                         // 1000 pixels
+  const double ns_per_px = 50'000'000.0 / 1000;                          // 1000 pixels
   const auto items = row.Visit(0, 50'000'000, ns_per_px);
   CHECK(items.size() <= 1000);
   uint64_t covered = 0;

@@ -2,8 +2,8 @@
 
 #include <doctest/doctest.h>
 
-#include "trace_builder.h"
 #include "../support/build_model.h"
+#include "trace_builder.h"
 
 using namespace gnomon::viewer;
 using gnomon::server::TraceModel;
@@ -11,14 +11,19 @@ using gnomon::server::TraceModel;
 namespace {
 TraceModel Sample() {
   gnomon::test::StreamWriter w;  // a nanosecond timer: ticks read as ns
-  w.AppInfo("viewer test").SourceLocation(1, "Outer", "f", "a.cpp", 1).SourceLocation(2, "Inner", "g", "a.cpp", 2);
+  w.AppInfo("viewer test")
+      .SourceLocation(1, "Outer", "f", "a.cpp", 1)
+      .SourceLocation(2, "Inner", "g", "a.cpp", 2);
   w.ThreadInfo(1, 10, "main").ThreadContext(1);
   w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, 1000);
   w.ZoneBegin(1, 1000).ZoneBegin(2, 1200).ZoneEnd(1400).ZoneEnd(1800);
   w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, 2000);
   w.GpuContext(1, "GPU", 1, 1, 64, 0, 0, gnomon::protocol::CpuTimeDomain::kMonotonicRaw, 10);
   w.GpuZoneBegin(1, 1, 1, 1100).GpuZoneEnd(1, 2, 1150).GpuTime(1, 1, 1500).GpuTime(1, 2, 1700);
-  w.String(5, gnomon::protocol::StringKind::kPlotName, "load").Plot(5, 1000, 1.0).Plot(5, 1500, 3.0).Plot(5, 2000, 2.0);
+  w.String(5, gnomon::protocol::StringKind::kPlotName, "load")
+      .Plot(5, 1000, 1.0)
+      .Plot(5, 1500, 3.0)
+      .Plot(5, 2000, 2.0);
   return gnomon::test::BuildModel(w);
 }
 }  // namespace
@@ -89,12 +94,14 @@ TEST_CASE("items land where the view puts their times, and picking returns the s
   CHECK_FALSE(timeline.HitTest(model, view, 900, inner->y0 + 2).has_value());
 }
 
-TEST_CASE("a counter lane appears once chosen: a bar per measured zone, as tall as its value, hit as that zone") {
+TEST_CASE(
+    "a counter lane appears once chosen: a bar per measured zone, as tall as its value, hit as that zone") {
   gnomon::test::StreamWriter w;
   w.AppInfo("counters").SourceLocation(1, "Draw", "f", "a.cpp", 1).ThreadInfo(1, 10, "main").ThreadContext(1);
   w.GpuContext(1, "GPU", 1, 1, 64, 0, 0, gnomon::protocol::CpuTimeDomain::kMonotonicRaw, 10);
   w.CounterSet(1, 3, 1, "stats");
-  w.Counter(3, 0, gnomon::protocol::CounterType::kEvent, gnomon::protocol::CounterDataType::kUint64, "invocations");
+  w.Counter(3, 0, gnomon::protocol::CounterType::kEvent, gnomon::protocol::CounterDataType::kUint64,
+            "invocations");
   w.GpuZoneBegin(1, 1, 1, 1000).GpuZoneEnd(1, 2, 1010);
   w.CounterResult(1, 3, gnomon::protocol::CounterTarget::kGpuZone, 1, {100});
   w.GpuTime(1, 1, 1000).GpuTime(1, 2, 1400);
@@ -102,7 +109,8 @@ TEST_CASE("a counter lane appears once chosen: a bar per measured zone, as tall 
   w.CounterResult(1, 3, gnomon::protocol::CounterTarget::kGpuZone, 3, {50});
   w.GpuTime(1, 3, 1600).GpuTime(1, 4, 2000);
   // A frame's result spans the frame: frame 0 of the main series, from 1000 to 1800.
-  w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, 1000).Frame(gnomon::protocol::MessageType::kFrameMark, 0, 1800);
+  w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, 1000)
+      .Frame(gnomon::protocol::MessageType::kFrameMark, 0, 1800);
   w.CounterResult(1, 3, gnomon::protocol::CounterTarget::kFrame, 0, {25});
   const TraceModel model = gnomon::test::BuildModel(w);
 
@@ -131,7 +139,8 @@ TEST_CASE("a counter lane appears once chosen: a bar per measured zone, as tall 
   CHECK(bars[1].index == 1);
   std::vector<DrawItem> frame_bars;
   for (const DrawItem& item : items) {
-    if (item.kind == DrawItem::Kind::kFrame && item.lane + 1 == timeline.lanes().size()) frame_bars.push_back(item);
+    if (item.kind == DrawItem::Kind::kFrame && item.lane + 1 == timeline.lanes().size())
+      frame_bars.push_back(item);
   }
   REQUIRE(frame_bars.size() == 1);
   CHECK(frame_bars[0].index == 1);  // frame 1 as the frame strip counts: marks 0 to 1

@@ -12,11 +12,11 @@
 #include <set>
 #include <thread>
 
-#include "gnomon/server/trace_file.h"
 #include "../support/json_check.h"
 #include "../support/process.h"
 #include "../support/stream_writer.h"
 #include "../support/xvfb.h"
+#include "gnomon/server/trace_file.h"
 
 using gnomon::test::JsonValue;
 
@@ -25,8 +25,12 @@ namespace {
 // A trace with a thread of big, differently coloured zones and a GPU context.
 std::string WriteFixture(const gnomon::test::ScratchDir& dir) {
   gnomon::test::StreamWriter w;
-  w.AppInfo("fixture").SourceLocation(1, "Red", "r", "f.cpp", 1, 0xD03030).SourceLocation(2, "Blue", "b", "f.cpp", 2, 0x3050D0);
-  w.SourceLocation(3, "Green", "g", "f.cpp", 3, 0x30B040).ThreadInfo(1, 100, "fixture thread").ThreadContext(1);
+  w.AppInfo("fixture")
+      .SourceLocation(1, "Red", "r", "f.cpp", 1, 0xD03030)
+      .SourceLocation(2, "Blue", "b", "f.cpp", 2, 0x3050D0);
+  w.SourceLocation(3, "Green", "g", "f.cpp", 3, 0x30B040)
+      .ThreadInfo(1, 100, "fixture thread")
+      .ThreadContext(1);
   for (int i = 0; i < 10; ++i) {
     const uint64_t t = 1'000'000 + uint64_t(i) * 100'000;
     w.ZoneBegin(1 + i % 2, t).ZoneBegin(3, t + 10'000).ZoneEnd(t + 60'000).ZoneEnd(t + 90'000);
@@ -35,7 +39,10 @@ std::string WriteFixture(const gnomon::test::ScratchDir& dir) {
   w.GpuContext(1, "fixture GPU", 1, 1, 64, 0, 0, gnomon::protocol::CpuTimeDomain::kMonotonicRaw, 5);
   for (uint32_t i = 0; i < 10; ++i) {
     const uint64_t t = 1'000'000 + uint64_t(i) * 100'000;
-    w.GpuZoneBegin(1, 2 * i, 2, t).GpuZoneEnd(1, 2 * i + 1, t + 1).GpuTime(1, 2 * i, t + 20'000).GpuTime(1, 2 * i + 1, t + 80'000);
+    w.GpuZoneBegin(1, 2 * i, 2, t)
+        .GpuZoneEnd(1, 2 * i + 1, t + 1)
+        .GpuTime(1, 2 * i, t + 20'000)
+        .GpuTime(1, 2 * i + 1, t + 80'000);
   }
   w.End(2'100'000);
   const std::string path = dir.File("fixture.gnomon");
@@ -75,20 +82,24 @@ ViewerRun RunViewer(const gnomon::test::ScratchDir& dir, const std::vector<std::
   REQUIRE_MESSAGE(!xvfb.display().empty(), "Xvfb did not start");
   std::vector<std::string> argv{GNOMON_VIEWER};
   argv.insert(argv.end(), args.begin(), args.end());
-  for (const std::string& extra : std::vector<std::string>{"--size", "1200x700", "--screenshot", dir.File("shot.png"),
-                                                            "--layout-dump", dir.File("layout.json")}) {
+  for (const std::string& extra :
+       std::vector<std::string>{"--size", "1200x700", "--screenshot", dir.File("shot.png"), "--layout-dump",
+                                dir.File("layout.json")}) {
     argv.push_back(extra);
   }
   std::map<std::string, std::string> env{{"DISPLAY", xvfb.display()}, {"XDG_CONFIG_HOME", dir.path()}};
-  if (!std::string(GNOMON_ASAN_PRELOAD).empty()) env["ASAN_OPTIONS"] = "detect_leaks=0";  // Mesa leaks at unload
+  if (!std::string(GNOMON_ASAN_PRELOAD).empty())
+    env["ASAN_OPTIONS"] = "detect_leaks=0";  // Mesa leaks at unload
   gnomon::test::ChildProcess viewer(argv, env, dir.File("viewer.log"));
   ViewerRun run;
   run.exit_code = viewer.Wait(std::chrono::seconds(60));
   run.log = gnomon::test::ReadFile(dir.File("viewer.log"));
   int channels = 0;
-  run.shot.pixels.reset(stbi_load(dir.File("shot.png").c_str(), &run.shot.width, &run.shot.height, &channels, 4));
+  run.shot.pixels.reset(
+      stbi_load(dir.File("shot.png").c_str(), &run.shot.width, &run.shot.height, &channels, 4));
   std::string error;
-  REQUIRE_MESSAGE(gnomon::test::ParseJson(gnomon::test::ReadFile(dir.File("layout.json")), run.layout, error), error);
+  REQUIRE_MESSAGE(gnomon::test::ParseJson(gnomon::test::ReadFile(dir.File("layout.json")), run.layout, error),
+                  error);
   return run;
 }
 
@@ -122,8 +133,8 @@ TEST_CASE("the viewer window draws every lane and zone where its layout says") {
     const int x = int(x1) - 6;
     const int y = int(y1) - 3;
     const uint32_t expected = uint32_t(item.Find("color")->number);
-    CHECK_MESSAGE(Close(run.shot.At(x, y), expected), "zone '", item.Find("label")->string, "' at ", x, ",", y,
-                  ": pixel ", run.shot.At(x, y), " expected ", expected);
+    CHECK_MESSAGE(Close(run.shot.At(x, y), expected), "zone '", item.Find("label")->string, "' at ", x, ",",
+                  y, ": pixel ", run.shot.At(x, y), " expected ", expected);
     labels.insert(item.Find("label")->string);
     ++checked;
     gpu_checked += kind == 2;
@@ -141,7 +152,8 @@ TEST_CASE("the viewer window draws every lane and zone where its layout says") {
 TEST_CASE("live: the viewer's worker connects to the running demo and draws its threads") {
   gnomon::test::ScratchDir dir;
   gnomon::test::ChildProcess demo({GNOMON_DEMO, "--seconds", "4"},
-                                  {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}}, dir.File("demo.log"));
+                                  {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}},
+                                  dir.File("demo.log"));
   const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
   REQUIRE(port != 0);
   ViewerRun run = RunViewer(dir, {"127.0.0.1:" + std::to_string(port), "--frames", "60"});
@@ -158,5 +170,6 @@ TEST_CASE("live: the viewer's worker connects to the running demo and draws its 
   CHECK(titles.count("Frames") == 1);
   CHECK(run.layout.Find("items")->array.size() > 10);
   // The address went to the recent list.
-  CHECK(gnomon::test::ReadFile(dir.File("gnomon/recent-addresses")).find(std::to_string(port)) != std::string::npos);
+  CHECK(gnomon::test::ReadFile(dir.File("gnomon/recent-addresses")).find(std::to_string(port)) !=
+        std::string::npos);
 }

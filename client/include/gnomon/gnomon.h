@@ -33,12 +33,12 @@ extern "C" {
 /* A static description of a place in the code. `id` must start at 0; the library
  * assigns it on first use. The strings must outlive the program's profiling. */
 typedef struct gnomon_source_location {
-  const char* name;     /* zone name shown to the user; may be NULL (function is used) */
+  const char* name; /* zone name shown to the user; may be NULL (function is used) */
   const char* function;
   const char* file;
   uint32_t line;
-  uint32_t color;       /* 0x00RRGGBB, or GNOMON_NO_COLOR */
-  uint32_t id;          /* 0 until registered; owned by the library */
+  uint32_t color; /* 0x00RRGGBB, or GNOMON_NO_COLOR */
+  uint32_t id;    /* 0 until registered; owned by the library */
 } gnomon_source_location;
 
 typedef enum gnomon_severity {
@@ -151,12 +151,12 @@ typedef enum gnomon_gpu_api {
 /* The clock a CPU time is read on. Vulkan's calibrated timestamps return
  * CLOCK_MONOTONIC_RAW (or CLOCK_MONOTONIC) ns: pass them with that domain, as they are. */
 typedef enum gnomon_cpu_time_domain {
-  GNOMON_CPU_TIME_TICKS = 0,          /* gnomon_now() ticks */
-  GNOMON_CPU_TIME_MONOTONIC_RAW = 1,  /* CLOCK_MONOTONIC_RAW ns */
-  GNOMON_CPU_TIME_MONOTONIC = 2       /* CLOCK_MONOTONIC ns */
+  GNOMON_CPU_TIME_TICKS = 0,         /* gnomon_now() ticks */
+  GNOMON_CPU_TIME_MONOTONIC_RAW = 1, /* CLOCK_MONOTONIC_RAW ns */
+  GNOMON_CPU_TIME_MONOTONIC = 2      /* CLOCK_MONOTONIC ns */
 } gnomon_cpu_time_domain;
 
-#define GNOMON_GPU_CONTEXT_CALIBRATED 1u          /* pairs from a simultaneous-read API */
+#define GNOMON_GPU_CONTEXT_CALIBRATED 1u           /* pairs from a simultaneous-read API */
 #define GNOMON_GPU_CONTEXT_FALLBACK_CALIBRATION 2u /* pairs from a submit/fence bracket */
 
 typedef struct gnomon_gpu_context_info {
@@ -166,19 +166,19 @@ typedef struct gnomon_gpu_context_info {
    * gnomon_gpu_period_from_float) */
   uint64_t period_numerator_ns;
   uint64_t period_denominator;
-  uint8_t valid_bits;          /* of the timestamp counter, 1..64 */
-  uint16_t flags;              /* GNOMON_GPU_CONTEXT_* */
-  uint64_t gpu_ticks;          /* an initial calibration pair: GPU ticks... */
-  uint64_t cpu_time;           /* ...and the CPU time at the same instant */
+  uint8_t valid_bits; /* of the timestamp counter, 1..64 */
+  uint16_t flags;     /* GNOMON_GPU_CONTEXT_* */
+  uint64_t gpu_ticks; /* an initial calibration pair: GPU ticks... */
+  uint64_t cpu_time;  /* ...and the CPU time at the same instant */
   gnomon_cpu_time_domain cpu_domain;
-  uint32_t uncertainty_ns;     /* of that pair */
+  uint32_t uncertainty_ns; /* of that pair */
 } gnomon_gpu_context_info;
 
 typedef struct gnomon_gpu_calibration_data {
   uint64_t gpu_ticks;
-  uint64_t cpu_time;            /* read at the same instant as gpu_ticks, in cpu_domain */
-  int64_t cpu_delta_ns;         /* CPU ns since this context's previous calibration (> 0) */
-  uint32_t uncertainty_ns;      /* e.g. Vulkan's maxDeviation */
+  uint64_t cpu_time;       /* read at the same instant as gpu_ticks, in cpu_domain */
+  int64_t cpu_delta_ns;    /* CPU ns since this context's previous calibration (> 0) */
+  uint32_t uncertainty_ns; /* e.g. Vulkan's maxDeviation */
   uint32_t context;
   gnomon_cpu_time_domain cpu_domain;
 } gnomon_gpu_calibration_data;
@@ -214,7 +214,7 @@ typedef enum gnomon_counter_type {
   GNOMON_COUNTER_EVENT = 0,         /* a number of events */
   GNOMON_COUNTER_DURATION_NORM = 1, /* busy clocks, shown divided by the set's render clocks */
   GNOMON_COUNTER_DURATION_RAW = 2,
-  GNOMON_COUNTER_THROUGHPUT = 3,    /* bytes, shown divided by the measured time */
+  GNOMON_COUNTER_THROUGHPUT = 3, /* bytes, shown divided by the measured time */
   GNOMON_COUNTER_RAW = 4,
   GNOMON_COUNTER_TIMESTAMP = 5
 } gnomon_counter_type;
@@ -229,12 +229,12 @@ typedef enum gnomon_counter_data_type {
 
 typedef struct gnomon_counter_info {
   const char* name;
-  const char* description;     /* may be NULL */
+  const char* description; /* may be NULL */
   gnomon_counter_type type;
   gnomon_counter_data_type data_type;
-  uint32_t offset;             /* in the source's result structure */
-  uint32_t size;               /* bytes there */
-  uint64_t raw_max;            /* largest value in one second, 0 when not known */
+  uint32_t offset;  /* in the source's result structure */
+  uint32_t size;    /* bytes there */
+  uint64_t raw_max; /* largest value in one second, 0 when not known */
 } gnomon_counter_info;
 
 #define GNOMON_COUNTER_TARGET_GPU_ZONE 0u /* target_id: the zone's begin query id */
@@ -263,11 +263,11 @@ void gnomon_counter_result(uint32_t context, uint32_t set, uint8_t target, uint3
 #define GNOMON_CONCAT(a, b) GNOMON_CONCAT_INNER(a, b)
 
 #ifndef GNOMON_DISABLE
-#define GNOMON_ZONE_BEGIN_C(zone_name, rgb)                                             \
-  do {                                                                                  \
-    static gnomon_source_location gnomon_location_ = {(zone_name), __func__, __FILE__,  \
-                                                      (uint32_t)__LINE__, (rgb), 0u};   \
-    gnomon_zone_begin(&gnomon_location_);                                               \
+#define GNOMON_ZONE_BEGIN_C(zone_name, rgb)                                                   \
+  do {                                                                                        \
+    static gnomon_source_location gnomon_location_ = {(zone_name),        __func__, __FILE__, \
+                                                      (uint32_t)__LINE__, (rgb),    0u};      \
+    gnomon_zone_begin(&gnomon_location_);                                                     \
   } while (0)
 #define GNOMON_ZONE_BEGIN(zone_name) GNOMON_ZONE_BEGIN_C(zone_name, GNOMON_NO_COLOR)
 #define GNOMON_ZONE_END() gnomon_zone_end()
@@ -275,29 +275,41 @@ void gnomon_counter_result(uint32_t context, uint32_t set, uint8_t target, uint3
 /* The address of a constant-initialized static source location for this line, as an
  * expression (a GCC/Clang statement expression, so that __func__ names the enclosing
  * function). The zone macros of the C++ API and of the GPU collectors use it. */
-#define GNOMON_STATIC_LOCATION(zone_name, rgb)                                          \
-  __extension__({                                                                       \
-    static gnomon_source_location gnomon_location_ = {(zone_name), __func__, __FILE__,  \
-                                                      (uint32_t)__LINE__, (rgb), 0u};   \
-    &gnomon_location_;                                                                  \
+#define GNOMON_STATIC_LOCATION(zone_name, rgb)                                                \
+  __extension__({                                                                             \
+    static gnomon_source_location gnomon_location_ = {(zone_name),        __func__, __FILE__, \
+                                                      (uint32_t)__LINE__, (rgb),    0u};      \
+    &gnomon_location_;                                                                        \
   })
 static inline void gnomon_scope_exit_(int* unused) {
   (void)unused;
   gnomon_zone_end();
 }
-#define GNOMON_ZONE_SCOPED(zone_name)                                                    \
-  GNOMON_ZONE_BEGIN(zone_name);                                                          \
+#define GNOMON_ZONE_SCOPED(zone_name) \
+  GNOMON_ZONE_BEGIN(zone_name);       \
   int GNOMON_CONCAT(gnomon_scope_, __LINE__) __attribute__((cleanup(gnomon_scope_exit_))) = 0
 #endif
 #define GNOMON_FRAME_MARK() gnomon_frame_mark(0)
 #define GNOMON_MESSAGE(text, length) gnomon_message((text), (length), GNOMON_INFO)
 #else
-#define GNOMON_ZONE_BEGIN_C(zone_name, rgb) do { } while (0)
-#define GNOMON_ZONE_BEGIN(zone_name) do { } while (0)
-#define GNOMON_ZONE_END() do { } while (0)
-#define GNOMON_ZONE_SCOPED(zone_name) do { } while (0)
-#define GNOMON_FRAME_MARK() do { } while (0)
-#define GNOMON_MESSAGE(text, length) do { } while (0)
+#define GNOMON_ZONE_BEGIN_C(zone_name, rgb) \
+  do {                                      \
+  } while (0)
+#define GNOMON_ZONE_BEGIN(zone_name) \
+  do {                               \
+  } while (0)
+#define GNOMON_ZONE_END() \
+  do {                    \
+  } while (0)
+#define GNOMON_ZONE_SCOPED(zone_name) \
+  do {                                \
+  } while (0)
+#define GNOMON_FRAME_MARK() \
+  do {                      \
+  } while (0)
+#define GNOMON_MESSAGE(text, length) \
+  do {                               \
+  } while (0)
 #endif
 
 #endif /* GNOMON_GNOMON_H_ */

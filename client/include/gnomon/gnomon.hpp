@@ -108,15 +108,15 @@ inline uint64_t CpuTimeFromHostNs(gnomon_cpu_time_domain domain, int64_t host_ns
   ::gnomon::ScopedZone GNOMON_CONCAT(gnomon_zone_, __LINE__)(GNOMON_STATIC_LOCATION(zone_name, rgb))
 #define GNOMON_ZONE(zone_name) GNOMON_ZONE_C(zone_name, GNOMON_NO_COLOR)
 #define GNOMON_FUNCTION() GNOMON_ZONE_C(nullptr, GNOMON_NO_COLOR)
-#define GNOMON_FRAME_MARK_NAMED(frame_name)                                              \
-  do {                                                                                   \
-    static const uint32_t gnomon_frame_id_ = ::gnomon::FrameName(frame_name);            \
-    ::gnomon::FrameMark(gnomon_frame_id_);                                               \
+#define GNOMON_FRAME_MARK_NAMED(frame_name)                                   \
+  do {                                                                        \
+    static const uint32_t gnomon_frame_id_ = ::gnomon::FrameName(frame_name); \
+    ::gnomon::FrameMark(gnomon_frame_id_);                                    \
   } while (0)
-#define GNOMON_PLOT(plot_name, value)                                                    \
-  do {                                                                                   \
-    static const uint32_t gnomon_plot_id_ = ::gnomon::PlotId(plot_name);                 \
-    ::gnomon::Plot(gnomon_plot_id_, (value));                                            \
+#define GNOMON_PLOT(plot_name, value)                                    \
+  do {                                                                   \
+    static const uint32_t gnomon_plot_id_ = ::gnomon::PlotId(plot_name); \
+    ::gnomon::Plot(gnomon_plot_id_, (value));                            \
   } while (0)
 
 #else  // GNOMON_DISABLE

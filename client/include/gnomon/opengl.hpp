@@ -31,9 +31,9 @@
 #include <memory>
 #include <vector>
 
-#include "gnomon/gpu_counters.hpp"
 #include "gnomon/client/gpu_collector.h"
 #include "gnomon/gnomon.h"
+#include "gnomon/gpu_counters.hpp"
 
 namespace gnomon::opengl {
 
@@ -61,7 +61,7 @@ struct ContextOptions {
   const char* name = nullptr;  // shown for the context; default the GL renderer string
   uint32_t queries = 4096;     // ring size; two per zone
   std::chrono::milliseconds recalibration_period{1000};
-  bool enabled = true;         // false: an inert context
+  bool enabled = true;  // false: an inert context
 };
 
 // The counts of client::GpuZoneStats (zones_untimed: the ring was full of queries in
@@ -118,8 +118,8 @@ class Context {
     uint64_t begin_sequence = 0;
     uint32_t instance = 0;
   };
-  std::deque<CountedZone> counted_;      // by begin sequence
-  std::vector<uint32_t> open_counted_;   // per open zone: its instance, or 0
+  std::deque<CountedZone> counted_;     // by begin sequence
+  std::vector<uint32_t> open_counted_;  // per open zone: its instance, or 0
   std::vector<uint32_t> free_instances_;
   counters::Source* source_ = nullptr;
   size_t source_type_ = 0;

@@ -54,9 +54,9 @@
 #include <memory>
 #include <vector>
 
-#include "gnomon/gpu_counters.hpp"
 #include "gnomon/client/gpu_collector.h"
 #include "gnomon/gnomon.h"
+#include "gnomon/gpu_counters.hpp"
 
 namespace gnomon::vulkan {
 
@@ -65,14 +65,14 @@ namespace gnomon::vulkan {
 // buffer. End() also sets an event of the instance's own, so that Fetch() learns whether
 // the GPU is done from vkGetEventStatus (never blocking) before it reads the query. The
 // device must have been created with pipelineStatisticsQuery enabled.
-std::unique_ptr<counters::Source> CreatePipelineStatisticsSource(PFN_vkGetInstanceProcAddr get_instance_proc_addr,
-                                                                 VkInstance instance, VkDevice device,
-                                                                 VkQueryPipelineStatisticFlags flags);
+std::unique_ptr<counters::Source> CreatePipelineStatisticsSource(
+    PFN_vkGetInstanceProcAddr get_instance_proc_addr, VkInstance instance, VkDevice device,
+    VkQueryPipelineStatisticFlags flags);
 
 struct ContextOptions {
-  const char* name = nullptr;          // shown for the context; default "<device name>"
-  uint32_t frames_in_flight = 3;       // ring slots = frames_in_flight + 1
-  uint32_t queries_per_frame = 512;    // two per zone
+  const char* name = nullptr;        // shown for the context; default "<device name>"
+  uint32_t frames_in_flight = 3;     // ring slots = frames_in_flight + 1
+  uint32_t queries_per_frame = 512;  // two per zone
   std::chrono::milliseconds recalibration_period{1000};
   bool calibrated_timestamps = false;  // VK_EXT/KHR_calibrated_timestamps enabled on the device
   bool host_query_reset = false;       // hostQueryReset enabled (Vulkan 1.2, or the EXT)
@@ -87,14 +87,15 @@ struct ContextStats : client::GpuZoneStats {
   uint64_t frames_harvested = 0;
   uint64_t frames_untimed_ring_full = 0;  // the frame's slot was still in flight
   uint64_t frames_abandoned = 0;
-  uint64_t frames_lost = 0;               // submitted but never executed; reclaimed unread
+  uint64_t frames_lost = 0;  // submitted but never executed; reclaimed unread
 };
 
 class Context {
  public:
-  static std::unique_ptr<Context> Create(PFN_vkGetInstanceProcAddr get_instance_proc_addr, VkInstance instance,
-                                         VkPhysicalDevice physical_device, VkDevice device, VkQueue queue,
-                                         uint32_t queue_family, const ContextOptions& options = {});
+  static std::unique_ptr<Context> Create(PFN_vkGetInstanceProcAddr get_instance_proc_addr,
+                                         VkInstance instance, VkPhysicalDevice physical_device,
+                                         VkDevice device, VkQueue queue, uint32_t queue_family,
+                                         const ContextOptions& options = {});
   ~Context();  // the GPU must be done with this context's queries
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
@@ -136,9 +137,9 @@ class Context {
     SlotState state = SlotState::kIdle;
     uint32_t taken = 0;
     uint64_t submitted_frame = 0;
-    VkFence done = VK_NULL_HANDLE;  // the slot's own: signals when its frame's work completed
-    std::vector<uint32_t> wire_ids;  // per query of the slot, the id the server knows it by
-    uint32_t counted = 0;                   // pipeline-statistics queries taken
+    VkFence done = VK_NULL_HANDLE;           // the slot's own: signals when its frame's work completed
+    std::vector<uint32_t> wire_ids;          // per query of the slot, the id the server knows it by
+    uint32_t counted = 0;                    // pipeline-statistics queries taken
     std::vector<uint32_t> counted_zone_ids;  // per such query, its zone's begin wire id
   };
 
@@ -185,7 +186,7 @@ class Context {
   uint32_t statistics_per_slot_ = 0;
   uint32_t statistics_count_ = 0;  // counters per query
   uint32_t counter_set_ = 0;
-  bool statistics_open_ = false;   // a counted zone is open
+  bool statistics_open_ = false;  // a counted zone is open
   std::vector<uint64_t> statistics_results_;
   client::CalibrationChannel calibration_;
   client::CalibrationSchedule schedule_;

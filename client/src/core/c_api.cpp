@@ -37,9 +37,9 @@ int gnomon_set_listen_address(const char* address, uint16_t port) {
   if (address == nullptr) return -1;
   const std::string copy = address;
   return StartedConfigure([&](auto& config) {
-           config.address = copy;
-           config.port = port;
-         })
+    config.address = copy;
+    config.port = port;
+  })
              ? 0
              : -1;
 }
@@ -50,16 +50,15 @@ int gnomon_set_buffer_budget(uint64_t bytes) {
 
 int gnomon_set_buffer_policy(gnomon_buffer_policy policy) {
   if (policy < GNOMON_BUFFER_AUTO || policy > GNOMON_BUFFER_WAIT) return -1;
-  return StartedConfigure([&](auto& config) { config.buffer_policy = static_cast<gnomon::client::BufferPolicy>(policy); })
+  return StartedConfigure(
+             [&](auto& config) { config.buffer_policy = static_cast<gnomon::client::BufferPolicy>(policy); })
              ? 0
              : -1;
 }
 
 int gnomon_startup(void) { return Profiler::Get().listen_ok() ? 0 : -1; }
 
-uint16_t gnomon_listen_port(void) {
-  return Profiler::IsStarted() ? Profiler::Get().sender().port() : 0;
-}
+uint16_t gnomon_listen_port(void) { return Profiler::IsStarted() ? Profiler::Get().sender().port() : 0; }
 
 int gnomon_is_connected(void) {
   return Profiler::IsStarted() && Profiler::Get().sender().is_connected() ? 1 : 0;

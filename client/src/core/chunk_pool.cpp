@@ -13,7 +13,8 @@ Chunk* ChunkPool::AcquireLocked() {
     chunk->Reset();
     return chunk;
   }
-  if (allocated_bytes_.load(std::memory_order_relaxed) + sizeof(Chunk) > limit_bytes_.load(std::memory_order_relaxed)) {
+  if (allocated_bytes_.load(std::memory_order_relaxed) + sizeof(Chunk) >
+      limit_bytes_.load(std::memory_order_relaxed)) {
     return nullptr;
   }
   allocated_bytes_.fetch_add(sizeof(Chunk), std::memory_order_relaxed);

@@ -45,19 +45,19 @@ extern "C" {
 uint32_t gnomon_gpu_context_create(const gnomon_gpu_context_info* info) {
   if (info == nullptr || info->period_numerator_ns == 0 || info->period_denominator == 0) return 0;
   const uint32_t id = Profiler::Get().registry().NextGpuContextId();
-  AppendGlobal(protocol::GpuContextDef{.context_id = id,
-                                       .api = uint8_t(info->api),
-                                       .valid_bits = uint8_t(info->valid_bits == 0 || info->valid_bits > 64
-                                                                 ? 64
-                                                                 : info->valid_bits),
-                                       .flags = info->flags,
-                                       .period_numerator_ns = info->period_numerator_ns,
-                                       .period_denominator = info->period_denominator,
-                                       .gpu_ticks = info->gpu_ticks,
-                                       .cpu_time = info->cpu_time,
-                                       .cpu_domain = Domain(info->cpu_domain),
-                                       .uncertainty_ns = info->uncertainty_ns},
-               {.name = DefinitionString(info->device_name)});
+  AppendGlobal(
+      protocol::GpuContextDef{
+          .context_id = id,
+          .api = uint8_t(info->api),
+          .valid_bits = uint8_t(info->valid_bits == 0 || info->valid_bits > 64 ? 64 : info->valid_bits),
+          .flags = info->flags,
+          .period_numerator_ns = info->period_numerator_ns,
+          .period_denominator = info->period_denominator,
+          .gpu_ticks = info->gpu_ticks,
+          .cpu_time = info->cpu_time,
+          .cpu_domain = Domain(info->cpu_domain),
+          .uncertainty_ns = info->uncertainty_ns},
+      {.name = DefinitionString(info->device_name)});
   return id;
 }
 
@@ -76,7 +76,8 @@ void gnomon_gpu_zone_begin(uint32_t context, uint32_t query_id, gnomon_source_lo
 
 void gnomon_gpu_zone_end(uint32_t context, uint32_t query_id) {
   Profiler::Get();
-  WriteEvent(protocol::GpuZoneEnd{.context_id = context, .query_id = query_id, .cpu_tick = gnomon::detail::Now()});
+  WriteEvent(
+      protocol::GpuZoneEnd{.context_id = context, .query_id = query_id, .cpu_tick = gnomon::detail::Now()});
 }
 
 void gnomon_gpu_time(uint32_t context, uint32_t query_id, uint64_t gpu_ticks) {
@@ -93,8 +94,8 @@ void gnomon_gpu_calibration(const gnomon_gpu_calibration_data* data) {
                                         .cpu_domain = Domain(data->cpu_domain)});
 }
 
-void gnomon_gpu_resync(uint32_t context, uint64_t gpu_ticks, uint64_t cpu_time, gnomon_cpu_time_domain cpu_domain,
-                       uint32_t uncertainty_ns) {
+void gnomon_gpu_resync(uint32_t context, uint64_t gpu_ticks, uint64_t cpu_time,
+                       gnomon_cpu_time_domain cpu_domain, uint32_t uncertainty_ns) {
   AppendGlobal(protocol::GpuResync{.context_id = context,
                                    .gpu_ticks = gpu_ticks,
                                    .cpu_time = cpu_time,
@@ -136,9 +137,10 @@ uint32_t gnomon_counter_set_create(uint32_t context, const char* name, const gno
 void gnomon_counter_result(uint32_t context, uint32_t set, uint8_t target, uint32_t target_id, uint8_t flags,
                            const uint64_t* values, uint16_t count) {
   if (values == nullptr || count == 0 || count > GNOMON_MAX_COUNTER_VALUES) return;
-  WriteEvent(protocol::CounterResult{
-                 .context_id = context, .set_id = set, .target = target, .flags = flags, .target_id = target_id},
-             {.values = {reinterpret_cast<const uint8_t*>(values), count}});
+  WriteEvent(
+      protocol::CounterResult{
+          .context_id = context, .set_id = set, .target = target, .flags = flags, .target_id = target_id},
+      {.values = {reinterpret_cast<const uint8_t*>(values), count}});
 }
 
 }  // extern "C"

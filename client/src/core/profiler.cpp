@@ -45,7 +45,8 @@ auto Unsigned(uint64_t min, uint64_t max) {
 }
 
 protocol::Parsed<BufferPolicy> ParseBufferPolicy(std::string_view text) {
-  for (BufferPolicy policy : {BufferPolicy::kAuto, BufferPolicy::kDrop, BufferPolicy::kGrow, BufferPolicy::kWait}) {
+  for (BufferPolicy policy :
+       {BufferPolicy::kAuto, BufferPolicy::kDrop, BufferPolicy::kGrow, BufferPolicy::kWait}) {
     if (text == BufferPolicyName(policy)) return {policy, ""};
   }
   return {std::nullopt, "'" + std::string(text) + "' is not one of auto, drop, grow, wait"};
@@ -57,8 +58,9 @@ Config& PendingConfig() {
     Config& config = *g_pending_config;
     if (const char* address = std::getenv("GNOMON_ADDRESS"); address && *address) config.address = address;
     if (const char* file = std::getenv("GNOMON_PORT_FILE"); file && *file) config.port_file = file;
-    ReadEnvSetting("GNOMON_PORT", config.port,
-                   [](std::string_view text) { return protocol::ParsePort(text, protocol::PortZero::kAllowed); });
+    ReadEnvSetting("GNOMON_PORT", config.port, [](std::string_view text) {
+      return protocol::ParsePort(text, protocol::PortZero::kAllowed);
+    });
     uint64_t megabytes = config.buffer_budget_bytes >> 20;
     ReadEnvSetting("GNOMON_BUFFER_MB", megabytes, Unsigned(1, uint64_t{1} << 30));
     config.buffer_budget_bytes = megabytes << 20;

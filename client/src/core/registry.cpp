@@ -12,8 +12,8 @@ namespace gnomon::client {
 namespace {
 
 void AppendThreadInfo(std::vector<uint8_t>& out, const ThreadState& thread, std::string_view name) {
-  protocol::AppendMessage(out, protocol::ThreadInfo{.thread_id = thread.id, .os_thread_id = thread.os_thread_id},
-                          {.name = name});
+  protocol::AppendMessage(
+      out, protocol::ThreadInfo{.thread_id = thread.id, .os_thread_id = thread.os_thread_id}, {.name = name});
 }
 
 // Physical memory, or a container's limit (cgroup v2, then v1) when that is smaller.
@@ -40,10 +40,14 @@ std::string_view ClampString(const char* text, size_t length, size_t max_bytes) 
 
 const char* BufferPolicyName(BufferPolicy policy) {
   switch (policy) {
-    case BufferPolicy::kAuto: return "auto";
-    case BufferPolicy::kDrop: return "drop";
-    case BufferPolicy::kGrow: return "grow";
-    case BufferPolicy::kWait: return "wait";
+    case BufferPolicy::kAuto:
+      return "auto";
+    case BufferPolicy::kDrop:
+      return "drop";
+    case BufferPolicy::kGrow:
+      return "grow";
+    case BufferPolicy::kWait:
+      return "wait";
   }
   return "?";
 }
@@ -56,10 +60,13 @@ Registry::Registry(const Config& config) : config_(config), pool_(0) {
 
 uint64_t Registry::BufferLimit(bool connected) const {
   switch (config_.buffer_policy) {
-    case BufferPolicy::kGrow: return UINT64_MAX;
-    case BufferPolicy::kAuto: return connected ? config_.buffer_ceiling_bytes : config_.buffer_budget_bytes;
+    case BufferPolicy::kGrow:
+      return UINT64_MAX;
+    case BufferPolicy::kAuto:
+      return connected ? config_.buffer_ceiling_bytes : config_.buffer_budget_bytes;
     case BufferPolicy::kDrop:
-    case BufferPolicy::kWait: break;
+    case BufferPolicy::kWait:
+      break;
   }
   return config_.buffer_budget_bytes;
 }
@@ -76,7 +83,8 @@ void Registry::NoteBufferFull() {
   std::fprintf(stderr,
                "gnomon: the event buffer is full (%llu MiB, GNOMON_BUFFER_POLICY=%s): events are dropped and "
                "counted until the capture catches up\n",
-               static_cast<unsigned long long>(pool_.limit_bytes() >> 20), BufferPolicyName(config_.buffer_policy));
+               static_cast<unsigned long long>(pool_.limit_bytes() >> 20),
+               BufferPolicyName(config_.buffer_policy));
 }
 
 ThreadState* Registry::RegisterThread() {
@@ -94,11 +102,17 @@ uint32_t Registry::RegisterSourceLocation(gnomon_source_location* location) {
   std::lock_guard lock(mutex_);
   if (const uint32_t existing = id_ref.load(std::memory_order_acquire)) return existing;
   const uint32_t id = next_source_location_id_++;
-  const std::string_view function = ClampString(location->function, location->function ? std::strlen(location->function) : 0, protocol::kMaxStringBytes);
-  const std::string_view name = location->name ? ClampString(location->name, std::strlen(location->name), protocol::kMaxStringBytes) : function;
-  const std::string_view file = ClampString(location->file, location->file ? std::strlen(location->file) : 0, protocol::kMaxStringBytes);
-  protocol::AppendMessage(global_log_, protocol::SourceLocationDef{.id = id, .line = location->line, .color = location->color},
-                          {.name = name, .function = function, .file = file});
+  const std::string_view function =
+      ClampString(location->function, location->function ? std::strlen(location->function) : 0,
+                  protocol::kMaxStringBytes);
+  const std::string_view name =
+      location->name ? ClampString(location->name, std::strlen(location->name), protocol::kMaxStringBytes)
+                     : function;
+  const std::string_view file = ClampString(location->file, location->file ? std::strlen(location->file) : 0,
+                                            protocol::kMaxStringBytes);
+  protocol::AppendMessage(
+      global_log_, protocol::SourceLocationDef{.id = id, .line = location->line, .color = location->color},
+      {.name = name, .function = function, .file = file});
   id_ref.store(id, std::memory_order_release);
   return id;
 }
@@ -111,8 +125,8 @@ uint32_t Registry::RegisterString(protocol::StringKind kind, const char* name) {
   auto [it, inserted] = strings_.try_emplace(std::move(key), 0);
   if (!inserted) return it->second;
   it->second = next_string_id_++;
-  protocol::AppendMessage(global_log_, protocol::StringDef{.id = it->second, .kind = static_cast<uint8_t>(kind)},
-                          {.text = text});
+  protocol::AppendMessage(
+      global_log_, protocol::StringDef{.id = it->second, .kind = static_cast<uint8_t>(kind)}, {.text = text});
   return it->second;
 }
 
@@ -138,11 +152,14 @@ void Registry::NoteCalibration(const CalibrationPair& pair) {
 uint64_t Registry::HostNsToTicks(bool is_monotonic_raw, int64_t host_ns) {
   std::lock_guard lock(mutex_);
   if (!has_pair_) return uint64_t(host_ns);
-  const int64_t raw_ns = is_monotonic_raw ? host_ns : host_ns + (latest_pair_.monotonic_raw_ns - latest_pair_.monotonic_ns);
+  const int64_t raw_ns =
+      is_monotonic_raw ? host_ns : host_ns + (latest_pair_.monotonic_raw_ns - latest_pair_.monotonic_ns);
   if (CurrentTimerKind() == protocol::TimerKind::kMonotonicRaw) return uint64_t(raw_ns);
   const int64_t span_ns = latest_pair_.monotonic_raw_ns - first_pair_.monotonic_raw_ns;
-  const double ticks_per_ns = span_ns > 0 ? double(latest_pair_.tick - first_pair_.tick) / double(span_ns) : 1.0;
-  return latest_pair_.tick + uint64_t(std::llround(double(raw_ns - latest_pair_.monotonic_raw_ns) * ticks_per_ns));
+  const double ticks_per_ns =
+      span_ns > 0 ? double(latest_pair_.tick - first_pair_.tick) / double(span_ns) : 1.0;
+  return latest_pair_.tick +
+         uint64_t(std::llround(double(raw_ns - latest_pair_.monotonic_raw_ns) * ticks_per_ns));
 }
 
 void Registry::SetConnected(bool connected) {

@@ -58,10 +58,10 @@ struct Config {
   uint16_t port = protocol::kDefaultPort;
   uint64_t buffer_budget_bytes = 64ull << 20;
   BufferPolicy buffer_policy = BufferPolicy::kAuto;
-  uint64_t buffer_ceiling_bytes = 0;  // kAuto's bound; 0: a quarter of the machine's memory
-  uint32_t exit_flush_ms = 5000;   // longest wait at exit for a connected server to drain
+  uint64_t buffer_ceiling_bytes = 0;     // kAuto's bound; 0: a quarter of the machine's memory
+  uint32_t exit_flush_ms = 5000;         // longest wait at exit for a connected server to drain
   uint32_t exit_wait_for_server_ms = 0;  // wait at exit for a server to connect
-  std::string port_file;           // when set, the bound port is written there
+  std::string port_file;                 // when set, the bound port is written there
 };
 
 class Registry {

@@ -30,10 +30,9 @@ constexpr auto kCalibrationPeriod = std::chrono::seconds(1);
 constexpr auto kFirstCalibrationGap = std::chrono::milliseconds(20);
 constexpr size_t kFlushBytes = 1 << 20;
 constexpr auto kHandshakeTimeout = std::chrono::seconds(2);  // per connection, never blocking
-constexpr size_t kMaxPendingHandshakes = 16;  // more: the oldest waiting one is dropped
+constexpr size_t kMaxPendingHandshakes = 16;                 // more: the oldest waiting one is dropped
 constexpr int kListenBacklog = 64;
 constexpr int kPortsToTry = 10;
-
 
 // Writes the port to `path` in one step: to a new file beside it, created exclusively
 // under a name of its own (so no link planted there is followed), then renamed over it.
@@ -119,8 +118,7 @@ bool Sender::Listen() {
   port_ = ntohs(is_v6 ? reinterpret_cast<sockaddr_in6*>(&storage)->sin6_port
                       : reinterpret_cast<sockaddr_in*>(&storage)->sin_port);
   if (config.port != 0 && port_ != config.port) {
-    std::fprintf(stderr, "gnomon: port %u is in use; listening on port %u\n", config.port,
-                 unsigned{port_});
+    std::fprintf(stderr, "gnomon: port %u is in use; listening on port %u\n", config.port, unsigned{port_});
   }
   if (!config.port_file.empty()) WritePortFile(config.port_file, port_);
   return true;
@@ -259,7 +257,8 @@ void Sender::AcceptPending() {
 }
 
 bool Sender::ContinueHandshake(PendingHandshake& pending) {
-  const ssize_t n = recv(pending.fd, pending.hello + pending.received, sizeof(pending.hello) - pending.received, 0);
+  const ssize_t n =
+      recv(pending.fd, pending.hello + pending.received, sizeof(pending.hello) - pending.received, 0);
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
   if (n <= 0) {
     close(pending.fd);
@@ -267,7 +266,8 @@ bool Sender::ContinueHandshake(PendingHandshake& pending) {
   }
   pending.received += size_t(n);
   if (pending.received < sizeof(pending.hello)) return false;
-  const std::optional<uint16_t> server_version = protocol::ParseServerHello(pending.hello, sizeof(pending.hello));
+  const std::optional<uint16_t> server_version =
+      protocol::ParseServerHello(pending.hello, sizeof(pending.hello));
   if (!server_version) {
     close(pending.fd);  // not a Gnomon server
   } else if (*server_version != protocol::kProtocolVersion) {
@@ -293,7 +293,8 @@ void Sender::Answer(int fd, protocol::HandshakeStatus status) {
   StoreLe<uint16_t>(reply + offsetof(protocol::ClientHello, version), protocol::kProtocolVersion);
   StoreLe<uint16_t>(reply + offsetof(protocol::ClientHello, status), static_cast<uint16_t>(status));
   if (status == protocol::HandshakeStatus::kOk) {
-    StoreLe<uint64_t>(reply + offsetof(protocol::ClientHello, capabilities), protocol::kCapCpuZones | protocol::kCapGpu);
+    StoreLe<uint64_t>(reply + offsetof(protocol::ClientHello, capabilities),
+                      protocol::kCapCpuZones | protocol::kCapGpu);
   }
   send(fd, reply, sizeof(reply), MSG_NOSIGNAL);  // 24 bytes into an empty socket buffer
 }
@@ -314,13 +315,14 @@ void Sender::Promote(int fd) {
 
 void Sender::SendAppInfo() {
   const std::string_view name = program_invocation_short_name;
-  protocol::AppendMessage(out_,
-                          protocol::AppInfo{.pid = static_cast<uint32_t>(getpid()),
-                                            .timer_kind = static_cast<uint8_t>(CurrentTimerKind()),
-                                            .ticks_per_second_estimate = static_cast<uint64_t>(ticks_per_second_),
-                                            .start_unix_ns = start_unix_ns_,
-                                            .start_tick = first_pair_.tick},
-                          {.name = name.substr(0, protocol::kMaxStringBytes)});
+  protocol::AppendMessage(
+      out_,
+      protocol::AppInfo{.pid = static_cast<uint32_t>(getpid()),
+                        .timer_kind = static_cast<uint8_t>(CurrentTimerKind()),
+                        .ticks_per_second_estimate = static_cast<uint64_t>(ticks_per_second_),
+                        .start_unix_ns = start_unix_ns_,
+                        .start_tick = first_pair_.tick},
+      {.name = name.substr(0, protocol::kMaxStringBytes)});
 }
 
 int64_t Sender::Pump() {

@@ -19,7 +19,8 @@ namespace {
 bool HasInvariantTsc() {
 #if GNOMON_HAS_TSC
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  const auto max_leaf = static_cast<unsigned>(__get_cpuid_max(0x80000000u, nullptr));  // int in clang, unsigned in GCC
+  const auto max_leaf =
+      static_cast<unsigned>(__get_cpuid_max(0x80000000u, nullptr));  // int in clang, unsigned in GCC
   if (max_leaf < 0x80000007u) return false;
   __cpuid(0x80000007u, eax, ebx, ecx, edx);
   return (edx & (1u << 8)) != 0;

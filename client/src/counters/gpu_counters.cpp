@@ -50,13 +50,15 @@ uint32_t DefineSet(uint32_t gpu_context, const QueryType& type) {
   std::vector<gnomon_counter_info> infos;
   infos.reserve(type.counters.size());
   for (const Counter& c : type.counters) {
-    infos.push_back({c.name.c_str(), c.description.c_str(), c.type, c.data_type, c.offset, c.size, c.raw_max});
+    infos.push_back(
+        {c.name.c_str(), c.description.c_str(), c.type, c.data_type, c.offset, c.size, c.raw_max});
   }
   if (infos.empty() || infos.size() > GNOMON_MAX_COUNTER_VALUES) return 0;
   return gnomon_counter_set_create(gpu_context, type.name.c_str(), infos.data(), uint16_t(infos.size()));
 }
 
-void SendResult(uint32_t gpu_context, uint32_t set, uint8_t target, uint32_t target_id, const Values& values) {
+void SendResult(uint32_t gpu_context, uint32_t set, uint8_t target, uint32_t target_id,
+                const Values& values) {
   if (values.values.empty() || values.values.size() > GNOMON_MAX_COUNTER_VALUES) return;
   gnomon_counter_result(gpu_context, set, target, target_id, values.flags, values.values.data(),
                         uint16_t(values.values.size()));

@@ -69,7 +69,8 @@ class PipelineStatisticsSource final : public counters::Source {
     types_.push_back(std::move(type));
   }
   ~PipelineStatisticsSource() override {
-    for (auto& [id, instance] : instances_) delete_queries_(int32_t(instance.queries.size()), instance.queries.data());
+    for (auto& [id, instance] : instances_)
+      delete_queries_(int32_t(instance.queries.size()), instance.queries.data());
   }
 
   bool is_available() const override { return reason_.empty(); }
@@ -92,7 +93,8 @@ class PipelineStatisticsSource final : public counters::Source {
   bool DoBegin(uint32_t id, void*) override {
     auto it = instances_.find(id);
     if (it == instances_.end() || it->second.running || running_ != 0) return false;
-    for (size_t i = 0; i < kStatistics.size(); ++i) begin_query_(kStatistics[i].target, it->second.queries[i]);
+    for (size_t i = 0; i < kStatistics.size(); ++i)
+      begin_query_(kStatistics[i].target, it->second.queries[i]);
     it->second.running = true;
     it->second.ended = false;
     running_ = id;

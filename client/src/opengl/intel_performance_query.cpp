@@ -46,8 +46,8 @@ class IntelPerformanceQuerySource final : public counters::Source {
     GNOMON_LOAD(get_data_, "glGetPerfQueryDataINTEL");
     GNOMON_LOAD(get_integerv_, "glGetIntegerv");
 #undef GNOMON_LOAD
-    if (!get_first_ || !get_next_ || !get_query_info_ || !get_counter_info_ || !create_ || !delete_ || !begin_ ||
-        !end_ || !get_data_ || !get_integerv_) {
+    if (!get_first_ || !get_next_ || !get_query_info_ || !get_counter_info_ || !create_ || !delete_ ||
+        !begin_ || !end_ || !get_data_ || !get_integerv_) {
       reason_ = "the GL loader lacks GL_INTEL_performance_query functions";
       return;
     }
@@ -132,13 +132,14 @@ class IntelPerformanceQuerySource final : public counters::Source {
     for (int guard = 0; id != 0 && guard < 4096; ++guard) {
       uint32_t data_size = 0, counter_count = 0, max_instances = 0, caps = 0;
       std::fill(query_name.begin(), query_name.end(), '\0');
-      get_query_info_(id, uint32_t(query_name.size()), query_name.data(), &data_size, &counter_count, &max_instances,
-                      &caps);
+      get_query_info_(id, uint32_t(query_name.size()), query_name.data(), &data_size, &counter_count,
+                      &max_instances, &caps);
       counters::QueryType type;
       type.id = id;
       type.name = query_name.c_str();
       type.data_size = data_size;
-      for (uint32_t counter = 1; counter <= counter_count && counter <= GNOMON_MAX_COUNTER_VALUES; ++counter) {
+      for (uint32_t counter = 1; counter <= counter_count && counter <= GNOMON_MAX_COUNTER_VALUES;
+           ++counter) {
         uint32_t offset = 0, size = 0, type_enum = 0, data_type_enum = 0;
         uint64_t raw_max = 0;
         std::fill(counter_name.begin(), counter_name.end(), '\0');
@@ -175,8 +176,8 @@ class IntelPerformanceQuerySource final : public counters::Source {
   void (*get_first_)(uint32_t*) = nullptr;
   void (*get_next_)(uint32_t, uint32_t*) = nullptr;
   void (*get_query_info_)(uint32_t, uint32_t, char*, uint32_t*, uint32_t*, uint32_t*, uint32_t*) = nullptr;
-  void (*get_counter_info_)(uint32_t, uint32_t, uint32_t, char*, uint32_t, char*, uint32_t*, uint32_t*, uint32_t*,
-                            uint32_t*, uint64_t*) = nullptr;
+  void (*get_counter_info_)(uint32_t, uint32_t, uint32_t, char*, uint32_t, char*, uint32_t*, uint32_t*,
+                            uint32_t*, uint32_t*, uint64_t*) = nullptr;
   void (*create_)(uint32_t, uint32_t*) = nullptr;
   void (*delete_)(uint32_t) = nullptr;
   void (*begin_)(uint32_t) = nullptr;

@@ -1,10 +1,9 @@
-#include "gnomon/opengl.hpp"
-
 #include <algorithm>
 #include <cstring>
 #include <ctime>
 
 #include "core/timer.h"
+#include "gnomon/opengl.hpp"
 
 namespace gnomon::opengl {
 namespace {
@@ -22,7 +21,7 @@ int64_t RawNs() { return client::ReadClockNs(CLOCK_MONOTONIC_RAW); }
 // The tightest of `tries` reads of GL_TIMESTAMP between two CPU clock reads.
 struct BracketedRead {
   int64_t gl_ns = 0;
-  int64_t cpu_ns = 0;         // the bracket's midpoint
+  int64_t cpu_ns = 0;  // the bracket's midpoint
   int64_t width_ns = INT64_MAX;
 };
 
@@ -82,7 +81,8 @@ std::unique_ptr<Context> Context::CreateWith(GetProcAddress loader, const Contex
   c.wire_ids_.resize(size);
   c.fn_->GenQueries(int32_t(size), c.queries_.data());
 
-  const char* renderer = c.fn_->GetString ? reinterpret_cast<const char*>(c.fn_->GetString(kGlRenderer)) : nullptr;
+  const char* renderer =
+      c.fn_->GetString ? reinterpret_cast<const char*>(c.fn_->GetString(kGlRenderer)) : nullptr;
   const BracketedRead pair = c.fn_->ReadTimestamp(kCalibrationTries);
   gnomon_gpu_context_info info{};
   info.api = GNOMON_GPU_API_OPENGL;
@@ -130,7 +130,8 @@ void Context::Calibrate(int tries) {
 bool Context::SendZoneCounters() {
   const CountedZone zone = counted_.front();
   counters::Values values;
-  const counters::FetchStatus status = source_->Fetch(zone.instance, counters::FetchMode::kDoNotFlush, values);
+  const counters::FetchStatus status =
+      source_->Fetch(zone.instance, counters::FetchMode::kDoNotFlush, values);
   if (status == counters::FetchStatus::kNotReady) return false;
   if (status == counters::FetchStatus::kReady) {
     // Before the zone's begin time: the server finds the zone by that query.

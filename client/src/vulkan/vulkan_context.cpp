@@ -1,13 +1,11 @@
-#include "gnomon/vulkan.hpp"
-
 #include <algorithm>
 #include <cstring>
 #include <ctime>
-
-#include "core/timer.h"
 #include <string>
 
+#include "core/timer.h"
 #include "gnomon/protocol/tick_period.h"
+#include "gnomon/vulkan.hpp"
 #include "vulkan_statistics.h"
 
 namespace gnomon::vulkan {
@@ -62,7 +60,8 @@ std::unique_ptr<Context> Context::Create(PFN_vkGetInstanceProcAddr gipa, VkInsta
       reinterpret_cast<PFN_vkGetPhysicalDeviceProperties>(instance_fn("vkGetPhysicalDeviceProperties"));
   fn->GetPhysicalDeviceQueueFamilyProperties = reinterpret_cast<PFN_vkGetPhysicalDeviceQueueFamilyProperties>(
       instance_fn("vkGetPhysicalDeviceQueueFamilyProperties"));
-  if (!fn->GetDeviceProcAddr || !fn->GetPhysicalDeviceProperties || !fn->GetPhysicalDeviceQueueFamilyProperties) {
+  if (!fn->GetDeviceProcAddr || !fn->GetPhysicalDeviceProperties ||
+      !fn->GetPhysicalDeviceQueueFamilyProperties) {
     return context;
   }
   VkPhysicalDeviceProperties properties{};
@@ -135,7 +134,9 @@ std::unique_ptr<Context> Context::Create(PFN_vkGetInstanceProcAddr gipa, VkInsta
     fn->GetCalibrateableTimeDomains(physical_device, &count, nullptr);
     std::vector<VkTimeDomainEXT> domains(count);
     fn->GetCalibrateableTimeDomains(physical_device, &count, domains.data());
-    auto has = [&](VkTimeDomainEXT d) { return std::find(domains.begin(), domains.end(), d) != domains.end(); };
+    auto has = [&](VkTimeDomainEXT d) {
+      return std::find(domains.begin(), domains.end(), d) != domains.end();
+    };
     if (has(VK_TIME_DOMAIN_DEVICE_EXT)) {
       if (has(VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT)) {
         c.host_domain_ = VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT;
@@ -150,7 +151,8 @@ std::unique_ptr<Context> Context::Create(PFN_vkGetInstanceProcAddr gipa, VkInsta
   VkQueryPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
   pool_info.queryType = VK_QUERY_TYPE_TIMESTAMP;
   pool_info.queryCount = uint32_t(c.slots_.size()) * c.queries_per_slot_ + 1;
-  if (fn->CreateQueryPool(device, &pool_info, nullptr, &c.pool_) != VK_SUCCESS) return std::unique_ptr<Context>(new Context);
+  if (fn->CreateQueryPool(device, &pool_info, nullptr, &c.pool_) != VK_SUCCESS)
+    return std::unique_ptr<Context>(new Context);
   VkFenceCreateInfo slot_fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
   for (Slot& slot : c.slots_) {
     if (fn->CreateFence(device, &slot_fence_info, nullptr, &slot.done) != VK_SUCCESS) {
@@ -191,7 +193,8 @@ std::unique_ptr<Context> Context::Create(PFN_vkGetInstanceProcAddr gipa, VkInsta
   info.period_numerator_ns = period.numerator_ns;
   info.period_denominator = period.denominator;
   info.valid_bits = uint8_t(valid_bits);
-  info.flags = uint16_t(c.calibrated_ ? GNOMON_GPU_CONTEXT_CALIBRATED : GNOMON_GPU_CONTEXT_FALLBACK_CALIBRATION);
+  info.flags =
+      uint16_t(c.calibrated_ ? GNOMON_GPU_CONTEXT_CALIBRATED : GNOMON_GPU_CONTEXT_FALLBACK_CALIBRATION);
   info.gpu_ticks = gpu_ticks;
   info.cpu_time = uint64_t(cpu_ns);
   info.cpu_domain = c.host_domain_ == VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT ? GNOMON_CPU_TIME_MONOTONIC
@@ -231,7 +234,8 @@ Context::~Context() {
   if (statistics_pool_ != VK_NULL_HANDLE && fn_->DestroyQueryPool) {
     fn_->DestroyQueryPool(device_, statistics_pool_, nullptr);
   }
-  if (calibration_fence_ != VK_NULL_HANDLE && fn_->DestroyFence) fn_->DestroyFence(device_, calibration_fence_, nullptr);
+  if (calibration_fence_ != VK_NULL_HANDLE && fn_->DestroyFence)
+    fn_->DestroyFence(device_, calibration_fence_, nullptr);
   for (Slot& slot : slots_) {
     if (slot.done != VK_NULL_HANDLE && fn_->DestroyFence) fn_->DestroyFence(device_, slot.done, nullptr);
   }
@@ -307,7 +311,7 @@ void Context::Calibrate(int tries) {
   if (!BestPair(tries, gpu, cpu, uncertainty)) return;
   calibration_.Send(gpu, cpu, uncertainty,
                     host_domain_ == VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT ? GNOMON_CPU_TIME_MONOTONIC
-                                                                        : GNOMON_CPU_TIME_MONOTONIC_RAW,
+                                                                       : GNOMON_CPU_TIME_MONOTONIC_RAW,
                     stats_);
 }
 
@@ -323,7 +327,8 @@ bool Context::HarvestSlot(Slot& slot, uint32_t first_query) {
       if (results_[2 * i + 1] == 0) return false;  // not written yet: a later collect
     }
     if (slot.counted > 0 && !HarvestStatistics(slot, uint32_t(first_query / queries_per_slot_))) return false;
-    for (uint32_t i = 0; i < slot.taken; ++i) gnomon_gpu_time(id_, slot.wire_ids[i], results_[2 * i] & valid_mask_);
+    for (uint32_t i = 0; i < slot.taken; ++i)
+      gnomon_gpu_time(id_, slot.wire_ids[i], results_[2 * i] & valid_mask_);
     stats_.timestamps_read += slot.taken;
   }
   slot.state = SlotState::kIdle;
@@ -390,10 +395,12 @@ void Context::BeginFrame(VkCommandBuffer cmd) {
   const uint32_t first_statistics = uint32_t(current_) * statistics_per_slot_;
   if (host_reset_) {
     fn_->ResetQueryPool(device_, pool_, first, queries_per_slot_);
-    if (statistics_pool_) fn_->ResetQueryPool(device_, statistics_pool_, first_statistics, statistics_per_slot_);
+    if (statistics_pool_)
+      fn_->ResetQueryPool(device_, statistics_pool_, first_statistics, statistics_per_slot_);
   } else if (cmd != VK_NULL_HANDLE) {
     fn_->CmdResetQueryPool(cmd, pool_, first, queries_per_slot_);
-    if (statistics_pool_) fn_->CmdResetQueryPool(cmd, statistics_pool_, first_statistics, statistics_per_slot_);
+    if (statistics_pool_)
+      fn_->CmdResetQueryPool(cmd, statistics_pool_, first_statistics, statistics_per_slot_);
   } else {
     ++stats_.frames_untimed_ring_full;  // nowhere to record the reset: leave the slot alone
     return;

@@ -28,7 +28,8 @@ class PipelineStatisticsSource final : public counters::Source {
       reason_ = "no pipeline statistics asked for";
       return;
     }
-#define GNOMON_LOAD(member, name) member = reinterpret_cast<decltype(member)>(get_device_proc_addr(device, name))
+#define GNOMON_LOAD(member, name) \
+  member = reinterpret_cast<decltype(member)>(get_device_proc_addr(device, name))
     GNOMON_LOAD(create_query_pool_, "vkCreateQueryPool");
     GNOMON_LOAD(destroy_query_pool_, "vkDestroyQueryPool");
     GNOMON_LOAD(get_query_pool_results_, "vkGetQueryPoolResults");
@@ -61,7 +62,7 @@ class PipelineStatisticsSource final : public counters::Source {
     if (!is_available() || type != 0) return 0;
     Instance instance;
     VkQueryPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, nullptr, 0,
-                                    VK_QUERY_TYPE_PIPELINE_STATISTICS, 1, flags_};
+                                    VK_QUERY_TYPE_PIPELINE_STATISTICS,        1,       flags_};
     VkEventCreateInfo event_info{VK_STRUCTURE_TYPE_EVENT_CREATE_INFO, nullptr, 0};
     if (create_query_pool_(device_, &pool_info, nullptr, &instance.pool) != VK_SUCCESS ||
         create_event_(device_, &event_info, nullptr, &instance.done) != VK_SUCCESS) {
@@ -92,8 +93,8 @@ class PipelineStatisticsSource final : public counters::Source {
       std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
     out.values.assign(types_[0].counters.size(), 0);
-    if (get_query_pool_results_(device_, instance.pool, 0, 1, out.values.size() * sizeof(uint64_t), out.values.data(),
-                                out.values.size() * sizeof(uint64_t),
+    if (get_query_pool_results_(device_, instance.pool, 0, 1, out.values.size() * sizeof(uint64_t),
+                                out.values.data(), out.values.size() * sizeof(uint64_t),
                                 VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) != VK_SUCCESS) {
       return counters::FetchStatus::kFailed;
     }
@@ -163,9 +164,9 @@ class PipelineStatisticsSource final : public counters::Source {
 
 }  // namespace
 
-std::unique_ptr<counters::Source> CreatePipelineStatisticsSource(PFN_vkGetInstanceProcAddr get_instance_proc_addr,
-                                                                 VkInstance instance, VkDevice device,
-                                                                 VkQueryPipelineStatisticFlags flags) {
+std::unique_ptr<counters::Source> CreatePipelineStatisticsSource(
+    PFN_vkGetInstanceProcAddr get_instance_proc_addr, VkInstance instance, VkDevice device,
+    VkQueryPipelineStatisticFlags flags) {
   return std::make_unique<PipelineStatisticsSource>(get_instance_proc_addr, instance, device, flags);
 }
 

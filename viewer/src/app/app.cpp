@@ -17,7 +17,8 @@ bool ParseAddress(const std::string& text, std::string& host, uint16_t& port) {
   host = text.substr(0, colon);
   port = server::kDefaultPort;
   if (colon != std::string::npos) {
-    const auto parsed = protocol::ParsePort(std::string_view(text).substr(colon + 1), protocol::PortZero::kRefused);
+    const auto parsed =
+        protocol::ParsePort(std::string_view(text).substr(colon + 1), protocol::PortZero::kRefused);
     if (!parsed) return false;
     port = *parsed;
   }
@@ -64,7 +65,8 @@ void App::Open(const std::string& target) {
 std::string App::LaneTitle(const Lane& lane) const {
   std::string title;
   if (session_) {
-    session_->WithModel([&](const server::TraceModel& model) { title = workspace_.timeline.Title(model, lane); });
+    session_->WithModel(
+        [&](const server::TraceModel& model) { title = workspace_.timeline.Title(model, lane); });
   }
   return title;
 }
@@ -73,8 +75,8 @@ void App::Frame(float width, float height) {
   ImGui::SetNextWindowPos(ImVec2(0, 0));
   ImGui::SetNextWindowSize(ImVec2(width, height));
   ImGui::Begin("Gnomon", nullptr,
-               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_MenuBar | ImGuiWindowFlags_NoBringToFrontOnFocus |
-                   ImGuiWindowFlags_NoSavedSettings);
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_MenuBar |
+                   ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoSavedSettings);
   MainMenu();
   if (!session_ || session_->failed()) {
     start_window_.Draw(width, height, session_ ? session_.get() : nullptr,
@@ -90,13 +92,14 @@ void App::Frame(float width, float height) {
     workspace_.timeline.Sync(model);
     debug_window_.Measure(model, *session_);
     ImGui::Text("%s  |  %s  |  %llu zones, %zu threads, %zu GPU contexts", session_->title().c_str(),
-                session_->StateText().c_str(), static_cast<unsigned long long>(model.zone_count), model.threads.size(),
-                model.gpu_contexts.size());
+                session_->StateText().c_str(), static_cast<unsigned long long>(model.zone_count),
+                model.threads.size(), model.gpu_contexts.size());
     if (session_->is_loading()) {
       ImGui::SameLine();
       ImGui::ProgressBar(session_->load_progress(), ImVec2(200, 0));
     }
-    if (!session_->warning().empty()) ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "%s", session_->warning().c_str());
+    if (!session_->warning().empty())
+      ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "%s", session_->warning().c_str());
     if (!status_line_.empty()) ImGui::TextUnformatted(status_line_.c_str());
     timeline_window_.Draw(model, workspace_);
     ImGui::End();

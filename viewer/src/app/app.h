@@ -29,7 +29,7 @@ namespace gnomon::viewer {
 class App {
  public:
   struct Options {
-    std::string open;            // a trace file, or HOST[:PORT]
+    std::string open;  // a trace file, or HOST[:PORT]
     bool show_all_windows = false;
     bool select_longest_zone = false;  // for screenshots: fill the details window
     bool show_counters = false;        // a lane for every GPU counter; select a counted zone
@@ -76,7 +76,7 @@ class App {
   DebugWindow debug_window_;
 
   char save_path_[1024] = "capture.gnomon";
-  std::string replace_path_;    // an existing file the next save to it replaces
+  std::string replace_path_;  // an existing file the next save to it replaces
   std::string status_line_;
   std::string pending_recent_;  // an address to remember once its session receives data
 };

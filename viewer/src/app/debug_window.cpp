@@ -28,16 +28,19 @@ void DebugWindow::Draw(const server::TraceModel& model, const Session& session) 
   ImGui::Text("Received     %.2f MB, %.2f MB/s, %.0f zones/s", double(session.bytes_received()) / 1e6,
               bytes_per_s_ / 1e6, zones_per_s_);
   ImGui::Text("Zones        %llu (%llu unfinished), %.1f MB in zone arrays",
-              static_cast<unsigned long long>(model.zone_count), static_cast<unsigned long long>(model.open_zone_count),
-              double(model.zone_bytes()) / 1e6);
-  ImGui::Text("Dropped      %llu events (by the program)", static_cast<unsigned long long>(d.client_dropped_events));
+              static_cast<unsigned long long>(model.zone_count),
+              static_cast<unsigned long long>(model.open_zone_count), double(model.zone_bytes()) / 1e6);
+  ImGui::Text("Dropped      %llu events (by the program)",
+              static_cast<unsigned long long>(d.client_dropped_events));
   ImGui::Text("Decode       %llu ends without begin, %llu orphan attributes, %llu invalid ids",
               static_cast<unsigned long long>(d.zone_ends_without_begin),
-              static_cast<unsigned long long>(d.attributes_without_zone), static_cast<unsigned long long>(d.invalid_ids));
+              static_cast<unsigned long long>(d.attributes_without_zone),
+              static_cast<unsigned long long>(d.invalid_ids));
   ImGui::Text("GPU          %llu unknown-context events, %llu rejected calibrations",
               static_cast<unsigned long long>(d.gpu_events_for_unknown_context),
               static_cast<unsigned long long>(d.gpu_rejected_calibrations));
-  ImGui::Text("CPU clock    %zu pairs, %.6f GHz", model.clock.pairs().size(), 1.0 / model.clock.ns_per_tick());
+  ImGui::Text("CPU clock    %zu pairs, %.6f GHz", model.clock.pairs().size(),
+              1.0 / model.clock.ns_per_tick());
   ImGui::Text("Frame        %.1f ms (%.0f fps)", 1000.0 / ImGui::GetIO().Framerate, ImGui::GetIO().Framerate);
   if (!session.error().empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "%s", session.error().c_str());
   ImGui::End();

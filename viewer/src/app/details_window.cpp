@@ -19,9 +19,9 @@ std::string Duration(double ns) { return server::FormatDuration(ns); }
 void DetailsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   if (!ws.selected) return;
   // Taller when it opens on a GPU zone with counters, to show their table.
-  const bool has_counters = ws.selected->kind == DrawItem::Kind::kGpuZone &&
-                            model.gpu_contexts.contains(ws.selected->lane.id) &&
-                            server::FindZoneCounters(model.gpu_contexts.at(ws.selected->lane.id), ws.selected->index);
+  const bool has_counters =
+      ws.selected->kind == DrawItem::Kind::kGpuZone && model.gpu_contexts.contains(ws.selected->lane.id) &&
+      server::FindZoneCounters(model.gpu_contexts.at(ws.selected->lane.id), ws.selected->index);
   ImGui::SetNextWindowSize(ImVec2(440, has_counters ? 300 : 190), ImGuiCond_FirstUseEver);
   ImGui::SetNextWindowPos(ImVec2(800, 520), ImGuiCond_FirstUseEver);
   bool open = true;
@@ -39,14 +39,16 @@ void DetailsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     for (size_t i = s.index + 1; i < thread.zones.size() && thread.zones[i].depth > z.depth; ++i) {
       const auto& c = thread.zones[i];
       if (c.depth == z.depth + 1 && !c.is_open()) {
-        if (__builtin_add_overflow(children, model.DurationNs(c.begin_tick, c.end_tick), &children)) children = INT64_MAX;
+        if (__builtin_add_overflow(children, model.DurationNs(c.begin_tick, c.end_tick), &children))
+          children = INT64_MAX;
         ++child_count;
       }
     }
     const int64_t duration = z.is_open() ? -1 : model.DurationNs(z.begin_tick, z.end_tick);
     ImGui::Text("Zone      %s", model.ZoneName(thread, s.index).c_str());
     ImGui::Text("Location  %s:%u (%s)", location.file.c_str(), location.line, location.function.c_str());
-    ImGui::Text("Thread    %s", thread.name.empty() ? std::to_string(thread.id).c_str() : thread.name.c_str());
+    ImGui::Text("Thread    %s",
+                thread.name.empty() ? std::to_string(thread.id).c_str() : thread.name.c_str());
     ImGui::Text("Start     %s", Duration(double(Workspace::RelNs(model, z.begin_tick))).c_str());
     ImGui::Text("Duration  %s", duration < 0 ? "unfinished" : Duration(double(duration)).c_str());
     ImGui::Text("Self      %s", duration < 0 ? "-" : Duration(double(duration - children)).c_str());
@@ -64,9 +66,11 @@ void DetailsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     ImGui::Text("Context   %s", context.label().c_str());
     ImGui::Text("Raw ticks %llu .. %llu", static_cast<unsigned long long>(z.gpu_begin),
                 static_cast<unsigned long long>(z.gpu_end));
-    ImGui::Text("Start     %s +/- %s", Duration(double(mapped.begin_ns - model.clock.TickToNs(model.first_tick))).c_str(),
+    ImGui::Text("Start     %s +/- %s",
+                Duration(double(mapped.begin_ns - model.clock.TickToNs(model.first_tick))).c_str(),
                 Duration(double(mapped.uncertainty_ns)).c_str());
-    ImGui::Text("Duration  %s (GPU clock)", Duration(context.clock.TicksToNs(z.gpu_end - z.gpu_begin)).c_str());
+    ImGui::Text("Duration  %s (GPU clock)",
+                Duration(context.clock.TicksToNs(z.gpu_end - z.gpu_begin)).c_str());
     ImGui::Text("Latency   %s from CPU record to GPU start",
                 Duration(double(mapped.begin_ns - model.clock.TickToNs(z.cpu_begin_tick))).c_str());
     ImGui::Text("Thread    %u", z.thread_id);
@@ -91,8 +95,8 @@ void DetailsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
             ImGui::SetTooltip("%s", counter->description.c_str());
           }
           ImGui::TableNextColumn();
-          ImGui::Text("%.6g%s%s", server::NormalizedCounterValue(model, context, *sample, i), unit.empty() ? "" : " ",
-                      unit.c_str());
+          ImGui::Text("%.6g%s%s", server::NormalizedCounterValue(model, context, *sample, i),
+                      unit.empty() ? "" : " ", unit.c_str());
           ImGui::TableNextColumn();
           ImGui::Text("%.6g", context.counter_values[sample->first_value + i]);
         }

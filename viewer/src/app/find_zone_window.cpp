@@ -41,7 +41,9 @@ void FindZoneWindow::Draw(const server::TraceModel& model, Workspace& ws) {
       for (size_t i = 0; i < thread.zones.size(); ++i) {
         const auto& z = thread.zones[i];
         if (z.source_location != location_ || z.is_open()) continue;
-        found.push_back({{LaneKind::kThread, thread.id}, uint32_t(i), Workspace::RelNs(model, z.begin_tick),
+        found.push_back({{LaneKind::kThread, thread.id},
+                         uint32_t(i),
+                         Workspace::RelNs(model, z.begin_tick),
                          model.DurationNs(z.begin_tick, z.end_tick)});
       }
     }
@@ -69,7 +71,8 @@ void FindZoneWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     const double log_hi = std::log(double(std::max<int64_t>(hi, 2)));
     for (const auto& o : found) {
       const double v = std::log(double(std::max<int64_t>(o.duration_ns, 1)));
-      const int bin = log_hi > log_lo ? std::clamp(int((v - log_lo) / (log_hi - log_lo) * (kBins - 1)), 0, kBins - 1) : 0;
+      const int bin =
+          log_hi > log_lo ? std::clamp(int((v - log_lo) / (log_hi - log_lo) * (kBins - 1)), 0, kBins - 1) : 0;
       bins[bin] += 1;
     }
     ImGui::PlotHistogram("##histogram", bins, kBins, 0, nullptr, 0, FLT_MAX, ImVec2(-1, 80));
@@ -87,7 +90,8 @@ void FindZoneWindow::Draw(const server::TraceModel& model, Workspace& ws) {
           ImGui::TableNextRow();
           ImGui::TableNextColumn();
           ImGui::PushID(row);
-          if (ImGui::Selectable(Duration(double(o.begin_ns)).c_str(), false, ImGuiSelectableFlags_SpanAllColumns)) {
+          if (ImGui::Selectable(Duration(double(o.begin_ns)).c_str(), false,
+                                ImGuiSelectableFlags_SpanAllColumns)) {
             ws.JumpTo(o.begin_ns, o.begin_ns + o.duration_ns);
             ws.selected = Selection{o.lane, gpu_ ? DrawItem::Kind::kGpuZone : DrawItem::Kind::kZone, o.index};
           }

@@ -23,7 +23,8 @@ void MessagesWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     return;
   }
   filter_.Draw("filter", 200);
-  if (ImGui::BeginTable("messages", 4, ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg | ImGuiTableFlags_Resizable)) {
+  if (ImGui::BeginTable("messages", 4,
+                        ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg | ImGuiTableFlags_Resizable)) {
     ImGui::TableSetupColumn("Time");
     ImGui::TableSetupColumn("Severity");
     ImGui::TableSetupColumn("Thread");

@@ -46,12 +46,14 @@ std::unique_ptr<Session> Session::FromModel(server::TraceModel model, std::strin
   return session;
 }
 
-std::unique_ptr<Session> Session::Connect(const std::string& host, uint16_t port, std::chrono::milliseconds timeout) {
+std::unique_ptr<Session> Session::Connect(const std::string& host, uint16_t port,
+                                          std::chrono::milliseconds timeout) {
   std::unique_ptr<Session> session(new Session);
   session->title_ = host + ":" + std::to_string(port);
-  session->temp_path_ = (std::filesystem::temp_directory_path() /
-                         ("gnomon-viewer-" + std::to_string(getpid()) + "-" + std::to_string(port) + ".gnomon"))
-                            .string();
+  session->temp_path_ =
+      (std::filesystem::temp_directory_path() /
+       ("gnomon-viewer-" + std::to_string(getpid()) + "-" + std::to_string(port) + ".gnomon"))
+          .string();
   // The tee is never published: it lives under a temporary name beside this path,
   // created exclusively, and is removed with the session.
   auto tee = server::TraceWriter::Create(session->temp_path_);
@@ -110,12 +112,18 @@ std::string Session::StateText() const {
   if (failed()) return "failed: " + error();
   if (!worker_) return loading_ ? "loading" : "loaded";
   switch (worker_->state()) {
-    case server::Worker::State::kIdle: return "connecting";
-    case server::Worker::State::kReceiving: return "receiving";
-    case server::Worker::State::kEnded: return "the program ended";
-    case server::Worker::State::kStopped: return "stopped";
-    case server::Worker::State::kDisconnected: return "disconnected: " + worker_->error();
-    case server::Worker::State::kFailed: return "stream error: " + worker_->error();
+    case server::Worker::State::kIdle:
+      return "connecting";
+    case server::Worker::State::kReceiving:
+      return "receiving";
+    case server::Worker::State::kEnded:
+      return "the program ended";
+    case server::Worker::State::kStopped:
+      return "stopped";
+    case server::Worker::State::kDisconnected:
+      return "disconnected: " + worker_->error();
+    case server::Worker::State::kFailed:
+      return "stream error: " + worker_->error();
   }
   return "";
 }

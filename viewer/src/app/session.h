@@ -29,8 +29,9 @@ class Session {
   static std::unique_ptr<Session> FromModel(server::TraceModel model, std::string title);
   // Starts connecting on a thread of its own and returns at once; until the handshake is
   // done the state is "connecting"; on failure failed() turns true and error() says why.
-  static std::unique_ptr<Session> Connect(const std::string& host, uint16_t port,
-                                          std::chrono::milliseconds timeout = std::chrono::milliseconds(1500));
+  static std::unique_ptr<Session> Connect(
+      const std::string& host, uint16_t port,
+      std::chrono::milliseconds timeout = std::chrono::milliseconds(1500));
   ~Session();
 
   bool is_live() const { return worker_ != nullptr; }
@@ -67,8 +68,8 @@ class Session {
   std::string title_;
   std::string path_;
   server::SharedModel model_;  // of a file session; a live one's is the worker's
-  std::thread loader_;     // loads a file
-  std::thread connector_;  // connects a live session
+  std::thread loader_;         // loads a file
+  std::thread connector_;      // connects a live session
   std::atomic<bool> loading_{false};
   std::atomic<bool> failed_{false};
   std::atomic<bool> cancel_{false};

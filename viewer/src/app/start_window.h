@@ -14,7 +14,8 @@ class StartWindow {
  public:
   StartWindow();
   // `open` is called with an address or a path to open.
-  void Draw(float width, float height, const Session* failed, const std::function<void(const std::string&)>& open);
+  void Draw(float width, float height, const Session* failed,
+            const std::function<void(const std::string&)>& open);
   // Shows `address` in the address field.
   void SetAddress(const std::string& address);
   // Remembers an address that worked (first in the list, kept between runs).

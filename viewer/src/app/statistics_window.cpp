@@ -57,14 +57,16 @@ void StatisticsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   const auto now = std::chrono::steady_clock::now();
   const bool stale = model.zone_count != zone_count_ && now - time_ >= kLiveStatisticsPeriod;
   if (gpu != gpu_ || stale || zone_count_ == UINT64_MAX) Recompute(model, gpu);
-  constexpr ImGuiTableFlags kFlags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |
-                                     ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable;
+  constexpr ImGuiTableFlags kFlags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg |
+                                     ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY |
+                                     ImGuiTableFlags_Resizable;
   if (ImGui::BeginTable("stats", 9 + int(counter_columns_.size()), kFlags)) {
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("Zone", ImGuiTableColumnFlags_WidthStretch);
     ImGui::TableSetupColumn("Location");
     ImGui::TableSetupColumn("Count");
-    ImGui::TableSetupColumn("Total", ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_PreferSortDescending);
+    ImGui::TableSetupColumn("Total",
+                            ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_PreferSortDescending);
     ImGui::TableSetupColumn("Self");
     ImGui::TableSetupColumn("Mean");
     ImGui::TableSetupColumn("Median");
@@ -82,13 +84,20 @@ void StatisticsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
       const bool ascending = spec.SortDirection == ImGuiSortDirection_Ascending;
       auto key = [&](const server::ZoneStatistics& s) -> double {
         switch (spec.ColumnIndex) {
-          case 2: return double(s.count);
-          case 3: return double(s.total_ns);
-          case 4: return double(s.self_ns);
-          case 5: return s.mean_ns;
-          case 6: return double(s.median_ns);
-          case 7: return double(s.min_ns);
-          case 8: return double(s.max_ns);
+          case 2:
+            return double(s.count);
+          case 3:
+            return double(s.total_ns);
+          case 4:
+            return double(s.self_ns);
+          case 5:
+            return s.mean_ns;
+          case 6:
+            return double(s.median_ns);
+          case 7:
+            return double(s.min_ns);
+          case 8:
+            return double(s.max_ns);
           default: {
             const size_t column = size_t(spec.ColumnIndex) - 9;
             if (column >= counter_columns_.size()) return 0;
@@ -121,8 +130,8 @@ void StatisticsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
       ImGui::TextUnformatted(location.ShortLabel().c_str());
       ImGui::TableNextColumn();
       ImGui::Text("%llu", static_cast<unsigned long long>(s.count));
-      for (double v : {double(s.total_ns), double(s.self_ns), s.mean_ns, double(s.median_ns), double(s.min_ns),
-                       double(s.max_ns)}) {
+      for (double v : {double(s.total_ns), double(s.self_ns), s.mean_ns, double(s.median_ns),
+                       double(s.min_ns), double(s.max_ns)}) {
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(Duration(v).c_str());
       }

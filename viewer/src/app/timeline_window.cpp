@@ -57,7 +57,8 @@ void TimelineWindow::DrawItems(ImDrawList* draw, const Workspace& ws) {
       default: {
         draw->AddRectFilled(a, b, item.color);
         if (item.kind == DrawItem::Kind::kGpuZone) draw->AddRect(a, b, IM_COL32(255, 255, 255, 90));
-        const bool is_selected = ws.selected && ws.selected->index == item.index && item.lane < ws.timeline.lanes().size() &&
+        const bool is_selected = ws.selected && ws.selected->index == item.index &&
+                                 item.lane < ws.timeline.lanes().size() &&
                                  ws.selected->lane == ws.timeline.lanes()[item.lane].key;
         if (is_selected) draw->AddRect(a, b, IM_COL32(255, 255, 255, 255), 0, 0, 2.0f);
         if (item.label != nullptr && b.x - a.x > 24) {
@@ -110,7 +111,8 @@ void TimelineWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     }
   }
 
-  ImGui::BeginChild("timeline", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoMove);
+  ImGui::BeginChild("timeline", ImVec2(0, 0), false,
+                    ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoMove);
   ImDrawList* draw = ImGui::GetWindowDrawList();
   origin_ = ImGui::GetCursorScreenPos();
   const ImVec2 area_min = ImGui::GetWindowPos();
@@ -144,8 +146,9 @@ void TimelineWindow::Draw(const server::TraceModel& model, Workspace& ws) {
 
   // The area the lanes take, so that the child scrolls.
   ImGui::SetCursorScreenPos(origin_);
-  ImGui::InvisibleButton("lanes", ImVec2(std::max(1.0f, timeline_width - 16), std::max(1.0f, ws.timeline.total_height())),
-                         ImGuiButtonFlags_MouseButtonLeft);
+  ImGui::InvisibleButton(
+      "lanes", ImVec2(std::max(1.0f, timeline_width - 16), std::max(1.0f, ws.timeline.total_height())),
+      ImGuiButtonFlags_MouseButtonLeft);
   const bool hovered = ImGui::IsItemHovered() || ImGui::IsWindowHovered();
   HandleInput(model, ws, hovered);
   ImGui::EndChild();
@@ -180,7 +183,6 @@ void TimelineWindow::SelectForScreenshot(const server::TraceModel& model, Worksp
       if (ws.selected) break;
     }
   }
-
 }
 
 void TimelineWindow::HandleInput(const server::TraceModel& model, Workspace& ws, bool hovered) {
@@ -204,15 +206,18 @@ void TimelineWindow::HandleInput(const server::TraceModel& model, Workspace& ws,
     }
     hovered_ = ws.timeline.HitTest(model, ws.view, x, y);
     if (hovered_) Tooltip(model, ws, *hovered_);
-    if (ImGui::IsMouseReleased(ImGuiMouseButton_Left) && ImGui::GetMouseDragDelta(ImGuiMouseButton_Left).x == 0) {
+    if (ImGui::IsMouseReleased(ImGuiMouseButton_Left) &&
+        ImGui::GetMouseDragDelta(ImGuiMouseButton_Left).x == 0) {
       if (hovered_ && hovered_->kind == DrawItem::Kind::kFrame) {
         const auto& marks = model.frames.begin()->second.marks;
-        ws.JumpTo(Workspace::RelNs(model, marks[hovered_->index - 1]), Workspace::RelNs(model, marks[hovered_->index]));
+        ws.JumpTo(Workspace::RelNs(model, marks[hovered_->index - 1]),
+                  Workspace::RelNs(model, marks[hovered_->index]));
       } else if (hovered_ && hovered_->kind == DrawItem::Kind::kCounter) {
         // A counter bar stands for the GPU zone it measured.
         const auto set = model.counter_sets.find(CounterLaneSet(hovered_->lane.id));
         if (set != model.counter_sets.end()) {
-          ws.selected = Selection{{LaneKind::kGpu, set->second.context_id}, DrawItem::Kind::kGpuZone, hovered_->index};
+          ws.selected =
+              Selection{{LaneKind::kGpu, set->second.context_id}, DrawItem::Kind::kGpuZone, hovered_->index};
         }
       } else if (hovered_) {
         ws.selected = Selection{hovered_->lane, hovered_->kind, hovered_->index};
@@ -275,17 +280,22 @@ void TimelineWindow::Tooltip(const server::TraceModel& model, const Workspace& w
     const server::Zone& z = thread.zones[hit.index];
     const auto& location = model.Location(z.source_location);
     ImGui::TextUnformatted(model.ZoneName(thread, hit.index).c_str());
-    ImGui::Text("%s", z.is_open() ? "unfinished" : server::FormatDuration(double(model.DurationNs(z.begin_tick, z.end_tick))).c_str());
+    ImGui::Text("%s",
+                z.is_open()
+                    ? "unfinished"
+                    : server::FormatDuration(double(model.DurationNs(z.begin_tick, z.end_tick))).c_str());
     ImGui::TextDisabled("%s:%u  %s", location.file.c_str(), location.line, location.function.c_str());
   } else if (hit.kind == DrawItem::Kind::kGpuZone) {
     const auto& context = model.gpu_contexts.at(hit.lane.id);
     const server::GpuZone& z = context.zones[hit.index];
     const auto mapped = model.MapGpuZone(context, z);
     ImGui::TextUnformatted(model.Location(z.source_location).name.c_str());
-    ImGui::Text("GPU %s, placed +/- %s", server::FormatDuration(double(mapped.end_ns - mapped.begin_ns)).c_str(),
+    ImGui::Text("GPU %s, placed +/- %s",
+                server::FormatDuration(double(mapped.end_ns - mapped.begin_ns)).c_str(),
                 server::FormatDuration(double(mapped.uncertainty_ns)).c_str());
-    ImGui::Text("CPU record -> GPU start: %s",
-                server::FormatDuration(double(mapped.begin_ns - model.clock.TickToNs(z.cpu_begin_tick))).c_str());
+    ImGui::Text(
+        "CPU record -> GPU start: %s",
+        server::FormatDuration(double(mapped.begin_ns - model.clock.TickToNs(z.cpu_begin_tick))).c_str());
     // The link to the CPU thread that recorded it.
     for (const Lane& lane : ws.timeline.lanes()) {
       if (lane.key.kind != LaneKind::kThread || lane.key.id != z.thread_id) continue;
@@ -301,8 +311,9 @@ void TimelineWindow::Tooltip(const server::TraceModel& model, const Workspace& w
     }
   } else if (hit.kind == DrawItem::Kind::kFrame) {
     const auto& marks = model.frames.begin()->second.marks;
-    ImGui::Text("Frame %u: %s (click to zoom)", hit.index,
-                server::FormatDuration(double(model.DurationNs(marks[hit.index - 1], marks[hit.index]))).c_str());
+    ImGui::Text(
+        "Frame %u: %s (click to zoom)", hit.index,
+        server::FormatDuration(double(model.DurationNs(marks[hit.index - 1], marks[hit.index]))).c_str());
     // On a counter lane: the frame's value of that counter.
     const auto set = model.counter_sets.find(CounterLaneSet(hit.lane.id));
     if (hit.lane.kind == LaneKind::kCounter && set != model.counter_sets.end() &&

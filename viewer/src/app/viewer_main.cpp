@@ -8,9 +8,9 @@
 // window coordinates, for tests that check the screenshot against the layout.
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
-#include <imgui.h>
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
 
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #include <stb_image_write.h>
@@ -39,30 +39,31 @@ void OnDrop(GLFWwindow*, int count, const char** paths) {
 }
 
 void Usage(FILE* out) {
-  std::fprintf(out,
-               "Usage: gnomon-viewer [FILE | HOST[:PORT]] [--size WxH] [--all-windows] [--counters] [--range A:B]\n"
-               "                     [--frames N] [--screenshot OUT.png] [--layout-dump OUT.json]\n"
-               "\n"
-               "Opens a Gnomon trace file, or connects to a running program (default port %u).\n"
-               "Without an argument, a start window asks which. Drop a .gnomon file on the window\n"
-               "to open it.\n"
-               "\n"
-               "Timeline: wheel zooms around the cursor, drag pans, shift+wheel scrolls lanes,\n"
-               "arrows pan, up/down or =/- zoom, H fits the whole trace, F follows live data;\n"
-               "click a zone for details, a frame bar to zoom to that frame, a lane title to\n"
-               "collapse it (right-click hides it; the Lanes menu shows it again).\n"
-               "\n"
-               "  --size WxH        window size (default 1400x900)\n"
-               "  --all-windows     open the statistics, messages, GPU clocks and debug windows\n"
-               "  --counters        a lane for every GPU counter (the Lanes menu chooses them), and\n"
-               "                    the first counted GPU zone in view selected\n"
-               "  --range A:B       show milliseconds A to B of the trace\n"
-               "  --max-expansion N load file blocks that decompress to up to N times their size\n"
-               "                    (default 1024; past it a block is a bomb or damage, and skipped)\n"
-               "  --frames N        render N frames, then exit (for scripts and tests)\n"
-               "  --screenshot F    with --frames: save the last frame as a PNG\n"
-               "  --layout-dump F   with --frames: write the timeline layout as JSON\n",
-               unsigned{gnomon::protocol::kDefaultPort});
+  std::fprintf(
+      out,
+      "Usage: gnomon-viewer [FILE | HOST[:PORT]] [--size WxH] [--all-windows] [--counters] [--range A:B]\n"
+      "                     [--frames N] [--screenshot OUT.png] [--layout-dump OUT.json]\n"
+      "\n"
+      "Opens a Gnomon trace file, or connects to a running program (default port %u).\n"
+      "Without an argument, a start window asks which. Drop a .gnomon file on the window\n"
+      "to open it.\n"
+      "\n"
+      "Timeline: wheel zooms around the cursor, drag pans, shift+wheel scrolls lanes,\n"
+      "arrows pan, up/down or =/- zoom, H fits the whole trace, F follows live data;\n"
+      "click a zone for details, a frame bar to zoom to that frame, a lane title to\n"
+      "collapse it (right-click hides it; the Lanes menu shows it again).\n"
+      "\n"
+      "  --size WxH        window size (default 1400x900)\n"
+      "  --all-windows     open the statistics, messages, GPU clocks and debug windows\n"
+      "  --counters        a lane for every GPU counter (the Lanes menu chooses them), and\n"
+      "                    the first counted GPU zone in view selected\n"
+      "  --range A:B       show milliseconds A to B of the trace\n"
+      "  --max-expansion N load file blocks that decompress to up to N times their size\n"
+      "                    (default 1024; past it a block is a bomb or damage, and skipped)\n"
+      "  --frames N        render N frames, then exit (for scripts and tests)\n"
+      "  --screenshot F    with --frames: save the last frame as a PNG\n"
+      "  --layout-dump F   with --frames: write the timeline layout as JSON\n",
+      unsigned{gnomon::protocol::kDefaultPort});
 }
 
 bool WriteScreenshot(const std::string& path, int width, int height) {
@@ -81,15 +82,17 @@ void WriteLayout(const std::string& path, gnomon::viewer::App& app) {
   out << "{\"lanes\":[";
   bool first = true;
   for (const auto& lane : app.lanes()) {
-    out << (first ? "" : ",") << "{\"title\":" << gnomon::server::JsonQuote(app.LaneTitle(lane)) << ",\"kind\":"
-        << int(lane.key.kind) << ",\"y\":" << o.y + lane.y << ",\"height\":" << lane.height << "}";
+    out << (first ? "" : ",") << "{\"title\":" << gnomon::server::JsonQuote(app.LaneTitle(lane))
+        << ",\"kind\":" << int(lane.key.kind) << ",\"y\":" << o.y + lane.y << ",\"height\":" << lane.height
+        << "}";
     first = false;
   }
   out << "],\"items\":[";
   first = true;
   for (const auto& item : app.items()) {
-    out << (first ? "" : ",") << "{\"kind\":" << int(item.kind) << ",\"x0\":" << o.x + item.x0 << ",\"y0\":"
-        << o.y + item.y0 << ",\"x1\":" << o.x + item.x1 << ",\"y1\":" << o.y + item.y1 << ",\"color\":" << item.color
+    out << (first ? "" : ",") << "{\"kind\":" << int(item.kind) << ",\"x0\":" << o.x + item.x0
+        << ",\"y0\":" << o.y + item.y0 << ",\"x1\":" << o.x + item.x1 << ",\"y1\":" << o.y + item.y1
+        << ",\"color\":" << item.color
         << ",\"label\":" << gnomon::server::JsonQuote(item.label ? *item.label : "") << "}";
     first = false;
   }
@@ -156,7 +159,8 @@ int main(int argc, char** argv) {
   }
 
   if (!glfwInit()) {
-    std::fprintf(stderr, "gnomon-viewer: cannot open a window (no display? set DISPLAY, or run under Xvfb)\n");
+    std::fprintf(stderr,
+                 "gnomon-viewer: cannot open a window (no display? set DISPLAY, or run under Xvfb)\n");
     return 2;
   }
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
@@ -193,7 +197,8 @@ int main(int argc, char** argv) {
     if (frames >= 0) glfwSetCursorPos(window, -100, -100);  // scripted: no hover, no tooltip
     // Scripted runs wait for a file to finish loading before counting frames, and give a
     // live program time to send something.
-    if (frames >= 0 && app.session() != nullptr && (app.session()->is_loading() || app.session()->is_live())) {
+    if (frames >= 0 && app.session() != nullptr &&
+        (app.session()->is_loading() || app.session()->is_live())) {
       std::this_thread::sleep_for(std::chrono::milliseconds(app.session()->is_live() ? 20 : 5));
     }
     ImGui_ImplOpenGL3_NewFrame();

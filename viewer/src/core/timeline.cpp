@@ -26,8 +26,25 @@ uint32_t FromHsv(float h, float s, float v) {
   const float hp = std::fmod(h * 6.0f, 6.0f);
   const float x = c * (1 - std::fabs(std::fmod(hp, 2.0f) - 1));
   float r = 0, g = 0, b = 0;
-  if (hp < 1) { r = c; g = x; } else if (hp < 2) { r = x; g = c; } else if (hp < 3) { g = c; b = x; }
-  else if (hp < 4) { g = x; b = c; } else if (hp < 5) { r = x; b = c; } else { r = c; b = x; }
+  if (hp < 1) {
+    r = c;
+    g = x;
+  } else if (hp < 2) {
+    r = x;
+    g = c;
+  } else if (hp < 3) {
+    g = c;
+    b = x;
+  } else if (hp < 4) {
+    g = x;
+    b = c;
+  } else if (hp < 5) {
+    r = x;
+    b = c;
+  } else {
+    r = c;
+    b = x;
+  }
   const float m = v - c;
   auto byte = [m](float f) { return uint32_t(std::lround((f + m) * 255)); };
   return 0xFF000000u | (byte(b) << 16) | (byte(g) << 8) | byte(r);
@@ -37,7 +54,9 @@ uint32_t FromHsv(float h, float s, float v) {
 struct CpuKey {
   const TraceModel& model;
   int64_t origin_ns;
-  int64_t operator()(int64_t relative_ns) const { return int64_t(model.clock.NsToTick(relative_ns + origin_ns)); }
+  int64_t operator()(int64_t relative_ns) const {
+    return int64_t(model.clock.NsToTick(relative_ns + origin_ns));
+  }
   int64_t ToNs(int64_t tick) const { return model.clock.TickToNs(uint64_t(tick)) - origin_ns; }
   double per_ns() const { return 1.0 / model.clock.ns_per_tick(); }
 };
@@ -88,7 +107,8 @@ void Timeline::Sync(const TraceModel& model) {
     ThreadLane& lane = threads_[t];
     for (size_t i = lane.index.indexed(); i < thread.zones.size(); ++i) {
       const server::Zone& z = thread.zones[i];
-      lane.index.Add(z.depth, uint32_t(i), int64_t(z.begin_tick), z.is_open() ? kUnknownLength : z.end_tick - z.begin_tick);
+      lane.index.Add(z.depth, uint32_t(i), int64_t(z.begin_tick),
+                     z.is_open() ? kUnknownLength : z.end_tick - z.begin_tick);
     }
   }
   for (const auto& [id, context] : model.gpu_contexts) {
@@ -96,8 +116,8 @@ void Timeline::Sync(const TraceModel& model) {
     size_t timed = 0;
     for (size_t i = lane.zones_seen; i < context.zones.size(); ++i) timed += context.zones[i].is_timed();
     const size_t knots = context.clock.sample_count();
-    const bool changed = knots != lane.knots_seen || context.zones.size() != lane.zones_seen ||
-                         timed > 0 || lane.timed_seen != lane.index.indexed();
+    const bool changed = knots != lane.knots_seen || context.zones.size() != lane.zones_seen || timed > 0 ||
+                         lane.timed_seen != lane.index.indexed();
     if (!changed) continue;
     // Re-map every zone: a new knot moves the zones it brackets.
     lane.spans.assign(context.zones.size(), Span{kUntimed, kUntimed});
@@ -107,7 +127,8 @@ void Timeline::Sync(const TraceModel& model) {
       if (!zone.is_timed()) continue;
       const auto mapped = model.MapGpuZone(context, zone);
       lane.spans[i] = {mapped.begin_ns - origin_ns_, mapped.end_ns - origin_ns_};
-      lane.index.Add(zone.depth, uint32_t(i), lane.spans[i].begin_ns, uint64_t(lane.spans[i].end_ns - lane.spans[i].begin_ns));
+      lane.index.Add(zone.depth, uint32_t(i), lane.spans[i].begin_ns,
+                     uint64_t(lane.spans[i].end_ns - lane.spans[i].begin_ns));
     }
     lane.index.SortRows();
     lane.knots_seen = knots;
@@ -123,10 +144,12 @@ const Timeline::ThreadLane* Timeline::FindThreadLane(const TraceModel& model, ui
 
 std::string Timeline::Name(const TraceModel& model, const LaneKey& key) {
   switch (key.kind) {
-    case LaneKind::kFrames: return "Frames";
+    case LaneKind::kFrames:
+      return "Frames";
     case LaneKind::kThread: {
       auto it = model.thread_index.find(key.id);
-      if (it != model.thread_index.end() && !model.threads[it->second].name.empty()) return model.threads[it->second].name;
+      if (it != model.thread_index.end() && !model.threads[it->second].name.empty())
+        return model.threads[it->second].name;
       return "thread " + std::to_string(key.id);
     }
     case LaneKind::kGpu: {
@@ -135,7 +158,8 @@ std::string Timeline::Name(const TraceModel& model, const LaneKey& key) {
     }
     case LaneKind::kPlot: {
       auto it = model.plots.find(key.id);
-      return it == model.plots.end() || it->second.name.empty() ? "plot " + std::to_string(key.id) : it->second.name;
+      return it == model.plots.end() || it->second.name.empty() ? "plot " + std::to_string(key.id)
+                                                                : it->second.name;
     }
     case LaneKind::kCounter: {
       auto set = model.counter_sets.find(CounterLaneSet(key.id));
@@ -192,8 +216,8 @@ void Timeline::Layout(const TraceModel& model, const std::map<LaneKey, LaneState
   total_height_ = y - top;
 }
 
-void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std::vector<DrawItem>& out, float top,
-                          float bottom) const {
+void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std::vector<DrawItem>& out,
+                          float top, float bottom) const {
   out.clear();
   const int64_t t0 = view.begin_ns();
   const int64_t t1 = view.end_ns();
@@ -205,19 +229,27 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
   for (auto lane_index = uint32_t(first - lanes_.begin()); lane_index < lanes_.size(); ++lane_index) {
     const Lane& lane = lanes_[lane_index];
     if (!IsLaneVisible(lane, top, bottom)) break;
-    auto emit_rows = [&](const LaneIndex& index, auto span, auto key_of, DrawItem::Kind kind, auto location_of) {
+    auto emit_rows = [&](const LaneIndex& index, auto span, auto key_of, DrawItem::Kind kind,
+                         auto location_of) {
       for (uint32_t depth = 0; depth < lane.rows; ++depth) {
         const float y0 = lane.y + float(depth) * metrics_.row_height;
-        index.Visit(depth, t0, t1, px, metrics_.min_zone_px, span, [&](const VisibleItem& item) {
-          const auto [location, id, name] = location_of(item.first_index);
-          DrawItem d{item.merged ? DrawItem::Kind::kMerged : kind,
-                     float(view.NsToX(item.span.begin_ns)), y0,
-                     float(std::max(view.NsToX(item.span.end_ns), view.NsToX(item.span.begin_ns) + 1.0)),
-                     y0 + metrics_.row_height - 1,
-                     item.merged ? 0xFF808080u : ZoneColor(*location, id), lane_index, item.first_index, item.count,
-                     item.merged ? nullptr : name};
-          out.push_back(d);
-        }, key_of);
+        index.Visit(
+            depth, t0, t1, px, metrics_.min_zone_px, span,
+            [&](const VisibleItem& item) {
+              const auto [location, id, name] = location_of(item.first_index);
+              DrawItem d{item.merged ? DrawItem::Kind::kMerged : kind,
+                         float(view.NsToX(item.span.begin_ns)),
+                         y0,
+                         float(std::max(view.NsToX(item.span.end_ns), view.NsToX(item.span.begin_ns) + 1.0)),
+                         y0 + metrics_.row_height - 1,
+                         item.merged ? 0xFF808080u : ZoneColor(*location, id),
+                         lane_index,
+                         item.first_index,
+                         item.count,
+                         item.merged ? nullptr : name};
+              out.push_back(d);
+            },
+            key_of);
       }
     };
     switch (lane.key.kind) {
@@ -226,10 +258,10 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
         if (thread_lane == nullptr) break;
         const ThreadTimeline& thread = model.threads[model.thread_index.at(lane.key.id)];
         emit_rows(thread_lane->index, CpuSpans{model, thread, origin_ns_, end_ns}, CpuKey{model, origin_ns_},
-                  DrawItem::Kind::kZone,
-                  [&](uint32_t i) {
+                  DrawItem::Kind::kZone, [&](uint32_t i) {
                     const server::Zone& z = thread.zones[i];
-                    return std::tuple{&model.Location(z.source_location), z.source_location, &model.ZoneName(thread, i)};
+                    return std::tuple{&model.Location(z.source_location), z.source_location,
+                                      &model.ZoneName(thread, i)};
                   });
         break;
       }
@@ -238,11 +270,13 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
         auto idx = gpus_.find(lane.key.id);
         if (ctx == model.gpu_contexts.end() || idx == gpus_.end()) break;
         const GpuLane& gpu = idx->second;
-        emit_rows(gpu.index, [&gpu](uint32_t i) { return gpu.spans[i]; }, IdentityKey{}, DrawItem::Kind::kGpuZone,
-                  [&](uint32_t i) {
-          const server::GpuZone& z = ctx->second.zones[i];
-          return std::tuple{&model.Location(z.source_location), z.source_location, &model.Location(z.source_location).name};
-        });
+        emit_rows(
+            gpu.index, [&gpu](uint32_t i) { return gpu.spans[i]; }, IdentityKey{}, DrawItem::Kind::kGpuZone,
+            [&](uint32_t i) {
+              const server::GpuZone& z = ctx->second.zones[i];
+              return std::tuple{&model.Location(z.source_location), z.source_location,
+                                &model.Location(z.source_location).name};
+            });
         break;
       }
       case LaneKind::kFrames: {
@@ -273,8 +307,8 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
           if (t < t0 || t > t1) continue;
           const float x = float(view.NsToX(t));
           out.push_back({DrawItem::Kind::kMessage, x - 3, lane.y, x + 3, lane.y + 8,
-                         model.messages[m].severity >= 3 ? 0xFF3030F0u : 0xFFE0C040u, lane_index, uint32_t(m), 1,
-                         &model.messages[m].text});
+                         model.messages[m].severity >= 3 ? 0xFF3030F0u : 0xFFE0C040u, lane_index, uint32_t(m),
+                         1, &model.messages[m].text});
         }
         break;
       }
@@ -303,13 +337,14 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
         for (; i < points.size(); ++i) {
           const int64_t t = model.clock.TickToNs(points[i].first) - origin_ns_;
           const float x = float(view.NsToX(t));
-          const float y = lane.y + lane.height - float((points[i].second - lo) / range) * (lane.height - 2) - 1;
+          const float y =
+              lane.y + lane.height - float((points[i].second - lo) / range) * (lane.height - 2) - 1;
           const bool past_end = t > t1;
           if (!have_previous) {
             have_previous = true;
           } else if (x - previous_x >= 1.0f || past_end) {
-            out.push_back({DrawItem::Kind::kPlot, previous_x, previous_y, x, y, 0xFFD0A040u, lane_index, uint32_t(i), 1,
-                           nullptr});
+            out.push_back({DrawItem::Kind::kPlot, previous_x, previous_y, x, y, 0xFFD0A040u, lane_index,
+                           uint32_t(i), 1, nullptr});
           } else {
             continue;  // within the same pixel as the previous point
           }
@@ -323,7 +358,8 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
   }
 }
 
-std::optional<Hit> Timeline::HitTest(const TraceModel& model, const TimelineView& view, float x, float y) const {
+std::optional<Hit> Timeline::HitTest(const TraceModel& model, const TimelineView& view, float x,
+                                     float y) const {
   for (const Lane& lane : lanes_) {
     if (y < lane.y || y >= lane.y + lane.height) continue;
     const int64_t t = view.XToNs(x);
@@ -350,7 +386,8 @@ std::optional<Hit> Timeline::HitTest(const TraceModel& model, const TimelineView
         auto idx = gpus_.find(lane.key.id);
         if (idx == gpus_.end()) return std::nullopt;
         const GpuLane& gpu = idx->second;
-        if (auto zone = probe(gpu.index, [&gpu](uint32_t i) { return gpu.spans[i]; }, IdentityKey{})) {
+        if (auto zone = probe(
+                gpu.index, [&gpu](uint32_t i) { return gpu.spans[i]; }, IdentityKey{})) {
           return Hit{lane.key, DrawItem::Kind::kGpuZone, *zone};
         }
         return std::nullopt;
@@ -403,7 +440,8 @@ void Timeline::BuildCounterItems(const TraceModel& model, const TimelineView& vi
     Span span{kUntimed, kUntimed};
     DrawItem::Kind kind = DrawItem::Kind::kCounter;
     uint32_t index = sample.target_index;
-    if (sample.target == uint8_t(protocol::CounterTarget::kGpuZone) && sample.target_index < gpu->second.spans.size()) {
+    if (sample.target == uint8_t(protocol::CounterTarget::kGpuZone) &&
+        sample.target_index < gpu->second.spans.size()) {
       span = gpu->second.spans[sample.target_index];
     } else if (sample.target == uint8_t(protocol::CounterTarget::kFrame) && frames != model.frames.end() &&
                size_t(sample.target_index) + 1 < frames->second.marks.size()) {
@@ -419,8 +457,8 @@ void Timeline::BuildCounterItems(const TraceModel& model, const TimelineView& vi
     const float x1 = std::max(float(view.NsToX(span.end_ns)), x0 + 1.0f);
     const double value = server::NormalizedCounterValue(model, context->second, sample, counter);
     const float h = std::max(1.0f, lane.height * float(value / largest));
-    out.push_back({kind, x0, lane.y + lane.height - h, x1, lane.y + lane.height, 0xFF40B0E0u, lane_index, index, 1,
-                   nullptr});
+    out.push_back({kind, x0, lane.y + lane.height - h, x1, lane.y + lane.height, 0xFF40B0E0u, lane_index,
+                   index, 1, nullptr});
     last = x0;
   }
 }

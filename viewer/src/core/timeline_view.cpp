@@ -8,7 +8,8 @@ namespace gnomon::viewer {
 void TimelineView::Fit(int64_t begin_ns, int64_t end_ns, double width_px) {
   width_px_ = std::max(1.0, width_px);
   begin_ns_ = begin_ns;
-  ns_per_px_ = std::clamp(double(std::max<int64_t>(end_ns - begin_ns, 1)) / width_px_, kMinNsPerPx, kMaxNsPerPx);
+  ns_per_px_ =
+      std::clamp(double(std::max<int64_t>(end_ns - begin_ns, 1)) / width_px_, kMinNsPerPx, kMaxNsPerPx);
 }
 
 void TimelineView::SetWidth(double width_px) { width_px_ = std::max(1.0, width_px); }

@@ -38,7 +38,8 @@ class CalibrationChannel {
  public:
   CalibrationChannel() = default;
   // `first_cpu_ns`: the CPU time of the pair the context's definition carried.
-  CalibrationChannel(uint32_t context, int64_t first_cpu_ns) : context_(context), last_cpu_ns_(first_cpu_ns) {}
+  CalibrationChannel(uint32_t context, int64_t first_cpu_ns)
+      : context_(context), last_cpu_ns_(first_cpu_ns) {}
 
   // Sends the pair; false when it was not after the previous one.
   bool Send(uint64_t gpu_ticks, int64_t cpu_ns, uint32_t uncertainty_ns, gnomon_cpu_time_domain domain) {

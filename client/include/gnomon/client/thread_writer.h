@@ -38,9 +38,9 @@
 namespace gnomon::detail {
 
 struct ThreadWriter {
-  uint8_t* cursor = nullptr;  // next free byte
-  uint8_t* limit = nullptr;   // end of the current chunk's data
-  uint8_t* base = nullptr;    // start of the current chunk's data
+  uint8_t* cursor = nullptr;                   // next free byte
+  uint8_t* limit = nullptr;                    // end of the current chunk's data
+  uint8_t* base = nullptr;                     // start of the current chunk's data
   std::atomic<uint32_t>* committed = nullptr;  // published end, read by the sender
 };
 
@@ -67,7 +67,8 @@ inline uint64_t Now() {
 // (tls_writer is named directly rather than through a reference: GCC 12's
 // -fsanitize=null misreads references to thread-locals as null.)
 inline uint8_t* Reserve(size_t bytes) {
-  if (GNOMON_UNLIKELY(tls_writer.limit - tls_writer.cursor < static_cast<ptrdiff_t>(bytes))) return Refill(bytes);
+  if (GNOMON_UNLIKELY(tls_writer.limit - tls_writer.cursor < static_cast<ptrdiff_t>(bytes)))
+    return Refill(bytes);
   return tls_writer.cursor;
 }
 

@@ -56,7 +56,8 @@ static_assert(sizeof(ClientHello) == 24);
 
 // The version a ServerHello announces, or nullopt when the bytes are not a ServerHello.
 inline std::optional<uint16_t> ParseServerHello(const uint8_t* bytes, size_t size) {
-  if (size < sizeof(ServerHello) || std::memcmp(bytes, kServerMagic, sizeof(kServerMagic)) != 0) return std::nullopt;
+  if (size < sizeof(ServerHello) || std::memcmp(bytes, kServerMagic, sizeof(kServerMagic)) != 0)
+    return std::nullopt;
   return LoadLe<uint16_t>(bytes + offsetof(ServerHello, version));
 }
 
@@ -68,10 +69,12 @@ struct ParsedClientHello {
 
 // The fields of a ClientHello, or nullopt when the bytes are not one.
 inline std::optional<ParsedClientHello> ParseClientHello(const uint8_t* bytes, size_t size) {
-  if (size < sizeof(ClientHello) || std::memcmp(bytes, kClientMagic, sizeof(kClientMagic)) != 0) return std::nullopt;
-  return ParsedClientHello{LoadLe<uint16_t>(bytes + offsetof(ClientHello, version)),
-                           static_cast<HandshakeStatus>(LoadLe<uint16_t>(bytes + offsetof(ClientHello, status))),
-                           LoadLe<uint64_t>(bytes + offsetof(ClientHello, capabilities))};
+  if (size < sizeof(ClientHello) || std::memcmp(bytes, kClientMagic, sizeof(kClientMagic)) != 0)
+    return std::nullopt;
+  return ParsedClientHello{
+      LoadLe<uint16_t>(bytes + offsetof(ClientHello, version)),
+      static_cast<HandshakeStatus>(LoadLe<uint16_t>(bytes + offsetof(ClientHello, status))),
+      LoadLe<uint64_t>(bytes + offsetof(ClientHello, capabilities))};
 }
 
 }  // namespace gnomon::protocol

@@ -74,7 +74,7 @@ enum class CpuTimeDomain : uint8_t {
 };
 
 enum GpuContextFlags : uint16_t {
-  kGpuContextCalibrated = 1 << 0,          // pairs come from a simultaneous-read API
+  kGpuContextCalibrated = 1 << 0,           // pairs come from a simultaneous-read API
   kGpuContextFallbackCalibration = 1 << 1,  // pairs come from a submit/fence bracket
 };
 
@@ -159,12 +159,14 @@ struct LeValues {
 #define GNOMON_WIRE_MESSAGE(TAG, NAME, SCOPE) struct NAME##Tail {
 #define GNOMON_WIRE_STRING(LEN, TAIL) std::string_view TAIL;
 #define GNOMON_WIRE_VALUES(COUNT, TAIL) LeValues TAIL;
+// clang-format off
 #define GNOMON_WIRE_END() };
+// clang-format on
 #include "gnomon/protocol/messages.def"
 
 // The packed structs. Length and count fields start at 0; WriteMessage sets them.
 #pragma pack(push, 1)
-#define GNOMON_WIRE_MESSAGE(TAG, NAME, SCOPE)                       \
+#define GNOMON_WIRE_MESSAGE(TAG, NAME, SCOPE)                  \
   struct NAME {                                                \
     static constexpr MessageType kType = MessageType::k##NAME; \
     using Tail = NAME##Tail;                                   \
@@ -172,7 +174,9 @@ struct LeValues {
 #define GNOMON_WIRE_FIELD(KIND, FIELD) catalogue_detail::Wire##KIND FIELD;
 #define GNOMON_WIRE_STRING(LEN, TAIL) uint16_t LEN = 0;
 #define GNOMON_WIRE_VALUES(COUNT, TAIL) uint16_t COUNT = 0;
+// clang-format off
 #define GNOMON_WIRE_END() };
+// clang-format on
 #include "gnomon/protocol/messages.def"
 #pragma pack(pop)
 
@@ -180,7 +184,7 @@ struct LeValues {
 enum class FieldKind : uint8_t { kTag, kU8, kU16, kU32, kU64, kI64, kF64, kTick, kStringLength, kValueCount };
 
 struct FieldInfo {
-  const char* name;       // as in the struct
+  const char* name;  // as in the struct
   FieldKind kind;
   uint8_t offset;         // in the message, tag at 0
   uint8_t size;           // bytes
@@ -196,19 +200,16 @@ constexpr FieldKind kKindI64 = FieldKind::kI64;
 constexpr FieldKind kKindF64 = FieldKind::kF64;
 constexpr FieldKind kKindTICK = FieldKind::kTick;
 
-#define GNOMON_WIRE_MESSAGE(TAG, NAME, SCOPE)   \
-  struct NAME##Fields {                    \
-    using M = NAME;                        \
-    static constexpr FieldInfo kList[] = { \
-        {"type", FieldKind::kTag, 0, 1, nullptr},
+#define GNOMON_WIRE_MESSAGE(TAG, NAME, SCOPE) \
+  struct NAME##Fields {                       \
+    using M = NAME;                           \
+    static constexpr FieldInfo kList[] = {{"type", FieldKind::kTag, 0, 1, nullptr},
 #define GNOMON_WIRE_FIELD(KIND, FIELD) {#FIELD, kKind##KIND, offsetof(M, FIELD), sizeof(M::FIELD), nullptr},
 #define GNOMON_WIRE_STRING(LEN, TAIL) {#LEN, FieldKind::kStringLength, offsetof(M, LEN), 2, #TAIL},
 #define GNOMON_WIRE_VALUES(COUNT, TAIL) {#COUNT, FieldKind::kValueCount, offsetof(M, COUNT), 2, #TAIL},
-#define GNOMON_WIRE_END() \
-  }                          \
-  ;                          \
-  }                          \
-  ;
+// clang-format off
+#define GNOMON_WIRE_END() }; };
+// clang-format on
 #include "gnomon/protocol/messages.def"
 }  // namespace catalogue_detail
 
@@ -357,17 +358,17 @@ MessageWalk WalkMessages(const uint8_t* data, size_t size, Visit&& visit) {
 // ---- Reading and writing tails, from the catalogue ---------------------------------
 
 // The tail of message m, which lies at `p` (right after m's fixed part) and is whole.
-#define GNOMON_WIRE_MESSAGE(TAG, NAME, SCOPE)                                                          \
+#define GNOMON_WIRE_MESSAGE(TAG, NAME, SCOPE)                                                     \
   inline NAME##Tail ReadTail([[maybe_unused]] const NAME& m, [[maybe_unused]] const uint8_t* p) { \
     NAME##Tail t;
-#define GNOMON_WIRE_STRING(LEN, TAIL)                       \
+#define GNOMON_WIRE_STRING(LEN, TAIL)                 \
   t.TAIL = {reinterpret_cast<const char*>(p), m.LEN}; \
   p += m.LEN;
 #define GNOMON_WIRE_VALUES(COUNT, TAIL) \
-  t.TAIL = {p, m.COUNT};           \
+  t.TAIL = {p, m.COUNT};                \
   p += 8 * size_t{m.COUNT};
 #define GNOMON_WIRE_END() \
-  return t;                  \
+  return t;               \
   }
 #include "gnomon/protocol/messages.def"
 
@@ -375,10 +376,10 @@ MessageWalk WalkMessages(const uint8_t* data, size_t size, Visit&& visit) {
 // each value list at most 65,535 long: callers clamp what they take from users.
 #define GNOMON_WIRE_MESSAGE(TAG, NAME, SCOPE) \
   inline void SetTailLengths([[maybe_unused]] NAME& m, [[maybe_unused]] const NAME##Tail& t) {
-#define GNOMON_WIRE_STRING(LEN, TAIL)                                              \
+#define GNOMON_WIRE_STRING(LEN, TAIL)                                      \
   assert(t.TAIL.size() <= kMaxStringBytes && "a string longer than fits"); \
   m.LEN = uint16_t(t.TAIL.size());
-#define GNOMON_WIRE_VALUES(COUNT, TAIL)                             \
+#define GNOMON_WIRE_VALUES(COUNT, TAIL)                     \
   assert(t.TAIL.count <= 0xFFFF && "more values than fit"); \
   m.COUNT = uint16_t(t.TAIL.count);
 #define GNOMON_WIRE_END() }
@@ -387,32 +388,32 @@ MessageWalk WalkMessages(const uint8_t* data, size_t size, Visit&& visit) {
 // Copies `t` to `out` and returns the end.
 #define GNOMON_WIRE_MESSAGE(TAG, NAME, SCOPE) \
   inline uint8_t* WriteTail(uint8_t* out, [[maybe_unused]] const NAME##Tail& t) {
-#define GNOMON_WIRE_STRING(LEN, TAIL)                                           \
+#define GNOMON_WIRE_STRING(LEN, TAIL)                                  \
   if (!t.TAIL.empty()) std::memcpy(out, t.TAIL.data(), t.TAIL.size()); \
   out += t.TAIL.size();
-#define GNOMON_WIRE_VALUES(COUNT, TAIL)                                           \
+#define GNOMON_WIRE_VALUES(COUNT, TAIL)                                    \
   if (t.TAIL.count != 0) std::memcpy(out, t.TAIL.bytes, 8 * t.TAIL.count); \
   out += 8 * t.TAIL.count;
 #define GNOMON_WIRE_END() \
-  return out;                \
+  return out;             \
   }
 #include "gnomon/protocol/messages.def"
 
 // Bytes of the tail `t`.
-#define GNOMON_WIRE_MESSAGE(TAG, NAME, SCOPE)                          \
+#define GNOMON_WIRE_MESSAGE(TAG, NAME, SCOPE)                     \
   inline size_t TailBytes([[maybe_unused]] const NAME##Tail& t) { \
     size_t bytes = 0;
 #define GNOMON_WIRE_STRING(LEN, TAIL) bytes += t.TAIL.size();
 #define GNOMON_WIRE_VALUES(COUNT, TAIL) bytes += 8 * t.TAIL.count;
 #define GNOMON_WIRE_END() \
-  return bytes;              \
+  return bytes;           \
   }
 #include "gnomon/protocol/messages.def"
 
 // Calls f(name, part) for each part of the tail `t`, in order: a std::string_view for a
 // string, LeValues for values. For generic readers (a text dump, tests).
 #define GNOMON_WIRE_MESSAGE(TAG, NAME, SCOPE) \
-  template <typename F>                  \
+  template <typename F>                       \
   void ForEachTailPart([[maybe_unused]] const NAME##Tail& t, [[maybe_unused]] F&& f) {
 #define GNOMON_WIRE_STRING(LEN, TAIL) f(#TAIL, t.TAIL);
 #define GNOMON_WIRE_VALUES(COUNT, TAIL) f(#TAIL, t.TAIL);

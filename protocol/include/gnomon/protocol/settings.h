@@ -65,8 +65,9 @@ inline Parsed<uint16_t> ParsePort(std::string_view text, PortZero zero) {
   const uint64_t min = zero == PortZero::kAllowed ? 0 : 1;
   const Parsed<uint64_t> number = ParseUnsigned(text, min, 65535);
   if (!number) {
-    return settings_detail::Fail<uint16_t>(
-        text, zero == PortZero::kAllowed ? "a port number (1-65535, or 0 for any free port)" : "a port number (1-65535)");
+    return settings_detail::Fail<uint16_t>(text, zero == PortZero::kAllowed
+                                                     ? "a port number (1-65535, or 0 for any free port)"
+                                                     : "a port number (1-65535)");
   }
   return {uint16_t(*number), ""};
 }
@@ -77,8 +78,8 @@ inline Parsed<std::chrono::nanoseconds> ParseSeconds(std::string_view text) {
   double seconds = -1;
   const char* end = text.data() + text.size();
   const auto result = std::from_chars(text.data(), end, seconds);  // no locale, no spaces, no sign but '-'
-  if (text.empty() || result.ec != std::errc() || result.ptr != end || !std::isfinite(seconds) || seconds < 0 ||
-      seconds > kMaxDurationSeconds) {
+  if (text.empty() || result.ec != std::errc() || result.ptr != end || !std::isfinite(seconds) ||
+      seconds < 0 || seconds > kMaxDurationSeconds) {
     return settings_detail::Fail<std::chrono::nanoseconds>(text, "a number of seconds from 0 to 1000000000");
   }
   return {std::chrono::nanoseconds(int64_t(std::llround(seconds * 1e9))), ""};

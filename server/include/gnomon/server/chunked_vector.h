@@ -109,7 +109,8 @@ class ChunkedVector {
   // chunks reach kLastChunkElements; from there every chunk holds kLastChunkElements.
   T* Locate(size_t i) const {
     if (i >= kLastChunkElements) {
-      return chunks_[(i >> kLastChunkLog2) + (kLastChunkLog2 - kFirstChunkLog2)] + (i & (kLastChunkElements - 1));
+      return chunks_[(i >> kLastChunkLog2) + (kLastChunkLog2 - kFirstChunkLog2)] +
+             (i & (kLastChunkElements - 1));
     }
     const size_t width = std::bit_width(i);
     if (width <= kFirstChunkLog2) return chunks_[0] + i;

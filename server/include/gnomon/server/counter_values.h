@@ -32,9 +32,9 @@ const CounterSample* FindZoneCounters(const GpuContextTimeline& context, uint32_
 struct CounterStatistics {
   uint32_t source_location = 0;  // of the GPU zones measured
   uint32_t set_id = 0;
-  uint32_t counter = 0;          // index in the set
-  uint64_t count = 0;            // samples
-  double sum = 0;                // of normalised values
+  uint32_t counter = 0;  // index in the set
+  uint64_t count = 0;    // samples
+  double sum = 0;        // of normalised values
   double mean = 0;
   double min = 0;
   double max = 0;

@@ -46,7 +46,8 @@ class CpuClockModel {
   }
   // The inverse: the tick at `ns` (rounded down).
   uint64_t NsToTick(int64_t ns) const {
-    const double ticks = std::clamp(std::floor((double(ns) - double(anchor_ns_)) / ns_per_tick_), -9.2e18, 9.2e18);
+    const double ticks =
+        std::clamp(std::floor((double(ns) - double(anchor_ns_)) / ns_per_tick_), -9.2e18, 9.2e18);
     return anchor_tick_ + static_cast<uint64_t>(static_cast<int64_t>(ticks));
   }
   double ns_per_tick() const { return ns_per_tick_; }

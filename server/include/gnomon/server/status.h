@@ -33,7 +33,7 @@ template <typename T>
 class Result {
  public:
   Result(T value) : value_(std::move(value)), status_(Status::Ok()) {}  // NOLINT: implicit by design
-  Result(Status status) : status_(std::move(status)) {}                // NOLINT: implicit by design
+  Result(Status status) : status_(std::move(status)) {}                 // NOLINT: implicit by design
 
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }

@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "gnomon/server/output_file.h"
-#include "gnomon/server/status.h"
 #include "gnomon/server/shared_model.h"
+#include "gnomon/server/status.h"
 #include "gnomon/server/trace_model.h"
 
 namespace gnomon::server {
@@ -54,13 +54,13 @@ struct FileHeader {
   uint16_t protocol_version;  // of the stream inside
   uint16_t flags;             // 0
   int64_t created_unix_ns;
-  uint64_t reserved;          // 0
+  uint64_t reserved;  // 0
 };
 // Format 4. The end marker is a BlockHeader with kEndMagic, no data, and the number of
 // blocks written before it as its sequence.
 struct BlockHeader {
-  uint32_t magic;  // kBlockMagic
-  uint32_t sequence;  // 0, 1, 2, ... in the order the blocks were written
+  uint32_t magic;      // kBlockMagic
+  uint32_t sequence;   // 0, 1, 2, ... in the order the blocks were written
   uint32_t raw_bytes;  // decompressed: the compact form (block_codec.h)
   uint32_t compressed_bytes;
   uint32_t header_check;  // FNV-1a of the 16 bytes before it
@@ -84,7 +84,7 @@ uint32_t BlockHeaderCheck(const BlockHeaderV1& header);
 BlockHeader MakeBlockHeader(uint32_t magic, uint32_t sequence, uint32_t raw_bytes, uint32_t compressed_bytes);
 
 struct TraceWriterOptions {
-  size_t block_raw_bytes = 4u << 20;  // a block is cut when it holds this many stream bytes...
+  size_t block_raw_bytes = 4u << 20;              // a block is cut when it holds this many stream bytes...
   std::chrono::milliseconds max_block_age{1000};  // ...or this age, whichever first
   int compression_level = 3;
 };
@@ -98,7 +98,8 @@ struct TraceWriterOptions {
 // removes its file (the viewer's live tee is such a writer).
 class TraceWriter {
  public:
-  static Result<std::unique_ptr<TraceWriter>> Create(const std::string& path, const TraceWriterOptions& options = {});
+  static Result<std::unique_ptr<TraceWriter>> Create(const std::string& path,
+                                                     const TraceWriterOptions& options = {});
   ~TraceWriter();
 
   // Moves the file onto its path (see OutputFile::Publish); writing goes on.
@@ -150,7 +151,7 @@ class TraceWriter {
   std::deque<Block> queue_;
   std::vector<Block> spare_;  // compressed blocks' buffers, for reuse
   bool finishing_ = false;
-  int blocks_in_flight_ = 0;  // taken by the compressor, not yet written
+  int blocks_in_flight_ = 0;     // taken by the compressor, not yet written
   uint32_t blocks_written_ = 0;  // the next block's sequence
   uint64_t file_bytes_ = 0;
   std::string error_;
@@ -160,19 +161,19 @@ class TraceWriter {
 // What a load found wrong with a file, counted. Each kind also has a line in
 // LoadReport::warning; nothing here stops the sound blocks around it from loading.
 struct FileAnomalies {
-  bool truncated = false;           // the file ends inside a block or its header
-  bool has_end_marker = false;      // the capture finished writing it
-  uint64_t damaged_bytes = 0;       // skipped where no block header could be read
-  uint64_t damaged_blocks = 0;      // do not decompress, or hold a malformed message
-  uint64_t rejected_blocks = 0;     // absurd sizes, or more expansion than allowed
-  uint64_t duplicate_blocks = 0;    // a sequence number seen before (format 4)
-  uint64_t reordered_blocks = 0;    // found before a block they follow (loaded in order)
-  uint64_t missing_blocks = 0;      // sequence numbers never found (format 4)
+  bool truncated = false;              // the file ends inside a block or its header
+  bool has_end_marker = false;         // the capture finished writing it
+  uint64_t damaged_bytes = 0;          // skipped where no block header could be read
+  uint64_t damaged_blocks = 0;         // do not decompress, or hold a malformed message
+  uint64_t rejected_blocks = 0;        // absurd sizes, or more expansion than allowed
+  uint64_t duplicate_blocks = 0;       // a sequence number seen before (format 4)
+  uint64_t reordered_blocks = 0;       // found before a block they follow (loaded in order)
+  uint64_t missing_blocks = 0;         // sequence numbers never found (format 4)
   uint64_t misplaced_end_markers = 0;  // an end marker with blocks after it, or a wrong count
-  uint64_t trailing_bytes = 0;      // after the end marker, not blocks
+  uint64_t trailing_bytes = 0;         // after the end marker, not blocks
   bool any() const {
-    return truncated || !has_end_marker || damaged_bytes || damaged_blocks || rejected_blocks || duplicate_blocks ||
-           reordered_blocks || missing_blocks || misplaced_end_markers || trailing_bytes;
+    return truncated || !has_end_marker || damaged_bytes || damaged_blocks || rejected_blocks ||
+           duplicate_blocks || reordered_blocks || missing_blocks || misplaced_end_markers || trailing_bytes;
   }
 };
 
@@ -185,9 +186,9 @@ struct LoadReport {
 };
 
 struct LoadOptions {
-  std::atomic<uint64_t>* bytes_done = nullptr;  // progress, for a progress bar
-  uint64_t* bytes_total = nullptr;              // set once the file is opened
-  std::atomic<bool>* cancel = nullptr;          // stop between blocks when set
+  std::atomic<uint64_t>* bytes_done = nullptr;    // progress, for a progress bar
+  uint64_t* bytes_total = nullptr;                // set once the file is opened
+  std::atomic<bool>* cancel = nullptr;            // stop between blocks when set
   uint32_t max_expansion = kDefaultMaxExpansion;  // see kDefaultMaxExpansion
 };
 

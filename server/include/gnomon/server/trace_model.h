@@ -61,8 +61,8 @@ struct ThreadTimeline {
 };
 
 struct FrameSeries {
-  std::string name;            // "" for the main series
-  std::vector<uint64_t> marks;  // continuous series: each mark ends a frame
+  std::string name;                                  // "" for the main series
+  std::vector<uint64_t> marks;                       // continuous series: each mark ends a frame
   std::vector<std::pair<uint64_t, uint64_t>> spans;  // discontinuous: begin, end
   friend bool operator==(const FrameSeries&, const FrameSeries&) = default;
 };
@@ -86,7 +86,7 @@ struct PlotSeries {
 struct GpuZone {
   uint64_t gpu_begin = kOpenZone;  // unwrapped GPU ticks
   uint64_t gpu_end = kOpenZone;
-  uint64_t cpu_begin_tick = 0;     // when the CPU recorded the zone
+  uint64_t cpu_begin_tick = 0;  // when the CPU recorded the zone
   uint64_t cpu_end_tick = kOpenZone;
   uint32_t source_location = 0;
   uint32_t thread_id = 0;  // the recording thread
@@ -134,8 +134,8 @@ struct CounterSample {
   uint32_t target_index = 0;  // the zone's index in its context, or the frame number
   uint32_t first_value = 0;
   uint16_t value_count = 0;
-  uint8_t target = 0;         // protocol::CounterTarget
-  uint8_t flags = 0;          // protocol::CounterResultFlags
+  uint8_t target = 0;  // protocol::CounterTarget
+  uint8_t flags = 0;   // protocol::CounterResultFlags
   friend bool operator==(const CounterSample&, const CounterSample&) = default;
 };
 
@@ -197,10 +197,10 @@ struct TraceModel {
   // program's id, so whatever ids a stream uses, arrays by location stay dense.
   std::vector<SourceLocation> source_locations;
   std::unordered_map<uint32_t, uint32_t> location_index;  // the program's id -> index
-  std::deque<ThreadTimeline> threads;  // in order of first appearance; stable addresses
-  std::unordered_map<uint32_t, uint32_t> thread_index;  // program thread id -> index
-  std::map<uint32_t, FrameSeries> frames;        // by name id; 0 = main series
-  std::map<uint32_t, PlotSeries> plots;          // by plot id
+  std::deque<ThreadTimeline> threads;                     // in order of first appearance; stable addresses
+  std::unordered_map<uint32_t, uint32_t> thread_index;    // program thread id -> index
+  std::map<uint32_t, FrameSeries> frames;                 // by name id; 0 = main series
+  std::map<uint32_t, PlotSeries> plots;                   // by plot id
   std::unordered_map<uint32_t, std::string> frame_names;  // StringDef of kind frame
   std::vector<LogMessage> messages;
   std::map<uint32_t, GpuContextTimeline> gpu_contexts;  // by context id

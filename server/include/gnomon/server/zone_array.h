@@ -100,7 +100,8 @@ class ZoneArray {
   }
   // Appends a zone that is already closed, written once; an end before the begin is
   // clamped to it and flagged kZoneEndClamped. Returns whether it was.
-  [[gnu::always_inline]] bool PushClosed(uint64_t begin_tick, uint64_t end_tick, uint32_t location, uint32_t depth) {
+  [[gnu::always_inline]] bool PushClosed(uint64_t begin_tick, uint64_t end_tick, uint32_t location,
+                                         uint32_t depth) {
     const bool clamped = end_tick < begin_tick;
     const uint64_t length = clamped ? 0 : end_tick - begin_tick;
     const uint32_t meta = Meta(location, depth, clamped ? kZoneEndClamped : 0);
@@ -160,7 +161,8 @@ class ZoneArray {
   // and tests: what is mapped must be exactly what is freed).
   template <typename F>
   void ForEachBlock(F&& f) const {
-    for (const chunk_memory::MappedBlock& block : blocks_) f(static_cast<const void*>(block.base()), block.mapped_bytes());
+    for (const chunk_memory::MappedBlock& block : blocks_)
+      f(static_cast<const void*>(block.base()), block.mapped_bytes());
   }
 
   friend bool operator==(const ZoneArray& a, const ZoneArray& b) {
@@ -217,7 +219,8 @@ class ZoneArray {
   // line.
   [[gnu::always_inline]] void Append(uint64_t begin_tick, uint32_t length, uint32_t meta) {
     const size_t index = size_;
-    if ((index & kGroupMask) == 0) [[unlikely]] MakeRoom(index, begin_tick);
+    if ((index & kGroupMask) == 0) [[unlikely]]
+      MakeRoom(index, begin_tick);
     const uint64_t offset = begin_tick - last_base_;  // wraps when the begin is before the base
     uint32_t stored = uint32_t(offset);
     if (offset >= kFar) [[unlikely]] {
@@ -240,7 +243,9 @@ class ZoneArray {
     group_bases_.push_back(last_base_);
     last_group_ = &GroupOf(index);
   }
-  static Group* NewGroups(size_t groups) { return static_cast<Group*>(::operator new(groups * sizeof(Group))); }
+  static Group* NewGroups(size_t groups) {
+    return static_cast<Group*>(::operator new(groups * sizeof(Group)));
+  }
   void GrowFirstPage() {
     Group* grown = NewGroups(first_page_groups_ * 2);
     std::memcpy(grown, pages_[0], first_page_groups_ * sizeof(Group));
@@ -293,15 +298,15 @@ class ZoneArray {
            uint32_t(flags & kFlagMask) << (kLocationBits + kDepthBits);
   }
 
-  std::vector<Group*> pages_;  // each page's first group
-  std::vector<uint64_t> group_bases_;  // one per group of 64 zones
+  std::vector<Group*> pages_;                      // each page's first group
+  std::vector<uint64_t> group_bases_;              // one per group of 64 zones
   std::vector<chunk_memory::MappedBlock> blocks_;  // pages past the first kHeapPages
-  std::unordered_map<size_t, FarValues> far_;  // by index: begins and ends too far to pack
+  std::unordered_map<size_t, FarValues> far_;      // by index: begins and ends too far to pack
   size_t size_ = 0;
   size_t first_page_groups_ = 0;  // room in the first page (kPageGroups once full size)
-  Group* last_group_ = nullptr;    // where appends go: the last group, and its base
+  Group* last_group_ = nullptr;   // where appends go: the last group, and its base
   uint64_t last_base_ = 0;
-  size_t pages_left_ = 0;        // uncarved pages in the last block
+  size_t pages_left_ = 0;  // uncarved pages in the last block
 };
 
 }  // namespace gnomon::server

@@ -35,7 +35,7 @@ struct VisibleItem {
 struct IdentityKey {
   int64_t operator()(int64_t ns) const { return ns; }  // the key of a time
   int64_t ToNs(int64_t key) const { return key; }
-  double per_ns() const { return 1.0; }                 // key units per nanosecond
+  double per_ns() const { return 1.0; }  // key units per nanosecond
 };
 
 // A zone's length in key units, when it is not known yet (an open zone).
@@ -64,7 +64,8 @@ class LaneIndex {
   // Restores key order in every row (for lanes filled out of order).
   void SortRows() {
     for (Row& r : rows_) {
-      std::stable_sort(r.entries.begin(), r.entries.end(), [](const Entry& a, const Entry& b) { return a.key < b.key; });
+      std::stable_sort(r.entries.begin(), r.entries.end(),
+                       [](const Entry& a, const Entry& b) { return a.key < b.key; });
       r.coarse.clear();
       r.indices.clear();
       for (size_t k = 0; k < r.entries.size(); ++k) {
@@ -78,8 +79,8 @@ class LaneIndex {
   // min_px pixels, and gaps narrower than a pixel between them, merge into blocks.
   // span(index) -> Span; keys: see IdentityKey. Merging reads only the row's arrays.
   template <typename SpanOf, typename Emit, typename Keys = IdentityKey>
-  void Visit(size_t depth, int64_t t0_ns, int64_t t1_ns, double ns_per_px, double min_px, SpanOf span, Emit emit,
-             Keys keys = {}) const {
+  void Visit(size_t depth, int64_t t0_ns, int64_t t1_ns, double ns_per_px, double min_px, SpanOf span,
+             Emit emit, Keys keys = {}) const {
     if (depth >= rows_.size()) return;
     const Row& r = rows_[depth];
     const double min_ns = ns_per_px * min_px;
@@ -115,10 +116,12 @@ class LaneIndex {
         // them can be wide (they do not overlap), so the run jumps to the block's end
         // knowing only the coarse keys, with an error under a pixel.
         const size_t block = i / kCoarseStride + 1;
-        if (block + 1 < r.coarse.size() && r.coarse[block] < target && r.coarse[block + 1] <= target + pixel &&
-            r.coarse[block + 1] - r.coarse[block - 1] <= 2 * pixel) {
+        if (block + 1 < r.coarse.size() && r.coarse[block] < target &&
+            r.coarse[block + 1] <= target + pixel && r.coarse[block + 1] - r.coarse[block - 1] <= 2 * pixel) {
           size_t b = block + 1;
-          while (b + 1 < r.coarse.size() && r.coarse[b + 1] <= target + pixel && r.coarse[b + 1] - r.coarse[b] <= pixel) ++b;
+          while (b + 1 < r.coarse.size() && r.coarse[b + 1] <= target + pixel &&
+                 r.coarse[b + 1] - r.coarse[b] <= pixel)
+            ++b;
           i = b * kCoarseStride;
           run_end = std::max(run_end, r.coarse[b]);
           if (r.coarse[b] > last_key) break;
@@ -132,8 +135,8 @@ class LaneIndex {
         i = j;
         if (last_is_wide || e[j - 1].key > last_key) break;
       }
-      emit(VisibleItem{{keys.ToNs(e[first].key), keys.ToNs(run_end)}, e[first].index, uint32_t(i - first),
-                       i - first > 1});
+      emit(VisibleItem{
+          {keys.ToNs(e[first].key), keys.ToNs(run_end)}, e[first].index, uint32_t(i - first), i - first > 1});
     }
   }
 
@@ -162,7 +165,7 @@ class LaneIndex {
   };
   struct Row {
     std::vector<Entry> entries;
-    std::vector<int64_t> coarse;  // entries[0].key, entries[16].key, ...
+    std::vector<int64_t> coarse;    // entries[0].key, entries[16].key, ...
     std::vector<uint32_t> indices;  // the same indices, for row()
   };
 
@@ -181,22 +184,25 @@ class LaneIndex {
         step *= 2;
       }
       const size_t high = std::min(r.coarse.size(), block + step + 1);
-      block = size_t(std::lower_bound(r.coarse.begin() + ptrdiff_t(low), r.coarse.begin() + ptrdiff_t(high), key) -
-                     r.coarse.begin());
+      block = size_t(
+          std::lower_bound(r.coarse.begin() + ptrdiff_t(low), r.coarse.begin() + ptrdiff_t(high), key) -
+          r.coarse.begin());
     }
     // The answer lies in [(block - 1) * stride, block * stride], and not before `from`.
     const size_t lo = std::max(from, (block - 1) * kCoarseStride);
     const size_t hi = std::min(n, block * kCoarseStride + 1);
-    return size_t(std::lower_bound(e.begin() + ptrdiff_t(lo), e.begin() + ptrdiff_t(hi), key, by_key) - e.begin());
+    return size_t(std::lower_bound(e.begin() + ptrdiff_t(lo), e.begin() + ptrdiff_t(hi), key, by_key) -
+                  e.begin());
   }
   // Zones do not overlap: the first zone ending at or after t is the last one beginning
   // at or before t, if it reaches t, else the one after it.
   template <typename SpanOf, typename KeyOf>
   static size_t FirstEndingAtOrAfter(const Row& r, int64_t t, SpanOf span, KeyOf key_of) {
     const auto& e = r.entries;
-    const size_t after = size_t(std::upper_bound(e.begin(), e.end(), key_of(t),
-                                                 [](int64_t k, const Entry& entry) { return k < entry.key; }) -
-                                e.begin());
+    const size_t after =
+        size_t(std::upper_bound(e.begin(), e.end(), key_of(t),
+                                [](int64_t k, const Entry& entry) { return k < entry.key; }) -
+               e.begin());
     if (after > 0 && span(e[after - 1].index).end_ns >= t) return after - 1;
     return after;
   }

@@ -40,9 +40,9 @@ struct LaneState {
 
 struct Lane {
   LaneKey key;
-  float y = 0;           // top of the lane's rows (below its title bar)
-  float height = 0;      // rows only
-  uint32_t rows = 0;     // depth rows shown
+  float y = 0;        // top of the lane's rows (below its title bar)
+  float height = 0;   // rows only
+  uint32_t rows = 0;  // depth rows shown
 };
 
 struct DrawItem {
@@ -88,7 +88,8 @@ class Timeline {
   bool IsLaneVisible(const Lane& lane, float top, float bottom) const {
     return lane.y + lane.height >= top && lane.y - metrics_.title_height <= bottom;
   }
-  std::optional<Hit> HitTest(const server::TraceModel& model, const TimelineView& view, float x, float y) const;
+  std::optional<Hit> HitTest(const server::TraceModel& model, const TimelineView& view, float x,
+                             float y) const;
 
   const std::vector<Lane>& lanes() const { return lanes_; }
   // A lane's title, made when it is shown (a trace may have 65,536 lanes, a window
@@ -123,8 +124,8 @@ class Timeline {
   // The lane of model.threads[i], by the same index.
   const ThreadLane* FindThreadLane(const server::TraceModel& model, uint32_t thread_id) const;
 
-  std::vector<ThreadLane> threads_;  // by index in model.threads
-  std::map<uint32_t, GpuLane> gpus_;        // by context id
+  std::vector<ThreadLane> threads_;   // by index in model.threads
+  std::map<uint32_t, GpuLane> gpus_;  // by context id
   std::vector<Lane> lanes_;
   float total_height_ = 0;
   int64_t origin_ns_ = 0;  // CLOCK_MONOTONIC_RAW ns of the trace's first event
