@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "gnomon/protocol/byte_io.h"
+#include "gnomon/protocol/check.h"
 #include "gnomon/protocol/messages.h"
 
 namespace gnomon::server {
@@ -88,6 +89,7 @@ size_t CompactMessages(const uint8_t* data, size_t size, uint8_t* out, uint64_t&
   // Not a whole message from here on (unknown, or cut short): the rest as it is.
   std::memcpy(o, data + pos, size - pos);
   o += size - pos;
+  GNOMON_CHECK(size_t(o - out) <= CompactBound(size), "compaction wrote past CompactBound");
   return size_t(o - out);
 }
 

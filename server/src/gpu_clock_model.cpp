@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gnomon/protocol/check.h"
 #include "gnomon/server/cpu_clock_model.h"
 
 namespace gnomon::server {
@@ -93,6 +94,7 @@ GpuClockModel::SampleResult GpuClockModel::AddSample(const GpuCalibrationSample&
       AddToSums(e, last, merged_w);
       ++sample_count_;
       Refit(e);
+      CheckKnotOrder(e);
       return SampleResult::kMerged;
     }
     if (dg <= 0 || dc <= 0 || std::fabs(double(dc) / dg_ns - 1.0) > kMaxRateError) {
@@ -105,7 +107,17 @@ GpuClockModel::SampleResult GpuClockModel::AddSample(const GpuCalibrationSample&
   AddToSums(e, sample, w);
   ++sample_count_;
   Refit(e);
+  CheckKnotOrder(e);
   return SampleResult::kAdded;
+}
+
+void GpuClockModel::CheckKnotOrder(const Epoch& e) {
+  // Mapping is monotonic only while knots strictly increase in both clocks: a broken
+  // order would give zones negative lengths without a word.
+  const size_t n = e.knots.size();
+  GNOMON_CHECK(n < 2 || (e.knots[n - 1].gpu_ticks > e.knots[n - 2].gpu_ticks &&
+                         e.knots[n - 1].cpu_ns > e.knots[n - 2].cpu_ns),
+               "GPU clock knots out of order");
 }
 
 void GpuClockModel::Resync(const GpuCalibrationSample& anchor) {

@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "block_codec.h"
+#include "gnomon/protocol/check.h"
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/trace_file.h"
 #include "stream_decoder.h"
@@ -505,6 +506,7 @@ Result<LoadReport> Load(const TraceSource& source, TraceModel& model, SharedMode
                               : DecodeMessages(ready.raw.data(), ready.size, builder);
     });
     gap_pending = false;
+    GNOMON_CHECK(decoded.consumed <= ready.size, "a block decoded past its end");
     report.messages += decoded.messages;
     report.raw_bytes += stream_bytes;
     ++report.blocks;  // a malformed block's whole messages before the fault are kept

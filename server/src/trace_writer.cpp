@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "block_codec.h"
+#include "gnomon/protocol/check.h"
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/trace_file.h"
 
@@ -71,6 +72,8 @@ void TraceWriter::Append(const uint8_t* data, size_t size) {
   const size_t room = current_.size + CompactBound(size);
   if (current_.data.size() < room) current_.data.resize(std::max(room, current_.data.size() * 2));
   current_.size += CompactMessages(data, size, current_.data.data() + current_.size, current_previous_tick_);
+  GNOMON_CHECK(current_.size <= current_.data.size() && current_.size <= kMaxBlockRawBytes,
+               "a block outgrew its buffer or the largest block");
   current_stream_bytes_ += size;
   raw_bytes_total_ += size;
   if (current_stream_bytes_ >= options_.block_raw_bytes ||

@@ -13,8 +13,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "gnomon/server/trace_file.h"
 #include "../support/model_dump.h"
+#include "gnomon/server/trace_file.h"
 
 namespace {
 
@@ -45,13 +45,13 @@ std::string FirstDifference(const std::string& expected, const std::string& actu
 TEST_CASE("every trace format keeps loading into the model it always did") {
   const std::string data = GNOMON_DATA_DIR;
   const char* files[] = {
-      "h200_vulkan_demo.gnomon",           // format 1: a Vulkan capture on an H200
-      "cuda-h200.gnomon",                  // format 2: CUDA through CUPTI on an H200
-      "lavapipe_vulkan_counters.gnomon",   // format 2: Vulkan pipeline statistics
-      "golden/format3-c-program.gnomon",   // format 3: every message kind, GPU included
-      "golden/format3-zones.gnomon",       // format 3: threads, frames, plots, messages
-      "golden/format3-flood.gnomon",       // format 3: 300,000 zones over several blocks
-      "golden/format4-c-program.gnomon",   // format 4: the same three, numbered blocks
+      "h200_vulkan_demo.gnomon",          // format 1: a Vulkan capture on an H200
+      "cuda-h200.gnomon",                 // format 2: CUDA through CUPTI on an H200
+      "lavapipe_vulkan_counters.gnomon",  // format 2: Vulkan pipeline statistics
+      "golden/format3-c-program.gnomon",  // format 3: every message kind, GPU included
+      "golden/format3-zones.gnomon",      // format 3: threads, frames, plots, messages
+      "golden/format3-flood.gnomon",      // format 3: 300,000 zones over several blocks
+      "golden/format4-c-program.gnomon",  // format 4: the same three, numbered blocks
       "golden/format4-zones.gnomon",
       "golden/format4-flood.gnomon",
   };

@@ -57,16 +57,17 @@ constexpr size_t kShown = 3;  // entries shown in full per collection
 std::string DumpModel(const server::TraceModel& m) {
   std::string out;
   const auto& p = m.program;
-  out += Line("program '%s' pid %u timer %u rate %" PRIu64 " start %" PRId64 " tick %" PRIu64 " info %d", p.name.c_str(),
-              p.pid, p.timer_kind, p.ticks_per_second_estimate, p.start_unix_ns, p.start_tick, int(m.has_program_info));
+  out += Line("program '%s' pid %u timer %u rate %" PRIu64 " start %" PRId64 " tick %" PRIu64 " info %d",
+              p.name.c_str(), p.pid, p.timer_kind, p.ticks_per_second_estimate, p.start_unix_ns, p.start_tick,
+              int(m.has_program_info));
   Hash pairs;
   for (const auto& pair : m.clock.pairs()) {
     pairs.Add(pair.tick).Add(pair.monotonic_raw_ns).Add(pair.monotonic_ns).Add(pair.uncertainty_ns);
   }
   out += Line("cpu pairs %zu hash %016" PRIx64 " ns_per_tick %.9g", m.clock.pairs().size(), pairs.value(),
               m.clock.ns_per_tick());
-  out += Line("range %" PRIu64 " .. %" PRIu64 " zones %" PRIu64 " open %" PRIu64, m.first_tick, m.last_tick, m.zone_count,
-              m.open_zone_count);
+  out += Line("range %" PRIu64 " .. %" PRIu64 " zones %" PRIu64 " open %" PRIu64, m.first_tick, m.last_tick,
+              m.zone_count, m.open_zone_count);
   for (size_t i = 0; i < m.source_locations.size(); ++i) {
     const auto& l = m.source_locations[i];
     out += Line("location %zu id %u '%s' '%s' '%s' line %u color %08x defined %d", i, l.id, l.name.c_str(),
@@ -82,11 +83,12 @@ std::string DumpModel(const server::TraceModel& m) {
       attributes.Add(i).Add(a->second.name).Add(a->second.text).Add(a->second.color).Add(a->second.value);
     }
     out += Line("thread %u os %u '%s' zones %zu hash %016" PRIx64 " attributes %zu hash %016" PRIx64, t.id,
-                t.os_thread_id, t.name.c_str(), t.zones.size(), zones.value(), t.attributes.size(), attributes.value());
+                t.os_thread_id, t.name.c_str(), t.zones.size(), zones.value(), t.attributes.size(),
+                attributes.value());
     for (size_t i = 0; i < t.zones.size() && i < kShown; ++i) {
       const server::Zone z = t.zones[i];
-      out += Line("  zone %zu %" PRIu64 " .. %" PRIu64 " location %u depth %u flags %u", i, z.begin_tick, z.end_tick,
-                  z.source_location, z.depth, z.flags);
+      out += Line("  zone %zu %" PRIu64 " .. %" PRIu64 " location %u depth %u flags %u", i, z.begin_tick,
+                  z.end_tick, z.source_location, z.depth, z.flags);
     }
   }
   for (const auto& [id, f] : m.frames) {
@@ -100,47 +102,52 @@ std::string DumpModel(const server::TraceModel& m) {
   for (const auto& [id, plot] : m.plots) {
     Hash h;
     for (const auto& point : plot.points) h.Add(point);
-    out += Line("plot %u '%s' points %zu hash %016" PRIx64, id, plot.name.c_str(), plot.points.size(), h.value());
+    out += Line("plot %u '%s' points %zu hash %016" PRIx64, id, plot.name.c_str(), plot.points.size(),
+                h.value());
   }
   Hash messages;
-  for (const auto& message : m.messages) messages.Add(message.tick).Add(message.thread_id).Add(message.severity).Add(message.text);
+  for (const auto& message : m.messages)
+    messages.Add(message.tick).Add(message.thread_id).Add(message.severity).Add(message.text);
   out += Line("messages %zu hash %016" PRIx64, m.messages.size(), messages.value());
   for (size_t i = 0; i < m.messages.size() && i < kShown; ++i) {
-    out += Line("  message %" PRIu64 " thread %u severity %u '%s'", m.messages[i].tick, m.messages[i].thread_id,
-                m.messages[i].severity, m.messages[i].text.c_str());
+    out += Line("  message %" PRIu64 " thread %u severity %u '%s'", m.messages[i].tick,
+                m.messages[i].thread_id, m.messages[i].severity, m.messages[i].text.c_str());
   }
   for (const auto& [id, c] : m.gpu_contexts) {
     Hash zones;
     for (size_t i = 0; i < c.zones.size(); ++i) zones.Add(c.zones[i]);
     Hash knots;
-    for (const auto& knot : c.clock.knots()) knots.Add(knot.gpu_ticks).Add(knot.cpu_ns).Add(knot.uncertainty_ns);
+    for (const auto& knot : c.clock.knots())
+      knots.Add(knot.gpu_ticks).Add(knot.cpu_ns).Add(knot.uncertainty_ns);
     Hash counters;
     for (const auto& sample : c.counter_samples) counters.Add(sample);
     for (double v : c.counter_values) counters.Add(v);
-    out += Line("gpu %u api %u flags %u '%s' '%s' period %" PRIu64 "/%" PRIu64 " bits %u epoch %u", id, c.api, c.flags,
-                c.device_name.c_str(), c.name.c_str(), c.clock.period().numerator_ns, c.clock.period().denominator,
-                c.clock.valid_bits(), c.clock.epoch());
-    out += Line("  zones %zu hash %016" PRIx64 " knots %zu hash %016" PRIx64 " samples %zu rejected %zu unmatched %" PRIu64,
+    out += Line("gpu %u api %u flags %u '%s' '%s' period %" PRIu64 "/%" PRIu64 " bits %u epoch %u", id, c.api,
+                c.flags, c.device_name.c_str(), c.name.c_str(), c.clock.period().numerator_ns,
+                c.clock.period().denominator, c.clock.valid_bits(), c.clock.epoch());
+    out += Line("  zones %zu hash %016" PRIx64 " knots %zu hash %016" PRIx64
+                " samples %zu rejected %zu unmatched %" PRIu64,
                 c.zones.size(), zones.value(), c.clock.knots().size(), knots.value(), c.clock.sample_count(),
                 c.clock.rejected_count(), c.unmatched_gpu_times);
-    out += Line("  counter samples %zu values %zu hash %016" PRIx64, c.counter_samples.size(), c.counter_values.size(),
-                counters.value());
+    out += Line("  counter samples %zu values %zu hash %016" PRIx64, c.counter_samples.size(),
+                c.counter_values.size(), counters.value());
   }
   for (const auto& [id, set] : m.counter_sets) {
-    out += Line("counter set %u context %u '%s' declared %u defined %zu", id, set.context_id, set.name.c_str(),
-                set.counter_count, set.counters.size());
+    out += Line("counter set %u context %u '%s' declared %u defined %zu", id, set.context_id,
+                set.name.c_str(), set.counter_count, set.counters.size());
     for (const auto& c : set.counters) {
-      out += Line("  counter %u '%s' type %u data %u raw_max %" PRIu64, c.index, c.name.c_str(), c.type, c.data_type,
-                  c.raw_max);
+      out += Line("  counter %u '%s' type %u data %u raw_max %" PRIu64, c.index, c.name.c_str(), c.type,
+                  c.data_type, c.raw_max);
     }
   }
   const auto& d = m.diagnostics;
-  out += Line("diagnostics %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " dropped %" PRIu64
-              " ended %d gpu %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " counters %" PRIu64,
-              d.zone_ends_without_begin, d.attributes_without_zone, d.events_without_thread, d.clamped_zone_ends,
-              d.invalid_ids, d.frame_ends_without_begin, d.client_dropped_events, int(d.ended_cleanly),
-              d.gpu_events_for_unknown_context, d.gpu_queries_reused_before_time, d.gpu_rejected_calibrations,
-              d.gpu_zone_ends_without_begin, d.counter_results_dropped);
+  out += Line("diagnostics %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+              " dropped %" PRIu64 " ended %d gpu %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+              " counters %" PRIu64,
+              d.zone_ends_without_begin, d.attributes_without_zone, d.events_without_thread,
+              d.clamped_zone_ends, d.invalid_ids, d.frame_ends_without_begin, d.client_dropped_events,
+              int(d.ended_cleanly), d.gpu_events_for_unknown_context, d.gpu_queries_reused_before_time,
+              d.gpu_rejected_calibrations, d.gpu_zone_ends_without_begin, d.counter_results_dropped);
   return out;
 }
 

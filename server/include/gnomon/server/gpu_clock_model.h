@@ -97,6 +97,7 @@ class GpuClockModel {
     friend bool operator==(const Epoch&, const Epoch&) = default;
   };
   static void AddToSums(Epoch& epoch, const GpuCalibrationSample& knot, double weight);
+  static void CheckKnotOrder(const Epoch& epoch);
   void Refit(Epoch& epoch);
 
   TickPeriod period_;

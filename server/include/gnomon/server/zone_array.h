@@ -19,6 +19,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -119,6 +120,7 @@ class ZoneArray {
   // The same for a zone that began at begin_tick, without reading the zone back (a load
   // from a freshly written line stalls).
   bool CloseOpen(size_t i, uint64_t begin_tick, uint64_t end_tick) {
+    assert(i < size_ && "closing a zone the array does not hold");
     const bool clamped = end_tick < begin_tick;
     const uint64_t length = clamped ? 0 : end_tick - begin_tick;
     Timing& t = GroupOf(i).timing[i & kGroupMask];
