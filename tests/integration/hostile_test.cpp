@@ -60,7 +60,9 @@ TEST_CASE(
     "maximal declared string lengths with the connection gone: a clear error, bounded memory, data kept") {
   StreamWriter w = ValidStart(50);
   // A SourceLocationDef declaring three 65,535-byte strings, then only 100 bytes of them.
-  w.Raw({15, 9, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF});
+  gnomon::protocol::SourceLocationDef lying{.id = 9, .line = 1, .color = 0};
+  lying.name_length = lying.function_length = lying.file_length = 0xFFFF;
+  w.RawMessage(lying);
   for (int i = 0; i < 100; ++i) w.Raw({'x'});
   gnomon::test::FakeProgram program(OkHello(), w.bytes());
   const auto worker = CaptureToEnd(program.port());

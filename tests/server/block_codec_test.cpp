@@ -46,7 +46,7 @@ TEST_CASE("tick deltas round-trip every message, any tick, and leave a broken ta
     }
   }
   w.End(~uint64_t{0});
-  w.Raw({2, 1, 0, 0});  // an incomplete ZoneBegin at the end
+  w.Raw({uint8_t(gnomon::protocol::MessageType::kZoneBegin), 1, 0, 0});  // an incomplete ZoneBegin at the end
   std::vector<uint8_t> bytes = w.bytes();
   gnomon::server::EncodeTickDeltas(bytes.data(), bytes.size());
   CHECK(bytes != w.bytes());

@@ -146,6 +146,14 @@ class StreamWriter {
                                        .target_id = target_id},
                {.values = {reinterpret_cast<const uint8_t*>(values.data()), values.size()}});
   }
+  // A message's fixed part as it is, its length fields unchecked and nothing after it:
+  // a message that lies about what follows.
+  template <typename M>
+  StreamWriter& RawMessage(const M& m) {
+    const auto* p = reinterpret_cast<const uint8_t*>(&m);
+    bytes_.insert(bytes_.end(), p, p + sizeof(M));
+    return *this;
+  }
   // Bytes as they are: damaged or hostile messages.
   StreamWriter& Raw(std::initializer_list<uint8_t> bytes) {
     bytes_.insert(bytes_.end(), bytes);
