@@ -14,7 +14,9 @@
 // For each message of the catalogue (messages.def) named X, the decoder calls
 // handler.OnX(message, tail) or handler.OnX(message), whichever the handler has; a
 // handler with neither for X ignores X, and one with an OnX that takes neither form
-// fails to compile. A handler may also take OnAnyMessage(message, tail) (a template, or
+// fails to compile. The message is a packed struct: copy a field before anything takes
+// it by reference (std::max, emplace_back), which on a misaligned field is undefined.
+// A handler may also take OnAnyMessage(message, tail) (a template, or
 // overloads) for every message it has no OnX for. The decoder is a template so that the
 // calls inline. A handler may also take OnLeafZone(location, begin, end): a begin
 // followed at once by its end, which it must treat exactly as the two calls. Strings in

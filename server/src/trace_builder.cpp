@@ -126,8 +126,10 @@ void TraceBuilder::OnPlotValue(const protocol::PlotValue& m) {
     ++model_.diagnostics.invalid_ids;
     return;
   }
-  model_.plots[plot_id].points.emplace_back(m.tick, m.value);
-  SeeTick(m.tick);
+  const uint64_t tick = m.tick;  // copies: a packed field must not bind to a reference
+  const double value = m.value;
+  model_.plots[plot_id].points.emplace_back(tick, value);
+  SeeTick(tick);
 }
 
 void TraceBuilder::OnCpuCalibration(const protocol::CpuCalibration& pair) {
@@ -212,7 +214,7 @@ void TraceBuilder::OnAppInfo(const protocol::AppInfo& info, const protocol::AppI
 
 void TraceBuilder::OnDroppedEvents(const protocol::DroppedEvents& m) {
   model_.diagnostics.client_dropped_events =
-      std::max<uint64_t>(model_.diagnostics.client_dropped_events, m.total_events);
+      std::max(model_.diagnostics.client_dropped_events, uint64_t{m.total_events});
 }
 
 void TraceBuilder::OnEndOfStream(const protocol::EndOfStream& m) {

@@ -39,7 +39,7 @@ struct CountingHandler {
   }
   void OnEndOfStream(const protocol::EndOfStream&) { ended = true; }
   void OnDroppedEvents(const protocol::DroppedEvents& m) {
-    dropped = std::max<uint64_t>(dropped, m.total_events);
+    dropped = std::max(dropped, uint64_t{m.total_events});
   }
 };
 
