@@ -390,27 +390,55 @@ class StatisticsRun {
   std::vector<Piece> pieces_;
 };
 
-// The CPU zones of every thread, one sequence per thread.
+// The CPU zones of every thread that begin in the range, one sequence per thread.
+// Zones are stored in begin order, so each thread's are one stretch of its array.
 class CpuSequences {
  public:
-  explicit CpuSequences(const TraceModel& model) : model_(model) {}
+  CpuSequences(const TraceModel& model, const TickRange& range) : model_(model) {
+    for (const ThreadTimeline& thread : model.threads) {
+      const size_t first = FirstBeginAtOrAfter(thread.zones, range.begin_tick);
+      const size_t last = range.end_tick == UINT64_MAX
+                              ? thread.zones.size()
+                              : FirstBeginAtOrAfter(thread.zones, range.end_tick + 1);
+      stretches_.push_back({first, std::max(first, last)});
+    }
+  }
   size_t count() const { return model_.threads.size(); }
-  size_t size(size_t s) const { return model_.threads[s].zones.size(); }
+  size_t size(size_t s) const { return stretches_[s].second - stretches_[s].first; }
   [[gnu::always_inline]] ZoneFacts At(size_t s, size_t i) const {
-    const Zone zone = model_.threads[s].zones[i];
+    const Zone zone = model_.threads[s].zones[stretches_[s].first + i];
     return {zone.depth, zone.source_location,
             zone.is_open() ? -1 : model_.DurationNs(zone.begin_tick, zone.end_tick)};
   }
 
  private:
+  static size_t FirstBeginAtOrAfter(const ZoneArray& zones, uint64_t tick) {
+    if (tick == 0) return 0;
+    size_t lo = 0, hi = zones.size();
+    while (lo < hi) {
+      const size_t mid = lo + (hi - lo) / 2;
+      if (zones[mid].begin_tick < tick) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo;
+  }
+
   const TraceModel& model_;
+  std::vector<std::pair<size_t, size_t>> stretches_;  // [first, end) by thread
 };
 
-// The GPU zones of every context, one sequence per recording thread (zones of one
-// context interleave threads; each thread's zones nest on their own).
+// The GPU zones of every context that begin in the range, one sequence per recording
+// thread (zones of one context interleave threads; each thread's zones nest on their
+// own).
 class GpuSequences {
  public:
-  explicit GpuSequences(const TraceModel& model) {
+  GpuSequences(const TraceModel& model, const TickRange& range) {
+    const bool whole = range.begin_tick == 0 && range.end_tick == UINT64_MAX;
+    const int64_t begin_ns = model.clock.TickToNs(range.begin_tick);
+    const int64_t end_ns = model.clock.TickToNs(range.end_tick);
     for (const auto& [id, context] : model.gpu_contexts) {
       std::map<uint32_t, std::vector<ZoneFacts>> by_thread;
       for (size_t i = 0; i < context.zones.size(); ++i) {
@@ -420,6 +448,11 @@ class GpuSequences {
           duration = zone.gpu_end >= zone.gpu_begin
                          ? std::llround(context.clock.TicksToNs(zone.gpu_end - zone.gpu_begin))
                          : 0;
+        }
+        if (!whole) {
+          if (!zone.is_timed()) continue;
+          const int64_t at = model.MapGpuZone(context, zone).begin_ns;
+          if (at < begin_ns || at > end_ns) continue;
         }
         by_thread[zone.thread_id].push_back({zone.depth, zone.source_location, duration});
       }
@@ -436,13 +469,15 @@ class GpuSequences {
 
 }  // namespace
 
-std::vector<ZoneStatistics> ComputeZoneStatistics(const TraceModel& model, unsigned threads) {
-  const CpuSequences sequences(model);
+std::vector<ZoneStatistics> ComputeZoneStatistics(const TraceModel& model, unsigned threads,
+                                                  const TickRange& range) {
+  const CpuSequences sequences(model, range);
   return StatisticsRun(sequences, model.source_locations.size(), threads).Run();
 }
 
-std::vector<ZoneStatistics> ComputeGpuZoneStatistics(const TraceModel& model, unsigned threads) {
-  const GpuSequences sequences(model);
+std::vector<ZoneStatistics> ComputeGpuZoneStatistics(const TraceModel& model, unsigned threads,
+                                                     const TickRange& range) {
+  const GpuSequences sequences(model, range);
   return StatisticsRun(sequences, model.source_locations.size(), threads).Run();
 }
 

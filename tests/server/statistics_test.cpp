@@ -43,7 +43,9 @@ TEST_CASE("count, total, self, min, max, mean, median and deviation per source l
 namespace {
 
 // Statistics the plain way: one stack walk per thread, every duration kept and sorted.
-std::vector<ZoneStatistics> ReferenceStatistics(const TraceModel& model) {
+// With a range, only the zones that begin inside it are walked.
+std::vector<ZoneStatistics> ReferenceStatistics(const TraceModel& model,
+                                                const gnomon::server::TickRange& range = {}) {
   struct Open {
     uint32_t depth, location;
     int64_t duration, children;
@@ -57,6 +59,7 @@ std::vector<ZoneStatistics> ReferenceStatistics(const TraceModel& model) {
     std::vector<Open> stack;
     for (size_t i = 0; i < thread.zones.size(); ++i) {
       const Zone z = thread.zones[i];
+      if (!range.Contains(z.begin_tick)) continue;
       for (; !stack.empty() && stack.back().depth >= z.depth; stack.pop_back()) close(stack.back());
       const int64_t duration = z.is_open() ? -1 : model.DurationNs(z.begin_tick, z.end_tick);
       if (duration >= 0) {
@@ -153,4 +156,39 @@ TEST_CASE("statistics walked in pieces on several threads equal a single plain w
       CHECK(got[i].mean_ns == doctest::Approx(expected[i].mean_ns));
     }
   }
+}
+
+TEST_CASE("statistics of a range count the zones that begin in it, walked in pieces or not") {
+  gnomon::test::StreamWriter w;
+  w.AppInfo("app");
+  for (uint32_t id = 1; id <= 3; ++id) w.SourceLocation(id, "L" + std::to_string(id), "f", "a.cpp", id);
+  TraceModel model = gnomon::test::BuildModel(w);
+  TraceBuilder b(model);
+  b.OnThreadContext({.thread_id = 1});
+  uint64_t t = 0;
+  for (int i = 0; i < 2'500'000; ++i) {  // big enough to be cut into pieces
+    b.BeginZone(1, t);
+    b.BeginZone(2, t + 1);
+    b.EndZone(t + 3 + uint64_t(i % 5));
+    b.EndZone(t + 10);
+    t += 12;
+  }
+  const gnomon::server::TickRange range{t / 3 + 5, 2 * t / 3};  // starts inside a parent
+  const auto expected = ReferenceStatistics(model, range);
+  REQUIRE(expected.size() == 2);
+  for (unsigned threads : {1u, 4u}) {
+    CAPTURE(threads);
+    const auto got = ComputeZoneStatistics(model, threads, range);
+    REQUIRE(got.size() == expected.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      CHECK(got[i].source_location == expected[i].source_location);
+      CHECK(got[i].count == expected[i].count);
+      CHECK(got[i].total_ns == expected[i].total_ns);
+      CHECK(got[i].self_ns == expected[i].self_ns);
+      CHECK(got[i].median_ns == expected[i].median_ns);
+    }
+  }
+  // Nothing begins in an empty range; the whole trace is the default.
+  CHECK(ComputeZoneStatistics(model, 1, {t + 100, t + 200}).empty());
+  CHECK(ComputeZoneStatistics(model, 1)[0].count == 2'500'000);
 }

@@ -30,12 +30,24 @@ struct ZoneStatistics {
   int64_t median_ns = 0;
 };
 
+// A part of the trace to limit statistics to: the zones that begin inside
+// [begin_tick, end_tick] (ticks of the program's timer; a GPU zone by its begin mapped
+// onto the CPU timeline). A zone whose parent began before the range counts in full; its
+// parent is not counted.
+struct TickRange {
+  uint64_t begin_tick = 0;
+  uint64_t end_tick = UINT64_MAX;
+  bool Contains(uint64_t tick) const { return tick >= begin_tick && tick <= end_tick; }
+};
+
 // Statistics for every source location that has at least one closed zone, sorted by
 // total time, longest first.
-std::vector<ZoneStatistics> ComputeZoneStatistics(const TraceModel& model, unsigned threads = 0);
+std::vector<ZoneStatistics> ComputeZoneStatistics(const TraceModel& model, unsigned threads = 0,
+                                                  const TickRange& range = {});
 
 // The same for GPU zones of every context, with durations on the GPU's own clock (ticks
 // times the exact period). Zones whose timestamps never arrived are left out.
-std::vector<ZoneStatistics> ComputeGpuZoneStatistics(const TraceModel& model, unsigned threads = 0);
+std::vector<ZoneStatistics> ComputeGpuZoneStatistics(const TraceModel& model, unsigned threads = 0,
+                                                     const TickRange& range = {});
 
 }  // namespace gnomon::server
