@@ -41,3 +41,14 @@ TEST_CASE("the ruler picks 1-2-5 steps with readable units") {
   CHECK(ChooseRulerStep(30'000, 80).step_ns == 5'000'000);
   CHECK(std::string(ChooseRulerStep(1e8, 80).unit) == "s");
 }
+
+TEST_CASE("a new width keeps the visible time range") {
+  TimelineView view;
+  view.Fit(2'000, 1'002'000, 1000);
+  view.SetWidth(500);
+  CHECK(view.begin_ns() == 2'000);
+  CHECK(view.end_ns() == 1'002'000);
+  view.SetWidth(1800);
+  CHECK(view.begin_ns() == 2'000);
+  CHECK(std::llabs(view.end_ns() - 1'002'000) <= 1);
+}

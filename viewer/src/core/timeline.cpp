@@ -137,6 +137,45 @@ void Timeline::Sync(const TraceModel& model) {
   }
 }
 
+PlotRange Timeline::VisiblePlotRange(const TraceModel& model, const TimelineView& view,
+                                     uint32_t plot_id) const {
+  PlotRange r;
+  auto it = model.plots.find(plot_id);
+  if (it == model.plots.end() || it->second.points.empty()) return r;
+  const auto& points = it->second.points;
+  const int64_t t0 = view.begin_ns(), t1 = view.end_ns();
+  auto at = [&](size_t i) { return model.clock.TickToNs(points[i].first) - origin_ns_; };
+  auto first = std::lower_bound(points.begin(), points.end(), t0, [&](const auto& p, int64_t t) {
+    return model.clock.TickToNs(p.first) - origin_ns_ < t;
+  });
+  size_t i = size_t(first - points.begin());
+  if (i > 0) --i;  // the point before the view shapes its first segment
+  bool any = false;
+  for (; i < points.size(); ++i) {
+    const double v = points[i].second;
+    r.min = any ? std::min(r.min, v) : v;
+    r.max = any ? std::max(r.max, v) : v;
+    any = true;
+    ++r.points;
+    if (at(i) > t1) break;  // the point after the view too
+  }
+  return r;
+}
+
+std::optional<std::pair<int64_t, double>> Timeline::PlotValueAt(const TraceModel& model, uint32_t plot_id,
+                                                                int64_t ns) const {
+  auto it = model.plots.find(plot_id);
+  if (it == model.plots.end() || it->second.points.empty()) return std::nullopt;
+  const auto& points = it->second.points;
+  auto next = std::lower_bound(points.begin(), points.end(), ns, [&](const auto& p, int64_t t) {
+    return model.clock.TickToNs(p.first) - origin_ns_ < t;
+  });
+  if (next == points.begin())
+    return std::make_pair(model.clock.TickToNs(next->first) - origin_ns_, next->second);
+  const auto& p = *(next - 1);  // the value in force at `ns`: the last point at or before it
+  return std::make_pair(model.clock.TickToNs(p.first) - origin_ns_, p.second);
+}
+
 const Timeline::ThreadLane* Timeline::FindThreadLane(const TraceModel& model, uint32_t thread_id) const {
   auto it = model.thread_index.find(thread_id);
   return it == model.thread_index.end() || it->second >= threads_.size() ? nullptr : &threads_[it->second];
@@ -319,12 +358,9 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
         auto it = model.plots.find(lane.key.id);
         if (it == model.plots.end() || it->second.points.empty()) break;
         const auto& points = it->second.points;
-        double lo = points[0].second, hi = points[0].second;
-        for (const auto& p : points) {
-          lo = std::min(lo, p.second);
-          hi = std::max(hi, p.second);
-        }
-        const double range = hi > lo ? hi - lo : 1.0;
+        // Scaled to the values in view, which the lane's axis shows.
+        const PlotRange visible = VisiblePlotRange(model, view, lane.key.id);
+        const double lo = visible.min, range = visible.max > visible.min ? visible.max - visible.min : 1.0;
         // A polyline through the points in view (and one on each side), at most one
         // segment per pixel.
         auto first = std::lower_bound(points.begin(), points.end(), t0, [&](const auto& p, int64_t t) {

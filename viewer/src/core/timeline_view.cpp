@@ -12,7 +12,12 @@ void TimelineView::Fit(int64_t begin_ns, int64_t end_ns, double width_px) {
       std::clamp(double(std::max<int64_t>(end_ns - begin_ns, 1)) / width_px_, kMinNsPerPx, kMaxNsPerPx);
 }
 
-void TimelineView::SetWidth(double width_px) { width_px_ = std::max(1.0, width_px); }
+void TimelineView::SetWidth(double width_px) {
+  width_px = std::max(1.0, width_px);
+  // The same span of time across the new width: resizing the window keeps the range.
+  ns_per_px_ = std::clamp(ns_per_px_ * width_px_ / width_px, kMinNsPerPx, kMaxNsPerPx);
+  width_px_ = width_px;
+}
 
 void TimelineView::ZoomAt(double x_px, double factor) {
   if (!(factor > 0)) return;

@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gnomon/server/trace_model.h"
@@ -72,6 +73,12 @@ struct TimelineMetrics {
   float min_zone_px = 2;  // narrower zones merge into level-of-detail blocks
 };
 
+// The values of a plot's points in view (and one point on each side).
+struct PlotRange {
+  double min = 0, max = 0;
+  size_t points = 0;
+};
+
 class Timeline {
  public:
   // Indexes what is new in `model`. Call under the model's lock, before the others.
@@ -100,8 +107,26 @@ class Timeline {
   static std::string Name(const server::TraceModel& model, const LaneKey& key);
   float total_height() const { return total_height_; }
   const TimelineMetrics& metrics() const { return metrics_; }
+  // Sizes the rows for text `font_px` high (the default metrics are for 13 px).
+  void SetFontSize(float font_px) {
+    const float s = font_px / 13.0f;
+    metrics_ = TimelineMetrics{};
+    metrics_.row_height = font_px + 7;
+    metrics_.title_height = font_px + 5;
+    metrics_.lane_gap *= s;
+    metrics_.frame_strip_height *= s;
+    metrics_.plot_height *= s;
+  }
   // Nanoseconds since the first event, the timeline's time axis.
   int64_t TraceEndNs(const server::TraceModel& model) const;
+
+  // The plot's values in view: the lane is scaled to them and its axis shows them.
+  PlotRange VisiblePlotRange(const server::TraceModel& model, const TimelineView& view,
+                             uint32_t plot_id) const;
+  // The plot's value in force at `ns` (its last point at or before it) and that point's
+  // time; nullopt for an empty plot.
+  std::optional<std::pair<int64_t, double>> PlotValueAt(const server::TraceModel& model, uint32_t plot_id,
+                                                        int64_t ns) const;
 
   // A GPU zone's span on the trace timeline (relative ns), cached per context.
   Span GpuSpan(uint32_t context_id, uint32_t zone_index) const;

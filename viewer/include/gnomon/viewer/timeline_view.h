@@ -13,6 +13,7 @@ class TimelineView {
  public:
   // Shows [begin_ns, end_ns) across width_px pixels.
   void Fit(int64_t begin_ns, int64_t end_ns, double width_px);
+  // The timeline area's new width; the visible time range stays what it was.
   void SetWidth(double width_px);
 
   double NsToX(int64_t ns) const { return double(ns - begin_ns_) / ns_per_px_; }

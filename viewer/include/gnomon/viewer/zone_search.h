@@ -1,0 +1,103 @@
+// Find zone, as plain data: every occurrence of one source location (CPU or GPU zones),
+// its duration distribution, and the views the window shows of it.
+//
+//   ZoneOccurrences all = FindOccurrences(model, {.location = 7});   // once, off the UI thread
+//   DurationHistogram h = MakeHistogram(all, 64, HistogramScale::kLog);
+//   std::vector<uint32_t> rows = SelectOccurrences(all, {.min_ns = a, .max_ns = b},
+//   OccurrenceOrder::kDuration);
+//
+// FindOccurrences walks the trace once; the rest works on its result in time
+// proportional to the occurrences, so a window can redraw them every frame.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gnomon/server/trace_model.h"
+#include "gnomon/viewer/timeline.h"
+
+namespace gnomon::viewer {
+
+struct ZoneQuery {
+  uint32_t location = 0;  // index in model.source_locations
+  bool gpu = false;
+  // Only zones that begin inside [begin_ns, end_ns] (trace-relative), when set.
+  int64_t begin_ns = INT64_MIN;
+  int64_t end_ns = INT64_MAX;
+  friend bool operator==(const ZoneQuery&, const ZoneQuery&) = default;
+};
+
+struct Occurrence {
+  LaneKey lane;            // the thread, or the GPU context
+  uint32_t index = 0;      // zone index in its thread or context
+  uint32_t thread_id = 0;  // the recording thread (a GPU zone's too)
+  uint32_t parent = 0;     // the parent's source location; 0 for a top-level zone
+  int64_t begin_ns = 0;    // trace-relative
+  int64_t duration_ns = 0;
+};
+
+struct ZoneOccurrences {
+  ZoneQuery query;
+  std::vector<Occurrence> items;   // in begin order
+  std::vector<int64_t> sorted_ns;  // every duration, ascending
+  double mean_ns = 0;
+  int64_t total_ns = 0;
+  // The duration at fraction q (0..1) of the sorted durations (nearest rank); 0 when none.
+  int64_t Percentile(double q) const;
+};
+
+// Every closed (CPU) or timed (GPU) zone of the query, GPU zones placed by their
+// context's clock model. Reads only the model (safe on another thread under its lock).
+ZoneOccurrences FindOccurrences(const server::TraceModel& model, const ZoneQuery& query);
+
+// Source locations whose name (or function, or file) contains `text`, ignoring case
+// (ASCII), best first: locations with more zones first. At most `limit`. Zone counts of
+// big threads are estimated from a sample.
+struct LocationMatch {
+  uint32_t location = 0;
+  uint64_t cpu_zones = 0;
+  uint64_t gpu_zones = 0;
+  bool is_gpu() const { return cpu_zones == 0 && gpu_zones > 0; }
+};
+std::vector<LocationMatch> SearchLocations(const server::TraceModel& model, const std::string& text,
+                                           size_t limit);
+
+enum class HistogramScale : uint8_t { kLinear, kLog };
+
+struct DurationHistogram {
+  HistogramScale scale = HistogramScale::kLog;
+  int64_t min_ns = 0, max_ns = 0;  // of the data
+  std::vector<uint64_t> counts;    // by bin
+  uint64_t tallest = 0;
+  // The lower edge of bin `bin` (bin == counts.size(): the upper edge of the last).
+  double EdgeNs(size_t bin) const;
+  // The bin a duration falls in.
+  size_t BinOf(int64_t ns) const;
+};
+DurationHistogram MakeHistogram(const ZoneOccurrences& occurrences, size_t bins, HistogramScale scale);
+
+enum class OccurrenceOrder : uint8_t { kStart, kDuration, kThread };
+
+struct OccurrenceFilter {
+  int64_t min_ns = INT64_MIN;  // durations kept: [min_ns, max_ns]
+  int64_t max_ns = INT64_MAX;
+};
+// Indexes into occurrences.items of those the filter keeps, in the order asked
+// (kDuration: longest first; kThread: by thread, then start).
+std::vector<uint32_t> SelectOccurrences(const ZoneOccurrences& occurrences, const OccurrenceFilter& filter,
+                                        OccurrenceOrder order);
+
+// Occurrences grouped by thread or by parent location: count, total and mean per group,
+// groups by total, longest first.
+enum class OccurrenceGrouping : uint8_t { kThread, kParent };
+struct OccurrenceGroup {
+  uint32_t key = 0;  // thread id, or parent location
+  uint64_t count = 0;
+  int64_t total_ns = 0;
+  double mean_ns = 0;
+};
+std::vector<OccurrenceGroup> GroupOccurrences(const ZoneOccurrences& occurrences,
+                                              const OccurrenceFilter& filter, OccurrenceGrouping grouping);
+
+}  // namespace gnomon::viewer

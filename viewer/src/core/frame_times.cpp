@@ -1,0 +1,51 @@
+#include "gnomon/viewer/frame_times.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gnomon::viewer {
+
+FrameTimes ComputeFrameTimes(const server::TraceModel& model, uint32_t name_id, size_t bins) {
+  FrameTimes out;
+  auto it = model.frames.find(name_id);
+  if (it == model.frames.end()) return out;
+  const server::FrameSeries& series = it->second;
+  if (!series.marks.empty()) {
+    for (size_t i = 1; i < series.marks.size(); ++i) {
+      out.frame_ns.push_back(std::max<int64_t>(0, model.DurationNs(series.marks[i - 1], series.marks[i])));
+    }
+  } else {
+    for (const auto& [begin, end] : series.spans)
+      out.frame_ns.push_back(std::max<int64_t>(0, model.DurationNs(begin, end)));
+  }
+  if (out.frame_ns.empty()) return out;
+  out.sorted_ns = out.frame_ns;
+  std::sort(out.sorted_ns.begin(), out.sorted_ns.end());
+  auto at = [&](double q) {
+    return out.sorted_ns[size_t(std::llround(q * double(out.sorted_ns.size() - 1)))];
+  };
+  out.p50_ns = at(0.50);
+  out.p90_ns = at(0.90);
+  out.p99_ns = at(0.99);
+  out.max_ns = out.sorted_ns.back();
+  long double sum = 0;
+  for (int64_t ns : out.frame_ns) sum += ns;
+  out.mean_ns = double(sum / out.frame_ns.size());
+  out.histogram.assign(std::max<size_t>(bins, 1), 0);
+  for (int64_t ns : out.frame_ns) {
+    const size_t bin = out.max_ns > 0
+                           ? std::min(out.histogram.size() - 1,
+                                      size_t(double(ns) / double(out.max_ns) * double(out.histogram.size())))
+                           : 0;
+    out.tallest = std::max(out.tallest, ++out.histogram[bin]);
+  }
+  return out;
+}
+
+uint32_t FrameTargetColor(int64_t frame_ns) {
+  if (frame_ns <= kFrameTarget60Ns) return 0xFF50B060u;  // green
+  if (frame_ns <= kFrameTarget30Ns) return 0xFF30C0D8u;  // yellow
+  return 0xFF4040D8u;                                    // red
+}
+
+}  // namespace gnomon::viewer

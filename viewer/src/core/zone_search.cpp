@@ -1,0 +1,208 @@
+#include "gnomon/viewer/zone_search.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+
+namespace gnomon::viewer {
+namespace {
+
+// The location of each open ancestor, by depth, as a thread's zones go by in begin order.
+class AncestorStack {
+ public:
+  // Enters a zone at `depth` and returns its parent's location (0 at the top).
+  uint32_t Enter(uint32_t depth, uint32_t location) {
+    if (by_depth_.size() <= depth) by_depth_.resize(depth + 1, 0);
+    by_depth_[depth] = location;
+    return depth == 0 ? 0 : by_depth_[depth - 1];
+  }
+
+ private:
+  std::vector<uint32_t> by_depth_;
+};
+
+bool ContainsIgnoringCase(const std::string& text, const std::string& lower_needle) {
+  if (lower_needle.empty()) return true;
+  auto lower = [](char c) { return char(std::tolower(static_cast<unsigned char>(c))); };
+  return std::search(text.begin(), text.end(), lower_needle.begin(), lower_needle.end(),
+                     [&](char a, char b) { return lower(a) == b; }) != text.end();
+}
+
+}  // namespace
+
+int64_t ZoneOccurrences::Percentile(double q) const {
+  if (sorted_ns.empty()) return 0;
+  const double rank = std::clamp(q, 0.0, 1.0) * double(sorted_ns.size() - 1);
+  return sorted_ns[size_t(std::llround(rank))];
+}
+
+ZoneOccurrences FindOccurrences(const server::TraceModel& model, const ZoneQuery& query) {
+  ZoneOccurrences out;
+  out.query = query;
+  auto keep = [&](const Occurrence& o) {
+    if (o.begin_ns < query.begin_ns || o.begin_ns > query.end_ns) return;
+    out.items.push_back(o);
+  };
+  if (!query.gpu) {
+    for (const server::ThreadTimeline& thread : model.threads) {
+      AncestorStack ancestors;
+      const uint64_t origin = model.first_tick;
+      for (size_t i = 0; i < thread.zones.size(); ++i) {
+        const server::Zone z = thread.zones[i];
+        const uint32_t parent = ancestors.Enter(z.depth, z.source_location);
+        if (z.source_location != query.location || z.is_open()) continue;
+        keep({{LaneKind::kThread, thread.id},
+              uint32_t(i),
+              thread.id,
+              parent,
+              model.DurationNs(origin, z.begin_tick),
+              model.DurationNs(z.begin_tick, z.end_tick)});
+      }
+    }
+  } else {
+    const int64_t origin_ns = model.clock.TickToNs(model.first_tick);
+    for (const auto& [id, context] : model.gpu_contexts) {
+      std::map<uint32_t, AncestorStack> ancestors;  // by recording thread
+      for (size_t i = 0; i < context.zones.size(); ++i) {
+        const server::GpuZone& z = context.zones[i];
+        const uint32_t parent = ancestors[z.thread_id].Enter(z.depth, z.source_location);
+        if (z.source_location != query.location || !z.is_timed()) continue;
+        const auto mapped = model.MapGpuZone(context, z);
+        keep({{LaneKind::kGpu, id},
+              uint32_t(i),
+              z.thread_id,
+              parent,
+              mapped.begin_ns - origin_ns,
+              mapped.end_ns - mapped.begin_ns});
+      }
+    }
+  }
+  std::stable_sort(out.items.begin(), out.items.end(),
+                   [](const Occurrence& a, const Occurrence& b) { return a.begin_ns < b.begin_ns; });
+  out.sorted_ns.reserve(out.items.size());
+  long double total = 0;
+  for (const Occurrence& o : out.items) {
+    out.sorted_ns.push_back(o.duration_ns);
+    total += o.duration_ns;
+  }
+  std::sort(out.sorted_ns.begin(), out.sorted_ns.end());
+  out.total_ns = int64_t(std::min<long double>(total, INT64_MAX));
+  out.mean_ns = out.items.empty() ? 0 : double(total / out.items.size());
+  return out;
+}
+
+std::vector<LocationMatch> SearchLocations(const server::TraceModel& model, const std::string& text,
+                                           size_t limit) {
+  std::string needle = text;
+  for (char& c : needle) c = char(std::tolower(static_cast<unsigned char>(c)));
+  std::vector<LocationMatch> matches(model.source_locations.size());
+  for (const server::ThreadTimeline& thread : model.threads) {
+    // A sample of each thread's zones is enough to rank; the whole of small ones.
+    const size_t n = thread.zones.size();
+    const size_t step = std::max<size_t>(1, n / 100'000);
+    for (size_t i = 0; i < n; i += step) {
+      const uint32_t location = thread.zones[i].source_location;
+      if (location < matches.size()) matches[location].cpu_zones += step;
+    }
+  }
+  for (const auto& [id, context] : model.gpu_contexts) {
+    for (size_t i = 0; i < context.zones.size(); ++i) {
+      const uint32_t location = context.zones[i].source_location;
+      if (location < matches.size()) ++matches[location].gpu_zones;
+    }
+  }
+  std::vector<LocationMatch> found;
+  for (uint32_t i = 1; i < model.source_locations.size(); ++i) {
+    const server::SourceLocation& l = model.source_locations[i];
+    if (ContainsIgnoringCase(l.name, needle) || ContainsIgnoringCase(l.function, needle) ||
+        ContainsIgnoringCase(l.file, needle)) {
+      matches[i].location = i;
+      found.push_back(matches[i]);
+    }
+  }
+  std::stable_sort(found.begin(), found.end(), [](const LocationMatch& a, const LocationMatch& b) {
+    return a.cpu_zones + a.gpu_zones > b.cpu_zones + b.gpu_zones;
+  });
+  if (found.size() > limit) found.resize(limit);
+  return found;
+}
+
+double DurationHistogram::EdgeNs(size_t bin) const {
+  const size_t bins = std::max<size_t>(counts.size(), 1);
+  const double f = double(bin) / double(bins);
+  if (scale == HistogramScale::kLinear) return double(min_ns) + f * double(max_ns - min_ns);
+  const double lo = std::log(double(std::max<int64_t>(min_ns, 1)));
+  const double hi = std::log(double(std::max<int64_t>(max_ns, 1)));
+  return std::exp(lo + f * (hi - lo));
+}
+
+size_t DurationHistogram::BinOf(int64_t ns) const {
+  const size_t bins = counts.size();
+  if (bins <= 1 || max_ns <= min_ns) return 0;
+  double f = 0;
+  if (scale == HistogramScale::kLinear) {
+    f = double(ns - min_ns) / double(max_ns - min_ns);
+  } else {
+    const double lo = std::log(double(std::max<int64_t>(min_ns, 1)));
+    const double hi = std::log(double(std::max<int64_t>(max_ns, 1)));
+    f = hi > lo ? (std::log(double(std::max<int64_t>(ns, 1))) - lo) / (hi - lo) : 0;
+  }
+  return std::min(bins - 1, size_t(std::max(0.0, f * double(bins))));
+}
+
+DurationHistogram MakeHistogram(const ZoneOccurrences& occurrences, size_t bins, HistogramScale scale) {
+  DurationHistogram h;
+  h.scale = scale;
+  h.counts.assign(std::max<size_t>(bins, 1), 0);
+  if (occurrences.sorted_ns.empty()) return h;
+  h.min_ns = occurrences.sorted_ns.front();
+  h.max_ns = occurrences.sorted_ns.back();
+  for (int64_t ns : occurrences.sorted_ns) {
+    const uint64_t count = ++h.counts[h.BinOf(ns)];
+    h.tallest = std::max(h.tallest, count);
+  }
+  return h;
+}
+
+std::vector<uint32_t> SelectOccurrences(const ZoneOccurrences& occurrences, const OccurrenceFilter& filter,
+                                        OccurrenceOrder order) {
+  std::vector<uint32_t> rows;
+  for (uint32_t i = 0; i < occurrences.items.size(); ++i) {
+    const int64_t d = occurrences.items[i].duration_ns;
+    if (d >= filter.min_ns && d <= filter.max_ns) rows.push_back(i);
+  }
+  const auto& items = occurrences.items;
+  if (order == OccurrenceOrder::kDuration) {
+    std::stable_sort(rows.begin(), rows.end(),
+                     [&](uint32_t a, uint32_t b) { return items[a].duration_ns > items[b].duration_ns; });
+  } else if (order == OccurrenceOrder::kThread) {
+    std::stable_sort(rows.begin(), rows.end(),
+                     [&](uint32_t a, uint32_t b) { return items[a].thread_id < items[b].thread_id; });
+  }
+  return rows;
+}
+
+std::vector<OccurrenceGroup> GroupOccurrences(const ZoneOccurrences& occurrences,
+                                              const OccurrenceFilter& filter, OccurrenceGrouping grouping) {
+  std::map<uint32_t, OccurrenceGroup> groups;
+  for (const Occurrence& o : occurrences.items) {
+    if (o.duration_ns < filter.min_ns || o.duration_ns > filter.max_ns) continue;
+    const uint32_t key = grouping == OccurrenceGrouping::kThread ? o.thread_id : o.parent;
+    OccurrenceGroup& g = groups[key];
+    g.key = key;
+    ++g.count;
+    g.total_ns += o.duration_ns;
+  }
+  std::vector<OccurrenceGroup> out;
+  for (auto& [key, g] : groups) {
+    g.mean_ns = double(g.total_ns) / double(g.count);
+    out.push_back(g);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const OccurrenceGroup& a, const OccurrenceGroup& b) {
+    return a.total_ns > b.total_ns;
+  });
+  return out;
+}
+
+}  // namespace gnomon::viewer
