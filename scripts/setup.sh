@@ -28,7 +28,7 @@ jobs="${JOBS:-$(nproc)}"
 packages=(g++ gcc make cmake pkg-config python3 libasio-dev libzstd-dev doctest-dev
           libvulkan-dev mesa-vulkan-drivers
           libglfw3-dev libgl-dev libopengl-dev libgl1-mesa-dri libglx-mesa0 xvfb
-          libimgui-dev libstb-dev
+          libimgui-dev libstb-dev fonts-dejavu-core
           clang libclang-rt-14-dev clang-format-14)
 
 install_missing() {

@@ -1,12 +1,21 @@
 #include "app.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "gnomon/protocol/settings.h"
+#include "gnomon/server/text.h"
 
 namespace gnomon::viewer {
 namespace {
+
+constexpr float kSplitterHeight = 6;
+constexpr size_t kMaxRecentFiles = 8;
 
 // HOST[:PORT] when it does not name an existing file.
 bool ParseAddress(const std::string& text, std::string& host, uint16_t& port) {
@@ -25,26 +34,81 @@ bool ParseAddress(const std::string& text, std::string& host, uint16_t& port) {
   return !host.empty();
 }
 
-}  // namespace
-
-App::App(const Options& options)
-    : max_expansion_(options.max_expansion),
-      timeline_window_({options.select_longest_zone, options.show_counters, options.range_begin_ns,
-                        options.range_end_ns}) {
-  statistics_window_.open = clock_window_.open = messages_window_.open = debug_window_.open =
-      options.show_all_windows;
-  if (!options.open.empty()) Open(options.open);
+std::string SettingsFile() {
+  const char* config = std::getenv("XDG_CONFIG_HOME");
+  const char* home = std::getenv("HOME");
+  std::filesystem::path dir = config && *config ? std::filesystem::path(config) / "gnomon"
+                              : home && *home   ? std::filesystem::path(home) / ".config" / "gnomon"
+                                                : std::filesystem::path();
+  return dir.empty() ? "" : (dir / "viewer-settings").string();
 }
 
-App::~App() = default;
+constexpr const char* kWindowNames[] = {"statistics", "find-zone", "flame-graph", "frame-histogram",
+                                        "compare",    "messages",  "gpu-clocks",  "debug"};
+
+}  // namespace
+
+std::string App::CheckWindowNames(const std::vector<std::string>& show) {
+  for (const std::string& name : show) {
+    const std::string base = name.substr(0, name.find('='));
+    if (std::find(std::begin(kWindowNames), std::end(kWindowNames), base) == std::end(kWindowNames)) {
+      std::string known;
+      for (const char* k : kWindowNames) known += std::string(known.empty() ? "" : ", ") + k;
+      return "'" + name + "' is not a window (" + known + "; find-zone=NAME searches for NAME)";
+    }
+  }
+  return "";
+}
+
+App::App(const Options& options)
+    : options_(options),
+      timeline_window_({options.select_longest_zone, options.show_counters, options.range_begin_ns,
+                        options.range_end_ns}) {
+  if (options.keep_settings) LoadSettings();
+  if (options.show_all_windows) {
+    statistics_window_.open = clock_window_.open = messages_window_.open = debug_window_.open = true;
+  }
+  for (const std::string& name : options.show) {
+    const size_t eq = name.find('=');
+    const std::string base = name.substr(0, eq);
+    for (const SideWindow& w : SideWindows()) {
+      if (base == w.name) *w.open = true;
+    }
+    if (base == "find-zone" && eq != std::string::npos) find_zone_window_.SearchFor(name.substr(eq + 1));
+  }
+  workspace_.range = options.select_ns;
+  if (!options.open.empty()) Open(options.open);
+  if (!options.compare.empty()) compare_window_.OpenOther(options.compare, options.max_expansion);
+}
+
+App::~App() {
+  if (options_.keep_settings) SaveSettings();
+  // The windows' computations read the session: they stop first.
+  statistics_window_.Reset();
+  find_zone_window_.Reset();
+  flame_graph_window_.Reset();
+  compare_window_.Reset();
+}
+
+std::vector<App::SideWindow> App::SideWindows() {
+  return {{"statistics", &statistics_window_.open},   {"find-zone", &find_zone_window_.open},
+          {"flame-graph", &flame_graph_window_.open}, {"frame-histogram", &frame_times_window_.open},
+          {"compare", &compare_window_.open},         {"messages", &messages_window_.open},
+          {"gpu-clocks", &clock_window_.open},        {"debug", &debug_window_.open}};
+}
 
 void App::Show(std::unique_ptr<Session> session) {
+  statistics_window_.Reset();
+  find_zone_window_.Reset();
+  flame_graph_window_.Reset();
+  frame_times_window_.Reset();
+  compare_window_.Reset();
   workspace_.timeline = Timeline();
   workspace_.selected.reset();
   workspace_.fitted = false;
   workspace_.follow = true;
+  workspace_.range = session == nullptr ? std::nullopt : options_.select_ns;
   timeline_window_.Reset();
-  statistics_window_.Reset();
   session_ = std::move(session);
   workspace_.session = session_.get();
   status_line_.clear();
@@ -58,8 +122,17 @@ void App::Open(const std::string& target) {
     pending_recent_ = host + ":" + std::to_string(port);  // remembered once data flows
     start_window_.SetAddress(pending_recent_);
   } else {
-    Show(Session::OpenFile(target, max_expansion_));
+    Show(Session::OpenFile(target, options_.max_expansion));
+    RememberFile(target);
   }
+}
+
+bool App::is_busy() {
+  const bool session_busy =
+      session_ && (session_->is_loading() || (session_->is_live() && !session_->failed() &&
+                                              session_->StateText().rfind("receiving", 0) == 0));
+  return session_busy || statistics_window_.is_busy() || find_zone_window_.is_busy() ||
+         flame_graph_window_.is_busy() || compare_window_.is_busy();
 }
 
 std::string App::LaneTitle(const Lane& lane) const {
@@ -72,12 +145,16 @@ std::string App::LaneTitle(const Lane& lane) const {
 }
 
 void App::Frame(float width, float height) {
+  workspace_.reports.clear();
+  workspace_.tiles.clear();
   ImGui::SetNextWindowPos(ImVec2(0, 0));
   ImGui::SetNextWindowSize(ImVec2(width, height));
   ImGui::Begin("Gnomon", nullptr,
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_MenuBar |
                    ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoSavedSettings);
   MainMenu();
+  SaveDialog();
+  file_browser_.Draw(recent_files_);
   if (!session_ || session_->failed()) {
     start_window_.Draw(width, height, session_ ? session_.get() : nullptr,
                        [this](const std::string& target) { Open(target); });
@@ -88,8 +165,16 @@ void App::Frame(float width, float height) {
     start_window_.Remember(pending_recent_);
     pending_recent_.clear();
   }
+  bool any_side = workspace_.selected.has_value();
+  for (const SideWindow& w : SideWindows()) any_side |= *w.open;
   session_->WithModel([&](const server::TraceModel& model) {
-    workspace_.timeline.Sync(model);
+    // While a file loads, the lanes catch up four times a second: indexing zones takes
+    // the model's lock, which the loader needs for every block.
+    const auto now = std::chrono::steady_clock::now();
+    if (!session_->is_loading() || now - last_sync_ >= std::chrono::milliseconds(250)) {
+      workspace_.timeline.Sync(model);
+      last_sync_ = now;
+    }
     debug_window_.Measure(model, *session_);
     ImGui::Text("%s  |  %s  |  %llu zones, %zu threads, %zu GPU contexts", session_->title().c_str(),
                 session_->StateText().c_str(), static_cast<unsigned long long>(model.zone_count),
@@ -101,15 +186,64 @@ void App::Frame(float width, float height) {
     if (!session_->warning().empty())
       ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "%s", session_->warning().c_str());
     if (!status_line_.empty()) ImGui::TextUnformatted(status_line_.c_str());
-    timeline_window_.Draw(model, workspace_);
+    // The timeline takes the height above the panel of side windows.
+    const float panel_top = any_side ? std::clamp(height * split_, 160.0f, height - 120.0f) : height;
+    const float timeline_height =
+        std::max(60.0f, panel_top - ImGui::GetCursorScreenPos().y - (any_side ? kSplitterHeight : 8));
+    timeline_window_.Draw(model, workspace_, timeline_height);
+    if (any_side) Splitter(panel_top - kSplitterHeight, width, height);
     ImGui::End();
+    if (any_side) TileSideWindows(panel_top, width, height);
     if (statistics_window_.open) statistics_window_.Draw(model, workspace_);
     find_zone_window_.Draw(model, workspace_);
+    if (flame_graph_window_.open) flame_graph_window_.Draw(model, workspace_);
+    if (frame_times_window_.open) frame_times_window_.Draw(model, workspace_);
+    if (compare_window_.open) compare_window_.Draw(model, workspace_);
     details_window_.Draw(model, workspace_);
-    if (clock_window_.open) clock_window_.Draw(model);
+    if (clock_window_.open) clock_window_.Draw(model, workspace_);
     if (messages_window_.open) messages_window_.Draw(model, workspace_);
-    if (debug_window_.open) debug_window_.Draw(model, *session_);
+    if (debug_window_.open) debug_window_.Draw(model, *session_, workspace_);
   });
+}
+
+void App::Splitter(float y, float width, float height) {
+  ImGui::SetCursorScreenPos(ImVec2(0, y));
+  ImGui::InvisibleButton("##splitter", ImVec2(width, kSplitterHeight));
+  const bool hot = ImGui::IsItemHovered() || ImGui::IsItemActive();
+  ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(0, y + 2), ImVec2(width, y + kSplitterHeight - 2),
+                                            hot ? IM_COL32(120, 120, 130, 255) : IM_COL32(60, 60, 66, 255));
+  if (hot) ImGui::SetMouseCursor(ImGuiMouseCursor_ResizeNS);
+  if (ImGui::IsItemActive())
+    split_ = std::clamp((ImGui::GetIO().MousePos.y + kSplitterHeight / 2) / height, 0.2f, 0.85f);
+}
+
+void App::TileSideWindows(float top, float width, float height) {
+  std::vector<const char*> titles;
+  auto add = [&](bool open, const char* title) {
+    if (open) titles.push_back(title);
+  };
+  add(statistics_window_.open, "Statistics");
+  add(find_zone_window_.open, "Find zone");
+  add(flame_graph_window_.open, "Flame graph");
+  add(frame_times_window_.open, "Frame times");
+  add(compare_window_.open, "Compare");
+  add(workspace_.selected.has_value(), "Zone details");
+  add(messages_window_.open, "Messages");
+  add(clock_window_.open, "GPU clocks");
+  add(debug_window_.open, "Debug");
+  const size_t n = titles.size();
+  if (n == 0) return;
+  const size_t columns = n <= 3 ? n : n <= 6 ? 3 : 4;
+  const size_t rows = (n + columns - 1) / columns;
+  const float w = width / float(columns), h = (height - top) / float(rows);
+  for (size_t i = 0; i < n; ++i) {
+    const size_t row = i / columns, column = i % columns;
+    // The last row's windows share its width.
+    const size_t in_row = row + 1 == rows ? n - row * columns : columns;
+    const float ww = width / float(in_row);
+    workspace_.tiles[titles[i]] = {float(column) * (row + 1 == rows ? ww : w), top + float(row) * h,
+                                   row + 1 == rows ? ww : w, h};
+  }
 }
 
 void App::MainMenu() {
@@ -118,40 +252,82 @@ void App::MainMenu() {
   if (ImGui::BeginMenu("View")) {
     ImGui::MenuItem("Statistics", nullptr, &statistics_window_.open);
     ImGui::MenuItem("Find zone", nullptr, &find_zone_window_.open);
+    ImGui::MenuItem("Flame graph", nullptr, &flame_graph_window_.open);
+    ImGui::MenuItem("Frame times", nullptr, &frame_times_window_.open);
+    ImGui::MenuItem("Compare", nullptr, &compare_window_.open);
     ImGui::MenuItem("Messages", nullptr, &messages_window_.open);
     ImGui::MenuItem("GPU clocks", nullptr, &clock_window_.open);
     ImGui::MenuItem("Debug", nullptr, &debug_window_.open);
     ImGui::Separator();
     if (ImGui::MenuItem("Fit whole trace", "H")) workspace_.fitted = false;
     ImGui::MenuItem("Follow newest data", "F", &workspace_.follow);
+    if (ImGui::MenuItem("Clear the selected range", "Esc", false, workspace_.range.has_value()))
+      workspace_.range.reset();
     ImGui::EndMenu();
   }
   LanesMenu();
+  if (workspace_.range) {
+    ImGui::TextDisabled(
+        "  selected: %s",
+        server::FormatDuration(double(workspace_.range->second - workspace_.range->first)).c_str());
+  }
   ImGui::EndMenuBar();
 }
 
 void App::FileMenu() {
   if (!ImGui::BeginMenu("File")) return;
-  if (ImGui::MenuItem("Close", nullptr, false, session_ != nullptr)) Show(nullptr);
+  if (ImGui::MenuItem("Open...", "Ctrl+O")) {
+    file_browser_.Open("Open a trace", [this](const std::string& path) { Open(path); });
+  }
+  if (ImGui::MenuItem("Compare with...", nullptr, false, session_ != nullptr)) {
+    file_browser_.Open("Compare with a trace", [this](const std::string& path) {
+      compare_window_.OpenOther(path, options_.max_expansion);
+      RememberFile(path);
+    });
+  }
   if (session_) {
+    ImGui::Separator();
     ImGui::InputText("##save", save_path_, sizeof(save_path_));
     ImGui::SameLine();
     if (ImGui::Button("Save trace as")) {
-      // A regular file there is replaced only by a second press on the same path.
       const bool exists = !server::CheckOutputPath(save_path_, server::Overwrite::kNo).ok() &&
                           server::CheckOutputPath(save_path_, server::Overwrite::kYes).ok();
-      if (exists && replace_path_ != save_path_) {
-        replace_path_ = save_path_;
-        status_line_ = std::string(save_path_) + " exists: press \"Save trace as\" again to replace it";
+      if (exists) {
+        confirm_replace_ = save_path_;  // asked in a modal: replace, or not
       } else {
-        const server::Status saved =
-            session_->SaveAs(save_path_, exists ? server::Overwrite::kYes : server::Overwrite::kNo);
-        replace_path_.clear();
-        status_line_ = saved.ok() ? std::string("saved ") + save_path_ : saved.message();
+        const server::Status saved = session_->SaveAs(save_path_, server::Overwrite::kNo);
+        std::error_code ec;
+        status_line_ =
+            saved.ok() ? "saved " + std::filesystem::absolute(save_path_, ec).string() : saved.message();
       }
     }
   }
+  ImGui::Separator();
+  if (ImGui::MenuItem("Close", nullptr, false, session_ != nullptr)) Show(nullptr);
   ImGui::EndMenu();
+}
+
+void App::SaveDialog() {
+  if (confirm_replace_.empty()) return;
+  ImGui::OpenPopup("Replace file?");
+  if (!ImGui::BeginPopupModal("Replace file?", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
+  ImGui::Text("%s exists. Replace it with this trace?", confirm_replace_.c_str());
+  if (ImGui::Button("Replace")) {
+    const server::Status saved = session_ ? session_->SaveAs(confirm_replace_, server::Overwrite::kYes)
+                                          : server::Status::Error("nothing to save");
+    std::error_code ec;
+    status_line_ =
+        saved.ok() ? "saved " + std::filesystem::absolute(confirm_replace_, ec).string() : saved.message();
+    confirm_replace_.clear();
+    ImGui::CloseCurrentPopup();
+  }
+  ImGui::SameLine();
+  if (ImGui::Button("Cancel")) {
+    status_line_ = "not saved: " + confirm_replace_ + " kept as it was";
+    confirm_replace_.clear();
+    ImGui::CloseCurrentPopup();
+  }
+  ImGui::EndPopup();
 }
 
 void App::LanesMenu() {
@@ -176,6 +352,47 @@ void App::LanesMenu() {
   }
   timeline_window_.CounterMenu(workspace_);
   ImGui::EndMenu();
+}
+
+void App::RememberFile(const std::string& path) {
+  std::error_code ec;
+  const std::string absolute = std::filesystem::absolute(path, ec).string();
+  std::erase(recent_files_, absolute);
+  recent_files_.insert(recent_files_.begin(), absolute);
+  if (recent_files_.size() > kMaxRecentFiles) recent_files_.resize(kMaxRecentFiles);
+}
+
+void App::LoadSettings() {
+  std::ifstream in(SettingsFile());
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string key, value;
+    fields >> key;
+    std::getline(fields >> std::ws, value);
+    if (key == "window") {
+      for (const SideWindow& w : SideWindows()) {
+        if (value == w.name) *w.open = true;
+      }
+    } else if (key == "split") {
+      split_ = std::clamp(std::strtof(value.c_str(), nullptr), 0.2f, 0.85f);
+    } else if (key == "recent-file" && recent_files_.size() < kMaxRecentFiles) {
+      recent_files_.push_back(value);
+    }
+  }
+}
+
+void App::SaveSettings() {
+  const std::string file = SettingsFile();
+  if (file.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(file).parent_path(), ec);
+  std::ofstream out(file);
+  for (const SideWindow& w : SideWindows()) {
+    if (*w.open) out << "window " << w.name << "\n";
+  }
+  out << "split " << split_ << "\n";
+  for (const std::string& path : recent_files_) out << "recent-file " << path << "\n";
 }
 
 }  // namespace gnomon::viewer

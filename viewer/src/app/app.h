@@ -5,18 +5,30 @@
 // and calls Frame() between ImGui::NewFrame() and ImGui::Render(), so the headless
 // benchmark can build the very same frames without a GPU. Each window is a class of
 // its own with its own state (one file each); what they share is the Workspace.
+//
+// Side windows never cover the timeline: they are tiled in a panel below it, whose
+// height a splitter sets. Which windows are open, the splitter and the recent files are
+// kept between runs (in $XDG_CONFIG_HOME/gnomon, unless Options::keep_settings is off).
 #pragma once
 
 #include <imgui.h>
 
+#include <chrono>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "clock_window.h"
+#include "compare_window.h"
 #include "debug_window.h"
 #include "details_window.h"
+#include "file_browser.h"
 #include "find_zone_window.h"
+#include "flame_graph_window.h"
+#include "frame_times_window.h"
 #include "messages_window.h"
 #include "session.h"
 #include "start_window.h"
@@ -29,16 +41,25 @@ namespace gnomon::viewer {
 class App {
  public:
   struct Options {
-    std::string open;  // a trace file, or HOST[:PORT]
+    std::string open;     // a trace file, or HOST[:PORT]
+    std::string compare;  // a second trace file to compare with
     bool show_all_windows = false;
-    bool select_longest_zone = false;  // for screenshots: fill the details window
-    bool show_counters = false;        // a lane for every GPU counter; select a counted zone
-    int64_t range_begin_ns = -1;       // for screenshots: the time range to show
+    // Windows to open: statistics, find-zone=NAME, flame-graph, frame-histogram,
+    // gpu-clocks, messages, compare, debug. An unknown one is an error (see ShowWindows).
+    std::vector<std::string> show;
+    std::optional<std::pair<int64_t, int64_t>> select_ns;  // a selected range, trace-relative
+    bool select_longest_zone = false;                      // for screenshots: fill the details window
+    bool show_counters = false;   // a lane for every GPU counter; select a counted zone
+    int64_t range_begin_ns = -1;  // for screenshots: the time range to show
     int64_t range_end_ns = -1;
     uint32_t max_expansion = server::kDefaultMaxExpansion;  // for trace files (LoadOptions)
+    bool keep_settings = true;                              // read and write the settings file
   };
   explicit App(const Options& options);
   ~App();
+
+  // "" when every name of `show` is a window, else what is wrong.
+  static std::string CheckWindowNames(const std::vector<std::string>& show);
 
   // Builds one frame of the whole interface for a display of width x height.
   void Frame(float width, float height);
@@ -46,6 +67,9 @@ class App {
   void Open(const std::string& target);
   // Shows an existing session, replacing what was shown.
   void Show(std::unique_ptr<Session> session);
+  // Something still changes without input: a file or a comparison loads, a live capture
+  // receives, a window computes. The main loop then keeps drawing; otherwise it waits.
+  bool is_busy();
 
   // The last frame's timeline, for tests: lanes and items, and where (0, 0) of the
   // timeline's coordinates was on the screen.
@@ -54,31 +78,52 @@ class App {
   std::string LaneTitle(const Lane& lane) const;
   const std::vector<DrawItem>& items() const { return timeline_window_.items(); }
   ImVec2 timeline_origin() const { return timeline_window_.origin(); }
+  // What each side window drew in the last frame, as JSON by window name.
+  const std::map<std::string, std::string>& window_reports() const { return workspace_.reports; }
   bool has_session() const { return session_ != nullptr; }
   Session* session() { return session_.get(); }
   TimelineView& view() { return workspace_.view; }
 
  private:
+  struct SideWindow {
+    const char* name;  // for --show and the settings
+    bool* open;
+  };
+  std::vector<SideWindow> SideWindows();
   void MainMenu();
   void FileMenu();
   void LanesMenu();
+  void SaveDialog();
+  // Places the open side windows in the panel below the timeline.
+  void TileSideWindows(float top, float width, float height);
+  void Splitter(float y, float width, float height);
+  void LoadSettings();
+  void SaveSettings();
+  void RememberFile(const std::string& path);
 
-  uint32_t max_expansion_;
+  Options options_;
   std::unique_ptr<Session> session_;
   Workspace workspace_;
   TimelineWindow timeline_window_;
   StartWindow start_window_;
   StatisticsWindow statistics_window_;
   FindZoneWindow find_zone_window_;
+  FlameGraphWindow flame_graph_window_;
+  FrameTimesWindow frame_times_window_;
+  CompareWindow compare_window_;
   DetailsWindow details_window_;
   ClockWindow clock_window_;
   MessagesWindow messages_window_;
   DebugWindow debug_window_;
+  FileBrowser file_browser_;
 
+  float split_ = 0.55f;  // the timeline's share of the height when side windows are open
+  std::vector<std::string> recent_files_;
   char save_path_[1024] = "capture.gnomon";
-  std::string replace_path_;  // an existing file the next save to it replaces
+  std::string confirm_replace_;  // a path the user is asked about replacing
   std::string status_line_;
-  std::string pending_recent_;  // an address to remember once its session receives data
+  std::string pending_recent_;                       // an address to remember once its session receives data
+  std::chrono::steady_clock::time_point last_sync_;  // of the timeline with the model
 };
 
 }  // namespace gnomon::viewer

@@ -14,9 +14,8 @@ std::string Duration(double ns) { return server::FormatDuration(ns); }
 
 }  // namespace
 
-void ClockWindow::Draw(const server::TraceModel& model) {
-  ImGui::SetNextWindowSize(ImVec2(560, 210), ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowPos(ImVec2(600, 300), ImGuiCond_FirstUseEver);
+void ClockWindow::Draw(const server::TraceModel& model, const Workspace& ws) {
+  ws.Place("GPU clocks");
   if (!ImGui::Begin("GPU clocks", &open)) {
     ImGui::End();
     return;
@@ -35,12 +34,33 @@ void ClockWindow::Draw(const server::TraceModel& model) {
         static_cast<unsigned long long>(clock.period().numerator_ns),
         static_cast<unsigned long long>(clock.period().denominator), unsigned{clock.valid_bits()});
     const std::vector<double> residuals = clock.Residuals();
-    std::vector<float> values(residuals.begin(), residuals.end());
     ImGui::PushID(int(id));
-    if (!values.empty()) {
-      const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
-      ImGui::PlotLines("##residuals", values.data(), int(values.size()), 0, nullptr, *lo, *hi,
-                       ImVec2(-1, 70));
+    if (residuals.size() < 2) {
+      ImGui::TextDisabled("%zu calibration(s): residuals need two or more", residuals.size());
+    } else {
+      const auto [lo, hi] = std::minmax_element(residuals.begin(), residuals.end());
+      const double span = std::max(*hi - *lo, 1.0);
+      const ImVec2 at = ImGui::GetCursorScreenPos();
+      const float w = std::max(40.0f, ImGui::GetContentRegionAvail().x), h = 80;
+      ImGui::InvisibleButton("##residuals", ImVec2(w, h));
+      ImDrawList* draw = ImGui::GetWindowDrawList();
+      draw->AddRectFilled(at, ImVec2(at.x + w, at.y + h), IM_COL32(22, 23, 26, 255));
+      auto y_of = [&](double v) { return at.y + h - 3 - float((v - *lo) / span) * (h - 6); };
+      if (*lo < 0 && *hi > 0)
+        draw->AddLine(ImVec2(at.x, y_of(0)), ImVec2(at.x + w, y_of(0)), IM_COL32(255, 255, 255, 60));
+      ImVec2 previous;
+      for (size_t i = 0; i < residuals.size(); ++i) {
+        const ImVec2 p(at.x + w * float(i) / float(residuals.size() - 1), y_of(residuals[i]));
+        if (i > 0) draw->AddLine(previous, p, IM_COL32(240, 180, 80, 255), 1.5f);
+        draw->AddCircleFilled(p, 2, IM_COL32(240, 180, 80, 255));
+        previous = p;
+      }
+      if (ImGui::IsItemHovered()) {
+        const size_t i = std::min(
+            residuals.size() - 1,
+            size_t(std::llround((ImGui::GetIO().MousePos.x - at.x) / w * float(residuals.size() - 1))));
+        ImGui::SetTooltip("calibration %zu: %s from the fitted line", i + 1, Duration(residuals[i]).c_str());
+      }
       ImGui::Text("residuals from the fitted line, per calibration: %s .. %s", Duration(*lo).c_str(),
                   Duration(*hi).c_str());
     }

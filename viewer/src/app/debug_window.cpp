@@ -15,9 +15,8 @@ void DebugWindow::Measure(const server::TraceModel& model, const Session& sessio
   rate_time_ = now;
 }
 
-void DebugWindow::Draw(const server::TraceModel& model, const Session& session) {
-  ImGui::SetNextWindowSize(ImVec2(440, 160), ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowPos(ImVec2(800, 720), ImGuiCond_FirstUseEver);
+void DebugWindow::Draw(const server::TraceModel& model, const Session& session, const Workspace& ws) {
+  ws.Place("Debug");
   if (!ImGui::Begin("Debug", &open)) {
     ImGui::End();
     return;

@@ -14,7 +14,7 @@ class DebugWindow {
   bool open = false;
   // Updates the rates (once a second); call every frame, open or not.
   void Measure(const server::TraceModel& model, const Session& session);
-  void Draw(const server::TraceModel& model, const Session& session);
+  void Draw(const server::TraceModel& model, const Session& session, const Workspace& ws);
 
  private:
   std::chrono::steady_clock::time_point rate_time_ = std::chrono::steady_clock::now();

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/counter_values.h"
@@ -14,17 +16,28 @@ namespace {
 
 std::string Duration(double ns) { return server::FormatDuration(ns); }
 
+// A trace-relative time to the nanosecond: "1.234567890 s".
+std::string Exact(int64_t ns) {
+  char text[48];
+  std::snprintf(text, sizeof(text), "%s%lld.%09lld s", ns < 0 ? "-" : "",
+                static_cast<long long>(std::llabs(ns) / 1'000'000'000),
+                static_cast<long long>(std::llabs(ns) % 1'000'000'000));
+  return text;
+}
+
+// A duration as people read it, and to the nanosecond.
+std::string DurationExact(int64_t ns) {
+  char text[48];
+  std::snprintf(text, sizeof(text), " (%lld ns)", static_cast<long long>(ns));
+  return Duration(double(ns)) + text;
+}
+
 }  // namespace
 
 void DetailsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   if (!ws.selected) return;
-  // Taller when it opens on a GPU zone with counters, to show their table.
-  const bool has_counters =
-      ws.selected->kind == DrawItem::Kind::kGpuZone && model.gpu_contexts.contains(ws.selected->lane.id) &&
-      server::FindZoneCounters(model.gpu_contexts.at(ws.selected->lane.id), ws.selected->index);
-  ImGui::SetNextWindowSize(ImVec2(440, has_counters ? 300 : 190), ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowPos(ImVec2(800, 520), ImGuiCond_FirstUseEver);
   bool open = true;
+  ws.Place("Zone details");
   if (!ImGui::Begin("Zone details", &open)) {
     ImGui::End();
     return;
@@ -32,80 +45,130 @@ void DetailsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   const Selection s = *ws.selected;
   if (s.kind == DrawItem::Kind::kZone && model.thread_index.contains(s.lane.id)) {
     const auto& thread = model.threads[model.thread_index.at(s.lane.id)];
-    const server::Zone& z = thread.zones[s.index];
-    const auto& location = model.Location(z.source_location);
-    int64_t children = 0;
-    size_t child_count = 0;
-    for (size_t i = s.index + 1; i < thread.zones.size() && thread.zones[i].depth > z.depth; ++i) {
-      const auto& c = thread.zones[i];
-      if (c.depth == z.depth + 1 && !c.is_open()) {
-        if (__builtin_add_overflow(children, model.DurationNs(c.begin_tick, c.end_tick), &children))
-          children = INT64_MAX;
-        ++child_count;
-      }
-    }
-    const int64_t duration = z.is_open() ? -1 : model.DurationNs(z.begin_tick, z.end_tick);
-    ImGui::Text("Zone      %s", model.ZoneName(thread, s.index).c_str());
-    ImGui::Text("Location  %s:%u (%s)", location.file.c_str(), location.line, location.function.c_str());
-    ImGui::Text("Thread    %s",
-                thread.name.empty() ? std::to_string(thread.id).c_str() : thread.name.c_str());
-    ImGui::Text("Start     %s", Duration(double(Workspace::RelNs(model, z.begin_tick))).c_str());
-    ImGui::Text("Duration  %s", duration < 0 ? "unfinished" : Duration(double(duration)).c_str());
-    ImGui::Text("Self      %s", duration < 0 ? "-" : Duration(double(duration - children)).c_str());
-    ImGui::Text("Children  %zu", child_count);
-    if (z.flags & server::kZoneHasAttributes) {
-      const auto& a = thread.attributes.at(s.index);
-      if (!a.text.empty()) ImGui::Text("Text      %s", a.text.c_str());
-      if (a.has_value) ImGui::Text("Value     %llu", static_cast<unsigned long long>(a.value));
-    }
+    if (s.index < thread.zones.size()) DrawCpuZone(model, ws, thread, s.index);
   } else if (s.kind == DrawItem::Kind::kGpuZone && model.gpu_contexts.contains(s.lane.id)) {
     const auto& context = model.gpu_contexts.at(s.lane.id);
-    const server::GpuZone& z = context.zones[s.index];
-    const auto mapped = model.MapGpuZone(context, z);
-    ImGui::Text("GPU zone  %s", model.Location(z.source_location).name.c_str());
-    ImGui::Text("Context   %s", context.label().c_str());
-    ImGui::Text("Raw ticks %llu .. %llu", static_cast<unsigned long long>(z.gpu_begin),
-                static_cast<unsigned long long>(z.gpu_end));
-    ImGui::Text("Start     %s +/- %s",
-                Duration(double(mapped.begin_ns - model.clock.TickToNs(model.first_tick))).c_str(),
-                Duration(double(mapped.uncertainty_ns)).c_str());
-    ImGui::Text("Duration  %s (GPU clock)",
-                Duration(context.clock.TicksToNs(z.gpu_end - z.gpu_begin)).c_str());
-    ImGui::Text("Latency   %s from CPU record to GPU start",
-                Duration(double(mapped.begin_ns - model.clock.TickToNs(z.cpu_begin_tick))).c_str());
-    ImGui::Text("Thread    %u", z.thread_id);
-    if (const server::CounterSample* sample = server::FindZoneCounters(context, s.index)) {
-      const server::CounterSet& set = model.counter_sets.at(sample->set_id);
-      ImGui::Separator();
-      ImGui::Text("Counters  %s%s%s", set.name.c_str(),
-                  sample->flags & protocol::kCounterFrequencyChanged ? "  (frequency changed)" : "",
-                  sample->flags & protocol::kCounterSplitOccurred ? "  (split occurred)" : "");
-      if (ImGui::BeginTable("zone counters", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders)) {
-        ImGui::TableSetupColumn("Counter", ImGuiTableColumnFlags_WidthStretch);
-        ImGui::TableSetupColumn("Value");
-        ImGui::TableSetupColumn("Raw");
-        ImGui::TableHeadersRow();
-        for (uint32_t i = 0; i < sample->value_count; ++i) {
-          const std::string unit = server::CounterUnit(set, i);
-          ImGui::TableNextRow();
-          ImGui::TableNextColumn();
-          ImGui::TextUnformatted(set.CounterName(i).c_str());
-          const server::CounterInfo* counter = set.Find(i);
-          if (ImGui::IsItemHovered() && counter != nullptr && !counter->description.empty()) {
-            ImGui::SetTooltip("%s", counter->description.c_str());
-          }
-          ImGui::TableNextColumn();
-          ImGui::Text("%.6g%s%s", server::NormalizedCounterValue(model, context, *sample, i),
-                      unit.empty() ? "" : " ", unit.c_str());
-          ImGui::TableNextColumn();
-          ImGui::Text("%.6g", context.counter_values[sample->first_value + i]);
-        }
-        ImGui::EndTable();
-      }
-    }
+    if (s.index < context.zones.size()) DrawGpuZone(model, context, s.index);
   }
   ImGui::End();
   if (!open) ws.selected.reset();
+}
+
+void DetailsWindow::DrawCpuZone(const server::TraceModel& model, Workspace& ws,
+                                const server::ThreadTimeline& thread, uint32_t index) {
+  const server::Zone z = thread.zones[index];
+  const LaneKey lane{LaneKind::kThread, thread.id};
+  if (!family_ || family_->lane != lane || family_->index != index) {
+    Family f;
+    f.lane = lane;
+    f.index = index;
+    for (size_t i = index; i-- > 0;) {  // the parent: the nearest zone before it and above it
+      if (thread.zones[i].depth < z.depth) {
+        f.parent = uint32_t(i);
+        break;
+      }
+    }
+    for (size_t i = size_t(index) + 1; i < thread.zones.size(); ++i) {
+      const server::Zone c = thread.zones[i];
+      if (c.depth <= z.depth) break;
+      if (c.depth != z.depth + 1) continue;
+      ++f.child_count;
+      if (f.children.size() < kMaxChildren) f.children.push_back(uint32_t(i));
+      if (!c.is_open() &&
+          __builtin_add_overflow(f.children_ns, model.DurationNs(c.begin_tick, c.end_tick), &f.children_ns)) {
+        f.children_ns = INT64_MAX;
+      }
+    }
+    family_ = std::move(f);
+  }
+  const auto& location = model.Location(z.source_location);
+  const int64_t duration = z.is_open() ? -1 : model.DurationNs(z.begin_tick, z.end_tick);
+  ImGui::Text("Zone      %s", model.ZoneName(thread, index).c_str());
+  ImGui::Text("Location  %s:%u (%s)", location.file.c_str(), location.line, location.function.c_str());
+  ImGui::Text("Thread    %s", Timeline::Name(model, lane).c_str());
+  ImGui::Text("Start     %s", Exact(Workspace::RelNs(model, z.begin_tick)).c_str());
+  ImGui::Text("Duration  %s", duration < 0 ? "unfinished" : DurationExact(duration).c_str());
+  ImGui::Text("Self      %s", duration < 0 ? "-" : DurationExact(duration - family_->children_ns).c_str());
+  if (z.flags & server::kZoneHasAttributes) {
+    const auto& a = thread.attributes.at(index);
+    if (!a.text.empty()) ImGui::Text("Text      %s", a.text.c_str());
+    if (a.has_value) ImGui::Text("Value     %llu", static_cast<unsigned long long>(a.value));
+  }
+  auto go_to = [&](uint32_t i) {
+    ws.selected = Selection{lane, DrawItem::Kind::kZone, i};
+    const server::Zone target = thread.zones[i];
+    const int64_t begin = Workspace::RelNs(model, target.begin_tick);
+    ws.JumpTo(begin, target.is_open() ? begin + 1000 : Workspace::RelNs(model, target.end_tick));
+  };
+  ImGui::TextUnformatted("Parent   ");
+  ImGui::SameLine();
+  if (family_->parent) {
+    const uint32_t p = *family_->parent;
+    if (ImGui::SmallButton((model.ZoneName(thread, p) + "##parent").c_str())) go_to(p);
+  } else {
+    ImGui::TextDisabled("none (a top-level zone)");
+  }
+  ImGui::Text("Children  %zu%s", family_->child_count,
+              family_->child_count > family_->children.size() ? " (the first 200 below)" : "");
+  if (!family_->children.empty() && ImGui::BeginChild("children", ImVec2(0, 0), true)) {
+    for (uint32_t c : family_->children) {
+      const server::Zone child = thread.zones[c];
+      ImGui::PushID(int(c));
+      const std::string label =
+          model.ZoneName(thread, c) + "  " +
+          (child.is_open() ? std::string("unfinished")
+                           : Duration(double(model.DurationNs(child.begin_tick, child.end_tick))));
+      if (ImGui::Selectable(label.c_str())) go_to(c);
+      ImGui::PopID();
+    }
+  }
+  if (!family_->children.empty()) ImGui::EndChild();
+}
+
+void DetailsWindow::DrawGpuZone(const server::TraceModel& model, const server::GpuContextTimeline& context,
+                                uint32_t index) {
+  const server::GpuZone& z = context.zones[index];
+  const auto mapped = model.MapGpuZone(context, z);
+  ImGui::Text("GPU zone  %s", model.Location(z.source_location).name.c_str());
+  ImGui::Text("Context   %s", context.label().c_str());
+  ImGui::Text("Raw ticks %llu .. %llu", static_cast<unsigned long long>(z.gpu_begin),
+              static_cast<unsigned long long>(z.gpu_end));
+  ImGui::Text("Start     %s +/- %s", Exact(mapped.begin_ns - model.clock.TickToNs(model.first_tick)).c_str(),
+              Duration(double(mapped.uncertainty_ns)).c_str());
+  ImGui::Text("Duration  %s (GPU clock)",
+              DurationExact(std::llround(context.clock.TicksToNs(z.gpu_end - z.gpu_begin))).c_str());
+  ImGui::Text("Latency   %s from CPU record to GPU start",
+              Duration(double(mapped.begin_ns - model.clock.TickToNs(z.cpu_begin_tick))).c_str());
+  ImGui::Text("Thread    %s", Timeline::Name(model, {LaneKind::kThread, z.thread_id}).c_str());
+  if (const server::CounterSample* sample = server::FindZoneCounters(context, index)) {
+    const server::CounterSet& set = model.counter_sets.at(sample->set_id);
+    ImGui::Separator();
+    ImGui::Text("Counters  %s%s%s", set.name.c_str(),
+                sample->flags & protocol::kCounterFrequencyChanged ? "  (frequency changed)" : "",
+                sample->flags & protocol::kCounterSplitOccurred ? "  (split occurred)" : "");
+    if (ImGui::BeginTable("zone counters", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders)) {
+      ImGui::TableSetupColumn("Counter", ImGuiTableColumnFlags_WidthStretch);
+      ImGui::TableSetupColumn("Value");
+      ImGui::TableSetupColumn("Raw");
+      ImGui::TableHeadersRow();
+      for (uint32_t i = 0; i < sample->value_count; ++i) {
+        const std::string unit = server::CounterUnit(set, i);
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(set.CounterName(i).c_str());
+        const server::CounterInfo* counter = set.Find(i);
+        if (ImGui::IsItemHovered() && counter != nullptr && !counter->description.empty()) {
+          ImGui::SetTooltip("%s", counter->description.c_str());
+        }
+        ImGui::TableNextColumn();
+        ImGui::Text("%.6g%s%s", server::NormalizedCounterValue(model, context, *sample, i),
+                    unit.empty() ? "" : " ", unit.c_str());
+        ImGui::TableNextColumn();
+        ImGui::Text("%.6g", context.counter_values[sample->first_value + i]);
+      }
+      ImGui::EndTable();
+    }
+  }
 }
 
 }  // namespace gnomon::viewer

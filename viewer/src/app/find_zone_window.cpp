@@ -1,111 +1,259 @@
 #include "find_zone_window.h"
 
-#include <imgui.h>
-
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
-#include "gnomon/protocol/messages.h"
 #include "gnomon/server/text.h"
+#include "gnomon/viewer/timeline.h"
+#include "widgets.h"
 
 namespace gnomon::viewer {
 namespace {
 
+constexpr size_t kBins = 80;
+constexpr size_t kMaxResults = 200;
+constexpr uint32_t kBarColor = IM_COL32(90, 150, 230, 255);
+constexpr uint32_t kPickedColor = IM_COL32(250, 200, 80, 255);
+
 std::string Duration(double ns) { return server::FormatDuration(ns); }
+
+std::string ThreadName(const server::TraceModel& model, uint32_t thread_id) {
+  return Timeline::Name(model, {LaneKind::kThread, thread_id});
+}
 
 }  // namespace
 
+void FindZoneWindow::Reset() {
+  job_.Reset();
+  has_query_ = false;
+  bins_.reset();
+  rows_generation_ = UINT64_MAX;
+  searched_.clear();
+}
+
+void FindZoneWindow::SearchFor(const std::string& text) {
+  std::snprintf(search_, sizeof(search_), "%s", text.c_str());
+  pick_first_result_ = true;
+  open = true;
+}
+
+void FindZoneWindow::DrawSearch(const server::TraceModel& model) {
+  ImGui::SetNextItemWidth(-1);
+  ImGui::InputTextWithHint("##search", "search zones by name", search_, sizeof(search_));
+  if (searched_ != search_ || searched_locations_ != model.source_locations.size()) {
+    searched_ = search_;
+    searched_locations_ = model.source_locations.size();
+    results_ = SearchLocations(model, searched_, kMaxResults);
+  }
+  if (pick_first_result_ && !results_.empty()) {
+    query_ = {results_[0].location, results_[0].is_gpu()};
+    has_query_ = true;
+    pick_first_result_ = false;
+  }
+  ImGui::BeginChild("results", ImVec2(0, 0), true);
+  for (const LocationMatch& match : results_) {
+    const uint32_t location = match.location;
+    const server::SourceLocation& l = model.Location(location);
+    ImGui::PushID(int(location));
+    const bool chosen = has_query_ && query_.location == location;
+    const std::string label = l.name + (match.is_gpu() ? "  (GPU)" : "");
+    if (ImGui::Selectable(FitText(label, ImGui::GetContentRegionAvail().x).c_str(), chosen)) {
+      query_ = {location, match.is_gpu()};
+      has_query_ = true;
+      bins_.reset();
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n%s", l.name.c_str(), l.ShortLabel().c_str());
+    ImGui::PopID();
+  }
+  if (results_.empty()) ImGui::TextDisabled("no zone matches");
+  ImGui::EndChild();
+}
+
 void FindZoneWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   if (ws.find_request) {
-    location_ = ws.find_request->location;
-    gpu_ = ws.find_request->gpu;
+    query_ = {ws.find_request->location, ws.find_request->gpu};
+    has_query_ = true;
+    bins_.reset();
     open = true;
+    ws.find_request.reset();
   }
   if (!open) return;
-  ImGui::SetNextWindowSize(ImVec2(520, 360), ImGuiCond_FirstUseEver);
-  const bool shown = ImGui::Begin("Find zone", &open);
-  if (!open) ws.find_request.reset();
-  if (!shown) {
+  ws.Place("Find zone");
+  if (!ImGui::Begin("Find zone", &open)) {
     ImGui::End();
     return;
   }
-  struct Occurrence {
-    LaneKey lane;
-    uint32_t index;
-    int64_t begin_ns;
-    int64_t duration_ns;
-  };
-  std::vector<Occurrence> found;
-  if (!gpu_) {
-    for (const auto& thread : model.threads) {
-      for (size_t i = 0; i < thread.zones.size(); ++i) {
-        const auto& z = thread.zones[i];
-        if (z.source_location != location_ || z.is_open()) continue;
-        found.push_back({{LaneKind::kThread, thread.id},
-                         uint32_t(i),
-                         Workspace::RelNs(model, z.begin_tick),
-                         model.DurationNs(z.begin_tick, z.end_tick)});
-      }
-    }
+  ImGui::BeginChild("search", ImVec2(220, 0));
+  DrawSearch(model);
+  ImGui::EndChild();
+  ImGui::SameLine();
+  ImGui::BeginChild("found", ImVec2(0, 0));
+  if (!has_query_) {
+    ImGui::TextDisabled("type a name, then pick a zone on the left");
   } else {
-    for (const auto& [id, context] : model.gpu_contexts) {
-      for (size_t i = 0; i < context.zones.size(); ++i) {
-        const auto& z = context.zones[i];
-        if (z.source_location != location_ || !z.is_timed()) continue;
-        const Span span = ws.timeline.GpuSpan(id, uint32_t(i));
-        found.push_back({{LaneKind::kGpu, id}, uint32_t(i), span.begin_ns, span.end_ns - span.begin_ns});
-      }
+    bool gpu = query_.gpu;
+    if (ImGui::RadioButton("CPU", !gpu)) gpu = false;
+    ImGui::SameLine();
+    if (ImGui::RadioButton("GPU", gpu)) gpu = true;
+    ImGui::SameLine();
+    ImGui::Checkbox("selected range only", &limit_to_range_);
+    if (gpu != query_.gpu) bins_.reset();
+    ZoneQuery query{query_.location, gpu};
+    if (limit_to_range_ && ws.range) {
+      query.begin_ns = ws.range->first;
+      query.end_ns = ws.range->second;
+    }
+    query_ = {query.location, gpu};
+    Session* session = ws.session;
+    job_.Request(query, [session, query] {
+      ZoneOccurrences found;
+      session->WithModel([&](const server::TraceModel& m) { found = FindOccurrences(m, query); });
+      return found;
+    });
+    if (const ZoneOccurrences* found = job_.result()) {
+      DrawOccurrences(model, ws, *found);
+    } else {
+      ImGui::TextDisabled("finding...");
     }
   }
-  ImGui::Text("%s: %zu occurrences", model.Location(location_).name.c_str(), found.size());
-  if (!found.empty()) {
-    // A histogram of durations on a log scale.
-    int64_t lo = found[0].duration_ns, hi = lo;
-    for (const auto& o : found) {
-      lo = std::min(lo, o.duration_ns);
-      hi = std::max(hi, o.duration_ns);
+  ImGui::EndChild();
+  ImGui::End();
+}
+
+void FindZoneWindow::DrawOccurrences(const server::TraceModel& model, Workspace& ws,
+                                     const ZoneOccurrences& found) {
+  const server::SourceLocation& location = model.Location(found.query.location);
+  ImGui::Text("%s  (%s)%s", location.name.c_str(), location.ShortLabel().c_str(),
+              job_.is_busy() ? "  updating..." : "");
+  ImGui::Text("%zu occurrences   total %s   mean %s   median %s   p90 %s   p99 %s", found.items.size(),
+              Duration(double(found.total_ns)).c_str(), Duration(found.mean_ns).c_str(),
+              Duration(double(found.Percentile(0.5))).c_str(),
+              Duration(double(found.Percentile(0.9))).c_str(),
+              Duration(double(found.Percentile(0.99))).c_str());
+  if (found.items.empty()) return;
+
+  bool log = scale_ == HistogramScale::kLog;
+  if (ImGui::Checkbox("log scale", &log)) bins_.reset();
+  scale_ = log ? HistogramScale::kLog : HistogramScale::kLinear;
+  const DurationHistogram histogram = MakeHistogram(found, kBins, scale_);
+  std::vector<HistogramBar> bars;
+  const auto hovered = Histogram("##histogram", histogram.counts, histogram.tallest, ImVec2(-1, 90),
+                                 kBarColor, &bins_, &bars, kPickedColor);
+  if (hovered) {
+    ImGui::SetTooltip("%s .. %s: %llu", Duration(histogram.EdgeNs(*hovered)).c_str(),
+                      Duration(histogram.EdgeNs(*hovered + 1)).c_str(),
+                      static_cast<unsigned long long>(histogram.counts[*hovered]));
+  }
+  OccurrenceFilter filter;
+  if (bins_) {
+    filter.min_ns = int64_t(std::floor(histogram.EdgeNs(bins_->first)));
+    filter.max_ns = bins_->second + 1 >= histogram.counts.size()
+                        ? INT64_MAX
+                        : int64_t(std::ceil(histogram.EdgeNs(bins_->second + 1)));
+    ImGui::Text("durations %s .. %s (drag on the histogram; click to clear)",
+                Duration(double(filter.min_ns)).c_str(),
+                filter.max_ns == INT64_MAX ? Duration(double(histogram.max_ns)).c_str()
+                                           : Duration(double(filter.max_ns)).c_str());
+  } else {
+    ImGui::Text("%s .. %s, %s (drag on the histogram to choose durations)",
+                Duration(double(histogram.min_ns)).c_str(), Duration(double(histogram.max_ns)).c_str(),
+                log ? "log scale" : "linear");
+  }
+  ImGui::SetNextItemWidth(140);
+  ImGui::Combo("##grouping", &grouping_, "no groups\0by thread\0by parent\0");
+
+  const uint64_t generation = job_.result_generation();
+  const bool stale = generation != rows_generation_ || filter.min_ns != rows_filter_.min_ns ||
+                     filter.max_ns != rows_filter_.max_ns || order_ != rows_order_ ||
+                     grouping_ != rows_grouping_;
+  if (stale) {
+    rows_ = SelectOccurrences(found, filter, order_);
+    groups_.clear();
+    if (grouping_ != 0) {
+      groups_ = GroupOccurrences(found, filter,
+                                 grouping_ == 1 ? OccurrenceGrouping::kThread : OccurrenceGrouping::kParent);
     }
-    constexpr int kBins = 60;
-    float bins[kBins] = {};
-    const double log_lo = std::log(double(std::max<int64_t>(lo, 1)));
-    const double log_hi = std::log(double(std::max<int64_t>(hi, 2)));
-    for (const auto& o : found) {
-      const double v = std::log(double(std::max<int64_t>(o.duration_ns, 1)));
-      const int bin =
-          log_hi > log_lo ? std::clamp(int((v - log_lo) / (log_hi - log_lo) * (kBins - 1)), 0, kBins - 1) : 0;
-      bins[bin] += 1;
-    }
-    ImGui::PlotHistogram("##histogram", bins, kBins, 0, nullptr, 0, FLT_MAX, ImVec2(-1, 80));
-    ImGui::Text("%s  ...  %s (log scale)", Duration(double(lo)).c_str(), Duration(double(hi)).c_str());
-    if (ImGui::BeginTable("occurrences", 3, ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg)) {
-      ImGui::TableSetupColumn("Start");
-      ImGui::TableSetupColumn("Duration");
-      ImGui::TableSetupColumn("Lane");
+    rows_generation_ = generation;
+    rows_filter_ = filter;
+    rows_order_ = order_;
+    rows_grouping_ = grouping_;
+  }
+
+  JsonReport report;
+  report.Add("location", location.name)
+      .Add("occurrences", double(found.items.size()))
+      .Add("rows", double(rows_.size()));
+  report.Add("p50_ns", double(found.Percentile(0.5))).Add("p99_ns", double(found.Percentile(0.99)));
+  report.AddBars("bars", bars);
+  ws.reports["find-zone"] = report.str();
+
+  constexpr ImGuiTableFlags kFlags = ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg |
+                                     ImGuiTableFlags_Borders | ImGuiTableFlags_Resizable |
+                                     ImGuiTableFlags_SizingFixedFit;
+  if (grouping_ != 0) {
+    if (ImGui::BeginTable("groups", 4, kFlags)) {
+      ImGui::TableSetupScrollFreeze(0, 1);
+      ImGui::TableSetupColumn(grouping_ == 1 ? "Thread" : "Parent", ImGuiTableColumnFlags_WidthStretch);
+      ImGui::TableSetupColumn("Count");
+      ImGui::TableSetupColumn("Total");
+      ImGui::TableSetupColumn("Mean");
       ImGui::TableHeadersRow();
-      ImGuiListClipper clipper;
-      clipper.Begin(int(found.size()));
-      while (clipper.Step()) {
-        for (int row = clipper.DisplayStart; row < clipper.DisplayEnd; ++row) {
-          const Occurrence& o = found[size_t(row)];
-          ImGui::TableNextRow();
-          ImGui::TableNextColumn();
-          ImGui::PushID(row);
-          if (ImGui::Selectable(Duration(double(o.begin_ns)).c_str(), false,
-                                ImGuiSelectableFlags_SpanAllColumns)) {
-            ws.JumpTo(o.begin_ns, o.begin_ns + o.duration_ns);
-            ws.selected = Selection{o.lane, gpu_ ? DrawItem::Kind::kGpuZone : DrawItem::Kind::kZone, o.index};
-          }
-          ImGui::PopID();
-          ImGui::TableNextColumn();
-          ImGui::TextUnformatted(Duration(double(o.duration_ns)).c_str());
-          ImGui::TableNextColumn();
-          ImGui::Text("%s %u", o.lane.kind == LaneKind::kGpu ? "GPU" : "thread", o.lane.id);
-        }
+      for (const OccurrenceGroup& g : groups_) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        TextCell(grouping_ == 1 ? ThreadName(model, g.key)
+                 : g.key == 0   ? std::string("(top level)")
+                                : model.Location(g.key).name);
+        ImGui::TableNextColumn();
+        ImGui::Text("%llu", static_cast<unsigned long long>(g.count));
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(Duration(double(g.total_ns)).c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(Duration(g.mean_ns).c_str());
       }
       ImGui::EndTable();
     }
+    return;
   }
-  ImGui::End();
+  if (ImGui::BeginTable("occurrences", 4, kFlags | ImGuiTableFlags_Sortable)) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    ImGui::TableSetupColumn("Start", ImGuiTableColumnFlags_DefaultSort);
+    ImGui::TableSetupColumn("Duration", ImGuiTableColumnFlags_PreferSortDescending);
+    ImGui::TableSetupColumn("Thread");
+    ImGui::TableSetupColumn("Parent", ImGuiTableColumnFlags_WidthStretch | ImGuiTableColumnFlags_NoSort);
+    ImGui::TableHeadersRow();
+    if (ImGuiTableSortSpecs* sort = ImGui::TableGetSortSpecs();
+        sort && sort->SpecsDirty && sort->SpecsCount > 0) {
+      order_ = sort->Specs[0].ColumnIndex == 1   ? OccurrenceOrder::kDuration
+               : sort->Specs[0].ColumnIndex == 2 ? OccurrenceOrder::kThread
+                                                 : OccurrenceOrder::kStart;
+      sort->SpecsDirty = false;
+    }
+    ImGuiListClipper clipper;
+    clipper.Begin(int(rows_.size()));
+    while (clipper.Step()) {
+      for (int row = clipper.DisplayStart; row < clipper.DisplayEnd; ++row) {
+        const Occurrence& o = found.items[rows_[size_t(row)]];
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::PushID(row);
+        if (ImGui::Selectable(FormatTime(o.begin_ns).c_str(), false, ImGuiSelectableFlags_SpanAllColumns)) {
+          ws.JumpTo(o.begin_ns, o.begin_ns + o.duration_ns);
+          ws.selected =
+              Selection{o.lane, found.query.gpu ? DrawItem::Kind::kGpuZone : DrawItem::Kind::kZone, o.index};
+        }
+        ImGui::PopID();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(Duration(double(o.duration_ns)).c_str());
+        ImGui::TableNextColumn();
+        TextCell(ThreadName(model, o.thread_id));
+        ImGui::TableNextColumn();
+        TextCell(o.parent == 0 ? std::string("(top level)") : model.Location(o.parent).name);
+      }
+    }
+    ImGui::EndTable();
+  }
 }
 
 }  // namespace gnomon::viewer

@@ -1,9 +1,20 @@
-// Find zone: every occurrence of one source location, a histogram of their durations,
-// and a list that jumps to each.
+// Find zone: search source locations by name (substring, any case), then every
+// occurrence of the one chosen: count, mean, median, p90, p99; a duration histogram
+// (log or linear) whose dragged range filters the list; the list sorted by start,
+// duration or thread, or grouped by thread or by parent; a row jumps to its zone.
+// Occurrences are found once per location (and range), off the UI thread.
 #pragma once
 
-#include <cstdint>
+#include <imgui.h>
 
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gnomon/viewer/background_job.h"
+#include "gnomon/viewer/zone_search.h"
 #include "workspace.h"
 
 namespace gnomon::viewer {
@@ -13,11 +24,35 @@ class FindZoneWindow {
   bool open = false;
   // Takes ws.find_request, if any, then draws.
   void Draw(const server::TraceModel& model, Workspace& ws);
-  uint32_t location() const { return location_; }
+  // Looks for the first location whose name contains `text` (--show find-zone=NAME).
+  void SearchFor(const std::string& text);
+  void Reset();
+  bool is_busy() { return job_.is_busy(); }
 
  private:
-  uint32_t location_ = 0;
-  bool gpu_ = false;
+  void DrawSearch(const server::TraceModel& model);
+  void DrawOccurrences(const server::TraceModel& model, Workspace& ws, const ZoneOccurrences& found);
+
+  char search_[256] = "";
+  std::string searched_;           // the text results_ are for
+  size_t searched_locations_ = 0;  // the model's location count then
+  std::vector<LocationMatch> results_;
+  bool pick_first_result_ = false;
+  ZoneQuery query_;
+  bool has_query_ = false;
+  bool limit_to_range_ = true;
+  HistogramScale scale_ = HistogramScale::kLog;
+  std::optional<std::pair<size_t, size_t>> bins_;  // the histogram's selected bins
+  OccurrenceOrder order_ = OccurrenceOrder::kStart;
+  int grouping_ = 0;  // 0: none, 1: by thread, 2: by parent
+  BackgroundJob<ZoneQuery, ZoneOccurrences> job_;
+  // What the list shows, derived from the result when something changed.
+  std::vector<uint32_t> rows_;
+  std::vector<OccurrenceGroup> groups_;
+  uint64_t rows_generation_ = UINT64_MAX;
+  OccurrenceFilter rows_filter_;
+  OccurrenceOrder rows_order_ = OccurrenceOrder::kStart;
+  int rows_grouping_ = -1;
 };
 
 }  // namespace gnomon::viewer

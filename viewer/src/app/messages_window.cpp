@@ -7,17 +7,12 @@
 
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/text.h"
+#include "gnomon/viewer/timeline.h"
+#include "widgets.h"
 
 namespace gnomon::viewer {
-namespace {
-
-std::string Duration(double ns) { return server::FormatDuration(ns); }
-
-}  // namespace
-
 void MessagesWindow::Draw(const server::TraceModel& model, Workspace& ws) {
-  ImGui::SetNextWindowSize(ImVec2(560, 210), ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowPos(ImVec2(20, 300), ImGuiCond_FirstUseEver);
+  ws.Place("Messages");
   if (!ImGui::Begin("Messages", &open)) {
     ImGui::End();
     return;
@@ -37,14 +32,14 @@ void MessagesWindow::Draw(const server::TraceModel& model, Workspace& ws) {
       ImGui::TableNextColumn();
       ImGui::PushID(int(i));
       const int64_t t = Workspace::RelNs(model, m.tick);
-      if (ImGui::Selectable(Duration(double(t)).c_str(), false, ImGuiSelectableFlags_SpanAllColumns)) {
+      if (ImGui::Selectable(FormatTime(t).c_str(), false, ImGuiSelectableFlags_SpanAllColumns)) {
         ws.JumpTo(t - 1'000'000, t + 1'000'000);
       }
       ImGui::PopID();
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(protocol::SeverityName(m.severity));
       ImGui::TableNextColumn();
-      ImGui::Text("%u", m.thread_id);
+      TextCell(Timeline::Name(model, {LaneKind::kThread, m.thread_id}));
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(m.text.c_str());
     }

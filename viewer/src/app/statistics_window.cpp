@@ -6,6 +6,7 @@
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/counter_values.h"
 #include "gnomon/server/text.h"
+#include "widgets.h"
 
 namespace gnomon::viewer {
 namespace {
@@ -16,34 +17,26 @@ std::string Duration(double ns) { return server::FormatDuration(ns); }
 
 }  // namespace
 
-void StatisticsWindow::Reset() {
-  statistics_.clear();
-  zone_count_ = UINT64_MAX;
-}
-
-void StatisticsWindow::Recompute(const server::TraceModel& model, bool gpu) {
-  gpu_ = gpu;
-  statistics_ = gpu ? server::ComputeGpuZoneStatistics(model) : server::ComputeZoneStatistics(model);
-  // GPU zones: a column per counter (its mean per zone), as many as fit.
-  counter_columns_.clear();
-  counter_means_.clear();
-  if (gpu) {
+StatisticsWindow::Result StatisticsWindow::Compute(const server::TraceModel& model, const Key& key) {
+  Result r;
+  const server::TickRange range = key.range ? Workspace::TicksOf(model, *key.range) : server::TickRange{};
+  r.rows = key.gpu ? server::ComputeGpuZoneStatistics(model, 0, range)
+                   : server::ComputeZoneStatistics(model, 0, range);
+  if (key.gpu) {
     for (const server::CounterStatistics& c : server::ComputeCounterStatistics(model)) {
       const uint64_t column = uint64_t(c.set_id) << 32 | c.counter;
-      if (std::find(counter_columns_.begin(), counter_columns_.end(), column) == counter_columns_.end() &&
-          counter_columns_.size() < kMaxCounterColumns) {
-        counter_columns_.push_back(column);
+      if (std::find(r.counter_columns.begin(), r.counter_columns.end(), column) == r.counter_columns.end() &&
+          r.counter_columns.size() < kMaxCounterColumns) {
+        r.counter_columns.push_back(column);
       }
-      counter_means_[{c.source_location, column}] = c.mean;
+      r.counter_means[{c.source_location, column}] = c.mean;
     }
   }
-  zone_count_ = model.zone_count;
-  time_ = std::chrono::steady_clock::now();
+  return r;
 }
 
 void StatisticsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
-  ImGui::SetNextWindowSize(ImVec2(760, 360), ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowPos(ImVec2(20, 520), ImGuiCond_FirstUseEver);
+  ws.Place("Statistics");
   if (!ImGui::Begin("Statistics", &open)) {
     ImGui::End();
     return;
@@ -52,18 +45,56 @@ void StatisticsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   if (ImGui::RadioButton("CPU zones", !gpu)) gpu = false;
   ImGui::SameLine();
   if (ImGui::RadioButton("GPU zones", gpu)) gpu = true;
+  gpu_ = gpu;
   ImGui::SameLine();
-  filter_.Draw("filter by name", 200);
+  ImGui::Checkbox("selected range only", &limit_to_range_);
+  ImGui::SameLine();
+  filter_.Draw("filter by name", 180);
+
+  // A new request when what is asked changed, or (live) the trace grew a second ago.
   const auto now = std::chrono::steady_clock::now();
-  const bool stale = model.zone_count != zone_count_ && now - time_ >= kLiveStatisticsPeriod;
-  if (gpu != gpu_ || stale || zone_count_ == UINT64_MAX) Recompute(model, gpu);
-  constexpr ImGuiTableFlags kFlags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg |
-                                     ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY |
-                                     ImGuiTableFlags_Resizable;
-  if (ImGui::BeginTable("stats", 9 + int(counter_columns_.size()), kFlags)) {
-    ImGui::TableSetupScrollFreeze(0, 1);
-    ImGui::TableSetupColumn("Zone", ImGuiTableColumnFlags_WidthStretch);
-    ImGui::TableSetupColumn("Location");
+  Key key{gpu_, limit_to_range_ ? ws.range : std::nullopt, requested_zones_};
+  if (model.zone_count != requested_zones_ &&
+      (now - requested_at_ >= kLiveStatisticsPeriod || !job_.result())) {
+    key.zone_count = requested_zones_ = model.zone_count;
+    requested_at_ = now;
+  }
+  Session* session = ws.session;
+  job_.Request(key, [session, key] {
+    Result r;
+    session->WithModel([&](const server::TraceModel& m) { r = Compute(m, key); });
+    return r;
+  });
+  const Result* result = job_.result();
+  if (job_.is_busy()) {
+    ImGui::SameLine();
+    ImGui::TextDisabled(result ? "(updating...)" : "computing...");
+  }
+  if (result == nullptr) {
+    ImGui::End();
+    return;
+  }
+  if (key.range) {
+    ImGui::Text("%s .. %s of the trace", Duration(double(key.range->first)).c_str(),
+                Duration(double(key.range->second)).c_str());
+  }
+  const int columns = 9 + int(result->counter_columns.size());
+  constexpr ImGuiTableFlags kFlags =
+      ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY |
+      ImGuiTableFlags_ScrollX | ImGuiTableFlags_Resizable | ImGuiTableFlags_SizingFixedFit;
+  if (ImGui::BeginTable("stats", columns, kFlags)) {
+    ImGui::TableSetupScrollFreeze(1, 1);
+    // The name columns as wide as their longest text (a third of the window at most);
+    // anything cut ends in "..." and shows whole on hover.
+    float name_width = ImGui::CalcTextSize("Zone").x, location_width = ImGui::CalcTextSize("Location").x;
+    for (const server::ZoneStatistics& s : result->rows) {
+      const server::SourceLocation& l = model.Location(s.source_location);
+      name_width = std::max(name_width, ImGui::CalcTextSize(l.name.c_str()).x);
+      location_width = std::max(location_width, ImGui::CalcTextSize(l.ShortLabel().c_str()).x);
+    }
+    const float cap = std::max(120.0f, ImGui::GetContentRegionAvail().x / 3);
+    ImGui::TableSetupColumn("Zone", ImGuiTableColumnFlags_WidthFixed, std::min(cap, name_width + 8));
+    ImGui::TableSetupColumn("Location", ImGuiTableColumnFlags_WidthFixed, std::min(cap, location_width + 8));
     ImGui::TableSetupColumn("Count");
     ImGui::TableSetupColumn("Total",
                             ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_PreferSortDescending);
@@ -72,62 +103,79 @@ void StatisticsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     ImGui::TableSetupColumn("Median");
     ImGui::TableSetupColumn("Min");
     ImGui::TableSetupColumn("Max");
-    for (uint64_t column : counter_columns_) {
+    for (uint64_t column : result->counter_columns) {
       const server::CounterSet& set = model.counter_sets.at(uint32_t(column >> 32));
       const uint32_t index = uint32_t(column & 0xFFFFFFFF);
       const std::string unit = server::CounterUnit(set, index);
       ImGui::TableSetupColumn((set.CounterName(index) + (unit.empty() ? "" : " (" + unit + ")")).c_str());
     }
     ImGui::TableHeadersRow();
-    if (ImGuiTableSortSpecs* sort = ImGui::TableGetSortSpecs(); sort && sort->SpecsCount > 0) {
-      const ImGuiTableColumnSortSpecs& spec = sort->Specs[0];
-      const bool ascending = spec.SortDirection == ImGuiSortDirection_Ascending;
-      auto key = [&](const server::ZoneStatistics& s) -> double {
-        switch (spec.ColumnIndex) {
-          case 2:
-            return double(s.count);
-          case 3:
-            return double(s.total_ns);
-          case 4:
-            return double(s.self_ns);
-          case 5:
-            return s.mean_ns;
-          case 6:
-            return double(s.median_ns);
-          case 7:
-            return double(s.min_ns);
-          case 8:
-            return double(s.max_ns);
-          default: {
-            const size_t column = size_t(spec.ColumnIndex) - 9;
-            if (column >= counter_columns_.size()) return 0;
-            auto it = counter_means_.find({s.source_location, counter_columns_[column]});
-            return it == counter_means_.end() ? -1 : it->second;
+    ImGuiTableSortSpecs* sort = ImGui::TableGetSortSpecs();
+    if (sorted_generation_ != job_.result_generation() || (sort && sort->SpecsDirty)) {
+      order_.resize(result->rows.size());
+      for (uint32_t i = 0; i < order_.size(); ++i) order_[i] = i;
+      if (sort && sort->SpecsCount > 0) {
+        const ImGuiTableColumnSortSpecs& spec = sort->Specs[0];
+        const bool ascending = spec.SortDirection == ImGuiSortDirection_Ascending;
+        auto key_of = [&](const server::ZoneStatistics& s) -> double {
+          switch (spec.ColumnIndex) {
+            case 2:
+              return double(s.count);
+            case 3:
+              return double(s.total_ns);
+            case 4:
+              return double(s.self_ns);
+            case 5:
+              return s.mean_ns;
+            case 6:
+              return double(s.median_ns);
+            case 7:
+              return double(s.min_ns);
+            case 8:
+              return double(s.max_ns);
+            default: {
+              const size_t column = size_t(spec.ColumnIndex) - 9;
+              if (column >= result->counter_columns.size()) return 0;
+              auto it = result->counter_means.find({s.source_location, result->counter_columns[column]});
+              return it == result->counter_means.end() ? -1 : it->second;
+            }
           }
-        }
-      };
-      std::stable_sort(statistics_.begin(), statistics_.end(), [&](const auto& a, const auto& b) {
-        if (spec.ColumnIndex <= 1) {
-          const auto& na = model.Location(a.source_location).name;
-          const auto& nb = model.Location(b.source_location).name;
-          return ascending ? na < nb : na > nb;
-        }
-        return ascending ? key(a) < key(b) : key(a) > key(b);
-      });
+        };
+        std::stable_sort(order_.begin(), order_.end(), [&](uint32_t x, uint32_t y) {
+          const auto& a = result->rows[x];
+          const auto& b = result->rows[y];
+          if (spec.ColumnIndex <= 1) {
+            const std::string& na = spec.ColumnIndex == 0 ? model.Location(a.source_location).name
+                                                          : model.Location(a.source_location).file;
+            const std::string& nb = spec.ColumnIndex == 0 ? model.Location(b.source_location).name
+                                                          : model.Location(b.source_location).file;
+            return ascending ? na < nb : na > nb;
+          }
+          return ascending ? key_of(a) < key_of(b) : key_of(a) > key_of(b);
+        });
+      }
+      if (sort) sort->SpecsDirty = false;
+      sorted_generation_ = job_.result_generation();
     }
-    for (const server::ZoneStatistics& s : statistics_) {
+    size_t shown = 0;
+    for (uint32_t row : order_) {
+      const server::ZoneStatistics& s = result->rows[row];
       const server::SourceLocation& location = model.Location(s.source_location);
       if (!filter_.PassFilter(location.name.c_str())) continue;
+      ++shown;
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       ImGui::PushID(int(s.source_location));
       const bool found = ws.find_request && ws.find_request->location == s.source_location;
-      if (ImGui::Selectable(location.name.c_str(), found, ImGuiSelectableFlags_SpanAllColumns)) {
+      if (ImGui::Selectable("##row", found,
+                            ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap)) {
         ws.find_request = Workspace::FindRequest{s.source_location, gpu_};
       }
+      ImGui::SameLine(0, 0);
+      TextCell(location.name);
       ImGui::PopID();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(location.ShortLabel().c_str());
+      TextCell(location.ShortLabel());
       ImGui::TableNextColumn();
       ImGui::Text("%llu", static_cast<unsigned long long>(s.count));
       for (double v : {double(s.total_ns), double(s.self_ns), s.mean_ns, double(s.median_ns),
@@ -135,13 +183,14 @@ void StatisticsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(Duration(v).c_str());
       }
-      for (uint64_t column : counter_columns_) {
+      for (uint64_t column : result->counter_columns) {
         ImGui::TableNextColumn();
-        auto it = counter_means_.find({s.source_location, column});
-        if (it != counter_means_.end()) ImGui::Text("%.6g", it->second);
+        auto it = result->counter_means.find({s.source_location, column});
+        if (it != result->counter_means.end()) ImGui::Text("%.6g", it->second);
       }
     }
     ImGui::EndTable();
+    ws.reports["statistics"] = JsonReport().Add("rows", double(shown)).Add("gpu", gpu_ ? 1.0 : 0.0).str();
   }
   ImGui::End();
 }

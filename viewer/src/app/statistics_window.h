@@ -1,6 +1,7 @@
 // Statistics: per-source-location counts and times of CPU or GPU zones (with GPU
-// counters' means as columns), sortable and filtered by name; a row opens Find zone.
-// Recomputed when the trace grew, at most once a second while live.
+// counters' means as columns), sortable, filtered by name, limited to the selected
+// range when asked; a row opens Find zone. Computed off the UI thread (BackgroundJob),
+// again when the trace grew, at most once a second while live.
 #pragma once
 
 #include <imgui.h>
@@ -8,9 +9,12 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "gnomon/server/statistics.h"
+#include "gnomon/viewer/background_job.h"
 #include "workspace.h"
 
 namespace gnomon::viewer {
@@ -19,19 +23,32 @@ class StatisticsWindow {
  public:
   bool open = false;
   void Draw(const server::TraceModel& model, Workspace& ws);
-  void Reset();
+  void Reset() { job_.Reset(); }
+  bool is_busy() { return job_.is_busy(); }
 
  private:
-  void Recompute(const server::TraceModel& model, bool gpu);
+  struct Key {
+    bool gpu = false;
+    std::optional<std::pair<int64_t, int64_t>> range;
+    uint64_t zone_count = 0;  // of the model the request saw
+    friend bool operator==(const Key&, const Key&) = default;
+  };
+  struct Result {
+    std::vector<server::ZoneStatistics> rows;
+    // GPU zones: counter columns (set id << 32 | index) and means per (location, column).
+    std::vector<uint64_t> counter_columns;
+    std::map<std::pair<uint32_t, uint64_t>, double> counter_means;
+  };
+  static Result Compute(const server::TraceModel& model, const Key& key);
 
   static constexpr size_t kMaxCounterColumns = 16;
   bool gpu_ = false;
-  std::vector<server::ZoneStatistics> statistics_;
-  uint64_t zone_count_ = UINT64_MAX;  // of the model they were computed from
-  std::chrono::steady_clock::time_point time_;
-  // GPU zones: counter columns (set id << 32 | index) and means per (location, column).
-  std::vector<uint64_t> counter_columns_;
-  std::map<std::pair<uint32_t, uint64_t>, double> counter_means_;
+  bool limit_to_range_ = true;
+  uint64_t requested_zones_ = 0;
+  std::chrono::steady_clock::time_point requested_at_;
+  BackgroundJob<Key, Result> job_;
+  std::vector<uint32_t> order_;     // rows of the result, sorted as the table says
+  uint64_t sorted_generation_ = 0;  // of the result order_ was sorted for
   ImGuiTextFilter filter_;
 };
 

@@ -7,6 +7,7 @@
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/counter_values.h"
 #include "gnomon/server/text.h"
+#include "widgets.h"
 
 namespace gnomon::viewer {
 namespace {
@@ -14,7 +15,6 @@ namespace {
 constexpr uint32_t kBackground = IM_COL32(30, 31, 34, 255);
 constexpr uint32_t kLaneTitle = IM_COL32(200, 200, 205, 255);
 constexpr uint32_t kRulerText = IM_COL32(170, 170, 175, 255);
-constexpr float kRulerHeight = 22;
 
 }  // namespace
 
@@ -24,13 +24,14 @@ void TimelineWindow::Reset() {
 }
 
 void TimelineWindow::DrawRuler(ImDrawList* draw, const TimelineView& view, ImVec2 at, float width) {
+  const float ruler_height = ImGui::GetFontSize() + 8;
   const RulerStep step = ChooseRulerStep(view.ns_per_px(), 90);
-  draw->AddRectFilled(at, ImVec2(at.x + width, at.y + kRulerHeight), IM_COL32(40, 41, 45, 255));
+  draw->AddRectFilled(at, ImVec2(at.x + width, at.y + ruler_height), IM_COL32(40, 41, 45, 255));
   const int64_t first = (view.begin_ns() / step.step_ns) * step.step_ns;
   for (int64_t t = first; t <= view.end_ns(); t += step.step_ns) {
     const float x = at.x + float(view.NsToX(t));
     if (x < at.x) continue;
-    draw->AddLine(ImVec2(x, at.y + kRulerHeight - 6), ImVec2(x, at.y + kRulerHeight), kRulerText);
+    draw->AddLine(ImVec2(x, at.y + ruler_height - 6), ImVec2(x, at.y + ruler_height), kRulerText);
     // The label's unit follows the time's size; decimals follow the step.
     const double magnitude = std::max(std::fabs(double(t)), double(step.step_ns));
     const double unit_ns = magnitude >= 1e9 ? 1e9 : magnitude >= 1e6 ? 1e6 : magnitude >= 1e3 ? 1e3 : 1.0;
@@ -42,7 +43,31 @@ void TimelineWindow::DrawRuler(ImDrawList* draw, const TimelineView& view, ImVec
   }
 }
 
-void TimelineWindow::DrawItems(ImDrawList* draw, const Workspace& ws) {
+std::string TimelineWindow::Label(const server::TraceModel& model, const Workspace& ws, const DrawItem& item,
+                                  float width) const {
+  const std::string& name = *item.label;
+  int64_t duration = -1;
+  if (item.lane < ws.timeline.lanes().size()) {
+    const LaneKey& key = ws.timeline.lanes()[item.lane].key;
+    if (item.kind == DrawItem::Kind::kZone) {
+      auto it = model.thread_index.find(key.id);
+      if (it != model.thread_index.end() && item.index < model.threads[it->second].zones.size()) {
+        const server::Zone z = model.threads[it->second].zones[item.index];
+        if (!z.is_open()) duration = model.DurationNs(z.begin_tick, z.end_tick);
+      }
+    } else if (item.kind == DrawItem::Kind::kGpuZone) {
+      const Span span = ws.timeline.GpuSpan(key.id, item.index);
+      if (span.begin_ns != INT64_MIN) duration = span.end_ns - span.begin_ns;
+    }
+  }
+  if (duration >= 0) {
+    const std::string with_duration = name + "  " + server::FormatDuration(double(duration));
+    if (ImGui::CalcTextSize(with_duration.c_str()).x <= width) return with_duration;
+  }
+  return FitText(name, width);
+}
+
+void TimelineWindow::DrawItems(ImDrawList* draw, const server::TraceModel& model, const Workspace& ws) {
   const ImVec2 o = origin_;
   for (const DrawItem& item : items_) {
     const ImVec2 a(o.x + item.x0, o.y + item.y0);
@@ -63,9 +88,13 @@ void TimelineWindow::DrawItems(ImDrawList* draw, const Workspace& ws) {
         if (is_selected) draw->AddRect(a, b, IM_COL32(255, 255, 255, 255), 0, 0, 2.0f);
         if (item.label != nullptr && b.x - a.x > 24) {
           const float clip_left = std::max(a.x, o.x);
-          draw->PushClipRect(ImVec2(clip_left, a.y), b, true);
-          draw->AddText(ImVec2(clip_left + 3, a.y + 2), IM_COL32(15, 15, 18, 255), item.label->c_str());
-          draw->PopClipRect();
+          const float clip_right = std::min(b.x, o.x + float(ws.view.width_px()));
+          const std::string label = Label(model, ws, item, clip_right - clip_left - 6);
+          if (!label.empty()) {
+            draw->PushClipRect(ImVec2(clip_left, a.y), b, true);
+            draw->AddText(ImVec2(clip_left + 3, a.y + 2), IM_COL32(15, 15, 18, 255), label.c_str());
+            draw->PopClipRect();
+          }
         }
         break;
       }
@@ -73,7 +102,8 @@ void TimelineWindow::DrawItems(ImDrawList* draw, const Workspace& ws) {
   }
 }
 
-void TimelineWindow::Draw(const server::TraceModel& model, Workspace& ws) {
+void TimelineWindow::Draw(const server::TraceModel& model, Workspace& ws, float height) {
+  ws.timeline.SetFontSize(ImGui::GetFontSize());
   ImDrawList* parent_draw = ImGui::GetWindowDrawList();
   const ImVec2 ruler_at = ImGui::GetCursorScreenPos();
   const float timeline_width = ImGui::GetContentRegionAvail().x;
@@ -90,7 +120,7 @@ void TimelineWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     ws.view.Follow(end_ns);
   }
   DrawRuler(parent_draw, ws.view, ruler_at, timeline_width);
-  ImGui::Dummy(ImVec2(timeline_width, kRulerHeight));
+  ImGui::Dummy(ImVec2(timeline_width, ImGui::GetFontSize() + 8));
 
   size_t defined_counters = 0;  // counters are defined one by one, after their set
   for (const auto& [id, set] : model.counter_sets) defined_counters += set.counters.size();
@@ -111,7 +141,7 @@ void TimelineWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     }
   }
 
-  ImGui::BeginChild("timeline", ImVec2(0, 0), false,
+  ImGui::BeginChild("timeline", ImVec2(0, height), false,
                     ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoMove);
   ImDrawList* draw = ImGui::GetWindowDrawList();
   origin_ = ImGui::GetCursorScreenPos();
@@ -142,7 +172,9 @@ void TimelineWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     ImGui::PopStyleColor();
     ImGui::PopID();
   }
-  DrawItems(draw, ws);
+  DrawItems(draw, model, ws);
+  DrawPlotAxes(draw, model, ws, visible_top, visible_bottom);
+  DrawRange(draw, ws, area_min, area_max);
 
   // The area the lanes take, so that the child scrolls.
   ImGui::SetCursorScreenPos(origin_);
@@ -199,15 +231,31 @@ void TimelineWindow::HandleInput(const server::TraceModel& model, Workspace& ws,
         ws.follow = false;
       }
     }
-    if (ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f)) {
+    // A range: dragged with the right button, or with the left one and shift held.
+    const bool selecting_left = io.KeyShift && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f);
+    const bool selecting_right = ImGui::IsMouseDragging(ImGuiMouseButton_Right, 2.0f);
+    if (selecting_left || selecting_right) {
+      const ImGuiMouseButton button = selecting_right ? ImGuiMouseButton_Right : ImGuiMouseButton_Left;
+      if (!range_anchor_ns_) range_anchor_ns_ = ws.view.XToNs(io.MouseClickedPos[button].x - origin_.x);
+      const int64_t here = ws.view.XToNs(x);
+      ws.range = std::make_pair(std::min(*range_anchor_ns_, here), std::max(*range_anchor_ns_, here));
+    } else if (ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f)) {
       ws.view.Pan(io.MouseDelta.x);
       if (io.MouseDelta.y != 0) ImGui::SetScrollY(ImGui::GetScrollY() - io.MouseDelta.y);
       ws.follow = false;
     }
+    if (!ImGui::IsMouseDown(ImGuiMouseButton_Left) && !ImGui::IsMouseDown(ImGuiMouseButton_Right)) {
+      range_anchor_ns_.reset();
+    }
+    // A right click without a drag clears the range.
+    if (ImGui::IsMouseReleased(ImGuiMouseButton_Right) &&
+        ImGui::GetMouseDragDelta(ImGuiMouseButton_Right).x == 0) {
+      ws.range.reset();
+    }
     hovered_ = ws.timeline.HitTest(model, ws.view, x, y);
     if (hovered_) Tooltip(model, ws, *hovered_);
     if (ImGui::IsMouseReleased(ImGuiMouseButton_Left) &&
-        ImGui::GetMouseDragDelta(ImGuiMouseButton_Left).x == 0) {
+        ImGui::GetMouseDragDelta(ImGuiMouseButton_Left).x == 0 && !io.KeyShift) {
       if (hovered_ && hovered_->kind == DrawItem::Kind::kFrame) {
         const auto& marks = model.frames.begin()->second.marks;
         ws.JumpTo(Workspace::RelNs(model, marks[hovered_->index - 1]),
@@ -236,6 +284,7 @@ void TimelineWindow::HandleInput(const server::TraceModel& model, Workspace& ws,
     }
     if (ImGui::IsKeyPressed('H')) ws.fitted = false;
     if (ImGui::IsKeyPressed('F')) ws.follow = !ws.follow;
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) ws.range.reset();
   }
 }
 
@@ -334,6 +383,51 @@ void TimelineWindow::Tooltip(const server::TraceModel& model, const Workspace& w
     }
   }
   ImGui::EndTooltip();
+}
+
+void TimelineWindow::DrawPlotAxes(ImDrawList* draw, const server::TraceModel& model, const Workspace& ws,
+                                  float visible_top, float visible_bottom) {
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  const float right = origin_.x + float(ws.view.width_px()) - 4;
+  for (const Lane& lane : ws.timeline.lanes()) {
+    if (lane.key.kind != LaneKind::kPlot || !ws.timeline.IsLaneVisible(lane, visible_top, visible_bottom))
+      continue;
+    const PlotRange range = ws.timeline.VisiblePlotRange(model, ws.view, lane.key.id);
+    if (range.points == 0) continue;
+    char text[64];
+    const float top = origin_.y + lane.y, bottom = top + lane.height;
+    std::snprintf(text, sizeof(text), "%.6g", range.max);
+    draw->AddText(ImVec2(right - ImGui::CalcTextSize(text).x, top), IM_COL32(200, 200, 205, 220), text);
+    std::snprintf(text, sizeof(text), "%.6g", range.min);
+    draw->AddText(ImVec2(right - ImGui::CalcTextSize(text).x, bottom - ImGui::GetFontSize()),
+                  IM_COL32(200, 200, 205, 220), text);
+    draw->AddLine(ImVec2(right + 2, top), ImVec2(right + 2, bottom), IM_COL32(200, 200, 205, 120));
+    // The value under the cursor.
+    if (mouse.y >= top && mouse.y <= bottom && mouse.x >= origin_.x && mouse.x <= right) {
+      const int64_t ns = ws.view.XToNs(mouse.x - origin_.x);
+      if (const auto value = ws.timeline.PlotValueAt(model, lane.key.id, ns)) {
+        const double span = range.max > range.min ? range.max - range.min : 1.0;
+        const float y = bottom - float((value->second - range.min) / span) * (lane.height - 2) - 1;
+        const float x = origin_.x + float(ws.view.NsToX(value->first));
+        draw->AddCircleFilled(ImVec2(x, y), 3, IM_COL32(255, 230, 120, 255));
+        std::snprintf(text, sizeof(text), "%.6g", value->second);
+        draw->AddText(ImVec2(mouse.x + 8, std::max(top, y - 16)), IM_COL32(255, 230, 120, 255), text);
+      }
+    }
+  }
+}
+
+void TimelineWindow::DrawRange(ImDrawList* draw, const Workspace& ws, ImVec2 area_min, ImVec2 area_max) {
+  if (!ws.range) return;
+  const float x0 = std::max(area_min.x, origin_.x + float(ws.view.NsToX(ws.range->first)));
+  const float x1 = std::min(area_max.x, origin_.x + float(ws.view.NsToX(ws.range->second)));
+  if (x1 < area_min.x || x0 > area_max.x) return;
+  draw->AddRectFilled(ImVec2(x0, area_min.y), ImVec2(x1, area_max.y), IM_COL32(120, 160, 255, 40));
+  draw->AddLine(ImVec2(x0, area_min.y), ImVec2(x0, area_max.y), IM_COL32(140, 180, 255, 200));
+  draw->AddLine(ImVec2(x1, area_min.y), ImVec2(x1, area_max.y), IM_COL32(140, 180, 255, 200));
+  const std::string length = server::FormatDuration(double(ws.range->second - ws.range->first));
+  draw->AddText(ImVec2(x0 + 4, area_max.y - ImGui::GetFontSize() - 4), IM_COL32(200, 220, 255, 255),
+                length.c_str());
 }
 
 }  // namespace gnomon::viewer

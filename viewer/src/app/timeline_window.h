@@ -24,8 +24,9 @@ class TimelineWindow {
   };
   explicit TimelineWindow(const Options& options) : options_(options) {}
 
-  // Draws into the current ImGui window, filling what is left of it.
-  void Draw(const server::TraceModel& model, Workspace& ws);
+  // Draws into the current ImGui window: the ruler, then the lanes in `height` pixels
+  // (0: what is left of the window).
+  void Draw(const server::TraceModel& model, Workspace& ws, float height = 0);
   // The Lanes > Counters menu (inside an open menu).
   void CounterMenu(Workspace& ws);
   // Forgets what belonged to the previous trace.
@@ -36,7 +37,13 @@ class TimelineWindow {
 
  private:
   void DrawRuler(ImDrawList* draw, const TimelineView& view, ImVec2 at, float width);
-  void DrawItems(ImDrawList* draw, const Workspace& ws);
+  void DrawItems(ImDrawList* draw, const server::TraceModel& model, const Workspace& ws);
+  // The zone's label: its name and duration when they fit, else as much of the name as fits.
+  std::string Label(const server::TraceModel& model, const Workspace& ws, const DrawItem& item,
+                    float width) const;
+  void DrawPlotAxes(ImDrawList* draw, const server::TraceModel& model, const Workspace& ws, float visible_top,
+                    float visible_bottom);
+  void DrawRange(ImDrawList* draw, const Workspace& ws, ImVec2 area_min, ImVec2 area_max);
   void SelectForScreenshot(const server::TraceModel& model, Workspace& ws);
   void HandleInput(const server::TraceModel& model, Workspace& ws, bool hovered);
   void Tooltip(const server::TraceModel& model, const Workspace& ws, const Hit& hit);
@@ -45,6 +52,7 @@ class TimelineWindow {
   std::vector<DrawItem> items_;
   ImVec2 origin_{0, 0};
   std::optional<Hit> hovered_;
+  std::optional<int64_t> range_anchor_ns_;  // where a range selection's drag started
   // By set: each defined counter's index and "set: counter", for the menu.
   std::map<uint32_t, std::vector<std::pair<uint16_t, std::string>>> counter_names_;
   size_t counter_name_count_ = 0;

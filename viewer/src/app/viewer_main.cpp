@@ -1,11 +1,15 @@
 // gnomon-viewer: the desktop viewer (Dear ImGui on GLFW and OpenGL 3).
 //
-//   gnomon-viewer [FILE | HOST[:PORT]] [--size WxH] [--all-windows]
-//                 [--frames N --screenshot OUT.png] [--layout-dump OUT.json]
+//   gnomon-viewer [FILE | HOST[:PORT]] [--size WxH] [--show LIST] [--select A:B]
+//                 [--compare FILE2] [--frames N --screenshot OUT.png] [--layout-dump OUT.json]
 //
 // --frames renders N frames and exits (with --screenshot: a PNG of the last frame,
-// read back with glReadPixels); --layout-dump writes the timeline's lanes and items, in
-// window coordinates, for tests that check the screenshot against the layout.
+// read back with glReadPixels), once the trace has loaded and every window has computed;
+// --layout-dump writes the timeline's lanes and items, in window coordinates, and what
+// each side window drew, for tests that check the screenshot against them.
+//
+// The loop waits for input when nothing changes (an idle viewer costs no CPU), and keys
+// go through an InputQueue so that no quick tap is lost.
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
 #include <backends/imgui_impl_glfw.h>
@@ -15,8 +19,11 @@
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #include <stb_image_write.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -25,6 +32,7 @@
 #include "app.h"
 #include "gnomon/protocol/settings.h"
 #include "gnomon/server/text.h"
+#include "input_queue.h"
 
 namespace {
 
@@ -41,7 +49,8 @@ void OnDrop(GLFWwindow*, int count, const char** paths) {
 void Usage(FILE* out) {
   std::fprintf(
       out,
-      "Usage: gnomon-viewer [FILE | HOST[:PORT]] [--size WxH] [--all-windows] [--counters] [--range A:B]\n"
+      "Usage: gnomon-viewer [FILE | HOST[:PORT]] [--size WxH] [--scale S] [--show LIST] [--select A:B]\n"
+      "                     [--compare FILE2] [--all-windows] [--counters] [--range A:B]\n"
       "                     [--frames N] [--screenshot OUT.png] [--layout-dump OUT.json]\n"
       "\n"
       "Opens a Gnomon trace file, or connects to a running program (default port %u).\n"
@@ -51,9 +60,15 @@ void Usage(FILE* out) {
       "Timeline: wheel zooms around the cursor, drag pans, shift+wheel scrolls lanes,\n"
       "arrows pan, up/down or =/- zoom, H fits the whole trace, F follows live data;\n"
       "click a zone for details, a frame bar to zoom to that frame, a lane title to\n"
-      "collapse it (right-click hides it; the Lanes menu shows it again).\n"
+      "collapse it (right-click hides it; the Lanes menu shows it again); drag with the\n"
+      "right button (or shift+drag) to select a time range, right-click to clear it.\n"
       "\n"
       "  --size WxH        window size (default 1400x900)\n"
+      "  --scale S         interface scale (default: the monitor's content scale)\n"
+      "  --show LIST       open these windows (comma-separated): statistics, find-zone=NAME,\n"
+      "                    flame-graph, frame-histogram, gpu-clocks, messages, compare, debug\n"
+      "  --select A:B      select milliseconds A to B (windows can limit themselves to it)\n"
+      "  --compare FILE2   compare the trace with FILE2 (the compare window)\n"
       "  --all-windows     open the statistics, messages, GPU clocks and debug windows\n"
       "  --counters        a lane for every GPU counter (the Lanes menu chooses them), and\n"
       "                    the first counted GPU zone in view selected\n"
@@ -62,7 +77,12 @@ void Usage(FILE* out) {
       "                    (default 1024; past it a block is a bomb or damage, and skipped)\n"
       "  --frames N        render N frames, then exit (for scripts and tests)\n"
       "  --screenshot F    with --frames: save the last frame as a PNG\n"
-      "  --layout-dump F   with --frames: write the timeline layout as JSON\n",
+      "  --layout-dump F   with --frames: write the timeline layout and the windows' contents\n"
+      "                    as JSON\n"
+      "\n"
+      "The open windows, the panel's height and the recent files are kept in\n"
+      "$XDG_CONFIG_HOME/gnomon (~/.config/gnomon); scripted runs (--frames) neither read\n"
+      "nor write them.\n",
       unsigned{gnomon::protocol::kDefaultPort});
 }
 
@@ -96,7 +116,59 @@ void WriteLayout(const std::string& path, gnomon::viewer::App& app) {
         << ",\"label\":" << gnomon::server::JsonQuote(item.label ? *item.label : "") << "}";
     first = false;
   }
-  out << "]}\n";
+  out << "],\"windows\":{";
+  first = true;
+  for (const auto& [name, json] : app.window_reports()) {
+    out << (first ? "" : ",") << gnomon::server::JsonQuote(name) << ":" << json;
+    first = false;
+  }
+  out << "}}\n";
+}
+
+// Milliseconds A:B as a trace-relative range in ns; false when the text is not that.
+bool ParseRangeMs(const std::string& text, int64_t& begin_ns, int64_t& end_ns) {
+  double begin_ms = 0, end_ms = 0;
+  char tail = 0;
+  if (std::sscanf(text.c_str(), "%lf:%lf%c", &begin_ms, &end_ms, &tail) != 2 || !(end_ms > begin_ms) ||
+      !(begin_ms >= -1e9) || !(end_ms <= 1e9)) {
+    return false;
+  }
+  begin_ns = int64_t(begin_ms * 1e6);
+  end_ns = int64_t(end_ms * 1e6);
+  return true;
+}
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = text.find(',', start);
+    const std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!item.empty()) items.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return items;
+}
+
+// The interface font: DejaVu Sans (Debian's fonts-dejavu-core) at `scale`, or ImGui's
+// own bitmap font when it is not installed.
+void LoadFont(float scale) {
+  ImGuiIO& io = ImGui::GetIO();
+  static const ImWchar kRanges[] = {0x0020, 0x00FF, 0x0100, 0x017F, 0x2000, 0x206F, 0x2190, 0x21FF, 0};
+  for (const char* path : {"/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+                           "/usr/share/fonts/truetype/dejavu/DejaVuSansCondensed.ttf"}) {
+    std::FILE* f = std::fopen(path, "rb");
+    if (f == nullptr) continue;
+    std::fclose(f);
+    ImFontConfig config;
+    config.OversampleH = 2;
+    if (io.Fonts->AddFontFromFileTTF(path, 15.0f * scale, &config, kRanges) != nullptr) return;
+  }
+  ImFontConfig config;
+  config.SizePixels = 13.0f * scale;
+  io.Fonts->AddFontDefault(&config);
 }
 
 }  // namespace
@@ -104,6 +176,7 @@ void WriteLayout(const std::string& path, gnomon::viewer::App& app) {
 int main(int argc, char** argv) {
   gnomon::viewer::App::Options options;
   int width = 1400, height = 900, frames = -1;
+  float scale = 0;  // 0: the monitor's
   std::string screenshot, layout_dump;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -129,13 +202,32 @@ int main(int argc, char** argv) {
     } else if (arg == "--layout-dump") {
       layout_dump = value();
     } else if (arg == "--range") {
-      double begin_ms = 0, end_ms = 0;
-      if (std::sscanf(value().c_str(), "%lf:%lf", &begin_ms, &end_ms) != 2 || end_ms <= begin_ms) {
+      if (!ParseRangeMs(value(), options.range_begin_ns, options.range_end_ns)) {
         std::fprintf(stderr, "gnomon-viewer: --range wants BEGIN_MS:END_MS, e.g. 100:120\n");
         return 1;
       }
-      options.range_begin_ns = int64_t(begin_ms * 1e6);
-      options.range_end_ns = int64_t(end_ms * 1e6);
+    } else if (arg == "--select") {
+      int64_t begin = 0, end = 0;
+      if (!ParseRangeMs(value(), begin, end)) {
+        std::fprintf(stderr, "gnomon-viewer: --select wants BEGIN_MS:END_MS, e.g. 100:120\n");
+        return 1;
+      }
+      options.select_ns = std::make_pair(begin, end);
+    } else if (arg == "--show") {
+      for (const std::string& name : SplitList(value())) options.show.push_back(name);
+      if (const std::string wrong = gnomon::viewer::App::CheckWindowNames(options.show); !wrong.empty()) {
+        std::fprintf(stderr, "gnomon-viewer: --show: %s\n", wrong.c_str());
+        return 1;
+      }
+    } else if (arg == "--compare") {
+      options.compare = value();
+      options.show.push_back("compare");
+    } else if (arg == "--scale") {
+      scale = std::strtof(value().c_str(), nullptr);
+      if (!(scale >= 0.5f && scale <= 4.0f)) {
+        std::fprintf(stderr, "gnomon-viewer: --scale wants a number from 0.5 to 4\n");
+        return 1;
+      }
     } else if (arg == "--max-expansion") {
       const auto n = gnomon::protocol::ParseUnsigned(value(), 1, UINT32_MAX);
       if (!n) {
@@ -176,10 +268,31 @@ int main(int argc, char** argv) {
   glfwSwapInterval(frames < 0 ? 1 : 0);
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
-  ImGui::GetIO().IniFilename = nullptr;
+  options.keep_settings = frames < 0;  // a scripted run is the same every time
+  static std::string ini_path;
+  if (options.keep_settings) {
+    const char* config = std::getenv("XDG_CONFIG_HOME");
+    const char* home = std::getenv("HOME");
+    const std::string dir = config && *config ? std::string(config) + "/gnomon"
+                            : home && *home   ? std::string(home) + "/.config/gnomon"
+                                              : std::string();
+    std::error_code ec;
+    if (!dir.empty() && (std::filesystem::create_directories(dir, ec), !ec))
+      ini_path = dir + "/viewer-imgui.ini";
+  }
+  ImGui::GetIO().IniFilename = ini_path.empty() ? nullptr : ini_path.c_str();
+  if (scale == 0) {
+    float x = 1, y = 1;
+    glfwGetWindowContentScale(window, &x, &y);
+    scale = std::clamp(std::max(x, y), 1.0f, 4.0f);
+  }
   ImGui::StyleColorsDark();
+  ImGui::GetStyle().ScaleAllSizes(scale);
+  LoadFont(scale);
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 330 core");
+  gnomon::viewer::InputQueue keys;
+  keys.Install(window);
 
   gnomon::viewer::App app(options);
   g_app = &app;
@@ -192,15 +305,23 @@ int main(int argc, char** argv) {
   auto gl_viewport = reinterpret_cast<Viewport>(glfwGetProcAddress("glViewport"));
 
   int rendered = 0;
+  int settle_frames = 3;  // frames drawn after an event before the loop may wait again
   while (!glfwWindowShouldClose(window)) {
-    glfwPollEvents();
+    const bool busy = app.is_busy();
+    if (frames >= 0 || busy || settle_frames > 0 || !keys.empty()) {
+      glfwPollEvents();
+      if (settle_frames > 0) --settle_frames;
+    } else {
+      glfwWaitEventsTimeout(1.0);  // idle: no CPU until something happens (or a second passes)
+      settle_frames = 3;
+    }
     if (frames >= 0) glfwSetCursorPos(window, -100, -100);  // scripted: no hover, no tooltip
-    // Scripted runs wait for a file to finish loading before counting frames, and give a
-    // live program time to send something.
-    if (frames >= 0 && app.session() != nullptr &&
-        (app.session()->is_loading() || app.session()->is_live())) {
+    // Scripted runs wait for a file to finish loading and the windows to compute before
+    // counting frames, and give a live program time to send something.
+    if (frames >= 0 && app.session() != nullptr && (busy || app.session()->is_live())) {
       std::this_thread::sleep_for(std::chrono::milliseconds(app.session()->is_live() ? 20 : 5));
     }
+    keys.Feed(window);
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
@@ -212,8 +333,8 @@ int main(int argc, char** argv) {
     gl_clear_color(0.12f, 0.12f, 0.13f, 1.0f);
     gl_clear(kGlColorBufferBit);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-    const bool loading = app.session() != nullptr && app.session()->is_loading();
-    if (frames >= 0 && !loading && ++rendered >= frames) {
+    const bool computing = app.is_busy() && !(app.session() != nullptr && app.session()->is_live());
+    if (frames >= 0 && !computing && ++rendered >= frames) {
       if (!screenshot.empty() && !WriteScreenshot(screenshot, fb_width, fb_height)) {
         std::fprintf(stderr, "gnomon-viewer: cannot write %s\n", screenshot.c_str());
       }

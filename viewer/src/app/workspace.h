@@ -7,10 +7,16 @@
 // another: it changes the workspace, and the window concerned acts on it.
 #pragma once
 
+#include <imgui.h>
+
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string>
+#include <utility>
 
+#include "gnomon/server/statistics.h"
 #include "gnomon/server/trace_model.h"
 #include "gnomon/viewer/timeline.h"
 #include "gnomon/viewer/timeline_view.h"
@@ -33,6 +39,24 @@ struct Workspace {
   bool fitted = false;  // the view was fitted to the trace (false: fit it next frame)
   bool follow = true;   // live: keep the newest data in view
 
+  // The time range the user selected (trace-relative ns; right-drag or shift-drag on the
+  // timeline), which windows may limit themselves to.
+  std::optional<std::pair<int64_t, int64_t>> range;
+  // What each window drew this frame, as JSON, by window (--layout-dump, window tests).
+  std::map<std::string, std::string> reports;
+  // Where each open side window goes this frame (App tiles them below the timeline).
+  struct Tile {
+    float x, y, width, height;
+  };
+  std::map<std::string, Tile> tiles;
+  // Puts the next window (`title`) in its tile; call right before ImGui::Begin.
+  void Place(const char* title) const {
+    auto it = tiles.find(title);
+    if (it == tiles.end()) return;
+    ImGui::SetNextWindowPos(ImVec2(it->second.x, it->second.y), ImGuiCond_Always);
+    ImGui::SetNextWindowSize(ImVec2(it->second.width, it->second.height), ImGuiCond_Always);
+  }
+
   // Find zone is asked to show this source location (CPU or GPU zones).
   struct FindRequest {
     uint32_t location = 0;
@@ -49,6 +73,11 @@ struct Workspace {
   // Nanoseconds of `tick` since the trace's first event.
   static int64_t RelNs(const server::TraceModel& model, uint64_t tick) {
     return model.clock.TickToNs(tick) - model.clock.TickToNs(model.first_tick);
+  }
+  // The ticks of a trace-relative range, for the server's statistics.
+  static server::TickRange TicksOf(const server::TraceModel& model, std::pair<int64_t, int64_t> range_ns) {
+    const int64_t origin = model.clock.TickToNs(model.first_tick);
+    return {model.clock.NsToTick(origin + range_ns.first), model.clock.NsToTick(origin + range_ns.second)};
   }
 };
 

@@ -1,0 +1,182 @@
+#include "compare_window.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "gnomon/server/statistics.h"
+#include "gnomon/server/text.h"
+#include "widgets.h"
+
+namespace gnomon::viewer {
+namespace {
+
+constexpr size_t kBins = 60;
+constexpr uint32_t kColorA = IM_COL32(90, 150, 230, 255);
+constexpr uint32_t kColorB = IM_COL32(240, 150, 60, 170);
+std::string Duration(double ns) { return server::FormatDuration(ns); }
+
+// Counts of `found` in `bins` log-scale bins over [lo, hi].
+std::vector<uint64_t> Bin(const ZoneOccurrences& found, int64_t lo, int64_t hi, size_t bins,
+                          uint64_t& tallest) {
+  DurationHistogram h;
+  h.scale = HistogramScale::kLog;
+  h.min_ns = lo;
+  h.max_ns = hi;
+  h.counts.assign(bins, 0);
+  for (int64_t ns : found.sorted_ns) tallest = std::max(tallest, ++h.counts[h.BinOf(ns)]);
+  return h.counts;
+}
+
+}  // namespace
+
+void CompareWindow::OpenOther(const std::string& path, uint32_t max_expansion) {
+  Reset();
+  other_ = Session::OpenFile(path, max_expansion);
+  open = true;
+}
+
+void CompareWindow::Reset() {
+  rows_job_.Reset();
+  a_job_.Reset();
+  b_job_.Reset();
+  picked_ = -1;
+}
+
+bool CompareWindow::is_busy() {
+  return rows_job_.is_busy() || a_job_.is_busy() || b_job_.is_busy() || (other_ && other_->is_loading());
+}
+
+void CompareWindow::Draw(const server::TraceModel& model, Workspace& ws) {
+  ws.Place("Compare");
+  if (!ImGui::Begin("Compare", &open)) {
+    ImGui::End();
+    return;
+  }
+  if (other_ == nullptr) {
+    ImGui::TextDisabled("File > Compare with... opens a second trace to compare this one with");
+    ImGui::End();
+    return;
+  }
+  if (other_->failed()) {
+    ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "%s", other_->error().c_str());
+    ImGui::End();
+    return;
+  }
+  if (other_->is_loading()) {
+    ImGui::Text("loading %s", other_->title().c_str());
+    ImGui::ProgressBar(other_->load_progress(), ImVec2(300, 0));
+    ImGui::End();
+    return;
+  }
+  uint64_t b_zones = 0;
+  other_->WithModel([&](const server::TraceModel& b) { b_zones = b.zone_count; });
+  Session* a = ws.session;
+  Session* b = other_.get();
+  rows_job_.Request({model.zone_count, b_zones}, [a, b] {
+    std::vector<server::ZoneStatistics> stats_a, stats_b;
+    std::vector<ComparisonRow> rows;
+    a->WithModel([&](const server::TraceModel& m) { stats_a = server::ComputeZoneStatistics(m); });
+    b->WithModel([&](const server::TraceModel& m) { stats_b = server::ComputeZoneStatistics(m); });
+    a->WithModel([&](const server::TraceModel& ma) {
+      b->WithModel([&](const server::TraceModel& mb) { rows = CompareTraces(ma, stats_a, mb, stats_b); });
+    });
+    return rows;
+  });
+  ImGui::Text("A: %s   B: %s", ws.session->title().c_str(), other_->title().c_str());
+  const std::vector<ComparisonRow>* rows = rows_job_.result();
+  if (rows == nullptr) {
+    ImGui::TextDisabled("comparing...");
+    ImGui::End();
+    return;
+  }
+  if (picked_generation_ != rows_job_.result_generation()) {
+    picked_ = rows->empty() ? -1 : 0;
+    picked_generation_ = rows_job_.result_generation();
+  }
+  constexpr ImGuiTableFlags kFlags = ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg |
+                                     ImGuiTableFlags_Borders | ImGuiTableFlags_Resizable |
+                                     ImGuiTableFlags_SizingFixedFit;
+  const float table_height = std::max(120.0f, ImGui::GetContentRegionAvail().y - 150);
+  if (ImGui::BeginTable("comparison", 10, kFlags, ImVec2(0, table_height))) {
+    ImGui::TableSetupScrollFreeze(1, 1);
+    for (const char* c : {"Zone", "Location", "Count A", "Count B", "Total A", "Total B", "B - A", "Mean A",
+                          "Mean B", "B / A"}) {
+      ImGui::TableSetupColumn(c);
+    }
+    ImGui::TableHeadersRow();
+    for (size_t i = 0; i < rows->size(); ++i) {
+      const ComparisonRow& r = (*rows)[i];
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::PushID(int(i));
+      if (ImGui::Selectable("##pick", picked_ == int(i),
+                            ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap)) {
+        picked_ = int(i);
+      }
+      ImGui::SameLine(0, 0);
+      TextCell(r.name);
+      ImGui::PopID();
+      ImGui::TableNextColumn();
+      TextCell(r.where);
+      ImGui::TableNextColumn();
+      ImGui::Text("%llu", static_cast<unsigned long long>(r.count_a));
+      ImGui::TableNextColumn();
+      ImGui::Text("%llu", static_cast<unsigned long long>(r.count_b));
+      for (double v : {double(r.total_a_ns), double(r.total_b_ns), double(r.total_difference_ns()),
+                       r.mean_a_ns, r.mean_b_ns}) {
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(Duration(v).c_str());
+      }
+      ImGui::TableNextColumn();
+      if (r.mean_ratio() > 0) ImGui::Text("%.3f", r.mean_ratio());
+    }
+    ImGui::EndTable();
+  }
+  std::string report_bars;
+  if (picked_ >= 0 && size_t(picked_) < rows->size()) {
+    const ComparisonRow& r = (*rows)[size_t(picked_)];
+    const ZoneQuery qa{r.location_a}, qb{r.location_b};
+    a_job_.Request(qa, [a, qa] {
+      ZoneOccurrences f;
+      if (qa.location != 0) a->WithModel([&](const server::TraceModel& m) { f = FindOccurrences(m, qa); });
+      return f;
+    });
+    b_job_.Request(qb, [b, qb] {
+      ZoneOccurrences f;
+      if (qb.location != 0) b->WithModel([&](const server::TraceModel& m) { f = FindOccurrences(m, qb); });
+      return f;
+    });
+    const ZoneOccurrences* fa = a_job_.result();
+    const ZoneOccurrences* fb = b_job_.result();
+    if (fa != nullptr && fb != nullptr) {
+      int64_t lo = INT64_MAX, hi = 0;
+      for (const ZoneOccurrences* f : {fa, fb}) {
+        if (f->sorted_ns.empty()) continue;
+        lo = std::min(lo, f->sorted_ns.front());
+        hi = std::max(hi, f->sorted_ns.back());
+      }
+      if (lo <= hi) {
+        uint64_t tallest = 0;
+        const std::vector<uint64_t> ca = Bin(*fa, lo, hi, kBins, tallest);
+        const std::vector<uint64_t> cb = Bin(*fb, lo, hi, kBins, tallest);
+        ImGui::Text("%s: durations in A (blue) and B (orange), %s .. %s, log scale", r.name.c_str(),
+                    Duration(double(lo)).c_str(), Duration(double(hi)).c_str());
+        const ImVec2 at = ImGui::GetCursorScreenPos();
+        std::vector<HistogramBar> bars_a, bars_b;
+        Histogram("##a", ca, tallest, ImVec2(-1, 100), kColorA, nullptr, &bars_a);
+        ImGui::SetCursorScreenPos(at);
+        Histogram("##b", cb, tallest, ImVec2(-1, 100), kColorB, nullptr, &bars_b, 0, true);
+        report_bars = JsonReport().AddBars("a", bars_a).AddBars("b", bars_b).str();
+      }
+    }
+  }
+  JsonReport report;
+  report.Add("rows", double(rows->size()));
+  if (!report_bars.empty()) report.AddRaw("histograms", report_bars);
+  ws.reports["compare"] = report.str();
+  ImGui::End();
+}
+
+}  // namespace gnomon::viewer

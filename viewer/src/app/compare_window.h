@@ -1,0 +1,39 @@
+// Compare: the shown trace (A) against a second one (B, `--compare FILE` or File >
+// Compare): per source location, counts, totals and means of both with the difference
+// and the ratio; for the zone picked, both duration histograms overlaid. Everything is
+// computed off the UI thread.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gnomon/viewer/background_job.h"
+#include "gnomon/viewer/trace_comparison.h"
+#include "gnomon/viewer/zone_search.h"
+#include "session.h"
+#include "workspace.h"
+
+namespace gnomon::viewer {
+
+class CompareWindow {
+ public:
+  bool open = false;
+  // Loads `path` as the trace to compare with.
+  void OpenOther(const std::string& path, uint32_t max_expansion);
+  bool has_other() const { return other_ != nullptr; }
+  void Draw(const server::TraceModel& model, Workspace& ws);
+  void Reset();
+  bool is_busy();
+
+ private:
+  using Counts = std::pair<uint64_t, uint64_t>;  // zone counts of A and B when computed
+  std::unique_ptr<Session> other_;
+  BackgroundJob<Counts, std::vector<ComparisonRow>> rows_job_;
+  BackgroundJob<ZoneQuery, ZoneOccurrences> a_job_, b_job_;
+  int picked_ = -1;  // a row of the result
+  uint64_t picked_generation_ = 0;
+};
+
+}  // namespace gnomon::viewer

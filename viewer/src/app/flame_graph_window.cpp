@@ -1,0 +1,122 @@
+#include "flame_graph_window.h"
+
+#include <imgui.h>
+
+#include <string>
+
+#include "gnomon/server/text.h"
+#include "gnomon/viewer/timeline.h"
+#include "widgets.h"
+
+namespace gnomon::viewer {
+namespace {
+
+constexpr float kRowHeight = 20;
+std::string Duration(double ns) { return server::FormatDuration(ns); }
+
+}  // namespace
+
+void FlameGraphWindow::Draw(const server::TraceModel& model, Workspace& ws) {
+  ws.Place("Flame graph");
+  if (!ImGui::Begin("Flame graph", &open)) {
+    ImGui::End();
+    return;
+  }
+  ImGui::SetNextItemWidth(220);
+  const std::string current =
+      thread_id_ == 0 ? std::string("every thread") : Timeline::Name(model, {LaneKind::kThread, thread_id_});
+  if (ImGui::BeginCombo("##thread", current.c_str())) {
+    if (ImGui::Selectable("every thread", thread_id_ == 0)) thread_id_ = 0;
+    for (const server::ThreadTimeline& thread : model.threads) {
+      ImGui::PushID(int(thread.id));
+      if (ImGui::Selectable(Timeline::Name(model, {LaneKind::kThread, thread.id}).c_str(),
+                            thread_id_ == thread.id)) {
+        thread_id_ = thread.id;
+      }
+      ImGui::PopID();
+    }
+    ImGui::EndCombo();
+  }
+  ImGui::SameLine();
+  ImGui::Checkbox("selected range only", &limit_to_range_);
+  FlameQuery query{thread_id_};
+  if (limit_to_range_ && ws.range) {
+    query.begin_ns = ws.range->first;
+    query.end_ns = ws.range->second;
+  }
+  // A live trace grows: a new graph once a second at most is the statistics' rhythm;
+  // here the graph is rebuilt when the query changes or the user asks.
+  Session* session = ws.session;
+  job_.Request(query, [session, query] {
+    FlameGraph g;
+    session->WithModel([&](const server::TraceModel& m) { g = BuildFlameGraph(m, query); });
+    return g;
+  });
+  const FlameGraph* graph = job_.result();
+  if (job_.is_busy()) {
+    ImGui::SameLine();
+    ImGui::TextDisabled(graph ? "updating..." : "building...");
+  }
+  if (graph == nullptr) {
+    ImGui::End();
+    return;
+  }
+  if (focus_generation_ != job_.result_generation()) {
+    focus_ = FlameGraph::kRoot;
+    focus_generation_ = job_.result_generation();
+  }
+  ImGui::SameLine();
+  if (ImGui::SmallButton("whole")) focus_ = FlameGraph::kRoot;
+  const FlameNode& focus = graph->nodes[focus_];
+  ImGui::SameLine();
+  ImGui::Text("%s: %s",
+              focus_ == FlameGraph::kRoot ? "all zones" : model.Location(focus.location).name.c_str(),
+              Duration(double(focus.total_ns)).c_str());
+
+  const ImVec2 at = ImGui::GetCursorScreenPos();
+  const float width = std::max(40.0f, ImGui::GetContentRegionAvail().x);
+  const std::vector<FlameBox> boxes = LayOutFlameGraph(*graph, focus_, 1.0 / double(width));
+  uint32_t rows = 1;
+  for (const FlameBox& b : boxes) rows = std::max(rows, b.row + 1);
+  const float height = std::max(ImGui::GetContentRegionAvail().y, float(rows) * kRowHeight);
+  ImGui::InvisibleButton("##flame", ImVec2(width, height));
+  const bool hovered_area = ImGui::IsItemHovered();
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  std::string boxes_json = "[";
+  const FlameBox* hovered = nullptr;
+  for (const FlameBox& b : boxes) {
+    const FlameNode& node = graph->nodes[b.node];
+    const float x0 = at.x + float(b.x0) * width, x1 = at.x + float(b.x1) * width;
+    const float y0 = at.y + float(b.row) * kRowHeight, y1 = y0 + kRowHeight - 1;
+    const uint32_t color = b.node == FlameGraph::kRoot
+                               ? IM_COL32(110, 110, 120, 255)
+                               : ZoneColor(model.Location(node.location), node.location);
+    draw->AddRectFilled(ImVec2(x0, y0), ImVec2(std::max(x0 + 1, x1 - 1), y1), color);
+    const std::string name = b.node == FlameGraph::kRoot ? "all zones" : model.Location(node.location).name;
+    const std::string label = FitText(name, x1 - x0 - 6);
+    if (!label.empty()) draw->AddText(ImVec2(x0 + 3, y0 + 2), IM_COL32(15, 15, 18, 255), label.c_str());
+    if (hovered_area && mouse.x >= x0 && mouse.x < x1 && mouse.y >= y0 && mouse.y < y1) hovered = &b;
+    char json[256];
+    std::snprintf(json, sizeof(json), "%s{\"x0\":%.1f,\"x1\":%.1f,\"y0\":%.1f,\"row\":%u,\"total_ns\":%lld}",
+                  boxes_json.size() > 1 ? "," : "", x0, x1, y0, b.row, static_cast<long long>(node.total_ns));
+    boxes_json += json;
+  }
+  ws.reports["flame-graph"] =
+      JsonReport().Add("nodes", double(graph->nodes.size())).AddRaw("boxes", boxes_json + "]").str();
+  if (hovered != nullptr) {
+    const FlameNode& node = graph->nodes[hovered->node];
+    ImGui::BeginTooltip();
+    ImGui::TextUnformatted(hovered->node == FlameGraph::kRoot ? "all zones"
+                                                              : model.Location(node.location).name.c_str());
+    ImGui::Text("total %s   self %s   %llu zone(s)", Duration(double(node.total_ns)).c_str(),
+                Duration(double(node.self_ns)).c_str(), static_cast<unsigned long long>(node.count));
+    ImGui::TextDisabled("click to zoom in, right-click to go back out");
+    ImGui::EndTooltip();
+    if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) focus_ = hovered->node;
+  }
+  if (hovered_area && ImGui::IsMouseClicked(ImGuiMouseButton_Right)) focus_ = graph->nodes[focus_].parent;
+  ImGui::End();
+}
+
+}  // namespace gnomon::viewer

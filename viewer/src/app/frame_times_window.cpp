@@ -1,0 +1,110 @@
+#include "frame_times_window.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+
+#include "gnomon/server/text.h"
+#include "widgets.h"
+
+namespace gnomon::viewer {
+namespace {
+
+constexpr size_t kBins = 60;
+std::string Duration(double ns) { return server::FormatDuration(ns); }
+
+}  // namespace
+
+void FrameTimesWindow::Draw(const server::TraceModel& model, Workspace& ws) {
+  ws.Place("Frame times");
+  if (!ImGui::Begin("Frame times", &open)) {
+    ImGui::End();
+    return;
+  }
+  auto main = model.frames.find(0);
+  const size_t marks = main == model.frames.end() ? 0 : main->second.marks.size();
+  if (marks != frames_seen_) {  // frames are few: recomputed as they come
+    times_ = ComputeFrameTimes(model, 0, kBins);
+    frames_seen_ = marks;
+  }
+  if (times_.frame_ns.empty()) {
+    ImGui::TextDisabled("no frames in this trace (GNOMON_FRAME_MARK marks them)");
+    ImGui::End();
+    return;
+  }
+  ImGui::Text("%zu frames   mean %s   p50 %s   p90 %s   p99 %s   max %s", times_.frame_ns.size(),
+              Duration(times_.mean_ns).c_str(), Duration(double(times_.p50_ns)).c_str(),
+              Duration(double(times_.p90_ns)).c_str(), Duration(double(times_.p99_ns)).c_str(),
+              Duration(double(times_.max_ns)).c_str());
+  // The histogram, with a line at each percentile.
+  const ImVec2 at = ImGui::GetCursorScreenPos();
+  std::vector<HistogramBar> bars;
+  const auto hovered = Histogram("##frame-histogram", times_.histogram, times_.tallest, ImVec2(-1, 90),
+                                 IM_COL32(90, 170, 110, 255), nullptr, &bars);
+  const float width = ImGui::GetItemRectSize().x;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  for (const auto& [ns, name] :
+       {std::pair{times_.p50_ns, "p50"}, std::pair{times_.p90_ns, "p90"}, std::pair{times_.p99_ns, "p99"}}) {
+    const float x = at.x + float(double(ns) / double(std::max<int64_t>(times_.max_ns, 1))) * width;
+    draw->AddLine(ImVec2(x, at.y), ImVec2(x, at.y + 90), IM_COL32(255, 255, 255, 160));
+    draw->AddText(ImVec2(x + 2, at.y), IM_COL32(230, 230, 230, 255), name);
+  }
+  if (hovered) {
+    const double bin_ns = double(times_.max_ns) / double(times_.histogram.size());
+    ImGui::SetTooltip("%s .. %s: %llu frames", Duration(bin_ns * double(*hovered)).c_str(),
+                      Duration(bin_ns * double(*hovered + 1)).c_str(),
+                      static_cast<unsigned long long>(times_.histogram[*hovered]));
+  }
+  // Every frame in order, a bar each (the tallest of those sharing a pixel).
+  ImGui::TextUnformatted("every frame, in order:");
+  const ImVec2 graph_at = ImGui::GetCursorScreenPos();
+  const float graph_w = std::max(40.0f, ImGui::GetContentRegionAvail().x);
+  const float graph_h = std::max(60.0f, ImGui::GetContentRegionAvail().y - 4);
+  ImGui::InvisibleButton("##frame-graph", ImVec2(graph_w, graph_h));
+  draw->AddRectFilled(graph_at, ImVec2(graph_at.x + graph_w, graph_at.y + graph_h),
+                      IM_COL32(22, 23, 26, 255));
+  const double top_ns = std::max<double>(double(times_.max_ns), 1.2 * double(kFrameTarget30Ns));
+  auto y_of = [&](double ns) { return graph_at.y + graph_h - float(ns / top_ns) * (graph_h - 2); };
+  const size_t n = times_.frame_ns.size();
+  const size_t columns = std::min<size_t>(n, size_t(graph_w));
+  const float bar_w = graph_w / float(columns);
+  size_t colored[3] = {0, 0, 0};
+  for (size_t c = 0; c < columns; ++c) {
+    const size_t first = c * n / columns, last = std::max(first + 1, (c + 1) * n / columns);
+    int64_t worst = 0;
+    for (size_t f = first; f < last; ++f) worst = std::max(worst, times_.frame_ns[f]);
+    const uint32_t color = FrameTargetColor(worst);
+    colored[worst <= kFrameTarget60Ns ? 0 : worst <= kFrameTarget30Ns ? 1 : 2]++;
+    const float x0 = graph_at.x + float(c) * bar_w;
+    draw->AddRectFilled(ImVec2(x0, y_of(double(worst))),
+                        ImVec2(std::max(x0 + 1, x0 + bar_w - 1), graph_at.y + graph_h), color);
+  }
+  for (const auto& [ns, label] :
+       {std::pair{kFrameTarget60Ns, "16.7 ms"}, std::pair{kFrameTarget30Ns, "33.3 ms"}}) {
+    const float y = y_of(double(ns));
+    draw->AddLine(ImVec2(graph_at.x, y), ImVec2(graph_at.x + graph_w, y), IM_COL32(255, 255, 255, 120));
+    draw->AddText(ImVec2(graph_at.x + 2, y - 14), IM_COL32(220, 220, 220, 255), label);
+  }
+  if (ImGui::IsItemHovered()) {
+    const size_t frame =
+        std::min(n - 1, size_t((ImGui::GetIO().MousePos.x - graph_at.x) / graph_w * float(n)));
+    ImGui::SetTooltip("frame %zu: %s (click to show it)", frame + 1,
+                      Duration(double(times_.frame_ns[frame])).c_str());
+    if (ImGui::IsItemClicked() && main != model.frames.end() && frame + 1 < main->second.marks.size()) {
+      ws.JumpTo(Workspace::RelNs(model, main->second.marks[frame]),
+                Workspace::RelNs(model, main->second.marks[frame + 1]));
+    }
+  }
+  ws.reports["frame-histogram"] = JsonReport()
+                                      .Add("frames", double(n))
+                                      .Add("p50_ns", double(times_.p50_ns))
+                                      .Add("p99_ns", double(times_.p99_ns))
+                                      .Add("green", double(colored[0]))
+                                      .Add("yellow", double(colored[1]))
+                                      .Add("red", double(colored[2]))
+                                      .AddBars("bars", bars)
+                                      .str();
+  ImGui::End();
+}
+
+}  // namespace gnomon::viewer

@@ -1,0 +1,57 @@
+// Small drawing pieces the windows share: a histogram that a drag selects a range of,
+// text cut to a width with an ellipsis, a table cell with its full text on hover, and a
+// JSON sketch of what a window drew (for --layout-dump and the window tests).
+#pragma once
+
+#include <imgui.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gnomon::viewer {
+
+// A trace-relative time with the digits a list of them needs to tell them apart:
+// "1.234567 s", "100.1234 ms", "12.345 us", "870 ns".
+std::string FormatTime(int64_t ns);
+
+// `text` cut to fit `width` pixels, ending in "..." when cut.
+std::string FitText(const std::string& text, float width);
+
+// A table cell: the text, cut to the column's width, and all of it in a tooltip when
+// cut and hovered.
+void TextCell(const std::string& text);
+
+// A bar per count, scaled to `tallest`, over `size` pixels (x negative: the width left).
+// A drag across the bars selects a range of bins (kept in `selection`, inclusive); a
+// click without a drag clears it. Returns the bin under the mouse, if any. `bars`, when
+// given, gets each bar's rectangle (screen pixels) for reports.
+struct HistogramBar {
+  float x0, y0, x1, y1;
+  uint64_t count;
+};
+// With `overlay`, nothing is painted under the bars: a second histogram drawn over a
+// first at the same place shows both.
+std::optional<size_t> Histogram(const char* id, const std::vector<uint64_t>& counts, uint64_t tallest,
+                                ImVec2 size, uint32_t color,
+                                std::optional<std::pair<size_t, size_t>>* selection = nullptr,
+                                std::vector<HistogramBar>* bars = nullptr, uint32_t selected_color = 0,
+                                bool overlay = false);
+
+// Builds the JSON a window reports of itself: {"key": value, ...}.
+class JsonReport {
+ public:
+  JsonReport& Add(const char* key, double value);
+  JsonReport& Add(const char* key, const std::string& value);
+  JsonReport& AddRaw(const char* key, const std::string& json);  // an array or object
+  JsonReport& AddBars(const char* key, const std::vector<HistogramBar>& bars);
+  std::string str() const { return "{" + body_ + "}"; }
+
+ private:
+  void Key(const char* key);
+  std::string body_;
+};
+
+}  // namespace gnomon::viewer
