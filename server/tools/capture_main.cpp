@@ -1,13 +1,17 @@
 // gnomon-capture: records a running program's profile to a .gnomon trace file.
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "gnomon/protocol/settings.h"
+#include "gnomon/server/discovery.h"
 #include "gnomon/server/text.h"
 #include "gnomon/server/trace_file.h"
 #include "gnomon/server/worker.h"
@@ -28,7 +32,9 @@ enum ExitCode {
 };
 
 constexpr const char* kUsageFormat =
-    R"(Usage: gnomon-capture -o FILE [-a ADDRESS] [-p PORT] [-s SECONDS] [-f] [-w SECONDS] [-l LEVEL] [-q]
+    R"(Usage: gnomon-capture -o FILE [-a ADDRESS] [-p PORT | --pid PID] [-s SECONDS] [-f] [-w SECONDS]
+                      [-l LEVEL] [-q]
+       gnomon-capture --list [--lan]
 
 Connects to a program profiled with Gnomon and records its events to a trace file,
 until the program exits, the time limit passes, or Ctrl-C (or SIGTERM, SIGHUP).
@@ -36,6 +42,10 @@ until the program exits, the time limit passes, or Ctrl-C (or SIGTERM, SIGHUP).
   -o FILE      trace file to write (.gnomon)
   -a ADDRESS   the program's address (default 127.0.0.1)
   -p PORT      the program's port (default %u, or $GNOMON_PORT)
+  --pid PID    the program with this process id, found among those --list shows
+  --list       list the programs that can be connected to: those running on this
+               machine, and with --lan also those announcing themselves on the LAN
+               (started with GNOMON_ANNOUNCE=lan; listens 1.5 s on UDP port %u)
   -s SECONDS   stop after this many seconds of capture
   -f           replace FILE if it is an existing trace (a regular file; never a link,
                device or folder). FILE is written beside it and moved into place once
@@ -60,7 +70,10 @@ Exit codes:
 // The usage text, with the default port filled in.
 const char* Usage() {
   static char text[4096];
-  if (text[0] == 0) std::snprintf(text, sizeof(text), kUsageFormat, unsigned{gnomon::protocol::kDefaultPort});
+  if (text[0] == 0) {
+    std::snprintf(text, sizeof(text), kUsageFormat, unsigned{gnomon::protocol::kDefaultPort},
+                  unsigned{gnomon::protocol::kAnnouncePort});
+  }
   return text;
 }
 
@@ -86,6 +99,32 @@ void PrintProgress(const Worker& worker, const TraceWriter& writer, double elaps
   std::fflush(stderr);
 }
 
+// The programs that can be connected to: this machine's, and with `lan` the LAN's.
+std::vector<gnomon::server::RunningProgram> FindPrograms(bool lan) {
+  std::vector<gnomon::server::RunningProgram> programs = gnomon::server::ListLocalPrograms();
+  if (!lan) return programs;
+  gnomon::server::AnnouncementListener listener;
+  if (!listener.error().empty()) {
+    std::fprintf(stderr, "gnomon-capture: %s; listing this machine's programs only\n",
+                 listener.error().c_str());
+    return programs;
+  }
+  listener.Poll(std::chrono::milliseconds(1500));
+  return gnomon::server::MergePrograms(std::move(programs), listener.programs());
+}
+
+int ListPrograms(bool lan) {
+  const auto programs = FindPrograms(lan);
+  for (const auto& program : programs) std::printf("%s\n", gnomon::server::DescribeProgram(program).c_str());
+  if (programs.empty()) {
+    std::fprintf(stderr,
+                 "gnomon-capture: no profiled program is running%s (a program announces itself while "
+                 "it runs, unless started with GNOMON_ANNOUNCE=off)\n",
+                 lan ? " here or on the LAN" : " here; --lan also asks the LAN");
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -106,6 +145,9 @@ int main(int argc, char** argv) {
   bool overwrite = false;
   gnomon::server::TraceWriterOptions writer_options;
   bool quiet = false;
+  bool list = false;
+  bool lan = false;
+  std::optional<uint32_t> pid;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> const char* {
@@ -149,6 +191,17 @@ int main(int argc, char** argv) {
         return kExitUsage;
       }
       writer_options.compression_level = int(level);
+    } else if (arg == "--list") {
+      list = true;
+    } else if (arg == "--lan") {
+      lan = true;
+    } else if (arg == "--pid") {
+      const auto parsed = gnomon::protocol::ParseUnsigned(value(), 1, UINT32_MAX);
+      if (!parsed) {
+        std::fprintf(stderr, "gnomon-capture: --pid: %s\n", parsed.error.c_str());
+        return kExitUsage;
+      }
+      pid = uint32_t(*parsed);
     } else if (arg == "-f") {
       overwrite = true;
     } else if (arg == "-q") {
@@ -157,6 +210,23 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "gnomon-capture: unknown argument '%s'\n\n%s", arg.c_str(), Usage());
       return kExitUsage;
     }
+  }
+  if (list) return ListPrograms(lan);
+  if (pid) {
+    const auto programs = FindPrograms(lan);
+    const auto found = std::find_if(programs.begin(), programs.end(),
+                                    [&](const auto& p) { return p.announcement.pid == *pid; });
+    if (found == programs.end()) {
+      std::fprintf(
+          stderr, "gnomon-capture: no profiled program with pid %u is running%s; see gnomon-capture --list\n",
+          unsigned{*pid}, lan ? " here or on the LAN" : " here");
+      return kExitConnect;
+    }
+    const std::string& address = found->connect_address;
+    const size_t colon = address.rfind(':');
+    options.host = address.substr(0, colon);
+    if (options.host.starts_with('[')) options.host = options.host.substr(1, options.host.size() - 2);
+    options.port = found->announcement.port;
   }
   if (output.empty()) {
     std::fprintf(stderr, "gnomon-capture: say where to write the trace with -o FILE\n\n%s", Usage());

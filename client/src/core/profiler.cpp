@@ -52,6 +52,13 @@ protocol::Parsed<BufferPolicy> ParseBufferPolicy(std::string_view text) {
   return {std::nullopt, "'" + std::string(text) + "' is not one of auto, drop, grow, wait"};
 }
 
+protocol::Parsed<AnnounceMode> ParseAnnounceMode(std::string_view text) {
+  if (text == "off") return {AnnounceMode::kOff, ""};
+  if (text == "local") return {AnnounceMode::kLocal, ""};
+  if (text == "lan") return {AnnounceMode::kLan, ""};
+  return {std::nullopt, "'" + std::string(text) + "' is not one of off, local, lan"};
+}
+
 Config& PendingConfig() {
   if (g_pending_config == nullptr) {
     g_pending_config = new Config;
@@ -70,6 +77,14 @@ Config& PendingConfig() {
     config.buffer_ceiling_bytes = ceiling_megabytes << 20;
     ReadEnvSetting("GNOMON_EXIT_FLUSH_MS", config.exit_flush_ms, Unsigned(0, UINT32_MAX));
     ReadEnvSetting("GNOMON_WAIT_FOR_SERVER_MS", config.exit_wait_for_server_ms, Unsigned(0, UINT32_MAX));
+    ReadEnvSetting("GNOMON_ANNOUNCE", config.announce, ParseAnnounceMode);
+    if (const char* to = std::getenv("GNOMON_ANNOUNCE_TO"); to && *to) config.announce_to = to;
+    // Announcing on the LAN is for being connected to from it: all interfaces, unless
+    // the user chose an address.
+    const char* address = std::getenv("GNOMON_ADDRESS");
+    if (config.announce == AnnounceMode::kLan && (address == nullptr || *address == '\0')) {
+      config.address = "0.0.0.0";
+    }
   }
   return *g_pending_config;
 }

@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "announcer.h"
 #include "chunk_pool.h"
 #include "gnomon/gnomon.h"
 #include "gnomon/protocol/messages.h"
@@ -58,10 +59,12 @@ struct Config {
   uint16_t port = protocol::kDefaultPort;
   uint64_t buffer_budget_bytes = 64ull << 20;
   BufferPolicy buffer_policy = BufferPolicy::kAuto;
-  uint64_t buffer_ceiling_bytes = 0;     // kAuto's bound; 0: a quarter of the machine's memory
-  uint32_t exit_flush_ms = 5000;         // longest wait at exit for a connected server to drain
-  uint32_t exit_wait_for_server_ms = 0;  // wait at exit for a server to connect
-  std::string port_file;                 // when set, the bound port is written there
+  uint64_t buffer_ceiling_bytes = 0;             // kAuto's bound; 0: a quarter of the machine's memory
+  uint32_t exit_flush_ms = 5000;                 // longest wait at exit for a connected server to drain
+  uint32_t exit_wait_for_server_ms = 0;          // wait at exit for a server to connect
+  std::string port_file;                         // when set, the bound port is written there
+  AnnounceMode announce = AnnounceMode::kLocal;  // who learns that the program runs
+  std::string announce_to;                       // kLan: IP[:PORT] (default: broadcast)
 };
 
 class Registry {

@@ -34,31 +34,14 @@ constexpr size_t kMaxPendingHandshakes = 16;                 // more: the oldest
 constexpr int kListenBacklog = 64;
 constexpr int kPortsToTry = 10;
 
-// Writes the port to `path` in one step: to a new file beside it, created exclusively
-// under a name of its own (so no link planted there is followed), then renamed over it.
-void WritePortFile(const std::string& path, uint16_t port) {
-  std::string temp = path + ".XXXXXX";
-  const int fd = mkostemp(temp.data(), O_CLOEXEC);
-  if (fd < 0) {
-    std::fprintf(stderr, "gnomon: cannot write the port file %s: %s\n", path.c_str(), std::strerror(errno));
-    return;
-  }
-  fchmod(fd, 0644);
-  char text[16];
-  const int length = std::snprintf(text, sizeof(text), "%u\n", unsigned{port});
-  const bool written = write(fd, text, size_t(length)) == length;
-  close(fd);
-  if (!written || std::rename(temp.c_str(), path.c_str()) != 0) {
-    std::fprintf(stderr, "gnomon: cannot write the port file %s: %s\n", path.c_str(), std::strerror(errno));
-    unlink(temp.c_str());
-  }
-}
-
 }  // namespace
 
 bool Sender::is_connected() const { return registry_.is_connected(); }
 
-Sender::Sender(Registry& registry) : registry_(registry) { out_.reserve(2 * kFlushBytes); }
+Sender::Sender(Registry& registry)
+    : registry_(registry), announcer_(registry.config().announce, registry.config().announce_to) {
+  out_.reserve(2 * kFlushBytes);
+}
 
 Sender::~Sender() {
   for (const PendingHandshake& pending : pending_) close(pending.fd);
@@ -120,7 +103,15 @@ bool Sender::Listen() {
   if (config.port != 0 && port_ != config.port) {
     std::fprintf(stderr, "gnomon: port %u is in use; listening on port %u\n", config.port, unsigned{port_});
   }
-  if (!config.port_file.empty()) WritePortFile(config.port_file, port_);
+  if (!config.port_file.empty() &&
+      !WriteFileAtomically(config.port_file, std::to_string(port_) + "\n", 0644)) {
+    std::fprintf(stderr, "gnomon: cannot write the port file %s: %s\n", config.port_file.c_str(),
+                 std::strerror(errno));
+  }
+  if (config.announce == AnnounceMode::kLan && config.address == "0.0.0.0") {
+    std::fprintf(stderr, "gnomon: GNOMON_ANNOUNCE=lan: listening on all interfaces, port %u\n",
+                 unsigned{port_});
+  }
   return true;
 }
 
@@ -129,6 +120,16 @@ void Sender::Start() {
   first_pair_ = ReadCalibrationPair();
   TakeCalibration();
   next_calibration_ = Clock::now() + kFirstCalibrationGap;
+  if (listen_fd_ >= 0) {
+    char host[protocol::kMaxHostName + 1] = {};
+    gethostname(host, sizeof(host) - 1);
+    announcer_.Publish({.name = program_invocation_short_name,
+                        .pid = static_cast<uint32_t>(getpid()),
+                        .host = host,
+                        .address = registry_.config().address,
+                        .port = port_,
+                        .start_unix_ns = static_cast<uint64_t>(start_unix_ns_)});
+  }
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -137,6 +138,7 @@ void Sender::Stop() {
   stop_deadline_ = Clock::now() + std::chrono::milliseconds(registry_.config().exit_flush_ms);
   stop_.store(true);
   thread_.join();
+  announcer_.Withdraw();
 }
 
 bool Sender::WaitForServer(std::chrono::milliseconds timeout) {
@@ -168,7 +170,9 @@ void Sender::Run() {
   bool final_calibration_taken = false;
   while (true) {
     const bool stopping = stop_.load();
-    if (Clock::now() >= next_calibration_) TakeCalibration();
+    const auto now = Clock::now();
+    if (now >= next_calibration_) TakeCalibration();
+    announcer_.Tick(now);
     if (conn_fd_ < 0) {
       if (!stopping) {
         ServiceConnections(50);
@@ -311,6 +315,7 @@ void Sender::Promote(int fd) {
   dropped_sent_ = 0;
   SendAppInfo();
   registry_.SetConnected(true);
+  announcer_.SetConnected(true);
 }
 
 void Sender::SendAppInfo() {
@@ -438,6 +443,7 @@ void Sender::Disconnect(const char* reason) {
   if (conn_fd_ >= 0) close(conn_fd_);
   conn_fd_ = -1;
   registry_.SetConnected(false);
+  announcer_.SetConnected(false);
 }
 
 }  // namespace gnomon::client

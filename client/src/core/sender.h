@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "announcer.h"
 #include "gnomon/protocol/handshake.h"
 #include "timer.h"
 
@@ -77,6 +78,7 @@ class Sender {
   void SendAppInfo();
 
   Registry& registry_;
+  Announcer announcer_;
   int listen_fd_ = -1;
   int conn_fd_ = -1;
   std::vector<PendingHandshake> pending_;  // accepted, hello not complete yet

@@ -8,11 +8,13 @@
 #include <fstream>
 
 #include "gnomon/protocol/settings.h"
+#include "widgets.h"
 
 namespace gnomon::viewer {
 namespace {
 
 constexpr size_t kMaxRecent = 8;
+constexpr auto kScanPeriod = std::chrono::seconds(1);
 
 std::string RecentFile() {
   const char* config = std::getenv("XDG_CONFIG_HOME");
@@ -62,10 +64,12 @@ void StartWindow::Draw(float width, float height, const Session* failed,
     ImGui::PopStyleColor();
     ImGui::Separator();
   }
+  std::string chosen;
+  DrawPrograms(chosen);
+  ImGui::Separator();
   ImGui::TextUnformatted("Program address (HOST:PORT)");
   ImGui::InputText("##address", address_, sizeof(address_));
   ImGui::SameLine();
-  std::string chosen;
   if (ImGui::Button("Connect")) chosen = address_;
   if (!recent_.empty()) {
     ImGui::TextUnformatted("Recent:");
@@ -86,6 +90,75 @@ void StartWindow::Draw(float width, float height, const Session* failed,
   ImGui::TextDisabled("or drop a .gnomon file onto this window");
   ImGui::End();
   if (!chosen.empty()) open(chosen);  // after End(): opening replaces the session
+}
+
+void StartWindow::DrawPrograms(std::string& chosen) {
+  const auto now = std::chrono::steady_clock::now();
+  if (listener_) listener_->Poll();
+  if (now >= next_scan_) {  // the idle viewer wakes each second, so the list stays fresh
+    auto local = server::ListLocalPrograms();
+    programs_ = listener_ ? server::MergePrograms(std::move(local), listener_->programs()) : std::move(local);
+    next_scan_ = now + kScanPeriod;
+  }
+  ImGui::TextUnformatted("Running programs");
+  ImGui::SameLine();
+  if (ImGui::Checkbox("also on the LAN", &lan_)) {
+    listener_ = lan_ ? std::make_unique<server::AnnouncementListener>() : nullptr;
+    next_scan_ = now;
+  }
+  if (listener_ && !listener_->error().empty()) ImGui::TextDisabled("%s", listener_->error().c_str());
+  if (programs_.empty()) {
+    ImGui::TextDisabled(lan_ ? "none running here or announcing on the LAN (GNOMON_ANNOUNCE=lan)"
+                             : "none running here; a profiled program appears here while it runs");
+    return;
+  }
+  const ImGuiTableFlags flags =
+      ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY;
+  const float rows_height =
+      ImGui::GetTextLineHeightWithSpacing() * float(std::min<size_t>(programs_.size(), 6) + 1);
+  if (!ImGui::BeginTable("programs", 5, flags, ImVec2(0, rows_height + 4))) return;
+  ImGui::TableSetupColumn("program");
+  ImGui::TableSetupColumn("pid");
+  ImGui::TableSetupColumn("address");
+  ImGui::TableSetupColumn("started");
+  ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed);
+  ImGui::TableHeadersRow();
+  for (size_t i = 0; i < programs_.size(); ++i) {
+    const server::RunningProgram& p = programs_[i];
+    ImGui::PushID(int(i));
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    TextCell(p.announcement.name +
+             (p.is_local || p.announcement.host.empty() ? "" : " @ " + p.announcement.host));
+    ImGui::TableNextColumn();
+    ImGui::Text("%u", unsigned{p.announcement.pid});
+    ImGui::TableNextColumn();
+    TextCell(p.connect_address);
+    ImGui::TableNextColumn();
+    TextCell(server::StartedAt(p.announcement));
+    ImGui::TableNextColumn();
+    if (ImGui::SmallButton(p.announcement.connected ? "Connect (busy)" : "Connect"))
+      chosen = p.connect_address;
+    if (p.announcement.connected && ImGui::IsItemHovered()) {
+      ImGui::SetTooltip("a server is connected to it already: it answers busy until that one leaves");
+    }
+    ImGui::PopID();
+  }
+  ImGui::EndTable();
+}
+
+std::string StartWindow::Report() const {
+  std::string programs = "[";
+  for (const server::RunningProgram& p : programs_) {
+    if (programs.size() > 1) programs += ",";
+    programs += JsonReport()
+                    .Add("name", p.announcement.name)
+                    .Add("pid", double(p.announcement.pid))
+                    .Add("address", p.connect_address)
+                    .Add("connected", p.announcement.connected ? 1.0 : 0.0)
+                    .str();
+  }
+  return JsonReport().AddRaw("programs", programs + "]").str();
 }
 
 }  // namespace gnomon::viewer

@@ -1,11 +1,15 @@
-// The start window: connect to a program (recent addresses remembered) or open a file;
-// shown when nothing is open, or when opening failed (with the reason).
+// The start window: connect to a running program (listed as they announce themselves,
+// on this machine and, when asked, on the LAN), to an address (recent ones remembered),
+// or open a file; shown when nothing is open, or when opening failed (with the reason).
 #pragma once
 
+#include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "gnomon/server/discovery.h"
 #include "session.h"
 
 namespace gnomon::viewer {
@@ -20,8 +24,16 @@ class StartWindow {
   void SetAddress(const std::string& address);
   // Remembers an address that worked (first in the list, kept between runs).
   void Remember(const std::string& address);
+  // {"programs": [{"name", "pid", "address"}...]} of the running programs listed.
+  std::string Report() const;
 
  private:
+  void DrawPrograms(std::string& chosen);
+
+  std::vector<server::RunningProgram> programs_;
+  std::chrono::steady_clock::time_point next_scan_{};
+  bool lan_ = false;
+  std::unique_ptr<server::AnnouncementListener> listener_;
   char address_[256] = {};  // "127.0.0.1:<default port>" at first
   char path_[1024] = "";
   std::vector<std::string> recent_;

@@ -1,0 +1,249 @@
+// Running programs announce themselves, and the tools find them: on this machine through
+// a private directory, on the LAN through datagrams; hostile files and datagrams change
+// nothing.
+#include "gnomon/server/discovery.h"
+
+#include <arpa/inet.h>
+#include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <thread>
+
+#include "../support/process.h"
+
+using gnomon::server::AnnouncementListener;
+using gnomon::server::ListLocalPrograms;
+using gnomon::server::RunningProgram;
+using gnomon::test::ChildProcess;
+using gnomon::test::ReadFile;
+using gnomon::test::RunCommand;
+using gnomon::test::ScratchDir;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Points this process (and so the children it starts) at a runtime directory of its own.
+class RuntimeDir {
+ public:
+  RuntimeDir() {
+    const char* old = std::getenv("XDG_RUNTIME_DIR");
+    if (old != nullptr) old_ = old;
+    setenv("XDG_RUNTIME_DIR", dir_.path().c_str(), 1);
+  }
+  ~RuntimeDir() {
+    if (old_) {
+      setenv("XDG_RUNTIME_DIR", old_->c_str(), 1);
+    } else {
+      unsetenv("XDG_RUNTIME_DIR");
+    }
+  }
+  const ScratchDir& scratch() const { return dir_; }
+  std::string announce_dir() const { return dir_.File("gnomon"); }
+
+ private:
+  ScratchDir dir_;
+  std::optional<std::string> old_;
+};
+
+// The program with `pid` among those listed, waiting up to `timeout` for it to appear and
+// satisfy `ready`.
+std::optional<RunningProgram> WaitListed(pid_t pid, auto ready, std::chrono::milliseconds timeout = 10s) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  do {
+    for (const RunningProgram& p : ListLocalPrograms()) {
+      if (p.announcement.pid == uint32_t(pid) && ready(p)) return p;
+    }
+    std::this_thread::sleep_for(10ms);
+  } while (std::chrono::steady_clock::now() < deadline);
+  return std::nullopt;
+}
+
+std::optional<RunningProgram> WaitListed(pid_t pid) {
+  return WaitListed(pid, [](const RunningProgram&) { return true; });
+}
+
+void SendDatagram(uint16_t port, const std::string& bytes) {
+  const int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  sendto(fd, bytes.data(), bytes.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof(to));
+  close(fd);
+}
+
+}  // namespace
+
+TEST_CASE("a running program is listed with its pid and port, and withdrawn when it exits") {
+  RuntimeDir runtime;
+  ScratchDir dir;
+  ChildProcess program({GNOMON_TEST_PROGRAM, "before-connect"},
+                       {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}}, dir.File("log"));
+  const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
+  REQUIRE(port != 0);
+  const auto listed = WaitListed(program.pid());
+  REQUIRE(listed);
+  CHECK(listed->is_local);
+  CHECK(listed->announcement.name == "gnomon-test-program");
+  CHECK(listed->announcement.port == port);
+  CHECK(listed->connect_address == "127.0.0.1:" + std::to_string(port));
+  CHECK_FALSE(listed->announcement.connected);
+  struct stat st {};
+  REQUIRE(stat(runtime.announce_dir().c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+
+  // gnomon-capture finds it by pid, and lists it.
+  std::string output;
+  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " --list", &output) == 0);
+  CHECK_MESSAGE(output.find("(pid " + std::to_string(program.pid()) +
+                            ") at 127.0.0.1:" + std::to_string(port)) != std::string::npos,
+                output);
+  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " -q --pid " + std::to_string(program.pid()) + " -o " +
+                       dir.File("t.gnomon"),
+                   &output) == 0);
+  CHECK(program.Wait() == 0);
+  CHECK(std::filesystem::file_size(dir.File("t.gnomon")) > 0);
+  CHECK_FALSE(
+      std::filesystem::exists(runtime.announce_dir() + "/" + std::to_string(program.pid()) + ".program"));
+  CHECK(ListLocalPrograms().empty());
+}
+
+TEST_CASE("the announcement says when a server is connected, and a killed program's file is pruned") {
+  RuntimeDir runtime;
+  ScratchDir dir;
+  ChildProcess program({GNOMON_TEST_PROGRAM, "hold", dir.File("release")}, {{"GNOMON_PORT", "0"}},
+                       dir.File("log"));
+  const auto listed = WaitListed(program.pid());
+  REQUIRE(listed);
+  ChildProcess capture(
+      {GNOMON_CAPTURE, "-q", "-p", std::to_string(listed->announcement.port), "-o", dir.File("t.gnomon")}, {},
+      dir.File("capture.log"));
+  CHECK(WaitListed(program.pid(), [](const RunningProgram& p) { return p.announcement.connected; }));
+  std::string output;
+  RunCommand(std::string(GNOMON_CAPTURE) + " --list", &output);
+  CHECK(output.find("connected to a server") != std::string::npos);
+
+  program.Signal(SIGKILL);  // no chance to withdraw: the file stays, and the lister prunes it
+  program.Wait();
+  const std::string file = runtime.announce_dir() + "/" + std::to_string(program.pid()) + ".program";
+  CHECK(std::filesystem::exists(file));
+  CHECK(ListLocalPrograms().empty());
+  CHECK_FALSE(std::filesystem::exists(file));
+  capture.Wait();
+}
+
+TEST_CASE("GNOMON_ANNOUNCE=off announces nothing") {
+  RuntimeDir runtime;
+  ScratchDir dir;
+  ChildProcess program(
+      {GNOMON_TEST_PROGRAM, "before-connect"},
+      {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}, {"GNOMON_ANNOUNCE", "off"}},
+      dir.File("log"));
+  REQUIRE(gnomon::test::WaitForPortFile(dir.File("port")) != 0);
+  std::this_thread::sleep_for(100ms);
+  CHECK_FALSE(
+      std::filesystem::exists(runtime.announce_dir() + "/" + std::to_string(program.pid()) + ".program"));
+  program.Signal(SIGTERM);
+  program.Wait();
+}
+
+TEST_CASE("a directory others could write to, or a link, is never used") {
+  for (const char* kind : {"shared", "link", "file"}) {
+    CAPTURE(kind);
+    RuntimeDir runtime;
+    ScratchDir dir;
+    const std::string announce = runtime.announce_dir();
+    const std::string elsewhere = dir.File("elsewhere");
+    std::filesystem::create_directory(elsewhere);
+    if (std::string(kind) == "shared") {
+      std::filesystem::create_directory(announce);
+      chmod(announce.c_str(), 0777);
+    } else if (std::string(kind) == "link") {
+      chmod(elsewhere.c_str(), 0700);
+      std::filesystem::create_directory_symlink(elsewhere, announce);
+    } else {
+      std::ofstream(announce) << "not a directory";
+    }
+    ChildProcess program({GNOMON_TEST_PROGRAM, "before-connect"},
+                         {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}}, dir.File("log"));
+    REQUIRE(gnomon::test::WaitForPortFile(dir.File("port")) != 0);
+    std::this_thread::sleep_for(100ms);
+    program.Signal(SIGTERM);
+    program.Wait();
+    const std::string log = ReadFile(dir.File("log"));
+    CHECK_MESSAGE(log.find("not announcing this program locally") != std::string::npos, log);
+    CHECK(std::filesystem::is_empty(elsewhere));
+    std::string problem;
+    CHECK(ListLocalPrograms(&problem).empty());
+    CHECK(problem.find(announce) != std::string::npos);
+  }
+}
+
+TEST_CASE("files in the directory that are not announcements are skipped") {
+  RuntimeDir runtime;
+  const std::string announce = runtime.announce_dir();
+  std::filesystem::create_directory(announce);
+  chmod(announce.c_str(), 0700);
+  const std::string self = std::to_string(getpid());
+  std::ofstream(announce + "/" + self + ".program") << "gnomon-program 1\npid=" << self << "\n";  // no port
+  std::ofstream(announce + "/" + self + "x.program") << "junk";
+  std::ofstream(announce + "/1.program") << gnomon::protocol::FormatAnnouncement(  // pid 1 is not this file's
+      {.name = "liar", .pid = 2, .host = "", .address = "127.0.0.1", .port = 1});
+  std::ofstream(announce + "/" + std::to_string(getppid()) + ".program") << std::string(100000, 'x');
+  std::filesystem::create_symlink("/etc/passwd",
+                                  announce + "/" + std::to_string(getppid() + 0) + "0.program");
+  CHECK(ListLocalPrograms().empty());
+}
+
+TEST_CASE("LAN announcements are heard, and forged or flooding datagrams stay bounded") {
+  RuntimeDir runtime;
+  AnnouncementListener listener(0);
+  REQUIRE(listener.error().empty());
+  ScratchDir dir;
+  ChildProcess program({GNOMON_TEST_PROGRAM, "before-connect"},
+                       {{"GNOMON_PORT", "0"},
+                        {"GNOMON_PORT_FILE", dir.File("port")},
+                        {"GNOMON_ANNOUNCE", "lan"},
+                        {"GNOMON_ADDRESS", "127.0.0.1"},
+                        {"GNOMON_ANNOUNCE_TO", "127.0.0.1:" + std::to_string(listener.port())}},
+                       dir.File("log"));
+  const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
+  REQUIRE(port != 0);
+  SendDatagram(listener.port(), "not an announcement");
+  SendDatagram(listener.port(), std::string(5000, 'x'));
+  std::optional<RunningProgram> heard;
+  for (int i = 0; i < 50 && !heard; ++i) {
+    listener.Poll(100ms);
+    for (const RunningProgram& p : listener.programs()) {
+      if (p.announcement.pid == uint32_t(program.pid())) heard = p;
+    }
+  }
+  REQUIRE(heard);
+  CHECK_FALSE(heard->is_local);
+  CHECK(heard->connect_address == "127.0.0.1:" + std::to_string(port));
+  CHECK(listener.programs().size() == 1);
+
+  // Thousands of made-up programs: the list stays bounded.
+  for (uint32_t pid = 1; pid <= 3000; ++pid) {
+    SendDatagram(listener.port(),
+                 gnomon::protocol::FormatAnnouncement(
+                     {.name = "fake", .pid = pid, .host = "", .address = "127.0.0.1", .port = 9}));
+  }
+  listener.Poll(200ms);
+  CHECK(listener.programs().size() <= 1024);
+  // Merged with the local list, the program is listed once.
+  const auto merged = gnomon::server::MergePrograms(ListLocalPrograms(), {*heard});
+  CHECK(std::count_if(merged.begin(), merged.end(), [&](const RunningProgram& p) {
+          return p.announcement.pid == uint32_t(program.pid());
+        }) == 1);
+  program.Signal(SIGTERM);
+  program.Wait();
+}
