@@ -4,9 +4,6 @@
 // running demo draws the demo's threads.
 #include <doctest/doctest.h>
 
-#define STB_IMAGE_IMPLEMENTATION
-#include <stb_image.h>
-
 #include <cstdlib>
 #include <memory>
 #include <set>
@@ -15,10 +12,13 @@
 #include "../support/json_check.h"
 #include "../support/process.h"
 #include "../support/stream_writer.h"
-#include "../support/xvfb.h"
 #include "gnomon/server/trace_file.h"
+#include "viewer_run.h"
 
+using gnomon::test::Close;
 using gnomon::test::JsonValue;
+using gnomon::test::RunViewer;
+using gnomon::test::ViewerRun;
 
 namespace {
 
@@ -52,55 +52,6 @@ std::string WriteFixture(const gnomon::test::ScratchDir& dir) {
   writer.value()->Append(w.data(), w.size());
   REQUIRE(writer.value()->Finish().ok());
   return path;
-}
-
-struct Screenshot {
-  int width = 0, height = 0;
-  std::unique_ptr<unsigned char, void (*)(void*)> pixels{nullptr, stbi_image_free};
-  uint32_t At(int x, int y) const {  // as 0xAABBGGRR
-    const unsigned char* p = pixels.get() + (size_t(y) * size_t(width) + size_t(x)) * 4;
-    return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | 0xFF000000u;
-  }
-};
-
-bool Close(uint32_t a, uint32_t b) {
-  for (int shift = 0; shift < 24; shift += 8) {
-    if (std::abs(int((a >> shift) & 0xFF) - int((b >> shift) & 0xFF)) > 12) return false;
-  }
-  return true;
-}
-
-struct ViewerRun {
-  int exit_code;
-  Screenshot shot;
-  JsonValue layout;
-  std::string log;
-};
-
-ViewerRun RunViewer(const gnomon::test::ScratchDir& dir, const std::vector<std::string>& args) {
-  gnomon::test::Xvfb xvfb;
-  REQUIRE_MESSAGE(!xvfb.display().empty(), "Xvfb did not start");
-  std::vector<std::string> argv{GNOMON_VIEWER};
-  argv.insert(argv.end(), args.begin(), args.end());
-  for (const std::string& extra :
-       std::vector<std::string>{"--size", "1200x700", "--screenshot", dir.File("shot.png"), "--layout-dump",
-                                dir.File("layout.json")}) {
-    argv.push_back(extra);
-  }
-  std::map<std::string, std::string> env{{"DISPLAY", xvfb.display()}, {"XDG_CONFIG_HOME", dir.path()}};
-  if (!std::string(GNOMON_ASAN_PRELOAD).empty())
-    env["ASAN_OPTIONS"] = "detect_leaks=0";  // Mesa leaks at unload
-  gnomon::test::ChildProcess viewer(argv, env, dir.File("viewer.log"));
-  ViewerRun run;
-  run.exit_code = viewer.Wait(std::chrono::seconds(60));
-  run.log = gnomon::test::ReadFile(dir.File("viewer.log"));
-  int channels = 0;
-  run.shot.pixels.reset(
-      stbi_load(dir.File("shot.png").c_str(), &run.shot.width, &run.shot.height, &channels, 4));
-  std::string error;
-  REQUIRE_MESSAGE(gnomon::test::ParseJson(gnomon::test::ReadFile(dir.File("layout.json")), run.layout, error),
-                  error);
-  return run;
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "app.h"
 
+#include <imgui_internal.h>  // FindWindowByName, for the layout of the last frame
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -10,6 +12,7 @@
 
 #include "gnomon/protocol/settings.h"
 #include "gnomon/server/text.h"
+#include "widgets.h"
 
 namespace gnomon::viewer {
 namespace {
@@ -17,7 +20,7 @@ namespace {
 constexpr float kSplitterHeight = 6;
 constexpr size_t kMaxRecentFiles = 8;
 
-// HOST[:PORT] when it does not name an existing file.
+// HOST[:PORT] (or [V6]:PORT) when it does not name an existing file.
 bool ParseAddress(const std::string& text, std::string& host, uint16_t& port) {
   std::error_code ec;
   if (text.empty() || std::filesystem::exists(text, ec)) return false;
@@ -31,6 +34,7 @@ bool ParseAddress(const std::string& text, std::string& host, uint16_t& port) {
     if (!parsed) return false;
     port = *parsed;
   }
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   return !host.empty();
 }
 
@@ -158,6 +162,7 @@ void App::Frame(float width, float height) {
   if (!session_ || session_->failed()) {
     start_window_.Draw(width, height, session_ ? session_.get() : nullptr,
                        [this](const std::string& target) { Open(target); });
+    workspace_.reports["start"] = start_window_.Report();
     ImGui::End();
     return;
   }
@@ -181,7 +186,7 @@ void App::Frame(float width, float height) {
                 model.threads.size(), model.gpu_contexts.size());
     if (session_->is_loading()) {
       ImGui::SameLine();
-      ImGui::ProgressBar(session_->load_progress(), ImVec2(200, 0));
+      ImGui::ProgressBar(session_->load_progress(), ImVec2(Scaled(200), 0));
     }
     if (!session_->warning().empty())
       ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "%s", session_->warning().c_str());
@@ -204,6 +209,21 @@ void App::Frame(float width, float height) {
     if (messages_window_.open) messages_window_.Draw(model, workspace_);
     if (debug_window_.open) debug_window_.Draw(model, *session_, workspace_);
   });
+}
+
+App::ScreenRect App::timeline_rect() const {
+  const auto [min, max] = timeline_window_.area();
+  return {"timeline", min.x, min.y, max.x, max.y};
+}
+
+std::vector<App::ScreenRect> App::side_window_rects() const {
+  std::vector<ScreenRect> rects;
+  for (const auto& [title, tile] : workspace_.tiles) {
+    if (const ImGuiWindow* w = ImGui::FindWindowByName(title.c_str()); w != nullptr && w->Active) {
+      rects.push_back({title, w->Pos.x, w->Pos.y, w->Pos.x + w->Size.x, w->Pos.y + w->Size.y});
+    }
+  }
+  return rects;
 }
 
 void App::Splitter(float y, float width, float height) {

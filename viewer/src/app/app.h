@@ -78,6 +78,13 @@ class App {
   std::string LaneTitle(const Lane& lane) const;
   const std::vector<DrawItem>& items() const { return timeline_window_.items(); }
   ImVec2 timeline_origin() const { return timeline_window_.origin(); }
+  // Where the timeline and each open side window were on the screen in the last frame.
+  struct ScreenRect {
+    std::string title;
+    float x0, y0, x1, y1;
+  };
+  ScreenRect timeline_rect() const;
+  std::vector<ScreenRect> side_window_rects() const;
   // What each side window drew in the last frame, as JSON by window name.
   const std::map<std::string, std::string>& window_reports() const { return workspace_.reports; }
   bool has_session() const { return session_ != nullptr; }

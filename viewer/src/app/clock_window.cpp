@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "gnomon/server/text.h"
+#include "widgets.h"
 
 namespace gnomon::viewer {
 namespace {
@@ -14,7 +16,7 @@ std::string Duration(double ns) { return server::FormatDuration(ns); }
 
 }  // namespace
 
-void ClockWindow::Draw(const server::TraceModel& model, const Workspace& ws) {
+void ClockWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   ws.Place("GPU clocks");
   if (!ImGui::Begin("GPU clocks", &open)) {
     ImGui::End();
@@ -23,6 +25,7 @@ void ClockWindow::Draw(const server::TraceModel& model, const Workspace& ws) {
   ImGui::Text("CPU timer: %.6f GHz from %zu pairs, residual %s rms", 1.0 / model.clock.ns_per_tick(),
               model.clock.pairs().size(), Duration(model.clock.ResidualRmsNs()).c_str());
   if (model.gpu_contexts.empty()) ImGui::TextDisabled("no GPU contexts in this trace");
+  std::string contexts_json = "[";
   for (const auto& [id, context] : model.gpu_contexts) {
     const server::GpuClockModel& clock = context.clock;
     ImGui::Separator();
@@ -35,13 +38,15 @@ void ClockWindow::Draw(const server::TraceModel& model, const Workspace& ws) {
         static_cast<unsigned long long>(clock.period().denominator), unsigned{clock.valid_bits()});
     const std::vector<double> residuals = clock.Residuals();
     ImGui::PushID(int(id));
+    JsonReport context_report;
+    context_report.Add("name", context.label()).Add("calibrations", double(residuals.size()));
     if (residuals.size() < 2) {
       ImGui::TextDisabled("%zu calibration(s): residuals need two or more", residuals.size());
     } else {
       const auto [lo, hi] = std::minmax_element(residuals.begin(), residuals.end());
       const double span = std::max(*hi - *lo, 1.0);
       const ImVec2 at = ImGui::GetCursorScreenPos();
-      const float w = std::max(40.0f, ImGui::GetContentRegionAvail().x), h = 80;
+      const float w = std::max(40.0f, ImGui::GetContentRegionAvail().x), h = Scaled(80);
       ImGui::InvisibleButton("##residuals", ImVec2(w, h));
       ImDrawList* draw = ImGui::GetWindowDrawList();
       draw->AddRectFilled(at, ImVec2(at.x + w, at.y + h), IM_COL32(22, 23, 26, 255));
@@ -49,12 +54,19 @@ void ClockWindow::Draw(const server::TraceModel& model, const Workspace& ws) {
       if (*lo < 0 && *hi > 0)
         draw->AddLine(ImVec2(at.x, y_of(0)), ImVec2(at.x + w, y_of(0)), IM_COL32(255, 255, 255, 60));
       ImVec2 previous;
+      float top = at.y + h, bottom = at.y;
       for (size_t i = 0; i < residuals.size(); ++i) {
         const ImVec2 p(at.x + w * float(i) / float(residuals.size() - 1), y_of(residuals[i]));
         if (i > 0) draw->AddLine(previous, p, IM_COL32(240, 180, 80, 255), 1.5f);
         draw->AddCircleFilled(p, 2, IM_COL32(240, 180, 80, 255));
         previous = p;
+        top = std::min(top, p.y);
+        bottom = std::max(bottom, p.y);
       }
+      char plot[160];
+      std::snprintf(plot, sizeof(plot), "{\"x0\":%.1f,\"y0\":%.1f,\"x1\":%.1f,\"y1\":%.1f}", at.x, at.y,
+                    at.x + w, at.y + h);
+      context_report.AddRaw("plot", plot).Add("points_top", top).Add("points_bottom", bottom);
       if (ImGui::IsItemHovered()) {
         const size_t i = std::min(
             residuals.size() - 1,
@@ -65,7 +77,9 @@ void ClockWindow::Draw(const server::TraceModel& model, const Workspace& ws) {
                   Duration(*hi).c_str());
     }
     ImGui::PopID();
+    contexts_json += (contexts_json.size() > 1 ? "," : "") + context_report.str();
   }
+  ws.reports["gpu-clocks"] = JsonReport().AddRaw("contexts", contexts_json + "]").str();
   ImGui::End();
 }
 

@@ -9,7 +9,7 @@ namespace gnomon::viewer {
 class ClockWindow {
  public:
   bool open = false;
-  void Draw(const server::TraceModel& model, const Workspace& ws);
+  void Draw(const server::TraceModel& model, Workspace& ws);
 };
 
 }  // namespace gnomon::viewer

@@ -66,7 +66,7 @@ void CompareWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   }
   if (other_->is_loading()) {
     ImGui::Text("loading %s", other_->title().c_str());
-    ImGui::ProgressBar(other_->load_progress(), ImVec2(300, 0));
+    ImGui::ProgressBar(other_->load_progress(), ImVec2(Scaled(300), 0));
     ImGui::End();
     return;
   }
@@ -98,7 +98,7 @@ void CompareWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   constexpr ImGuiTableFlags kFlags = ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg |
                                      ImGuiTableFlags_Borders | ImGuiTableFlags_Resizable |
                                      ImGuiTableFlags_SizingFixedFit;
-  const float table_height = std::max(120.0f, ImGui::GetContentRegionAvail().y - 150);
+  const float table_height = std::max(Scaled(120), ImGui::GetContentRegionAvail().y - Scaled(150));
   if (ImGui::BeginTable("comparison", 10, kFlags, ImVec2(0, table_height))) {
     ImGui::TableSetupScrollFreeze(1, 1);
     for (const char* c : {"Zone", "Location", "Count A", "Count B", "Total A", "Total B", "B - A", "Mean A",
@@ -165,15 +165,27 @@ void CompareWindow::Draw(const server::TraceModel& model, Workspace& ws) {
                     Duration(double(lo)).c_str(), Duration(double(hi)).c_str());
         const ImVec2 at = ImGui::GetCursorScreenPos();
         std::vector<HistogramBar> bars_a, bars_b;
-        Histogram("##a", ca, tallest, ImVec2(-1, 100), kColorA, nullptr, &bars_a);
+        Histogram("##a", ca, tallest, ImVec2(-1, Scaled(100)), kColorA, nullptr, &bars_a);
         ImGui::SetCursorScreenPos(at);
-        Histogram("##b", cb, tallest, ImVec2(-1, 100), kColorB, nullptr, &bars_b, 0, true);
+        Histogram("##b", cb, tallest, ImVec2(-1, Scaled(100)), kColorB, nullptr, &bars_b, 0, true);
         report_bars = JsonReport().AddBars("a", bars_a).AddBars("b", bars_b).str();
       }
     }
   }
+  std::string zones_json = "[";
+  for (size_t i = 0; i < std::min<size_t>(rows->size(), 50); ++i) {
+    const ComparisonRow& r = (*rows)[i];
+    zones_json += (zones_json.size() > 1 ? "," : "") + JsonReport()
+                                                           .Add("name", r.name)
+                                                           .Add("count_a", double(r.count_a))
+                                                           .Add("count_b", double(r.count_b))
+                                                           .Add("total_a_ns", double(r.total_a_ns))
+                                                           .Add("total_b_ns", double(r.total_b_ns))
+                                                           .str();
+  }
   JsonReport report;
-  report.Add("rows", double(rows->size()));
+  report.Add("rows", double(rows->size())).AddRaw("zones", zones_json + "]");
+  if (picked_ >= 0 && size_t(picked_) < rows->size()) report.Add("picked", (*rows)[size_t(picked_)].name);
   if (!report_bars.empty()) report.AddRaw("histograms", report_bars);
   ws.reports["compare"] = report.str();
   ImGui::End();

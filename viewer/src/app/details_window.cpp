@@ -10,6 +10,7 @@
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/counter_values.h"
 #include "gnomon/server/text.h"
+#include "widgets.h"
 
 namespace gnomon::viewer {
 namespace {
@@ -123,6 +124,14 @@ void DetailsWindow::DrawCpuZone(const server::TraceModel& model, Workspace& ws,
     }
   }
   if (!family_->children.empty()) ImGui::EndChild();
+  ws.reports["details"] = JsonReport()
+                              .Add("zone", model.ZoneName(thread, index))
+                              .Add("thread", Timeline::Name(model, lane))
+                              .Add("duration_ns", double(duration))
+                              .Add("self_ns", duration < 0 ? -1.0 : double(duration - family_->children_ns))
+                              .Add("parent", family_->parent ? model.ZoneName(thread, *family_->parent) : "")
+                              .Add("children", double(family_->child_count))
+                              .str();
 }
 
 void DetailsWindow::DrawGpuZone(const server::TraceModel& model, const server::GpuContextTimeline& context,

@@ -84,7 +84,7 @@ void FindZoneWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     ImGui::End();
     return;
   }
-  ImGui::BeginChild("search", ImVec2(220, 0));
+  ImGui::BeginChild("search", ImVec2(Scaled(220), 0));
   DrawSearch(model);
   ImGui::EndChild();
   ImGui::SameLine();
@@ -138,7 +138,7 @@ void FindZoneWindow::DrawOccurrences(const server::TraceModel& model, Workspace&
   scale_ = log ? HistogramScale::kLog : HistogramScale::kLinear;
   const DurationHistogram histogram = MakeHistogram(found, kBins, scale_);
   std::vector<HistogramBar> bars;
-  const auto hovered = Histogram("##histogram", histogram.counts, histogram.tallest, ImVec2(-1, 90),
+  const auto hovered = Histogram("##histogram", histogram.counts, histogram.tallest, ImVec2(-1, Scaled(90)),
                                  kBarColor, &bins_, &bars, kPickedColor);
   if (hovered) {
     ImGui::SetTooltip("%s .. %s: %llu", Duration(histogram.EdgeNs(*hovered)).c_str(),
@@ -160,7 +160,7 @@ void FindZoneWindow::DrawOccurrences(const server::TraceModel& model, Workspace&
                 Duration(double(histogram.min_ns)).c_str(), Duration(double(histogram.max_ns)).c_str(),
                 log ? "log scale" : "linear");
   }
-  ImGui::SetNextItemWidth(140);
+  ImGui::SetNextItemWidth(Scaled(140));
   ImGui::Combo("##grouping", &grouping_, "no groups\0by thread\0by parent\0");
 
   const uint64_t generation = job_.result_generation();

@@ -11,7 +11,6 @@
 namespace gnomon::viewer {
 namespace {
 
-constexpr float kRowHeight = 20;
 std::string Duration(double ns) { return server::FormatDuration(ns); }
 
 }  // namespace
@@ -22,7 +21,7 @@ void FlameGraphWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     ImGui::End();
     return;
   }
-  ImGui::SetNextItemWidth(220);
+  ImGui::SetNextItemWidth(Scaled(220));
   const std::string current =
       thread_id_ == 0 ? std::string("every thread") : Timeline::Name(model, {LaneKind::kThread, thread_id_});
   if (ImGui::BeginCombo("##thread", current.c_str())) {
@@ -78,7 +77,8 @@ void FlameGraphWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   const std::vector<FlameBox> boxes = LayOutFlameGraph(*graph, focus_, 1.0 / double(width));
   uint32_t rows = 1;
   for (const FlameBox& b : boxes) rows = std::max(rows, b.row + 1);
-  const float height = std::max(ImGui::GetContentRegionAvail().y, float(rows) * kRowHeight);
+  const float row_height = ImGui::GetFontSize() + Scaled(5);
+  const float height = std::max(ImGui::GetContentRegionAvail().y, float(rows) * row_height);
   ImGui::InvisibleButton("##flame", ImVec2(width, height));
   const bool hovered_area = ImGui::IsItemHovered();
   const ImVec2 mouse = ImGui::GetIO().MousePos;
@@ -88,7 +88,7 @@ void FlameGraphWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   for (const FlameBox& b : boxes) {
     const FlameNode& node = graph->nodes[b.node];
     const float x0 = at.x + float(b.x0) * width, x1 = at.x + float(b.x1) * width;
-    const float y0 = at.y + float(b.row) * kRowHeight, y1 = y0 + kRowHeight - 1;
+    const float y0 = at.y + float(b.row) * row_height, y1 = y0 + row_height - 1;
     const uint32_t color = b.node == FlameGraph::kRoot
                                ? IM_COL32(110, 110, 120, 255)
                                : ZoneColor(model.Location(node.location), node.location);

@@ -39,14 +39,14 @@ void FrameTimesWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   // The histogram, with a line at each percentile.
   const ImVec2 at = ImGui::GetCursorScreenPos();
   std::vector<HistogramBar> bars;
-  const auto hovered = Histogram("##frame-histogram", times_.histogram, times_.tallest, ImVec2(-1, 90),
-                                 IM_COL32(90, 170, 110, 255), nullptr, &bars);
+  const auto hovered = Histogram("##frame-histogram", times_.histogram, times_.tallest,
+                                 ImVec2(-1, Scaled(90)), IM_COL32(90, 170, 110, 255), nullptr, &bars);
   const float width = ImGui::GetItemRectSize().x;
   ImDrawList* draw = ImGui::GetWindowDrawList();
   for (const auto& [ns, name] :
        {std::pair{times_.p50_ns, "p50"}, std::pair{times_.p90_ns, "p90"}, std::pair{times_.p99_ns, "p99"}}) {
     const float x = at.x + float(double(ns) / double(std::max<int64_t>(times_.max_ns, 1))) * width;
-    draw->AddLine(ImVec2(x, at.y), ImVec2(x, at.y + 90), IM_COL32(255, 255, 255, 160));
+    draw->AddLine(ImVec2(x, at.y), ImVec2(x, at.y + Scaled(90)), IM_COL32(255, 255, 255, 160));
     draw->AddText(ImVec2(x + 2, at.y), IM_COL32(230, 230, 230, 255), name);
   }
   if (hovered) {
@@ -59,7 +59,7 @@ void FrameTimesWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   ImGui::TextUnformatted("every frame, in order:");
   const ImVec2 graph_at = ImGui::GetCursorScreenPos();
   const float graph_w = std::max(40.0f, ImGui::GetContentRegionAvail().x);
-  const float graph_h = std::max(60.0f, ImGui::GetContentRegionAvail().y - 4);
+  const float graph_h = std::max(Scaled(60), ImGui::GetContentRegionAvail().y - 4);
   ImGui::InvisibleButton("##frame-graph", ImVec2(graph_w, graph_h));
   draw->AddRectFilled(graph_at, ImVec2(graph_at.x + graph_w, graph_at.y + graph_h),
                       IM_COL32(22, 23, 26, 255));
@@ -83,7 +83,7 @@ void FrameTimesWindow::Draw(const server::TraceModel& model, Workspace& ws) {
        {std::pair{kFrameTarget60Ns, "16.7 ms"}, std::pair{kFrameTarget30Ns, "33.3 ms"}}) {
     const float y = y_of(double(ns));
     draw->AddLine(ImVec2(graph_at.x, y), ImVec2(graph_at.x + graph_w, y), IM_COL32(255, 255, 255, 120));
-    draw->AddText(ImVec2(graph_at.x + 2, y - 14), IM_COL32(220, 220, 220, 255), label);
+    draw->AddText(ImVec2(graph_at.x + 2, y - ImGui::GetFontSize() - 1), IM_COL32(220, 220, 220, 255), label);
   }
   if (ImGui::IsItemHovered()) {
     const size_t frame =

@@ -158,11 +158,19 @@ void StatisticsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
       sorted_generation_ = job_.result_generation();
     }
     size_t shown = 0;
+    std::string zones_json = "[";
     for (uint32_t row : order_) {
       const server::ZoneStatistics& s = result->rows[row];
       const server::SourceLocation& location = model.Location(s.source_location);
       if (!filter_.PassFilter(location.name.c_str())) continue;
-      ++shown;
+      if (++shown <= 50) {
+        zones_json += (zones_json.size() > 1 ? "," : "") + JsonReport()
+                                                               .Add("name", location.name)
+                                                               .Add("count", double(s.count))
+                                                               .Add("total_ns", double(s.total_ns))
+                                                               .Add("self_ns", double(s.self_ns))
+                                                               .str();
+      }
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       ImGui::PushID(int(s.source_location));
@@ -190,7 +198,11 @@ void StatisticsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
       }
     }
     ImGui::EndTable();
-    ws.reports["statistics"] = JsonReport().Add("rows", double(shown)).Add("gpu", gpu_ ? 1.0 : 0.0).str();
+    ws.reports["statistics"] = JsonReport()
+                                   .Add("rows", double(shown))
+                                   .Add("gpu", gpu_ ? 1.0 : 0.0)
+                                   .AddRaw("zones", zones_json + "]")
+                                   .str();
   }
   ImGui::End();
 }

@@ -141,12 +141,17 @@ void TimelineWindow::Draw(const server::TraceModel& model, Workspace& ws, float 
     }
   }
 
-  ImGui::BeginChild("timeline", ImVec2(0, height), false,
+  // `height` is the ruler's and the lanes' together.
+  const float lanes_height =
+      height > 0 ? std::max(1.0f, height - (ImGui::GetCursorScreenPos().y - ruler_at.y)) : 0;
+  ImGui::BeginChild("timeline", ImVec2(0, lanes_height), false,
                     ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoMove);
   ImDrawList* draw = ImGui::GetWindowDrawList();
   origin_ = ImGui::GetCursorScreenPos();
   const ImVec2 area_min = ImGui::GetWindowPos();
   const ImVec2 area_max(area_min.x + ImGui::GetWindowWidth(), area_min.y + ImGui::GetWindowHeight());
+  area_min_ = ImVec2(area_min.x, ruler_at.y);
+  area_max_ = area_max;
   draw->AddRectFilled(area_min, area_max, kBackground);
   ws.timeline.Layout(model, ws.lane_states, 0);
   const float visible_top = area_min.y - origin_.y;  // the lanes the scrolled child shows

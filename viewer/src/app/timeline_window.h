@@ -34,6 +34,8 @@ class TimelineWindow {
 
   const std::vector<DrawItem>& items() const { return items_; }
   ImVec2 origin() const { return origin_; }
+  // The screen rectangle the timeline took in the last frame (its ruler and lanes).
+  std::pair<ImVec2, ImVec2> area() const { return {area_min_, area_max_}; }
 
  private:
   void DrawRuler(ImDrawList* draw, const TimelineView& view, ImVec2 at, float width);
@@ -51,6 +53,7 @@ class TimelineWindow {
   Options options_;
   std::vector<DrawItem> items_;
   ImVec2 origin_{0, 0};
+  ImVec2 area_min_{0, 0}, area_max_{0, 0};
   std::optional<Hit> hovered_;
   std::optional<int64_t> range_anchor_ns_;  // where a range selection's drag started
   // By set: each defined counter's index and "set: counter", for the menu.

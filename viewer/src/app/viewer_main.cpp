@@ -33,6 +33,7 @@
 #include "gnomon/protocol/settings.h"
 #include "gnomon/server/text.h"
 #include "input_queue.h"
+#include "widgets.h"
 
 namespace {
 
@@ -41,6 +42,16 @@ constexpr unsigned kGlUnsignedByte = 0x1401;
 constexpr unsigned kGlColorBufferBit = 0x4000;
 
 gnomon::viewer::App* g_app = nullptr;
+
+int KeyNamed(const std::string& name) {
+  static const std::pair<const char*, int> kKeys[] = {
+      {"left", GLFW_KEY_LEFT}, {"right", GLFW_KEY_RIGHT}, {"up", GLFW_KEY_UP},        {"down", GLFW_KEY_DOWN},
+      {"h", GLFW_KEY_H},       {"f", GLFW_KEY_F},         {"escape", GLFW_KEY_ESCAPE}};
+  for (const auto& [key_name, key] : kKeys) {
+    if (name == key_name) return key;
+  }
+  return GLFW_KEY_UNKNOWN;
+}
 
 void OnDrop(GLFWwindow*, int count, const char** paths) {
   if (count > 0 && g_app != nullptr) g_app->Open(paths[0]);
@@ -52,6 +63,7 @@ void Usage(FILE* out) {
       "Usage: gnomon-viewer [FILE | HOST[:PORT]] [--size WxH] [--scale S] [--show LIST] [--select A:B]\n"
       "                     [--compare FILE2] [--all-windows] [--counters] [--range A:B]\n"
       "                     [--frames N] [--screenshot OUT.png] [--layout-dump OUT.json]\n"
+      "                     [--keys LIST] [--keep-settings]\n"
       "\n"
       "Opens a Gnomon trace file, or connects to a running program (default port %u).\n"
       "Without an argument, a start window asks which. Drop a .gnomon file on the window\n"
@@ -79,10 +91,13 @@ void Usage(FILE* out) {
       "  --screenshot F    with --frames: save the last frame as a PNG\n"
       "  --layout-dump F   with --frames: write the timeline layout and the windows' contents\n"
       "                    as JSON\n"
+      "  --keys LIST       with --frames: once the trace is shown, tap these keys all at once\n"
+      "                    (comma-separated: left, right, up, down, h, f, escape)\n"
+      "  --keep-settings   with --frames: read and write the settings as a normal run does\n"
       "\n"
       "The open windows, the panel's height and the recent files are kept in\n"
       "$XDG_CONFIG_HOME/gnomon (~/.config/gnomon); scripted runs (--frames) neither read\n"
-      "nor write them.\n",
+      "nor write them, unless --keep-settings.\n",
       unsigned{gnomon::protocol::kDefaultPort});
 }
 
@@ -114,6 +129,20 @@ void WriteLayout(const std::string& path, gnomon::viewer::App& app) {
         << ",\"y0\":" << o.y + item.y0 << ",\"x1\":" << o.x + item.x1 << ",\"y1\":" << o.y + item.y1
         << ",\"color\":" << item.color
         << ",\"label\":" << gnomon::server::JsonQuote(item.label ? *item.label : "") << "}";
+    first = false;
+  }
+  auto rect = [&out](const gnomon::viewer::App::ScreenRect& r) {
+    out << "{\"title\":" << gnomon::server::JsonQuote(r.title) << ",\"x0\":" << r.x0 << ",\"y0\":" << r.y0
+        << ",\"x1\":" << r.x1 << ",\"y1\":" << r.y1 << "}";
+  };
+  out << "],\"view\":{\"begin_ns\":" << app.view().begin_ns() << ",\"end_ns\":" << app.view().end_ns()
+      << "},\"timeline\":";
+  rect(app.timeline_rect());
+  out << ",\"side_windows\":[";
+  first = true;
+  for (const auto& r : app.side_window_rects()) {
+    out << (first ? "" : ",");
+    rect(r);
     first = false;
   }
   out << "],\"windows\":{";
@@ -178,6 +207,8 @@ int main(int argc, char** argv) {
   int width = 1400, height = 900, frames = -1;
   float scale = 0;  // 0: the monitor's
   std::string screenshot, layout_dump;
+  std::vector<int> tap_keys;
+  bool keep_settings = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -196,7 +227,25 @@ int main(int argc, char** argv) {
         return 1;
       }
     } else if (arg == "--frames") {
-      frames = std::atoi(value().c_str());
+      const auto n = gnomon::protocol::ParseUnsigned(value(), 1, 1000000);
+      if (!n) {
+        std::fprintf(stderr, "gnomon-viewer: --frames: %s\n", n.error.c_str());
+        return 1;
+      }
+      frames = int(*n);
+    } else if (arg == "--keys") {
+      for (const std::string& name : SplitList(value())) {
+        const int key = KeyNamed(name);
+        if (key == GLFW_KEY_UNKNOWN) {
+          std::fprintf(stderr,
+                       "gnomon-viewer: --keys: '%s' is not one of left, right, up, down, h, f, escape\n",
+                       name.c_str());
+          return 1;
+        }
+        tap_keys.push_back(key);
+      }
+    } else if (arg == "--keep-settings") {
+      keep_settings = true;
     } else if (arg == "--screenshot") {
       screenshot = value();
     } else if (arg == "--layout-dump") {
@@ -268,7 +317,7 @@ int main(int argc, char** argv) {
   glfwSwapInterval(frames < 0 ? 1 : 0);
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
-  options.keep_settings = frames < 0;  // a scripted run is the same every time
+  options.keep_settings = frames < 0 || keep_settings;  // a scripted run is the same every time
   static std::string ini_path;
   if (options.keep_settings) {
     const char* config = std::getenv("XDG_CONFIG_HOME");
@@ -288,6 +337,7 @@ int main(int argc, char** argv) {
   }
   ImGui::StyleColorsDark();
   ImGui::GetStyle().ScaleAllSizes(scale);
+  gnomon::viewer::SetInterfaceScale(scale);
   LoadFont(scale);
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 330 core");
@@ -334,6 +384,16 @@ int main(int argc, char** argv) {
     gl_clear(kGlColorBufferBit);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     const bool computing = app.is_busy() && !(app.session() != nullptr && app.session()->is_live());
+    if (frames >= 0 && !computing && !tap_keys.empty()) {
+      // Every tap at once, as a fast typist's between two slow frames; the queue spreads
+      // them over frames. The run's frames count from here.
+      for (int key : tap_keys) {
+        keys.Push(key, glfwGetKeyScancode(key), GLFW_PRESS, 0);
+        keys.Push(key, glfwGetKeyScancode(key), GLFW_RELEASE, 0);
+      }
+      tap_keys.clear();
+      rendered = 0;
+    }
     if (frames >= 0 && !computing && ++rendered >= frames) {
       if (!screenshot.empty() && !WriteScreenshot(screenshot, fb_width, fb_height)) {
         std::fprintf(stderr, "gnomon-viewer: cannot write %s\n", screenshot.c_str());

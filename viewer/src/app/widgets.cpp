@@ -7,6 +7,12 @@
 #include "gnomon/server/text.h"
 
 namespace gnomon::viewer {
+namespace {
+float g_interface_scale = 1;
+}  // namespace
+
+void SetInterfaceScale(float scale) { g_interface_scale = scale; }
+float Scaled(float px) { return px * g_interface_scale; }
 
 std::string FormatTime(int64_t ns) {
   char text[48];

@@ -13,6 +13,11 @@
 
 namespace gnomon::viewer {
 
+// The interface scale (the monitor's content scale, or --scale), set once at start:
+// Scaled(px) is a size given in pixels at scale 1.
+void SetInterfaceScale(float scale);
+float Scaled(float px);
+
 // A trace-relative time with the digits a list of them needs to tell them apart:
 // "1.234567 s", "100.1234 ms", "12.345 us", "870 ns".
 std::string FormatTime(int64_t ns);

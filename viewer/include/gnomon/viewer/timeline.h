@@ -111,8 +111,8 @@ class Timeline {
   void SetFontSize(float font_px) {
     const float s = font_px / 13.0f;
     metrics_ = TimelineMetrics{};
-    metrics_.row_height = font_px + 7;
-    metrics_.title_height = font_px + 5;
+    metrics_.row_height = font_px + 7 * s;
+    metrics_.title_height = font_px + 5 * s;
     metrics_.lane_gap *= s;
     metrics_.frame_strip_height *= s;
     metrics_.plot_height *= s;

@@ -1,0 +1,47 @@
+// Runs the real viewer under Xvfb for a number of frames and reads back what it drew:
+// the screenshot's pixels and the layout dump (lanes, items, the windows' reports and
+// where each window was).
+#pragma once
+
+#include <stb_image.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../support/json_check.h"
+#include "../support/process.h"
+
+namespace gnomon::test {
+
+struct Screenshot {
+  int width = 0, height = 0;
+  std::unique_ptr<unsigned char, void (*)(void*)> pixels{nullptr, stbi_image_free};
+  uint32_t At(int x, int y) const {  // as 0xAABBGGRR
+    const unsigned char* p = pixels.get() + (size_t(y) * size_t(width) + size_t(x)) * 4;
+    return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | 0xFF000000u;
+  }
+};
+
+// Whether two colours (0xAABBGGRR) are within a few steps of each other in every channel.
+bool Close(uint32_t a, uint32_t b);
+
+struct ViewerRun {
+  int exit_code;
+  Screenshot shot;
+  JsonValue layout;
+  std::string log;
+  double cpu_seconds = 0;
+};
+
+// Runs gnomon-viewer with `args` plus a window size (1200x700 unless `args` says) and
+// the screenshot and layout dump options; `env` adds to the environment (XDG_CONFIG_HOME
+// is `dir` unless `env` says otherwise).
+ViewerRun RunViewer(const ScratchDir& dir, const std::vector<std::string>& args,
+                    const std::map<std::string, std::string>& env = {});
+
+// The report a window wrote of itself in the layout dump; fails the test when absent.
+const JsonValue& WindowReport(const ViewerRun& run, const std::string& window);
+
+}  // namespace gnomon::test
