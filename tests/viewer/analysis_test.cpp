@@ -2,8 +2,10 @@
 // comparison, and the background job that runs them.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <random>
 #include <thread>
 
 #include "../support/build_model.h"
@@ -91,6 +93,26 @@ TEST_CASE("find zone: every occurrence, its parent, percentiles, histogram, filt
   in_range.begin_ns = 0;
   in_range.end_ns = 5000;
   CHECK(FindOccurrences(m, in_range).items.size() == 5);
+}
+
+TEST_CASE("histogram counts by binary search agree with binning each duration") {
+  std::mt19937_64 rng(7);
+  for (const auto scale : {gnomon::viewer::HistogramScale::kLog, gnomon::viewer::HistogramScale::kLinear}) {
+    std::vector<int64_t> sorted;
+    for (int i = 0; i < 20000; ++i)
+      sorted.push_back(int64_t(rng() % 50'000'000) * (i % 7 == 0 ? 1 : 0) + 1 + i % 3);
+    std::sort(sorted.begin(), sorted.end());
+    gnomon::viewer::DurationHistogram h;
+    h.scale = scale;
+    h.min_ns = sorted.front();
+    h.max_ns = sorted.back();
+    h.counts.assign(64, 0);
+    h.Count(sorted);
+    std::vector<uint64_t> expected(64, 0);
+    for (int64_t ns : sorted) ++expected[h.BinOf(ns)];
+    CHECK(h.counts == expected);
+    CHECK(h.tallest == *std::max_element(expected.begin(), expected.end()));
+  }
 }
 
 TEST_CASE("a flame graph merges call paths by location; a range counts the part of each zone inside it") {

@@ -72,14 +72,7 @@ App::App(const Options& options)
   if (options.show_all_windows) {
     statistics_window_.open = clock_window_.open = messages_window_.open = debug_window_.open = true;
   }
-  for (const std::string& name : options.show) {
-    const size_t eq = name.find('=');
-    const std::string base = name.substr(0, eq);
-    for (const SideWindow& w : SideWindows()) {
-      if (base == w.name) *w.open = true;
-    }
-    if (base == "find-zone" && eq != std::string::npos) find_zone_window_.SearchFor(name.substr(eq + 1));
-  }
+  OpenWindows(options.show);
   workspace_.range = options.select_ns;
   if (!options.open.empty()) Open(options.open);
   if (!options.compare.empty()) compare_window_.OpenOther(options.compare, options.max_expansion);
@@ -93,6 +86,22 @@ App::~App() {
   flame_graph_window_.Reset();
   compare_window_.Reset();
 }
+
+void App::OpenWindows(const std::vector<std::string>& names, bool only) {
+  if (only) {
+    for (const SideWindow& w : SideWindows()) *w.open = false;
+  }
+  for (const std::string& name : names) {
+    const size_t eq = name.find('=');
+    const std::string base = name.substr(0, eq);
+    for (const SideWindow& w : SideWindows()) {
+      if (base == w.name) *w.open = true;
+    }
+    if (base == "find-zone" && eq != std::string::npos) find_zone_window_.SearchFor(name.substr(eq + 1));
+  }
+}
+
+void App::CompareWith(std::unique_ptr<Session> other) { compare_window_.CompareWith(std::move(other)); }
 
 std::vector<App::SideWindow> App::SideWindows() {
   return {{"statistics", &statistics_window_.open},   {"find-zone", &find_zone_window_.open},

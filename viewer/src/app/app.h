@@ -67,6 +67,10 @@ class App {
   void Open(const std::string& target);
   // Shows an existing session, replacing what was shown.
   void Show(std::unique_ptr<Session> session);
+  // Opens the side windows named as --show names them (with `only`, closes the others).
+  void OpenWindows(const std::vector<std::string>& names, bool only = false);
+  // Compares the trace shown with `other` (the compare window).
+  void CompareWith(std::unique_ptr<Session> other);
   // Something still changes without input: a file or a comparison loads, a live capture
   // receives, a window computes. The main loop then keeps drawing; otherwise it waits.
   bool is_busy();

@@ -25,15 +25,20 @@ std::vector<uint64_t> Bin(const ZoneOccurrences& found, int64_t lo, int64_t hi, 
   h.min_ns = lo;
   h.max_ns = hi;
   h.counts.assign(bins, 0);
-  for (int64_t ns : found.sorted_ns) tallest = std::max(tallest, ++h.counts[h.BinOf(ns)]);
+  h.Count(found.sorted_ns);
+  tallest = std::max(tallest, h.tallest);
   return h.counts;
 }
 
 }  // namespace
 
 void CompareWindow::OpenOther(const std::string& path, uint32_t max_expansion) {
+  CompareWith(Session::OpenFile(path, max_expansion));
+}
+
+void CompareWindow::CompareWith(std::unique_ptr<Session> other) {
   Reset();
-  other_ = Session::OpenFile(path, max_expansion);
+  other_ = std::move(other);
   open = true;
 }
 

@@ -22,6 +22,7 @@ class CompareWindow {
   bool open = false;
   // Loads `path` as the trace to compare with.
   void OpenOther(const std::string& path, uint32_t max_expansion);
+  void CompareWith(std::unique_ptr<Session> other);
   bool has_other() const { return other_ != nullptr; }
   void Draw(const server::TraceModel& model, Workspace& ws);
   void Reset();

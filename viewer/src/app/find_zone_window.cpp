@@ -50,6 +50,7 @@ void FindZoneWindow::DrawSearch(const server::TraceModel& model) {
     query_ = {results_[0].location, results_[0].is_gpu()};
     has_query_ = true;
     pick_first_result_ = false;
+    try_other_kind_ = true;
   }
   ImGui::BeginChild("results", ImVec2(0, 0), true);
   for (const LocationMatch& match : results_) {
@@ -61,6 +62,7 @@ void FindZoneWindow::DrawSearch(const server::TraceModel& model) {
     if (ImGui::Selectable(FitText(label, ImGui::GetContentRegionAvail().x).c_str(), chosen)) {
       query_ = {location, match.is_gpu()};
       has_query_ = true;
+      try_other_kind_ = true;
       bins_.reset();
     }
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n%s", l.name.c_str(), l.ShortLabel().c_str());
@@ -98,7 +100,10 @@ void FindZoneWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     if (ImGui::RadioButton("GPU", gpu)) gpu = true;
     ImGui::SameLine();
     ImGui::Checkbox("selected range only", &limit_to_range_);
-    if (gpu != query_.gpu) bins_.reset();
+    if (gpu != query_.gpu) {
+      bins_.reset();
+      try_other_kind_ = false;  // the user chose
+    }
     ZoneQuery query{query_.location, gpu};
     if (limit_to_range_ && ws.range) {
       query.begin_ns = ws.range->first;
@@ -111,7 +116,14 @@ void FindZoneWindow::Draw(const server::TraceModel& model, Workspace& ws) {
       session->WithModel([&](const server::TraceModel& m) { found = FindOccurrences(m, query); });
       return found;
     });
-    if (const ZoneOccurrences* found = job_.result()) {
+    const ZoneOccurrences* found = job_.result();
+    if (found != nullptr && try_other_kind_ && !job_.is_busy() && job_.result_key() != nullptr &&
+        *job_.result_key() == query) {
+      // The search guessed the kind from a sample; none of it: the other kind, once.
+      try_other_kind_ = false;
+      if (found->items.empty()) query_.gpu = !query_.gpu;
+    }
+    if (found != nullptr) {
       DrawOccurrences(model, ws, *found);
     } else {
       ImGui::TextDisabled("finding...");

@@ -40,6 +40,7 @@ class FindZoneWindow {
   bool pick_first_result_ = false;
   ZoneQuery query_;
   bool has_query_ = false;
+  bool try_other_kind_ = false;  // the kind came from a search: try the other if none
   bool limit_to_range_ = true;
   HistogramScale scale_ = HistogramScale::kLog;
   std::optional<std::pair<size_t, size_t>> bins_;  // the histogram's selected bins

@@ -97,19 +97,25 @@ std::vector<LocationMatch> SearchLocations(const server::TraceModel& model, cons
   std::string needle = text;
   for (char& c : needle) c = char(std::tolower(static_cast<unsigned char>(c)));
   std::vector<LocationMatch> matches(model.source_locations.size());
+  // A sample of the zones is enough to rank by: about kRankSample CPU zones and as many
+  // GPU zones, each thread's and context's in proportion to its size, so a keystroke
+  // costs the same for ten thousand zones as for a hundred million.
+  constexpr size_t kRankSample = 65536;
+  size_t cpu_total = 0, gpu_total = 0;
+  for (const server::ThreadTimeline& thread : model.threads) cpu_total += thread.zones.size();
+  for (const auto& [id, context] : model.gpu_contexts) gpu_total += context.zones.size();
+  const size_t cpu_step = std::max<size_t>(1, cpu_total / kRankSample);
+  const size_t gpu_step = std::max<size_t>(1, gpu_total / kRankSample);
   for (const server::ThreadTimeline& thread : model.threads) {
-    // A sample of each thread's zones is enough to rank; the whole of small ones.
-    const size_t n = thread.zones.size();
-    const size_t step = std::max<size_t>(1, n / 100'000);
-    for (size_t i = 0; i < n; i += step) {
+    for (size_t i = 0; i < thread.zones.size(); i += cpu_step) {
       const uint32_t location = thread.zones[i].source_location;
-      if (location < matches.size()) matches[location].cpu_zones += step;
+      if (location < matches.size()) matches[location].cpu_zones += cpu_step;
     }
   }
   for (const auto& [id, context] : model.gpu_contexts) {
-    for (size_t i = 0; i < context.zones.size(); ++i) {
+    for (size_t i = 0; i < context.zones.size(); i += gpu_step) {
       const uint32_t location = context.zones[i].source_location;
-      if (location < matches.size()) ++matches[location].gpu_zones;
+      if (location < matches.size()) matches[location].gpu_zones += gpu_step;
     }
   }
   std::vector<LocationMatch> found;
@@ -151,6 +157,18 @@ size_t DurationHistogram::BinOf(int64_t ns) const {
   return std::min(bins - 1, size_t(std::max(0.0, f * double(bins))));
 }
 
+void DurationHistogram::Count(const std::vector<int64_t>& sorted_ns) {
+  // Bins are contiguous runs of the sorted durations: a binary search per bin, not a
+  // logarithm per duration, so a million durations cost microseconds.
+  auto from = sorted_ns.begin();
+  for (size_t bin = 0; bin < counts.size() && from != sorted_ns.end(); ++bin) {
+    const auto to = std::partition_point(from, sorted_ns.end(), [&](int64_t ns) { return BinOf(ns) <= bin; });
+    counts[bin] += uint64_t(to - from);
+    tallest = std::max(tallest, counts[bin]);
+    from = to;
+  }
+}
+
 DurationHistogram MakeHistogram(const ZoneOccurrences& occurrences, size_t bins, HistogramScale scale) {
   DurationHistogram h;
   h.scale = scale;
@@ -158,10 +176,7 @@ DurationHistogram MakeHistogram(const ZoneOccurrences& occurrences, size_t bins,
   if (occurrences.sorted_ns.empty()) return h;
   h.min_ns = occurrences.sorted_ns.front();
   h.max_ns = occurrences.sorted_ns.back();
-  for (int64_t ns : occurrences.sorted_ns) {
-    const uint64_t count = ++h.counts[h.BinOf(ns)];
-    h.tallest = std::max(h.tallest, count);
-  }
+  h.Count(occurrences.sorted_ns);
   return h;
 }
 

@@ -52,8 +52,9 @@ struct ZoneOccurrences {
 ZoneOccurrences FindOccurrences(const server::TraceModel& model, const ZoneQuery& query);
 
 // Source locations whose name (or function, or file) contains `text`, ignoring case
-// (ASCII), best first: locations with more zones first. At most `limit`. Zone counts of
-// big threads are estimated from a sample.
+// (ASCII), best first: locations with more zones first. At most `limit`. Zone counts are
+// estimated from a sample of some 65,536 CPU and as many GPU zones, so a rare location
+// may show none of the kind it has (Find zone then tries the other kind).
 struct LocationMatch {
   uint32_t location = 0;
   uint64_t cpu_zones = 0;
@@ -74,6 +75,8 @@ struct DurationHistogram {
   double EdgeNs(size_t bin) const;
   // The bin a duration falls in.
   size_t BinOf(int64_t ns) const;
+  // Adds durations (sorted, ascending) to their bins; `tallest` follows.
+  void Count(const std::vector<int64_t>& sorted_ns);
 };
 DurationHistogram MakeHistogram(const ZoneOccurrences& occurrences, size_t bins, HistogramScale scale);
 
