@@ -105,7 +105,13 @@ void Timeline::Sync(const TraceModel& model) {
   for (size_t t = 0; t < model.threads.size(); ++t) {
     const ThreadTimeline& thread = model.threads[t];
     ThreadLane& lane = threads_[t];
-    for (size_t i = lane.index.indexed(); i < thread.zones.size(); ++i) {
+    // A first few thousand zones show how the thread's zones share its rows; then room
+    // for the rest, in one step.
+    constexpr size_t kSample = 4096;
+    const size_t first = lane.index.indexed();
+    const size_t sampled = std::min(thread.zones.size(), first + kSample);
+    for (size_t i = first; i < thread.zones.size(); ++i) {
+      if (i == sampled && thread.zones.size() - i > kSample) lane.index.Reserve(thread.zones.size() - i);
       const server::Zone& z = thread.zones[i];
       lane.index.Add(z.depth, uint32_t(i), int64_t(z.begin_tick),
                      z.is_open() ? kUnknownLength : z.end_tick - z.begin_tick);

@@ -54,12 +54,22 @@ class LaneIndex {
     Row& r = rows_[depth];
     if (r.entries.size() % kCoarseStride == 0) r.coarse.push_back(key);
     r.entries.push_back({key, uint32_t(std::min<uint64_t>(length, kUnknownLength)), index});
-    r.indices.push_back(index);
     ++indexed_;
+  }
+  // Makes room for about `more` zones yet to come, shared among the rows as the zones
+  // so far were, so that a big batch (a loaded trace) grows each row once instead of
+  // copying it at every doubling. Without zones so far there is nothing to go by.
+  void Reserve(size_t more) {
+    if (indexed_ == 0) return;
+    for (Row& r : rows_) {
+      const size_t target = r.entries.size() + r.entries.size() * more / indexed_ * 21 / 20 + kCoarseStride;
+      if (target <= r.entries.capacity()) continue;
+      r.entries.reserve(std::max(target, r.entries.capacity() * 3 / 2));
+      r.coarse.reserve(r.entries.capacity() / kCoarseStride + 1);
+    }
   }
   size_t indexed() const { return indexed_; }
   size_t rows() const { return rows_.size(); }
-  const std::vector<uint32_t>& row(size_t depth) const { return rows_[depth].indices; }
 
   // Restores key order in every row (for lanes filled out of order).
   void SortRows() {
@@ -67,11 +77,7 @@ class LaneIndex {
       std::stable_sort(r.entries.begin(), r.entries.end(),
                        [](const Entry& a, const Entry& b) { return a.key < b.key; });
       r.coarse.clear();
-      r.indices.clear();
-      for (size_t k = 0; k < r.entries.size(); ++k) {
-        if (k % kCoarseStride == 0) r.coarse.push_back(r.entries[k].key);
-        r.indices.push_back(r.entries[k].index);
-      }
+      for (size_t k = 0; k < r.entries.size(); k += kCoarseStride) r.coarse.push_back(r.entries[k].key);
     }
   }
 
@@ -165,8 +171,7 @@ class LaneIndex {
   };
   struct Row {
     std::vector<Entry> entries;
-    std::vector<int64_t> coarse;    // entries[0].key, entries[16].key, ...
-    std::vector<uint32_t> indices;  // the same indices, for row()
+    std::vector<int64_t> coarse;  // entries[0].key, entries[16].key, ...
   };
 
   // The first entry with key >= `key` at or after `from`. The target is usually a pixel
