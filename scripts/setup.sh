@@ -54,18 +54,12 @@ configure_and_build() {  # dir, extra cmake args...
 run_demo() {
   local out_dir="$build_dir/demo"
   mkdir -p "$out_dir"
-  local port_file="$out_dir/port" trace="$out_dir/demo.gnomon"
-  rm -f "$port_file"
+  local trace="$out_dir/demo.gnomon"
   echo "setup.sh: running the demo and capturing it to $trace"
-  GNOMON_PORT=0 GNOMON_PORT_FILE="$port_file" "$build_dir/client/examples/gnomon-demo" --seconds 3 &
+  # Any free port: the demo announces itself, and the capture finds it by its pid.
+  GNOMON_PORT=0 "$build_dir/client/examples/gnomon-demo" --seconds 3 &
   local demo_pid=$!
-  for _ in $(seq 100); do [ -s "$port_file" ] && break; sleep 0.05; done
-  if [ ! -s "$port_file" ]; then
-    echo "setup.sh: the demo did not start listening" >&2
-    kill "$demo_pid" 2>/dev/null || true
-    exit 1
-  fi
-  "$build_dir/server/gnomon-capture" -p "$(cat "$port_file")" -o "$trace" -f
+  "$build_dir/server/gnomon-capture" --pid "$demo_pid" -o "$trace" -f
   wait "$demo_pid"
   "$build_dir/server/gnomon-report" --chrome "$out_dir/demo.json" "$trace"
   echo

@@ -1,4 +1,5 @@
 // gnomon-capture: records a running program's profile to a .gnomon trace file.
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gnomon/protocol/settings.h"
@@ -43,6 +45,7 @@ until the program exits, the time limit passes, or Ctrl-C (or SIGTERM, SIGHUP).
   -a ADDRESS   the program's address (default 127.0.0.1)
   -p PORT      the program's port (default %u, or $GNOMON_PORT)
   --pid PID    the program with this process id, found among those --list shows
+               (waiting for it to announce itself as long as -w says)
   --list       list the programs that can be connected to: those running on this
                machine, and with --lan also those announcing themselves on the LAN
                (started with GNOMON_ANNOUNCE=lan; listens 1.5 s on UDP port %u)
@@ -213,9 +216,19 @@ int main(int argc, char** argv) {
   }
   if (list) return ListPrograms(lan);
   if (pid) {
-    const auto programs = FindPrograms(lan);
-    const auto found = std::find_if(programs.begin(), programs.end(),
-                                    [&](const auto& p) { return p.announcement.pid == *pid; });
+    // A program just started may not have announced itself yet: look again, as long as a
+    // refused connection would be retried.
+    const auto give_up = std::chrono::steady_clock::now() + options.connect_timeout;
+    std::vector<gnomon::server::RunningProgram> programs;
+    auto found = programs.end();
+    while (true) {
+      programs = FindPrograms(lan);
+      found = std::find_if(programs.begin(), programs.end(),
+                           [&](const auto& p) { return p.announcement.pid == *pid; });
+      if (found != programs.end() || std::chrono::steady_clock::now() >= give_up || kill(pid_t(*pid), 0) != 0)
+        break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
     if (found == programs.end()) {
       std::fprintf(
           stderr, "gnomon-capture: no profiled program with pid %u is running%s; see gnomon-capture --list\n",

@@ -116,6 +116,25 @@ TEST_CASE("a running program is listed with its pid and port, and withdrawn when
   CHECK(ListLocalPrograms().empty());
 }
 
+TEST_CASE("gnomon-capture --pid, run right after the program starts, waits for it to announce itself") {
+  RuntimeDir runtime;
+  ScratchDir dir;
+  ChildProcess program({GNOMON_TEST_PROGRAM, "before-connect"}, {{"GNOMON_PORT", "0"}}, dir.File("log"));
+  std::string output;
+  CHECK_MESSAGE(RunCommand(std::string(GNOMON_CAPTURE) + " -q --pid " + std::to_string(program.pid()) +
+                               " -o " + dir.File("t.gnomon"),
+                           &output) == 0,
+                output);
+  CHECK(program.Wait() == 0);
+  // A pid that is no program's fails at once, saying what to do.
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " --pid " + std::to_string(program.pid()) + " -o " +
+                       dir.File("u.gnomon"),
+                   &output) == 2);
+  CHECK(std::chrono::steady_clock::now() - start < 5s);
+  CHECK(output.find("gnomon-capture --list") != std::string::npos);
+}
+
 TEST_CASE("the announcement says when a server is connected, and a killed program's file is pruned") {
   RuntimeDir runtime;
   ScratchDir dir;
