@@ -157,6 +157,10 @@ TEST_CASE("frame times: percentiles, histogram and colours against 1/60 and 1/30
   for (uint64_t c : f.histogram) counted += c;
   CHECK(counted == 9);
   CHECK(f.histogram.back() == 1);
+  CHECK(f.min_ns == f.sorted_ns.front());
+  CHECK(f.EdgeNs(0) == double(f.min_ns));
+  CHECK(f.EdgeNs(20) == double(f.max_ns));
+  CHECK(f.histogram.front() > 0);  // the bins span the frames, not zero to the longest
   CHECK(FrameTargetColor(10'000'000) != FrameTargetColor(20'000'000));
   CHECK(FrameTargetColor(20'000'000) != FrameTargetColor(40'000'000));
   CHECK(ComputeFrameTimes(m, 5, 20).frame_ns.empty());

@@ -106,8 +106,10 @@ void CompareWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   const float table_height = std::max(Scaled(120), ImGui::GetContentRegionAvail().y - Scaled(150));
   if (ImGui::BeginTable("comparison", 10, kFlags, ImVec2(0, table_height))) {
     ImGui::TableSetupScrollFreeze(1, 1);
-    for (const char* c : {"Zone", "Location", "Count A", "Count B", "Total A", "Total B", "B - A", "Mean A",
-                          "Mean B", "B / A"}) {
+    // Names take the width the numbers leave.
+    ImGui::TableSetupColumn("Zone", ImGuiTableColumnFlags_WidthStretch, 2);
+    ImGui::TableSetupColumn("Location", ImGuiTableColumnFlags_WidthStretch, 1);
+    for (const char* c : {"Count A", "Count B", "Total A", "Total B", "B - A", "Mean A", "Mean B", "B / A"}) {
       ImGui::TableSetupColumn(c);
     }
     ImGui::TableHeadersRow();

@@ -43,18 +43,22 @@ void FrameTimesWindow::Draw(const server::TraceModel& model, Workspace& ws) {
                                  ImVec2(-1, Scaled(90)), IM_COL32(90, 170, 110, 255), nullptr, &bars);
   const float width = ImGui::GetItemRectSize().x;
   ImDrawList* draw = ImGui::GetWindowDrawList();
+  const float line_height = ImGui::GetFontSize();
+  int row = 0;
   for (const auto& [ns, name] :
        {std::pair{times_.p50_ns, "p50"}, std::pair{times_.p90_ns, "p90"}, std::pair{times_.p99_ns, "p99"}}) {
-    const float x = at.x + float(double(ns) / double(std::max<int64_t>(times_.max_ns, 1))) * width;
+    const float x = at.x + float(times_.Fraction(ns)) * width;
     draw->AddLine(ImVec2(x, at.y), ImVec2(x, at.y + Scaled(90)), IM_COL32(255, 255, 255, 160));
-    draw->AddText(ImVec2(x + 2, at.y), IM_COL32(230, 230, 230, 255), name);
+    // Each label a line lower than the one before, so close percentiles stay readable.
+    draw->AddText(ImVec2(x + 2, at.y + float(row++) * line_height), IM_COL32(230, 230, 230, 255), name);
   }
   if (hovered) {
-    const double bin_ns = double(times_.max_ns) / double(times_.histogram.size());
-    ImGui::SetTooltip("%s .. %s: %llu frames", Duration(bin_ns * double(*hovered)).c_str(),
-                      Duration(bin_ns * double(*hovered + 1)).c_str(),
+    ImGui::SetTooltip("%s .. %s: %llu frames", Duration(times_.EdgeNs(*hovered)).c_str(),
+                      Duration(times_.EdgeNs(*hovered + 1)).c_str(),
                       static_cast<unsigned long long>(times_.histogram[*hovered]));
   }
+  ImGui::Text("frame times %s .. %s, linear", Duration(double(times_.min_ns)).c_str(),
+              Duration(double(times_.max_ns)).c_str());
   // Every frame in order, a bar each (the tallest of those sharing a pixel).
   ImGui::TextUnformatted("every frame, in order:");
   const ImVec2 graph_at = ImGui::GetCursorScreenPos();

@@ -52,7 +52,7 @@ void MessagesWindow::Draw(const server::TraceModel& model, Workspace& ws) {
         ImGui::TableNextColumn();
         TextCell(Timeline::Name(model, {LaneKind::kThread, m.thread_id}));
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(m.text.c_str());
+        TextCell(m.text);
       }
     }
     ImGui::EndTable();

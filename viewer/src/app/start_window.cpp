@@ -55,7 +55,7 @@ void StartWindow::Remember(const std::string& address) {
 void StartWindow::Draw(float width, float height, const Session* failed,
                        const std::function<void(const std::string&)>& open) {
   ImGui::SetNextWindowPos(ImVec2(width * 0.5f, height * 0.4f), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
-  ImGui::SetNextWindowSize(ImVec2(520, 0));
+  ImGui::SetNextWindowSize(ImVec2(Scaled(640), 0));
   ImGui::Begin("Open a trace or connect to a program", nullptr,
                ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoMove);
   if (failed != nullptr) {
@@ -117,11 +117,12 @@ void StartWindow::DrawPrograms(std::string& chosen) {
   const float rows_height =
       ImGui::GetTextLineHeightWithSpacing() * float(std::min<size_t>(programs_.size(), 6) + 1);
   if (!ImGui::BeginTable("programs", 5, flags, ImVec2(0, rows_height + 4))) return;
-  ImGui::TableSetupColumn("program");
-  ImGui::TableSetupColumn("pid");
-  ImGui::TableSetupColumn("address");
-  ImGui::TableSetupColumn("started");
-  ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed);
+  auto width_of = [](const char* text) { return ImGui::CalcTextSize(text).x; };
+  ImGui::TableSetupColumn("program", ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableSetupColumn("pid", ImGuiTableColumnFlags_WidthFixed, width_of("0000000"));
+  ImGui::TableSetupColumn("address", ImGuiTableColumnFlags_WidthFixed, width_of("255.255.255.255:65535"));
+  ImGui::TableSetupColumn("started", ImGuiTableColumnFlags_WidthFixed, width_of("00:00:00"));
+  ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed, width_of("Connect (busy)"));
   ImGui::TableHeadersRow();
   for (size_t i = 0; i < programs_.size(); ++i) {
     const server::RunningProgram& p = programs_[i];
@@ -133,9 +134,9 @@ void StartWindow::DrawPrograms(std::string& chosen) {
     ImGui::TableNextColumn();
     ImGui::Text("%u", unsigned{p.announcement.pid});
     ImGui::TableNextColumn();
-    TextCell(p.connect_address);
+    ImGui::TextUnformatted(p.connect_address.c_str());
     ImGui::TableNextColumn();
-    TextCell(server::StartedAt(p.announcement));
+    ImGui::TextUnformatted(server::StartedAt(p.announcement).c_str());
     ImGui::TableNextColumn();
     if (ImGui::SmallButton(p.announcement.connected ? "Connect (busy)" : "Connect"))
       chosen = p.connect_address;

@@ -27,16 +27,15 @@ FrameTimes ComputeFrameTimes(const server::TraceModel& model, uint32_t name_id, 
   out.p50_ns = at(0.50);
   out.p90_ns = at(0.90);
   out.p99_ns = at(0.99);
+  out.min_ns = out.sorted_ns.front();
   out.max_ns = out.sorted_ns.back();
   long double sum = 0;
   for (int64_t ns : out.frame_ns) sum += ns;
   out.mean_ns = double(sum / out.frame_ns.size());
   out.histogram.assign(std::max<size_t>(bins, 1), 0);
   for (int64_t ns : out.frame_ns) {
-    const size_t bin = out.max_ns > 0
-                           ? std::min(out.histogram.size() - 1,
-                                      size_t(double(ns) / double(out.max_ns) * double(out.histogram.size())))
-                           : 0;
+    const size_t bin =
+        std::min(out.histogram.size() - 1, size_t(out.Fraction(ns) * double(out.histogram.size())));
     out.tallest = std::max(out.tallest, ++out.histogram[bin]);
   }
   return out;
