@@ -1,8 +1,12 @@
 #include "protocol_doc.h"
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
-#include <regex>
+#include <optional>
 #include <sstream>
+#include <string_view>
+#include <utility>
 
 namespace gnomon::test {
 namespace {
@@ -31,6 +35,26 @@ bool IsNumber(const std::string& s) {
   return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
 }
 
+// Whether `text` is a word (letters, digits, '_'), as message and field names are.
+bool IsWord(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+// "### TAG Name" or "### TAG Name — words": the tag and the name.
+std::optional<std::pair<int, std::string>> MessageHeading(std::string_view line) {
+  if (!line.starts_with("### ")) return std::nullopt;
+  line.remove_prefix(4);
+  const size_t space = line.find(' ');
+  if (space == std::string_view::npos || !IsNumber(std::string(line.substr(0, space)))) return std::nullopt;
+  const int tag = std::stoi(std::string(line.substr(0, space)));
+  std::string_view name = line.substr(space + 1);
+  if (const size_t dash = name.find(" \u2014 "); dash != std::string_view::npos) name = name.substr(0, dash);
+  if (!IsWord(name)) return std::nullopt;
+  return std::make_pair(tag, std::string(name));
+}
+
 }  // namespace
 
 const DocMessage* ProtocolDoc::Find(int tag) const {
@@ -47,8 +71,6 @@ ProtocolDoc ReadProtocolDoc(const std::string& path) {
     doc.errors.push_back("cannot open " + path);
     return doc;
   }
-  const std::regex heading(R"(^### (\d+) (\w+)( — .*)?$)");
-  const std::regex values_size(R"(^8 × `(\w+)`$)");
   enum class In { kNothing, kSummary, kMessage } in_table = In::kNothing;
   std::string line;
   int line_number = 0;
@@ -57,9 +79,8 @@ ProtocolDoc ReadProtocolDoc(const std::string& path) {
   };
   while (std::getline(in, line)) {
     ++line_number;
-    std::smatch m;
-    if (std::regex_match(line, m, heading)) {
-      doc.messages.push_back({std::stoi(m[1]), m[2], {}});
+    if (const auto heading = MessageHeading(line)) {
+      doc.messages.push_back({heading->first, heading->second, {}});
       in_table = In::kMessage;
       continue;
     }
@@ -89,8 +110,11 @@ ProtocolDoc ReadProtocolDoc(const std::string& path) {
       if (IsNumber(cells[0]) && IsNumber(cells[1])) {
         field.offset = std::stoi(cells[0]);
         field.size = std::stoi(cells[1]);
-      } else if (std::regex_match(cells[1], m, values_size)) {
-        field.size_field = m[1];
+      } else if (const std::string_view prefix = "8 \u00d7 ";
+                 cells[1].starts_with(prefix) &&
+                 Unquote(cells[1].substr(prefix.size())) != cells[1].substr(prefix.size()) &&
+                 IsWord(Unquote(cells[1].substr(prefix.size())))) {
+        field.size_field = Unquote(cells[1].substr(prefix.size()));
         field.unit_bytes = 8;
       } else if (cells[1].size() > 2 && Unquote(cells[1]) != cells[1]) {
         field.size_field = Unquote(cells[1]);
