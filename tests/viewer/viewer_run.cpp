@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "../support/xvfb.h"
+#include "gnomon/server/trace_file.h"
 
 namespace gnomon::test {
 
@@ -17,6 +18,15 @@ bool Close(uint32_t a, uint32_t b) {
     if (std::abs(int((a >> shift) & 0xFF) - int((b >> shift) & 0xFF)) > 12) return false;
   }
   return true;
+}
+
+std::string WriteTraceFile(const std::string& path, const StreamWriter& w) {
+  auto writer = server::TraceWriter::Create(path);
+  REQUIRE(writer.ok());
+  REQUIRE(writer.value()->Publish(server::Overwrite::kYes).ok());
+  writer.value()->Append(w.data(), w.size());
+  REQUIRE(writer.value()->Finish().ok());
+  return path;
 }
 
 ViewerRun RunViewer(const ScratchDir& dir, const std::vector<std::string>& args,

@@ -12,6 +12,7 @@
 
 #include "../support/json_check.h"
 #include "../support/process.h"
+#include "../support/stream_writer.h"
 
 namespace gnomon::test {
 
@@ -34,6 +35,9 @@ struct ViewerRun {
   std::string log;
   double cpu_seconds = 0;
 };
+
+// Writes the stream `w` to a trace file at `path` (replacing it); returns the path.
+std::string WriteTraceFile(const std::string& path, const StreamWriter& w);
 
 // Runs gnomon-viewer with `args` plus a window size (1200x700 unless `args` says) and
 // the screenshot and layout dump options; `env` adds to the environment (XDG_CONFIG_HOME

@@ -12,7 +12,6 @@
 #include "../support/json_check.h"
 #include "../support/process.h"
 #include "../support/stream_writer.h"
-#include "gnomon/server/trace_file.h"
 #include "viewer_run.h"
 
 using gnomon::test::Close;
@@ -45,13 +44,7 @@ std::string WriteFixture(const gnomon::test::ScratchDir& dir) {
         .GpuTime(1, 2 * i + 1, t + 80'000);
   }
   w.End(2'100'000);
-  const std::string path = dir.File("fixture.gnomon");
-  auto writer = gnomon::server::TraceWriter::Create(path);
-  REQUIRE(writer.ok());
-  REQUIRE(writer.value()->Publish(gnomon::server::Overwrite::kYes).ok());
-  writer.value()->Append(w.data(), w.size());
-  REQUIRE(writer.value()->Finish().ok());
-  return path;
+  return gnomon::test::WriteTraceFile(dir.File("fixture.gnomon"), w);
 }
 
 }  // namespace

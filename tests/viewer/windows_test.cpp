@@ -12,7 +12,6 @@
 
 #include "../support/stream_writer.h"
 #include "../support/xvfb.h"
-#include "gnomon/server/trace_file.h"
 #include "viewer_run.h"
 
 using gnomon::test::Close;
@@ -72,13 +71,7 @@ std::string WriteKnownTrace(const ScratchDir& dir, const std::string& name, uint
   w.ThreadContext(1).Calibration(kOrigin + 420 * kMs, int64_t(kOrigin + 420 * kMs),
                                  int64_t(kOrigin + 420 * kMs), 0);
   w.End(kOrigin + 420 * kMs);
-  const std::string path = dir.File(name + ".gnomon");
-  auto writer = gnomon::server::TraceWriter::Create(path);
-  REQUIRE(writer.ok());
-  REQUIRE(writer.value()->Publish(gnomon::server::Overwrite::kYes).ok());
-  writer.value()->Append(w.data(), w.size());
-  REQUIRE(writer.value()->Finish().ok());
-  return path;
+  return gnomon::test::WriteTraceFile(dir.File(name + ".gnomon"), w);
 }
 
 double Number(const JsonValue& v, const std::string& key) {

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "config_dir.h"
 #include "gnomon/protocol/settings.h"
 #include "gnomon/server/text.h"
 #include "widgets.h"
@@ -38,14 +39,7 @@ bool ParseAddress(const std::string& text, std::string& host, uint16_t& port) {
   return !host.empty();
 }
 
-std::string SettingsFile() {
-  const char* config = std::getenv("XDG_CONFIG_HOME");
-  const char* home = std::getenv("HOME");
-  std::filesystem::path dir = config && *config ? std::filesystem::path(config) / "gnomon"
-                              : home && *home   ? std::filesystem::path(home) / ".config" / "gnomon"
-                                                : std::filesystem::path();
-  return dir.empty() ? "" : (dir / "viewer-settings").string();
-}
+std::string SettingsFile() { return ConfigFile("viewer-settings"); }
 
 constexpr const char* kWindowNames[] = {"statistics", "find-zone", "flame-graph", "frame-histogram",
                                         "compare",    "messages",  "gpu-clocks",  "debug"};

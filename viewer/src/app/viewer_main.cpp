@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "app.h"
+#include "config_dir.h"
 #include "gnomon/protocol/settings.h"
 #include "gnomon/server/text.h"
 #include "input_queue.h"
@@ -320,11 +321,7 @@ int main(int argc, char** argv) {
   options.keep_settings = frames < 0 || keep_settings;  // a scripted run is the same every time
   static std::string ini_path;
   if (options.keep_settings) {
-    const char* config = std::getenv("XDG_CONFIG_HOME");
-    const char* home = std::getenv("HOME");
-    const std::string dir = config && *config ? std::string(config) + "/gnomon"
-                            : home && *home   ? std::string(home) + "/.config/gnomon"
-                                              : std::string();
+    const std::string dir = gnomon::viewer::ConfigDirectory();
     std::error_code ec;
     if (!dir.empty() && (std::filesystem::create_directories(dir, ec), !ec))
       ini_path = dir + "/viewer-imgui.ini";
