@@ -19,8 +19,12 @@ namespace gnomon::server {
 namespace {
 
 constexpr auto kForgetAfter = std::chrono::seconds(4);  // announcements come each second
+constexpr size_t kMaxHeard = 1024;                      // a flood of made-up programs stays bounded
+constexpr int kMaxDatagramsPerPoll = 256;               // and never holds the caller
 
 bool IsRunning(uint32_t pid) { return kill(pid_t(pid), 0) == 0 || errno == EPERM; }
+
+bool IsLoopback(const std::string& address) { return address.starts_with("127.") || address == "::1"; }
 
 // The file's text when it is a regular file (links are not followed) of a sane size.
 std::optional<std::string> ReadSmallFile(int dir_fd, const char* name) {
@@ -45,8 +49,14 @@ std::optional<std::string> ReadSmallFile(int dir_fd, const char* name) {
 std::vector<RunningProgram> ListLocalPrograms(std::string* problem) {
   std::vector<RunningProgram> programs;
   const std::string dir = protocol::AnnounceDirectory();
+  struct stat st {};
+  if (lstat(dir.c_str(), &st) != 0 && errno == ENOENT) return programs;  // no program has run yet
   if (std::string why = protocol::PrivateDirectoryProblem(dir); !why.empty()) {
-    if (problem != nullptr) *problem = why;
+    if (problem != nullptr) {
+      *problem = why +
+                 ": programs cannot announce themselves there (remove it, or set XDG_RUNTIME_DIR to a "
+                 "directory of your own)";
+    }
     return programs;
   }
   DIR* listing = opendir(dir.c_str());
@@ -57,9 +67,17 @@ std::vector<RunningProgram> ListLocalPrograms(std::string* problem) {
   const int dir_fd = dirfd(listing);
   while (const dirent* entry = readdir(listing)) {
     const std::string_view name = entry->d_name;
+    if (name.find(std::string(protocol::kAnnounceFileSuffix) + ".") != std::string_view::npos) {
+      // A temporary file a program died writing: gone after a minute.
+      struct stat st {};
+      if (fstatat(dir_fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && time(nullptr) - st.st_mtime > 60) {
+        unlinkat(dir_fd, entry->d_name, 0);
+      }
+      continue;
+    }
     if (!name.ends_with(protocol::kAnnounceFileSuffix)) continue;
     const auto pid = protocol::ParseUnsigned(
-        name.substr(0, name.size() - protocol::kAnnounceFileSuffix.size()), 1, UINT32_MAX);
+        name.substr(0, name.size() - protocol::kAnnounceFileSuffix.size()), 1, INT32_MAX);
     if (!pid) continue;
     if (!IsRunning(uint32_t(*pid))) {
       unlinkat(dir_fd, entry->d_name, 0);  // the program ended without withdrawing it
@@ -69,6 +87,11 @@ std::vector<RunningProgram> ListLocalPrograms(std::string* problem) {
     if (!text) continue;
     const auto announcement = protocol::ParseAnnouncement(*text);
     if (!announcement || announcement->pid != *pid) continue;
+    const uint64_t started = protocol::ProcessStartTicks(announcement->pid);
+    if (announcement->start_ticks != 0 && started != 0 && started != announcement->start_ticks) {
+      unlinkat(dir_fd, entry->d_name, 0);  // its pid belongs to another process now
+      continue;
+    }
     programs.push_back({*announcement, protocol::ConnectAddress(*announcement), true});
   }
   closedir(listing);
@@ -124,7 +147,7 @@ void AnnouncementListener::Poll(std::chrono::milliseconds wait) {
 
 void AnnouncementListener::Receive() {
   char bytes[protocol::kMaxAnnouncementBytes + 1];
-  while (true) {
+  for (int received = 0; received < kMaxDatagramsPerPoll; ++received) {
     sockaddr_in from{};
     socklen_t from_length = sizeof(from);
     const ssize_t n =
@@ -132,9 +155,12 @@ void AnnouncementListener::Receive() {
     if (n < 0) return;
     const auto announcement = protocol::ParseAnnouncement(std::string_view(bytes, size_t(n)));
     if (!announcement) continue;  // anyone can send a datagram: only well-formed ones count
-    char seen_from[INET_ADDRSTRLEN] = {};
-    inet_ntop(AF_INET, &from.sin_addr, seen_from, sizeof(seen_from));
-    RunningProgram program{*announcement, protocol::ConnectAddress(*announcement, seen_from), false};
+    char sender[INET_ADDRSTRLEN] = {};
+    inet_ntop(AF_INET, &from.sin_addr, sender, sizeof(sender));
+    // The program is reached where its datagram came from, whatever the datagram says;
+    // one that listens on loopback only cannot be reached from another machine.
+    if (IsLoopback(announcement->address) && !IsLoopback(sender)) continue;
+    RunningProgram program{*announcement, protocol::ConnectAddress(*announcement, sender), false};
     const auto now = std::chrono::steady_clock::now();
     auto same = std::find_if(heard_.begin(), heard_.end(), [&](const Heard& h) {
       return h.program.connect_address == program.connect_address &&
@@ -142,9 +168,13 @@ void AnnouncementListener::Receive() {
     });
     if (same != heard_.end()) {
       *same = {std::move(program), now};
-    } else if (heard_.size() < 1024) {  // a flood of fake programs stays bounded
-      heard_.push_back({std::move(program), now});
+      continue;
     }
+    if (heard_.size() >= kMaxHeard) {  // the one heard longest ago gives way
+      heard_.erase(std::min_element(heard_.begin(), heard_.end(),
+                                    [](const Heard& a, const Heard& b) { return a.when < b.when; }));
+    }
+    heard_.push_back({std::move(program), now});
   }
 }
 

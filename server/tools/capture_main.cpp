@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -103,8 +104,8 @@ void PrintProgress(const Worker& worker, const TraceWriter& writer, double elaps
 }
 
 // The programs that can be connected to: this machine's, and with `lan` the LAN's.
-std::vector<gnomon::server::RunningProgram> FindPrograms(bool lan) {
-  std::vector<gnomon::server::RunningProgram> programs = gnomon::server::ListLocalPrograms();
+std::vector<gnomon::server::RunningProgram> FindPrograms(bool lan, std::string* problem = nullptr) {
+  std::vector<gnomon::server::RunningProgram> programs = gnomon::server::ListLocalPrograms(problem);
   if (!lan) return programs;
   gnomon::server::AnnouncementListener listener;
   if (!listener.error().empty()) {
@@ -117,7 +118,9 @@ std::vector<gnomon::server::RunningProgram> FindPrograms(bool lan) {
 }
 
 int ListPrograms(bool lan) {
-  const auto programs = FindPrograms(lan);
+  std::string problem;
+  const auto programs = FindPrograms(lan, &problem);
+  if (!problem.empty()) std::fprintf(stderr, "gnomon-capture: %s\n", problem.c_str());
   for (const auto& program : programs) std::printf("%s\n", gnomon::server::DescribeProgram(program).c_str());
   if (programs.empty()) {
     std::fprintf(stderr,
@@ -199,7 +202,7 @@ int main(int argc, char** argv) {
     } else if (arg == "--lan") {
       lan = true;
     } else if (arg == "--pid") {
-      const auto parsed = gnomon::protocol::ParseUnsigned(value(), 1, UINT32_MAX);
+      const auto parsed = gnomon::protocol::ParseUnsigned(value(), 1, INT32_MAX);
       if (!parsed) {
         std::fprintf(stderr, "gnomon-capture: --pid: %s\n", parsed.error.c_str());
         return kExitUsage;
@@ -220,20 +223,40 @@ int main(int argc, char** argv) {
     // refused connection would be retried.
     const auto give_up = std::chrono::steady_clock::now() + options.connect_timeout;
     std::vector<gnomon::server::RunningProgram> programs;
+    std::string problem;
+    auto matches = [&](const auto& p) { return p.announcement.pid == *pid; };
     auto found = programs.end();
     while (true) {
-      programs = FindPrograms(lan);
-      found = std::find_if(programs.begin(), programs.end(),
-                           [&](const auto& p) { return p.announcement.pid == *pid; });
-      if (found != programs.end() || std::chrono::steady_clock::now() >= give_up || kill(pid_t(*pid), 0) != 0)
-        break;
+      programs = FindPrograms(lan, &problem);
+      found = std::find_if(programs.begin(), programs.end(), matches);
+      // A pid that is no process here ends the wait at once (unless it may be the LAN's).
+      const bool gone = !lan && kill(pid_t(*pid), 0) != 0 && errno == ESRCH;
+      if (found != programs.end() || gone || std::chrono::steady_clock::now() >= give_up) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     if (found == programs.end()) {
-      std::fprintf(
-          stderr, "gnomon-capture: no profiled program with pid %u is running%s; see gnomon-capture --list\n",
-          unsigned{*pid}, lan ? " here or on the LAN" : " here");
+      if (!problem.empty()) std::fprintf(stderr, "gnomon-capture: %s\n", problem.c_str());
+      if (!lan && kill(pid_t(*pid), 0) == 0) {
+        std::fprintf(
+            stderr,
+            "gnomon-capture: pid %u is running but has not announced itself in %s (not profiled, "
+            "started with GNOMON_ANNOUNCE=off, or with another XDG_RUNTIME_DIR); connect with -p PORT\n",
+            unsigned{*pid}, gnomon::protocol::AnnounceDirectory().c_str());
+      } else {
+        std::fprintf(
+            stderr,
+            "gnomon-capture: no profiled program with pid %u is running%s; see gnomon-capture --list\n",
+            unsigned{*pid}, lan ? " here or on the LAN" : " here");
+      }
       return kExitConnect;
+    }
+    if (std::count_if(programs.begin(), programs.end(), matches) > 1) {  // pids are per machine
+      std::fprintf(stderr, "gnomon-capture: more than one program has pid %u:\n", unsigned{*pid});
+      for (const auto& p : programs) {
+        if (matches(p)) std::fprintf(stderr, "  %s\n", gnomon::server::DescribeProgram(p).c_str());
+      }
+      std::fprintf(stderr, "gnomon-capture: choose one with -a ADDRESS -p PORT\n");
+      return kExitUsage;
     }
     const std::string& address = found->connect_address;
     const size_t colon = address.rfind(':');

@@ -135,7 +135,7 @@ TEST_CASE("gnomon-capture --pid, run right after the program starts, waits for i
   CHECK(output.find("gnomon-capture --list") != std::string::npos);
 }
 
-TEST_CASE("the announcement says when a server is connected, and a killed program's file is pruned") {
+TEST_CASE("the announcement says when a server connects and leaves, and a killed program's file is pruned") {
   RuntimeDir runtime;
   ScratchDir dir;
   ChildProcess program({GNOMON_TEST_PROGRAM, "hold", dir.File("release")}, {{"GNOMON_PORT", "0"}},
@@ -149,6 +149,10 @@ TEST_CASE("the announcement says when a server is connected, and a killed progra
   std::string output;
   RunCommand(std::string(GNOMON_CAPTURE) + " --list", &output);
   CHECK(output.find("connected to a server") != std::string::npos);
+  // The capture gone, the program says it is free again.
+  capture.Signal(SIGKILL);
+  capture.Wait();
+  CHECK(WaitListed(program.pid(), [](const RunningProgram& p) { return !p.announcement.connected; }));
 
   program.Signal(SIGKILL);  // no chance to withdraw: the file stays, and the lister prunes it
   program.Wait();
@@ -156,7 +160,6 @@ TEST_CASE("the announcement says when a server is connected, and a killed progra
   CHECK(std::filesystem::exists(file));
   CHECK(ListLocalPrograms().empty());
   CHECK_FALSE(std::filesystem::exists(file));
-  capture.Wait();
 }
 
 TEST_CASE("GNOMON_ANNOUNCE=off announces nothing") {
@@ -206,20 +209,80 @@ TEST_CASE("a directory others could write to, or a link, is never used") {
   }
 }
 
-TEST_CASE("files in the directory that are not announcements are skipped") {
+TEST_CASE("files in the directory that are not announcements, or no longer true, are skipped") {
   RuntimeDir runtime;
   const std::string announce = runtime.announce_dir();
   std::filesystem::create_directory(announce);
   chmod(announce.c_str(), 0700);
-  const std::string self = std::to_string(getpid());
-  std::ofstream(announce + "/" + self + ".program") << "gnomon-program 1\npid=" << self << "\n";  // no port
+  // Live processes to name files after: this one, a sleeping child, and the parent.
+  ChildProcess sleeper({"/bin/sleep", "30"});
+  const std::string self = std::to_string(getpid()), child = std::to_string(sleeper.pid()),
+                    parent = std::to_string(getppid());
+  auto announcement = [&](uint32_t pid, uint64_t start_ticks) {
+    return gnomon::protocol::FormatAnnouncement({.name = "real",
+                                                 .pid = pid,
+                                                 .host = "",
+                                                 .address = "127.0.0.1",
+                                                 .port = 4242,
+                                                 .start_unix_ns = 0,
+                                                 .start_ticks = start_ticks});
+  };
+  // The one good file: this process, started when it did.
+  std::ofstream(announce + "/" + self + ".program")
+      << announcement(uint32_t(getpid()), gnomon::protocol::ProcessStartTicks(uint32_t(getpid())));
   std::ofstream(announce + "/" + self + "x.program") << "junk";
-  std::ofstream(announce + "/1.program") << gnomon::protocol::FormatAnnouncement(  // pid 1 is not this file's
-      {.name = "liar", .pid = 2, .host = "", .address = "127.0.0.1", .port = 1});
-  std::ofstream(announce + "/" + std::to_string(getppid()) + ".program") << std::string(100000, 'x');
-  std::filesystem::create_symlink("/etc/passwd",
-                                  announce + "/" + std::to_string(getppid() + 0) + "0.program");
+  std::ofstream(announce + "/1.program") << announcement(2, 0);  // pid 1 is not this file's
+  std::ofstream(announce + "/" + parent + ".program") << std::string(100000, 'x');      // too long
+  std::filesystem::create_symlink("/etc/passwd", announce + "/" + child + ".program");  // a link
+  const std::string fifo = announce + "/" + std::to_string(getpgrp()) + ".program";
+  if (getpgrp() != getpid()) mkfifo(fifo.c_str(), 0600);  // a FIFO: never opened for long
+  const auto listed = ListLocalPrograms();
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0].announcement.port == 4242);
+  CHECK(std::filesystem::exists(announce + "/" + child + ".program"));  // skipped, not removed
+
+  // The same pid, but another process's start: the pid was reused, and the file is pruned.
+  std::ofstream(announce + "/" + self + ".program") << announcement(uint32_t(getpid()), 1);
   CHECK(ListLocalPrograms().empty());
+  CHECK_FALSE(std::filesystem::exists(announce + "/" + self + ".program"));
+}
+
+TEST_CASE("a child made by fork() that exits leaves its parent announced") {
+  RuntimeDir runtime;
+  ScratchDir dir;
+  ChildProcess program({GNOMON_TEST_PROGRAM, "fork-exit", dir.File("release")}, {{"GNOMON_PORT", "0"}},
+                       dir.File("log"));
+  REQUIRE(WaitListed(program.pid()));
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (ReadFile(dir.File("log")).find("child exited") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+  }
+  REQUIRE(ReadFile(dir.File("log")).find("child exited") != std::string::npos);
+  std::this_thread::sleep_for(100ms);
+  CHECK(WaitListed(
+      program.pid(), [](const RunningProgram&) { return true; }, 100ms));
+  std::ofstream(dir.File("release")) << "go";
+  CHECK(program.Wait() == 0);
+  CHECK(ListLocalPrograms().empty());  // the parent withdrew it at its own exit
+}
+
+TEST_CASE("a GNOMON_ANNOUNCE_TO that is not IPv4[:PORT] is refused, and the program stays on loopback") {
+  RuntimeDir runtime;
+  ScratchDir dir;
+  for (const char* bad : {"[::1]:9420", "ff02::1", "lan.example", "10.0.0.1:0"}) {
+    CAPTURE(bad);
+    ChildProcess program({GNOMON_TEST_PROGRAM, "before-connect"},
+                         {{"GNOMON_PORT", "0"}, {"GNOMON_ANNOUNCE", "lan"}, {"GNOMON_ANNOUNCE_TO", bad}},
+                         dir.File("log"));
+    const auto listed = WaitListed(program.pid());
+    REQUIRE(listed);
+    CHECK(listed->announcement.address == "127.0.0.1");  // not exposed on every interface
+    program.Signal(SIGTERM);
+    program.Wait();
+    const std::string log = ReadFile(dir.File("log"));
+    CHECK_MESSAGE(log.find("is not IPv4[:PORT]") != std::string::npos, log);
+  }
 }
 
 TEST_CASE("LAN announcements are heard, and forged or flooding datagrams stay bounded") {
@@ -250,14 +313,28 @@ TEST_CASE("LAN announcements are heard, and forged or flooding datagrams stay bo
   CHECK(heard->connect_address == "127.0.0.1:" + std::to_string(port));
   CHECK(listener.programs().size() == 1);
 
-  // Thousands of made-up programs: the list stays bounded.
+  // Thousands of made-up programs, in bursts the socket can hold: the list stays
+  // bounded, and the real program, announcing each second, is still heard.
   for (uint32_t pid = 1; pid <= 3000; ++pid) {
     SendDatagram(listener.port(),
                  gnomon::protocol::FormatAnnouncement(
-                     {.name = "fake", .pid = pid, .host = "", .address = "127.0.0.1", .port = 9}));
+                     {.name = "fake", .pid = pid + 100000, .host = "", .address = "127.0.0.1", .port = 9}));
+    if (pid % 100 == 0) listener.Poll(1ms);
   }
-  listener.Poll(200ms);
-  CHECK(listener.programs().size() <= 1024);
+  listener.Poll(1500ms);
+  CHECK(listener.programs().size() == 1024);
+  bool still_heard = false;
+  for (const RunningProgram& p : listener.programs())
+    still_heard |= p.announcement.pid == uint32_t(program.pid());
+  CHECK(still_heard);
+  // A datagram naming another address: the sender is connected to, not that address.
+  SendDatagram(listener.port(),
+               gnomon::protocol::FormatAnnouncement(
+                   {.name = "elsewhere", .pid = 77, .host = "", .address = "10.1.2.3", .port = 22}));
+  listener.Poll(50ms);
+  for (const RunningProgram& p : listener.programs()) {
+    if (p.announcement.pid == 77) CHECK(p.connect_address == "127.0.0.1:22");
+  }
   // Merged with the local list, the program is listed once.
   const auto merged = gnomon::server::MergePrograms(ListLocalPrograms(), {*heard});
   CHECK(std::count_if(merged.begin(), merged.end(), [&](const RunningProgram& p) {

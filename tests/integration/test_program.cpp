@@ -6,8 +6,12 @@
 //   gnomon-test-program flood-after-connect N   N zones once a server connected
 //   gnomon-test-program threads T N     T threads of N zones each, once a server connected
 //   gnomon-test-program hold FILE       zones once a server connected, until FILE exists
+//   gnomon-test-program fork-exit FILE  a forked child exits; the parent runs until FILE exists
 //
 // Run it with GNOMON_WAIT_FOR_SERVER_MS so that it waits at exit for a capture.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -108,6 +112,27 @@ int Hold(const char* release_file) {
   return 0;
 }
 
+// A child made by fork() that exits must leave its parent's announcement alone: the
+// parent stays running until `release_file` exists.
+int ForkExit(const char* release_file) {
+  GNOMON_ZONE("Parent");  // the profiler runs, and has announced the program
+  std::this_thread::sleep_for(200ms);
+  const pid_t child = fork();
+  if (child == 0) {
+    GNOMON_ZONE("Child");
+    std::exit(0);  // runs the profiler's exit handler, in the child
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  std::printf("child exited\n");
+  std::fflush(stdout);
+  const auto give_up = std::chrono::steady_clock::now() + 20s;
+  while (!std::filesystem::exists(release_file) && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(5ms);
+  }
+  return 0;
+}
+
 int Flood(long zones) {
   for (long i = 0; i < zones; ++i) GNOMON_ZONE("Flood");
   std::printf("dropped %llu\n", static_cast<unsigned long long>(gnomon_dropped_events()));
@@ -124,6 +149,7 @@ int main(int argc, char** argv) {
   if (scenario == "flood" && argc > 2) return Flood(std::atol(argv[2]));
   if (scenario == "flood-after-connect" && argc > 2) return FloodAfterConnect(std::atol(argv[2]));
   if (scenario == "hold" && argc > 2) return Hold(argv[2]);
+  if (scenario == "fork-exit" && argc > 2) return ForkExit(argv[2]);
   if (scenario == "threads" && argc > 3) return Threads(std::atoi(argv[2]), std::atol(argv[3]));
   std::fprintf(stderr,
                "usage: gnomon-test-program zones | before-connect | flood N | flood-after-connect N | "

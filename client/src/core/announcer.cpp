@@ -2,7 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,42 +15,6 @@ namespace {
 
 constexpr auto kDatagramPeriod = std::chrono::seconds(1);
 
-// "IP[:PORT]" or "[V6]:PORT" into a socket address; false when it is not one.
-bool ParseDestination(const std::string& text, sockaddr_storage& out, socklen_t& length) {
-  std::string host = text;
-  uint16_t port = protocol::kAnnouncePort;
-  const size_t colon = text.rfind(':');
-  const bool bracketed = text.starts_with('[');
-  const bool has_port = bracketed ? colon != std::string::npos && colon > 0 && text[colon - 1] == ']'
-                                  : colon != std::string::npos && text.find(':') == colon;
-  if (has_port) {
-    const auto parsed =
-        protocol::ParsePort(std::string_view(text).substr(colon + 1), protocol::PortZero::kRefused);
-    if (!parsed) return false;
-    port = *parsed;
-    host = text.substr(0, colon);
-  }
-  if (bracketed) {
-    if (!host.ends_with(']')) return false;
-    host = host.substr(1, host.size() - 2);
-  }
-  auto* v4 = reinterpret_cast<sockaddr_in*>(&out);
-  if (inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
-    v4->sin_family = AF_INET;
-    v4->sin_port = htons(port);
-    length = sizeof(*v4);
-    return true;
-  }
-  auto* v6 = reinterpret_cast<sockaddr_in6*>(&out);
-  if (inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
-    v6->sin6_family = AF_INET6;
-    v6->sin6_port = htons(port);
-    length = sizeof(*v6);
-    return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 bool WriteFileAtomically(const std::string& path, const std::string& text, unsigned mode) {
@@ -58,8 +22,9 @@ bool WriteFileAtomically(const std::string& path, const std::string& text, unsig
   const int fd = mkostemp(temp.data(), O_CLOEXEC);
   if (fd < 0) return false;
   fchmod(fd, mode);
-  const bool written = write(fd, text.data(), text.size()) == ssize_t(text.size());
-  const int write_errno = errno;
+  const ssize_t n = write(fd, text.data(), text.size());
+  const int write_errno = n < 0 ? errno : EIO;  // a short write sets no errno
+  const bool written = n == ssize_t(text.size());
   close(fd);
   if (!written || std::rename(temp.c_str(), path.c_str()) != 0) {
     const int saved = written ? errno : write_errno;
@@ -77,22 +42,38 @@ std::string PrivateAnnounceDirectory(std::string* why) {
     return "";
   }
   *why = protocol::PrivateDirectoryProblem(dir);
+  if (!why->empty()) *why += "; remove it, or set XDG_RUNTIME_DIR to a directory of your own";
   return why->empty() ? dir : "";
+}
+
+std::optional<sockaddr_in> ParseAnnounceDestination(const std::string& text) {
+  const size_t colon = text.find(':');
+  if (colon != text.rfind(':')) return std::nullopt;  // IPv6: listeners hear IPv4 only
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(protocol::kAnnouncePort);
+  if (colon != std::string::npos) {
+    const auto port =
+        protocol::ParsePort(std::string_view(text).substr(colon + 1), protocol::PortZero::kRefused);
+    if (!port) return std::nullopt;
+    to.sin_port = htons(*port);
+  }
+  if (inet_pton(AF_INET, text.substr(0, colon).c_str(), &to.sin_addr) != 1) return std::nullopt;
+  return to;
 }
 
 Announcer::Announcer(AnnounceMode mode, const std::string& lan_to) : mode_(mode) {
   if (mode_ != AnnounceMode::kLan) return;
-  const std::string destination = lan_to.empty() ? "255.255.255.255" : lan_to;
-  if (!ParseDestination(destination, lan_to_, lan_to_length_)) {
-    std::fprintf(stderr,
-                 "gnomon: GNOMON_ANNOUNCE_TO '%s' is not IP[:PORT] (e.g. 192.168.1.255 or "
-                 "10.0.0.5:%u); not announcing on the LAN\n",
-                 destination.c_str(), unsigned{protocol::kAnnouncePort});
-    return;
-  }
-  udp_fd_ = socket(lan_to_.ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  const auto to = ParseAnnounceDestination(lan_to.empty() ? "255.255.255.255" : lan_to);
+  if (!to) return;  // checked when the setting was read
+  lan_to_ = *to;
+  udp_fd_ = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   int one = 1;
-  if (udp_fd_ >= 0) setsockopt(udp_fd_, SOL_SOCKET, SO_BROADCAST, &one, sizeof(one));
+  if (udp_fd_ < 0 || setsockopt(udp_fd_, SOL_SOCKET, SO_BROADCAST, &one, sizeof(one)) != 0) {
+    std::fprintf(stderr, "gnomon: cannot announce on the LAN: %s\n", std::strerror(errno));
+    if (udp_fd_ >= 0) close(udp_fd_);
+    udp_fd_ = -1;
+  }
 }
 
 Announcer::~Announcer() {
@@ -100,7 +81,10 @@ Announcer::~Announcer() {
   if (udp_fd_ >= 0) close(udp_fd_);
 }
 
+bool Announcer::owned() const { return owner_ != 0 && owner_ == getpid(); }
+
 void Announcer::Publish(const protocol::ProgramAnnouncement& announcement) {
+  owner_ = getpid();
   announcement_ = announcement;
   if (mode_ == AnnounceMode::kOff) return;
   std::string why;
@@ -116,7 +100,7 @@ void Announcer::Publish(const protocol::ProgramAnnouncement& announcement) {
 }
 
 void Announcer::SetConnected(bool connected) {
-  if (announcement_.connected == connected) return;
+  if (!owned() || announcement_.connected == connected) return;
   announcement_.connected = connected;
   Write();
   SendDatagram();
@@ -128,23 +112,33 @@ void Announcer::Tick(std::chrono::steady_clock::time_point now) {
 }
 
 void Announcer::Write() {
-  if (file_.empty()) return;
+  if (file_.empty() || !owned()) return;
   if (!WriteFileAtomically(file_, protocol::FormatAnnouncement(announcement_), 0600)) {
     std::fprintf(stderr, "gnomon: cannot write %s: %s; connect to port %u\n", file_.c_str(),
                  std::strerror(errno), unsigned{announcement_.port});
+    unlink(file_.c_str());  // an older text would say something no longer true
     file_.clear();
   }
 }
 
 void Announcer::SendDatagram() {
-  if (udp_fd_ < 0 || announcement_.port == 0) return;
-  const std::string text = protocol::FormatAnnouncement(announcement_);
-  sendto(udp_fd_, text.data(), text.size(), MSG_NOSIGNAL, reinterpret_cast<const sockaddr*>(&lan_to_),
-         lan_to_length_);
   next_datagram_ = std::chrono::steady_clock::now() + kDatagramPeriod;
+  if (udp_fd_ < 0 || announcement_.port == 0 || !owned()) return;
+  const std::string text = protocol::FormatAnnouncement(announcement_);
+  if (sendto(udp_fd_, text.data(), text.size(), MSG_NOSIGNAL, reinterpret_cast<const sockaddr*>(&lan_to_),
+             sizeof(lan_to_)) < 0 &&
+      !send_failed_ && errno != EAGAIN && errno != EWOULDBLOCK) {
+    char to[INET_ADDRSTRLEN] = {};
+    inet_ntop(AF_INET, &lan_to_.sin_addr, to, sizeof(to));
+    std::fprintf(stderr,
+                 "gnomon: cannot announce on the LAN to %s:%u: %s (GNOMON_ANNOUNCE_TO chooses where)\n", to,
+                 unsigned{ntohs(lan_to_.sin_port)}, std::strerror(errno));
+    send_failed_ = true;
+  }
 }
 
 void Announcer::Withdraw() {
+  if (!owned()) return;  // never a forked child: the announcement is its parent's
   if (!file_.empty()) unlink(file_.c_str());
   file_.clear();
   announcement_.port = 0;  // no more datagrams

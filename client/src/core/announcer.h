@@ -1,15 +1,19 @@
 // Tells the tools on this machine (and, where enabled, on the LAN) that the program is
 // running and which port it listens on; see gnomon/protocol/discovery.h for the format.
 //
-// Owned by the sender's thread: Publish() once listening, SetConnected() when a server
-// comes or goes, Tick() from its loop (a LAN datagram once a second), Withdraw() at stop.
-// Nothing here can stop the program from being profiled: a directory that cannot be
-// used is reported once on stderr and the program goes on, reachable by its port.
+// Owned by the sender's thread: Publish() when its loop starts, SetConnected() when a
+// server comes or goes, Tick() from its loop (a LAN datagram once a second), Withdraw()
+// at stop. Nothing here can stop the program from being profiled: a directory that
+// cannot be used, or a datagram that cannot be sent, is reported once on stderr and the
+// program goes on, reachable by its port. A child made by fork() inherits the object but
+// not the announcement: it never rewrites or removes its parent's.
 #pragma once
 
-#include <sys/socket.h>
+#include <netinet/in.h>
+#include <sys/types.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "gnomon/protocol/discovery.h"
@@ -28,9 +32,13 @@ bool WriteFileAtomically(const std::string& path, const std::string& text, unsig
 // reason in `why`.
 std::string PrivateAnnounceDirectory(std::string* why);
 
+// GNOMON_ANNOUNCE_TO's "IPv4[:PORT]" (the port defaults to kAnnouncePort); nothing when
+// it is not that. LAN listeners hear IPv4 only.
+std::optional<sockaddr_in> ParseAnnounceDestination(const std::string& text);
+
 class Announcer {
  public:
-  // `lan_to` is "IP[:PORT]" (default: broadcast to kAnnouncePort); used in kLan only.
+  // `lan_to` is GNOMON_ANNOUNCE_TO, already checked (default: broadcast); kLan only.
   Announcer(AnnounceMode mode, const std::string& lan_to);
   ~Announcer();
   Announcer(const Announcer&) = delete;
@@ -42,15 +50,17 @@ class Announcer {
   void Withdraw();
 
  private:
+  bool owned() const;  // false in a forked child
   void Write();
   void SendDatagram();
 
   AnnounceMode mode_;
+  pid_t owner_ = 0;  // the process that published
   protocol::ProgramAnnouncement announcement_;
   std::string file_;  // empty: no local announcement
   int udp_fd_ = -1;
-  sockaddr_storage lan_to_{};
-  socklen_t lan_to_length_ = 0;
+  sockaddr_in lan_to_{};
+  bool send_failed_ = false;  // said once on stderr
   std::chrono::steady_clock::time_point next_datagram_{};
 };
 

@@ -78,7 +78,17 @@ Config& PendingConfig() {
     ReadEnvSetting("GNOMON_EXIT_FLUSH_MS", config.exit_flush_ms, Unsigned(0, UINT32_MAX));
     ReadEnvSetting("GNOMON_WAIT_FOR_SERVER_MS", config.exit_wait_for_server_ms, Unsigned(0, UINT32_MAX));
     ReadEnvSetting("GNOMON_ANNOUNCE", config.announce, ParseAnnounceMode);
-    if (const char* to = std::getenv("GNOMON_ANNOUNCE_TO"); to && *to) config.announce_to = to;
+    if (const char* to = std::getenv("GNOMON_ANNOUNCE_TO"); to && *to) {
+      if (ParseAnnounceDestination(to)) {
+        config.announce_to = to;
+      } else if (config.announce == AnnounceMode::kLan) {
+        std::fprintf(stderr,
+                     "gnomon: ignoring GNOMON_ANNOUNCE=lan: GNOMON_ANNOUNCE_TO '%s' is not IPv4[:PORT] (e.g. "
+                     "192.168.1.255 or 10.0.0.5:%u); announcing on this machine only\n",
+                     to, unsigned{protocol::kAnnouncePort});
+        config.announce = AnnounceMode::kLocal;
+      }
+    }
     // Announcing on the LAN is for being connected to from it: all interfaces, unless
     // the user chose an address.
     const char* address = std::getenv("GNOMON_ADDRESS");

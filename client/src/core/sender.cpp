@@ -108,9 +108,18 @@ bool Sender::Listen() {
     std::fprintf(stderr, "gnomon: cannot write the port file %s: %s\n", config.port_file.c_str(),
                  std::strerror(errno));
   }
-  if (config.announce == AnnounceMode::kLan && config.address == "0.0.0.0") {
-    std::fprintf(stderr, "gnomon: GNOMON_ANNOUNCE=lan: listening on all interfaces, port %u\n",
+  if (config.announce == AnnounceMode::kLan && (config.address == "0.0.0.0" || config.address == "::")) {
+    std::fprintf(stderr,
+                 "gnomon: GNOMON_ANNOUNCE=lan: listening on all interfaces, port %u: anyone who can reach it "
+                 "can connect and read this program's events (GNOMON_ADDRESS=<an address of this machine> "
+                 "limits it to one network)\n",
                  unsigned{port_});
+  } else if (config.announce == AnnounceMode::kLan &&
+             (config.address.starts_with("127.") || config.address == "::1")) {
+    std::fprintf(stderr,
+                 "gnomon: GNOMON_ANNOUNCE=lan, but GNOMON_ADDRESS=%s is reachable from this machine only; "
+                 "the LAN is told of a program it cannot connect to\n",
+                 config.address.c_str());
   }
   return true;
 }
@@ -120,16 +129,6 @@ void Sender::Start() {
   first_pair_ = ReadCalibrationPair();
   TakeCalibration();
   next_calibration_ = Clock::now() + kFirstCalibrationGap;
-  if (listen_fd_ >= 0) {
-    char host[protocol::kMaxHostName + 1] = {};
-    gethostname(host, sizeof(host) - 1);
-    announcer_.Publish({.name = program_invocation_short_name,
-                        .pid = static_cast<uint32_t>(getpid()),
-                        .host = host,
-                        .address = registry_.config().address,
-                        .port = port_,
-                        .start_unix_ns = static_cast<uint64_t>(start_unix_ns_)});
-  }
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -166,7 +165,24 @@ void Sender::TakeCalibration() {
   next_calibration_ = Clock::now() + kCalibrationPeriod;
 }
 
+void Sender::Announce() {
+  if (listen_fd_ < 0) return;
+  char host[protocol::kMaxHostName + 1] = {};
+  gethostname(host, sizeof(host) - 1);
+  const auto pid = static_cast<uint32_t>(getpid());
+  announcer_.Publish({.name = program_invocation_short_name,
+                      .pid = pid,
+                      .host = host,
+                      .address = registry_.config().address,
+                      .port = port_,
+                      .start_unix_ns = static_cast<uint64_t>(start_unix_ns_),
+                      .start_ticks = protocol::ProcessStartTicks(pid)});
+}
+
 void Sender::Run() {
+  // Here, not on the thread that made the first Gnomon call: a slow file system delays
+  // the announcement, never the program.
+  Announce();
   bool final_calibration_taken = false;
   while (true) {
     const bool stopping = stop_.load();
@@ -181,7 +197,10 @@ void Sender::Run() {
       const uint32_t wait_ms = registry_.config().exit_wait_for_server_ms;
       if (wait_ms == 0 || listen_fd_ < 0) break;
       const auto wait_deadline = Clock::now() + std::chrono::milliseconds(wait_ms);
-      while (conn_fd_ < 0 && Clock::now() < wait_deadline) ServiceConnections(50);
+      while (conn_fd_ < 0 && Clock::now() < wait_deadline) {
+        announcer_.Tick(Clock::now());  // still announced while it waits to be connected to
+        ServiceConnections(50);
+      }
       if (conn_fd_ < 0) break;
       stop_deadline_ = Clock::now() + std::chrono::milliseconds(registry_.config().exit_flush_ms);
     }

@@ -55,6 +55,8 @@ class Sender {
 
  private:
   void Run();
+  // Publishes the program's announcement (from the sender's thread).
+  void Announce();
   void TakeCalibration();
   // Waits up to timeout_ms for the listening socket, the handshakes pending and (when
   // connected) the connection, then accepts, reads hellos, answers them, and notices a

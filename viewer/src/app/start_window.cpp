@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "config_dir.h"
 #include "gnomon/protocol/settings.h"
 #include "widgets.h"
 
@@ -16,14 +17,7 @@ namespace {
 constexpr size_t kMaxRecent = 8;
 constexpr auto kScanPeriod = std::chrono::seconds(1);
 
-std::string RecentFile() {
-  const char* config = std::getenv("XDG_CONFIG_HOME");
-  const char* home = std::getenv("HOME");
-  std::filesystem::path dir = config && *config ? std::filesystem::path(config) / "gnomon"
-                              : home && *home   ? std::filesystem::path(home) / ".config" / "gnomon"
-                                                : std::filesystem::path();
-  return dir.empty() ? "" : (dir / "recent-addresses").string();
-}
+std::string RecentFile() { return ConfigFile("recent-addresses"); }
 
 }  // namespace
 
@@ -96,7 +90,8 @@ void StartWindow::DrawPrograms(std::string& chosen) {
   const auto now = std::chrono::steady_clock::now();
   if (listener_) listener_->Poll();
   if (now >= next_scan_) {  // the idle viewer wakes each second, so the list stays fresh
-    auto local = server::ListLocalPrograms();
+    problem_.clear();
+    auto local = server::ListLocalPrograms(&problem_);
     programs_ = listener_ ? server::MergePrograms(std::move(local), listener_->programs()) : std::move(local);
     next_scan_ = now + kScanPeriod;
   }
@@ -107,6 +102,11 @@ void StartWindow::DrawPrograms(std::string& chosen) {
     next_scan_ = now;
   }
   if (listener_ && !listener_->error().empty()) ImGui::TextDisabled("%s", listener_->error().c_str());
+  if (!problem_.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.8f, 0.3f, 1));
+    ImGui::TextWrapped("%s", problem_.c_str());
+    ImGui::PopStyleColor();
+  }
   if (programs_.empty()) {
     ImGui::TextDisabled(lan_ ? "none running here or announcing on the LAN (GNOMON_ANNOUNCE=lan)"
                              : "none running here; a profiled program appears here while it runs");

@@ -31,6 +31,7 @@ class StartWindow {
   void DrawPrograms(std::string& chosen);
 
   std::vector<server::RunningProgram> programs_;
+  std::string problem_;  // why this machine's programs cannot be listed, if they cannot
   std::chrono::steady_clock::time_point next_scan_{};
   bool lan_ = false;
   std::unique_ptr<server::AnnouncementListener> listener_;

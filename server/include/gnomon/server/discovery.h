@@ -24,7 +24,8 @@ struct RunningProgram {
 
 // The programs announced in this user's directory, newest first. A file whose process is
 // gone is removed; a file that is not a well-formed announcement is skipped (and left).
-// `problem`, when given, says why nothing could be listed (e.g. no directory yet).
+// `problem`, when given, says why nothing could be listed (a directory that is a link,
+// another user's, or writable by others); no directory at all is simply no program.
 std::vector<RunningProgram> ListLocalPrograms(std::string* problem = nullptr);
 
 // Receives LAN announcements on a UDP port (several listeners may share it). A program
