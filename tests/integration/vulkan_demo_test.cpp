@@ -50,6 +50,9 @@ void CheckBrackets(const TraceModel& m, int frames, int64_t slack_ns) {
     ++timed;
     const auto mapped = gpu.clock.Map(zone.gpu_begin, zone.epoch);
     const auto mapped_end = gpu.clock.Map(zone.gpu_end, zone.epoch);
+    // The context calibrates once more as it is destroyed: no zone after the last.
+    CHECK_FALSE(mapped.extrapolated);
+    CHECK_FALSE(mapped_end.extrapolated);
     if (zone.depth == 0) {
       REQUIRE(frame < brackets.size());
       const auto [submit, signalled] = brackets[frame++];
@@ -86,6 +89,7 @@ TEST_CASE("Vulkan with calibrated timestamps: every GPU zone inside its submit-t
   CHECK(summary.str().find("compute queue (Vulkan, context 1)") != std::string::npos);
   CHECK(summary.str().find("drift") != std::string::npos);
   CHECK(summary.str().find("calibrated timestamps") != std::string::npos);
+  CHECK(summary.str().find("outside the calibrated span") == std::string::npos);
   const auto stats = gnomon::server::ComputeGpuZoneStatistics(m);
   REQUIRE(stats.size() == 4);
   CHECK(m.Location(stats[0].source_location).name == "GPU frame");

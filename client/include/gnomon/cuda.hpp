@@ -40,7 +40,7 @@ struct CollectorOptions {
   size_t buffer_bytes = 4u << 20;  // one CUPTI activity buffer
   size_t max_buffers = 16;         // buffers CUPTI may hold at once
   std::chrono::milliseconds flush_period{100};
-  std::chrono::milliseconds calibration_period{1000};
+  std::chrono::milliseconds calibration_period{500};
   uint32_t calibration_reads = 16;  // bracketed reads per calibration; the narrowest wins
 };
 

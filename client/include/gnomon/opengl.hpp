@@ -60,7 +60,7 @@ std::unique_ptr<counters::Source> CreateIntelPerformanceQuerySource(Loader loade
 struct ContextOptions {
   const char* name = nullptr;  // shown for the context; default the GL renderer string
   uint32_t queries = 4096;     // ring size; two per zone
-  std::chrono::milliseconds recalibration_period{1000};
+  std::chrono::milliseconds recalibration_period{500};
   bool enabled = true;  // false: an inert context
 };
 

@@ -73,7 +73,7 @@ struct ContextOptions {
   const char* name = nullptr;        // shown for the context; default "<device name>"
   uint32_t frames_in_flight = 3;     // ring slots = frames_in_flight + 1
   uint32_t queries_per_frame = 512;  // two per zone
-  std::chrono::milliseconds recalibration_period{1000};
+  std::chrono::milliseconds recalibration_period{500};
   bool calibrated_timestamps = false;  // VK_EXT/KHR_calibrated_timestamps enabled on the device
   bool host_query_reset = false;       // hostQueryReset enabled (Vulkan 1.2, or the EXT)
   bool enabled = true;                 // false: an inert context

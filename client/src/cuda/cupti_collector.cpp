@@ -241,6 +241,7 @@ struct Collector::State {
       wake.wait_for(lock, options.flush_period,
                     [this] { return stopping || flush_requests != flushes_done; });
       const uint64_t requests = flush_requests;
+      const bool asked = requests != flushes_done;  // someone waits in Flush()
       const bool last = stopping;
       lock.unlock();
       if (last) {
@@ -249,9 +250,11 @@ struct Collector::State {
         timeline.Calibrate();
       } else {
         cuptiActivityFlushAll(0);
-        if (std::chrono::steady_clock::now() >= next_calibration) {
+        // Also after a flush someone asked for: the records it handed over then lie
+        // between two calibrations instead of after the last.
+        if (asked || std::chrono::steady_clock::now() >= next_calibration) {
           timeline.Calibrate();
-          next_calibration += options.calibration_period;
+          if (!asked) next_calibration += options.calibration_period;
         }
       }
       lock.lock();

@@ -104,6 +104,11 @@ std::unique_ptr<Context> Context::CreateWith(GetProcAddress loader, const Contex
 }
 
 Context::~Context() {
+  // The queries done so far, then one more calibration: every zone lies between two.
+  if (active_) {
+    Collect();
+    Calibrate(kCalibrationTries);
+  }
   if (fn_ && !queries_.empty()) fn_->DeleteQueries(int32_t(queries_.size()), queries_.data());
   if (source_ != nullptr) {
     for (const CountedZone& zone : counted_) source_->Destroy(zone.instance);

@@ -230,6 +230,11 @@ void Context::CreateStatistics(VkQueryPipelineStatisticFlags flags) {
 
 Context::~Context() {
   if (!fn_) return;
+  // The frames done so far, then one more calibration: every zone lies between two.
+  if (active_) {
+    Collect();
+    Calibrate(calibrated_ ? kCalibrationTries : 1);
+  }
   if (pool_ != VK_NULL_HANDLE && fn_->DestroyQueryPool) fn_->DestroyQueryPool(device_, pool_, nullptr);
   if (statistics_pool_ != VK_NULL_HANDLE && fn_->DestroyQueryPool) {
     fn_->DestroyQueryPool(device_, statistics_pool_, nullptr);
