@@ -14,6 +14,8 @@ namespace {
 constexpr double kMaxRateError = 0.01;
 constexpr double kExtrapolationDriftBound = 10e-6;
 
+uint32_t SaturatedNs(double ns) { return uint32_t(std::clamp(ns, 0.0, double(UINT32_MAX - 1))); }
+
 double Weight(uint32_t uncertainty_ns) {
   const double u = double(uncertainty_ns) + 1.0;
   return 1.0 / (u * u);
@@ -93,7 +95,9 @@ GpuClockModel::SampleResult GpuClockModel::AddSample(const GpuCalibrationSample&
       e.weights.back() = merged_w;
       AddToSums(e, last, merged_w);
       ++sample_count_;
+      NoteStatedUncertainty(sample.uncertainty_ns);
       Refit(e);
+      UpdateBounds(e);
       CheckKnotOrder(e);
       return SampleResult::kMerged;
     }
@@ -106,9 +110,70 @@ GpuClockModel::SampleResult GpuClockModel::AddSample(const GpuCalibrationSample&
   e.weights.push_back(w);
   AddToSums(e, sample, w);
   ++sample_count_;
+  NoteStatedUncertainty(sample.uncertainty_ns);
   Refit(e);
+  UpdateBounds(e);
   CheckKnotOrder(e);
   return SampleResult::kAdded;
+}
+
+void GpuClockModel::NoteStatedUncertainty(uint32_t uncertainty_ns) {
+  if (uncertainty_ns == 0) ++flags_.zero_uncertainty;
+  if (uncertainty_ns > kAbsurdUncertaintyNs) ++flags_.absurd_uncertainty;
+}
+
+void GpuClockModel::UpdateBounds(Epoch& e) {
+  const size_t n = e.knots.size();
+  e.scatter.resize(n, 0.0f);
+  e.contradicted.resize(n, 0);
+  e.span_scatter.resize(n >= 2 ? n - 1 : 0, -1.0f);
+  e.span_typical.resize(n >= 2 ? n - 1 : 0, 0.0f);
+  if (n < 3) return;
+  // The knot before the last has just got (or moved) its right neighbour.
+  const size_t changed = n - 2;
+  {
+    const GpuCalibrationSample& a = e.knots[changed - 1];
+    const GpuCalibrationSample& k = e.knots[changed];
+    const GpuCalibrationSample& b = e.knots[changed + 1];
+    const double t = double(k.gpu_ticks - a.gpu_ticks) / double(b.gpu_ticks - a.gpu_ticks);
+    const double scatter = std::fabs(double(k.cpu_ns - a.cpu_ns) - t * double(b.cpu_ns - a.cpu_ns));
+    e.scatter[changed] = float(scatter);
+    const double stated =
+        double(k.uncertainty_ns) + (1 - t) * double(a.uncertainty_ns) + t * double(b.uncertainty_ns);
+    const uint8_t contradicted = scatter > stated ? 1 : 0;
+    flags_.contradicted += contradicted;
+    flags_.contradicted -= e.contradicted[changed];
+    e.contradicted[changed] = contradicted;
+  }
+  // Every span whose window holds the changed knot: its largest scatter.
+  const ptrdiff_t last_span = ptrdiff_t(n) - 2;
+  for (ptrdiff_t j = std::max<ptrdiff_t>(0, ptrdiff_t(changed) - kScatterWindow); j <= last_span; ++j) {
+    double local = 0;
+    for (ptrdiff_t m = std::max<ptrdiff_t>(1, j - kScatterWindow + 1);
+         m <= std::min(last_span, j + kScatterWindow); ++m) {
+      local = std::max(local, double(e.scatter[size_t(m)]));
+    }
+    e.span_scatter[size_t(j)] = float(local);
+  }
+  // The scatter a read typically shows here: the 90th percentile of the recent knots',
+  // kept by each of the last spans as the largest it has seen.
+  const size_t first_recent = n - 1 > size_t(kTypicalWindow) ? n - 1 - kTypicalWindow : 1;
+  std::vector<float> recent(e.scatter.begin() + ptrdiff_t(first_recent),
+                            e.scatter.begin() + ptrdiff_t(n - 1));
+  const size_t at = (recent.size() - 1) * 9 / 10;
+  std::nth_element(recent.begin(), recent.begin() + ptrdiff_t(at), recent.end());
+  for (ptrdiff_t j = std::max<ptrdiff_t>(0, last_span - kTypicalWindow / 2); j <= last_span; ++j) {
+    e.span_typical[size_t(j)] = std::max(e.span_typical[size_t(j)], recent[at]);
+  }
+  // How much the rate changes from span to span, for extrapolation.
+  auto rate = [&](size_t j) {
+    const double ticks_ns = double(e.knots[j + 1].gpu_ticks - e.knots[j].gpu_ticks) * period_.ns();
+    return double(e.knots[j + 1].cpu_ns - e.knots[j].cpu_ns) / ticks_ns;
+  };
+  e.rate_jitter = 0;
+  for (size_t j = n - 1 > size_t(kScatterWindow) ? n - 1 - kScatterWindow : 1; j + 1 < n; ++j) {
+    e.rate_jitter = std::max(e.rate_jitter, std::fabs(rate(j) - rate(j - 1)));
+  }
 }
 
 void GpuClockModel::CheckKnotOrder(const Epoch& e) {
@@ -142,20 +207,27 @@ void GpuClockModel::Refit(Epoch& e) {
 
 GpuClockModel::Mapped GpuClockModel::Map(uint64_t gpu_ticks, uint32_t epoch) const {
   const Epoch& e = epochs_[std::min<size_t>(epoch, epochs_.size() - 1)];
-  if (e.knots.empty()) return {int64_t(TicksToNs(gpu_ticks)), UINT32_MAX, true};
+  if (e.knots.empty()) return {int64_t(TicksToNs(gpu_ticks)), UINT32_MAX, UINT32_MAX, true};
   const auto& knots = e.knots;
   auto after = std::upper_bound(knots.begin(), knots.end(), gpu_ticks,
                                 [](uint64_t t, const GpuCalibrationSample& k) { return t < k.gpu_ticks; });
-  auto extrapolate = [&](const GpuCalibrationSample& k) {
+  // A span's relative bound, or the absolute one while the knots cannot tell it.
+  auto relative = [&](size_t span, double absolute) {
+    const double bound = SpanBound(e, span);
+    return bound < 0 ? absolute : bound;
+  };
+  auto extrapolate = [&](const GpuCalibrationSample& k, size_t span) {
     constexpr double kLimit = double(kMaxTraceNs);  // absurd ticks saturate
     const int64_t dt = int64_t(gpu_ticks - k.gpu_ticks);
     const double offset = double(dt) * e.slope_ns_per_tick;
-    const double growth = std::fabs(offset) * kExtrapolationDriftBound;
+    const double absolute = double(k.uncertainty_ns) + std::fabs(offset) * kExtrapolationDriftBound;
+    const double rel =
+        relative(span, absolute) + std::fabs(offset) * std::min(e.rate_jitter, kExtrapolationDriftBound);
     return Mapped{int64_t(std::clamp(double(k.cpu_ns) + offset, -kLimit, kLimit)),
-                  uint32_t(std::min<double>(UINT32_MAX, double(k.uncertainty_ns) + growth)), true};
+                  SaturatedNs(std::max(absolute, rel)), SaturatedNs(rel), true};
   };
-  if (after == knots.begin()) return extrapolate(knots.front());
-  if (after == knots.end()) return extrapolate(knots.back());
+  if (after == knots.begin()) return extrapolate(knots.front(), 0);
+  if (after == knots.end()) return extrapolate(knots.back(), knots.size() >= 2 ? knots.size() - 2 : 0);
   const GpuCalibrationSample& k0 = *(after - 1);
   const GpuCalibrationSample& k1 = *after;
   const uint64_t span = k1.gpu_ticks - k0.gpu_ticks;
@@ -163,8 +235,9 @@ GpuClockModel::Mapped GpuClockModel::Map(uint64_t gpu_ticks, uint32_t epoch) con
   const __int128 dc = __int128(k1.cpu_ns - k0.cpu_ns);
   const int64_t cpu = k0.cpu_ns + int64_t(dc * __int128(dt) / __int128(span));
   const double t = double(dt) / double(span);
-  const uint32_t u = uint32_t(double(k0.uncertainty_ns) * (1 - t) + double(k1.uncertainty_ns) * t);
-  return {cpu, u, false};
+  const double stated = double(k0.uncertainty_ns) * (1 - t) + double(k1.uncertainty_ns) * t;
+  const double rel = relative(size_t(after - knots.begin()) - 1, stated);
+  return {cpu, SaturatedNs(std::max(stated, rel)), SaturatedNs(rel), false};
 }
 
 double GpuClockModel::drift_ppm() const {
@@ -184,6 +257,18 @@ std::vector<double> GpuClockModel::Residuals() const {
     residuals.push_back(double(y - (mean_y + (x - mean_x) * e.slope_ns_per_tick)));
   }
   return residuals;
+}
+
+uint32_t GpuClockModel::current_relative_ns() const {
+  const Epoch& e = epochs_.back();
+  if (e.knots.empty()) return UINT32_MAX;
+  const double bound = e.knots.size() < 2 ? -1 : SpanBound(e, e.knots.size() - 2);
+  return bound < 0 ? e.knots.back().uncertainty_ns : SaturatedNs(bound);
+}
+
+double GpuClockModel::SpanBound(const Epoch& e, size_t span) {
+  if (span >= e.span_scatter.size() || e.span_scatter[span] < 0) return -1;
+  return std::max(kLocalFactor * e.span_scatter[span], kTypicalFactor * e.span_typical[span]) + kReadFloorNs;
 }
 
 uint32_t GpuClockModel::current_uncertainty_ns() const {

@@ -89,26 +89,30 @@ void PrintGpuContexts(const TraceModel& model, std::ostream& out) {
       }
     }
     const GpuClockModel& clock = context.clock;
+    auto bound = [](uint32_t ns) { return ns == UINT32_MAX ? std::string("unknown") : FormatDuration(ns); };
     double wander = 0;
     for (double r : clock.Residuals()) wander += r * r;
     wander = clock.knots().empty() ? 0 : std::sqrt(wander / double(clock.knots().size()));
     out << "  " << Printable(context.label())
         << Format(
                " (%s, context %u): %zu zones (%llu without GPU times), period %llu/%llu ns, %u-bit counter\n"
-               "    clock: %zu calibrations (%zu rejected), drift %+.3f ppm, wander %s rms, uncertainty %s, "
-               "%s\n",
+               "    clock: %zu calibrations (%zu rejected), drift %+.3f ppm, wander %s rms, %s\n"
+               "    placement: +/- %s relative (from the calibrations' scatter), +/- %s absolute (stated)\n",
                GpuApiName(context.api), id, context.zones.size(), static_cast<unsigned long long>(untimed),
                static_cast<unsigned long long>(clock.period().numerator_ns),
                static_cast<unsigned long long>(clock.period().denominator), unsigned{clock.valid_bits()},
                clock.sample_count(), clock.rejected_count(), clock.drift_ppm(),
                FormatDuration(wander).c_str(),
-               clock.current_uncertainty_ns() == UINT32_MAX
-                   ? "unknown"
-                   : FormatDuration(clock.current_uncertainty_ns()).c_str(),
-               (context.flags & protocol::kGpuContextCalibrated) ? "calibrated timestamps"
-               : (context.flags & protocol::kGpuContextFallbackCalibration)
-                   ? "bracketed-read calibration"
-                   : "calibration source not stated");
+               (context.flags & protocol::kGpuContextCalibrated)            ? "calibrated timestamps"
+               : (context.flags & protocol::kGpuContextFallbackCalibration) ? "bracketed-read calibration"
+                                                                            : "calibration source not stated",
+               bound(clock.current_relative_ns()).c_str(), bound(clock.current_uncertainty_ns()).c_str());
+    if (const GpuClockModel::Flags& flags = clock.flags(); flags.total() > 0) {
+      out << Format(
+          "    %zu calibration(s) flagged: %zu stated 0 ns, %zu absurd, %zu contradicted by the scatter "
+          "(bounds follow the data)\n",
+          flags.total(), flags.zero_uncertainty, flags.absurd_uncertainty, flags.contradicted);
+    }
     if (extrapolated > 0 || context.unmatched_gpu_times > 0) {
       out << "    " << extrapolated
           << " zone(s) outside the calibrated span (extrapolated, wider uncertainty), "

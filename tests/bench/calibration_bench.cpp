@@ -15,9 +15,15 @@
 // calibration sample. Every odd paced row is held out and mapped; so is every gpuwrite
 // row, which must land inside its CPU bracket. One line per method:
 //   method=NAME p50_ns=N p99_ns=N max_ns=N in_bracket_pct=X
+// and, for gnomon, the bounds it states: rel_bound_coverage_pct (share of held-out rows
+// whose error is within the relative bound stated for them), rel_bound_p50_ns (the
+// median stated relative bound), abs_bound_p50_ns; with --synthetic also
+// abs_bound_coverage_pct (the share of held-out times within the absolute bound of the
+// known truth).
 // Methods: gnomon (the server's GpuClockModel), offset (the latest calibration's offset
 // only), after_call (slope from consecutive calibrations, anchored on a CPU clock read
-// taken after the calibration call).
+// taken after the calibration call), and floor: the server's model after the fact with
+// a calibration every 10 ms, what the held-out reads' own error leaves to any model.
 #include <zstd.h>
 
 #include <algorithm>
@@ -99,6 +105,9 @@ std::vector<Row> Parse(const std::string& text, const std::string& name) {
   return rows;
 }
 
+// The synthetic stream's true host time of a paced row (its host_ns carries the noise).
+constexpr int64_t kSyntheticBeforeNs = 3300;
+
 // 60 s like the H200 stream: drift 5 ppm, a few us of wander, 15 ns noise with a tail.
 std::vector<Row> Synthetic() {
   std::vector<Row> rows;
@@ -120,7 +129,7 @@ std::vector<Row> Synthetic() {
       error += (unit(rng) - 0.5) * 800;
       max_dev = 3300;
     }
-    rows.push_back({Row::kPaced, i, int64_t(host) - 3300, int64_t(host + error), max_dev,
+    rows.push_back({Row::kPaced, i, int64_t(host) - kSyntheticBeforeNs, int64_t(host + error), max_dev,
                     int64_t(host) + 3100, device_at(host)});
     if (i % 10 == 5) {
       const double gpu_host = host + 60000;
@@ -156,6 +165,69 @@ Summary Evaluate(const std::vector<Row>& rows, const std::function<double(uint64
   std::sort(errors.begin(), errors.end());
   auto at = [&](double q) { return errors[std::min(errors.size() - 1, size_t(q * double(errors.size())))]; };
   return {at(0.5), at(0.99), errors.back(), gpu_writes ? 100.0 * double(inside) / double(gpu_writes) : 100.0};
+}
+
+constexpr double kFloorCadenceS = 0.01;
+
+// At each cadence step, the best of the next `tries` even paced rows (smallest
+// maxDeviation, then narrowest call) is one calibration.
+std::vector<Calibration> SelectCalibrations(const std::vector<const Row*>& paced, double cadence_s,
+                                            int tries) {
+  std::vector<Calibration> calibrations;
+  const int64_t cadence_ns = int64_t(cadence_s * 1e9);
+  int64_t next = paced.front()->t_before_ns;
+  for (size_t k = 0; k < paced.size(); ++k) {
+    if (paced[k]->t_before_ns < next || paced[k]->index % 2 != 0) continue;
+    const Row* best = nullptr;
+    int taken = 0;
+    for (size_t j = k; j < paced.size() && taken < tries; ++j) {
+      if (paced[j]->index % 2 != 0) continue;
+      ++taken;
+      const Row* r = paced[j];
+      if (!best || r->max_dev_ns < best->max_dev_ns ||
+          (r->max_dev_ns == best->max_dev_ns &&
+           r->t_after_ns - r->t_before_ns < best->t_after_ns - best->t_before_ns)) {
+        best = r;
+      }
+    }
+    calibrations.push_back({best->device_ticks, best->host_ns, best->max_dev_ns, best->t_after_ns});
+    next += cadence_ns;
+  }
+  return calibrations;
+}
+
+gnomon::server::GpuClockModel BuildModel(const std::vector<Calibration>& calibrations,
+                                         gnomon::server::TickPeriod period) {
+  gnomon::server::GpuClockModel model(period, 64);
+  for (const Calibration& c : calibrations) {
+    model.AddSample({c.device_ticks, c.host_ns, uint32_t(std::min<int64_t>(c.max_dev_ns, UINT32_MAX))});
+  }
+  return model;
+}
+
+struct Bounds {
+  double rel_coverage_pct, rel_p50, abs_p50, abs_coverage_pct;
+};
+
+// How often the model's stated bounds hold on the held-out rows, and how wide they are.
+Bounds EvaluateBounds(const std::vector<Row>& rows, const gnomon::server::GpuClockModel& model,
+                      bool synthetic) {
+  std::vector<double> relative, absolute;
+  size_t rel_covered = 0, abs_covered = 0;
+  for (const Row& row : rows) {
+    if (row.kind != Row::kPaced || row.index % 2 != 1) continue;
+    const auto mapped = model.Map(row.device_ticks);
+    if (std::fabs(double(mapped.cpu_ns) - double(row.host_ns)) <= double(mapped.relative_ns)) ++rel_covered;
+    const double truth = double(row.t_before_ns + kSyntheticBeforeNs);
+    if (synthetic && std::fabs(double(mapped.cpu_ns) - truth) <= double(mapped.absolute_ns)) ++abs_covered;
+    relative.push_back(mapped.relative_ns);
+    absolute.push_back(mapped.absolute_ns);
+  }
+  std::sort(relative.begin(), relative.end());
+  std::sort(absolute.begin(), absolute.end());
+  const double n = double(relative.size());
+  return {100.0 * double(rel_covered) / n, relative[relative.size() / 2], absolute[absolute.size() / 2],
+          synthetic ? 100.0 * double(abs_covered) / n : 0};
 }
 
 }  // namespace
@@ -201,32 +273,13 @@ int main(int argc, char** argv) {
     if (row.kind == Row::kPaced) paced.push_back(&row);
   }
   if (paced.size() < 4) Fail("the stream has fewer than 4 paced rows");
-  std::vector<Calibration> calibrations;
-  const int64_t cadence_ns = int64_t(cadence_s * 1e9);
-  int64_t next = paced.front()->t_before_ns;
-  for (size_t k = 0; k < paced.size(); ++k) {
-    if (paced[k]->t_before_ns < next || paced[k]->index % 2 != 0) continue;
-    const Row* best = nullptr;
-    int taken = 0;
-    for (size_t j = k; j < paced.size() && taken < tries; ++j) {
-      if (paced[j]->index % 2 != 0) continue;
-      ++taken;
-      const Row* r = paced[j];
-      if (!best || r->max_dev_ns < best->max_dev_ns ||
-          (r->max_dev_ns == best->max_dev_ns &&
-           r->t_after_ns - r->t_before_ns < best->t_after_ns - best->t_before_ns)) {
-        best = r;
-      }
-    }
-    calibrations.push_back({best->device_ticks, best->host_ns, best->max_dev_ns, best->t_after_ns});
-    next += cadence_ns;
-  }
-
+  const std::vector<Calibration> calibrations = SelectCalibrations(paced, cadence_s, tries);
   const gnomon::server::TickPeriod period = gnomon::server::PeriodFromFloat(period_ns);
-  gnomon::server::GpuClockModel model(period, 64);
-  for (const Calibration& c : calibrations) {
-    model.AddSample({c.device_ticks, c.host_ns, uint32_t(std::min<int64_t>(c.max_dev_ns, UINT32_MAX))});
-  }
+  const gnomon::server::GpuClockModel model = BuildModel(calibrations, period);
+  // The floor: the same piecewise fit after the fact, through a calibration every 10 ms
+  // (100 times as many as at 1 s). What it leaves is the held-out reads' own error.
+  const gnomon::server::GpuClockModel floor_model =
+      BuildModel(SelectCalibrations(paced, kFloorCadenceS, tries), period);
   auto latest = [&](uint64_t ticks) {
     auto it = std::upper_bound(calibrations.begin(), calibrations.end(), ticks,
                                [](uint64_t t, const Calibration& c) { return t < c.device_ticks; });
@@ -236,9 +289,10 @@ int main(int argc, char** argv) {
   struct Method {
     const char* name;
     std::function<double(uint64_t)> map;
+    bool states_bounds = false;
   };
   const Method methods[] = {
-      {"gnomon", [&](uint64_t t) { return double(model.Map(t).cpu_ns); }},
+      {"gnomon", [&](uint64_t t) { return double(model.Map(t).cpu_ns); }, true},
       {"offset",
        [&](uint64_t t) {
          const Calibration& c = calibrations[latest(t)];
@@ -255,13 +309,21 @@ int main(int argc, char** argv) {
          }
          return double(c1.t_after_ns) + double(int64_t(t - c1.device_ticks)) * slope;
        }},
+      {"floor", [&](uint64_t t) { return double(floor_model.Map(t).cpu_ns); }},
   };
   std::fprintf(stderr, "%zu rows, %zu calibrations every %.3g s (best of %d tries), drift %.2f ppm\n",
                rows.size(), calibrations.size(), cadence_s, tries, model.drift_ppm());
   for (const Method& m : methods) {
     const Summary s = Evaluate(rows, m.map);
-    std::printf("method=%s p50_ns=%.0f p99_ns=%.0f max_ns=%.0f in_bracket_pct=%.2f\n", m.name, s.p50, s.p99,
+    std::printf("method=%s p50_ns=%.0f p99_ns=%.0f max_ns=%.0f in_bracket_pct=%.2f", m.name, s.p50, s.p99,
                 s.max, s.in_bracket_pct);
+    if (m.states_bounds) {
+      const Bounds b = EvaluateBounds(rows, model, synthetic);
+      std::printf(" rel_bound_coverage_pct=%.2f rel_bound_p50_ns=%.0f abs_bound_p50_ns=%.0f",
+                  b.rel_coverage_pct, b.rel_p50, b.abs_p50);
+      if (synthetic) std::printf(" abs_bound_coverage_pct=%.2f", b.abs_coverage_pct);
+    }
+    std::printf("\n");
   }
   return 0;
 }

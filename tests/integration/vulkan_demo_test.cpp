@@ -89,6 +89,7 @@ TEST_CASE("Vulkan with calibrated timestamps: every GPU zone inside its submit-t
   CHECK(summary.str().find("compute queue (Vulkan, context 1)") != std::string::npos);
   CHECK(summary.str().find("drift") != std::string::npos);
   CHECK(summary.str().find("calibrated timestamps") != std::string::npos);
+  CHECK(summary.str().find("relative (from the calibrations' scatter)") != std::string::npos);
   CHECK(summary.str().find("outside the calibrated span") == std::string::npos);
   const auto stats = gnomon::server::ComputeGpuZoneStatistics(m);
   REQUIRE(stats.size() == 4);

@@ -100,7 +100,7 @@ TEST_CASE("the mapping is monotonic, also where it extrapolates") {
   }
   CHECK(model.Map(gpu.Ticks(1'000'000'000)).extrapolated);
   CHECK_FALSE(model.Map(gpu.Ticks(30'000'000'000)).extrapolated);
-  CHECK(model.Map(gpu.Ticks(69'000'000'000)).uncertainty_ns > 200);
+  CHECK(model.Map(gpu.Ticks(69'000'000'000)).absolute_ns > 200);
 }
 
 TEST_CASE("bad calibrations are rejected and leave the mapping alone") {
@@ -132,4 +132,109 @@ TEST_CASE("close samples merge by weight, and a resync re-anchors later timestam
   CHECK(model.epoch() == old_epoch + 1);
   CHECK(model.Map(1'000'000'000).cpu_ns == 3'500'000'000);
   CHECK(model.Map(1'500'000'000, old_epoch).cpu_ns == 1'500'000'100);
+}
+
+namespace {
+
+// A model fed one calibration per second for `seconds`, each read off by Gaussian noise
+// of `noise_ns`, each stating `stated_ns` as its uncertainty (the driver's bound).
+GpuClockModel NoisyModel(const SimulatedGpu& gpu, int seconds, double noise_ns, uint32_t stated_ns,
+                         uint64_t seed = 5) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> noise(0, noise_ns);
+  GpuClockModel model(gpu.period, 64);
+  for (int s = 0; s <= seconds; ++s) {
+    const int64_t cpu = int64_t(s) * 1'000'000'000;
+    model.AddSample({gpu.Ticks(cpu), cpu + std::llround(noise(rng)), stated_ns});
+  }
+  return model;
+}
+
+}  // namespace
+
+TEST_CASE("the relative bound covers the true error, and is far tighter than the driver's bound") {
+  const SimulatedGpu gpu{.ppm = 7, .wander_ns = 2000, .period = PeriodFromFloat(1.0)};
+  const GpuClockModel model = NoisyModel(gpu, 300, 30, 3000);
+  size_t covered = 0, total = 0;
+  std::vector<double> relative;
+  for (int64_t cpu = 1'000'000; cpu < 300'000'000'000; cpu += 7'777'777) {
+    const auto mapped = model.Map(gpu.Ticks(cpu));
+    REQUIRE_FALSE(mapped.extrapolated);
+    ++total;
+    if (std::fabs(double(mapped.cpu_ns - cpu)) <= mapped.relative_ns) ++covered;
+    relative.push_back(mapped.relative_ns);
+    CHECK(mapped.absolute_ns >= mapped.relative_ns);
+  }
+  std::sort(relative.begin(), relative.end());
+  CHECK(double(covered) >= 0.99 * double(total));
+  const double median = relative[relative.size() / 2];
+  INFO("median relative bound ", median, " ns");
+  CHECK(median < 600);                // a few times the 30 ns noise, not...
+  CHECK(median * 5 < 3000);           // ...the driver's 3 us
+  CHECK(model.flags().total() == 0);  // 3 us covers 30 ns reads
+}
+
+TEST_CASE(
+    "with fewer than three knots there is no scatter to go by: the relative bound is the absolute one") {
+  const SimulatedGpu gpu{.ppm = 3, .period = PeriodFromFloat(1.0)};
+  GpuClockModel model(gpu.period, 64);
+  model.AddSample({gpu.Ticks(0), 0, 2500});
+  model.AddSample({gpu.Ticks(1'000'000'000), 1'000'000'000, 2500});
+  const auto mapped = model.Map(gpu.Ticks(500'000'000));
+  CHECK(mapped.relative_ns == 2500);
+  CHECK(mapped.absolute_ns == 2500);
+  CHECK(model.current_relative_ns() == 2500);
+  model.AddSample({gpu.Ticks(2'000'000'000), 2'000'000'000, 2500});
+  CHECK(model.Map(gpu.Ticks(500'000'000)).relative_ns < 2500);
+}
+
+TEST_CASE("outside the knots the relative bound grows with the distance") {
+  const SimulatedGpu gpu{.ppm = 7, .wander_ns = 2000, .period = PeriodFromFloat(1.0)};
+  const GpuClockModel model = NoisyModel(gpu, 60, 30, 3000);
+  const auto inside = model.Map(gpu.Ticks(59'500'000'000));
+  const auto near = model.Map(gpu.Ticks(60'100'000'000));
+  const auto far = model.Map(gpu.Ticks(70'000'000'000));
+  CHECK_FALSE(inside.extrapolated);
+  CHECK(near.extrapolated);
+  CHECK(near.relative_ns >= inside.relative_ns);
+  CHECK(far.relative_ns > near.relative_ns);
+  CHECK(far.absolute_ns > near.absolute_ns);
+  // And still true 10 s out.
+  CHECK(std::fabs(double(far.cpu_ns - 70'000'000'000)) <= far.relative_ns);
+}
+
+TEST_CASE("stated uncertainties of zero, absurd ones and ones the data contradicts are flagged") {
+  const SimulatedGpu gpu{.ppm = 2, .period = PeriodFromFloat(1.0)};
+  SUBCASE("zero: counted, and the bounds follow the scatter instead") {
+    const GpuClockModel model = NoisyModel(gpu, 60, 200, 0);
+    CHECK(model.flags().zero_uncertainty == 61);
+    CHECK(model.flags().contradicted > 0);
+    size_t covered = 0, total = 0;
+    for (int64_t cpu = 1'000'000; cpu < 60'000'000'000; cpu += 13'131'313) {
+      const auto mapped = model.Map(gpu.Ticks(cpu));
+      CHECK(mapped.absolute_ns >= mapped.relative_ns);
+      CHECK(mapped.relative_ns >= 200);  // never below what the reads scatter by
+      ++total;
+      if (std::fabs(double(mapped.cpu_ns - cpu)) <= mapped.absolute_ns) ++covered;
+    }
+    CHECK(double(covered) >= 0.99 * double(total));
+  }
+  SUBCASE("a bound the reads contradict: counted; the absolute bound widens to the data") {
+    const GpuClockModel model = NoisyModel(gpu, 60, 2000, 50);
+    CHECK(model.flags().contradicted > 10);
+    CHECK(model.Map(gpu.Ticks(30'500'000'000)).absolute_ns > 1000);
+  }
+  SUBCASE("absurd: counted") {
+    GpuClockModel model(gpu.period, 64);
+    model.AddSample({gpu.Ticks(0), 0, 4'000'000'000u});
+    model.AddSample({gpu.Ticks(1'000'000'000), 1'000'000'000, 3000});
+    CHECK(model.flags().absurd_uncertainty == 1);
+    CHECK(model.flags().zero_uncertainty == 0);
+  }
+}
+
+TEST_CASE("a model built twice from the same samples states the same bounds") {
+  const SimulatedGpu gpu{.ppm = 7, .wander_ns = 2000, .period = PeriodFromFloat(1.0)};
+  CHECK(NoisyModel(gpu, 400, 30, 3000) == NoisyModel(gpu, 400, 30, 3000));
+  CHECK_FALSE(NoisyModel(gpu, 400, 30, 3000) == NoisyModel(gpu, 400, 30, 3000, 6));
 }

@@ -30,16 +30,34 @@ void ClockWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     const server::GpuClockModel& clock = context.clock;
     ImGui::Separator();
     ImGui::Text("%s (context %u)", context.label().c_str(), id);
-    ImGui::Text(
-        "drift %+.3f ppm   samples %zu (%zu rejected)   uncertainty %s   period %llu/%llu ns, %u bits",
-        clock.drift_ppm(), clock.sample_count(), clock.rejected_count(),
-        clock.current_uncertainty_ns() == UINT32_MAX ? "?" : Duration(clock.current_uncertainty_ns()).c_str(),
-        static_cast<unsigned long long>(clock.period().numerator_ns),
-        static_cast<unsigned long long>(clock.period().denominator), unsigned{clock.valid_bits()});
+    auto bound = [](uint32_t ns) { return ns == UINT32_MAX ? std::string("?") : Duration(ns); };
+    ImGui::Text("drift %+.3f ppm   samples %zu (%zu rejected)   period %llu/%llu ns, %u bits",
+                clock.drift_ppm(), clock.sample_count(), clock.rejected_count(),
+                static_cast<unsigned long long>(clock.period().numerator_ns),
+                static_cast<unsigned long long>(clock.period().denominator), unsigned{clock.valid_bits()});
+    ImGui::Text("placement: +/- %s relative (from the calibrations' scatter), +/- %s absolute (stated)",
+                bound(clock.current_relative_ns()).c_str(), bound(clock.current_uncertainty_ns()).c_str());
+    if (ImGui::IsItemHovered()) {
+      ImGui::SetTooltip(
+          "relative: how far a GPU time can be off against other GPU times of this context and\n"
+          "the CPU clock's read jitter; absolute: the offset to the CPU timeline that no\n"
+          "calibration removes (the driver's stated bound). See docs/gpu-timestamps.md.");
+    }
+    if (clock.flags().total() > 0) {
+      ImGui::TextColored(
+          ImVec4(1.0f, 0.75f, 0.3f, 1.0f),
+          "%zu calibration(s) flagged: %zu stated 0 ns, %zu absurd, %zu contradicted by the scatter",
+          clock.flags().total(), clock.flags().zero_uncertainty, clock.flags().absurd_uncertainty,
+          clock.flags().contradicted);
+    }
     const std::vector<double> residuals = clock.Residuals();
     ImGui::PushID(int(id));
     JsonReport context_report;
-    context_report.Add("name", context.label()).Add("calibrations", double(residuals.size()));
+    context_report.Add("name", context.label())
+        .Add("calibrations", double(residuals.size()))
+        .Add("relative_bound_ns", double(clock.current_relative_ns()))
+        .Add("absolute_bound_ns", double(clock.current_uncertainty_ns()))
+        .Add("flagged_calibrations", double(clock.flags().total()));
     if (residuals.size() < 2) {
       ImGui::TextDisabled("%zu calibration(s): residuals need two or more", residuals.size());
     } else {

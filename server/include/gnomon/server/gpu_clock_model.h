@@ -14,6 +14,22 @@
 // knots (weight 1/uncertainty^2), which also gives the drift. Samples closer than
 // kMergeWindowNs are merged into one knot, weighted the same way.
 //
+// Two error bounds come with every mapped time (docs/gpu-timestamps.md explains both):
+//  - relative: how far the time can be off against other GPU times of the context and
+//    against the CPU clock's own read jitter. Estimated from the knots themselves: each
+//    knot's scatter is its distance from the line through its two neighbours (which
+//    holds the knot noise, the clock's wander over two spans and a read's jitter); a
+//    span's bound is kLocalFactor times the largest scatter among the kScatterWindow
+//    knots on either side, at least kTypicalFactor times the 90th percentile of the
+//    recent scatter, plus kReadFloorNs. Outside the knots it grows with the distance by
+//    the largest change of rate between recent spans. With fewer than three knots
+//    there is no scatter to go by, and the relative bound is the absolute one.
+//  - absolute: the offset against the CPU timeline no calibration removes: the stated
+//    uncertainty of the knots around it (the driver's bound), never less than the
+//    relative bound.
+// Stated uncertainties of zero, absurd ones and ones the scatter contradicts are counted
+// (flags()); none can shrink a bound below what the scatter supports.
+//
 // Guarantees: the mapping is monotonic (knots strictly increase in both clocks; a sample
 // that would break that is rejected and counted), so no zone gets a negative length.
 // All arithmetic is on differences from a knot, in integers where it is exact, so
@@ -58,9 +74,21 @@ class GpuClockModel {
   // Starts a new epoch anchored at `anchor`; later timestamps map through it.
   void Resync(const GpuCalibrationSample& anchor);
 
+  // The relative bound: a span's is the larger of kLocalFactor x the largest knot scatter
+  // among kScatterWindow knots on either side, and kTypicalFactor x the 90th percentile
+  // of the scatter of the kTypicalWindow knots around it; plus kReadFloorNs.
+  static constexpr int kScatterWindow = 16;
+  static constexpr int kTypicalWindow = 256;
+  static constexpr double kLocalFactor = 3.0;
+  static constexpr double kTypicalFactor = 4.0;
+  static constexpr double kReadFloorNs = 20.0;
+  // A stated uncertainty above this is absurd (no calibration call takes 100 ms).
+  static constexpr uint32_t kAbsurdUncertaintyNs = 100'000'000;
+
   struct Mapped {
     int64_t cpu_ns = 0;
-    uint32_t uncertainty_ns = 0;  // of the knots around it, grown by the drift bound when extrapolated
+    uint32_t absolute_ns = 0;  // the knots' stated bound, at least relative_ns; grown when extrapolated
+    uint32_t relative_ns = 0;  // from the knots' scatter (see above); grown when extrapolated
     bool extrapolated = false;
   };
   // Maps unwrapped GPU ticks of `epoch` (see epoch()) to trace time. Requires at least
@@ -84,6 +112,18 @@ class GpuClockModel {
   std::vector<double> Residuals() const;
   // Uncertainty of the latest knot, in ns.
   uint32_t current_uncertainty_ns() const;
+  // The current epoch's relative bound at its latest span, in ns (UINT32_MAX: no knot).
+  uint32_t current_relative_ns() const;
+
+  // Calibration samples whose stated uncertainty could not be taken at its word.
+  struct Flags {
+    size_t zero_uncertainty = 0;    // stated 0 ns: no read is exact
+    size_t absurd_uncertainty = 0;  // above kAbsurdUncertaintyNs
+    size_t contradicted = 0;        // its scatter exceeds its own and its neighbours' stated bounds
+    size_t total() const { return zero_uncertainty + absurd_uncertainty + contradicted; }
+    friend bool operator==(const Flags&, const Flags&) = default;
+  };
+  const Flags& flags() const { return flags_; }
 
   friend bool operator==(const GpuClockModel&, const GpuClockModel&) = default;
 
@@ -94,11 +134,27 @@ class GpuClockModel {
     // Weighted sums for the line, relative to the first knot.
     long double sum_w = 0, sum_wx = 0, sum_wy = 0, sum_wxx = 0, sum_wxy = 0;
     double slope_ns_per_tick = 1.0;
+    // Per knot: its distance from the line through its neighbours (0 at the ends), and
+    // whether it was counted as contradicted. Per span (knots j, j+1): the largest
+    // scatter in its window (negative: none yet), and the largest 90th percentile of
+    // the last kTypicalWindow knots' scatter seen while the span was among the last
+    // kTypicalWindow / 2 (so it looks at knots on both sides).
+    std::vector<float> scatter;
+    std::vector<uint8_t> contradicted;
+    std::vector<float> span_scatter;
+    std::vector<float> span_typical;
+    // Largest change of rate between the last kScatterWindow spans (dimensionless).
+    double rate_jitter = 0;
     friend bool operator==(const Epoch&, const Epoch&) = default;
   };
   static void AddToSums(Epoch& epoch, const GpuCalibrationSample& knot, double weight);
   static void CheckKnotOrder(const Epoch& epoch);
   void Refit(Epoch& epoch);
+  // Scatter of the knot before the last, the spans whose windows hold it, the rate jitter.
+  void UpdateBounds(Epoch& epoch);
+  // A span's relative bound in ns; negative while its knots cannot tell it.
+  static double SpanBound(const Epoch& epoch, size_t span);
+  void NoteStatedUncertainty(uint32_t uncertainty_ns);
 
   TickPeriod period_;
   uint8_t valid_bits_ = 64;
@@ -107,6 +163,7 @@ class GpuClockModel {
   std::vector<Epoch> epochs_ = std::vector<Epoch>(1);
   size_t sample_count_ = 0;
   size_t rejected_count_ = 0;
+  Flags flags_;
 };
 
 }  // namespace gnomon::server

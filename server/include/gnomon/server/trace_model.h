@@ -223,11 +223,13 @@ struct TraceModel {
     return clock.TickToNs(end_tick) - clock.TickToNs(begin_tick);
   }
   // A GPU zone's begin and end on the trace timeline (CLOCK_MONOTONIC_RAW ns), with the
-  // uncertainty of the mapping; the end is never before the begin.
+  // bounds of the mapping (GpuClockModel::Mapped; the wider of its two ends'); the end is
+  // never before the begin.
   struct MappedGpuZone {
     int64_t begin_ns = 0;
     int64_t end_ns = 0;
-    uint32_t uncertainty_ns = 0;
+    uint32_t absolute_ns = 0;
+    uint32_t relative_ns = 0;
   };
   MappedGpuZone MapGpuZone(const GpuContextTimeline& context, const GpuZone& zone) const;
   // Approximate bytes held by the zone arrays.
