@@ -107,6 +107,19 @@ TEST_CASE("past the buffer budget events are dropped, counted, and the count rea
   CHECK(capture.log.find("dropped " + std::to_string(dropped)) != std::string::npos);
 }
 
+TEST_CASE("eight threads dropping at once: every drop counted, also of the threads that exited") {
+  constexpr long kZones = 100000;  // 8 x 2.2 MB of events against a 1 MB budget
+  auto capture = CaptureProgram({GNOMON_TEST_PROGRAM, "flood", std::to_string(kZones), "8"},
+                                {{"GNOMON_BUFFER_MB", "1"}}, 0, "dropped ");
+  CHECK(capture.exit_code == 0);
+  const TraceModel& m = capture.model();
+  const uint64_t dropped = m.diagnostics.client_dropped_events;
+  CHECK(dropped > 0);
+  const uint64_t kept_events = m.zone_count + (m.zone_count - m.open_zone_count);
+  CHECK(kept_events + dropped == 8 * 2 * uint64_t(kZones));
+  CHECK(capture.log.find("dropped " + std::to_string(dropped)) != std::string::npos);
+}
+
 TEST_CASE("the C API from a C program: zones, attributes, frames, plots, messages") {
   auto capture = CaptureProgram({GNOMON_TEST_C_PROGRAM});
   CHECK(capture.exit_code == 0);

@@ -2,7 +2,8 @@
 //
 //   gnomon-test-program zones           threads, nesting, sleeps, frames, messages, plots
 //   gnomon-test-program before-connect  events before and after a server connects
-//   gnomon-test-program flood N         N zones with no server (tests the buffer budget)
+//   gnomon-test-program flood N [T]     N zones on each of T threads (1) with no server
+//                                       (tests the buffer budget)
 //   gnomon-test-program flood-after-connect N   N zones once a server connected
 //   gnomon-test-program threads T N     T threads of N zones each, once a server connected
 //   gnomon-test-program hold FILE       zones once a server connected, until FILE exists
@@ -133,8 +134,16 @@ int ForkExit(const char* release_file) {
   return 0;
 }
 
-int Flood(long zones) {
-  for (long i = 0; i < zones; ++i) GNOMON_ZONE("Flood");
+// N zones on each of `threads` threads, which exit before the count is read (a thread's
+// drops must stay counted after it is gone).
+int Flood(long zones, int threads) {
+  std::vector<std::thread> floods;
+  for (int t = 0; t < threads; ++t) {
+    floods.emplace_back([zones] {
+      for (long i = 0; i < zones; ++i) GNOMON_ZONE("Flood");
+    });
+  }
+  for (std::thread& flood : floods) flood.join();
   std::printf("dropped %llu\n", static_cast<unsigned long long>(gnomon_dropped_events()));
   std::fflush(stdout);  // the test connects once it reads this
   return 0;
@@ -146,7 +155,7 @@ int main(int argc, char** argv) {
   const std::string scenario = argc > 1 ? argv[1] : "";
   if (scenario == "zones") return Zones();
   if (scenario == "before-connect") return BeforeConnect();
-  if (scenario == "flood" && argc > 2) return Flood(std::atol(argv[2]));
+  if (scenario == "flood" && argc > 2) return Flood(std::atol(argv[2]), argc > 3 ? std::atoi(argv[3]) : 1);
   if (scenario == "flood-after-connect" && argc > 2) return FloodAfterConnect(std::atol(argv[2]));
   if (scenario == "hold" && argc > 2) return Hold(argv[2]);
   if (scenario == "fork-exit" && argc > 2) return ForkExit(argv[2]);

@@ -10,6 +10,7 @@ Chunk* ChunkPool::AcquireLocked() {
   if (!free_.empty()) {
     Chunk* chunk = free_.back();
     free_.pop_back();
+    free_count_.store(free_.size(), std::memory_order_relaxed);
     chunk->Reset();
     return chunk;
   }
@@ -42,6 +43,7 @@ void ChunkPool::Release(Chunk* chunk) {
       return;
     }
     free_.push_back(chunk);
+    free_count_.store(free_.size(), std::memory_order_relaxed);
   }
   returned_.notify_one();
 }
@@ -55,6 +57,7 @@ void ChunkPool::SetLimit(uint64_t bytes) {
       free_.pop_back();
       allocated_bytes_.fetch_sub(sizeof(Chunk), std::memory_order_relaxed);
     }
+    free_count_.store(free_.size(), std::memory_order_relaxed);
   }
   returned_.notify_all();
 }

@@ -114,6 +114,9 @@ thread_local ThreadExit tls_exit;
 ThreadExit::~ThreadExit() {
   tls_exited = true;
   detail::tls_writer = {};
+  // Once finished, the sender may free the state: later events (from other thread-local
+  // destructors) are dropped and counted without it.
+  tls_state = nullptr;
   if (state != nullptr) state->finished.store(true, std::memory_order_release);
 }
 
@@ -170,23 +173,27 @@ uint8_t* Refill(size_t bytes) {
   client::Registry& registry = client::Profiler::Get().registry();
   client::ThreadState* thread = registry.is_shut_down() ? nullptr : client::CurrentThread(registry);
   if (thread == nullptr) {
-    registry.CountDrop();
+    registry.CountDrop(nullptr);
     return nullptr;
   }
   if (thread->drops_in_a_row != 0 && thread->drops_in_a_row % client::kDropRetryInterval != 0) {
     ++thread->drops_in_a_row;
-    registry.CountDrop();
+    registry.CountDrop(thread);
     return nullptr;
   }
   Chunk* chunk = thread->spare.exchange(nullptr, std::memory_order_acq_rel);
-  if (chunk == nullptr) chunk = registry.pool().Acquire();
+  // While dropping, the pool's lock is taken only when it may have a chunk: many threads
+  // retrying at once would otherwise queue on it for every retry.
+  if (chunk == nullptr && (thread->drops_in_a_row == 0 || registry.pool().MayAcquire())) {
+    chunk = registry.pool().Acquire();
+  }
   if (chunk == nullptr && registry.config().buffer_policy == client::BufferPolicy::kWait) {
     chunk = registry.WaitForChunk();
   }
   if (chunk == nullptr) {
     ++thread->drops_in_a_row;
     tls_writer = {};
-    registry.CountDrop();
+    registry.CountDrop(thread);
     registry.NoteBufferFull();
     return nullptr;
   }

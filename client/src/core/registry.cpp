@@ -71,6 +71,19 @@ uint64_t Registry::BufferLimit(bool connected) const {
   return config_.buffer_budget_bytes;
 }
 
+uint64_t Registry::dropped_events() {
+  std::lock_guard lock(mutex_);
+  uint64_t total = dropped_events_.load(std::memory_order_relaxed);
+  for (const ThreadState* thread : threads_) total += thread->dropped.load(std::memory_order_relaxed);
+  return total;
+}
+
+void Registry::RetireThread(ThreadState* thread) {
+  std::lock_guard lock(mutex_);
+  std::erase(threads_, thread);
+  dropped_events_.fetch_add(thread->dropped.load(std::memory_order_relaxed), std::memory_order_relaxed);
+}
+
 Chunk* Registry::WaitForChunk() {
   while (is_connected() && !is_shut_down()) {
     if (Chunk* chunk = pool_.AcquireOrWait(std::chrono::milliseconds(100))) return chunk;
@@ -79,7 +92,11 @@ Chunk* Registry::WaitForChunk() {
 }
 
 void Registry::NoteBufferFull() {
-  if (!is_connected() || said_buffer_full_.exchange(true, std::memory_order_relaxed)) return;
+  // A load first: the exchange writes a line every dropping thread would share.
+  if (!is_connected() || said_buffer_full_.load(std::memory_order_relaxed) ||
+      said_buffer_full_.exchange(true, std::memory_order_relaxed)) {
+    return;
+  }
   std::fprintf(stderr,
                "gnomon: the event buffer is full (%llu MiB, GNOMON_BUFFER_POLICY=%s): events are dropped and "
                "counted until the capture catches up\n",

@@ -35,6 +35,9 @@ struct ThreadState {
   // Producer side.
   Chunk* write_chunk = nullptr;
   uint32_t drops_in_a_row = 0;
+  // Events this thread dropped. Only the thread writes it (no read-modify-write), so
+  // dropping costs no contended cache line however many threads drop at once.
+  std::atomic<uint64_t> dropped{0};
   std::atomic<Chunk*> head{nullptr};   // first chunk ever, for the sender
   std::atomic<Chunk*> spare{nullptr};  // a drained chunk handed back by the sender
   std::atomic<bool> finished{false};   // the thread has exited
@@ -90,8 +93,18 @@ class Registry {
   uint64_t HostNsToTicks(bool is_monotonic_raw, int64_t host_ns);
 
   // ---- the buffer ----
-  void CountDrop() { dropped_events_.fetch_add(1, std::memory_order_relaxed); }
-  uint64_t dropped_events() const { return dropped_events_.load(std::memory_order_relaxed); }
+  // Counts one dropped event: in the thread's own counter, or (no thread) the shared one.
+  void CountDrop(ThreadState* thread) {
+    if (thread == nullptr) {
+      dropped_events_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    thread->dropped.store(thread->dropped.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  // Every event dropped so far, by every thread (the live ones and those retired).
+  uint64_t dropped_events();
+  // Takes an exited, drained thread off the list; its drops stay counted.
+  void RetireThread(ThreadState* thread);
   // The most bytes of chunks the buffer policy allows, with or without a server.
   uint64_t BufferLimit(bool connected) const;
   // Under the wait policy: a chunk, once the sender returns one, or nullptr when no
@@ -116,7 +129,7 @@ class Registry {
  private:
   Config config_;
   ChunkPool pool_;
-  std::atomic<uint64_t> dropped_events_{0};
+  std::atomic<uint64_t> dropped_events_{0};  // by no thread, or by threads retired
   std::atomic<bool> connected_{false};
   std::atomic<bool> shut_down_{false};
   std::atomic<bool> said_buffer_full_{false};

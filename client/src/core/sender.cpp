@@ -411,11 +411,7 @@ bool Sender::DrainThread(ThreadState& thread) {
 }
 
 void Sender::ReleaseThread(ThreadState* thread) {
-  {
-    std::lock_guard lock(registry_.mutex());
-    auto& threads = registry_.threads();
-    std::erase(threads, thread);
-  }
+  registry_.RetireThread(thread);
   if (thread->read_chunk != nullptr) registry_.pool().Release(thread->read_chunk);
   if (Chunk* spare = thread->spare.exchange(nullptr)) registry_.pool().Release(spare);
   delete thread;
