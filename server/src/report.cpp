@@ -97,7 +97,7 @@ void PrintGpuContexts(const TraceModel& model, std::ostream& out) {
         << Format(
                " (%s, context %u): %zu zones (%llu without GPU times), period %llu/%llu ns, %u-bit counter\n"
                "    clock: %zu calibrations (%zu rejected), drift %+.3f ppm, wander %s rms, %s\n"
-               "    placement: +/- %s relative (from the calibrations' scatter), +/- %s absolute (stated)\n",
+               "    placement: +/- %s relative (from the calibrations' scatter), +/- %s absolute\n",
                GpuApiName(context.api), id, context.zones.size(), static_cast<unsigned long long>(untimed),
                static_cast<unsigned long long>(clock.period().numerator_ns),
                static_cast<unsigned long long>(clock.period().denominator), unsigned{clock.valid_bits()},
@@ -106,7 +106,7 @@ void PrintGpuContexts(const TraceModel& model, std::ostream& out) {
                (context.flags & protocol::kGpuContextCalibrated)            ? "calibrated timestamps"
                : (context.flags & protocol::kGpuContextFallbackCalibration) ? "bracketed-read calibration"
                                                                             : "calibration source not stated",
-               bound(clock.current_relative_ns()).c_str(), bound(clock.current_uncertainty_ns()).c_str());
+               bound(clock.current_relative_ns()).c_str(), bound(clock.current_absolute_ns()).c_str());
     if (const GpuClockModel::Flags& flags = clock.flags(); flags.total() > 0) {
       out << Format(
           "    %zu calibration(s) flagged: %zu stated 0 ns, %zu absurd, %zu contradicted by the scatter "

@@ -209,6 +209,8 @@ TEST_CASE("stated uncertainties of zero, absurd ones and ones the data contradic
     const GpuClockModel model = NoisyModel(gpu, 60, 200, 0);
     CHECK(model.flags().zero_uncertainty == 61);
     CHECK(model.flags().contradicted > 0);
+    CHECK(model.current_uncertainty_ns() == 0);  // what was stated...
+    CHECK(model.current_absolute_ns() >= 200);   // ...is not what is reported
     size_t covered = 0, total = 0;
     for (int64_t cpu = 1'000'000; cpu < 60'000'000'000; cpu += 13'131'313) {
       const auto mapped = model.Map(gpu.Ticks(cpu));

@@ -35,8 +35,8 @@ void ClockWindow::Draw(const server::TraceModel& model, Workspace& ws) {
                 clock.drift_ppm(), clock.sample_count(), clock.rejected_count(),
                 static_cast<unsigned long long>(clock.period().numerator_ns),
                 static_cast<unsigned long long>(clock.period().denominator), unsigned{clock.valid_bits()});
-    ImGui::Text("placement: +/- %s relative (from the calibrations' scatter), +/- %s absolute (stated)",
-                bound(clock.current_relative_ns()).c_str(), bound(clock.current_uncertainty_ns()).c_str());
+    ImGui::Text("placement: +/- %s relative (from the calibrations' scatter), +/- %s absolute",
+                bound(clock.current_relative_ns()).c_str(), bound(clock.current_absolute_ns()).c_str());
     if (ImGui::IsItemHovered()) {
       ImGui::SetTooltip(
           "relative: how far a GPU time can be off against other GPU times of this context and\n"
@@ -56,7 +56,7 @@ void ClockWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     context_report.Add("name", context.label())
         .Add("calibrations", double(residuals.size()))
         .Add("relative_bound_ns", double(clock.current_relative_ns()))
-        .Add("absolute_bound_ns", double(clock.current_uncertainty_ns()))
+        .Add("absolute_bound_ns", double(clock.current_absolute_ns()))
         .Add("flagged_calibrations", double(clock.flags().total()));
     if (residuals.size() < 2) {
       ImGui::TextDisabled("%zu calibration(s): residuals need two or more", residuals.size());

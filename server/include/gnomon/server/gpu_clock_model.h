@@ -37,6 +37,7 @@
 // its own, for a GPU clock that jumped.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -112,8 +113,10 @@ class GpuClockModel {
   std::vector<double> Residuals() const;
   // Uncertainty of the latest knot, in ns.
   uint32_t current_uncertainty_ns() const;
-  // The current epoch's relative bound at its latest span, in ns (UINT32_MAX: no knot).
+  // The current epoch's bounds at its latest span, in ns (UINT32_MAX: no knot): the
+  // relative one, and the absolute one (the stated uncertainty, at least the relative).
   uint32_t current_relative_ns() const;
+  uint32_t current_absolute_ns() const { return std::max(current_uncertainty_ns(), current_relative_ns()); }
 
   // Calibration samples whose stated uncertainty could not be taken at its word.
   struct Flags {
