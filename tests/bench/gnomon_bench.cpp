@@ -5,7 +5,8 @@
 //                       [--mode connected|buffering|disabled]
 //       ns per zone (begin + end) on each calling thread: with a capture connected to
 //       this process over loopback and draining it (default), with no capture (events
-//       buffered up to the budget, then dropped and counted), or compiled out.
+//       buffered up to the budget, then dropped and counted; the two phases are also
+//       given apart), or compiled out.
 //   gnomon-bench ingest [--zones N] [--workload tight|realistic] [--live] [--capture PATH]
 //       the worker's decode + store rate (zones/s) and memory per stored zone, on a
 //       stream held in memory (no socket); with --live, end to end instead: a program
@@ -198,17 +199,56 @@ int Client(const Args& args) {
   uint64_t sink = 0;
   for (int i = 0; i < 10000000; ++i) sink += gnomon::detail::Now() ^ gnomon::detail::Now();
   const double timer_pair_ns = Seconds(base_start) * 1e9 / 1e7;
+  // Buffering has two phases: recording into the budget, then dropping. The zones are
+  // recorded in blocks, each timed and put in the phase the program was in for all of it
+  // (no event dropped by its end / some dropped before it began); blocks that saw the
+  // change are left out of both.
+  struct Phases {
+    double recording_s = 0, dropping_s = 0;
+    long recording_zones = 0, dropping_zones = 0;
+  };
+  constexpr long kBlockZones = 65536;
+  const bool split_phases = args.mode == "buffering";
   std::vector<double> ns_per_zone(size_t(args.threads));
+  std::vector<Phases> phases(size_t(args.threads));
   std::vector<std::thread> threads;
   for (int t = 0; t < args.threads; ++t) {
     threads.emplace_back([&, t] {
       workload(1000);  // register the thread and the source locations first
       const auto start = Clock::now();
-      workload(args.zones);
+      if (!split_phases) {
+        workload(args.zones);
+      } else {
+        Phases& p = phases[size_t(t)];
+        for (long done = 0; done < args.zones;) {
+          const long block = std::min(kBlockZones, args.zones - done);
+          const uint64_t dropped_before = gnomon_dropped_events();
+          const auto block_start = Clock::now();
+          workload(block);
+          const double seconds = Seconds(block_start);
+          const uint64_t dropped_after = gnomon_dropped_events();
+          if (dropped_after == 0) {
+            p.recording_s += seconds;
+            p.recording_zones += block;
+          } else if (dropped_before > 0) {
+            p.dropping_s += seconds;
+            p.dropping_zones += block;
+          }
+          done += block;
+        }
+      }
       ns_per_zone[size_t(t)] = Seconds(start) * 1e9 / double(args.zones);
     });
   }
   for (auto& t : threads) t.join();
+  Phases all;
+  for (const Phases& p : phases) {
+    all.recording_s += p.recording_s;
+    all.dropping_s += p.dropping_s;
+    all.recording_zones += p.recording_zones;
+    all.dropping_zones += p.dropping_zones;
+  }
+  auto per_zone = [](double seconds, long zones) { return zones > 0 ? seconds * 1e9 / double(zones) : 0.0; };
   const uint64_t dropped = gnomon_dropped_events();
   const uint64_t expected = uint64_t(args.threads) * uint64_t(args.zones + 1000);
   const auto drain_start = Clock::now();
@@ -224,12 +264,20 @@ int Client(const Args& args) {
   std::fprintf(stderr, "timer pair %.1f ns; zones received %llu of %llu; dropped events %llu\n",
                timer_pair_ns, (unsigned long long)received, (unsigned long long)expected,
                (unsigned long long)dropped);
+  std::string phase_fields;
+  if (split_phases) {
+    char text[160];
+    std::snprintf(text, sizeof(text), ",\"ns_per_zone_recording\":%.2f,\"ns_per_zone_dropping\":%.2f",
+                  per_zone(all.recording_s, all.recording_zones),
+                  per_zone(all.dropping_s, all.dropping_zones));
+    phase_fields = text;
+  }
   std::printf(
       "{\"bench\":\"client\",\"mode\":\"%s\",\"workload\":\"%s\",\"threads\":%d,"
-      "\"zones_per_thread\":%ld,\"ns_per_zone\":%.2f,\"ns_per_zone_worst_thread\":%.2f,"
+      "\"zones_per_thread\":%ld,\"ns_per_zone\":%.2f,\"ns_per_zone_worst_thread\":%.2f%s,"
       "\"timer_pair_ns\":%.2f,\"dropped_events\":%llu,\"zones_received\":%llu,\"sink\":%llu}\n",
       args.mode.c_str(), args.workload.c_str(), args.threads, args.zones, sum / args.threads, worst,
-      timer_pair_ns, (unsigned long long)dropped, (unsigned long long)received,
+      phase_fields.c_str(), timer_pair_ns, (unsigned long long)dropped, (unsigned long long)received,
       (unsigned long long)(sink & 1));
   return 0;
 }
