@@ -14,7 +14,7 @@ namespace {
 constexpr double kMaxRateError = 0.01;
 constexpr double kExtrapolationDriftBound = 10e-6;
 
-uint32_t SaturatedNs(double ns) { return uint32_t(std::clamp(ns, 0.0, double(UINT32_MAX - 1))); }
+uint32_t SaturatedNs(double ns) { return uint32_t(std::round(std::clamp(ns, 0.0, double(UINT32_MAX - 1)))); }
 
 double Weight(uint32_t uncertainty_ns) {
   const double u = double(uncertainty_ns) + 1.0;
@@ -77,21 +77,31 @@ GpuClockModel::SampleResult GpuClockModel::AddSample(const GpuCalibrationSample&
   const double w = Weight(sample.uncertainty_ns);
   if (!e.knots.empty()) {
     GpuCalibrationSample& last = e.knots.back();
-    const int64_t dg = int64_t(sample.gpu_ticks - last.gpu_ticks);
-    const int64_t dc = sample.cpu_ns - last.cpu_ns;
+    // Compared as they are, not through a difference: a difference of unsigned ticks
+    // wraps, and a sample far below the last would pass for one just after it.
+    if (sample.gpu_ticks < last.gpu_ticks || sample.cpu_ns < last.cpu_ns) {
+      ++rejected_count_;
+      return SampleResult::kRejected;
+    }
+    const uint64_t dg = sample.gpu_ticks - last.gpu_ticks;
+    const double dc = double(sample.cpu_ns) - double(last.cpu_ns);
     const double dg_ns = double(dg) * period_.ns();
     const double tolerance =
         dg_ns * kMaxRateError + double(last.uncertainty_ns) + double(sample.uncertainty_ns) + 1000.0;
-    if (dg >= 0 && dc >= 0 && dg_ns < double(kMergeWindowNs) && std::fabs(double(dc) - dg_ns) <= tolerance) {
+    if (dg_ns < double(kMergeWindowNs) && std::fabs(dc - dg_ns) <= tolerance) {
       // Two reads of (nearly) the same moment: one knot at their weighted centroid,
-      // which lies between them and so keeps the knots strictly increasing.
+      // which lies between them and so keeps the knots strictly increasing. Its stated
+      // uncertainty is their weighted mean: reading one moment twice does not remove the
+      // offset both reads share.
       const double old_w = e.weights.back();
       AddToSums(e, last, -old_w);
       const double share = w / (old_w + w);
-      last.gpu_ticks += uint64_t(std::llround(double(dg) * share));
-      last.cpu_ns += std::llround(double(dc) * share);
+      const double tick_step = std::floor(double(dg) * share);
+      last.gpu_ticks += tick_step >= double(dg) ? dg : uint64_t(tick_step);
+      last.cpu_ns += int64_t(std::floor(dc * share));
       const double merged_w = old_w + w;
-      last.uncertainty_ns = uint32_t(std::max(0.0, 1.0 / std::sqrt(merged_w) - 1.0));
+      last.uncertainty_ns =
+          SaturatedNs((old_w * double(last.uncertainty_ns) + w * double(sample.uncertainty_ns)) / merged_w);
       e.weights.back() = merged_w;
       AddToSums(e, last, merged_w);
       ++sample_count_;
@@ -101,7 +111,7 @@ GpuClockModel::SampleResult GpuClockModel::AddSample(const GpuCalibrationSample&
       CheckKnotOrder(e);
       return SampleResult::kMerged;
     }
-    if (dg <= 0 || dc <= 0 || std::fabs(double(dc) / dg_ns - 1.0) > kMaxRateError) {
+    if (dg == 0 || dc <= 0 || !(dg_ns > 0) || std::fabs(dc / dg_ns - 1.0) > kMaxRateError) {
       ++rejected_count_;
       return SampleResult::kRejected;
     }
@@ -145,12 +155,22 @@ void GpuClockModel::UpdateBounds(Epoch& e) {
     flags_.contradicted -= e.contradicted[changed];
     e.contradicted[changed] = contradicted;
   }
-  // Every span whose window holds the changed knot: its largest scatter.
+  // The newest knot has one neighbour so far: until the next arrives, its distance from
+  // the line through the two before it (a harsher test) stands in, so a bad last read
+  // widens the spans around it instead of passing unseen.
+  {
+    const GpuCalibrationSample& a = e.knots[n - 3];
+    const GpuCalibrationSample& b = e.knots[n - 2];
+    const GpuCalibrationSample& k = e.knots[n - 1];
+    const double t = double(k.gpu_ticks - a.gpu_ticks) / double(b.gpu_ticks - a.gpu_ticks);
+    e.scatter[n - 1] = float(std::fabs(double(k.cpu_ns - a.cpu_ns) - t * double(b.cpu_ns - a.cpu_ns)));
+  }
+  // Every span whose window holds the changed or the newest knot: its largest scatter.
   const ptrdiff_t last_span = ptrdiff_t(n) - 2;
   for (ptrdiff_t j = std::max<ptrdiff_t>(0, ptrdiff_t(changed) - kScatterWindow); j <= last_span; ++j) {
     double local = 0;
     for (ptrdiff_t m = std::max<ptrdiff_t>(1, j - kScatterWindow + 1);
-         m <= std::min(last_span, j + kScatterWindow); ++m) {
+         m <= std::min(ptrdiff_t(n) - 1, j + kScatterWindow); ++m) {
       local = std::max(local, double(e.scatter[size_t(m)]));
     }
     e.span_scatter[size_t(j)] = float(local);

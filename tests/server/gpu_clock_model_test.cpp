@@ -240,3 +240,34 @@ TEST_CASE("a model built twice from the same samples states the same bounds") {
   CHECK(NoisyModel(gpu, 400, 30, 3000) == NoisyModel(gpu, 400, 30, 3000));
   CHECK_FALSE(NoisyModel(gpu, 400, 30, 3000) == NoisyModel(gpu, 400, 30, 3000, 6));
 }
+
+TEST_CASE("a sample below the last knot is rejected, also where the tick difference would wrap") {
+  GpuClockModel model(PeriodFromFloat(1.0), 64);
+  REQUIRE(model.AddSample({UINT64_MAX - 100, 1'000'000'000, 3000}) == GpuClockModel::SampleResult::kAdded);
+  // 2e7 ticks later only modulo 2^64: far below the last knot.
+  CHECK(model.AddSample({19'999'900, 1'020'000'000, 3000}) == GpuClockModel::SampleResult::kRejected);
+  CHECK(model.AddSample({UINT64_MAX - 200, 1'000'000'100, 3000}) == GpuClockModel::SampleResult::kRejected);
+  CHECK(model.knots().size() == 1);
+  CHECK(model.rejected_count() == 2);
+}
+
+TEST_CASE("reading one moment many times does not shrink its stated bound") {
+  GpuClockModel model(PeriodFromFloat(1.0), 64);
+  for (int i = 0; i < 50; ++i) model.AddSample({1'000'000 + uint64_t(i), 1'000'000 + i, 2500});
+  REQUIRE(model.knots().size() == 1);
+  CHECK(model.knots()[0].uncertainty_ns == 2500);
+  CHECK(model.flags().total() == 0);
+}
+
+TEST_CASE("a bad last calibration widens the spans around it before another knot arrives") {
+  const SimulatedGpu gpu{.ppm = 7, .wander_ns = 2000, .period = PeriodFromFloat(1.0)};
+  GpuClockModel model = NoisyModel(gpu, 60, 30, 3000);
+  const uint32_t before = model.Map(gpu.Ticks(60'500'000'000)).relative_ns;
+  // One more read, 10 us off.
+  model.AddSample({gpu.Ticks(61'000'000'000), 61'000'000'000 + 10'000, 3000});
+  const auto mapped = model.Map(gpu.Ticks(60'500'000'000));
+  CHECK_FALSE(mapped.extrapolated);
+  INFO("bound before ", before, " ns, with the bad read ", mapped.relative_ns, " ns");
+  CHECK(mapped.relative_ns > 10'000);  // the 5 us the bad read pulls this time away is covered
+  CHECK(std::fabs(double(mapped.cpu_ns - 60'500'000'000)) <= mapped.relative_ns);
+}

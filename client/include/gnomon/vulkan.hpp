@@ -163,6 +163,7 @@ class Context {
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
   VkCommandBuffer calibration_cmd_ = VK_NULL_HANDLE;
   VkFence calibration_fence_ = VK_NULL_HANDLE;
+  bool calibration_pending_ = false;  // submitted, its fence not yet seen signalled
   bool active_ = false;
   bool calibrated_ = false;
   bool host_reset_ = false;

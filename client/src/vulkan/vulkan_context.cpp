@@ -235,6 +235,8 @@ Context::~Context() {
     Collect();
     Calibrate(calibrated_ ? kCalibrationTries : 1);
   }
+  // Nothing is destroyed under a calibration still queued (returns on a lost device too).
+  if (calibration_pending_) fn_->WaitForFences(device_, 1, &calibration_fence_, VK_TRUE, UINT64_MAX);
   if (pool_ != VK_NULL_HANDLE && fn_->DestroyQueryPool) fn_->DestroyQueryPool(device_, pool_, nullptr);
   if (statistics_pool_ != VK_NULL_HANDLE && fn_->DestroyQueryPool) {
     fn_->DestroyQueryPool(device_, statistics_pool_, nullptr);
@@ -250,6 +252,11 @@ Context::~Context() {
 }
 
 bool Context::CalibrateWithFence(uint64_t& gpu_ticks, int64_t& cpu_ns, uint32_t& uncertainty_ns) {
+  // A submission whose wait timed out still owns the command buffer and the query.
+  if (calibration_pending_) {
+    if (fn_->WaitForFences(device_, 1, &calibration_fence_, VK_TRUE, 0) != VK_SUCCESS) return false;
+    calibration_pending_ = false;
+  }
   const uint32_t query = uint32_t(slots_.size()) * queries_per_slot_;
   fn_->ResetCommandBuffer(calibration_cmd_, 0);
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
@@ -264,7 +271,9 @@ bool Context::CalibrateWithFence(uint64_t& gpu_ticks, int64_t& cpu_ns, uint32_t&
   fn_->ResetFences(device_, 1, &calibration_fence_);
   const int64_t before = RawNs();
   if (fn_->QueueSubmit(queue_, 1, &submit, calibration_fence_) != VK_SUCCESS) return false;
+  calibration_pending_ = true;
   if (fn_->WaitForFences(device_, 1, &calibration_fence_, VK_TRUE, 1'000'000'000) != VK_SUCCESS) return false;
+  calibration_pending_ = false;
   const int64_t after = RawNs();
   uint64_t value = 0;
   if (fn_->GetQueryPoolResults(device_, pool_, query, 1, sizeof(value), &value, sizeof(value),

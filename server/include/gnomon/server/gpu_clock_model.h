@@ -12,13 +12,15 @@
 // mapped when read, so a later knot refines every earlier timestamp it brackets.
 // Outside the knots the model extrapolates along the weighted least-squares line of all
 // knots (weight 1/uncertainty^2), which also gives the drift. Samples closer than
-// kMergeWindowNs are merged into one knot, weighted the same way.
+// kMergeWindowNs are merged into one knot, weighted the same way; its stated
+// uncertainty is their weighted mean (two reads share one offset).
 //
 // Two error bounds come with every mapped time (docs/gpu-timestamps.md explains both):
 //  - relative: how far the time can be off against other GPU times of the context and
 //    against the CPU clock's own read jitter. Estimated from the knots themselves: each
 //    knot's scatter is its distance from the line through its two neighbours (which
-//    holds the knot noise, the clock's wander over two spans and a read's jitter); a
+//    holds the knot noise, the clock's wander over two spans and a read's jitter; the
+//    newest knot, until it has two, is measured against the two before it); a
 //    span's bound is kLocalFactor times the largest scatter among the kScatterWindow
 //    knots on either side, at least kTypicalFactor times the 90th percentile of the
 //    recent scatter, plus kReadFloorNs. Outside the knots it grows with the distance by
@@ -137,7 +139,8 @@ class GpuClockModel {
     // Weighted sums for the line, relative to the first knot.
     long double sum_w = 0, sum_wx = 0, sum_wy = 0, sum_wxx = 0, sum_wxy = 0;
     double slope_ns_per_tick = 1.0;
-    // Per knot: its distance from the line through its neighbours (0 at the ends), and
+    // Per knot: its distance from the line through its neighbours (0 for the first; for
+    // the newest, from the line through the two before it, until it has both), and
     // whether it was counted as contradicted. Per span (knots j, j+1): the largest
     // scatter in its window (negative: none yet), and the largest 90th percentile of
     // the last kTypicalWindow knots' scatter seen while the span was among the last
