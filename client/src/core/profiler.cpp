@@ -23,7 +23,8 @@ constinit std::mutex g_start_mutex;
 constinit std::atomic<Profiler*> g_profiler{nullptr};
 Config* g_pending_config = nullptr;  // guarded by g_start_mutex
 
-// How often a thread in drop mode asks the pool for a chunk again.
+// How often a thread in drop mode asks the pool for a chunk again: once every this many
+// events (the others are dropped inline, in Reserve()).
 constexpr uint32_t kDropRetryInterval = 64;
 
 // Reads a setting from the environment when it is set; a value that does not parse is
@@ -176,11 +177,6 @@ uint8_t* Refill(size_t bytes) {
     registry.CountDrop(nullptr);
     return nullptr;
   }
-  if (thread->drops_in_a_row != 0 && thread->drops_in_a_row % client::kDropRetryInterval != 0) {
-    ++thread->drops_in_a_row;
-    registry.CountDrop(thread);
-    return nullptr;
-  }
   Chunk* chunk = thread->spare.exchange(nullptr, std::memory_order_acq_rel);
   // While dropping, the pool's lock is taken only when it may have a chunk: many threads
   // retrying at once would otherwise queue on it for every retry.
@@ -191,8 +187,11 @@ uint8_t* Refill(size_t bytes) {
     chunk = registry.WaitForChunk();
   }
   if (chunk == nullptr) {
+    // Dropping: Reserve() drops and counts the next events itself, then asks again.
     ++thread->drops_in_a_row;
     tls_writer = {};
+    tls_writer.drops_before_retry = client::kDropRetryInterval - 1;
+    tls_writer.dropped = &thread->dropped;
     registry.CountDrop(thread);
     registry.NoteBufferFull();
     return nullptr;

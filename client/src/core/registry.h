@@ -34,7 +34,7 @@ struct ThreadState {
   uint32_t os_thread_id = 0;
   // Producer side.
   Chunk* write_chunk = nullptr;
-  uint32_t drops_in_a_row = 0;
+  uint32_t drops_in_a_row = 0;  // asks for a chunk that found none, in a row (0: recording)
   // Events this thread dropped. Only the thread writes it (no read-modify-write), so
   // dropping costs no contended cache line however many threads drop at once.
   std::atomic<uint64_t> dropped{0};

@@ -4,7 +4,9 @@
 // is: reserve bytes in the current chunk, write the wire message in place, publish the
 // new end with one release store. A background sender reads published bytes and ships
 // them. When the chunk is full, Refill() (out of line) links a new one; when the buffer
-// budget is exhausted it returns nullptr and the event is dropped and counted.
+// budget is exhausted it returns nullptr and the event is dropped and counted. While a
+// thread drops, the next events are dropped and counted here, inline, and only every
+// 64th asks Refill() for a chunk again: a dropped event costs a few instructions.
 //
 // Nothing here locks, allocates or makes a system call. This header is public only so
 // that the C++ API can inline it; its contents are not a stable interface.
@@ -42,6 +44,10 @@ struct ThreadWriter {
   uint8_t* limit = nullptr;                    // end of the current chunk's data
   uint8_t* base = nullptr;                     // start of the current chunk's data
   std::atomic<uint32_t>* committed = nullptr;  // published end, read by the sender
+  // While dropping (no chunk): events to drop here before asking Refill() again, and
+  // the thread's drop counter (only this thread writes it).
+  uint32_t drops_before_retry = 0;
+  std::atomic<uint64_t>* dropped = nullptr;
 };
 
 extern constinit thread_local ThreadWriter tls_writer;
@@ -67,8 +73,15 @@ inline uint64_t Now() {
 // (tls_writer is named directly rather than through a reference: GCC 12's
 // -fsanitize=null misreads references to thread-locals as null.)
 inline uint8_t* Reserve(size_t bytes) {
-  if (GNOMON_UNLIKELY(tls_writer.limit - tls_writer.cursor < static_cast<ptrdiff_t>(bytes)))
+  if (GNOMON_UNLIKELY(tls_writer.limit - tls_writer.cursor < static_cast<ptrdiff_t>(bytes))) {
+    if (tls_writer.drops_before_retry != 0) {
+      --tls_writer.drops_before_retry;
+      tls_writer.dropped->store(tls_writer.dropped->load(std::memory_order_relaxed) + 1,
+                                std::memory_order_relaxed);
+      return nullptr;
+    }
     return Refill(bytes);
+  }
   return tls_writer.cursor;
 }
 
