@@ -134,6 +134,11 @@ void App::Open(const std::string& target) {
   }
 }
 
+void App::OpenLoading(const std::string& path, std::unique_ptr<Session> loading) {
+  Show(std::move(loading));
+  RememberFile(path);
+}
+
 bool App::is_busy() {
   const bool session_busy =
       session_ && (session_->is_loading() || (session_->is_live() && !session_->failed() &&

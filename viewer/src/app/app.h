@@ -65,6 +65,9 @@ class App {
   void Frame(float width, float height);
   // Opens a trace file or connects, replacing what was shown.
   void Open(const std::string& target);
+  // Shows a trace file whose loading already started (Session::OpenFile), replacing
+  // what was shown, and remembers it among the recent files.
+  void OpenLoading(const std::string& path, std::unique_ptr<Session> loading);
   // Shows an existing session, replacing what was shown.
   void Show(std::unique_ptr<Session> session);
   // Opens the side windows named as --show names them (with `only`, closes the others).

@@ -27,6 +27,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "app.h"
@@ -34,6 +35,7 @@
 #include "gnomon/protocol/settings.h"
 #include "gnomon/server/text.h"
 #include "input_queue.h"
+#include "session.h"
 #include "widgets.h"
 
 namespace {
@@ -300,6 +302,14 @@ int main(int argc, char** argv) {
     }
   }
 
+  // A trace file starts loading before the window opens, so the two overlap.
+  std::unique_ptr<gnomon::viewer::Session> loading;
+  std::string loading_path;
+  if (std::error_code ec; !options.open.empty() && std::filesystem::is_regular_file(options.open, ec)) {
+    loading_path = std::exchange(options.open, {});
+    loading = gnomon::viewer::Session::OpenFile(loading_path, options.max_expansion);
+  }
+
   if (!glfwInit()) {
     std::fprintf(stderr,
                  "gnomon-viewer: cannot open a window (no display? set DISPLAY, or run under Xvfb)\n");
@@ -342,6 +352,7 @@ int main(int argc, char** argv) {
   keys.Install(window);
 
   gnomon::viewer::App app(options);
+  if (loading) app.OpenLoading(loading_path, std::move(loading));
   g_app = &app;
   glfwSetDropCallback(window, OnDrop);
   using Clear = void (*)(unsigned);
