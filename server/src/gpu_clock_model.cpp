@@ -16,6 +16,13 @@ constexpr double kExtrapolationDriftBound = 10e-6;
 
 uint32_t SaturatedNs(double ns) { return uint32_t(std::round(std::clamp(ns, 0.0, double(UINT32_MAX - 1)))); }
 
+// How far knot k lies (in CPU ns) from the line through knots a and b (a before b).
+double DistanceFromLine(const GpuCalibrationSample& a, const GpuCalibrationSample& b,
+                        const GpuCalibrationSample& k) {
+  const double t = double(k.gpu_ticks - a.gpu_ticks) / double(b.gpu_ticks - a.gpu_ticks);
+  return std::fabs(double(k.cpu_ns - a.cpu_ns) - t * double(b.cpu_ns - a.cpu_ns));
+}
+
 double Weight(uint32_t uncertainty_ns) {
   const double u = double(uncertainty_ns) + 1.0;
   return 1.0 / (u * u);
@@ -146,7 +153,7 @@ void GpuClockModel::UpdateBounds(Epoch& e) {
     const GpuCalibrationSample& k = e.knots[changed];
     const GpuCalibrationSample& b = e.knots[changed + 1];
     const double t = double(k.gpu_ticks - a.gpu_ticks) / double(b.gpu_ticks - a.gpu_ticks);
-    const double scatter = std::fabs(double(k.cpu_ns - a.cpu_ns) - t * double(b.cpu_ns - a.cpu_ns));
+    const double scatter = DistanceFromLine(a, b, k);
     e.scatter[changed] = float(scatter);
     const double stated =
         double(k.uncertainty_ns) + (1 - t) * double(a.uncertainty_ns) + t * double(b.uncertainty_ns);
@@ -158,13 +165,7 @@ void GpuClockModel::UpdateBounds(Epoch& e) {
   // The newest knot has one neighbour so far: until the next arrives, its distance from
   // the line through the two before it (a harsher test) stands in, so a bad last read
   // widens the spans around it instead of passing unseen.
-  {
-    const GpuCalibrationSample& a = e.knots[n - 3];
-    const GpuCalibrationSample& b = e.knots[n - 2];
-    const GpuCalibrationSample& k = e.knots[n - 1];
-    const double t = double(k.gpu_ticks - a.gpu_ticks) / double(b.gpu_ticks - a.gpu_ticks);
-    e.scatter[n - 1] = float(std::fabs(double(k.cpu_ns - a.cpu_ns) - t * double(b.cpu_ns - a.cpu_ns)));
-  }
+  e.scatter[n - 1] = float(DistanceFromLine(e.knots[n - 3], e.knots[n - 2], e.knots[n - 1]));
   // Every span whose window holds the changed or the newest knot: its largest scatter.
   const ptrdiff_t last_span = ptrdiff_t(n) - 2;
   for (ptrdiff_t j = std::max<ptrdiff_t>(0, ptrdiff_t(changed) - kScatterWindow); j <= last_span; ++j) {
