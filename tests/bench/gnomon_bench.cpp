@@ -2,11 +2,13 @@
 // one JSON object on the last line (see docs/benchmarks.md for the recorded results).
 //
 //   gnomon-bench client [--threads N] [--zones N] [--workload tight|realistic]
-//                       [--mode connected|buffering|disabled]
+//                       [--mode connected|buffering|on-demand|ring|own-file|disabled]
 //       ns per zone (begin + end) on each calling thread: with a capture connected to
 //       this process over loopback and draining it (default), with no capture (events
 //       buffered up to the budget, then dropped and counted; the two phases are also
-//       given apart), or compiled out.
+//       given apart), on demand with no capture (nothing recorded), as a flight recorder
+//       with no capture (the ring recycling its oldest chunks), writing the program's
+//       own trace file (with the time until the file is complete), or compiled out.
 //   gnomon-bench ingest [--zones N] [--workload tight|realistic] [--live] [--capture PATH]
 //       the worker's decode + store rate (zones/s) and memory per stored zone, on a
 //       stream held in memory (no socket); with --live, end to end instead: a program
@@ -19,6 +21,9 @@
 //   gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]
 //       a paced multi-threaded program captured by gnomon-capture for S seconds (600 by
 //       default): the capture's memory and throughput every 10 s, then the file loads.
+#include <unistd.h>
+
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -70,7 +75,7 @@ double Seconds(Clock::time_point since) {
   std::fprintf(
       why ? stderr : stdout,
       "Usage: gnomon-bench client [--threads N] [--zones N] [--workload tight|realistic]\n"
-      "                           [--mode connected|buffering|disabled]\n"
+      "                           [--mode connected|buffering|on-demand|ring|own-file|disabled]\n"
       "       gnomon-bench ingest [--zones N] [--workload tight|realistic] [--live] [--capture PATH]\n"
       "       gnomon-bench file [--zones N] [--workload tight|realistic] [--output PATH]\n"
       "       gnomon-bench load FILE | load [--zones N] [--workload tight|realistic]\n"
@@ -109,8 +114,10 @@ Args Parse(int argc, char** argv) {
       args.live = true;
     } else if (arg == "--mode") {
       args.mode = value();
-      if (args.mode != "connected" && args.mode != "buffering" && args.mode != "disabled") {
-        Usage("--mode is connected, buffering or disabled");
+      static const char* const kModes[] = {"connected", "buffering", "on-demand",
+                                           "ring",      "own-file",  "disabled"};
+      if (std::find(std::begin(kModes), std::end(kModes), args.mode) == std::end(kModes)) {
+        Usage("--mode is connected, buffering, on-demand, ring, own-file or disabled");
       }
     } else if (args.command == "load" && args.file.empty()) {
       args.file = arg;
@@ -120,6 +127,14 @@ Args Parse(int argc, char** argv) {
   }
   if (args.zones <= 0) Usage("--zones must be positive");
   return args;
+}
+
+// Where --mode own-file has the program write its trace.
+std::string OwnFilePath() {
+  static const std::string path =
+      (std::filesystem::temp_directory_path() / ("gnomon-bench-" + std::to_string(getpid()) + ".gnomon"))
+          .string();
+  return path;
 }
 
 // Connects a counting (or file-writing) worker to this very process.
@@ -181,8 +196,11 @@ int Client(const Args& args) {
   std::unique_ptr<Worker> worker;
   if (args.mode == "connected") {
     worker = ConnectToSelf(nullptr);
-  } else if (args.mode == "buffering") {
+  } else if (args.mode != "disabled") {
     gnomon_set_listen_address("127.0.0.1", 0);  // nobody will connect
+    if (args.mode == "on-demand") gnomon_set_on_demand(1);
+    if (args.mode == "ring") gnomon_set_buffer_policy(GNOMON_BUFFER_RING);
+    if (args.mode == "own-file") gnomon_set_output_file(OwnFilePath().c_str());
     gnomon_startup();
   }
   auto workload = [&args](long zones) {
@@ -212,6 +230,7 @@ int Client(const Args& args) {
   std::vector<double> ns_per_zone(size_t(args.threads));
   std::vector<Phases> phases(size_t(args.threads));
   std::vector<std::thread> threads;
+  const auto run_start = Clock::now();
   for (int t = 0; t < args.threads; ++t) {
     threads.emplace_back([&, t] {
       workload(1000);  // register the thread and the source locations first
@@ -256,6 +275,23 @@ int Client(const Args& args) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   const uint64_t received = worker ? worker->zones_received() : 0;
+  const double end_to_end_s = Seconds(run_start);
+  std::string own_file_fields;
+  if (args.mode == "own-file") {  // the file is complete once the profiler stops
+    gnomon_shutdown();
+    const double complete_s = Seconds(run_start);
+    char text[160];
+    std::snprintf(text, sizeof(text), ",\"file_bytes\":%llu,\"zones_per_s_until_file_complete\":%.0f",
+                  (unsigned long long)std::filesystem::file_size(OwnFilePath()),
+                  double(expected) / complete_s);
+    own_file_fields = text;
+    std::filesystem::remove(OwnFilePath());
+  } else if (worker) {
+    char text[96];
+    std::snprintf(text, sizeof(text), ",\"zones_per_s_until_received\":%.0f",
+                  double(received) / end_to_end_s);
+    own_file_fields = text;
+  }
   double worst = 0, sum = 0;
   for (double v : ns_per_zone) {
     worst = std::max(worst, v);
@@ -275,10 +311,10 @@ int Client(const Args& args) {
   std::printf(
       "{\"bench\":\"client\",\"mode\":\"%s\",\"workload\":\"%s\",\"threads\":%d,"
       "\"zones_per_thread\":%ld,\"ns_per_zone\":%.2f,\"ns_per_zone_worst_thread\":%.2f%s,"
-      "\"timer_pair_ns\":%.2f,\"dropped_events\":%llu,\"zones_received\":%llu,\"sink\":%llu}\n",
+      "\"timer_pair_ns\":%.2f,\"dropped_events\":%llu,\"zones_received\":%llu%s,\"sink\":%llu}\n",
       args.mode.c_str(), args.workload.c_str(), args.threads, args.zones, sum / args.threads, worst,
       phase_fields.c_str(), timer_pair_ns, (unsigned long long)dropped, (unsigned long long)received,
-      (unsigned long long)(sink & 1));
+      own_file_fields.c_str(), (unsigned long long)(sink & 1));
   return 0;
 }
 

@@ -8,11 +8,17 @@
 //   gnomon-test-program threads T N     T threads of N zones each, once a server connected
 //   gnomon-test-program hold FILE       zones once a server connected, until FILE exists
 //   gnomon-test-program fork-exit FILE  a forked child exits; the parent runs until FILE exists
+//   gnomon-test-program on-demand       zones before, across and after a server connects
+//   gnomon-test-program ring N [FILE]   N zones each with a plot value 0..N-1, then waits for a
+//                                       server (or saves the recording to FILE)
+//   gnomon-test-program save-signal FILE  four threads record until FILE exists
+//   gnomon-test-program save-twice A B  two threads save the recording at once, to A and B
 //
 // Run it with GNOMON_WAIT_FOR_SERVER_MS so that it waits at exit for a capture.
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -149,6 +155,92 @@ int Flood(long zones, int threads) {
   return 0;
 }
 
+// On demand: nothing before the server, everything after, and no half zone across.
+int OnDemand() {
+  static gnomon_source_location across_c{"Across (C API)", "OnDemand",      __FILE__,
+                                         __LINE__,         GNOMON_NO_COLOR, 0};
+  static gnomon_source_location inside_c{"Inside (C API)", "OnDemand",      __FILE__,
+                                         __LINE__,         GNOMON_NO_COLOR, 0};
+  for (int i = 0; i < 1000; ++i) GNOMON_ZONE("Before");
+  gnomon::ZoneBegin(&across_c);
+  {
+    GNOMON_ZONE("Across");
+    std::printf("waiting\n");
+    std::fflush(stdout);
+    if (!gnomon_wait_for_server(20000)) return 3;
+    for (int i = 0; i < 1000; ++i) GNOMON_ZONE("After");
+    gnomon::ZoneBegin(&inside_c);  // inside a C API zone that was not recorded: neither is this
+    gnomon::ZoneEnd();
+  }
+  gnomon::ZoneEnd();
+  std::printf("dropped %llu\n", static_cast<unsigned long long>(gnomon_dropped_events()));
+  return 0;
+}
+
+// N zones, each holding the plot value of its index: what a ring keeps is known.
+void RecordSequence(long zones) {
+  const uint32_t plot = gnomon::PlotId("sequence");
+  for (long i = 0; i < zones; ++i) {
+    GNOMON_ZONE("Ring");
+    gnomon::Plot(plot, double(i));
+  }
+}
+
+int Ring(long zones, const char* save_path) {
+  RecordSequence(zones);
+  if (save_path != nullptr) return gnomon::SaveRecording(save_path) ? 0 : 4;
+  std::printf("recorded\n");
+  std::fflush(stdout);
+  return gnomon_wait_for_server(20000) ? 0 : 3;
+}
+
+int SaveSignal(const char* stop_file) {
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&stop, t] {
+      const std::string name = "recorder " + std::to_string(t);
+      gnomon::SetThreadName(name.c_str());
+      while (!stop.load()) {
+        GNOMON_ZONE("Recording");
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+      }
+    });
+  }
+  std::printf("recording\n");
+  std::fflush(stdout);
+  const auto give_up = std::chrono::steady_clock::now() + 20s;
+  while (!std::filesystem::exists(stop_file) && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(5ms);
+  }
+  stop = true;
+  for (auto& t : threads) t.join();
+  return 0;
+}
+
+int SaveTwice(const char* first, const char* second) {
+  RecordSequence(200000);
+  std::atomic<int> ready{0};
+  bool saved[2] = {};
+  std::thread a([&] {
+    ++ready;
+    while (ready.load() < 2) {
+    }
+    saved[0] = gnomon::SaveRecording(first);
+  });
+  std::thread b([&] {
+    ++ready;
+    while (ready.load() < 2) {
+    }
+    saved[1] = gnomon::SaveRecording(second);
+  });
+  a.join();
+  b.join();
+  GNOMON_ZONE("Still running");
+  std::printf("saved %d %d\n", int(saved[0]), int(saved[1]));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -160,8 +252,13 @@ int main(int argc, char** argv) {
   if (scenario == "hold" && argc > 2) return Hold(argv[2]);
   if (scenario == "fork-exit" && argc > 2) return ForkExit(argv[2]);
   if (scenario == "threads" && argc > 3) return Threads(std::atoi(argv[2]), std::atol(argv[3]));
+  if (scenario == "on-demand") return OnDemand();
+  if (scenario == "ring" && argc > 2) return Ring(std::atol(argv[2]), argc > 3 ? argv[3] : nullptr);
+  if (scenario == "save-signal" && argc > 2) return SaveSignal(argv[2]);
+  if (scenario == "save-twice" && argc > 3) return SaveTwice(argv[2], argv[3]);
   std::fprintf(stderr,
                "usage: gnomon-test-program zones | before-connect | flood N | flood-after-connect N | "
-               "threads T N | hold FILE\n");
+               "threads T N | hold FILE | fork-exit FILE | on-demand | ring N [FILE] | save-signal FILE | "
+               "save-twice A B\n");
   return 2;
 }

@@ -63,7 +63,7 @@ int gnomon_set_listen_address(const char* address, uint16_t port);
 int gnomon_set_buffer_budget(uint64_t bytes);
 
 /* What the program does with events past the budget (or GNOMON_BUFFER_POLICY=auto,
- * drop, grow or wait; docs/integration.md weighs them):
+ * drop, grow, wait or ring; docs/integration.md weighs them):
  *  AUTO  the default: the budget while no server drains; while one does and falls
  *        behind, the buffer grows up to a quarter of the machine's memory (or
  *        GNOMON_BUFFER_MAX_MB); past that, events are dropped, counted, and the program
@@ -72,14 +72,42 @@ int gnomon_set_buffer_budget(uint64_t bytes);
  *  GROW  no bound: nothing is dropped, memory grows as long as the backlog does.
  *  WAIT  the budget; past it the recording thread waits for the sender while a server
  *        is connected (nothing is dropped, the program slows down to the capture's
- *        pace; if the capture stalls, so does the program), and drops when none is. */
+ *        pace; if the capture stalls, so does the program), and drops when none is.
+ *  RING  a flight recorder: while no server is connected the budget keeps the newest
+ *        events, the oldest whole chunks (64 KiB of one thread's events) recycled;
+ *        definitions are always kept. A capture that connects, or
+ *        gnomon_save_recording(), gets the last seconds. While a server is connected,
+ *        as AUTO. */
 typedef enum gnomon_buffer_policy {
   GNOMON_BUFFER_AUTO = 0,
   GNOMON_BUFFER_DROP = 1,
   GNOMON_BUFFER_GROW = 2,
-  GNOMON_BUFFER_WAIT = 3
+  GNOMON_BUFFER_WAIT = 3,
+  GNOMON_BUFFER_RING = 4
 } gnomon_buffer_policy;
 int gnomon_set_buffer_policy(gnomon_buffer_policy policy);
+
+/* On demand (or GNOMON_ON_DEMAND=1): record nothing until a server connects, then
+ * everything (definitions made before are sent too); a zone open at that moment is
+ * left out whole. An event costs a compare and an increment while nobody is connected.
+ * After the server leaves, each thread stops at the end of its current chunk. */
+int gnomon_set_on_demand(int enabled);
+
+/* The program writes its own trace file at `path` (or GNOMON_OUTPUT=PATH), in the
+ * format gnomon-capture writes, compressed on the profiler's thread, instead of
+ * listening for a server. Under the RING policy the file is written only when
+ * gnomon_save_recording() is called or the signal GNOMON_SAVE_SIGNAL (a number or a
+ * name such as USR1) arrives, with the ring's contents; the program listens as usual. */
+int gnomon_set_output_file(const char* path);
+
+/* Writes what the buffer holds now (under RING: the newest budget's worth of events)
+ * and every definition to a trace file at `path` (NULL: the GNOMON_OUTPUT path, or
+ * gnomon-PID.gnomon in the current folder), replacing a regular file there. Recording
+ * goes on; events that find no chunk while the file is written are dropped and
+ * counted. Returns 0, or -1 with the reason on stderr (a server is connected and has
+ * the events, the program writes its own file, a save is already running, the path
+ * cannot be written). */
+int gnomon_save_recording(const char* path);
 
 /* Starts the profiler now instead of at the first event. Returns 0, or -1 when the
  * listening socket could not be opened (the reason goes to stderr; events are still
@@ -99,7 +127,9 @@ int gnomon_wait_for_server(uint32_t timeout_ms);
  * docs/integration.md), then stops the profiler. Called automatically at exit. */
 void gnomon_shutdown(void);
 
-/* Events dropped so far because the buffer was full (see gnomon_set_buffer_policy). */
+/* Events dropped so far because the buffer was full (see gnomon_set_buffer_policy).
+ * Events an on-demand program did not record because nobody was connected, and
+ * events a ring recycled, are not drops. */
 uint64_t gnomon_dropped_events(void);
 
 /* ---- time ---- */

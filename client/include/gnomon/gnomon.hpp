@@ -37,27 +37,66 @@ enum class Severity : uint8_t {
 
 #ifndef GNOMON_DISABLE
 
-inline void ZoneBegin(gnomon_source_location* location) {
+namespace detail {
+
+// Records a zone's begin; false when it was not recorded (the event is then counted).
+inline bool RecordZoneBegin(gnomon_source_location* location) {
   uint32_t id = std::atomic_ref<uint32_t>(location->id).load(std::memory_order_acquire);
-  if (GNOMON_UNLIKELY(id == 0)) id = detail::RegisterSourceLocation(location);
-  uint8_t* p = detail::Reserve(sizeof(protocol::ZoneBegin));
+  if (GNOMON_UNLIKELY(id == 0)) id = RegisterSourceLocation(location);
+  uint8_t* p = Reserve(sizeof(protocol::ZoneBegin));
+  if (GNOMON_UNLIKELY(p == nullptr)) return false;
+  Commit(protocol::WriteMessage(p, protocol::ZoneBegin{.srcloc_id = id, .tick = Now()}));
+  return true;
+}
+
+inline void RecordZoneEnd() {
+  uint8_t* p = Reserve(sizeof(protocol::ZoneEnd));
   if (GNOMON_UNLIKELY(p == nullptr)) return;
-  detail::Commit(protocol::WriteMessage(p, protocol::ZoneBegin{.srcloc_id = id, .tick = detail::Now()}));
+  Commit(protocol::WriteMessage(p, protocol::ZoneEnd{.tick = Now()}));
+}
+
+}  // namespace detail
+
+// A zone begun here and ended by ZoneEnd(). A capture never gets half a zone: when a
+// begin is not recorded (no capture yet on demand, or the buffer full), neither is its
+// end, nor any zone begun inside it this way, so that every ZoneEnd() knows what it
+// closes.
+inline void ZoneBegin(gnomon_source_location* location) {
+  if (GNOMON_UNLIKELY(detail::tls_writer.unrecorded_depth != 0)) {
+    ++detail::tls_writer.unrecorded_depth;
+    detail::CountNotRecorded();
+  } else if (GNOMON_UNLIKELY(!detail::RecordZoneBegin(location))) {
+    ++detail::tls_writer.unrecorded_depth;
+  }
 }
 
 inline void ZoneEnd() {
-  uint8_t* p = detail::Reserve(sizeof(protocol::ZoneEnd));
-  if (GNOMON_UNLIKELY(p == nullptr)) return;
-  detail::Commit(protocol::WriteMessage(p, protocol::ZoneEnd{.tick = detail::Now()}));
+  if (GNOMON_UNLIKELY(detail::tls_writer.unrecorded_depth != 0)) {
+    --detail::tls_writer.unrecorded_depth;
+    detail::CountNotRecorded();
+    return;
+  }
+  detail::RecordZoneEnd();
 }
 
-// Closes the zone it opened when it goes out of scope.
+// Closes the zone it opened when it goes out of scope. It remembers whether its begin
+// was recorded, so its end is recorded exactly then, and zones inside it are recorded
+// as soon as the program records again (a capture connected, a chunk came back).
 class ScopedZone {
  public:
-  explicit ScopedZone(gnomon_source_location* location) { ZoneBegin(location); }
-  ~ScopedZone() { ZoneEnd(); }
+  explicit ScopedZone(gnomon_source_location* location) : recorded_(detail::RecordZoneBegin(location)) {}
+  ~ScopedZone() {
+    if (GNOMON_LIKELY(recorded_)) {
+      detail::RecordZoneEnd();
+    } else {
+      detail::CountNotRecorded();
+    }
+  }
   ScopedZone(const ScopedZone&) = delete;
   ScopedZone& operator=(const ScopedZone&) = delete;
+
+ private:
+  bool recorded_;
 };
 
 inline void ZoneName(std::string_view name) { gnomon_zone_name(name.data(), name.size()); }
@@ -76,6 +115,9 @@ inline void Message(std::string_view text, Severity severity = Severity::kInfo) 
 inline uint32_t PlotId(const char* name) { return gnomon_plot_id(name); }
 inline void Plot(uint32_t plot_id, double value) { gnomon_plot(plot_id, value); }
 inline uint64_t Now() { return gnomon_now(); }
+// Writes what the buffer holds (under the ring policy: the last seconds) to a trace file
+// (see gnomon_save_recording); false, with the reason on stderr, when it cannot.
+inline bool SaveRecording(const char* path = nullptr) { return gnomon_save_recording(path) == 0; }
 
 // ---- GPU (see gnomon.h for the model; the collectors in vulkan.hpp/opengl.hpp use it) ----
 using GpuContextInfo = gnomon_gpu_context_info;
@@ -140,6 +182,7 @@ inline void Message(std::string_view, Severity = Severity::kInfo) {}
 inline uint32_t PlotId(const char*) { return 0; }
 inline void Plot(uint32_t, double) {}
 inline uint64_t Now() { return 0; }
+inline bool SaveRecording(const char* = nullptr) { return false; }
 using GpuContextInfo = gnomon_gpu_context_info;
 using GpuCalibrationData = gnomon_gpu_calibration_data;
 inline uint32_t GpuContextCreate(const GpuContextInfo&) { return 0; }

@@ -21,6 +21,17 @@ void WriteEvent(const M& m, const typename M::Tail& tail = {}) {
   gnomon::detail::Commit(gnomon::protocol::WriteMessage(p, m, tail));
 }
 
+// The same for an attribute of the innermost open zone: not recorded when that zone's
+// begin was not (it would land on the zone around it).
+template <typename M>
+void WriteZoneAttribute(const M& m, const typename M::Tail& tail = {}) {
+  if (gnomon::detail::tls_writer.unrecorded_depth != 0) {
+    gnomon::detail::CountNotRecorded();
+    return;
+  }
+  WriteEvent(m, tail);
+}
+
 std::string_view InlineString(const char* text, size_t length) {
   return gnomon::client::ClampString(text, length, GNOMON_MAX_INLINE_STRING);
 }
@@ -49,11 +60,25 @@ int gnomon_set_buffer_budget(uint64_t bytes) {
 }
 
 int gnomon_set_buffer_policy(gnomon_buffer_policy policy) {
-  if (policy < GNOMON_BUFFER_AUTO || policy > GNOMON_BUFFER_WAIT) return -1;
+  if (policy < GNOMON_BUFFER_AUTO || policy > GNOMON_BUFFER_RING) return -1;
   return StartedConfigure(
              [&](auto& config) { config.buffer_policy = static_cast<gnomon::client::BufferPolicy>(policy); })
              ? 0
              : -1;
+}
+
+int gnomon_set_on_demand(int enabled) {
+  return StartedConfigure([&](auto& config) { config.on_demand = enabled != 0; }) ? 0 : -1;
+}
+
+int gnomon_set_output_file(const char* path) {
+  if (path == nullptr || *path == '\0') return -1;
+  const std::string copy = path;
+  return StartedConfigure([&](auto& config) { config.output_path = copy; }) ? 0 : -1;
+}
+
+int gnomon_save_recording(const char* path) {
+  return Profiler::Get().sender().SaveRecording(path != nullptr ? path : "") ? 0 : -1;
 }
 
 int gnomon_startup(void) { return Profiler::Get().listen_ok() ? 0 : -1; }
@@ -85,15 +110,15 @@ void gnomon_zone_begin(gnomon_source_location* location) { gnomon::ZoneBegin(loc
 void gnomon_zone_end(void) { gnomon::ZoneEnd(); }
 
 void gnomon_zone_name(const char* name, size_t length) {
-  WriteEvent(protocol::ZoneName{}, {.name = InlineString(name, length)});
+  WriteZoneAttribute(protocol::ZoneName{}, {.name = InlineString(name, length)});
 }
 
 void gnomon_zone_text(const char* text, size_t length) {
-  WriteEvent(protocol::ZoneText{}, {.text = InlineString(text, length)});
+  WriteZoneAttribute(protocol::ZoneText{}, {.text = InlineString(text, length)});
 }
 
-void gnomon_zone_color(uint32_t rgb) { WriteEvent(protocol::ZoneColor{.rgb = rgb}); }
-void gnomon_zone_value(uint64_t value) { WriteEvent(protocol::ZoneValue{.value = value}); }
+void gnomon_zone_color(uint32_t rgb) { WriteZoneAttribute(protocol::ZoneColor{.rgb = rgb}); }
+void gnomon_zone_value(uint64_t value) { WriteZoneAttribute(protocol::ZoneValue{.value = value}); }
 
 uint32_t gnomon_frame_name(const char* name) {
   return Profiler::Get().registry().RegisterString(protocol::StringKind::kFrameName, name);

@@ -45,6 +45,7 @@ void ChunkPool::Release(Chunk* chunk) {
     free_.push_back(chunk);
     free_count_.store(free_.size(), std::memory_order_relaxed);
   }
+  AdvanceBufferEpoch();
   returned_.notify_one();
 }
 
@@ -59,6 +60,7 @@ void ChunkPool::SetLimit(uint64_t bytes) {
     }
     free_count_.store(free_.size(), std::memory_order_relaxed);
   }
+  AdvanceBufferEpoch();
   returned_.notify_all();
 }
 

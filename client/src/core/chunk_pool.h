@@ -18,12 +18,15 @@
 #include <mutex>
 #include <vector>
 
+#include "gnomon/client/thread_writer.h"
+
 namespace gnomon::client {
 
 struct Chunk {
   static constexpr size_t kDataBytes = 64 * 1024;
   std::atomic<uint32_t> committed{0};  // bytes of `data` published by the producer
   std::atomic<Chunk*> next{nullptr};   // set once the producer moved on
+  uint64_t sequence = 0;               // when its thread started it (Registry::NextChunkSequence)
   alignas(64) uint8_t data[kDataBytes];
 
   void Reset() {
@@ -31,6 +34,9 @@ struct Chunk {
     next.store(nullptr, std::memory_order_relaxed);
   }
 };
+
+// Tells threads without a chunk that one may now be had (see ThreadWriter::epoch).
+inline void AdvanceBufferEpoch() { detail::g_buffer_epoch.fetch_add(1, std::memory_order_release); }
 
 class ChunkPool {
  public:

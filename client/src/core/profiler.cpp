@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -14,7 +15,8 @@
 
 namespace gnomon::detail {
 constinit thread_local ThreadWriter tls_writer;
-}
+constinit std::atomic<uint32_t> g_buffer_epoch{0};
+}  // namespace gnomon::detail
 
 namespace gnomon::client {
 namespace {
@@ -22,10 +24,6 @@ namespace {
 constinit std::mutex g_start_mutex;
 constinit std::atomic<Profiler*> g_profiler{nullptr};
 Config* g_pending_config = nullptr;  // guarded by g_start_mutex
-
-// How often a thread in drop mode asks the pool for a chunk again: once every this many
-// events (the others are dropped inline, in Reserve()).
-constexpr uint32_t kDropRetryInterval = 64;
 
 // Reads a setting from the environment when it is set; a value that does not parse is
 // ignored, and the program says so (and why) on stderr.
@@ -46,11 +44,36 @@ auto Unsigned(uint64_t min, uint64_t max) {
 }
 
 protocol::Parsed<BufferPolicy> ParseBufferPolicy(std::string_view text) {
-  for (BufferPolicy policy :
-       {BufferPolicy::kAuto, BufferPolicy::kDrop, BufferPolicy::kGrow, BufferPolicy::kWait}) {
+  for (BufferPolicy policy : {BufferPolicy::kAuto, BufferPolicy::kDrop, BufferPolicy::kGrow,
+                              BufferPolicy::kWait, BufferPolicy::kRing}) {
     if (text == BufferPolicyName(policy)) return {policy, ""};
   }
-  return {std::nullopt, "'" + std::string(text) + "' is not one of auto, drop, grow, wait"};
+  return {std::nullopt, "'" + std::string(text) + "' is not one of auto, drop, grow, wait, ring"};
+}
+
+protocol::Parsed<bool> ParseSwitch(std::string_view text) {
+  if (text == "1" || text == "on" || text == "yes" || text == "true") return {true, ""};
+  if (text == "0" || text == "off" || text == "no" || text == "false") return {false, ""};
+  return {std::nullopt, "'" + std::string(text) + "' is not 1 or 0"};
+}
+
+// A signal by name (USR1, SIGUSR1) or number; only those a program may catch and that
+// nothing else in it is likely to need.
+protocol::Parsed<int> ParseSaveSignal(std::string_view text) {
+  static constexpr std::pair<std::string_view, int> kSignals[] = {
+      {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"QUIT", SIGQUIT}, {"URG", SIGURG}};
+  const std::string_view name = text.starts_with("SIG") ? text.substr(3) : text;
+  for (const auto& [signal_name, number] : kSignals) {
+    if (name == signal_name) return {number, ""};
+  }
+  const auto number = protocol::ParseUnsigned(text, 1, uint64_t(SIGRTMAX));
+  if (number && (int(*number) >= SIGRTMIN ||
+                 std::any_of(std::begin(kSignals), std::end(kSignals),
+                             [&](const auto& known) { return known.second == int(*number); }))) {
+    return {int(*number), ""};
+  }
+  return {std::nullopt, "'" + std::string(text) +
+                            "' is not one of USR1, USR2, HUP, QUIT, URG or a real-time signal's number"};
 }
 
 protocol::Parsed<AnnounceMode> ParseAnnounceMode(std::string_view text) {
@@ -79,6 +102,9 @@ Config& PendingConfig() {
     ReadEnvSetting("GNOMON_EXIT_FLUSH_MS", config.exit_flush_ms, Unsigned(0, UINT32_MAX));
     ReadEnvSetting("GNOMON_WAIT_FOR_SERVER_MS", config.exit_wait_for_server_ms, Unsigned(0, UINT32_MAX));
     ReadEnvSetting("GNOMON_ANNOUNCE", config.announce, ParseAnnounceMode);
+    ReadEnvSetting("GNOMON_ON_DEMAND", config.on_demand, ParseSwitch);
+    if (const char* output = std::getenv("GNOMON_OUTPUT"); output && *output) config.output_path = output;
+    ReadEnvSetting("GNOMON_SAVE_SIGNAL", config.save_signal, ParseSaveSignal);
     if (const char* to = std::getenv("GNOMON_ANNOUNCE_TO"); to && *to) {
       if (ParseAnnounceDestination(to)) {
         config.announce_to = to;
@@ -168,44 +194,75 @@ ThreadState* CurrentThreadState() {
 
 namespace gnomon::detail {
 
+namespace {
+
+// The thread records nothing until the buffer's epoch moves on from `epoch`: Reserve()
+// counts each event in `counter` (this one included) without calling here.
+uint8_t* StopRecording(uint32_t epoch, std::atomic<uint64_t>& counter) {
+  const uint32_t depth = tls_writer.unrecorded_depth;
+  tls_writer = {};
+  tls_writer.not_recorded = &counter;
+  tls_writer.epoch = epoch;
+  tls_writer.unrecorded_depth = depth;
+  counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  return nullptr;
+}
+
+}  // namespace
+
 uint8_t* Refill(size_t bytes) {
+  using client::BufferPolicy;
   using client::Chunk;
-  if (bytes > Chunk::kDataBytes) return nullptr;
   client::Registry& registry = client::Profiler::Get().registry();
+  // Read before looking for a chunk: a chunk returned after this changes it, so the
+  // next event asks again.
+  const uint32_t epoch = g_buffer_epoch.load(std::memory_order_acquire);
   client::ThreadState* thread = registry.is_shut_down() ? nullptr : client::CurrentThread(registry);
-  if (thread == nullptr) {
-    registry.CountDrop(nullptr);
+  if (thread == nullptr || bytes > Chunk::kDataBytes) {
+    registry.CountDrop(thread);
     return nullptr;
   }
+  if (!registry.is_recording()) return StopRecording(epoch, thread->unrequested);
   Chunk* chunk = thread->spare.exchange(nullptr, std::memory_order_acq_rel);
   // While dropping, the pool's lock is taken only when it may have a chunk: many threads
   // retrying at once would otherwise queue on it for every retry.
   if (chunk == nullptr && (thread->drops_in_a_row == 0 || registry.pool().MayAcquire())) {
     chunk = registry.pool().Acquire();
   }
-  if (chunk == nullptr && registry.config().buffer_policy == client::BufferPolicy::kWait) {
-    chunk = registry.WaitForChunk();
-  }
+  const BufferPolicy policy = registry.config().buffer_policy;
+  if (chunk == nullptr && policy == BufferPolicy::kRing) chunk = registry.RecycleOldestChunk();
+  if (chunk == nullptr && policy == BufferPolicy::kWait) chunk = registry.WaitForChunk();
   if (chunk == nullptr) {
-    // Dropping: Reserve() drops and counts the next events itself, then asks again.
     ++thread->drops_in_a_row;
-    tls_writer = {};
-    tls_writer.drops_before_retry = client::kDropRetryInterval - 1;
-    tls_writer.dropped = &thread->dropped;
-    registry.CountDrop(thread);
-    registry.NoteBufferFull();
-    return nullptr;
+    registry.NoteBufferFull(*thread);
+    return StopRecording(epoch, thread->dropped);
   }
   thread->drops_in_a_row = 0;
   chunk->Reset();
+  chunk->sequence = registry.NextChunkSequence();
   if (thread->write_chunk != nullptr) {
     thread->write_chunk->next.store(chunk, std::memory_order_release);
   } else {
     thread->head.store(chunk, std::memory_order_release);
   }
   thread->write_chunk = chunk;
+  const uint32_t depth = tls_writer.unrecorded_depth;
   tls_writer = {chunk->data, chunk->data + Chunk::kDataBytes, chunk->data, &chunk->committed};
+  tls_writer.unrecorded_depth = depth;
   return chunk->data;
+}
+
+void CountNotRecordedSlow() {
+  client::Registry& registry = client::Profiler::Get().registry();
+  client::ThreadState* thread = registry.is_shut_down() ? nullptr : client::CurrentThread(registry);
+  // A recording thread's event not recorded is the end of a zone begun while it did not
+  // record: on demand, before the capture came.
+  if (thread != nullptr && registry.config().on_demand) {
+    thread->unrequested.store(thread->unrequested.load(std::memory_order_relaxed) + 1,
+                              std::memory_order_relaxed);
+  } else {
+    registry.CountDrop(thread);
+  }
 }
 
 uint32_t RegisterSourceLocation(gnomon_source_location* location) {

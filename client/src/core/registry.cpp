@@ -48,6 +48,8 @@ const char* BufferPolicyName(BufferPolicy policy) {
       return "grow";
     case BufferPolicy::kWait:
       return "wait";
+    case BufferPolicy::kRing:
+      return "ring";
   }
   return "?";
 }
@@ -63,6 +65,7 @@ uint64_t Registry::BufferLimit(bool connected) const {
     case BufferPolicy::kGrow:
       return UINT64_MAX;
     case BufferPolicy::kAuto:
+    case BufferPolicy::kRing:
       return connected ? config_.buffer_ceiling_bytes : config_.buffer_budget_bytes;
     case BufferPolicy::kDrop:
     case BufferPolicy::kWait:
@@ -91,7 +94,21 @@ Chunk* Registry::WaitForChunk() {
   return nullptr;
 }
 
-void Registry::NoteBufferFull() {
+void Registry::NoteBufferFull(const ThreadState& thread) {
+  if (thread.write_chunk == nullptr && !said_budget_too_small_.load(std::memory_order_relaxed) &&
+      !said_budget_too_small_.exchange(true, std::memory_order_relaxed)) {
+    size_t threads = 0;
+    {
+      std::lock_guard lock(mutex_);
+      threads = threads_.size();
+    }
+    std::fprintf(
+        stderr,
+        "gnomon: the buffer budget (%llu MiB: %llu chunks of 64 KiB) is too small for one chunk per "
+        "thread (%zu threads record); a thread without one drops its events: raise GNOMON_BUFFER_MB\n",
+        static_cast<unsigned long long>(pool_.limit_bytes() >> 20),
+        static_cast<unsigned long long>(pool_.limit_bytes() / sizeof(Chunk)), threads);
+  }
   // A load first: the exchange writes a line every dropping thread would share.
   if (!is_connected() || said_buffer_full_.load(std::memory_order_relaxed) ||
       said_buffer_full_.exchange(true, std::memory_order_relaxed)) {
@@ -102,6 +119,37 @@ void Registry::NoteBufferFull() {
                "counted until the capture catches up\n",
                static_cast<unsigned long long>(pool_.limit_bytes() >> 20),
                BufferPolicyName(config_.buffer_policy));
+}
+
+Chunk* Registry::RecycleOldestChunk() {
+  std::lock_guard lock(mutex_);
+  if (ring_frozen_ || is_connected()) return nullptr;
+  ThreadState* owner = nullptr;
+  Chunk* oldest = nullptr;
+  for (ThreadState* thread : threads_) {
+    Chunk* first =
+        thread->read_chunk != nullptr ? thread->read_chunk : thread->head.load(std::memory_order_acquire);
+    // A chunk whose successor is linked is one its thread will never write again.
+    if (first == nullptr || first->next.load(std::memory_order_acquire) == nullptr) continue;
+    if (oldest == nullptr || first->sequence < oldest->sequence) {
+      oldest = first;
+      owner = thread;
+    }
+  }
+  if (oldest == nullptr) return nullptr;
+  Chunk* next = oldest->next.load(std::memory_order_acquire);
+  if (owner->read_chunk != nullptr) {
+    owner->read_chunk = next;
+    owner->read_pos = 0;
+  } else {
+    owner->head.store(next, std::memory_order_release);
+  }
+  return oldest;
+}
+
+void Registry::FreezeRing(bool frozen) {
+  std::lock_guard lock(mutex_);
+  ring_frozen_ = frozen;
 }
 
 ThreadState* Registry::RegisterThread() {
@@ -180,8 +228,12 @@ uint64_t Registry::HostNsToTicks(bool is_monotonic_raw, int64_t host_ns) {
 }
 
 void Registry::SetConnected(bool connected) {
-  connected_.store(connected, std::memory_order_release);
-  pool_.SetLimit(BufferLimit(connected));
+  {
+    // Under the lock: once a server is connected, no ring recycles what it reads.
+    std::lock_guard lock(mutex_);
+    connected_.store(connected, std::memory_order_release);
+  }
+  pool_.SetLimit(BufferLimit(connected));  // also tells waiting threads to look again
 }
 
 }  // namespace gnomon::client

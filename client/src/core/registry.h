@@ -35,10 +35,15 @@ struct ThreadState {
   // Producer side.
   Chunk* write_chunk = nullptr;
   uint32_t drops_in_a_row = 0;  // asks for a chunk that found none, in a row (0: recording)
-  // Events this thread dropped. Only the thread writes it (no read-modify-write), so
-  // dropping costs no contended cache line however many threads drop at once.
+  // Events this thread dropped, and events it did not record because nobody asked for
+  // them (on demand, no capture connected). Only the thread writes them (no
+  // read-modify-write), so not recording costs no contended cache line however many
+  // threads do it at once.
   std::atomic<uint64_t> dropped{0};
-  std::atomic<Chunk*> head{nullptr};   // first chunk ever, for the sender
+  std::atomic<uint64_t> unrequested{0};
+  // First chunk not yet drained, for the sender (until its first read: it follows the
+  // chain from read_chunk after that); a ring moves it on when it recycles the chunk.
+  std::atomic<Chunk*> head{nullptr};
   std::atomic<Chunk*> spare{nullptr};  // a drained chunk handed back by the sender
   std::atomic<bool> finished{false};   // the thread has exited
   // Sender side.
@@ -54,6 +59,8 @@ enum class BufferPolicy : uint8_t {
   kGrow = GNOMON_BUFFER_GROW,  // no bound
   kWait = GNOMON_BUFFER_WAIT,  // the budget; then the recording thread waits for the sender
                                // while a server is connected (drops when none is)
+  kRing = GNOMON_BUFFER_RING,  // the budget keeps the newest events while no server is
+                               // connected (oldest chunks recycled); kAuto while one is
 };
 const char* BufferPolicyName(BufferPolicy policy);
 
@@ -68,6 +75,9 @@ struct Config {
   std::string port_file;                         // when set, the bound port is written there
   AnnounceMode announce = AnnounceMode::kLocal;  // who learns that the program runs
   std::string announce_to;                       // kLan: IP[:PORT] (default: broadcast)
+  bool on_demand = false;                        // record only while a server is connected
+  std::string output_path;                       // the program writes its own trace file
+  int save_signal = 0;                           // saves the recording (0: none)
 };
 
 class Registry {
@@ -86,6 +96,8 @@ class Registry {
   void SetThreadName(ThreadState* thread, const char* name);
   void AppendGlobal(const uint8_t* bytes, size_t size);
   uint32_t NextGpuContextId() { return next_gpu_context_id_.fetch_add(1, std::memory_order_relaxed); }
+  // Numbers chunks in the order threads start them (the ring recycles the lowest).
+  uint64_t NextChunkSequence() { return next_chunk_sequence_.fetch_add(1, std::memory_order_relaxed); }
   uint32_t NextCounterSetId() { return next_counter_set_id_.fetch_add(1, std::memory_order_relaxed); }
 
   // Calibration pairs the sender takes; HostNsToTicks() converts through them.
@@ -110,8 +122,19 @@ class Registry {
   // Under the wait policy: a chunk, once the sender returns one, or nullptr when no
   // server is connected (or the profiler is shutting down).
   Chunk* WaitForChunk();
-  // A thread found the buffer full while a server is connected: says so on stderr, once.
-  void NoteBufferFull();
+  // A thread found the buffer full: says so on stderr, once, while a server is connected
+  // or when the thread never had a chunk (the budget is too small for the threads).
+  void NoteBufferFull(const ThreadState& thread);
+  // Under the ring policy, while no server is connected and no save reads the buffer:
+  // the oldest chunk any thread has moved past, taken off its chain for `thread` to
+  // reuse; nullptr when there is none.
+  Chunk* RecycleOldestChunk();
+  // Stops (true) or lets go on (false) the ring's recycling, while a save reads the
+  // chains; Freeze waits for a recycling in progress.
+  void FreezeRing(bool frozen);
+  // Whether events are recorded now: always, except on demand while no server is
+  // connected.
+  bool is_recording() const { return !config_.on_demand || is_connected(); }
 
   // ---- state both sides watch ----
   // A server is connected and drains the buffer (set by the sender).
@@ -133,12 +156,15 @@ class Registry {
   std::atomic<bool> connected_{false};
   std::atomic<bool> shut_down_{false};
   std::atomic<bool> said_buffer_full_{false};
+  std::atomic<bool> said_budget_too_small_{false};
   std::atomic<uint32_t> next_gpu_context_id_{1};
+  std::atomic<uint64_t> next_chunk_sequence_{1};
   std::atomic<uint32_t> next_counter_set_id_{1};
 
   std::mutex mutex_;  // guards everything below
   std::vector<ThreadState*> threads_;
   std::vector<uint8_t> global_log_;
+  bool ring_frozen_ = false;
   uint32_t next_thread_id_ = 1;
   uint32_t next_source_location_id_ = 1;
   uint32_t next_string_id_ = 1;

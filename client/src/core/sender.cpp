@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -18,6 +19,7 @@
 #include "gnomon/client/thread_writer.h"
 #include "gnomon/protocol/byte_io.h"
 #include "gnomon/protocol/handshake.h"
+#include "gnomon/server/trace_file.h"
 #include "registry.h"
 
 namespace gnomon::client {
@@ -34,6 +36,33 @@ constexpr size_t kMaxPendingHandshakes = 16;                 // more: the oldest
 constexpr int kListenBacklog = 64;
 constexpr int kPortsToTry = 10;
 
+// Set by the save signal's handler (all it may do), taken by the sender's loop.
+constinit std::atomic<bool> g_save_signalled{false};
+void OnSaveSignal(int) { g_save_signalled.store(true, std::memory_order_relaxed); }
+
+void InstallSaveSignal(int number) {
+  struct sigaction old {};
+  sigaction(number, nullptr, &old);
+  if ((old.sa_flags & SA_SIGINFO) != 0 || (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)) {
+    std::fprintf(stderr,
+                 "gnomon: ignoring GNOMON_SAVE_SIGNAL=%d: the program handles that signal itself; choose "
+                 "another (USR1, USR2, or a real-time signal) or call gnomon::SaveRecording()\n",
+                 number);
+    return;
+  }
+  struct sigaction action {};
+  action.sa_handler = OnSaveSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  sigaction(number, &action, nullptr);
+}
+
+std::string MiB(uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f MiB", double(bytes) / double(1 << 20));
+  return text;
+}
+
 }  // namespace
 
 bool Sender::is_connected() const { return registry_.is_connected(); }
@@ -49,8 +78,25 @@ Sender::~Sender() {
   if (listen_fd_ >= 0) close(listen_fd_);
 }
 
+bool Sender::OpenOwnFile() {
+  const std::string& path = registry_.config().output_path;
+  auto writer = server::TraceWriter::Create(path);
+  // Published at once: a program that is killed leaves its file at the path it was given.
+  server::Status status = writer.ok() ? writer.value()->Publish(server::Overwrite::kYes) : writer.status();
+  if (!status.ok()) {
+    std::fprintf(
+        stderr, "gnomon: cannot write the trace file GNOMON_OUTPUT=%s: %s; listening for a capture instead\n",
+        path.c_str(), status.message().c_str());
+    return false;
+  }
+  own_file_ = std::move(writer.value());
+  return true;
+}
+
 bool Sender::Listen() {
   const Config& config = registry_.config();
+  if (!config.output_path.empty() && config.buffer_policy != BufferPolicy::kRing && OpenOwnFile())
+    return true;
   const bool is_v6 = config.address.find(':') != std::string::npos;
   // Non-blocking: AcceptPending() takes connections until there are none left.
   listen_fd_ = socket(is_v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -129,7 +175,113 @@ void Sender::Start() {
   first_pair_ = ReadCalibrationPair();
   TakeCalibration();
   next_calibration_ = Clock::now() + kFirstCalibrationGap;
+  if (own_file_ != nullptr) {  // the file is the server, from the start
+    AppendAppInfo(out_);
+    registry_.SetConnected(true);
+  }
+  if (registry_.config().save_signal != 0) InstallSaveSignal(registry_.config().save_signal);
   thread_ = std::thread([this] { Run(); });
+}
+
+bool Sender::SaveRecording(const std::string& path) {
+  std::unique_lock lock(save_mutex_);
+  if (save_request_ != nullptr) {
+    std::fprintf(stderr, "gnomon: a save of the recording is already running (to %s); this one is skipped\n",
+                 save_request_->path.empty() ? "the default path" : save_request_->path.c_str());
+    return false;
+  }
+  if (!thread_.joinable() || stop_.load()) {
+    std::fprintf(stderr, "gnomon: cannot save the recording: the profiler has stopped\n");
+    return false;
+  }
+  SaveRequest request;
+  request.path = path;
+  save_request_ = &request;
+  save_done_.wait(lock, [&] { return request.done; });
+  save_request_ = nullptr;
+  if (!request.error.empty()) {
+    std::fprintf(stderr, "gnomon: cannot save the recording: %s\n", request.error.c_str());
+    return false;
+  }
+  return true;
+}
+
+void Sender::ServeSaveRequests() {
+  if (g_save_signalled.exchange(false, std::memory_order_relaxed)) {
+    if (const std::string error = WriteRecording(""); !error.empty()) {
+      std::fprintf(stderr, "gnomon: cannot save the recording (GNOMON_SAVE_SIGNAL): %s\n", error.c_str());
+    }
+  }
+  SaveRequest* request = nullptr;
+  {
+    std::lock_guard lock(save_mutex_);
+    if (save_request_ == nullptr || save_request_->done) return;
+    request = save_request_;
+  }
+  std::string error = WriteRecording(request->path);
+  {
+    std::lock_guard lock(save_mutex_);
+    request->error = std::move(error);
+    request->done = true;
+  }
+  save_done_.notify_all();
+}
+
+std::string Sender::WriteRecording(const std::string& path) {
+  const Config& config = registry_.config();
+  const std::string target = !path.empty()                 ? path
+                             : !config.output_path.empty() ? config.output_path
+                                                           : "gnomon-" + std::to_string(getpid()) + ".gnomon";
+  if (conn_fd_ >= 0) return "a capture is connected and receives the events";
+  if (own_file_ != nullptr)
+    return "the program writes its own trace file already (" + config.output_path + ")";
+  auto created = server::TraceWriter::Create(target);
+  if (!created.ok()) return created.status().message();
+  server::TraceWriter& writer = *created.value();
+  TakeCalibration();  // the newest events lie inside the calibrated span
+  std::vector<uint8_t> out;
+  AppendAppInfo(out);
+  // Nothing is recycled while the chains are read: a thread that needs a chunk meanwhile
+  // drops its events (and counts them).
+  registry_.FreezeRing(true);
+  std::vector<ThreadState*> threads;
+  {
+    std::lock_guard lock(registry_.mutex());
+    out.insert(out.end(), registry_.global_log().begin(), registry_.global_log().end());
+    threads = registry_.threads();
+  }
+  for (ThreadState* thread : threads) {
+    // Where the sender would go on from: what it drained already is not in the buffer.
+    Chunk* chunk =
+        thread->read_chunk != nullptr ? thread->read_chunk : thread->head.load(std::memory_order_acquire);
+    uint32_t pos = thread->read_chunk != nullptr ? thread->read_pos : 0;
+    bool context_written = false;
+    while (chunk != nullptr) {
+      Chunk* next = chunk->next.load(std::memory_order_acquire);
+      const uint32_t end = chunk->committed.load(std::memory_order_acquire);
+      if (end > pos) {
+        if (!context_written) protocol::AppendMessage(out, protocol::ThreadContext{.thread_id = thread->id});
+        context_written = true;
+        out.insert(out.end(), chunk->data + pos, chunk->data + end);
+      }
+      if (out.size() >= kFlushBytes) {
+        writer.Append(out.data(), out.size());
+        out.clear();
+      }
+      chunk = next;
+      pos = 0;
+    }
+  }
+  registry_.FreezeRing(false);
+  protocol::AppendMessage(out, protocol::DroppedEvents{.total_events = registry_.dropped_events()});
+  protocol::AppendMessage(out, protocol::EndOfStream{.tick = detail::Now()});
+  writer.Append(out.data(), out.size());
+  const uint64_t stream_bytes = writer.raw_bytes();
+  if (server::Status s = writer.Finish(); !s.ok()) return s.message();
+  if (server::Status s = writer.Publish(server::Overwrite::kYes); !s.ok()) return s.message();
+  std::fprintf(stderr, "gnomon: saved the recording to %s (%s of events, %s on disk)\n", target.c_str(),
+               MiB(stream_bytes).c_str(), MiB(writer.file_bytes()).c_str());
+  return "";
 }
 
 void Sender::Stop() {
@@ -189,7 +341,8 @@ void Sender::Run() {
     const auto now = Clock::now();
     if (now >= next_calibration_) TakeCalibration();
     announcer_.Tick(now);
-    if (conn_fd_ < 0) {
+    ServeSaveRequests();
+    if (!has_sink()) {
       if (!stopping) {
         ServiceConnections(50);
         continue;
@@ -212,9 +365,8 @@ void Sender::Run() {
     if (sent < 0) continue;
     if (stopping) {
       if (sent == 0 || Clock::now() >= stop_deadline_) {
-        uint8_t bytes[sizeof(protocol::EndOfStream)];
-        protocol::WriteMessage(bytes, protocol::EndOfStream{.tick = detail::Now()});
-        SendAll(bytes, sizeof(bytes));
+        protocol::AppendMessage(out_, protocol::EndOfStream{.tick = detail::Now()});
+        Flush();
         // Wait (bounded) for the server to close first, so the last bytes are not lost
         // to a reset.
         pollfd pfd{conn_fd_, POLLIN, 0};
@@ -230,6 +382,12 @@ void Sender::Run() {
     // Idle: wait a little for anything. Busy: only look, so a second server is answered
     // (busy) and a server that left is noticed without slowing the shipping down.
     ServiceConnections(sent == 0 ? 1 : 0);
+  }
+  std::lock_guard lock(save_mutex_);  // a save asked for as the program ended
+  if (save_request_ != nullptr && !save_request_->done) {
+    save_request_->error = "the profiler has stopped";
+    save_request_->done = true;
+    save_done_.notify_all();
   }
 }
 
@@ -332,15 +490,15 @@ void Sender::Promote(int fd) {
   global_sent_ = 0;
   current_context_ = 0;
   dropped_sent_ = 0;
-  SendAppInfo();
+  AppendAppInfo(out_);
   registry_.SetConnected(true);
   announcer_.SetConnected(true);
 }
 
-void Sender::SendAppInfo() {
+void Sender::AppendAppInfo(std::vector<uint8_t>& out) const {
   const std::string_view name = program_invocation_short_name;
   protocol::AppendMessage(
-      out_,
+      out,
       protocol::AppInfo{.pid = static_cast<uint32_t>(getpid()),
                         .timer_kind = static_cast<uint8_t>(CurrentTimerKind()),
                         .ticks_per_second_estimate = static_cast<uint64_t>(ticks_per_second_),
@@ -418,6 +576,12 @@ void Sender::ReleaseThread(ThreadState* thread) {
 }
 
 bool Sender::Flush() {
+  if (own_file_ != nullptr) {
+    own_file_->Append(out_.data(), out_.size());
+    own_file_->FlushIfOld();
+    out_.clear();
+    return true;
+  }
   const bool ok = SendAll(out_.data(), out_.size());
   out_.clear();
   return ok;
@@ -457,6 +621,17 @@ void Sender::Disconnect(const char* reason) {
   if (reason != nullptr) std::fprintf(stderr, "gnomon: %s\n", reason);
   if (conn_fd_ >= 0) close(conn_fd_);
   conn_fd_ = -1;
+  if (own_file_ != nullptr) {
+    const std::string path = registry_.config().output_path;
+    if (server::Status s = own_file_->Finish(); !s.ok()) {
+      std::fprintf(stderr, "gnomon: the trace file %s is incomplete: %s\n", path.c_str(),
+                   s.message().c_str());
+    } else {
+      std::fprintf(stderr, "gnomon: wrote the trace file %s (%s)\n", path.c_str(),
+                   MiB(own_file_->file_bytes()).c_str());
+    }
+    own_file_.reset();
+  }
   registry_.SetConnected(false);
   announcer_.SetConnected(false);
 }

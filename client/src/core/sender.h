@@ -1,4 +1,5 @@
-// The background thread that ships events to a server.
+// The background thread that ships events to a server, or to the program's own trace
+// file (GNOMON_OUTPUT), and saves the recording on request (SaveRecording).
 //
 // It owns the listening socket (loopback by default) and at most one connection. While
 // no server is connected it only takes calibration pairs; events wait in the threads'
@@ -16,7 +17,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,6 +28,10 @@
 #include "announcer.h"
 #include "gnomon/protocol/handshake.h"
 #include "timer.h"
+
+namespace gnomon::server {
+class TraceWriter;
+}
 
 namespace gnomon::client {
 
@@ -43,7 +51,9 @@ class Sender {
   explicit Sender(Registry& registry);
   ~Sender();
 
-  // Opens the listening socket; false (with a message on stderr) when it cannot.
+  // Opens the program's own trace file (GNOMON_OUTPUT, not under the ring policy) or,
+  // without one or when it cannot be written, the listening socket; false (with a
+  // message on stderr) when neither can be had.
   bool Listen();
   void Start();
   // Drains to a connected server (bounded), sends EndOfStream, joins the thread.
@@ -52,6 +62,9 @@ class Sender {
   uint16_t port() const { return port_.load(); }
   bool is_connected() const;
   bool WaitForServer(std::chrono::milliseconds timeout);
+  // Writes what the buffer holds to a trace file at `path` ("": the default path), on
+  // the sender's thread; waits for it. False, with the reason on stderr, when it cannot.
+  bool SaveRecording(const std::string& path);
 
  private:
   void Run();
@@ -66,6 +79,11 @@ class Sender {
   // Reads what arrived of a pending hello; true when the connection is done with
   // (answered, refused or gone).
   bool ContinueHandshake(struct PendingHandshake& pending);
+  bool OpenOwnFile();
+  // Writes the recording to a file now (on the sender's thread); the error, or "".
+  std::string WriteRecording(const std::string& path);
+  // Takes a save asked for by SaveRecording() or the save signal.
+  void ServeSaveRequests();
   void Answer(int fd, protocol::HandshakeStatus status);
   void Promote(int fd);
   // Sends everything pending; returns the number of event bytes sent, -1 on failure.
@@ -73,17 +91,21 @@ class Sender {
   // Appends thread's published bytes to out_; true when the thread exited and is empty.
   bool DrainThread(ThreadState& thread);
   void ReleaseThread(ThreadState* thread);
+  // Ships out_ (to the server, or into the own file).
   bool Flush();
   bool SendAll(const uint8_t* data, size_t size);
+  // A server is connected, or the program writes its own file.
+  bool has_sink() const { return conn_fd_ >= 0 || own_file_ != nullptr; }
   bool PeerClosed();
   void Disconnect(const char* reason);
-  void SendAppInfo();
+  void AppendAppInfo(std::vector<uint8_t>& out) const;
 
   Registry& registry_;
   Announcer announcer_;
   int listen_fd_ = -1;
   int conn_fd_ = -1;
-  std::vector<PendingHandshake> pending_;  // accepted, hello not complete yet
+  std::unique_ptr<server::TraceWriter> own_file_;  // GNOMON_OUTPUT, written as it goes
+  std::vector<PendingHandshake> pending_;          // accepted, hello not complete yet
   std::atomic<uint16_t> port_{0};
   std::atomic<bool> stop_{false};
   std::thread thread_;
@@ -97,6 +119,16 @@ class Sender {
   CalibrationPair first_pair_;
   double ticks_per_second_ = 0;
   int64_t start_unix_ns_ = 0;
+
+  // SaveRecording() asks, the sender's thread answers.
+  struct SaveRequest {
+    std::string path;
+    bool done = false;
+    std::string error;
+  };
+  std::mutex save_mutex_;
+  std::condition_variable save_done_;
+  SaveRequest* save_request_ = nullptr;  // guarded by save_mutex_
 };
 
 }  // namespace gnomon::client

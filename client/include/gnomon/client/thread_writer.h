@@ -5,8 +5,13 @@
 // new end with one release store. A background sender reads published bytes and ships
 // them. When the chunk is full, Refill() (out of line) links a new one; when the buffer
 // budget is exhausted it returns nullptr and the event is dropped and counted. While a
-// thread drops, the next events are dropped and counted here, inline, and only every
-// 64th asks Refill() for a chunk again: a dropped event costs a few instructions.
+// thread has no chunk (dropping, or not recording because nobody is connected in
+// on-demand mode), the next events are counted here, inline, and Refill() is asked
+// again only once the buffer's epoch changed (a chunk came back, the limit moved, a
+// capture came or went): an event not recorded costs a compare and an increment.
+//
+// A zone whose begin was not recorded has its end not recorded either, even when the
+// thread records again by then (gnomon.hpp): a capture never gets half a zone.
 //
 // Nothing here locks, allocates or makes a system call. This header is public only so
 // that the C++ API can inline it; its contents are not a stable interface.
@@ -39,25 +44,36 @@
 
 namespace gnomon::detail {
 
-struct ThreadWriter {
+struct alignas(64) ThreadWriter {
   uint8_t* cursor = nullptr;                   // next free byte
   uint8_t* limit = nullptr;                    // end of the current chunk's data
   uint8_t* base = nullptr;                     // start of the current chunk's data
   std::atomic<uint32_t>* committed = nullptr;  // published end, read by the sender
-  // While dropping (no chunk): events to drop here before asking Refill() again, and
-  // the thread's drop counter (only this thread writes it).
-  uint32_t drops_before_retry = 0;
-  std::atomic<uint64_t>* dropped = nullptr;
+  // While not recording (no chunk): where the events not recorded are counted (the
+  // thread's drop counter, which only this thread writes; or, in on-demand mode before
+  // a capture connects, a counter of events nobody asked for), and the buffer epoch
+  // seen when Refill() last found no chunk. nullptr: ask Refill() every time.
+  std::atomic<uint64_t>* not_recorded = nullptr;
+  uint32_t epoch = 0;
+  // Zones begun by ZoneBegin() but not recorded that are still open, with the zones
+  // begun inside them: their ends are not recorded.
+  uint32_t unrecorded_depth = 0;
 };
 
 extern constinit thread_local ThreadWriter tls_writer;
+
+// Changes whenever a thread without a chunk could now get one.
+extern constinit std::atomic<uint32_t> g_buffer_epoch;
 
 // True when the timer is the invariant TSC; set once at start-up before any event.
 extern constinit bool g_timer_is_tsc;
 
 // Slow path: makes room for `bytes` (at most kMaxRecordBytes). Returns where to write,
-// or nullptr when the event must be dropped (it is then already counted).
+// or nullptr when the event is not recorded (it is then already counted).
 uint8_t* Refill(size_t bytes);
+// Counts an event not recorded while not_recorded is not set: the thread records (the
+// end of a zone whose begin was not recorded), it exited, or the profiler shut down.
+void CountNotRecordedSlow();
 
 inline constexpr size_t kMaxRecordBytes = 16 + 8000;
 
@@ -72,12 +88,21 @@ inline uint64_t Now() {
 
 // (tls_writer is named directly rather than through a reference: GCC 12's
 // -fsanitize=null misreads references to thread-locals as null.)
+inline void CountNotRecorded() {
+  if (GNOMON_LIKELY(tls_writer.not_recorded != nullptr)) {
+    tls_writer.not_recorded->store(tls_writer.not_recorded->load(std::memory_order_relaxed) + 1,
+                                   std::memory_order_relaxed);
+  } else {
+    CountNotRecordedSlow();
+  }
+}
+
 inline uint8_t* Reserve(size_t bytes) {
   if (GNOMON_UNLIKELY(tls_writer.limit - tls_writer.cursor < static_cast<ptrdiff_t>(bytes))) {
-    if (tls_writer.drops_before_retry != 0) {
-      --tls_writer.drops_before_retry;
-      tls_writer.dropped->store(tls_writer.dropped->load(std::memory_order_relaxed) + 1,
-                                std::memory_order_relaxed);
+    if (tls_writer.not_recorded != nullptr &&
+        tls_writer.epoch == g_buffer_epoch.load(std::memory_order_relaxed)) {
+      tls_writer.not_recorded->store(tls_writer.not_recorded->load(std::memory_order_relaxed) + 1,
+                                     std::memory_order_relaxed);
       return nullptr;
     }
     return Refill(bytes);

@@ -1,0 +1,214 @@
+// The program when nobody is listening: on demand, the flight recorder (ring), its own
+// trace file, and saving the recording on request or on a signal. Real programs, real
+// TCP, real trace files.
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "capture_helper.h"
+#include "gnomon/server/trace_file.h"
+
+using gnomon::server::TraceModel;
+using gnomon::test::CaptureProgram;
+using gnomon::test::ChildProcess;
+using gnomon::test::ReadFile;
+using gnomon::test::ScratchDir;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::map<std::string, uint64_t> CountsByName(const TraceModel& m) {
+  std::map<std::string, uint64_t> counts;
+  for (const auto& thread : m.threads) {
+    for (size_t i = 0; i < thread.zones.size(); ++i) ++counts[m.ZoneName(thread, i)];
+  }
+  return counts;
+}
+
+uint64_t Count(const std::map<std::string, uint64_t>& counts, const std::string& name) {
+  const auto it = counts.find(name);
+  return it == counts.end() ? 0 : it->second;
+}
+
+// What a ring of `budget_mb` keeps of the test program's "ring" sequence: whole chunks
+// of 64 KiB of one thread's events (each chunk 64 bytes more with its header), each
+// iteration a zone begin (13 bytes), a plot value (21) and a zone end (9).
+struct RingCapacity {
+  long chunks;
+  long per_chunk;
+};
+RingCapacity RingOf(long budget_mb) { return {(budget_mb << 20) / (65536 + 64), 65536 / (13 + 21 + 9)}; }
+
+// The ring kept the newest iterations, exactly: plot values contiguous, ending with the
+// last one, as many as the budget's chunks hold (the oldest kept chunk may start
+// inside an iteration whose begin was recycled).
+void CheckNewestKept(const TraceModel& m, long zones, long budget_mb) {
+  REQUIRE(m.plots.size() == 1);
+  const auto& points = m.plots.begin()->second.points;
+  REQUIRE(!points.empty());
+  for (size_t i = 1; i < points.size(); ++i) {
+    if (points[i].second != points[i - 1].second + 1) FAIL("plot values not contiguous at " << i);
+  }
+  CHECK(points.back().second == double(zones - 1));
+  const RingCapacity ring = RingOf(budget_mb);
+  const auto kept = long(points.size());
+  CHECK(kept >= (ring.chunks - 1) * ring.per_chunk);
+  CHECK(kept <= ring.chunks * ring.per_chunk);
+  const auto counts = CountsByName(m);
+  CHECK(long(Count(counts, "Ring")) >= kept - 1);
+  CHECK(long(Count(counts, "Ring")) <= kept + 1);
+  CHECK(m.diagnostics.client_dropped_events == 0);  // recycled, not dropped
+}
+
+TraceModel LoadFile(const std::string& path) {
+  TraceModel model;
+  auto loaded = gnomon::server::LoadTrace(path, model);
+  REQUIRE_MESSAGE(loaded.ok(), loaded.status().message());
+  CHECK(loaded.value().warning == "");
+  return model;
+}
+
+}  // namespace
+
+TEST_CASE("on demand: nothing before a capture connects, everything after, no half zone across") {
+  auto capture =
+      CaptureProgram({GNOMON_TEST_PROGRAM, "on-demand"}, {{"GNOMON_ON_DEMAND", "1"}}, 0, "waiting");
+  CHECK(capture.exit_code == 0);
+  const TraceModel& m = capture.model();
+  const auto counts = CountsByName(m);
+  CHECK(Count(counts, "Before") == 0);
+  CHECK(Count(counts, "After") == 1000);
+  CHECK(Count(counts, "Across") == 0);  // begun before the capture: left out whole
+  CHECK(Count(counts, "Across (C API)") == 0);
+  CHECK(Count(counts, "Inside (C API)") == 0);
+  CHECK(m.open_zone_count == 0);
+  CHECK(m.diagnostics.zone_ends_without_begin == 0);
+  CHECK(m.diagnostics.client_dropped_events == 0);  // not asked for is not dropped
+  CHECK(capture.log.find("dropped 0") != std::string::npos);
+  CHECK(m.source_locations.size() > 4);  // the definitions made before were replayed
+}
+
+TEST_CASE("the ring keeps exactly the newest events, for a capture that connects late") {
+  constexpr long kZones = 200000;  // 8.6 MB of events through a 1 MiB ring
+  auto capture = CaptureProgram({GNOMON_TEST_PROGRAM, "ring", std::to_string(kZones)},
+                                {{"GNOMON_BUFFER_POLICY", "ring"}, {"GNOMON_BUFFER_MB", "1"}}, 0, "recorded");
+  CHECK(capture.exit_code == 0);
+  CheckNewestKept(capture.model(), kZones, 1);
+}
+
+TEST_CASE("the ring saved to a file by the program: the newest events, a file that loads cleanly") {
+  constexpr long kZones = 200000;
+  ScratchDir dir;
+  const std::string path = dir.File("ring.gnomon");
+  ChildProcess program({GNOMON_TEST_PROGRAM, "ring", std::to_string(kZones), path},
+                       {{"GNOMON_BUFFER_POLICY", "ring"}, {"GNOMON_BUFFER_MB", "2"}}, dir.File("log"));
+  REQUIRE(program.Wait() == 0);
+  CHECK(ReadFile(dir.File("log")).find("saved the recording to " + path) != std::string::npos);
+  CheckNewestKept(LoadFile(path), kZones, 2);
+}
+
+TEST_CASE("a program's own trace file (GNOMON_OUTPUT) loads and matches a capture of the same program") {
+  ScratchDir dir;
+  const std::string path = dir.File("own.gnomon");
+  ChildProcess program({GNOMON_TEST_PROGRAM, "zones"}, {{"GNOMON_OUTPUT", path}}, dir.File("log"));
+  REQUIRE(program.Wait() == 0);
+  CHECK(ReadFile(dir.File("log")).find("wrote the trace file " + path) != std::string::npos);
+  const TraceModel own = LoadFile(path);
+  auto capture = CaptureProgram({GNOMON_TEST_PROGRAM, "zones"});
+  REQUIRE(capture.exit_code == 0);
+  const TraceModel& live = capture.model();
+  CHECK(CountsByName(own) == CountsByName(live));
+  CHECK(own.zone_count == live.zone_count);
+  CHECK(own.zone_count > 400);
+  CHECK(own.open_zone_count == 0);
+  CHECK(own.threads.size() == live.threads.size());
+  CHECK(own.frames.size() == live.frames.size());
+  CHECK(own.messages.size() == live.messages.size());
+  CHECK(own.plots.begin()->second.points.size() == live.plots.begin()->second.points.size());
+  CHECK(own.diagnostics.ended_cleanly);
+  CHECK(own.diagnostics == live.diagnostics);
+  CHECK(own.program.name == live.program.name);
+}
+
+TEST_CASE("the save signal writes the recording while four threads record") {
+  ScratchDir dir;
+  const std::string path = dir.File("signalled.gnomon");
+  const std::string log = dir.File("log");
+  ChildProcess program(
+      {GNOMON_TEST_PROGRAM, "save-signal", dir.File("stop")},
+      {{"GNOMON_BUFFER_POLICY", "ring"}, {"GNOMON_OUTPUT", path}, {"GNOMON_SAVE_SIGNAL", "USR1"}}, log);
+  const auto give_up = std::chrono::steady_clock::now() + 10s;
+  while (ReadFile(log).find("recording") == std::string::npos && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(5ms);
+  }
+  std::this_thread::sleep_for(200ms);
+  program.Signal(SIGUSR1);
+  while (ReadFile(log).find("saved the recording") == std::string::npos &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(5ms);
+  }
+  std::this_thread::sleep_for(100ms);  // the threads record on past the save
+  {
+    std::FILE* stop = std::fopen(dir.File("stop").c_str(), "w");
+    std::fclose(stop);
+  }
+  CHECK(program.Wait() == 0);
+  REQUIRE(ReadFile(log).find("saved the recording to " + path) != std::string::npos);
+  const TraceModel m = LoadFile(path);
+  int recorders = 0;
+  for (const auto& thread : m.threads) {
+    if (thread.name.starts_with("recorder ") && thread.zones.size() > 100) ++recorders;
+  }
+  CHECK(recorders == 4);
+  CHECK(m.diagnostics.ended_cleanly);
+}
+
+TEST_CASE("bad settings and requests: a clear message, and the program carries on") {
+  ScratchDir dir;
+  SUBCASE("an output path that cannot be written: the program listens instead") {
+    auto capture = CaptureProgram({GNOMON_TEST_PROGRAM, "before-connect"},
+                                  {{"GNOMON_OUTPUT", dir.File("no such folder/trace.gnomon")}}, 300);
+    CHECK(capture.exit_code == 0);
+    CHECK(capture.log.find("cannot write the trace file GNOMON_OUTPUT=") != std::string::npos);
+    CHECK(capture.log.find("listening for a capture instead") != std::string::npos);
+    CHECK(Count(CountsByName(capture.model()), "After") == 1000);
+  }
+  SUBCASE("a save to a path that cannot be written") {
+    ChildProcess program({GNOMON_TEST_PROGRAM, "ring", "1000", dir.File("no such folder/ring.gnomon")},
+                         {{"GNOMON_BUFFER_POLICY", "ring"}}, dir.File("log"));
+    CHECK(program.Wait() == 4);  // SaveRecording() said no, and the program went on to exit
+    CHECK(ReadFile(dir.File("log")).find("cannot save the recording: ") != std::string::npos);
+  }
+  SUBCASE("two saves at once: each writes a whole file, or says a save is running") {
+    ChildProcess program({GNOMON_TEST_PROGRAM, "save-twice", dir.File("a.gnomon"), dir.File("b.gnomon")},
+                         {{"GNOMON_BUFFER_POLICY", "ring"}, {"GNOMON_BUFFER_MB", "8"}}, dir.File("log"));
+    CHECK(program.Wait() == 0);
+    const std::string log = ReadFile(dir.File("log"));
+    const bool a = std::filesystem::exists(dir.File("a.gnomon"));
+    const bool b = std::filesystem::exists(dir.File("b.gnomon"));
+    CHECK((a || b));
+    if (!(a && b)) CHECK(log.find("a save of the recording is already running") != std::string::npos);
+    CHECK(log.find(std::string("saved ") + (a ? "1" : "0") + " " + (b ? "1" : "0")) != std::string::npos);
+    if (a) CheckNewestKept(LoadFile(dir.File("a.gnomon")), 200000, 8);
+    if (b) CheckNewestKept(LoadFile(dir.File("b.gnomon")), 200000, 8);
+  }
+  SUBCASE("a budget too small for one chunk per thread") {
+    auto capture =
+        CaptureProgram({GNOMON_TEST_PROGRAM, "flood", "20000", "20"},
+                       {{"GNOMON_BUFFER_MB", "1"}, {"GNOMON_BUFFER_POLICY", "ring"}}, 0, "dropped ");
+    CHECK(capture.exit_code == 0);
+    CHECK(capture.log.find("too small for one chunk per thread") != std::string::npos);
+    CHECK(capture.model().zone_count > 0);
+  }
+  SUBCASE("settings that do not parse are named, with what they take") {
+    auto capture = CaptureProgram({GNOMON_TEST_PROGRAM, "before-connect"},
+                                  {{"GNOMON_ON_DEMAND", "maybe"}, {"GNOMON_SAVE_SIGNAL", "KILL"}}, 300);
+    CHECK(capture.exit_code == 0);
+    CHECK(capture.log.find("ignoring GNOMON_ON_DEMAND: 'maybe' is not 1 or 0") != std::string::npos);
+    CHECK(capture.log.find("ignoring GNOMON_SAVE_SIGNAL: 'KILL' is not one of USR1") != std::string::npos);
+    CHECK(Count(CountsByName(capture.model()), "Before") == 1000);  // not on demand
+  }
+}
