@@ -39,11 +39,12 @@ enum class Severity : uint8_t {
 
 namespace detail {
 
-// Records a zone's begin; false when it was not recorded (the event is then counted).
-inline bool RecordZoneBegin(gnomon_source_location* location) {
+// Records a zone's begin; false when it was not recorded (the event is then counted,
+// as `events`: 2 when the caller will not count the end itself).
+inline bool RecordZoneBegin(gnomon_source_location* location, uint64_t events = 1) {
   uint32_t id = std::atomic_ref<uint32_t>(location->id).load(std::memory_order_acquire);
   if (GNOMON_UNLIKELY(id == 0)) id = RegisterSourceLocation(location);
-  uint8_t* p = Reserve(sizeof(protocol::ZoneBegin));
+  uint8_t* p = Reserve(sizeof(protocol::ZoneBegin), events);
   if (GNOMON_UNLIKELY(p == nullptr)) return false;
   Commit(protocol::WriteMessage(p, protocol::ZoneBegin{.srcloc_id = id, .tick = Now()}));
   return true;
@@ -84,13 +85,10 @@ inline void ZoneEnd() {
 // as soon as the program records again (a capture connected, a chunk came back).
 class ScopedZone {
  public:
-  explicit ScopedZone(gnomon_source_location* location) : recorded_(detail::RecordZoneBegin(location)) {}
+  // A begin not recorded is counted with its end, at once.
+  explicit ScopedZone(gnomon_source_location* location) : recorded_(detail::RecordZoneBegin(location, 2)) {}
   ~ScopedZone() {
-    if (GNOMON_LIKELY(recorded_)) {
-      detail::RecordZoneEnd();
-    } else {
-      detail::CountNotRecorded();
-    }
+    if (GNOMON_LIKELY(recorded_)) detail::RecordZoneEnd();
   }
   ScopedZone(const ScopedZone&) = delete;
   ScopedZone& operator=(const ScopedZone&) = delete;

@@ -88,24 +88,29 @@ inline uint64_t Now() {
 
 // (tls_writer is named directly rather than through a reference: GCC 12's
 // -fsanitize=null misreads references to thread-locals as null.)
-inline void CountNotRecorded() {
+inline void CountNotRecorded(uint64_t events = 1) {
   if (GNOMON_LIKELY(tls_writer.not_recorded != nullptr)) {
-    tls_writer.not_recorded->store(tls_writer.not_recorded->load(std::memory_order_relaxed) + 1,
+    tls_writer.not_recorded->store(tls_writer.not_recorded->load(std::memory_order_relaxed) + events,
                                    std::memory_order_relaxed);
   } else {
-    CountNotRecordedSlow();
+    for (uint64_t i = 0; i < events; ++i) CountNotRecordedSlow();
   }
 }
 
-inline uint8_t* Reserve(size_t bytes) {
+// Where to write `bytes`, or nullptr when the event is not recorded; it is then counted
+// as `events` events (a zone's begin may count its end with it: one increment a zone
+// instead of two dependent ones).
+inline uint8_t* Reserve(size_t bytes, uint64_t events = 1) {
   if (GNOMON_UNLIKELY(tls_writer.limit - tls_writer.cursor < static_cast<ptrdiff_t>(bytes))) {
     if (tls_writer.not_recorded != nullptr &&
         tls_writer.epoch == g_buffer_epoch.load(std::memory_order_relaxed)) {
-      tls_writer.not_recorded->store(tls_writer.not_recorded->load(std::memory_order_relaxed) + 1,
+      tls_writer.not_recorded->store(tls_writer.not_recorded->load(std::memory_order_relaxed) + events,
                                      std::memory_order_relaxed);
       return nullptr;
     }
-    return Refill(bytes);
+    uint8_t* p = Refill(bytes);
+    if (p == nullptr && events > 1) CountNotRecorded(events - 1);
+    return p;
   }
   return tls_writer.cursor;
 }
