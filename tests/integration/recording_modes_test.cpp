@@ -86,6 +86,14 @@ TEST_CASE("on demand: nothing before a capture connects, everything after, no ha
   CHECK(Count(counts, "Inside (C API)") == 0);
   CHECK(m.open_zone_count == 0);
   CHECK(m.diagnostics.zone_ends_without_begin == 0);
+  CHECK(m.diagnostics.frame_ends_without_begin == 0);  // the span open across is left out whole
+  size_t spans = 0, marks = 0;
+  for (const auto& [id, series] : m.frames) {
+    spans += series.spans.size();
+    marks += series.marks.size();
+  }
+  CHECK(spans == 1);
+  CHECK(marks == 2);
   CHECK(m.diagnostics.client_dropped_events == 0);  // not asked for is not dropped
   CHECK(capture.log.find("dropped 0") != std::string::npos);
   CHECK(m.source_locations.size() > 4);  // the definitions made before were replayed

@@ -13,6 +13,8 @@
 //                                       server (or saves the recording to FILE)
 //   gnomon-test-program save-signal FILE  four threads record until FILE exists
 //   gnomon-test-program save-twice A B  two threads save the recording at once, to A and B
+//   gnomon-test-program ring-stress DIR  threads record, recycle and exit while the recording is
+//                                       saved three times (DIR/save-N.gnomon)
 //
 // Run it with GNOMON_WAIT_FOR_SERVER_MS so that it waits at exit for a capture.
 #include <sys/wait.h>
@@ -162,6 +164,8 @@ int OnDemand() {
   static gnomon_source_location inside_c{"Inside (C API)", "OnDemand",      __FILE__,
                                          __LINE__,         GNOMON_NO_COLOR, 0};
   for (int i = 0; i < 1000; ++i) GNOMON_ZONE("Before");
+  const uint32_t loading = gnomon::FrameName("Loading");
+  gnomon::FrameBegin(loading);  // a frame span open across the connection
   gnomon::ZoneBegin(&across_c);
   {
     GNOMON_ZONE("Across");
@@ -171,6 +175,11 @@ int OnDemand() {
     for (int i = 0; i < 1000; ++i) GNOMON_ZONE("After");
     gnomon::ZoneBegin(&inside_c);  // inside a C API zone that was not recorded: neither is this
     gnomon::ZoneEnd();
+    gnomon::FrameEnd(loading);
+    gnomon::FrameBegin(loading);  // one whole span after the connection
+    gnomon::FrameEnd(loading);
+    GNOMON_FRAME_MARK();
+    GNOMON_FRAME_MARK();
   }
   gnomon::ZoneEnd();
   std::printf("dropped %llu\n", static_cast<unsigned long long>(gnomon_dropped_events()));
@@ -241,6 +250,33 @@ int SaveTwice(const char* first, const char* second) {
   return 0;
 }
 
+// Everything that touches the ring's chains at once: threads that record (and so
+// recycle each other's chunks), threads that exit, saves that read the chains.
+int RingStress(const std::string& dir) {
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&stop, t] {
+      const uint32_t plot = gnomon::PlotId("stress");
+      // Two of them exit early: their chunks are the oldest, and recycled.
+      const auto until = std::chrono::steady_clock::now() + (t < 2 ? 50ms : 10s);
+      for (long i = 0; !stop.load() && std::chrono::steady_clock::now() < until; ++i) {
+        GNOMON_ZONE("Stress");
+        gnomon::Plot(plot, double(i));
+      }
+    });
+  }
+  int saved = 0;
+  for (int i = 0; i < 3; ++i) {
+    std::this_thread::sleep_for(100ms);
+    saved += gnomon::SaveRecording((dir + "/save-" + std::to_string(i) + ".gnomon").c_str()) ? 1 : 0;
+  }
+  stop = true;
+  for (auto& t : threads) t.join();
+  std::printf("saved %d\n", saved);
+  return saved == 3 ? 0 : 4;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -256,9 +292,10 @@ int main(int argc, char** argv) {
   if (scenario == "ring" && argc > 2) return Ring(std::atol(argv[2]), argc > 3 ? argv[3] : nullptr);
   if (scenario == "save-signal" && argc > 2) return SaveSignal(argv[2]);
   if (scenario == "save-twice" && argc > 3) return SaveTwice(argv[2], argv[3]);
+  if (scenario == "ring-stress" && argc > 2) return RingStress(argv[2]);
   std::fprintf(stderr,
                "usage: gnomon-test-program zones | before-connect | flood N | flood-after-connect N | "
                "threads T N | hold FILE | fork-exit FILE | on-demand | ring N [FILE] | save-signal FILE | "
-               "save-twice A B\n");
+               "save-twice A B | ring-stress DIR\n");
   return 2;
 }

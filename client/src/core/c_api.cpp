@@ -1,4 +1,5 @@
 // The C API, and through it most of the C++ API: one implementation of every event.
+#include <atomic>
 #include <chrono>
 #include <cstring>
 
@@ -15,11 +16,20 @@ namespace protocol = gnomon::protocol;
 // Writes message m (with its tail) on the calling thread, or drops it when the buffer
 // budget is spent.
 template <typename M>
-void WriteEvent(const M& m, const typename M::Tail& tail = {}) {
+bool WriteEvent(const M& m, const typename M::Tail& tail = {}) {
   uint8_t* p = gnomon::detail::Reserve(gnomon::protocol::WireSize<M>(tail));
-  if (p == nullptr) return;
+  if (p == nullptr) return false;
   gnomon::detail::Commit(gnomon::protocol::WriteMessage(p, m, tail));
+  return true;
 }
+
+// Frame spans by name (FrameBegin/FrameEnd pair by name, on any thread): whether the
+// open one's begin was recorded, so that an end whose begin was not (on demand, before
+// the capture; the buffer full) is not recorded either. Names past the table are not
+// followed: their ends are always recorded.
+enum FrameState : uint8_t { kNoFrame = 0, kFrameRecorded = 1, kFrameNotRecorded = 2 };
+constexpr uint32_t kFollowedFrameNames = 1024;
+constinit std::atomic<uint8_t> g_frame_state[kFollowedFrameNames] = {};
 
 // The same for an attribute of the innermost open zone: not recorded when that zone's
 // begin was not (it would land on the zone around it).
@@ -128,9 +138,17 @@ void gnomon_frame_mark(uint32_t name_id) {
   WriteEvent(protocol::FrameMark{.name_id = name_id, .tick = gnomon::detail::Now()});
 }
 void gnomon_frame_begin(uint32_t name_id) {
-  WriteEvent(protocol::FrameBegin{.name_id = name_id, .tick = gnomon::detail::Now()});
+  const bool recorded = WriteEvent(protocol::FrameBegin{.name_id = name_id, .tick = gnomon::detail::Now()});
+  if (name_id < kFollowedFrameNames) {
+    g_frame_state[name_id].store(recorded ? kFrameRecorded : kFrameNotRecorded, std::memory_order_relaxed);
+  }
 }
 void gnomon_frame_end(uint32_t name_id) {
+  if (name_id < kFollowedFrameNames &&
+      g_frame_state[name_id].exchange(kNoFrame, std::memory_order_relaxed) == kFrameNotRecorded) {
+    gnomon::detail::CountNotRecorded();
+    return;
+  }
   WriteEvent(protocol::FrameEnd{.name_id = name_id, .tick = gnomon::detail::Now()});
 }
 
