@@ -37,4 +37,12 @@ Capture CaptureProgram(const std::vector<std::string>& argv, std::map<std::strin
   return capture;
 }
 
+std::map<std::string, uint64_t> CountsByName(const server::TraceModel& model) {
+  std::map<std::string, uint64_t> counts;
+  for (const auto& thread : model.threads) {
+    for (size_t i = 0; i < thread.zones.size(); ++i) ++counts[model.ZoneName(thread, i)];
+  }
+  return counts;
+}
+
 }  // namespace gnomon::test

@@ -24,4 +24,7 @@ struct Capture {
 Capture CaptureProgram(const std::vector<std::string>& argv, std::map<std::string, std::string> env = {},
                        int delay_ms = 0, const std::string& connect_after = "");
 
+// Zones by source-location name, over every thread.
+std::map<std::string, uint64_t> CountsByName(const server::TraceModel& model);
+
 }  // namespace gnomon::test

@@ -10,16 +10,9 @@
 using gnomon::server::TraceModel;
 using gnomon::server::Worker;
 using gnomon::test::CaptureProgram;
+using gnomon::test::CountsByName;
 
 namespace {
-
-std::map<std::string, uint64_t> CountsByName(const TraceModel& m) {
-  std::map<std::string, uint64_t> counts;
-  for (const auto& thread : m.threads) {
-    for (size_t i = 0; i < thread.zones.size(); ++i) ++counts[m.ZoneName(thread, i)];
-  }
-  return counts;
-}
 
 const gnomon::server::ThreadTimeline* FindThread(const TraceModel& m, const std::string& name) {
   for (const auto& t : m.threads) {

@@ -14,19 +14,12 @@
 using gnomon::server::TraceModel;
 using gnomon::test::CaptureProgram;
 using gnomon::test::ChildProcess;
+using gnomon::test::CountsByName;
 using gnomon::test::ReadFile;
 using gnomon::test::ScratchDir;
 using namespace std::chrono_literals;
 
 namespace {
-
-std::map<std::string, uint64_t> CountsByName(const TraceModel& m) {
-  std::map<std::string, uint64_t> counts;
-  for (const auto& thread : m.threads) {
-    for (size_t i = 0; i < thread.zones.size(); ++i) ++counts[m.ZoneName(thread, i)];
-  }
-  return counts;
-}
 
 uint64_t Count(const std::map<std::string, uint64_t>& counts, const std::string& name) {
   const auto it = counts.find(name);
