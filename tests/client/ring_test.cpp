@@ -22,6 +22,7 @@ TEST_CASE("ring: recording, recycling, exiting threads and saves at once, and ev
   const std::string log = ReadFile(dir.File("log"));
   REQUIRE_MESSAGE(exit_code == 0, log);
   CHECK(log.find("saved 3") != std::string::npos);
+  double newest[3][6] = {};  // per save, each thread's newest plot value
   for (int i = 0; i < 3; ++i) {
     gnomon::server::TraceModel model;
     auto loaded = gnomon::server::LoadTrace(dir.File("save-" + std::to_string(i) + ".gnomon"), model);
@@ -31,5 +32,17 @@ TEST_CASE("ring: recording, recycling, exiting threads and saves at once, and ev
     CHECK(model.diagnostics.ended_cleanly);
     // The ring holds 15 chunks of 64 KiB: about 22,000 zones with their plot values.
     CHECK(model.zone_count < 40000);
+    for (const auto& [id, plot] : model.plots) {
+      const int thread = plot.name.back() - '0';
+      if (!plot.points.empty() && thread >= 0 && thread < 6) newest[i][thread] = plot.points.back().second;
+    }
+  }
+  // The threads that record all along are in every save with newer events than in the
+  // one before: none stopped for good because a save froze the ring while it needed a
+  // chunk.
+  for (int thread = 2; thread < 6; ++thread) {
+    CAPTURE(thread);
+    CHECK(newest[1][thread] > newest[0][thread]);
+    CHECK(newest[2][thread] > newest[1][thread]);
   }
 }

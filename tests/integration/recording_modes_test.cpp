@@ -197,9 +197,9 @@ TEST_CASE("bad settings and requests: a clear message, and the program carries o
     if (b) CheckNewestKept(LoadFile(dir.File("b.gnomon")), 200000, 8);
   }
   SUBCASE("a budget too small for one chunk per thread") {
-    auto capture =
-        CaptureProgram({GNOMON_TEST_PROGRAM, "flood", "20000", "20"},
-                       {{"GNOMON_BUFFER_MB", "1"}, {"GNOMON_BUFFER_POLICY", "ring"}}, 0, "dropped ");
+    // 20 threads, 15 chunks, nobody draining: at least five threads never get one.
+    auto capture = CaptureProgram({GNOMON_TEST_PROGRAM, "flood", "20000", "20"}, {{"GNOMON_BUFFER_MB", "1"}},
+                                  0, "dropped ");
     CHECK(capture.exit_code == 0);
     CHECK(capture.log.find("too small for one chunk per thread") != std::string::npos);
     CHECK(capture.model().zone_count > 0);

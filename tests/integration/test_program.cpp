@@ -196,6 +196,12 @@ void RecordSequence(long zones) {
 }
 
 int Ring(long zones, const char* save_path) {
+  // Threads that recorded and exited first: their chunks are the oldest, recycled first.
+  for (int t = 0; t < 30; ++t) {
+    std::thread([] {
+      for (int i = 0; i < 5000; ++i) GNOMON_ZONE("Exited");
+    }).join();
+  }
   RecordSequence(zones);
   if (save_path != nullptr) return gnomon::SaveRecording(save_path) ? 0 : 4;
   std::printf("recorded\n");
@@ -257,7 +263,7 @@ int RingStress(const std::string& dir) {
   std::vector<std::thread> threads;
   for (int t = 0; t < 6; ++t) {
     threads.emplace_back([&stop, t] {
-      const uint32_t plot = gnomon::PlotId("stress");
+      const uint32_t plot = gnomon::PlotId(("stress " + std::to_string(t)).c_str());
       // Two of them exit early: their chunks are the oldest, and recycled.
       const auto until = std::chrono::steady_clock::now() + (t < 2 ? 50ms : 10s);
       for (long i = 0; !stop.load() && std::chrono::steady_clock::now() < until; ++i) {

@@ -109,6 +109,11 @@ int gnomon_set_output_file(const char* path);
  * cannot be written). */
 int gnomon_save_recording(const char* path);
 
+/* Asks the profiler's thread to save the recording to the default path (as
+ * GNOMON_SAVE_SIGNAL does) and returns at once: unlike gnomon_save_recording, which
+ * waits, safe in a signal handler. */
+void gnomon_request_save(void);
+
 /* Starts the profiler now instead of at the first event. Returns 0, or -1 when the
  * listening socket could not be opened (the reason goes to stderr; events are still
  * counted as dropped). */

@@ -116,6 +116,8 @@ inline uint64_t Now() { return gnomon_now(); }
 // Writes what the buffer holds (under the ring policy: the last seconds) to a trace file
 // (see gnomon_save_recording); false, with the reason on stderr, when it cannot.
 inline bool SaveRecording(const char* path = nullptr) { return gnomon_save_recording(path) == 0; }
+// Asks for a save to the default path and returns at once; safe in a signal handler.
+inline void RequestSave() { gnomon_request_save(); }
 
 // ---- GPU (see gnomon.h for the model; the collectors in vulkan.hpp/opengl.hpp use it) ----
 using GpuContextInfo = gnomon_gpu_context_info;
@@ -181,6 +183,7 @@ inline uint32_t PlotId(const char*) { return 0; }
 inline void Plot(uint32_t, double) {}
 inline uint64_t Now() { return 0; }
 inline bool SaveRecording(const char* = nullptr) { return false; }
+inline void RequestSave() {}
 using GpuContextInfo = gnomon_gpu_context_info;
 using GpuCalibrationData = gnomon_gpu_calibration_data;
 inline uint32_t GpuContextCreate(const GpuContextInfo&) { return 0; }

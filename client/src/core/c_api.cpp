@@ -91,6 +91,8 @@ int gnomon_save_recording(const char* path) {
   return Profiler::Get().sender().SaveRecording(path != nullptr ? path : "") ? 0 : -1;
 }
 
+void gnomon_request_save(void) { gnomon::client::Sender::RequestSave(); }
+
 int gnomon_startup(void) { return Profiler::Get().listen_ok() ? 0 : -1; }
 
 uint16_t gnomon_listen_port(void) { return Profiler::IsStarted() ? Profiler::Get().sender().port() : 0; }

@@ -15,7 +15,9 @@
 
 namespace gnomon::detail {
 constinit thread_local ThreadWriter tls_writer;
-constinit std::atomic<uint32_t> g_buffer_epoch{0};
+// A line of its own: written once per chunk drained, it must not share one with what
+// the recording path reads on every event (g_timer_is_tsc).
+alignas(64) constinit std::atomic<uint32_t> g_buffer_epoch{0};
 }  // namespace gnomon::detail
 
 namespace gnomon::client {
@@ -230,7 +232,15 @@ uint8_t* Refill(size_t bytes) {
     chunk = registry.pool().Acquire();
   }
   const BufferPolicy policy = registry.config().buffer_policy;
-  if (chunk == nullptr && policy == BufferPolicy::kRing) chunk = registry.RecycleOldestChunk();
+  if (chunk == nullptr && policy == BufferPolicy::kRing) {
+    chunk = registry.RecycleOldestChunk();
+    // Past the limit (a capture that let the buffer grow has left): free one chunk for
+    // every one recycled, so the ring comes back to its budget.
+    if (chunk != nullptr && registry.pool().allocated_bytes() > registry.pool().limit_bytes()) {
+      registry.pool().Release(chunk);
+      chunk = registry.RecycleOldestChunk();
+    }
+  }
   if (chunk == nullptr && policy == BufferPolicy::kWait) chunk = registry.WaitForChunk();
   if (chunk == nullptr) {
     ++thread->drops_in_a_row;
@@ -246,6 +256,8 @@ uint8_t* Refill(size_t bytes) {
     thread->head.store(chunk, std::memory_order_release);
   }
   thread->write_chunk = chunk;
+  // A thread whose chain had no chunk to give may find one to recycle now.
+  if (policy == BufferPolicy::kRing) client::AdvanceBufferEpoch();
   const uint32_t depth = tls_writer.unrecorded_depth;
   tls_writer = {chunk->data, chunk->data + Chunk::kDataBytes, chunk->data, &chunk->committed};
   tls_writer.unrecorded_depth = depth;

@@ -129,8 +129,12 @@ Chunk* Registry::RecycleOldestChunk() {
   for (ThreadState* thread : threads_) {
     Chunk* first =
         thread->read_chunk != nullptr ? thread->read_chunk : thread->head.load(std::memory_order_acquire);
-    // A chunk whose successor is linked is one its thread will never write again.
-    if (first == nullptr || first->next.load(std::memory_order_acquire) == nullptr) continue;
+    // A chunk whose successor is linked is one its thread will never write again; so is
+    // every chunk of a thread that exited.
+    if (first == nullptr || (first->next.load(std::memory_order_acquire) == nullptr &&
+                             !thread->finished.load(std::memory_order_acquire))) {
+      continue;
+    }
     if (oldest == nullptr || first->sequence < oldest->sequence) {
       oldest = first;
       owner = thread;
@@ -138,7 +142,11 @@ Chunk* Registry::RecycleOldestChunk() {
   }
   if (oldest == nullptr) return nullptr;
   Chunk* next = oldest->next.load(std::memory_order_acquire);
-  if (owner->read_chunk != nullptr) {
+  if (next == nullptr) {  // an exited thread's last chunk: its chain is empty now
+    owner->read_chunk = nullptr;
+    owner->read_pos = 0;
+    owner->head.store(nullptr, std::memory_order_release);
+  } else if (owner->read_chunk != nullptr) {
     owner->read_chunk = next;
     owner->read_pos = 0;
   } else {
@@ -148,8 +156,11 @@ Chunk* Registry::RecycleOldestChunk() {
 }
 
 void Registry::FreezeRing(bool frozen) {
-  std::lock_guard lock(mutex_);
-  ring_frozen_ = frozen;
+  {
+    std::lock_guard lock(mutex_);
+    ring_frozen_ = frozen;
+  }
+  if (!frozen) AdvanceBufferEpoch();  // threads that found nothing to recycle meanwhile
 }
 
 ThreadState* Registry::RegisterThread() {

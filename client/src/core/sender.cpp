@@ -35,6 +35,7 @@ constexpr auto kHandshakeTimeout = std::chrono::seconds(2);  // per connection, 
 constexpr size_t kMaxPendingHandshakes = 16;                 // more: the oldest waiting one is dropped
 constexpr int kListenBacklog = 64;
 constexpr int kPortsToTry = 10;
+constexpr uint32_t kOwnFileExitFlushMs = 60000;
 
 // Set by the save signal's handler (all it may do), taken by the sender's loop.
 constinit std::atomic<bool> g_save_signalled{false};
@@ -46,7 +47,8 @@ void InstallSaveSignal(int number) {
   if ((old.sa_flags & SA_SIGINFO) != 0 || (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)) {
     std::fprintf(stderr,
                  "gnomon: ignoring GNOMON_SAVE_SIGNAL=%d: the program handles that signal itself; choose "
-                 "another (USR1, USR2, or a real-time signal) or call gnomon::SaveRecording()\n",
+                 "another (USR1, USR2, or a real-time signal), or call gnomon_request_save() from its "
+                 "handler\n",
                  number);
     return;
   }
@@ -95,8 +97,10 @@ bool Sender::OpenOwnFile() {
 
 bool Sender::Listen() {
   const Config& config = registry_.config();
-  if (!config.output_path.empty() && config.buffer_policy != BufferPolicy::kRing && OpenOwnFile())
+  if (!config.output_path.empty() && config.buffer_policy != BufferPolicy::kRing && OpenOwnFile()) {
+    writes_own_file_ = true;
     return true;
+  }
   const bool is_v6 = config.address.find(':') != std::string::npos;
   // Non-blocking: AcceptPending() takes connections until there are none left.
   listen_fd_ = socket(is_v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -181,17 +185,25 @@ void Sender::Start() {
   }
   if (registry_.config().save_signal != 0) InstallSaveSignal(registry_.config().save_signal);
   thread_ = std::thread([this] { Run(); });
+  thread_id_ = thread_.get_id();
+  running_.store(true, std::memory_order_release);
 }
 
+void Sender::RequestSave() { g_save_signalled.store(true, std::memory_order_relaxed); }
+
 bool Sender::SaveRecording(const std::string& path) {
+  if (running_.load(std::memory_order_acquire) && std::this_thread::get_id() == thread_id_) {
+    std::fprintf(stderr, "gnomon: cannot save the recording from the profiler's own thread\n");
+    return false;  // it would wait for itself
+  }
   std::unique_lock lock(save_mutex_);
   if (save_request_ != nullptr) {
     std::fprintf(stderr, "gnomon: a save of the recording is already running (to %s); this one is skipped\n",
                  save_request_->path.empty() ? "the default path" : save_request_->path.c_str());
     return false;
   }
-  if (!thread_.joinable() || stop_.load()) {
-    std::fprintf(stderr, "gnomon: cannot save the recording: the profiler has stopped\n");
+  if (!running_.load(std::memory_order_acquire) || stop_.load()) {
+    std::fprintf(stderr, "gnomon: cannot save the recording: the profiler is not running\n");
     return false;
   }
   SaveRequest request;
@@ -286,7 +298,11 @@ std::string Sender::WriteRecording(const std::string& path) {
 
 void Sender::Stop() {
   if (!thread_.joinable()) return;
-  stop_deadline_ = Clock::now() + std::chrono::milliseconds(registry_.config().exit_flush_ms);
+  // A file on this machine takes what is left at its own pace: a longer bound, only
+  // against threads that keep recording while the program exits.
+  const uint32_t flush_ms = writes_own_file_ ? std::max(registry_.config().exit_flush_ms, kOwnFileExitFlushMs)
+                                             : registry_.config().exit_flush_ms;
+  stop_deadline_ = Clock::now() + std::chrono::milliseconds(flush_ms);
   stop_.store(true);
   thread_.join();
   announcer_.Withdraw();
@@ -561,7 +577,9 @@ bool Sender::DrainThread(ThreadState& thread) {
     thread.read_pos = 0;
     chunk->Reset();
     Chunk* expected = nullptr;
-    if (!thread.spare.compare_exchange_strong(expected, chunk, std::memory_order_acq_rel)) {
+    if (thread.spare.compare_exchange_strong(expected, chunk, std::memory_order_acq_rel)) {
+      AdvanceBufferEpoch();  // the thread may be waiting for a chunk: this one is its own
+    } else {
       registry_.pool().Release(chunk);
     }
     if (out_.size() >= kFlushBytes) return false;

@@ -64,7 +64,10 @@ class Sender {
   bool WaitForServer(std::chrono::milliseconds timeout);
   // Writes what the buffer holds to a trace file at `path` ("": the default path), on
   // the sender's thread; waits for it. False, with the reason on stderr, when it cannot.
+  // Not from a signal handler (it waits): RequestSave() is for those.
   bool SaveRecording(const std::string& path);
+  // Asks for a save to the default path, as the save signal does; async-signal-safe.
+  static void RequestSave();
 
  private:
   void Run();
@@ -105,10 +108,13 @@ class Sender {
   int listen_fd_ = -1;
   int conn_fd_ = -1;
   std::unique_ptr<server::TraceWriter> own_file_;  // GNOMON_OUTPUT, written as it goes
+  bool writes_own_file_ = false;                   // set before the thread starts
   std::vector<PendingHandshake> pending_;          // accepted, hello not complete yet
   std::atomic<uint16_t> port_{0};
   std::atomic<bool> stop_{false};
   std::thread thread_;
+  std::thread::id thread_id_;
+  std::atomic<bool> running_{false};  // Start() ran
 
   std::vector<uint8_t> out_;
   size_t global_sent_ = 0;

@@ -63,7 +63,7 @@ struct alignas(64) ThreadWriter {
 extern constinit thread_local ThreadWriter tls_writer;
 
 // Changes whenever a thread without a chunk could now get one.
-extern constinit std::atomic<uint32_t> g_buffer_epoch;
+alignas(64) extern constinit std::atomic<uint32_t> g_buffer_epoch;
 
 // True when the timer is the invariant TSC; set once at start-up before any event.
 extern constinit bool g_timer_is_tsc;
