@@ -9,11 +9,16 @@
 //       given apart), on demand with no capture (nothing recorded), as a flight recorder
 //       with no capture (the ring recycling its oldest chunks), writing the program's
 //       own trace file (with the time until the file is complete), or compiled out.
-//   gnomon-bench ingest [--zones N] [--workload tight|realistic] [--live] [--capture PATH]
+//   gnomon-bench ingest [--zones N] [--workload tight|realistic] [--live [--threads N]]
+//                       [--capture PATH]
 //       the worker's decode + store rate (zones/s) and memory per stored zone, on a
 //       stream held in memory (no socket); with --live, end to end instead: a program
-//       records N zones as fast as it can while gnomon-capture receives them over
-//       loopback into a trace file (zones/s, and the capture's CPU time per zone).
+//       records N zones on each of its threads as fast as it can while gnomon-capture
+//       receives them over loopback into a trace file (zones/s into the file, the
+//       capture's CPU time per zone and peak memory, the program's ns per zone, drops).
+//   gnomon-bench matrix [--zones N] [--capture PATH]
+//       `ingest --live` for 1, 2, 4, 8 and 16 threads, tight and realistic: one JSON
+//       object with a row for each.
 //   gnomon-bench file [--zones N] [--workload tight|realistic]
 //       bytes per zone of a trace file written by a live capture of this process.
 //   gnomon-bench load FILE
@@ -72,15 +77,16 @@ double Seconds(Clock::time_point since) {
 
 [[noreturn]] void Usage(const char* why) {
   if (why) std::fprintf(stderr, "gnomon-bench: %s\n\n", why);
-  std::fprintf(
-      why ? stderr : stdout,
-      "Usage: gnomon-bench client [--threads N] [--zones N] [--workload tight|realistic]\n"
-      "                           [--mode connected|buffering|on-demand|ring|own-file|disabled]\n"
-      "       gnomon-bench ingest [--zones N] [--workload tight|realistic] [--live] [--capture PATH]\n"
-      "       gnomon-bench file [--zones N] [--workload tight|realistic] [--output PATH]\n"
-      "       gnomon-bench load FILE | load [--zones N] [--workload tight|realistic]\n"
-      "       gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]\n"
-      "Prints progress on stderr and one JSON object as the last line of stdout.\n");
+  std::fprintf(why ? stderr : stdout,
+               "Usage: gnomon-bench client [--threads N] [--zones N] [--workload tight|realistic]\n"
+               "                           [--mode connected|buffering|on-demand|ring|own-file|disabled]\n"
+               "       gnomon-bench ingest [--zones N] [--workload tight|realistic] [--live [--threads N]] "
+               "[--capture PATH]\n"
+               "       gnomon-bench matrix [--zones N] [--capture PATH]\n"
+               "       gnomon-bench file [--zones N] [--workload tight|realistic] [--output PATH]\n"
+               "       gnomon-bench load FILE | load [--zones N] [--workload tight|realistic]\n"
+               "       gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]\n"
+               "Prints progress on stderr and one JSON object as the last line of stdout.\n");
   std::exit(why ? 1 : 0);
 }
 
@@ -365,17 +371,32 @@ std::string CapturePath(const Args& args) {
   return (std::filesystem::path(self).parent_path().parent_path() / "server" / "gnomon-capture").string();
 }
 
-// The program side of `ingest --live`: N zones of the workload, as fast as possible.
+// The program side of `ingest --live`: N zones of the workload on each thread, as fast
+// as possible.
 int IngestProducer(const Args& args) {
   gnomon_wait_for_server(10000);
   const auto start = Clock::now();
-  if (args.workload == "tight") {
-    TightWorkload(args.zones);
-  } else {
-    RealisticWorkload(args.zones);
+  std::vector<double> ns_per_zone(size_t(args.threads));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < args.threads; ++t) {
+    threads.emplace_back([&, t] {
+      const auto thread_start = Clock::now();
+      if (args.workload == "tight") {
+        TightWorkload(args.zones);
+      } else {
+        RealisticWorkload(args.zones);
+      }
+      ns_per_zone[size_t(t)] = Seconds(thread_start) * 1e9 / double(args.zones);
+    });
   }
-  std::printf("recorded in %.3f s, dropped %llu\n", Seconds(start),
-              (unsigned long long)gnomon_dropped_events());
+  for (auto& t : threads) t.join();
+  double sum = 0, worst = 0;
+  for (double v : ns_per_zone) {
+    sum += v;
+    worst = std::max(worst, v);
+  }
+  std::printf("recorded in %.3f s, dropped %llu\nns_per_zone %.2f worst %.2f\n", Seconds(start),
+              (unsigned long long)gnomon_dropped_events(), sum / args.threads, worst);
   return 0;
 }
 
@@ -383,7 +404,8 @@ int IngestLive(const Args& args) {
   gnomon::test::ScratchDir dir;
   const std::string self = SelfPath();
   gnomon::test::ChildProcess producer(
-      {self, "ingest-producer", "--zones", std::to_string(args.zones), "--workload", args.workload},
+      {self, "ingest-producer", "--zones", std::to_string(args.zones), "--workload", args.workload,
+       "--threads", std::to_string(args.threads)},
       {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}, {"GNOMON_EXIT_FLUSH_MS", "600000"}},
       dir.File("producer.log"));
   const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
@@ -399,15 +421,47 @@ int IngestLive(const Args& args) {
   auto loaded = gnomon::server::LoadTrace(dir.File("live.gnomon"), model);
   if (!loaded.ok()) Usage(loaded.status().message().c_str());
   const double zones = double(model.zone_count);
-  std::fprintf(stderr, "program: %s", gnomon::test::ReadFile(dir.File("producer.log")).c_str());
+  const std::string producer_log = gnomon::test::ReadFile(dir.File("producer.log"));
+  std::fprintf(stderr, "program: %s", producer_log.c_str());
+  double client_ns = 0, client_worst_ns = 0;
+  if (const size_t at = producer_log.find("ns_per_zone "); at != std::string::npos) {
+    std::sscanf(producer_log.c_str() + at, "ns_per_zone %lf worst %lf", &client_ns, &client_worst_ns);
+  }
   std::printf(
-      "{\"bench\":\"ingest\",\"live\":true,\"workload\":\"%s\",\"zones\":%.0f,\"seconds\":%.3f,"
-      "\"zones_per_s\":%.0f,\"capture_cpu_s\":%.3f,\"capture_cpu_ns_per_zone\":%.2f,"
-      "\"file_bytes_per_zone\":%.3f,\"dropped_events\":%llu}\n",
-      args.workload.c_str(), zones, seconds, zones / seconds, capture.cpu_seconds(),
-      capture.cpu_seconds() * 1e9 / std::max(zones, 1.0),
-      double(std::filesystem::file_size(dir.File("live.gnomon"))) / std::max(zones, 1.0),
-      (unsigned long long)model.diagnostics.client_dropped_events);
+      "{\"bench\":\"ingest\",\"live\":true,\"workload\":\"%s\",\"threads\":%d,\"zones\":%.0f,"
+      "\"seconds\":%.3f,\"zones_per_s\":%.0f,\"capture_cpu_s\":%.3f,\"capture_cpu_ns_per_zone\":%.2f,"
+      "\"capture_peak_rss_mb\":%.1f,\"file_bytes_per_zone\":%.3f,\"client_ns_per_zone\":%.2f,"
+      "\"client_ns_per_zone_worst_thread\":%.2f,\"dropped_events\":%llu}\n",
+      args.workload.c_str(), args.threads, zones, seconds, zones / seconds, capture.cpu_seconds(),
+      capture.cpu_seconds() * 1e9 / std::max(zones, 1.0), double(capture.peak_rss_bytes()) / double(1 << 20),
+      double(std::filesystem::file_size(dir.File("live.gnomon"))) / std::max(zones, 1.0), client_ns,
+      client_worst_ns, (unsigned long long)model.diagnostics.client_dropped_events);
+  std::fflush(stdout);
+  return 0;
+}
+
+// `ingest --live` over the matrix of threads and workloads, each in a process of its
+// own (a fresh program and a fresh capture per row).
+int Matrix(const Args& args) {
+  const std::string self = SelfPath();
+  gnomon::test::ScratchDir dir;
+  std::string rows;
+  for (const char* workload : {"tight", "realistic"}) {
+    for (int threads : {1, 2, 4, 8, 16}) {
+      std::fprintf(stderr, "matrix: %s, %d thread(s), %ld zones each\n", workload, threads, args.zones);
+      const std::string out = dir.File("row.txt");
+      gnomon::test::ChildProcess row(
+          {self, "ingest", "--live", "--workload", workload, "--threads", std::to_string(threads), "--zones",
+           std::to_string(args.zones), "--capture", CapturePath(args)},
+          {}, out);
+      row.Wait(std::chrono::hours(1));
+      const std::string text = gnomon::test::ReadFile(out);
+      const size_t line = text.rfind("{\"bench\"");
+      if (line == std::string::npos) Usage(("a row failed: " + text).c_str());
+      rows += (rows.empty() ? "" : ",") + text.substr(line, text.find('\n', line) - line);
+    }
+  }
+  std::printf("{\"bench\":\"matrix\",\"zones_per_thread\":%ld,\"rows\":[%s]}\n", args.zones, rows.c_str());
   return 0;
 }
 
@@ -624,5 +678,6 @@ int main(int argc, char** argv) {
   if (args.command == "soak") return Soak(args);
   if (args.command == "soak-producer") return SoakProducer(args);
   if (args.command == "ingest-producer") return IngestProducer(args);
+  if (args.command == "matrix") return Matrix(args);
   Usage(("unknown subcommand " + args.command).c_str());
 }

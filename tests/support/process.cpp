@@ -80,6 +80,7 @@ int ChildProcess::Wait(std::chrono::milliseconds timeout) {
       status_ = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
       cpu_seconds_ = double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
                      double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+      peak_rss_bytes_ = uint64_t(usage.ru_maxrss) * 1024;
       return status_;
     }
     if (std::chrono::steady_clock::now() >= deadline) return -1;

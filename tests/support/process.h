@@ -41,12 +41,15 @@ class ChildProcess {
   int Wait(std::chrono::milliseconds timeout = std::chrono::seconds(30));
   // CPU seconds (user + system) the process used, once Wait() has reaped it.
   double cpu_seconds() const { return cpu_seconds_; }
+  // Its peak resident memory, once Wait() has reaped it.
+  uint64_t peak_rss_bytes() const { return peak_rss_bytes_; }
   void Signal(int signal);
 
  private:
   pid_t pid_ = -1;
   int status_ = -1;
   double cpu_seconds_ = 0;
+  uint64_t peak_rss_bytes_ = 0;
 };
 
 // Waits for a program started with GNOMON_PORT_FILE=path to write its port; 0 on timeout.

@@ -36,7 +36,7 @@ struct Chunk {
 };
 
 // Tells threads without a chunk that one may now be had (see ThreadWriter::epoch).
-inline void AdvanceBufferEpoch() { detail::g_buffer_epoch.fetch_add(1, std::memory_order_release); }
+inline void AdvanceBufferEpoch() { detail::g_buffer_epoch.fetch_add(2, std::memory_order_release); }
 
 class ChunkPool {
  public:

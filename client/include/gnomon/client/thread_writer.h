@@ -44,6 +44,8 @@
 
 namespace gnomon::detail {
 
+inline constexpr uint32_t kRecordingEpoch = 1;
+
 struct alignas(64) ThreadWriter {
   uint8_t* cursor = nullptr;                   // next free byte
   uint8_t* limit = nullptr;                    // end of the current chunk's data
@@ -52,9 +54,11 @@ struct alignas(64) ThreadWriter {
   // While not recording (no chunk): where the events not recorded are counted (the
   // thread's drop counter, which only this thread writes; or, in on-demand mode before
   // a capture connects, a counter of events nobody asked for), and the buffer epoch
-  // seen when Refill() last found no chunk. nullptr: ask Refill() every time.
+  // seen when Refill() last found no chunk. The buffer's epoch is always even: while
+  // the thread records (or has not asked yet) `epoch` is odd, so it never matches and
+  // one compare tells the cases apart.
   std::atomic<uint64_t>* not_recorded = nullptr;
-  uint32_t epoch = 0;
+  uint32_t epoch = kRecordingEpoch;
   // Zones begun by ZoneBegin() but not recorded that are still open, with the zones
   // begun inside them: their ends are not recorded.
   uint32_t unrecorded_depth = 0;
@@ -62,7 +66,7 @@ struct alignas(64) ThreadWriter {
 
 extern constinit thread_local ThreadWriter tls_writer;
 
-// Changes whenever a thread without a chunk could now get one.
+// Changes (by 2: it stays even) whenever a thread without a chunk could now get one.
 alignas(64) extern constinit std::atomic<uint32_t> g_buffer_epoch;
 
 // True when the timer is the invariant TSC; set once at start-up before any event.
@@ -102,8 +106,7 @@ inline void CountNotRecorded(uint64_t events = 1) {
 // instead of two dependent ones).
 inline uint8_t* Reserve(size_t bytes, uint64_t events = 1) {
   if (GNOMON_UNLIKELY(tls_writer.limit - tls_writer.cursor < static_cast<ptrdiff_t>(bytes))) {
-    if (tls_writer.not_recorded != nullptr &&
-        tls_writer.epoch == g_buffer_epoch.load(std::memory_order_relaxed)) {
+    if (GNOMON_LIKELY(tls_writer.epoch == g_buffer_epoch.load(std::memory_order_relaxed))) {
       tls_writer.not_recorded->store(tls_writer.not_recorded->load(std::memory_order_relaxed) + events,
                                      std::memory_order_relaxed);
       return nullptr;
