@@ -185,7 +185,7 @@ void App::Frame(float width, float height) {
     // the model's lock, which the loader needs for every block.
     const auto now = std::chrono::steady_clock::now();
     if (!session_->is_loading() || now - last_sync_ >= std::chrono::milliseconds(250)) {
-      workspace_.timeline.Sync(model);
+      workspace_.timeline.Sync(model, session_->is_loading() ? session_->load_progress() : 1.0);
       last_sync_ = now;
     }
     debug_window_.Measure(model, *session_);

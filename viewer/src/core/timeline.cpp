@@ -99,7 +99,7 @@ Span Timeline::GpuSpan(uint32_t context_id, uint32_t zone_index) const {
   return it->second.spans[zone_index];
 }
 
-void Timeline::Sync(const TraceModel& model) {
+void Timeline::Sync(const TraceModel& model, double loaded) {
   origin_ns_ = model.first_tick == kOpenZone ? 0 : model.clock.TickToNs(model.first_tick);
   if (threads_.size() < model.threads.size()) threads_.resize(model.threads.size());
   for (size_t t = 0; t < model.threads.size(); ++t) {
@@ -110,8 +110,12 @@ void Timeline::Sync(const TraceModel& model) {
     constexpr size_t kSample = 4096;
     const size_t first = lane.index.indexed();
     const size_t sampled = std::min(thread.zones.size(), first + kSample);
+    // The zones this thread will have, judged from the share loaded (a thread's zones
+    // spread over the whole file, roughly).
+    const size_t expected =
+        loaded > 0.02 && loaded < 1.0 ? size_t(double(thread.zones.size()) / loaded) : thread.zones.size();
     for (size_t i = first; i < thread.zones.size(); ++i) {
-      if (i == sampled && thread.zones.size() - i > kSample) lane.index.Reserve(thread.zones.size() - i);
+      if (i == sampled && expected - i > kSample) lane.index.Reserve(expected - i);
       const server::Zone& z = thread.zones[i];
       lane.index.Add(z.depth, uint32_t(i), int64_t(z.begin_tick),
                      z.is_open() ? kUnknownLength : z.end_tick - z.begin_tick);

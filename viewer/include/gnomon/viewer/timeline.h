@@ -82,7 +82,10 @@ struct PlotRange {
 class Timeline {
  public:
   // Indexes what is new in `model`. Call under the model's lock, before the others.
-  void Sync(const server::TraceModel& model);
+  // `loaded` is the share of the trace the model holds so far (a file loading: its bytes
+  // read), so that each row's room is made once for the whole trace, not grown (and
+  // copied) at every step of the load.
+  void Sync(const server::TraceModel& model, double loaded = 1.0);
   // Stacks the lanes from y = top, honouring collapsed/hidden states. Counter lanes are
   // shown only when `states` has them and they are not hidden (they are chosen).
   void Layout(const server::TraceModel& model, const std::map<LaneKey, LaneState>& states, float top);
