@@ -3,6 +3,7 @@
 // TCP, real trace files.
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <map>
@@ -182,6 +183,21 @@ TEST_CASE("bad settings and requests: a clear message, and the program carries o
                          {{"GNOMON_BUFFER_POLICY", "ring"}}, dir.File("log"));
     CHECK(program.Wait() == 4);  // SaveRecording() said no, and the program went on to exit
     CHECK(ReadFile(dir.File("log")).find("cannot save the recording: ") != std::string::npos);
+  }
+  SUBCASE("a folder or a FIFO is not a trace file: refused before anything is written") {
+    ChildProcess program({GNOMON_TEST_PROGRAM, "ring", "1000", dir.path()},
+                         {{"GNOMON_BUFFER_POLICY", "ring"}}, dir.File("log"));
+    CHECK(program.Wait() == 4);
+    const std::string log = ReadFile(dir.File("log"));
+    CHECK(log.find("cannot save the recording: " + dir.path() + " is a folder") != std::string::npos);
+    CHECK(log.find("partial") == std::string::npos);  // no temporary file was made, or named
+    REQUIRE(mkfifo(dir.File("fifo").c_str(), 0600) == 0);
+    auto capture =
+        CaptureProgram({GNOMON_TEST_PROGRAM, "before-connect"}, {{"GNOMON_OUTPUT", dir.File("fifo")}}, 300);
+    CHECK(capture.exit_code == 0);
+    CHECK(capture.log.find("is a FIFO, not a trace file") != std::string::npos);
+    CHECK(capture.log.find("listening for a capture instead") != std::string::npos);
+    CHECK(Count(CountsByName(capture.model()), "After") == 1000);
   }
   SUBCASE("two saves at once: each writes a whole file, or says a save is running") {
     ChildProcess program({GNOMON_TEST_PROGRAM, "save-twice", dir.File("a.gnomon"), dir.File("b.gnomon")},

@@ -59,6 +59,14 @@ void InstallSaveSignal(int number) {
   sigaction(number, &action, nullptr);
 }
 
+// A trace file the program writes at `path`, which it may replace only when it is a
+// regular file: checked before anything is created, so a folder, a FIFO or a device
+// is refused with nothing written beside it.
+server::Result<std::unique_ptr<server::TraceWriter>> CreateTraceFile(const std::string& path) {
+  if (server::Status s = server::CheckOutputPath(path, server::Overwrite::kYes); !s.ok()) return s;
+  return server::TraceWriter::Create(path);
+}
+
 std::string MiB(uint64_t bytes) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.1f MiB", double(bytes) / double(1 << 20));
@@ -82,7 +90,7 @@ Sender::~Sender() {
 
 bool Sender::OpenOwnFile() {
   const std::string& path = registry_.config().output_path;
-  auto writer = server::TraceWriter::Create(path);
+  auto writer = CreateTraceFile(path);
   // Published at once: a program that is killed leaves its file at the path it was given.
   server::Status status = writer.ok() ? writer.value()->Publish(server::Overwrite::kYes) : writer.status();
   if (!status.ok()) {
@@ -247,7 +255,7 @@ std::string Sender::WriteRecording(const std::string& path) {
   if (conn_fd_ >= 0) return "a capture is connected and receives the events";
   if (own_file_ != nullptr)
     return "the program writes its own trace file already (" + config.output_path + ")";
-  auto created = server::TraceWriter::Create(target);
+  auto created = CreateTraceFile(target);
   if (!created.ok()) return created.status().message();
   server::TraceWriter& writer = *created.value();
   TakeCalibration();  // the newest events lie inside the calibrated span
