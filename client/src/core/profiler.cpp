@@ -198,15 +198,17 @@ namespace gnomon::detail {
 
 namespace {
 
+// Points the thread's writer elsewhere; the zones it has open stay as they were.
+void ReplaceWriter(ThreadWriter next) {
+  next.unrecorded_depth = tls_writer.unrecorded_depth;
+  tls_writer = next;
+}
+
 // The thread records nothing until the buffer's epoch moves on from `epoch`: Reserve()
 // counts each event in `counter` (this one included) without calling here.
 uint8_t* StopRecording(uint32_t epoch, std::atomic<uint64_t>& counter) {
-  const uint32_t depth = tls_writer.unrecorded_depth;
-  tls_writer = {};
-  tls_writer.not_recorded = &counter;
-  tls_writer.epoch = epoch;
-  tls_writer.unrecorded_depth = depth;
-  counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  ReplaceWriter({.not_recorded = &counter, .epoch = epoch});
+  AddToOwnCounter(counter, 1);
   return nullptr;
 }
 
@@ -258,9 +260,10 @@ uint8_t* Refill(size_t bytes) {
   thread->write_chunk = chunk;
   // A thread whose chain had no chunk to give may find one to recycle now.
   if (policy == BufferPolicy::kRing) client::AdvanceBufferEpoch();
-  const uint32_t depth = tls_writer.unrecorded_depth;
-  tls_writer = {chunk->data, chunk->data + Chunk::kDataBytes, chunk->data, &chunk->committed};
-  tls_writer.unrecorded_depth = depth;
+  ReplaceWriter({.cursor = chunk->data,
+                 .limit = chunk->data + Chunk::kDataBytes,
+                 .base = chunk->data,
+                 .committed = &chunk->committed});
   return chunk->data;
 }
 
@@ -270,8 +273,7 @@ void CountNotRecordedSlow() {
   // A recording thread's event not recorded is the end of a zone begun while it did not
   // record: on demand, before the capture came.
   if (thread != nullptr && registry.config().on_demand) {
-    thread->unrequested.store(thread->unrequested.load(std::memory_order_relaxed) + 1,
-                              std::memory_order_relaxed);
+    AddToOwnCounter(thread->unrequested, 1);
   } else {
     registry.CountDrop(thread);
   }

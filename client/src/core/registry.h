@@ -111,7 +111,7 @@ class Registry {
       dropped_events_.fetch_add(1, std::memory_order_relaxed);
       return;
     }
-    thread->dropped.store(thread->dropped.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    detail::AddToOwnCounter(thread->dropped, 1);
   }
   // Every event dropped so far, by every thread (the live ones and those retired).
   uint64_t dropped_events();
