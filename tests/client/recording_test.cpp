@@ -84,9 +84,13 @@ TEST_CASE("runtime attributes, messages, plots and frames reach the worker") {
     gnomon::FrameBegin(series);
     gnomon::FrameEnd(series);
   }).join();
+  // Wait for the last events too (the span's end): the stream may arrive in pieces.
   REQUIRE(WaitForModel(worker, [](const TraceModel& m) {
     const auto* t = FindThread(m, "attributes");
-    return t != nullptr && !t->zones.empty() && !m.messages.empty() && !m.plots.empty();
+    bool span_ended = false;
+    for (const auto& [id, series] : m.frames)
+      span_ended |= series.name == "test spans" && !series.spans.empty();
+    return t != nullptr && !t->zones.empty() && !m.messages.empty() && !m.plots.empty() && span_ended;
   }));
   worker.WithModel([](const TraceModel& m) {
     const auto* t = FindThread(m, "attributes");
