@@ -77,7 +77,8 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out) {
           << ",\"dur\":" << Micros(mapped.end_ns - mapped.begin_ns)
           << ",\"args\":{\"gpu_begin_ticks\":" << zone.gpu_begin << ",\"gpu_end_ticks\":" << zone.gpu_end
           << ",\"relative_bound_ns\":" << mapped.relative_ns
-          << ",\"absolute_bound_ns\":" << mapped.absolute_ns << ",\"cpu_thread\":" << zone.thread_id
+          << ",\"absolute_bound_ns\":" << mapped.absolute_ns() << ",\"absolute_early_ns\":" << mapped.early_ns
+          << ",\"absolute_late_ns\":" << mapped.late_ns << ",\"cpu_thread\":" << zone.thread_id
           << ",\"cpu_to_gpu_latency_ns\":" << (mapped.begin_ns - model.clock.TickToNs(zone.cpu_begin_tick))
           << "}}";
     }

@@ -115,6 +115,7 @@ GpuClockModel::SampleResult GpuClockModel::AddSample(const GpuCalibrationSample&
       NoteStatedUncertainty(sample.uncertainty_ns);
       Refit(e);
       UpdateBounds(e);
+      UpdateOffset(e);
       CheckKnotOrder(e);
       return SampleResult::kMerged;
     }
@@ -130,6 +131,7 @@ GpuClockModel::SampleResult GpuClockModel::AddSample(const GpuCalibrationSample&
   NoteStatedUncertainty(sample.uncertainty_ns);
   Refit(e);
   UpdateBounds(e);
+  UpdateOffset(e);
   CheckKnotOrder(e);
   return SampleResult::kAdded;
 }
@@ -228,7 +230,13 @@ void GpuClockModel::Refit(Epoch& e) {
 
 GpuClockModel::Mapped GpuClockModel::Map(uint64_t gpu_ticks, uint32_t epoch) const {
   const Epoch& e = epochs_[std::min<size_t>(epoch, epochs_.size() - 1)];
-  if (e.knots.empty()) return {int64_t(TicksToNs(gpu_ticks)), UINT32_MAX, UINT32_MAX, true};
+  Mapped mapped = MapThroughKnots(e, gpu_ticks);
+  Narrow(e, mapped);
+  return mapped;
+}
+
+GpuClockModel::Mapped GpuClockModel::MapThroughKnots(const Epoch& e, uint64_t gpu_ticks) const {
+  if (e.knots.empty()) return {int64_t(TicksToNs(gpu_ticks)), UINT32_MAX, UINT32_MAX, UINT32_MAX, true};
   const auto& knots = e.knots;
   auto after = std::upper_bound(knots.begin(), knots.end(), gpu_ticks,
                                 [](uint64_t t, const GpuCalibrationSample& k) { return t < k.gpu_ticks; });
@@ -244,8 +252,9 @@ GpuClockModel::Mapped GpuClockModel::Map(uint64_t gpu_ticks, uint32_t epoch) con
     const double absolute = double(k.uncertainty_ns) + std::fabs(offset) * kExtrapolationDriftBound;
     const double rel =
         relative(span, absolute) + std::fabs(offset) * std::min(e.rate_jitter, kExtrapolationDriftBound);
-    return Mapped{int64_t(std::clamp(double(k.cpu_ns) + offset, -kLimit, kLimit)),
-                  SaturatedNs(std::max(absolute, rel)), SaturatedNs(rel), true};
+    const uint32_t bound = SaturatedNs(std::max(absolute, rel));
+    return Mapped{int64_t(std::clamp(double(k.cpu_ns) + offset, -kLimit, kLimit)), bound, bound,
+                  SaturatedNs(rel), true};
   };
   if (after == knots.begin()) return extrapolate(knots.front(), 0);
   if (after == knots.end()) return extrapolate(knots.back(), knots.size() >= 2 ? knots.size() - 2 : 0);
@@ -258,7 +267,155 @@ GpuClockModel::Mapped GpuClockModel::Map(uint64_t gpu_ticks, uint32_t epoch) con
   const double t = double(dt) / double(span);
   const double stated = double(k0.uncertainty_ns) * (1 - t) + double(k1.uncertainty_ns) * t;
   const double rel = relative(size_t(after - knots.begin()) - 1, stated);
-  return {cpu, SaturatedNs(std::max(stated, rel)), SaturatedNs(rel), false};
+  const uint32_t bound = SaturatedNs(std::max(stated, rel));
+  return {cpu, bound, bound, SaturatedNs(rel), false};
+}
+
+void GpuClockModel::Narrow(const Epoch& e, Mapped& mapped) {
+  const OffsetRange& offset = e.offset;
+  if (offset.contradicted) return;
+  // The true time minus the placed one is the shared offset plus this time's own error
+  // (within the relative bound): at least offset.min_ns - relative, at most
+  // offset.max_ns + relative. The bound keeps the placed time inside it.
+  const double relative = double(mapped.relative_ns);
+  if (offset.min_ns > -HUGE_VAL) {
+    mapped.early_ns = std::min(mapped.early_ns, SaturatedNs(relative - offset.min_ns));
+  }
+  if (offset.max_ns < HUGE_VAL)
+    mapped.late_ns = std::min(mapped.late_ns, SaturatedNs(offset.max_ns + relative));
+}
+
+namespace {
+
+// A bracket's gaps to the time it is placed at: not_before - placed, not_after - placed.
+struct BracketGaps {
+  double before_ns = -HUGE_VAL;
+  double after_ns = HUGE_VAL;
+};
+
+BracketGaps GapsOf(const GpuTimeBracket& b, int64_t placed_ns) {
+  BracketGaps gaps;
+  if (b.not_before_ns != GpuTimeBracket::kUnknownEarliest)
+    gaps.before_ns = double(b.not_before_ns - placed_ns);
+  if (b.not_after_ns != GpuTimeBracket::kUnknownLatest) gaps.after_ns = double(b.not_after_ns - placed_ns);
+  return gaps;
+}
+
+// The offset a bracket allows, given the relative bound where it lies and the
+// calibrations' own bound there (`cap`: their stated bound plus the relative one; a
+// bracket past it contradicts them, and shows as an empty range), folded into [min, max].
+void FoldGaps(double before_ns, double after_ns, double relative_ns, double cap_ns, double& min_ns,
+              double& max_ns) {
+  min_ns = std::max(min_ns, std::max(-cap_ns, before_ns - relative_ns));
+  max_ns = std::min(max_ns, std::min(cap_ns, after_ns + relative_ns));
+}
+
+}  // namespace
+
+void GpuClockModel::FoldSpan(const Epoch& e, size_t span, const Epoch::SpanGaps& gaps, double& min_ns,
+                             double& max_ns) {
+  if (gaps.before_ns == -HUGE_VAL && gaps.after_ns == HUGE_VAL) return;  // no bracket here
+  const double stated = double(std::max(e.knots[span].uncertainty_ns, e.knots[span + 1].uncertainty_ns));
+  const double bound = SpanBound(e, span);
+  const double relative = bound < 0 ? stated : bound;
+  FoldGaps(gaps.before_ns, gaps.after_ns, relative, std::max(stated, relative) + relative, min_ns, max_ns);
+}
+
+bool GpuClockModel::FileBracket(Epoch& e, const GpuTimeBracket& b, const Mapped& placed) {
+  const size_t n = e.knots.size();
+  if (placed.extrapolated || n < 3) return false;
+  const auto after =
+      std::upper_bound(e.knots.begin(), e.knots.end(), b.gpu_ticks,
+                       [](uint64_t t, const GpuCalibrationSample& k) { return t < k.gpu_ticks; });
+  const size_t span = size_t(after - e.knots.begin()) - 1;
+  if (span + 2 >= n) return false;  // the newest span: a merge still moves its right knot
+  if (e.span_gaps.size() < n - 1) e.span_gaps.resize(n - 1);
+  const BracketGaps gaps = GapsOf(b, placed.cpu_ns);
+  Epoch::SpanGaps& kept = e.span_gaps[span];
+  kept.before_ns = std::max(kept.before_ns, gaps.before_ns);
+  kept.after_ns = std::min(kept.after_ns, gaps.after_ns);
+  if (span < e.settled_spans) {  // a late bracket for a span already settled
+    FoldSpan(e, span, {gaps.before_ns, gaps.after_ns}, e.settled_min_ns, e.settled_max_ns);
+  }
+  return true;
+}
+
+GpuClockModel::BracketResult GpuClockModel::AddBracket(const GpuTimeBracket& bracket) {
+  Epoch& e = epochs_.back();
+  const bool has_before = bracket.not_before_ns != GpuTimeBracket::kUnknownEarliest;
+  const bool has_after = bracket.not_after_ns != GpuTimeBracket::kUnknownLatest;
+  if (!has_before && !has_after) {
+    ++flags_.bad_brackets;
+    return BracketResult::kRejected;
+  }
+  if (bracket.not_before_ns > bracket.not_after_ns) {
+    ++flags_.bad_brackets;
+    return BracketResult::kRejected;
+  }
+  const Mapped placed = e.knots.empty() ? Mapped{} : MapThroughKnots(e, bracket.gpu_ticks);
+  if (e.knots.empty() || !FileBracket(e, bracket, placed)) {
+    if (e.open_brackets.size() >= kMaxOpenBrackets) {
+      ++flags_.bad_brackets;
+      return BracketResult::kRejected;
+    }
+    e.open_brackets.push_back(bracket);
+  }
+  ++e.offset.brackets;
+  // The range so far, with this bracket's constraint at the current knots: what
+  // UpdateOffset would compute, without going over the others again.
+  if (!e.knots.empty()) FoldOpen(e, bracket, placed, e.offset.min_ns, e.offset.max_ns);
+  SetOffsetRange(e, e.offset.min_ns, e.offset.max_ns);
+  return BracketResult::kAdded;
+}
+
+void GpuClockModel::FoldOpen(const Epoch& e, const GpuTimeBracket& b, const Mapped& placed, double& min_ns,
+                             double& max_ns) {
+  const BracketGaps gaps = GapsOf(b, placed.cpu_ns);
+  if (!placed.extrapolated && e.knots.size() >= 2) {
+    const auto after =
+        std::upper_bound(e.knots.begin(), e.knots.end(), b.gpu_ticks,
+                         [](uint64_t t, const GpuCalibrationSample& k) { return t < k.gpu_ticks; });
+    FoldSpan(e, size_t(after - e.knots.begin()) - 1, {gaps.before_ns, gaps.after_ns}, min_ns, max_ns);
+    return;
+  }
+  const double relative = double(placed.relative_ns);
+  FoldGaps(gaps.before_ns, gaps.after_ns, relative, double(placed.absolute_ns()) + relative, min_ns, max_ns);
+}
+
+void GpuClockModel::SetOffsetRange(Epoch& e, double min_ns, double max_ns) {
+  const bool contradicted = min_ns > max_ns;
+  flags_.contradicted_brackets += size_t(contradicted) - size_t(e.offset.contradicted);
+  e.offset.min_ns = min_ns;
+  e.offset.max_ns = max_ns;
+  e.offset.contradicted = contradicted;
+}
+
+void GpuClockModel::UpdateOffset(Epoch& e) {
+  if (e.offset.brackets == 0 || e.knots.empty()) return;  // nothing to bound, or to map through yet
+  const size_t n = e.knots.size();
+  e.span_gaps.resize(n - 1);
+  // Spans kSettledSpans before the newest keep their bounds from now on: folded once.
+  const size_t settle_below = n >= kSettledSpans + 2 ? n - 2 - kSettledSpans : 0;
+  for (; e.settled_spans < settle_below; ++e.settled_spans) {
+    FoldSpan(e, e.settled_spans, e.span_gaps[e.settled_spans], e.settled_min_ns, e.settled_max_ns);
+  }
+  double min_ns = e.settled_min_ns;
+  double max_ns = e.settled_max_ns;
+  for (size_t i = 0; i < e.open_brackets.size();) {
+    const GpuTimeBracket& b = e.open_brackets[i];
+    const Mapped placed = MapThroughKnots(e, b.gpu_ticks);
+    if (FileBracket(e, b, placed)) {
+      e.open_brackets[i] = e.open_brackets.back();
+      e.open_brackets.pop_back();
+      continue;
+    }
+    FoldOpen(e, b, placed, min_ns, max_ns);
+    ++i;
+  }
+  for (size_t span = e.settled_spans; span < e.span_gaps.size(); ++span) {
+    FoldSpan(e, span, e.span_gaps[span], min_ns, max_ns);
+  }
+  SetOffsetRange(e, min_ns, max_ns);
 }
 
 double GpuClockModel::drift_ppm() const {
@@ -290,6 +447,18 @@ uint32_t GpuClockModel::current_relative_ns() const {
 double GpuClockModel::SpanBound(const Epoch& e, size_t span) {
   if (span >= e.span_scatter.size() || e.span_scatter[span] < 0) return -1;
   return std::max(kLocalFactor * e.span_scatter[span], kTypicalFactor * e.span_typical[span]) + kReadFloorNs;
+}
+
+uint32_t GpuClockModel::current_early_ns() const {
+  const Epoch& e = epochs_.back();
+  if (e.knots.empty()) return UINT32_MAX;
+  return Map(e.knots.back().gpu_ticks, epoch()).early_ns;
+}
+
+uint32_t GpuClockModel::current_late_ns() const {
+  const Epoch& e = epochs_.back();
+  if (e.knots.empty()) return UINT32_MAX;
+  return Map(e.knots.back().gpu_ticks, epoch()).late_ns;
 }
 
 uint32_t GpuClockModel::current_uncertainty_ns() const {

@@ -97,7 +97,7 @@ void PrintGpuContexts(const TraceModel& model, std::ostream& out) {
         << Format(
                " (%s, context %u): %zu zones (%llu without GPU times), period %llu/%llu ns, %u-bit counter\n"
                "    clock: %zu calibrations (%zu rejected), drift %+.3f ppm, wander %s rms, %s\n"
-               "    placement: +/- %s relative (from the calibrations' scatter), +/- %s absolute\n",
+               "    placement: +/- %s relative (from the calibrations' scatter), %s absolute%s\n",
                GpuApiName(context.api), id, context.zones.size(), static_cast<unsigned long long>(untimed),
                static_cast<unsigned long long>(clock.period().numerator_ns),
                static_cast<unsigned long long>(clock.period().denominator), unsigned{clock.valid_bits()},
@@ -106,12 +106,26 @@ void PrintGpuContexts(const TraceModel& model, std::ostream& out) {
                (context.flags & protocol::kGpuContextCalibrated)            ? "calibrated timestamps"
                : (context.flags & protocol::kGpuContextFallbackCalibration) ? "bracketed-read calibration"
                                                                             : "calibration source not stated",
-               bound(clock.current_relative_ns()).c_str(), bound(clock.current_absolute_ns()).c_str());
+               bound(clock.current_relative_ns()).c_str(),
+               FormatBound(clock.current_early_ns(), clock.current_late_ns()).c_str(),
+               clock.offset_range().brackets > 0 && !clock.offset_range().contradicted
+                   ? " (narrowed by brackets)"
+                   : "");
+    if (const GpuClockModel::OffsetRange range = clock.offset_range(); range.brackets > 0) {
+      out << "    brackets: " << range.brackets << " GPU time(s) seen from the CPU"
+          << (range.contradicted
+                  ? ", contradicting each other: not used\n"
+                  : ", proving the offset within " + FormatRange(range.min_ns, range.max_ns) + "\n");
+    }
     if (const GpuClockModel::Flags& flags = clock.flags(); flags.total() > 0) {
       out << Format(
           "    %zu calibration(s) flagged: %zu stated 0 ns, %zu absurd, %zu contradicted by the scatter "
           "(bounds follow the data)\n",
           flags.total(), flags.zero_uncertainty, flags.absurd_uncertainty, flags.contradicted);
+    }
+    if (const GpuClockModel::Flags& flags = clock.flags(); flags.bad_brackets > 0) {
+      out << "    " << flags.bad_brackets
+          << " bracket(s) rejected (no side known, or ending before they begin)\n";
     }
     if (extrapolated > 0 || context.unmatched_gpu_times > 0) {
       out << "    " << extrapolated

@@ -1,5 +1,6 @@
 #include "gnomon/server/text.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 
@@ -123,6 +124,20 @@ std::string FormatDuration(double ns) {
     std::snprintf(buffer, sizeof(buffer), "%.4g s", ns / 1e9);
   }
   return buffer;
+}
+
+std::string FormatBound(uint32_t early_ns, uint32_t late_ns) {
+  auto side = [](uint32_t ns) { return ns == UINT32_MAX ? std::string("unknown") : FormatDuration(ns); };
+  if (early_ns == late_ns) return "+/- " + side(early_ns);
+  return "-" + side(early_ns) + "/+" + side(late_ns);
+}
+
+std::string FormatRange(double min_ns, double max_ns) {
+  auto side = [](double ns) {
+    if (std::isinf(ns)) return std::string(ns < 0 ? "-inf" : "+inf");
+    return (ns >= 0 ? "+" : "") + FormatDuration(ns);
+  };
+  return "[" + side(min_ns) + ", " + side(max_ns) + "]";
 }
 
 std::string JsonQuote(std::string_view text) {

@@ -359,6 +359,16 @@ void TraceBuilder::OnGpuResync(const protocol::GpuResync& resync) {
       {resync.gpu_ticks, CpuNs(resync.cpu_time, resync.cpu_domain), resync.uncertainty_ns});
 }
 
+void TraceBuilder::OnGpuTimeBracket(const protocol::GpuTimeBracket& m) {
+  GpuContextState* state = FindGpuContext(m.context_id);
+  if (state == nullptr) return;
+  GpuClockModel& clock = state->context->clock;
+  GpuTimeBracket bracket{.gpu_ticks = clock.Unwrap(m.gpu_ticks)};
+  if (m.cpu_not_before != 0) bracket.not_before_ns = CpuNs(m.cpu_not_before, m.cpu_domain);
+  if (m.cpu_not_after != 0) bracket.not_after_ns = CpuNs(m.cpu_not_after, m.cpu_domain);
+  clock.AddBracket(bracket);
+}
+
 void TraceBuilder::OnCounterSetDef(const protocol::CounterSetDef& def, const protocol::CounterSetDefTail& t) {
   const uint32_t id = def.set_id;
   GpuContextState* state = FindGpuContext(def.context_id);

@@ -109,6 +109,7 @@ class TraceBuilder {
   void OnGpuTime(const protocol::GpuTime& m);
   void OnGpuCalibration(const protocol::GpuCalibration& m);
   void OnGpuResync(const protocol::GpuResync& m);
+  void OnGpuTimeBracket(const protocol::GpuTimeBracket& m);
   void OnGpuContextName(const protocol::GpuContextName& m, const protocol::GpuContextNameTail& t);
   void OnCounterSetDef(const protocol::CounterSetDef& m, const protocol::CounterSetDefTail& t);
   void OnCounterDef(const protocol::CounterDef& m, const protocol::CounterDefTail& t);

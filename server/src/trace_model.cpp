@@ -40,8 +40,8 @@ TraceModel::MappedGpuZone TraceModel::MapGpuZone(const GpuContextTimeline& conte
                                                  const GpuZone& zone) const {
   const auto begin = context.clock.Map(zone.gpu_begin, zone.epoch);
   const auto end = context.clock.Map(zone.gpu_end, zone.epoch);
-  return {begin.cpu_ns, std::max(begin.cpu_ns, end.cpu_ns), std::max(begin.absolute_ns, end.absolute_ns),
-          std::max(begin.relative_ns, end.relative_ns)};
+  return {begin.cpu_ns, std::max(begin.cpu_ns, end.cpu_ns), std::max(begin.early_ns, end.early_ns),
+          std::max(begin.late_ns, end.late_ns), std::max(begin.relative_ns, end.relative_ns)};
 }
 
 size_t TraceModel::zone_bytes() const {

@@ -3,10 +3,13 @@
 //   kind,i,t_before_ns,device_ticks,host_ns,max_dev_ns,t_after_ns
 // `burst`: back-to-back vkGetCalibratedTimestampsEXT calls; `paced`: one call per ms;
 // `gpuwrite`: a timestamp written by the GPU, with the host clock read just before
-// vkQueueSubmit and just after the fence wait returns. The host clock is
-// CLOCK_MONOTONIC_RAW where the device pairs with it, else CLOCK_MONOTONIC.
+// vkQueueSubmit and again as soon as the CPU sees the value: spinning on the query's
+// availability (--bracket spin, the default, as the Vulkan collector's probes do) or
+// when the fence wait returns (--bracket fence). The host clock is CLOCK_MONOTONIC_RAW
+// where the device pairs with it, else CLOCK_MONOTONIC.
 //
 //   gnomon-calibration-record OUT.csv [--seconds S] [--burst N] [--device SUBSTRING]
+//                             [--bracket spin|fence]
 #include <vulkan/vulkan.h>
 
 #include <chrono>
@@ -42,9 +45,14 @@ int main(int argc, char** argv) {
   std::string out_path, device_filter;
   double seconds = 60;
   int burst = 10000;
+  bool spin = true;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--seconds" && i + 1 < argc) {
+    if (arg == "--bracket" && i + 1 < argc) {
+      const std::string how = argv[++i];
+      if (how != "spin" && how != "fence") Fail("--bracket takes spin or fence, not " + how);
+      spin = how == "spin";
+    } else if (arg == "--seconds" && i + 1 < argc) {
       seconds = std::atof(argv[++i]);
     } else if (arg == "--burst" && i + 1 < argc) {
       burst = std::atoi(argv[++i]);
@@ -54,7 +62,8 @@ int main(int argc, char** argv) {
       out_path = arg;
     } else {
       std::printf(
-          "Usage: gnomon-calibration-record OUT.csv [--seconds S] [--burst N] [--device SUBSTRING]\n");
+          "Usage: gnomon-calibration-record OUT.csv [--seconds S] [--burst N] [--device SUBSTRING]\n"
+          "                                 [--bracket spin|fence]\n");
       return arg == "-h" || arg == "--help" ? 0 : 1;
     }
   }
@@ -81,18 +90,37 @@ int main(int argc, char** argv) {
   }
   g_host_clock =
       host_domain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT ? CLOCK_MONOTONIC_RAW : CLOCK_MONOTONIC;
+  // Two queries take turns: each write's command buffer resets the other query, so the
+  // one written reads as unavailable until the GPU writes it.
   VkQueryPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
   pool_info.queryType = VK_QUERY_TYPE_TIMESTAMP;
-  pool_info.queryCount = 1;
+  pool_info.queryCount = 2;
   VkQueryPool pool;
   vkCreateQueryPool(device, &pool_info, nullptr, &pool);
-  VkCommandBuffer cmd = vk.NewCommandBuffer();
-  vkCmdResetQueryPool(cmd, pool, 0, 1);
-  vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool, 0);
-  vkEndCommandBuffer(cmd);
+  VkCommandBuffer writes[2];
+  for (uint32_t q = 0; q < 2; ++q) {
+    writes[q] = vk.NewCommandBuffer();
+    vkCmdResetQueryPool(writes[q], pool, q ^ 1, 1);
+    vkCmdWriteTimestamp(writes[q], VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool, q);
+    vkEndCommandBuffer(writes[q]);
+  }
   VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
   VkFence fence;
   vkCreateFence(device, &fence_info, nullptr, &fence);
+  auto submit_and_wait = [&](VkCommandBuffer cmd) {
+    VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    submit.commandBufferCount = 1;
+    submit.pCommandBuffers = &cmd;
+    vkResetFences(device, 1, &fence);
+    vkQueueSubmit(vk.queue, 1, &submit, fence);
+    vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX);
+  };
+  {
+    VkCommandBuffer reset = vk.NewCommandBuffer();
+    vkCmdResetQueryPool(reset, pool, 0, 2);
+    vkEndCommandBuffer(reset);
+    submit_and_wait(reset);
+  }
 
   std::FILE* out = std::fopen(out_path.c_str(), "w");
   if (!out) Fail("cannot create " + out_path);
@@ -119,26 +147,35 @@ int main(int argc, char** argv) {
     while (RawNs() < due) std::this_thread::sleep_for(std::chrono::microseconds(100));
     sample("paced", i);
     if (i % 10 == 5) {
+      const uint32_t query = uint32_t(i / 10) % 2;
       VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
       submit.commandBufferCount = 1;
-      submit.pCommandBuffers = &cmd;
+      submit.pCommandBuffers = &writes[query];
       vkResetFences(device, 1, &fence);
       const int64_t before = RawNs();
       vkQueueSubmit(vk.queue, 1, &submit, fence);
+      uint64_t result[2] = {0, 0};  // the value, then its availability
+      int64_t after = 0;
+      while (spin && after == 0 && RawNs() - before < 1000000000) {
+        vkGetQueryPoolResults(device, pool, query, 1, sizeof(result), result, sizeof(result),
+                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+        if (result[1] != 0) after = RawNs();
+      }
       vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX);
-      const int64_t after = RawNs();
-      uint64_t ticks = 0;
-      vkGetQueryPoolResults(device, pool, 0, 1, sizeof(ticks), &ticks, sizeof(ticks), VK_QUERY_RESULT_64_BIT);
-      std::fprintf(out, "gpuwrite,%ld,%lld,%llu,0,0,%lld\n", i, (long long)before, (unsigned long long)ticks,
-                   (long long)after);
+      if (after == 0) after = RawNs();
+      vkGetQueryPoolResults(device, pool, query, 1, sizeof(result), result, sizeof(result),
+                            VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+      std::fprintf(out, "gpuwrite,%ld,%lld,%llu,0,0,%lld\n", i, (long long)before,
+                   (unsigned long long)result[0], (long long)after);
     }
   }
   std::fclose(out);
   std::printf(
       "gnomon-calibration-record: %s, host clock %s, period %.6g ns: %d burst, %ld paced, %ld gpuwrite rows "
-      "-> %s\n",
+      "(%s) -> %s\n",
       properties.deviceName, g_host_clock == CLOCK_MONOTONIC_RAW ? "CLOCK_MONOTONIC_RAW" : "CLOCK_MONOTONIC",
-      double(properties.limits.timestampPeriod), burst, paced, paced / 10, out_path.c_str());
+      double(properties.limits.timestampPeriod), burst, paced, paced / 10,
+      spin ? "spun on availability" : "fence waits", out_path.c_str());
   vkDestroyFence(device, fence, nullptr);
   vkDestroyQueryPool(device, pool, nullptr);
   vk.Destroy();

@@ -326,6 +326,53 @@ TEST_CASE(
   vkDestroyEvent(f.vk.device, gate, nullptr);
 }
 
+TEST_CASE(
+    "a context sends its probes as brackets when created and destroyed, and they agree with its clock") {
+  gnomon::server::Worker& worker = gnomon::test::SelfCapture();
+  Fixture f;
+  for (const bool calibrated : {true, false}) {
+    CAPTURE(calibrated);
+    ContextOptions options;
+    options.bracket_probes = 4;
+    options.calibrated_timestamps = calibrated && f.vk.calibrated_timestamps;
+    options.host_query_reset = f.vk.host_query_reset;
+    auto gpu = Context::Create(&vkGetInstanceProcAddr, f.vk.instance, f.vk.physical, f.vk.device, f.vk.queue,
+                               f.vk.family, options);
+    REQUIRE(gpu->is_active());
+    CHECK(gpu->stats().brackets == 4);
+    // A frame between the probes: the fallback's calibrations share the probe queries.
+    VkCommandBuffer cmd = f.vk.NewCommandBuffer();
+    gpu->BeginFrame(cmd);
+    REQUIRE(gpu->BeginZone(cmd, &g_pass));
+    gpu->EndZone(cmd);
+    vkEndCommandBuffer(cmd);
+    VkFence fence = f.vk.Submit(cmd, true);
+    gpu->EndFrame();
+    vkQueueWaitIdle(f.vk.queue);
+    gpu->Collect();
+    CHECK(gpu->stats().timestamps_read == 2);
+    vkDestroyFence(f.vk.device, fence, nullptr);
+    const uint32_t id = gpu->id();
+    gpu.reset();  // four more probes
+    REQUIRE(gnomon::test::WaitForModel(worker, [id](const TraceModel& m) {
+      const auto* c = FindContext(m, id);
+      return c != nullptr && c->clock.offset_range().brackets == 8 && c->zones.size() == 1 &&
+             c->zones[0].is_timed();
+    }));
+    worker.WithModel([id](const TraceModel& m) {
+      const auto& clock = FindContext(m, id)->clock;
+      const auto range = clock.offset_range();
+      INFO("offset within [", range.min_ns, ", ", range.max_ns, "] ns");
+      CHECK_FALSE(range.contradicted);
+      CHECK(clock.flags().bad_brackets == 0);
+      // The device's clock is the host's (lavapipe): the true offset is 0, up to the
+      // server's conversion between CLOCK_MONOTONIC and CLOCK_MONOTONIC_RAW.
+      CHECK(range.min_ns <= 1000);
+      CHECK(range.max_ns >= -1000);
+    });
+  }
+}
+
 TEST_CASE("the Vulkan pipeline-statistics source: not ready until the GPU passes the end, then the values") {
   Fixture f;
   REQUIRE(f.vk.pipeline_statistics);

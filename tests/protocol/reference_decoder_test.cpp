@@ -85,7 +85,7 @@ StreamWriter RandomStream(uint64_t seed, int count) {
   std::mt19937_64 rng(seed);
   StreamWriter w;
   for (int i = 0; i < count; ++i) {
-    switch (rng() % 29) {
+    switch (rng() % 30) {
       case 0:
         w.ThreadContext(uint32_t(rng()));
         break;
@@ -176,6 +176,9 @@ StreamWriter RandomStream(uint64_t seed, int count) {
                         uint32_t(rng()), values, uint8_t(rng()));
         break;
       }
+      case 27:
+        w.GpuTimeBracket(uint32_t(rng()), rng(), rng(), rng(), gnomon::protocol::CpuTimeDomain(rng() % 3));
+        break;
       default:
         w.ZoneBegin(uint32_t(rng() % 100), rng());
         break;

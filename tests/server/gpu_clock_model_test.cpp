@@ -100,7 +100,7 @@ TEST_CASE("the mapping is monotonic, also where it extrapolates") {
   }
   CHECK(model.Map(gpu.Ticks(1'000'000'000)).extrapolated);
   CHECK_FALSE(model.Map(gpu.Ticks(30'000'000'000)).extrapolated);
-  CHECK(model.Map(gpu.Ticks(69'000'000'000)).absolute_ns > 200);
+  CHECK(model.Map(gpu.Ticks(69'000'000'000)).absolute_ns() > 200);
 }
 
 TEST_CASE("bad calibrations are rejected and leave the mapping alone") {
@@ -163,7 +163,7 @@ TEST_CASE("the relative bound covers the true error, and is far tighter than the
     ++total;
     if (std::fabs(double(mapped.cpu_ns - cpu)) <= mapped.relative_ns) ++covered;
     relative.push_back(mapped.relative_ns);
-    CHECK(mapped.absolute_ns >= mapped.relative_ns);
+    CHECK(mapped.absolute_ns() >= mapped.relative_ns);
   }
   std::sort(relative.begin(), relative.end());
   CHECK(double(covered) >= 0.99 * double(total));
@@ -182,7 +182,7 @@ TEST_CASE(
   model.AddSample({gpu.Ticks(1'000'000'000), 1'000'000'000, 2500});
   const auto mapped = model.Map(gpu.Ticks(500'000'000));
   CHECK(mapped.relative_ns == 2500);
-  CHECK(mapped.absolute_ns == 2500);
+  CHECK(mapped.absolute_ns() == 2500);
   CHECK(model.current_relative_ns() == 2500);
   model.AddSample({gpu.Ticks(2'000'000'000), 2'000'000'000, 2500});
   CHECK(model.Map(gpu.Ticks(500'000'000)).relative_ns < 2500);
@@ -198,7 +198,7 @@ TEST_CASE("outside the knots the relative bound grows with the distance") {
   CHECK(near.extrapolated);
   CHECK(near.relative_ns >= inside.relative_ns);
   CHECK(far.relative_ns > near.relative_ns);
-  CHECK(far.absolute_ns > near.absolute_ns);
+  CHECK(far.absolute_ns() > near.absolute_ns());
   // And still true 10 s out.
   CHECK(std::fabs(double(far.cpu_ns - 70'000'000'000)) <= far.relative_ns);
 }
@@ -214,17 +214,17 @@ TEST_CASE("stated uncertainties of zero, absurd ones and ones the data contradic
     size_t covered = 0, total = 0;
     for (int64_t cpu = 1'000'000; cpu < 60'000'000'000; cpu += 13'131'313) {
       const auto mapped = model.Map(gpu.Ticks(cpu));
-      CHECK(mapped.absolute_ns >= mapped.relative_ns);
+      CHECK(mapped.absolute_ns() >= mapped.relative_ns);
       CHECK(mapped.relative_ns >= 200);  // never below what the reads scatter by
       ++total;
-      if (std::fabs(double(mapped.cpu_ns - cpu)) <= mapped.absolute_ns) ++covered;
+      if (std::fabs(double(mapped.cpu_ns - cpu)) <= mapped.absolute_ns()) ++covered;
     }
     CHECK(double(covered) >= 0.99 * double(total));
   }
   SUBCASE("a bound the reads contradict: counted; the absolute bound widens to the data") {
     const GpuClockModel model = NoisyModel(gpu, 60, 2000, 50);
     CHECK(model.flags().contradicted > 10);
-    CHECK(model.Map(gpu.Ticks(30'500'000'000)).absolute_ns > 1000);
+    CHECK(model.Map(gpu.Ticks(30'500'000'000)).absolute_ns() > 1000);
   }
   SUBCASE("absurd: counted") {
     GpuClockModel model(gpu.period, 64);
@@ -270,4 +270,174 @@ TEST_CASE("a bad last calibration widens the spans around it before another knot
   INFO("bound before ", before, " ns, with the bad read ", mapped.relative_ns, " ns");
   CHECK(mapped.relative_ns > 10'000);  // the 5 us the bad read pulls this time away is covered
   CHECK(std::fabs(double(mapped.cpu_ns - 60'500'000'000)) <= mapped.relative_ns);
+}
+
+namespace {
+
+// Calibrations every 0.5 s whose host half is read `offset_ns` early (every read shares
+// it: the driver's bound covers it and no calibration removes it), and GPU writes
+// bracketed like real probes: submitted `submit_ns` before the write, seen
+// `seen_ns` after it.
+struct BracketedStream {
+  SimulatedGpu gpu{.ppm = 3, .wander_ns = 1500, .period = PeriodFromFloat(1.0)};
+  double offset_ns = 900;
+  uint32_t stated_ns = 2800;
+  int64_t submit_ns = 15'000;
+  int64_t seen_ns = 300;
+
+  void AddCalibration(GpuClockModel& model, int64_t cpu, double noise) const {
+    model.AddSample({gpu.Ticks(cpu), cpu - std::llround(offset_ns - noise), stated_ns});
+  }
+  GpuTimeBracket Bracket(int64_t cpu) const { return {gpu.Ticks(cpu), cpu - submit_ns, cpu + seen_ns}; }
+};
+
+// The offset range from `brackets`, computed afresh through a model of the same knots
+// without brackets (whose mapping is never narrowed), as docs/gpu-timestamps.md defines
+// it: each bracket allows offsets within its gaps to the placed time, widened by the
+// relative bound there, and within the calibrations' stated bound plus the relative one
+// (between two knots, the larger of theirs).
+GpuClockModel::OffsetRange RangeFromScratch(const GpuClockModel& knots_only,
+                                            const std::vector<GpuTimeBracket>& brackets) {
+  GpuClockModel::OffsetRange range;
+  range.brackets = brackets.size();
+  const auto& knots = knots_only.knots();
+  for (const GpuTimeBracket& b : brackets) {
+    const auto m = knots_only.Map(b.gpu_ticks);
+    double stated = m.absolute_ns();
+    if (!m.extrapolated) {
+      const auto after =
+          std::upper_bound(knots.begin(), knots.end(), b.gpu_ticks,
+                           [](uint64_t t, const GpuCalibrationSample& k) { return t < k.gpu_ticks; });
+      stated = std::max({after[-1].uncertainty_ns, after[0].uncertainty_ns, m.relative_ns});
+    }
+    const double cap = stated + m.relative_ns;
+    range.min_ns = std::max(range.min_ns, std::max(-cap, double(b.not_before_ns - m.cpu_ns) - m.relative_ns));
+    range.max_ns = std::min(range.max_ns, std::min(cap, double(b.not_after_ns - m.cpu_ns) + m.relative_ns));
+  }
+  range.contradicted = range.min_ns > range.max_ns;
+  return range;
+}
+
+// Equal but for the rounding of relative bounds to whole ns.
+void CheckSameRange(const GpuClockModel::OffsetRange& a, const GpuClockModel::OffsetRange& b) {
+  CHECK(a.brackets == b.brackets);
+  CHECK(a.contradicted == b.contradicted);
+  CHECK(std::fabs(a.min_ns - b.min_ns) <= 1.0);
+  CHECK(std::fabs(a.max_ns - b.max_ns) <= 1.0);
+}
+
+}  // namespace
+
+TEST_CASE("brackets narrow the absolute bound on the side they prove, and the truth stays inside") {
+  const BracketedStream stream;
+  std::mt19937_64 rng(9);
+  std::normal_distribution<double> noise(0, 30);
+  GpuClockModel model(stream.gpu.period, 64);
+  for (int64_t cpu = 0; cpu <= 60'000'000'000; cpu += 500'000'000)
+    stream.AddCalibration(model, cpu, noise(rng));
+  const GpuClockModel without = model;
+  for (int64_t cpu = 250'000'000; cpu < 60'000'000'000; cpu += 7'000'000'000) {
+    REQUIRE(model.AddBracket(stream.Bracket(cpu)) == GpuClockModel::BracketResult::kAdded);
+  }
+  const GpuClockModel::OffsetRange range = model.offset_range();
+  CHECK(range.brackets == 9);
+  CHECK_FALSE(range.contradicted);
+  INFO("offset proven within [", range.min_ns, ", ", range.max_ns, "]");
+  // The truth lies 900 ns after the placement: the late side narrows from 2.8 us to
+  // the probes' 300 ns plus that offset and the relative bounds; the early side, which
+  // only 15 us submissions speak for, keeps the driver's bound.
+  CHECK(range.max_ns >= stream.offset_ns);
+  size_t covered = 0, total = 0;
+  for (int64_t cpu = 1'000'000; cpu < 60'000'000'000; cpu += 99'999'999) {
+    const auto narrowed = model.Map(stream.gpu.Ticks(cpu));
+    const auto plain = without.Map(stream.gpu.Ticks(cpu));
+    CHECK(narrowed.cpu_ns == plain.cpu_ns);  // brackets bound, they never move a time
+    CHECK(narrowed.relative_ns == plain.relative_ns);
+    CHECK(narrowed.early_ns == plain.early_ns);
+    CHECK(narrowed.late_ns < plain.late_ns);
+    CHECK(narrowed.late_ns < 2000);
+    const double truth_minus_placed = double(cpu - narrowed.cpu_ns);
+    ++total;
+    if (truth_minus_placed >= -double(narrowed.early_ns) && truth_minus_placed <= double(narrowed.late_ns))
+      ++covered;
+  }
+  CHECK(covered == total);
+  CHECK(model.current_late_ns() < model.current_early_ns());
+  CHECK(without.current_late_ns() == without.current_early_ns());
+}
+
+TEST_CASE("brackets settled as knots arrive give the range recomputed from scratch") {
+  // 400 s at 0.5 s: brackets settle (leave the open list) once 146 spans follow them.
+  const BracketedStream stream;
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> noise(0, 40);
+  std::uniform_int_distribution<int64_t> seen(200, 40'000);
+  GpuClockModel model(stream.gpu.period, 64), knots_only(stream.gpu.period, 64);
+  std::vector<GpuTimeBracket> brackets;
+  for (int64_t cpu = 0; cpu <= 400'000'000'000; cpu += 500'000'000) {
+    const double n = noise(rng);
+    stream.AddCalibration(model, cpu, n);
+    stream.AddCalibration(knots_only, cpu, n);
+    // A probe just after each calibration (seen at the next knot's time, it maps by
+    // extrapolation until then), and one between the knots.
+    for (const int64_t at : {cpu + 1'000'000, cpu + 260'000'000}) {
+      const GpuTimeBracket b{stream.gpu.Ticks(at), at - stream.submit_ns, at + seen(rng)};
+      model.AddBracket(b);
+      brackets.push_back(b);
+    }
+    if (cpu % 50'000'000'000 == 0)
+      CheckSameRange(model.offset_range(), RangeFromScratch(knots_only, brackets));
+  }
+  CheckSameRange(model.offset_range(), RangeFromScratch(knots_only, brackets));
+  CHECK(model.offset_range().brackets == 1602);
+}
+
+TEST_CASE("brackets that cannot be taken: rejected, or contradicting and not used") {
+  const BracketedStream stream;
+  GpuClockModel model(stream.gpu.period, 64);
+  for (int64_t cpu = 0; cpu <= 10'000'000'000; cpu += 500'000'000) stream.AddCalibration(model, cpu, 0);
+  const GpuClockModel without = model;
+  const uint64_t ticks = stream.gpu.Ticks(5'100'000'000);
+  SUBCASE("no side known, or ending before it begins: rejected and counted") {
+    CHECK(model.AddBracket({ticks}) == GpuClockModel::BracketResult::kRejected);
+    CHECK(model.AddBracket({ticks, 5'100'000'000, 5'000'000'000}) == GpuClockModel::BracketResult::kRejected);
+    CHECK(model.flags().bad_brackets == 2);
+    CHECK(model.flags().total() == 0);  // calibrations are not to blame
+    CHECK(model.offset_range().brackets == 0);
+    CHECK(model.Map(ticks).early_ns == without.Map(ticks).early_ns);
+    CHECK(model.Map(ticks).late_ns == without.Map(ticks).late_ns);
+  }
+  SUBCASE("one side only: narrows that side") {
+    CHECK(model.AddBracket({ticks, GpuTimeBracket::kUnknownEarliest, 5'100'000'300}) ==
+          GpuClockModel::BracketResult::kAdded);
+    CHECK(model.Map(ticks).late_ns < without.Map(ticks).late_ns);
+    CHECK(model.Map(ticks).early_ns == without.Map(ticks).early_ns);
+  }
+  SUBCASE("two brackets no offset satisfies: flagged, the driver's bound stands") {
+    // The GPU wrote 5.1 s at least 2 us after the CPU's 5.1 s, and at most 2 us before.
+    model.AddBracket({ticks, 5'100'002'000, GpuTimeBracket::kUnknownLatest});
+    model.AddBracket({ticks, GpuTimeBracket::kUnknownEarliest, 5'099'998'000});
+    CHECK(model.offset_range().contradicted);
+    CHECK(model.flags().contradicted_brackets == 1);
+    CHECK(model.Map(ticks).early_ns == without.Map(ticks).early_ns);
+    CHECK(model.Map(ticks).late_ns == without.Map(ticks).late_ns);
+  }
+  SUBCASE("a bracket beyond the calibrations' own stated bound contradicts them") {
+    model.AddBracket({ticks, GpuTimeBracket::kUnknownEarliest, 5'100'000'000 - 50'000});
+    CHECK(model.offset_range().contradicted);
+    CHECK(model.Map(ticks).late_ns == without.Map(ticks).late_ns);
+  }
+  SUBCASE("a flood past the last knot (where a later knot still moves them) is counted, not kept") {
+    const uint64_t later = stream.gpu.Ticks(11'000'000'000);
+    for (size_t i = 0; i < GpuClockModel::kMaxOpenBrackets + 10; ++i) {
+      model.AddBracket({later + i, 10'900'000'000, 11'200'000'000});
+    }
+    CHECK(model.offset_range().brackets == GpuClockModel::kMaxOpenBrackets);
+    CHECK(model.flags().bad_brackets == 10);
+    // Brackets between older knots are final at once, filed by span: no limit but the
+    // spans'.
+    for (size_t i = 0; i < 10'000; ++i) model.AddBracket({ticks + i, 5'000'000'000, 5'200'000'000});
+    CHECK(model.offset_range().brackets == GpuClockModel::kMaxOpenBrackets + 10'000);
+    CHECK(model.flags().bad_brackets == 10);
+  }
 }

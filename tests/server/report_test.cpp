@@ -126,6 +126,50 @@ TEST_CASE("GPU contexts appear in the summary and as tracks of their own in the 
   CHECK(track_named);
 }
 
+TEST_CASE("a bracket narrows one side of the absolute bound, in the summary and in the Chrome export") {
+  gnomon::test::StreamWriter w;
+  w.AppInfo("bracketed", 6).SourceLocation(1, "Blur", "blur", "fx.cpp", 4).ThreadInfo(1, 11, "render");
+  // Three knots on one line (no scatter: the relative bound is its 20 ns floor), each
+  // stating 3 us; the GPU's 30,000 was seen by the CPU at 30,500 at the latest.
+  w.GpuContext(1, "Test GPU", 1, 1, 64, 5000, 5000, gnomon::protocol::CpuTimeDomain::kMonotonicRaw, 3000);
+  w.GpuCalibration(1, 20'005'000, 20'005'000, 20'000'000, 3000);
+  w.GpuCalibration(1, 40'005'000, 40'005'000, 20'000'000, 3000);
+  w.GpuTimeBracket(1, 30'000, 0, 30'500);
+  w.GpuTimeBracket(1, 30'000, 30'500, 30'000);  // ends before it begins: rejected
+  w.ThreadContext(1)
+      .GpuZoneBegin(1, 1, 1, 1500)
+      .GpuZoneEnd(1, 2, 1600)
+      .GpuTime(1, 1, 10'000)
+      .GpuTime(1, 2, 30'000);
+  const TraceModel model = gnomon::test::BuildModel(w);
+  std::ostringstream summary;
+  PrintSummary(model, summary);
+  INFO(summary.str());
+  CHECK(summary.str().find("placement: +/- 20 ns relative (from the calibrations' scatter), -3 us/+540 ns "
+                           "absolute (narrowed by brackets)") != std::string::npos);
+  CHECK(summary.str().find("brackets: 1 GPU time(s) seen from the CPU, proving the offset within "
+                           "[-3.02 us, +520 ns]") != std::string::npos);
+  CHECK(summary.str().find("1 bracket(s) rejected") != std::string::npos);
+  std::ostringstream out;
+  WriteChromeTrace(model, out);
+  JsonValue root;
+  std::string error;
+  REQUIRE_MESSAGE(gnomon::test::ParseJson(out.str(), root, error), error);
+  int gpu_events = 0;
+  for (const JsonValue& e : root.Find("traceEvents")->array) {
+    if (!e.Find("cat") || e.Find("cat")->string != "gpu") continue;
+    ++gpu_events;
+    const JsonValue* args = e.Find("args");
+    REQUIRE(args->Find("absolute_early_ns"));
+    REQUIRE(args->Find("absolute_late_ns"));
+    CHECK(args->Find("absolute_early_ns")->number == 3000);
+    CHECK(args->Find("absolute_late_ns")->number == 540);
+    CHECK(args->Find("absolute_bound_ns")->number == 3000);
+    CHECK(args->Find("relative_bound_ns")->number == 20);
+  }
+  CHECK(gpu_events == 1);
+}
+
 namespace {
 
 // Whether `text` is valid UTF-8 with no control character but newlines (a terminal would

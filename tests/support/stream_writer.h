@@ -117,6 +117,14 @@ class StreamWriter {
                                    .uncertainty_ns = uncertainty,
                                    .cpu_domain = uint8_t(domain)});
   }
+  StreamWriter& GpuTimeBracket(uint32_t context, uint64_t ticks, uint64_t not_before, uint64_t not_after,
+                               protocol::CpuTimeDomain domain = protocol::CpuTimeDomain::kMonotonicRaw) {
+    return Add(protocol::GpuTimeBracket{.context_id = context,
+                                        .gpu_ticks = ticks,
+                                        .cpu_not_before = not_before,
+                                        .cpu_not_after = not_after,
+                                        .cpu_domain = uint8_t(domain)});
+  }
   StreamWriter& GpuContextName(uint32_t context, std::string_view name) {
     return Add(protocol::GpuContextName{.context_id = context}, {.name = name});
   }

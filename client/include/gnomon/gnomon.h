@@ -233,6 +233,13 @@ void gnomon_gpu_calibration(const gnomon_gpu_calibration_data* data);
 /* The GPU clock jumped: re-anchor the context at this pair. */
 void gnomon_gpu_resync(uint32_t context, uint64_t gpu_ticks, uint64_t cpu_time,
                        gnomon_cpu_time_domain cpu_domain, uint32_t uncertainty_ns);
+/* A GPU time seen from the CPU: the GPU wrote gpu_ticks (raw) no earlier than
+ * cpu_not_before (e.g. read just before the submit) and no later than cpu_not_after
+ * (e.g. read as soon as the value was available), both in cpu_domain; 0 for a side not
+ * known. Brackets narrow the absolute error bound of the context's GPU times where they
+ * are tighter than the calibrations' stated uncertainty (docs/gpu-timestamps.md). */
+void gnomon_gpu_time_bracket(uint32_t context, uint64_t gpu_ticks, uint64_t cpu_not_before,
+                             uint64_t cpu_not_after, gnomon_cpu_time_domain cpu_domain);
 /* A host clock reading (CLOCK_MONOTONIC_RAW or CLOCK_MONOTONIC ns) as Gnomon ticks,
  * through the program's latest calibration pairs. */
 uint64_t gnomon_cpu_time_from_host_ns(gnomon_cpu_time_domain domain, int64_t host_ns);

@@ -139,6 +139,10 @@ inline void GpuResync(uint32_t context, uint64_t gpu_ticks, uint64_t cpu_time, g
                       uint32_t uncertainty_ns) {
   gnomon_gpu_resync(context, gpu_ticks, cpu_time, domain, uncertainty_ns);
 }
+inline void GpuTimeBracket(uint32_t context, uint64_t gpu_ticks, uint64_t cpu_not_before,
+                           uint64_t cpu_not_after, gnomon_cpu_time_domain domain) {
+  gnomon_gpu_time_bracket(context, gpu_ticks, cpu_not_before, cpu_not_after, domain);
+}
 inline uint64_t CpuTimeFromHostNs(gnomon_cpu_time_domain domain, int64_t host_ns) {
   return gnomon_cpu_time_from_host_ns(domain, host_ns);
 }
@@ -193,6 +197,7 @@ inline void GpuZoneEnd(uint32_t, uint32_t) {}
 inline void GpuTime(uint32_t, uint32_t, uint64_t) {}
 inline void GpuCalibration(const GpuCalibrationData&) {}
 inline void GpuResync(uint32_t, uint64_t, uint64_t, gnomon_cpu_time_domain, uint32_t) {}
+inline void GpuTimeBracket(uint32_t, uint64_t, uint64_t, uint64_t, gnomon_cpu_time_domain) {}
 inline uint64_t CpuTimeFromHostNs(gnomon_cpu_time_domain, int64_t) { return 0; }
 
 #define GNOMON_ZONE_C(zone_name, rgb) static_cast<void>(0)

@@ -31,8 +31,15 @@
 // clock and CLOCK_MONOTONIC_RAW (else CLOCK_MONOTONIC) at once, best of five tries by
 // maxDeviation, at creation and every recalibration_period (checked in Collect()). The
 // host half goes to the server as it is, in its own clock domain. Without them, a
-// fallback submits one timestamp write between two CPU clock reads and waits for its
-// fence (a short block, once per period); half the bracket is the uncertainty.
+// fallback probes (below) once per period, a short block; half the bracket is the
+// uncertainty.
+//
+// Probes: a submission of one timestamp write, the CPU clock read just before the
+// submit and again as soon as the value is seen (the CPU spins on the query's
+// availability for up to 2 ms, then waits on the fence). At creation and destruction the
+// context sends options.bracket_probes of them as brackets (gnomon_gpu_time_bracket):
+// the server narrows the absolute error bound with them where they are tighter than
+// the driver's maxDeviation. Each blocks for about one submission's latency.
 //
 // Counters: with options.pipeline_statistics set (the device created with the
 // pipelineStatisticsQuery feature), zones opened with GNOMON_VK_ZONE_COUNTERS also run a
@@ -79,6 +86,8 @@ struct ContextOptions {
   bool enabled = true;                 // false: an inert context
   // Pipeline statistics for counted zones (0: none); needs pipelineStatisticsQuery.
   VkQueryPipelineStatisticFlags pipeline_statistics = 0;
+  // Probes sent as brackets at creation and again at destruction (0: none).
+  uint32_t bracket_probes = 8;
 };
 
 // The counts of client::GpuZoneStats, and the frame ring's.
@@ -88,6 +97,7 @@ struct ContextStats : client::GpuZoneStats {
   uint64_t frames_untimed_ring_full = 0;  // the frame's slot was still in flight
   uint64_t frames_abandoned = 0;
   uint64_t frames_lost = 0;  // submitted but never executed; reclaimed unread
+  uint64_t brackets = 0;     // probes sent as brackets
 };
 
 class Context {
@@ -150,6 +160,19 @@ class Context {
   // The pair with the smallest uncertainty of `tries`.
   bool BestPair(int tries, uint64_t& gpu_ticks, int64_t& cpu_ns, uint32_t& uncertainty_ns);
   bool CalibrateWithFence(uint64_t& gpu_ticks, int64_t& cpu_ns, uint32_t& uncertainty_ns);
+  // A timestamp the GPU wrote between two CPU clock reads (CLOCK_MONOTONIC_RAW ns).
+  struct Probe {
+    int64_t before_ns = 0;
+    uint64_t gpu_ticks = 0;
+    int64_t after_ns = 0;
+  };
+  bool RunProbe(Probe& probe);
+  // Records and submits the probe command buffer: reset `reset_query`, then write
+  // `write_query` (unless they are the same). `submitted_ns`: read just before the submit.
+  bool SubmitProbeCommands(uint32_t write_query, uint32_t reset_query, int64_t& submitted_ns);
+  bool WaitProbe();
+  bool ResetProbeQueries();
+  void SendBrackets(uint32_t probes);
   bool HarvestSlot(Slot& slot, uint32_t first_query);
   // Reads a harvested slot's pipeline statistics and sends them; false when not all ready.
   bool HarvestStatistics(Slot& slot, uint32_t slot_index);
@@ -161,9 +184,13 @@ class Context {
   uint32_t queue_family_ = 0;
   VkQueryPool pool_ = VK_NULL_HANDLE;
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
-  VkCommandBuffer calibration_cmd_ = VK_NULL_HANDLE;
-  VkFence calibration_fence_ = VK_NULL_HANDLE;
-  bool calibration_pending_ = false;  // submitted, its fence not yet seen signalled
+  VkCommandBuffer probe_cmd_ = VK_NULL_HANDLE;
+  VkFence probe_fence_ = VK_NULL_HANDLE;
+  bool probe_pending_ = false;        // submitted, its fence not yet seen signalled
+  uint32_t probe_query_ = 0;          // the first of the two probe queries in pool_
+  uint32_t next_probe_ = 0;           // which of them the next probe writes
+  bool probe_queries_ready_ = false;  // both were reset once
+  uint32_t bracket_probes_ = 0;
   bool active_ = false;
   bool calibrated_ = false;
   bool host_reset_ = false;

@@ -103,6 +103,15 @@ void gnomon_gpu_resync(uint32_t context, uint64_t gpu_ticks, uint64_t cpu_time,
                                    .cpu_domain = Domain(cpu_domain)});
 }
 
+void gnomon_gpu_time_bracket(uint32_t context, uint64_t gpu_ticks, uint64_t cpu_not_before,
+                             uint64_t cpu_not_after, gnomon_cpu_time_domain cpu_domain) {
+  AppendGlobal(protocol::GpuTimeBracket{.context_id = context,
+                                        .gpu_ticks = gpu_ticks,
+                                        .cpu_not_before = cpu_not_before,
+                                        .cpu_not_after = cpu_not_after,
+                                        .cpu_domain = Domain(cpu_domain)});
+}
+
 uint64_t gnomon_cpu_time_from_host_ns(gnomon_cpu_time_domain domain, int64_t host_ns) {
   return Profiler::Get().registry().HostNsToTicks(domain != GNOMON_CPU_TIME_MONOTONIC, host_ns);
 }

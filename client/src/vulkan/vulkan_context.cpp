@@ -12,6 +12,9 @@ namespace gnomon::vulkan {
 namespace {
 
 constexpr int kCalibrationTries = 5;
+// How long a probe spins on its query's availability before it waits on its fence: a few
+// submission latencies, so that a probe behind other work falls back to the wait.
+constexpr int64_t kProbeSpinNs = 2'000'000;
 // A submitted frame not readable after this many later frames was never executed (its
 // command buffer was not submitted after all): its slot is reclaimed, its data dropped.
 constexpr uint64_t kLostFrameAge = 64;
@@ -123,6 +126,7 @@ std::unique_ptr<Context> Context::Create(PFN_vkGetInstanceProcAddr gipa, VkInsta
   c.queue_family_ = queue_family;
   c.host_reset_ = fn->ResetQueryPool != nullptr;
   c.schedule_ = client::CalibrationSchedule(options.recalibration_period);
+  c.bracket_probes_ = options.bracket_probes;
   c.queries_per_slot_ = std::max<uint32_t>(2, options.queries_per_frame & ~1u);
   c.valid_mask_ = valid_bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << valid_bits) - 1;
   c.slots_.resize(std::max<uint32_t>(1, options.frames_in_flight) + 1);
@@ -147,10 +151,10 @@ std::unique_ptr<Context> Context::Create(PFN_vkGetInstanceProcAddr gipa, VkInsta
     c.calibrated_ = c.host_domain_ != 0;
   }
 
-  // One pool: a slot of queries per ring frame, plus one for the fallback calibration.
+  // One pool: a slot of queries per ring frame, plus two for the probes.
   VkQueryPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
   pool_info.queryType = VK_QUERY_TYPE_TIMESTAMP;
-  pool_info.queryCount = uint32_t(c.slots_.size()) * c.queries_per_slot_ + 1;
+  pool_info.queryCount = uint32_t(c.slots_.size()) * c.queries_per_slot_ + 2;
   if (fn->CreateQueryPool(device, &pool_info, nullptr, &c.pool_) != VK_SUCCESS)
     return std::unique_ptr<Context>(new Context);
   VkFenceCreateInfo slot_fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
@@ -160,23 +164,27 @@ std::unique_ptr<Context> Context::Create(PFN_vkGetInstanceProcAddr gipa, VkInsta
       return std::unique_ptr<Context>(new Context);
     }
   }
-  if (!c.calibrated_) {
-    VkCommandPoolCreateInfo command_pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-    command_pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-    command_pool_info.queueFamilyIndex = queue_family;
-    VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VkCommandBufferAllocateInfo allocate{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    if (fn->CreateCommandPool(device, &command_pool_info, nullptr, &c.command_pool_) != VK_SUCCESS ||
-        fn->CreateFence(device, &fence_info, nullptr, &c.calibration_fence_) != VK_SUCCESS) {
-      c.fn_ = std::move(fn);
-      return std::unique_ptr<Context>(new Context);  // c's destructor frees what was made
-    }
-    allocate.commandPool = c.command_pool_;
-    allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    allocate.commandBufferCount = 1;
-    fn->AllocateCommandBuffers(device, &allocate, &c.calibration_cmd_);
+  // The probes' command buffer and fence: the fallback calibration and the brackets.
+  VkCommandPoolCreateInfo command_pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  command_pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  command_pool_info.queueFamilyIndex = queue_family;
+  VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  VkCommandBufferAllocateInfo allocate{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  if (fn->CreateCommandPool(device, &command_pool_info, nullptr, &c.command_pool_) != VK_SUCCESS ||
+      fn->CreateFence(device, &fence_info, nullptr, &c.probe_fence_) != VK_SUCCESS) {
+    c.fn_ = std::move(fn);
+    return std::unique_ptr<Context>(new Context);  // c's destructor frees what was made
+  }
+  allocate.commandPool = c.command_pool_;
+  allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  allocate.commandBufferCount = 1;
+  if (fn->AllocateCommandBuffers(device, &allocate, &c.probe_cmd_) != VK_SUCCESS) {
+    c.fn_ = std::move(fn);
+    return std::unique_ptr<Context>(new Context);
   }
   c.fn_ = std::move(fn);
+  c.probe_query_ = uint32_t(c.slots_.size()) * c.queries_per_slot_;
+  c.probe_queries_ready_ = c.ResetProbeQueries();
 
   // The context's first calibration pair defines it on the wire.
   uint64_t gpu_ticks = 0;
@@ -206,6 +214,7 @@ std::unique_ptr<Context> Context::Create(PFN_vkGetInstanceProcAddr gipa, VkInsta
   c.calibration_ = client::CalibrationChannel(c.id_, cpu_ns);
   c.stats_.last_calibration_uncertainty_ns = uncertainty;
   c.active_ = c.id_ != 0;
+  if (c.active_) c.SendBrackets(options.bracket_probes);
   return context;
 }
 
@@ -234,15 +243,15 @@ Context::~Context() {
   if (active_) {
     Collect();
     Calibrate(calibrated_ ? kCalibrationTries : 1);
+    SendBrackets(bracket_probes_);
   }
-  // Nothing is destroyed under a calibration still queued (returns on a lost device too).
-  if (calibration_pending_) fn_->WaitForFences(device_, 1, &calibration_fence_, VK_TRUE, UINT64_MAX);
+  // Nothing is destroyed under a probe still queued (returns on a lost device too).
+  if (probe_pending_) fn_->WaitForFences(device_, 1, &probe_fence_, VK_TRUE, UINT64_MAX);
   if (pool_ != VK_NULL_HANDLE && fn_->DestroyQueryPool) fn_->DestroyQueryPool(device_, pool_, nullptr);
   if (statistics_pool_ != VK_NULL_HANDLE && fn_->DestroyQueryPool) {
     fn_->DestroyQueryPool(device_, statistics_pool_, nullptr);
   }
-  if (calibration_fence_ != VK_NULL_HANDLE && fn_->DestroyFence)
-    fn_->DestroyFence(device_, calibration_fence_, nullptr);
+  if (probe_fence_ != VK_NULL_HANDLE && fn_->DestroyFence) fn_->DestroyFence(device_, probe_fence_, nullptr);
   for (Slot& slot : slots_) {
     if (slot.done != VK_NULL_HANDLE && fn_->DestroyFence) fn_->DestroyFence(device_, slot.done, nullptr);
   }
@@ -251,39 +260,97 @@ Context::~Context() {
   }
 }
 
-bool Context::CalibrateWithFence(uint64_t& gpu_ticks, int64_t& cpu_ns, uint32_t& uncertainty_ns) {
-  // A submission whose wait timed out still owns the command buffer and the query.
-  if (calibration_pending_) {
-    if (fn_->WaitForFences(device_, 1, &calibration_fence_, VK_TRUE, 0) != VK_SUCCESS) return false;
-    calibration_pending_ = false;
+bool Context::SubmitProbeCommands(uint32_t write_query, uint32_t reset_query, int64_t& submitted_ns) {
+  // A submission whose wait timed out still owns the command buffer and the queries.
+  if (probe_pending_) {
+    if (fn_->WaitForFences(device_, 1, &probe_fence_, VK_TRUE, 0) != VK_SUCCESS) return false;
+    probe_pending_ = false;
   }
-  const uint32_t query = uint32_t(slots_.size()) * queries_per_slot_;
-  fn_->ResetCommandBuffer(calibration_cmd_, 0);
+  fn_->ResetCommandBuffer(probe_cmd_, 0);
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  fn_->BeginCommandBuffer(calibration_cmd_, &begin);
-  fn_->CmdResetQueryPool(calibration_cmd_, pool_, query, 1);
-  fn_->CmdWriteTimestamp(calibration_cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, pool_, query);
-  fn_->EndCommandBuffer(calibration_cmd_);
+  fn_->BeginCommandBuffer(probe_cmd_, &begin);
+  fn_->CmdResetQueryPool(probe_cmd_, pool_, reset_query, 1);
+  if (write_query != reset_query)
+    fn_->CmdWriteTimestamp(probe_cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, pool_, write_query);
+  fn_->EndCommandBuffer(probe_cmd_);
   VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &calibration_cmd_;
-  fn_->ResetFences(device_, 1, &calibration_fence_);
-  const int64_t before = RawNs();
-  if (fn_->QueueSubmit(queue_, 1, &submit, calibration_fence_) != VK_SUCCESS) return false;
-  calibration_pending_ = true;
-  if (fn_->WaitForFences(device_, 1, &calibration_fence_, VK_TRUE, 1'000'000'000) != VK_SUCCESS) return false;
-  calibration_pending_ = false;
-  const int64_t after = RawNs();
-  uint64_t value = 0;
-  if (fn_->GetQueryPoolResults(device_, pool_, query, 1, sizeof(value), &value, sizeof(value),
-                               VK_QUERY_RESULT_64_BIT) != VK_SUCCESS) {
-    return false;
-  }
-  gpu_ticks = value & valid_mask_;
-  cpu_ns = before + (after - before) / 2;
-  uncertainty_ns = uint32_t(std::min<int64_t>((after - before) / 2 + 1, UINT32_MAX));
+  submit.pCommandBuffers = &probe_cmd_;
+  fn_->ResetFences(device_, 1, &probe_fence_);
+  submitted_ns = RawNs();
+  if (fn_->QueueSubmit(queue_, 1, &submit, probe_fence_) != VK_SUCCESS) return false;
+  probe_pending_ = true;
   return true;
+}
+
+bool Context::WaitProbe() {
+  if (fn_->WaitForFences(device_, 1, &probe_fence_, VK_TRUE, 1'000'000'000) != VK_SUCCESS) return false;
+  probe_pending_ = false;
+  return true;
+}
+
+bool Context::ResetProbeQueries() {
+  int64_t submitted = 0;
+  for (uint32_t i = 0; i < 2; ++i) {
+    if (!SubmitProbeCommands(probe_query_ + i, probe_query_ + i, submitted) || !WaitProbe()) return false;
+  }
+  return true;
+}
+
+bool Context::RunProbe(Probe& probe) {
+  if (!probe_queries_ready_) return false;
+  // The two probe queries take turns: this probe writes one, which the previous probe
+  // reset, and resets the other for the next. So the query written here reads as
+  // unavailable until the GPU writes it, and the CPU can spin on it.
+  const uint32_t write = probe_query_ + next_probe_;
+  const uint32_t reset = probe_query_ + (next_probe_ ^ 1);
+  if (!SubmitProbeCommands(write, reset, probe.before_ns)) return false;
+  next_probe_ ^= 1;
+  uint64_t result[2] = {0, 0};  // the value, then its availability
+  probe.after_ns = 0;
+  for (int64_t now = RawNs(); now - probe.before_ns < kProbeSpinNs; now = RawNs()) {
+    const VkResult read =
+        fn_->GetQueryPoolResults(device_, pool_, write, 1, sizeof(result), result, sizeof(result),
+                                 VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+    if (read != VK_SUCCESS && read != VK_NOT_READY) return false;
+    if (result[1] != 0) {
+      probe.after_ns = RawNs();
+      break;
+    }
+  }
+  if (!WaitProbe()) return false;
+  if (probe.after_ns == 0) {  // behind other work: the fence's return is the bound
+    probe.after_ns = RawNs();
+    if (fn_->GetQueryPoolResults(device_, pool_, write, 1, sizeof(result), result, sizeof(result),
+                                 VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT) !=
+            VK_SUCCESS ||
+        result[1] == 0) {
+      probe_queries_ready_ = false;  // the turn-taking is lost: no more probes
+      return false;
+    }
+  }
+  probe.gpu_ticks = result[0] & valid_mask_;
+  return true;
+}
+
+bool Context::CalibrateWithFence(uint64_t& gpu_ticks, int64_t& cpu_ns, uint32_t& uncertainty_ns) {
+  Probe probe;
+  if (!RunProbe(probe)) return false;
+  gpu_ticks = probe.gpu_ticks;
+  cpu_ns = probe.before_ns + (probe.after_ns - probe.before_ns) / 2;
+  uncertainty_ns = uint32_t(std::min<int64_t>((probe.after_ns - probe.before_ns) / 2 + 1, UINT32_MAX));
+  return true;
+}
+
+void Context::SendBrackets(uint32_t probes) {
+  for (uint32_t i = 0; i < probes; ++i) {
+    Probe probe;
+    if (!RunProbe(probe)) return;
+    gnomon_gpu_time_bracket(id_, probe.gpu_ticks, uint64_t(probe.before_ns), uint64_t(probe.after_ns),
+                            GNOMON_CPU_TIME_MONOTONIC_RAW);
+    ++stats_.brackets;
+  }
 }
 
 bool Context::ReadPair(uint64_t& gpu_ticks, int64_t& cpu_ns, uint32_t& uncertainty_ns) {

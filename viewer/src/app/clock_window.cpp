@@ -35,13 +35,22 @@ void ClockWindow::Draw(const server::TraceModel& model, Workspace& ws) {
                 clock.drift_ppm(), clock.sample_count(), clock.rejected_count(),
                 static_cast<unsigned long long>(clock.period().numerator_ns),
                 static_cast<unsigned long long>(clock.period().denominator), unsigned{clock.valid_bits()});
-    ImGui::Text("placement: +/- %s relative (from the calibrations' scatter), +/- %s absolute",
-                bound(clock.current_relative_ns()).c_str(), bound(clock.current_absolute_ns()).c_str());
+    ImGui::Text("placement: +/- %s relative (from the calibrations' scatter), %s absolute",
+                bound(clock.current_relative_ns()).c_str(),
+                server::FormatBound(clock.current_early_ns(), clock.current_late_ns()).c_str());
     if (ImGui::IsItemHovered()) {
       ImGui::SetTooltip(
           "relative: how far a GPU time can be off against other GPU times of this context and\n"
           "the CPU clock's read jitter; absolute: the offset to the CPU timeline that no\n"
-          "calibration removes (the driver's stated bound). See docs/gpu-timestamps.md.");
+          "calibration removes (the driver's stated bound), narrowed on either side where\n"
+          "brackets (GPU times seen from the CPU) prove it. See docs/gpu-timestamps.md.");
+    }
+    const server::GpuClockModel::OffsetRange range = clock.offset_range();
+    if (range.brackets > 0) {
+      ImGui::Text("brackets: %zu, %s", range.brackets,
+                  range.contradicted
+                      ? "contradicting each other: not used"
+                      : ("offset within " + server::FormatRange(range.min_ns, range.max_ns)).c_str());
     }
     if (clock.flags().total() > 0) {
       ImGui::TextColored(
@@ -56,7 +65,10 @@ void ClockWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     context_report.Add("name", context.label())
         .Add("calibrations", double(residuals.size()))
         .Add("relative_bound_ns", double(clock.current_relative_ns()))
-        .Add("absolute_bound_ns", double(clock.current_absolute_ns()))
+        .Add("absolute_bound_ns", double(std::max(clock.current_early_ns(), clock.current_late_ns())))
+        .Add("absolute_early_ns", double(clock.current_early_ns()))
+        .Add("absolute_late_ns", double(clock.current_late_ns()))
+        .Add("brackets", double(range.brackets))
         .Add("flagged_calibrations", double(clock.flags().total()));
     if (residuals.size() < 2) {
       ImGui::TextDisabled("%zu calibration(s): residuals need two or more", residuals.size());

@@ -142,9 +142,10 @@ void DetailsWindow::DrawGpuZone(const server::TraceModel& model, const server::G
   ImGui::Text("Context   %s", context.label().c_str());
   ImGui::Text("Raw ticks %llu .. %llu", static_cast<unsigned long long>(z.gpu_begin),
               static_cast<unsigned long long>(z.gpu_end));
-  ImGui::Text("Start     %s +/- %s relative, +/- %s absolute",
+  ImGui::Text("Start     %s +/- %s relative, %s absolute",
               Exact(mapped.begin_ns - model.clock.TickToNs(model.first_tick)).c_str(),
-              Duration(double(mapped.relative_ns)).c_str(), Duration(double(mapped.absolute_ns)).c_str());
+              Duration(double(mapped.relative_ns)).c_str(),
+              server::FormatBound(mapped.early_ns, mapped.late_ns).c_str());
   ImGui::Text("Duration  %s (GPU clock)",
               DurationExact(std::llround(context.clock.TicksToNs(z.gpu_end - z.gpu_begin))).c_str());
   ImGui::Text("Latency   %s from CPU record to GPU start",

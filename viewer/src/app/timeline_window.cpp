@@ -344,10 +344,10 @@ void TimelineWindow::Tooltip(const server::TraceModel& model, const Workspace& w
     const server::GpuZone& z = context.zones[hit.index];
     const auto mapped = model.MapGpuZone(context, z);
     ImGui::TextUnformatted(model.Location(z.source_location).name.c_str());
-    ImGui::Text("GPU %s, placed +/- %s (relative), +/- %s (absolute)",
+    ImGui::Text("GPU %s, placed +/- %s (relative), %s (absolute)",
                 server::FormatDuration(double(mapped.end_ns - mapped.begin_ns)).c_str(),
                 server::FormatDuration(double(mapped.relative_ns)).c_str(),
-                server::FormatDuration(double(mapped.absolute_ns)).c_str());
+                server::FormatBound(mapped.early_ns, mapped.late_ns).c_str());
     ImGui::Text(
         "CPU record -> GPU start: %s",
         server::FormatDuration(double(mapped.begin_ns - model.clock.TickToNs(z.cpu_begin_tick))).c_str());

@@ -28,7 +28,13 @@
 //    there is no scatter to go by, and the relative bound is the absolute one.
 //  - absolute: the offset against the CPU timeline no calibration removes: the stated
 //    uncertainty of the knots around it (the driver's bound), never less than the
-//    relative bound.
+//    relative bound; narrowed, on either side, where brackets prove it. A bracket is a
+//    GPU time the CPU saw from outside: written no earlier than a CPU time (the submit)
+//    and no later than another (a fence wait's return). Every knot shares one offset
+//    against the true CPU time, so each bracket bounds that offset for the whole epoch:
+//    offset >= not_before - mapped - relative and offset <= not_after - mapped +
+//    relative, at the bracket's time. The bound is then asymmetric: early (how much
+//    earlier the true time may be than the placed one) and late.
 // Stated uncertainties of zero, absurd ones and ones the scatter contradicts are counted
 // (flags()); none can shrink a bound below what the scatter supports.
 //
@@ -40,6 +46,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -50,6 +57,18 @@ namespace gnomon::server {
 
 using protocol::PeriodFromFloat;
 using protocol::TickPeriod;
+
+// A GPU time seen from the CPU: the GPU wrote gpu_ticks (unwrapped) no earlier than
+// not_before_ns and no later than not_after_ns (trace ns); a side not known is
+// kUnknownEarliest / kUnknownLatest.
+struct GpuTimeBracket {
+  static constexpr int64_t kUnknownEarliest = INT64_MIN;
+  static constexpr int64_t kUnknownLatest = INT64_MAX;
+  uint64_t gpu_ticks = 0;
+  int64_t not_before_ns = kUnknownEarliest;
+  int64_t not_after_ns = kUnknownLatest;
+  friend bool operator==(const GpuTimeBracket&, const GpuTimeBracket&) = default;
+};
 
 struct GpuCalibrationSample {
   uint64_t gpu_ticks = 0;  // unwrapped
@@ -77,6 +96,15 @@ class GpuClockModel {
   // Starts a new epoch anchored at `anchor`; later timestamps map through it.
   void Resync(const GpuCalibrationSample& anchor);
 
+  enum class BracketResult { kAdded, kRejected };
+  // Adds a bracket of the current epoch. Rejected (and counted in flags()): neither side
+  // known, not_before after not_after, or more than kMaxOpenBrackets waiting for their
+  // spans to settle. Brackets that contradict each other (no offset satisfies them all,
+  // given the relative bounds) are flagged and the epoch's absolute bound is not
+  // narrowed at all: the driver's bound stands.
+  BracketResult AddBracket(const GpuTimeBracket& bracket);
+  static constexpr size_t kMaxOpenBrackets = 4096;  // placed where a later knot still moves them
+
   // The relative bound: a span's is the larger of kLocalFactor x the largest knot scatter
   // among kScatterWindow knots on either side, and kTypicalFactor x the 90th percentile
   // of the scatter of the kTypicalWindow knots around it; plus kReadFloorNs.
@@ -88,11 +116,17 @@ class GpuClockModel {
   // A stated uncertainty above this is absurd (no calibration call takes 100 ms).
   static constexpr uint32_t kAbsurdUncertaintyNs = 100'000'000;
 
+  // A GPU time on the trace timeline. The true time lies within [cpu_ns - early_ns,
+  // cpu_ns + late_ns] (the absolute bound: the knots' stated bound, at least
+  // relative_ns, grown when extrapolated, narrowed on either side by brackets), and
+  // within relative_ns of where the other times of the context place it.
   struct Mapped {
     int64_t cpu_ns = 0;
-    uint32_t absolute_ns = 0;  // the knots' stated bound, at least relative_ns; grown when extrapolated
+    uint32_t early_ns = 0;
+    uint32_t late_ns = 0;
     uint32_t relative_ns = 0;  // from the knots' scatter (see above); grown when extrapolated
     bool extrapolated = false;
+    uint32_t absolute_ns() const { return std::max(early_ns, late_ns); }
   };
   // Maps unwrapped GPU ticks of `epoch` (see epoch()) to trace time. Requires at least
   // one knot in that epoch; else returns the ticks scaled by the period.
@@ -119,6 +153,22 @@ class GpuClockModel {
   // relative one, and the absolute one (the stated uncertainty, at least the relative).
   uint32_t current_relative_ns() const;
   uint32_t current_absolute_ns() const { return std::max(current_uncertainty_ns(), current_relative_ns()); }
+  // The same at the latest knot with the brackets' narrowing: how much earlier and later
+  // than placed a GPU time there may truly be.
+  uint32_t current_early_ns() const;
+  uint32_t current_late_ns() const;
+
+  // What the current epoch's brackets prove about the offset every knot shares (true CPU
+  // time minus placed time), in ns: at least min_ns and at most max_ns (infinite: no
+  // bracket on that side).
+  struct OffsetRange {
+    double min_ns = -HUGE_VAL;
+    double max_ns = HUGE_VAL;
+    size_t brackets = 0;
+    bool contradicted = false;  // no offset satisfies every bracket: not used
+    friend bool operator==(const OffsetRange&, const OffsetRange&) = default;
+  };
+  OffsetRange offset_range() const { return epochs_.back().offset; }
 
   // Calibration samples whose stated uncertainty could not be taken at its word.
   struct Flags {
@@ -126,6 +176,10 @@ class GpuClockModel {
     size_t absurd_uncertainty = 0;  // above kAbsurdUncertaintyNs
     size_t contradicted = 0;        // its scatter exceeds its own and its neighbours' stated bounds
     size_t total() const { return zero_uncertainty + absurd_uncertainty + contradicted; }
+    // Brackets that could not be taken: rejected by AddBracket, and epochs whose
+    // brackets contradict each other.
+    size_t bad_brackets = 0;
+    size_t contradicted_brackets = 0;
     friend bool operator==(const Flags&, const Flags&) = default;
   };
   const Flags& flags() const { return flags_; }
@@ -151,8 +205,27 @@ class GpuClockModel {
     std::vector<float> span_typical;
     // Largest change of rate between the last kScatterWindow spans (dimensionless).
     double rate_jitter = 0;
+    // Brackets, by how final their constraint is. Open: placed in the newest span or
+    // outside the knots, where a later knot still moves them. Per span, once its
+    // placement is final (a knot two after it exists): the largest not_before and the
+    // smallest not_after gap to the placed time; its relative bound still changes until
+    // kSettledSpans spans follow it, and then the span is folded into the settled range.
+    struct SpanGaps {
+      double before_ns = -HUGE_VAL;
+      double after_ns = HUGE_VAL;
+      friend bool operator==(const SpanGaps&, const SpanGaps&) = default;
+    };
+    std::vector<GpuTimeBracket> open_brackets;
+    std::vector<SpanGaps> span_gaps;
+    size_t settled_spans = 0;
+    double settled_min_ns = -HUGE_VAL;
+    double settled_max_ns = HUGE_VAL;
+    OffsetRange offset;
     friend bool operator==(const Epoch&, const Epoch&) = default;
   };
+  // A span's bounds stop changing once this many spans follow it (the windows of
+  // UpdateBounds, and the newest knot that a merge moves).
+  static constexpr size_t kSettledSpans = kTypicalWindow / 2 + kScatterWindow + 2;
   static void AddToSums(Epoch& epoch, const GpuCalibrationSample& knot, double weight);
   static void CheckKnotOrder(const Epoch& epoch);
   void Refit(Epoch& epoch);
@@ -160,6 +233,23 @@ class GpuClockModel {
   void UpdateBounds(Epoch& epoch);
   // A span's relative bound in ns; negative while its knots cannot tell it.
   static double SpanBound(const Epoch& epoch, size_t span);
+  // Map without the brackets' narrowing (early_ns == late_ns).
+  Mapped MapThroughKnots(const Epoch& epoch, uint64_t gpu_ticks) const;
+  // Narrows a mapping's absolute bound by the epoch's offset range.
+  static void Narrow(const Epoch& epoch, Mapped& mapped);
+  // Recomputes the offset range after a knot: moves brackets whose placement became
+  // final to their span, settles spans whose bounds no longer change. O(open brackets
+  // + kSettledSpans).
+  void UpdateOffset(Epoch& epoch);
+  // Files a bracket by how final its placement is (see Epoch); false when it stays open.
+  static bool FileBracket(Epoch& epoch, const GpuTimeBracket& bracket, const Mapped& placed);
+  // A span's constraint on the offset from its brackets' gaps: [min, max] folded in.
+  static void FoldSpan(const Epoch& epoch, size_t span, const Epoch::SpanGaps& gaps, double& min_ns,
+                       double& max_ns);
+  // The same for a bracket not filed in its span, through its current placement.
+  static void FoldOpen(const Epoch& epoch, const GpuTimeBracket& bracket, const Mapped& placed,
+                       double& min_ns, double& max_ns);
+  void SetOffsetRange(Epoch& epoch, double min_ns, double max_ns);
   void NoteStatedUncertainty(uint32_t uncertainty_ns);
 
   TickPeriod period_;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -44,5 +45,13 @@ std::string JsonQuote(std::string_view text);
 
 // "12.3 ms", "870 ns", "2.014 s": three significant digits, adaptive unit.
 std::string FormatDuration(double ns);
+
+// An error bound that may differ on either side of a time: "+/- 3.04 us" when both
+// sides are equal, "-3.04 us/+412 ns" otherwise; "unknown" for UINT32_MAX.
+std::string FormatBound(uint32_t early_ns, uint32_t late_ns);
+inline std::string FormatBound(uint32_t ns) { return FormatBound(ns, ns); }
+
+// A signed range: "[-2.9 us, +685 ns]", with "-inf" or "+inf" for a side not bounded.
+std::string FormatRange(double min_ns, double max_ns);
 
 }  // namespace gnomon::server

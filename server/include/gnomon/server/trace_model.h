@@ -14,6 +14,7 @@
 // set at run time (name, text, colour, value) are rare and kept aside.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -223,13 +224,15 @@ struct TraceModel {
     return clock.TickToNs(end_tick) - clock.TickToNs(begin_tick);
   }
   // A GPU zone's begin and end on the trace timeline (CLOCK_MONOTONIC_RAW ns), with the
-  // bounds of the mapping (GpuClockModel::Mapped; the wider of its two ends'); the end is
-  // never before the begin.
+  // bounds of the mapping (GpuClockModel::Mapped; the wider of its two ends' on each
+  // side); the end is never before the begin.
   struct MappedGpuZone {
     int64_t begin_ns = 0;
     int64_t end_ns = 0;
-    uint32_t absolute_ns = 0;
+    uint32_t early_ns = 0;  // absolute bound: how much earlier the zone may truly be
+    uint32_t late_ns = 0;   // ... and how much later
     uint32_t relative_ns = 0;
+    uint32_t absolute_ns() const { return std::max(early_ns, late_ns); }
   };
   MappedGpuZone MapGpuZone(const GpuContextTimeline& context, const GpuZone& zone) const;
   // Approximate bytes held by the zone arrays.
