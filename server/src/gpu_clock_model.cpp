@@ -231,7 +231,7 @@ void GpuClockModel::Refit(Epoch& e) {
 GpuClockModel::Mapped GpuClockModel::Map(uint64_t gpu_ticks, uint32_t epoch) const {
   const Epoch& e = epochs_[std::min<size_t>(epoch, epochs_.size() - 1)];
   Mapped mapped = MapThroughKnots(e, gpu_ticks);
-  Narrow(e, mapped);
+  ApplyBrackets(e, mapped);
   return mapped;
 }
 
@@ -271,18 +271,20 @@ GpuClockModel::Mapped GpuClockModel::MapThroughKnots(const Epoch& e, uint64_t gp
   return {cpu, bound, bound, SaturatedNs(rel), false};
 }
 
-void GpuClockModel::Narrow(const Epoch& e, Mapped& mapped) {
+void GpuClockModel::ApplyBrackets(const Epoch& e, Mapped& mapped) {
   const OffsetRange& offset = e.offset;
-  if (offset.contradicted) return;
+  if (offset.brackets == 0 || offset.contradicted) return;
   // The true time minus the placed one is the shared offset plus this time's own error
   // (within the relative bound): at least offset.min_ns - relative, at most
-  // offset.max_ns + relative. The bound keeps the placed time inside it.
+  // offset.max_ns + relative, and within the driver's bound. Where the range excludes
+  // 0 the time moves by the correction (the nearest offset the brackets allow).
   const double relative = double(mapped.relative_ns);
-  if (offset.min_ns > -HUGE_VAL) {
-    mapped.early_ns = std::min(mapped.early_ns, SaturatedNs(relative - offset.min_ns));
-  }
-  if (offset.max_ns < HUGE_VAL)
-    mapped.late_ns = std::min(mapped.late_ns, SaturatedNs(offset.max_ns + relative));
+  const double correction = offset.correction_ns();
+  const double lower = std::max(-double(mapped.early_ns), offset.min_ns - relative) - correction;
+  const double upper = std::min(double(mapped.late_ns), offset.max_ns + relative) - correction;
+  mapped.cpu_ns += std::llround(correction);
+  mapped.early_ns = SaturatedNs(-lower);
+  mapped.late_ns = SaturatedNs(upper);
 }
 
 namespace {

@@ -113,9 +113,7 @@ void PrintGpuContexts(const TraceModel& model, std::ostream& out) {
                    : "");
     if (const GpuClockModel::OffsetRange range = clock.offset_range(); range.brackets > 0) {
       out << "    brackets: " << range.brackets << " GPU time(s) seen from the CPU"
-          << (range.contradicted
-                  ? ", contradicting each other: not used\n"
-                  : ", proving the offset within " + FormatRange(range.min_ns, range.max_ns) + "\n");
+          << ", " << DescribeBrackets(range) << "\n";
     }
     if (const GpuClockModel::Flags& flags = clock.flags(); flags.total() > 0) {
       out << Format(
@@ -136,6 +134,17 @@ void PrintGpuContexts(const TraceModel& model, std::ostream& out) {
 }
 
 }  // namespace
+
+std::string DescribeBrackets(const GpuClockModel::OffsetRange& range) {
+  if (range.contradicted) return "contradicting each other: not used";
+  std::string text = "proving the offset within " + FormatRange(range.min_ns, range.max_ns);
+  const double correction = range.correction_ns();
+  if (correction != 0) {
+    text += ": every time moved " + FormatDuration(std::fabs(correction)) +
+            (correction < 0 ? " earlier" : " later");
+  }
+  return text;
+}
 
 void PrintSummary(const TraceModel& model, std::ostream& out) {
   const bool has_events = model.first_tick != kOpenZone;

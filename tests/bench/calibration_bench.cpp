@@ -19,10 +19,13 @@
 // whose error is within the relative bound stated for them), rel_bound_p50_ns (the
 // median stated relative bound), abs_bound_p50_ns (the driver's bound, before brackets);
 // abs_early_p50_ns and abs_late_p50_ns (the absolute bound's two sides once every other
-// gpuwrite row is a bracket), and abs_bracket_pct (the share of the other gpuwrite rows
+// gpuwrite row is a bracket), abs_bracket_pct (the share of the other gpuwrite rows
 // whose absolute interval meets their own bracket: a narrowing that lied would miss
-// some); with --synthetic also abs_bound_coverage_pct (the share of held-out times whose
-// known truth lies within the narrowed absolute bound).
+// some), correction_ns (how far the brackets move every time), and the share of those
+// held-out gpuwrite rows placed inside their own bracket without the brackets
+// (held_out_in_bracket_pct) and with them (bracketed_in_bracket_pct);
+// with --synthetic also abs_bound_coverage_pct (the share of held-out times whose known
+// truth lies within the narrowed absolute bound).
 // Methods: gnomon (the server's GpuClockModel), offset (the latest calibration's offset
 // only), after_call (slope from consecutive calibrations, anchored on a CPU clock read
 // taken after the calibration call), and floor: the server's model after the fact with
@@ -236,7 +239,7 @@ double Median(std::vector<double> values) {
 
 struct Bounds {
   double rel_coverage_pct, rel_p50, abs_p50, abs_coverage_pct;
-  double early_p50, late_p50, bracket_pct;
+  double early_p50, late_p50, bracket_pct, held_out_in_bracket_pct, bracketed_in_bracket_pct;
 };
 
 // How often the model's stated bounds hold on the held-out rows, and how wide they are:
@@ -244,7 +247,9 @@ struct Bounds {
 Bounds EvaluateBounds(const std::vector<Row>& rows, const gnomon::server::GpuClockModel& model,
                       const gnomon::server::GpuClockModel& bracketed, bool synthetic) {
   std::vector<double> relative, absolute, early, late;
-  size_t rel_covered = 0, abs_covered = 0, held_out_writes = 0, writes_met = 0, gpu_write_number = 0;
+  size_t rel_covered = 0, abs_covered = 0, held_out_writes = 0, writes_met = 0, writes_inside = 0;
+  size_t writes_inside_plain = 0;
+  size_t gpu_write_number = 0;
   for (const Row& row : rows) {
     if (row.kind == Row::kGpuWrite && !IsBracket(row, gpu_write_number++)) {
       const auto mapped = bracketed.Map(row.device_ticks);
@@ -253,6 +258,9 @@ Bounds EvaluateBounds(const std::vector<Row>& rows, const gnomon::server::GpuClo
           double(mapped.cpu_ns) + double(mapped.late_ns) >= double(row.t_before_ns)) {
         ++writes_met;
       }
+      if (mapped.cpu_ns >= row.t_before_ns && mapped.cpu_ns <= row.t_after_ns) ++writes_inside;
+      const int64_t plain = model.Map(row.device_ticks).cpu_ns;
+      if (plain >= row.t_before_ns && plain <= row.t_after_ns) ++writes_inside_plain;
     }
     if (row.kind != Row::kPaced || row.index % 2 != 1) continue;
     const auto mapped = model.Map(row.device_ticks);
@@ -275,7 +283,9 @@ Bounds EvaluateBounds(const std::vector<Row>& rows, const gnomon::server::GpuClo
           synthetic ? 100.0 * double(abs_covered) / n : 0,
           Median(early),
           Median(late),
-          held_out_writes ? 100.0 * double(writes_met) / double(held_out_writes) : 100.0};
+          held_out_writes ? 100.0 * double(writes_met) / double(held_out_writes) : 100.0,
+          held_out_writes ? 100.0 * double(writes_inside_plain) / double(held_out_writes) : 100.0,
+          held_out_writes ? 100.0 * double(writes_inside) / double(held_out_writes) : 100.0};
 }
 
 }  // namespace
@@ -374,8 +384,10 @@ int main(int argc, char** argv) {
       const Bounds b = EvaluateBounds(rows, model, bracketed, synthetic);
       std::printf(
           " rel_bound_coverage_pct=%.2f rel_bound_p50_ns=%.0f abs_bound_p50_ns=%.0f abs_early_p50_ns=%.0f "
-          "abs_late_p50_ns=%.0f abs_bracket_pct=%.2f",
-          b.rel_coverage_pct, b.rel_p50, b.abs_p50, b.early_p50, b.late_p50, b.bracket_pct);
+          "abs_late_p50_ns=%.0f abs_bracket_pct=%.2f correction_ns=%.0f held_out_in_bracket_pct=%.2f "
+          "bracketed_in_bracket_pct=%.2f",
+          b.rel_coverage_pct, b.rel_p50, b.abs_p50, b.early_p50, b.late_p50, b.bracket_pct,
+          bracketed.offset_range().correction_ns(), b.held_out_in_bracket_pct, b.bracketed_in_bracket_pct);
       if (synthetic) std::printf(" abs_bound_coverage_pct=%.2f", b.abs_coverage_pct);
     }
     std::printf("\n");

@@ -16,6 +16,7 @@ struct Figures {
   // The bounds the method states (gnomon only; -1 elsewhere).
   double rel_coverage = -1, rel_p50 = -1, abs_coverage = -1;
   double abs_p50 = -1, early_p50 = -1, late_p50 = -1, bracket_pct = -1;
+  double correction = 0, held_out_in_bracket = -1, bracketed_in_bracket = -1;
 };
 
 std::map<std::string, Figures> Run(const std::string& arguments) {
@@ -43,6 +44,9 @@ std::map<std::string, Figures> Run(const std::string& arguments) {
     field(" abs_early_p50_ns=", f.early_p50);
     field(" abs_late_p50_ns=", f.late_p50);
     field(" abs_bracket_pct=", f.bracket_pct);
+    field(" correction_ns=", f.correction);
+    field(" held_out_in_bracket_pct=", f.held_out_in_bracket);
+    field(" bracketed_in_bracket_pct=", f.bracketed_in_bracket);
     methods[name] = f;
   }
   return methods;
@@ -140,6 +144,32 @@ TEST_CASE(
       Run(std::string(GNOMON_DATA_DIR) + "/h200_vulkan_calibration_120s.csv.zst --cadence 0.5").at("gnomon");
   CHECK(g.late_p50 < 0.7 * g.abs_p50);
   CHECK(g.early_p50 == g.abs_p50);  // submissions take 14 us or more: no word on that side
+  CHECK(g.correction == 0);         // fence waits are too slow to prove the placement off
+}
+
+TEST_CASE(
+    "GPU writes seen by a spinning CPU prove the H200's placement late: every time moves, the bound "
+    "narrows") {
+  // Recorded as the Vulkan collector probes: the CPU spins on the query's availability,
+  // so it sees a write within a microsecond. The calibrations place the writes later
+  // than that; the brackets move them by what they prove, and no further.
+  for (const char* stream :
+       {"h200_vulkan_calibration_60s_spin.csv.zst", "h200_vulkan_calibration_60s_spin_loaded.csv.zst"}) {
+    CAPTURE(stream);
+    const Figures g = Run(std::string(GNOMON_DATA_DIR) + "/" + stream + " --cadence 0.5").at("gnomon");
+    CHECK(g.in_bracket < 20);  // placed after the CPU saw them, without brackets
+    CHECK(g.correction < 0);
+    CHECK(g.bracket_pct == 100.0);  // every held-out write still meets its narrowed interval
+    CHECK(g.late_p50 <= 0.35 * g.abs_p50);
+    CHECK(g.late_p50 <= g.rel_p50);                          // placed at the latest the brackets allow
+    CHECK(g.bracketed_in_bracket >= g.held_out_in_bracket);  // the move is toward the CPU's view
+    CHECK(g.p50 <= 60);
+    CheckBounds(g);
+  }
+  const Figures quiet =
+      Run(std::string(GNOMON_DATA_DIR) + "/h200_vulkan_calibration_60s_spin.csv.zst --cadence 0.5")
+          .at("gnomon");
+  CHECK(quiet.bracketed_in_bracket > quiet.held_out_in_bracket);
 }
 
 TEST_CASE("on the synthetic stream the narrowed absolute bound still holds the known truth") {

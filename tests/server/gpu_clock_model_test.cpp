@@ -366,6 +366,40 @@ TEST_CASE("brackets narrow the absolute bound on the side they prove, and the tr
   CHECK(without.current_late_ns() == without.current_early_ns());
 }
 
+TEST_CASE("brackets that prove every placement late move the epoch's times, by no more than they prove") {
+  // The host half of every calibration is read 1.5 us late: the GPU's writes are seen
+  // by the CPU before the calibrations place them.
+  BracketedStream stream;
+  stream.offset_ns = -1500;
+  std::mt19937_64 rng(4);
+  std::normal_distribution<double> noise(0, 30);
+  GpuClockModel model(stream.gpu.period, 64);
+  for (int64_t cpu = 0; cpu <= 60'000'000'000; cpu += 500'000'000)
+    stream.AddCalibration(model, cpu, noise(rng));
+  const GpuClockModel without = model;
+  for (int64_t cpu = 250'000'000; cpu < 60'000'000'000; cpu += 7'000'000'000)
+    model.AddBracket(stream.Bracket(cpu));
+  const GpuClockModel::OffsetRange range = model.offset_range();
+  INFO("offset proven within [", range.min_ns, ", ", range.max_ns, "]");
+  REQUIRE(range.max_ns < 0);
+  CHECK(range.correction_ns() == range.max_ns);
+  CHECK(range.max_ns >= stream.offset_ns);  // the move stops short of the truth, never past it
+  const auto first = model.Map(stream.gpu.Ticks(1'000'000));
+  const auto first_plain = without.Map(stream.gpu.Ticks(1'000'000));
+  for (int64_t cpu = 1'000'000; cpu < 60'000'000'000; cpu += 99'999'999) {
+    const auto moved = model.Map(stream.gpu.Ticks(cpu));
+    const auto plain = without.Map(stream.gpu.Ticks(cpu));
+    CHECK(moved.cpu_ns - plain.cpu_ns == std::llround(range.correction_ns()));
+    CHECK(moved.cpu_ns - first.cpu_ns == plain.cpu_ns - first_plain.cpu_ns);  // durations kept
+    CHECK(moved.relative_ns == plain.relative_ns);
+    CHECK(std::llabs(cpu - moved.cpu_ns) < std::llabs(cpu - plain.cpu_ns));  // nearer the truth
+    const double truth_minus_placed = double(cpu - moved.cpu_ns);
+    CHECK(truth_minus_placed >= -double(moved.early_ns));
+    CHECK(truth_minus_placed <= double(moved.late_ns));
+    CHECK(moved.late_ns <= moved.relative_ns);  // the placement sits at the latest the brackets allow
+  }
+}
+
 TEST_CASE("brackets settled as knots arrive give the range recomputed from scratch") {
   // 400 s at 0.5 s: brackets settle (leave the open list) once 146 spans follow them.
   const BracketedStream stream;

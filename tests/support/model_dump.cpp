@@ -131,6 +131,10 @@ std::string DumpModel(const server::TraceModel& m) {
                 c.clock.rejected_count(), c.unmatched_gpu_times);
     out += Line("  counter samples %zu values %zu hash %016" PRIx64, c.counter_samples.size(),
                 c.counter_values.size(), counters.value());
+    if (const auto range = c.clock.offset_range(); range.brackets > 0) {
+      out += Line("  brackets %zu offset %.0f .. %.0f contradicted %d rejected %zu", range.brackets,
+                  range.min_ns, range.max_ns, int(range.contradicted), c.clock.flags().bad_brackets);
+    }
   }
   for (const auto& [id, set] : m.counter_sets) {
     out += Line("counter set %u context %u '%s' declared %u defined %zu", id, set.context_id,

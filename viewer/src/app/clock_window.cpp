@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "gnomon/server/report.h"
 #include "gnomon/server/text.h"
 #include "widgets.h"
 
@@ -47,10 +48,8 @@ void ClockWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     }
     const server::GpuClockModel::OffsetRange range = clock.offset_range();
     if (range.brackets > 0) {
-      ImGui::Text("brackets: %zu, %s", range.brackets,
-                  range.contradicted
-                      ? "contradicting each other: not used"
-                      : ("offset within " + server::FormatRange(range.min_ns, range.max_ns)).c_str());
+      ImGui::TextWrapped("brackets: %zu GPU time(s) seen from the CPU, %s", range.brackets,
+                         server::DescribeBrackets(range).c_str());
     }
     if (clock.flags().total() > 0) {
       ImGui::TextColored(
@@ -58,6 +57,11 @@ void ClockWindow::Draw(const server::TraceModel& model, Workspace& ws) {
           "%zu calibration(s) flagged: %zu stated 0 ns, %zu absurd, %zu contradicted by the scatter",
           clock.flags().total(), clock.flags().zero_uncertainty, clock.flags().absurd_uncertainty,
           clock.flags().contradicted);
+    }
+    if (clock.flags().bad_brackets > 0) {
+      ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f),
+                         "%zu bracket(s) rejected (no side known, or ending before they begin)",
+                         clock.flags().bad_brackets);
     }
     const std::vector<double> residuals = clock.Residuals();
     ImGui::PushID(int(id));
@@ -69,6 +73,7 @@ void ClockWindow::Draw(const server::TraceModel& model, Workspace& ws) {
         .Add("absolute_early_ns", double(clock.current_early_ns()))
         .Add("absolute_late_ns", double(clock.current_late_ns()))
         .Add("brackets", double(range.brackets))
+        .Add("bracket_correction_ns", range.correction_ns())
         .Add("flagged_calibrations", double(clock.flags().total()));
     if (residuals.size() < 2) {
       ImGui::TextDisabled("%zu calibration(s): residuals need two or more", residuals.size());

@@ -34,7 +34,11 @@
 //    against the true CPU time, so each bracket bounds that offset for the whole epoch:
 //    offset >= not_before - mapped - relative and offset <= not_after - mapped +
 //    relative, at the bracket's time. The bound is then asymmetric: early (how much
-//    earlier the true time may be than the placed one) and late.
+//    earlier the true time may be than the placed one) and late. Where the brackets
+//    prove every placement off (the range excludes 0: on an NVIDIA H200 the CPU sees a
+//    GPU write hundreds of ns before the calibrations place it), every time of the epoch
+//    moves by the nearer end of the range, the smallest move they prove necessary; a
+//    constant move, so the mapping stays monotonic and the relative bound holds.
 // Stated uncertainties of zero, absurd ones and ones the scatter contradicts are counted
 // (flags()); none can shrink a bound below what the scatter supports.
 //
@@ -118,8 +122,9 @@ class GpuClockModel {
 
   // A GPU time on the trace timeline. The true time lies within [cpu_ns - early_ns,
   // cpu_ns + late_ns] (the absolute bound: the knots' stated bound, at least
-  // relative_ns, grown when extrapolated, narrowed on either side by brackets), and
-  // within relative_ns of where the other times of the context place it.
+  // relative_ns, grown when extrapolated, narrowed on either side by brackets, which
+  // may also move cpu_ns), and within relative_ns of where the other times of the
+  // context place it.
   struct Mapped {
     int64_t cpu_ns = 0;
     uint32_t early_ns = 0;
@@ -166,6 +171,12 @@ class GpuClockModel {
     double max_ns = HUGE_VAL;
     size_t brackets = 0;
     bool contradicted = false;  // no offset satisfies every bracket: not used
+    // What every time of the epoch is moved by: 0 while the range holds 0, else its
+    // nearer end (the smallest move the brackets prove necessary).
+    double correction_ns() const {
+      if (brackets == 0 || contradicted) return 0;
+      return max_ns < 0 ? max_ns : min_ns > 0 ? min_ns : 0;
+    }
     friend bool operator==(const OffsetRange&, const OffsetRange&) = default;
   };
   OffsetRange offset_range() const { return epochs_.back().offset; }
@@ -235,8 +246,9 @@ class GpuClockModel {
   static double SpanBound(const Epoch& epoch, size_t span);
   // Map without the brackets' narrowing (early_ns == late_ns).
   Mapped MapThroughKnots(const Epoch& epoch, uint64_t gpu_ticks) const;
-  // Narrows a mapping's absolute bound by the epoch's offset range.
-  static void Narrow(const Epoch& epoch, Mapped& mapped);
+  // Moves a mapping by the epoch's correction and narrows its absolute bound by the
+  // offset range.
+  static void ApplyBrackets(const Epoch& epoch, Mapped& mapped);
   // Recomputes the offset range after a knot: moves brackets whose placement became
   // final to their span, settles spans whose bounds no longer change. O(open brackets
   // + kSettledSpans).
