@@ -108,7 +108,8 @@ void PrintGpuContexts(const TraceModel& model, std::ostream& out) {
                                                                             : "calibration source not stated",
                bound(clock.current_relative_ns()).c_str(),
                FormatBound(clock.current_early_ns(), clock.current_late_ns()).c_str(),
-               clock.offset_range().brackets > 0 && !clock.offset_range().contradicted
+               clock.current_early_ns() < clock.current_absolute_ns() ||
+                       clock.current_late_ns() < clock.current_absolute_ns()
                    ? " (narrowed by brackets)"
                    : "");
     if (const GpuClockModel::OffsetRange range = clock.offset_range(); range.brackets > 0) {
@@ -137,7 +138,7 @@ void PrintGpuContexts(const TraceModel& model, std::ostream& out) {
 
 std::string DescribeBrackets(const GpuClockModel::OffsetRange& range) {
   if (range.contradicted) return "contradicting each other: not used";
-  std::string text = "proving the offset within " + FormatRange(range.min_ns, range.max_ns);
+  std::string text = "the offset within " + FormatRange(range.min_ns, range.max_ns);
   const double correction = range.correction_ns();
   if (correction != 0) {
     text += ": every time moved " + FormatDuration(std::fabs(correction)) +

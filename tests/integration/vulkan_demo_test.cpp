@@ -10,6 +10,7 @@
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/report.h"
 #include "gnomon/server/statistics.h"
+#include "gnomon/server/trace_file.h"
 
 using gnomon::server::TraceModel;
 
@@ -117,7 +118,8 @@ TEST_CASE("Vulkan with calibrated timestamps: every GPU zone inside its submit-t
 }
 
 TEST_CASE("Vulkan without calibrated timestamps: the fence-bracket fallback, within its uncertainty") {
-  constexpr int kFrames = 20;
+  constexpr int kFrames =
+      200;  // over 10 ms on a fast GPU too: the last calibration must not merge into the first
   auto capture = gnomon::test::CaptureProgram({Demo(), "--frames", std::to_string(kFrames), "--in-flight",
                                                "1", "--iterations", "300", "--no-calibrated"},
                                               DemoEnvironment());
@@ -129,4 +131,25 @@ TEST_CASE("Vulkan without calibrated timestamps: the fence-bracket fallback, wit
   CHECK(uncertainty > 0);
   CHECK(uncertainty < 50'000'000);
   CheckBrackets(m, kFrames, int64_t(uncertainty));
+}
+
+TEST_CASE(
+    "on an NVIDIA H200 the collector's probes prove the placement late: every time moves, within its "
+    "bracket") {
+  // gnomon-vulkan-demo --frames 1000 --in-flight 1 --iterations 100000 on an H200,
+  // captured with gnomon-capture (2026-12-02). The 16 probes (the CPU spinning on a
+  // timestamp's availability) saw their writes before the calibrations place them;
+  // every time moves earlier by what they prove, and each GPU frame stays between its
+  // submit and the return of its fence wait.
+  TraceModel m;
+  auto loaded =
+      gnomon::server::LoadTrace(std::string(GNOMON_DATA_DIR) + "/h200_vulkan_demo_probes.gnomon", m);
+  REQUIRE_MESSAGE(loaded.ok(), loaded.status().message());
+  const auto& gpu = m.gpu_contexts.begin()->second;
+  const auto range = gpu.clock.offset_range();
+  CHECK(range.brackets == 16);
+  CHECK_FALSE(range.contradicted);
+  CHECK(range.correction_ns() < -100);
+  CHECK(gpu.clock.current_late_ns() < gpu.clock.current_early_ns());
+  CheckBrackets(m, 1000, 0);
 }

@@ -54,6 +54,7 @@ TEST_CASE("every trace format keeps loading into the model it always did") {
       "golden/format4-c-program.gnomon",  // format 4: the same three, numbered blocks
       "golden/format4-zones.gnomon",
       "golden/format4-flood.gnomon",
+      "h200_vulkan_demo_probes.gnomon",  // format 4: a Vulkan capture on an H200 with brackets
   };
   const bool write = std::getenv("GNOMON_WRITE_GOLDEN") != nullptr;
   for (const char* file : files) {

@@ -147,7 +147,7 @@ TEST_CASE("a bracket narrows one side of the absolute bound, in the summary and 
   INFO(summary.str());
   CHECK(summary.str().find("placement: +/- 20 ns relative (from the calibrations' scatter), -3 us/+540 ns "
                            "absolute (narrowed by brackets)") != std::string::npos);
-  CHECK(summary.str().find("brackets: 1 GPU time(s) seen from the CPU, proving the offset within "
+  CHECK(summary.str().find("brackets: 1 GPU time(s) seen from the CPU, the offset within "
                            "[-3.02 us, +520 ns]") != std::string::npos);
   CHECK(summary.str().find("1 bracket(s) rejected") != std::string::npos);
   std::ostringstream out;

@@ -25,9 +25,9 @@ void WriteStatisticsCsv(const TraceModel& model, const std::vector<ZoneStatistic
 // nothing when the trace has no counter results.
 void PrintCounterStatistics(const TraceModel& model, std::ostream& out);
 
-// What a GPU context's brackets prove, for a line that names them: "proving the offset
-// within [-3.1 us, -119 ns]: every time moved 119 ns earlier", or that they contradict
-// each other.
+// What a GPU context's brackets prove, with the calibrations' own bound, for a line
+// that names them: "the offset within [-3.1 us, -119 ns]: every time moved 119 ns
+// earlier", or that they contradict each other.
 std::string DescribeBrackets(const GpuClockModel::OffsetRange& range);
 
 }  // namespace gnomon::server
