@@ -6,6 +6,7 @@
 
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/counter_values.h"
+#include "gnomon/server/memory_statistics.h"
 #include "gnomon/server/report.h"
 
 namespace gnomon::server {
@@ -19,7 +20,8 @@ std::string Micros(int64_t ns) {
 }
 
 constexpr uint32_t kFramesTrackId = 0xFFFFFFF0u;
-constexpr uint32_t kGpuTrackBase = 0x40000000u;  // + context id: one track per GPU context
+constexpr uint32_t kGpuTrackBase = 0x40000000u;   // + context id: one track per GPU context
+constexpr uint32_t kLockTrackBase = 0x60000000u;  // + lock id: one track per lock
 
 }  // namespace
 
@@ -150,6 +152,41 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out) {
       begin_event();
       out << "{\"ph\":\"C\",\"name\":" << JsonQuote(name) << ",\"pid\":" << pid
           << ",\"ts\":" << Micros(model.RelativeNs(tick)) << ",\"args\":{\"value\":" << number << "}}";
+    }
+  }
+  // Memory: each pool's bytes in use, as a counter.
+  for (const auto& [id, pool] : model.memory_pools) {
+    const std::string name = "memory: " + pool.name;
+    for (const auto& [tick, bytes] : MemoryUsage(pool)) {
+      begin_event();
+      out << "{\"ph\":\"C\",\"cat\":\"memory\",\"name\":" << JsonQuote(name) << ",\"pid\":" << pid
+          << ",\"ts\":" << Micros(model.RelativeNs(tick)) << ",\"args\":{\"bytes\":" << bytes << "}}";
+    }
+  }
+  // Locks: a track each, with every hold (named after its thread) and every wait.
+  for (const auto& [id, lock] : model.locks) {
+    const uint32_t track = kLockTrackBase + id;
+    begin_event();
+    out << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << pid << ",\"tid\":" << track
+        << ",\"args\":{\"name\":" << JsonQuote("Lock: " + lock.name) << "}}";
+    for (size_t i = 0; i < lock.holds.size(); ++i) {
+      const LockHold& hold = lock.holds[i];
+      const std::string holder = "thread " + std::to_string(hold.thread_id);
+      const uint64_t end = hold.is_released() ? hold.release_tick : model.last_tick;
+      if (hold.is_contended()) {
+        begin_event();
+        out << "{\"ph\":\"X\",\"cat\":\"lock wait\",\"name\":" << JsonQuote(holder + " waits")
+            << ",\"pid\":" << pid << ",\"tid\":" << hold.thread_id
+            << ",\"ts\":" << Micros(model.RelativeNs(hold.wait_tick))
+            << ",\"dur\":" << Micros(model.DurationNs(hold.wait_tick, hold.obtain_tick))
+            << ",\"args\":{\"lock\":" << JsonQuote(lock.name) << "}}";
+      }
+      begin_event();
+      out << "{\"ph\":\"X\",\"cat\":\"lock\",\"name\":" << JsonQuote(holder) << ",\"pid\":" << pid
+          << ",\"tid\":" << track << ",\"ts\":" << Micros(model.RelativeNs(hold.obtain_tick))
+          << ",\"dur\":" << Micros(model.DurationNs(hold.obtain_tick, end))
+          << ",\"args\":{\"thread\":" << hold.thread_id
+          << ",\"shared\":" << ((hold.flags & protocol::kLockShared) ? "true" : "false") << "}}";
     }
   }
   out << "\n]}\n";

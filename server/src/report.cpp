@@ -8,6 +8,8 @@
 
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/counter_values.h"
+#include "gnomon/server/lock_statistics.h"
+#include "gnomon/server/memory_statistics.h"
 #include "gnomon/server/text.h"
 
 namespace gnomon::server {
@@ -229,6 +231,11 @@ void PrintSummary(const TraceModel& model, std::ostream& out) {
         << " GPU zone end(s) without a begin, " << d.counter_results_dropped
         << " counter result(s) without their set or zone";
   }
+  if (d.memory_absurd_sizes || d.memory_allocations_over_live || d.lock_releases_without_hold) {
+    out << "; memory and lock problems: " << d.memory_absurd_sizes << " absurd allocation size(s), "
+        << d.memory_allocations_over_live << " allocation(s) of a live address, "
+        << d.lock_releases_without_hold << " lock release(s) without a hold";
+  }
   out << "\n";
 }
 
@@ -285,6 +292,49 @@ void PrintCounterStatistics(const TraceModel& model, std::ostream& out) {
     const std::string name = set.CounterName(s.counter) + (unit.empty() ? "" : " (" + unit + ")");
     out << FitColumn(zone, 28) << "  " << FitColumn(name, 34)
         << Format(" %8" PRIu64 " %16.6g %14.6g %14.6g %14.6g\n", s.count, s.sum, s.mean, s.min, s.max);
+  }
+}
+
+void PrintMemoryStatistics(const TraceModel& model, std::ostream& out, size_t limit) {
+  std::vector<MemoryPoolStatistics> stats = ComputeMemoryStatistics(model);
+  if (stats.empty()) return;
+  std::stable_sort(stats.begin(), stats.end(),
+                   [](const MemoryPoolStatistics& a, const MemoryPoolStatistics& b) {
+                     return a.peak_bytes > b.peak_bytes;
+                   });
+  out << "\nMemory (" << stats.size() << " pool(s), by peak"
+      << (stats.size() > limit ? ", the first " + std::to_string(limit) : std::string()) << ")\n";
+  out << FitColumn("Pool", 24)
+      << Format(" %12s %12s %12s %12s %12s %14s %12s\n", "Allocations", "Frees", "Unmatched", "Allocated",
+                "Peak", "Never freed", "Bytes");
+  for (size_t i = 0; i < stats.size() && i < limit; ++i) {
+    const MemoryPoolStatistics& s = stats[i];
+    out << FitColumn(s.name, 24)
+        << Format(" %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12s %12s %14" PRIu64 " %12s\n", s.allocations,
+                  s.frees, s.unmatched_frees, FormatBytes(s.allocated_bytes).c_str(),
+                  FormatBytes(s.peak_bytes).c_str(), s.leaked_allocations,
+                  FormatBytes(s.leaked_bytes).c_str());
+  }
+  out << "(Unmatched: frees of pointers no allocation explains, e.g. memory allocated before profiling "
+         "started.)\n";
+}
+
+void PrintLockStatistics(const TraceModel& model, std::ostream& out, size_t limit) {
+  const std::vector<LockStatistics> stats = ComputeLockStatistics(model);
+  if (stats.empty()) return;
+  out << "\nLocks (" << stats.size() << ", by total wait"
+      << (stats.size() > limit ? ", the first " + std::to_string(limit) : std::string()) << ")\n";
+  out << FitColumn("Lock", 24)
+      << Format(" %12s %10s %8s %8s %11s %11s %11s %11s\n", "Acquired", "Contended", "Shared", "Threads",
+                "Wait total", "Wait max", "Hold total", "Hold max");
+  for (size_t i = 0; i < stats.size() && i < limit; ++i) {
+    const LockStatistics& s = stats[i];
+    out << FitColumn(s.name, 24)
+        << Format(" %12" PRIu64 " %10" PRIu64 " %8" PRIu64 " %8u %11s %11s %11s %11s\n", s.acquisitions,
+                  s.contended, s.shared, s.threads, FormatDuration(double(s.wait_total_ns)).c_str(),
+                  FormatDuration(double(s.wait_max_ns)).c_str(),
+                  FormatDuration(double(s.hold_total_ns)).c_str(),
+                  FormatDuration(double(s.hold_max_ns)).c_str());
   }
 }
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
 
 namespace gnomon::server {
 namespace {
@@ -123,6 +124,20 @@ std::string FormatDuration(double ns) {
   } else {
     std::snprintf(buffer, sizeof(buffer), "%.4g s", ns / 1e9);
   }
+  return buffer;
+}
+
+std::string FormatBytes(uint64_t bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double value = double(bytes) / 1024;
+  size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(units)) {
+    value /= 1024;
+    ++unit;
+  }
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.3g %s", value, units[unit]);
   return buffer;
 }
 

@@ -149,6 +149,10 @@ void TraceBuilder::OnStringDef(const protocol::StringDef& m, const protocol::Str
   } else if (kind == static_cast<uint8_t>(protocol::StringKind::kPlotName)) {
     if (model_.plots.size() < kMaxSeries || model_.plots.contains(id))
       AssignUtf8(model_.plots[id].name, text);
+  } else if (kind == static_cast<uint8_t>(protocol::StringKind::kMemoryPool)) {
+    memory_.NamePool(id, text);
+  } else if (kind == static_cast<uint8_t>(protocol::StringKind::kLockName)) {
+    locks_.NameLock(id, text);
   } else {
     ++model_.diagnostics.invalid_ids;
   }
@@ -454,6 +458,41 @@ void TraceBuilder::OnCounterResult(const protocol::CounterResult& result,
     context->counter_values.push_back(is_float ? std::bit_cast<double>(bits) : double(bits));
   }
   context->counter_samples.push_back(sample);
+}
+
+void TraceBuilder::OnMemAlloc(const protocol::MemAlloc& m) {
+  if (const uint32_t thread = EventThread(); thread != 0) {
+    memory_.Alloc(thread, m);
+    SeeTick(m.tick);
+  }
+}
+
+void TraceBuilder::OnMemFree(const protocol::MemFree& m) {
+  if (const uint32_t thread = EventThread(); thread != 0) {
+    memory_.Free(thread, m);
+    SeeTick(m.tick);
+  }
+}
+
+void TraceBuilder::OnLockWait(const protocol::LockWait& m) {
+  if (const uint32_t thread = EventThread(); thread != 0) {
+    locks_.Wait(thread, m.lock_id, m.tick);
+    SeeTick(m.tick);
+  }
+}
+
+void TraceBuilder::OnLockObtain(const protocol::LockObtain& m) {
+  if (const uint32_t thread = EventThread(); thread != 0) {
+    locks_.Obtain(thread, m.lock_id, m.flags, m.tick);
+    SeeTick(m.tick);
+  }
+}
+
+void TraceBuilder::OnLockRelease(const protocol::LockRelease& m) {
+  if (const uint32_t thread = EventThread(); thread != 0) {
+    locks_.Release(thread, m.lock_id, m.tick);
+    SeeTick(m.tick);
+  }
 }
 
 }  // namespace gnomon::server

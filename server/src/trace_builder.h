@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "gnomon/server/trace_model.h"
+#include "lock_builder.h"
+#include "memory_builder.h"
 #include "stream_decoder.h"
 
 namespace gnomon::server {
@@ -31,7 +33,7 @@ inline constexpr uint32_t kMaxCounterSets = 1u << 12;
 
 class TraceBuilder {
  public:
-  explicit TraceBuilder(TraceModel& model) : model_(model) {}
+  explicit TraceBuilder(TraceModel& model) : model_(model), memory_(model), locks_(model) {}
 
   void OnThreadContext(const protocol::ThreadContext& m) { SwitchThread(m.thread_id); }
   // Part of the stream is lost (a trace file's block missing or damaged): which thread
@@ -114,6 +116,11 @@ class TraceBuilder {
   void OnCounterSetDef(const protocol::CounterSetDef& m, const protocol::CounterSetDefTail& t);
   void OnCounterDef(const protocol::CounterDef& m, const protocol::CounterDefTail& t);
   void OnCounterResult(const protocol::CounterResult& m, const protocol::CounterResultTail& t);
+  void OnMemAlloc(const protocol::MemAlloc& m);
+  void OnMemFree(const protocol::MemFree& m);
+  void OnLockWait(const protocol::LockWait& m);
+  void OnLockObtain(const protocol::LockObtain& m);
+  void OnLockRelease(const protocol::LockRelease& m);
 
  private:
   // A zone begun and not yet ended, on its thread's stack.
@@ -169,7 +176,16 @@ class TraceBuilder {
     if (tick > model_.last_tick) model_.last_tick = tick;
   }
 
+  // The current thread's id for a thread-bound event, or 0 (counted) when none.
+  uint32_t EventThread() {
+    if (CurrentThread() != nullptr) return thread_id_;
+    ++model_.diagnostics.events_without_thread;
+    return 0;
+  }
+
   TraceModel& model_;
+  MemoryBuilder memory_;
+  LockBuilder locks_;
   std::deque<std::vector<OpenZone>> open_zones_;              // by index in model_.threads
   std::unordered_map<uint32_t, uint64_t> open_frame_begins_;  // by frame series name id
   std::unordered_map<uint32_t, GpuContextState> gpu_;         // by context id

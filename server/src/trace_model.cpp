@@ -53,6 +53,8 @@ size_t TraceModel::zone_bytes() const {
 void TraceModel::ShrinkToFit() {
   for (ThreadTimeline& thread : threads) thread.zones.ShrinkToFit();
   for (auto& [id, context] : gpu_contexts) context.zones.ShrinkToFit();
+  for (auto& [id, pool] : memory_pools) pool.allocations.ShrinkToFit();
+  for (auto& [id, lock] : locks) lock.holds.ShrinkToFit();
 }
 
 std::string DescribeFirstDifference(const TraceModel& a, const TraceModel& b) {
@@ -86,6 +88,8 @@ std::string DescribeFirstDifference(const TraceModel& a, const TraceModel& b) {
   if (a.first_tick != b.first_tick || a.last_tick != b.last_tick) return "time range differs";
   if (a.zone_count != b.zone_count || a.open_zone_count != b.open_zone_count) return "zone counts differ";
   if (!(a.counter_sets == b.counter_sets)) return "counter sets differ";
+  if (!(a.memory_pools == b.memory_pools)) return "memory pools differ";
+  if (!(a.locks == b.locks)) return "locks differ";
   if (!(a.clock == b.clock)) return "CPU clock models differ";
   // Whatever the lines above do not name (indexes of ids, say) is still compared.
   if (!(a == b)) return "the models differ (id indexes)";

@@ -46,7 +46,10 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path
 
 TraceWriter::TraceWriter(std::unique_ptr<OutputFile> output, const TraceWriterOptions& options)
     : output_(std::move(output)), options_(options), file_bytes_(sizeof(FileHeader)) {
-  thread_ = std::thread([this] { CompressLoop(); });
+  thread_ = std::thread([this] {
+    if (options_.on_thread_start != nullptr) options_.on_thread_start();
+    CompressLoop();
+  });
 }
 
 Status TraceWriter::Publish(Overwrite overwrite) {

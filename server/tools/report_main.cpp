@@ -1,25 +1,33 @@
 // gnomon-report: summary and zone statistics of a .gnomon trace file.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <string>
 
 #include "gnomon/protocol/settings.h"
 #include "gnomon/server/chrome_export.h"
+#include "gnomon/server/json_report.h"
 #include "gnomon/server/report.h"
 #include "gnomon/server/statistics.h"
 #include "gnomon/server/trace_file.h"
 
 namespace {
 
-constexpr const char* kUsage = R"(Usage: gnomon-report [--csv] [--chrome OUT.json] [--max-expansion N] FILE
+constexpr const char* kUsage =
+    R"(Usage: gnomon-report [--csv] [--json OUT] [--chrome OUT] [--max-expansion N] FILE
 
 Prints a summary of a Gnomon trace (program, duration, threads, zones, frames, plots,
-messages, dropped events) and a table of zone statistics per source location, sorted
-by total time.
+messages, dropped events), a table of zone statistics per source location sorted by
+total time, and the memory pools and locks when the trace has them.
 
   --csv            print only the CPU zone statistics table, as CSV (durations in ns)
-  --chrome OUT     also write the trace in Chrome trace-event JSON (opens in Perfetto's UI)
+  --json OUT       write everything the report says as one JSON object to OUT ('-':
+                   standard output, instead of the text report)
+  --chrome OUT     also write the trace in Chrome trace-event JSON (opens in Perfetto's
+                   UI); '-': standard output, instead of the text report
   --max-expansion N
                    load blocks that decompress to up to N times their size (default 1024;
                    no capture comes near it: past it a block is a decompression bomb or
@@ -33,11 +41,32 @@ Exit codes: 0 ok (a damaged or truncated file still loads, with a warning); 1 ba
 2 the file cannot be read or is not a Gnomon trace; 3 OUT cannot be written.
 )";
 
+// Writes to `path`, or standard output for "-"; false (with the reason said) when the
+// file cannot be written.
+bool WriteOutput(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  if (path == "-") {
+    write(std::cout);
+    std::cout.flush();
+    return bool(std::cout);
+  }
+  errno = 0;
+  std::ofstream out(path, std::ios::binary);
+  if (out) write(out);
+  if (!out || !out.flush()) {
+    std::fprintf(stderr, "gnomon-report: cannot write %s%s%s\n", path.c_str(), errno != 0 ? ": " : "",
+                 errno != 0 ? std::strerror(errno) : "");
+    return false;
+  }
+  std::fprintf(stderr, "gnomon-report: wrote %s\n", path.c_str());
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string path;
   std::string chrome_path;
+  std::string json_path;
   bool csv = false;
   gnomon::server::LoadOptions load_options;
   for (int i = 1; i < argc; ++i) {
@@ -47,12 +76,12 @@ int main(int argc, char** argv) {
       return 0;
     } else if (arg == "--csv") {
       csv = true;
-    } else if (arg == "--chrome") {
+    } else if (arg == "--chrome" || arg == "--json") {
       if (i + 1 >= argc) {
-        std::fprintf(stderr, "gnomon-report: --chrome needs an output file\n\n%s", kUsage);
+        std::fprintf(stderr, "gnomon-report: %s needs an output file (or '-')\n\n%s", arg.c_str(), kUsage);
         return 1;
       }
-      chrome_path = argv[++i];
+      (arg == "--chrome" ? chrome_path : json_path) = argv[++i];
     } else if (arg == "--max-expansion") {
       const auto n = i + 1 < argc ? gnomon::protocol::ParseUnsigned(argv[++i], 1, UINT32_MAX)
                                   : gnomon::protocol::Parsed<uint64_t>{std::nullopt, "a value is needed"};
@@ -83,8 +112,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!loaded->warning.empty()) std::fprintf(stderr, "gnomon-report: warning: %s\n", loaded->warning.c_str());
+  if (chrome_path == "-" && json_path == "-") {
+    std::fprintf(stderr, "gnomon-report: --chrome and --json cannot both write to standard output\n");
+    return 1;
+  }
+  const bool text = chrome_path != "-" && json_path != "-";
   const auto stats = gnomon::server::ComputeZoneStatistics(model);
-  if (csv) {
+  if (!text) {
+    // The file goes to standard output alone.
+  } else if (csv) {
     gnomon::server::WriteStatisticsCsv(model, stats, std::cout);
   } else {
     gnomon::server::PrintSummary(model, std::cout);
@@ -97,15 +133,16 @@ int main(int argc, char** argv) {
       gnomon::server::PrintStatisticsTable(model, gpu_stats, std::cout);
       gnomon::server::PrintCounterStatistics(model, std::cout);
     }
+    gnomon::server::PrintMemoryStatistics(model, std::cout);
+    gnomon::server::PrintLockStatistics(model, std::cout);
   }
-  if (!chrome_path.empty()) {
-    std::ofstream out(chrome_path, std::ios::binary);
-    if (out) gnomon::server::WriteChromeTrace(model, out);
-    if (!out || !out.flush()) {
-      std::fprintf(stderr, "gnomon-report: cannot write %s\n", chrome_path.c_str());
-      return 3;
-    }
-    std::fprintf(stderr, "gnomon-report: wrote %s\n", chrome_path.c_str());
+  if (!json_path.empty() &&
+      !WriteOutput(json_path, [&](std::ostream& out) { gnomon::server::WriteJsonReport(model, out); })) {
+    return 3;
+  }
+  if (!chrome_path.empty() &&
+      !WriteOutput(chrome_path, [&](std::ostream& out) { gnomon::server::WriteChromeTrace(model, out); })) {
+    return 3;
   }
   return 0;
 }

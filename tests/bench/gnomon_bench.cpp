@@ -1,9 +1,12 @@
 // gnomon-bench: Gnomon's speed and size, measured. Each subcommand prints its figures as
 // one JSON object on the last line (see docs/benchmarks.md for the recorded results).
 //
-//   gnomon-bench client [--threads N] [--zones N] [--workload tight|realistic]
+//   gnomon-bench client [--threads N] [--zones N] [--workload tight|realistic|lock|alloc]
 //                       [--mode connected|buffering|on-demand|ring|own-file|disabled]
-//       ns per zone (begin + end) on each calling thread: with a capture connected to
+//       ns per zone (begin + end) on each calling thread -- or, for `lock`, per
+//       uncontended acquisition and release of a gnomon::Lockable<std::mutex> (the
+//       untracked std::mutex's cost given beside it), for `alloc`, per allocation and free
+//       recorded (GNOMON_ALLOC + GNOMON_FREE) -- with a capture connected to
 //       this process over loopback and draining it (default), with no capture (events
 //       buffered up to the budget, then dropped and counted; the two phases are also
 //       given apart), on demand with no capture (nothing recorded), as a flight recorder
@@ -35,6 +38,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gnomon/gnomon.hpp>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -77,16 +81,17 @@ double Seconds(Clock::time_point since) {
 
 [[noreturn]] void Usage(const char* why) {
   if (why) std::fprintf(stderr, "gnomon-bench: %s\n\n", why);
-  std::fprintf(why ? stderr : stdout,
-               "Usage: gnomon-bench client [--threads N] [--zones N] [--workload tight|realistic]\n"
-               "                           [--mode connected|buffering|on-demand|ring|own-file|disabled]\n"
-               "       gnomon-bench ingest [--zones N] [--workload tight|realistic] [--live [--threads N]] "
-               "[--capture PATH]\n"
-               "       gnomon-bench matrix [--zones N] [--capture PATH]\n"
-               "       gnomon-bench file [--zones N] [--workload tight|realistic] [--output PATH]\n"
-               "       gnomon-bench load FILE | load [--zones N] [--workload tight|realistic]\n"
-               "       gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]\n"
-               "Prints progress on stderr and one JSON object as the last line of stdout.\n");
+  std::fprintf(
+      why ? stderr : stdout,
+      "Usage: gnomon-bench client [--threads N] [--zones N] [--workload tight|realistic|lock|alloc]\n"
+      "                           [--mode connected|buffering|on-demand|ring|own-file|disabled]\n"
+      "       gnomon-bench ingest [--zones N] [--workload tight|realistic] [--live [--threads N]] "
+      "[--capture PATH]\n"
+      "       gnomon-bench matrix [--zones N] [--capture PATH]\n"
+      "       gnomon-bench file [--zones N] [--workload tight|realistic] [--output PATH]\n"
+      "       gnomon-bench load FILE | load [--zones N] [--workload tight|realistic]\n"
+      "       gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]\n"
+      "Prints progress on stderr and one JSON object as the last line of stdout.\n");
   std::exit(why ? 1 : 0);
 }
 
@@ -107,7 +112,10 @@ Args Parse(int argc, char** argv) {
       args.threads = std::max(1, std::atoi(value().c_str()));
     } else if (arg == "--workload") {
       args.workload = value();
-      if (args.workload != "tight" && args.workload != "realistic") Usage("--workload is tight or realistic");
+      if (args.workload != "tight" && args.workload != "realistic" && args.workload != "lock" &&
+          args.workload != "alloc") {
+        Usage("--workload is tight, realistic, lock or alloc");
+      }
     } else if (arg == "--seconds") {
       args.seconds = std::atof(value().c_str());
     } else if (arg == "--rate") {
@@ -198,6 +206,37 @@ void TightWorkload(long zones) {
   }
 }
 
+// An uncontended lock and release, tracked: a lock of the thread's own.
+void LockWorkload(long acquisitions) {
+  thread_local gnomon::Lockable<std::mutex> mutex("bench lock");
+  for (long i = 0; i < acquisitions; ++i) {
+    mutex.lock();
+    mutex.unlock();
+  }
+}
+
+// The same with a plain std::mutex: what the lock itself costs.
+double UntrackedLockNs(long acquisitions) {
+  std::mutex mutex;
+  const auto start = Clock::now();
+  for (long i = 0; i < acquisitions; ++i) {
+    mutex.lock();
+    mutex.unlock();
+  }
+  return Seconds(start) * 1e9 / double(acquisitions);
+}
+
+// An allocation and its free, recorded (the memory itself is not allocated: only the
+// events are measured).
+void AllocWorkload(long allocations) {
+  alignas(64) static thread_local char block[4096];
+  for (long i = 0; i < allocations; ++i) {
+    char* p = block + (i & 4095);
+    GNOMON_ALLOC(p, 64);
+    GNOMON_FREE(p);
+  }
+}
+
 int Client(const Args& args) {
   std::unique_ptr<Worker> worker;
   if (args.mode == "connected") {
@@ -214,10 +253,16 @@ int Client(const Args& args) {
       TightWorkloadCompiledOut(zones);
     } else if (args.workload == "tight") {
       TightWorkload(zones);
+    } else if (args.workload == "lock") {
+      LockWorkload(zones);
+    } else if (args.workload == "alloc") {
+      AllocWorkload(zones);
     } else {
       RealisticWorkload(zones);
     }
   };
+  const bool records_zones = args.workload == "tight" || args.workload == "realistic";
+  const double untracked_lock_ns = args.workload == "lock" ? UntrackedLockNs(10000000) : 0;
   // Baseline: what two timer reads cost here.
   const auto base_start = Clock::now();
   uint64_t sink = 0;
@@ -275,7 +320,7 @@ int Client(const Args& args) {
   }
   auto per_zone = [](double seconds, long zones) { return zones > 0 ? seconds * 1e9 / double(zones) : 0.0; };
   const uint64_t dropped = gnomon_dropped_events();
-  const uint64_t expected = uint64_t(args.threads) * uint64_t(args.zones + 1000);
+  const uint64_t expected = records_zones ? uint64_t(args.threads) * uint64_t(args.zones + 1000) : 0;
   const auto drain_start = Clock::now();
   while (worker && worker->zones_received() + dropped / 2 < expected && Seconds(drain_start) < 60) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -307,12 +352,17 @@ int Client(const Args& args) {
                timer_pair_ns, (unsigned long long)received, (unsigned long long)expected,
                (unsigned long long)dropped);
   std::string phase_fields;
+  if (args.workload == "lock") {
+    char text[64];
+    std::snprintf(text, sizeof(text), ",\"untracked_lock_ns\":%.2f", untracked_lock_ns);
+    phase_fields = text;
+  }
   if (split_phases) {
     char text[160];
     std::snprintf(text, sizeof(text), ",\"ns_per_zone_recording\":%.2f,\"ns_per_zone_dropping\":%.2f",
                   per_zone(all.recording_s, all.recording_zones),
                   per_zone(all.dropping_s, all.dropping_zones));
-    phase_fields = text;
+    phase_fields += text;
   }
   std::printf(
       "{\"bench\":\"client\",\"mode\":\"%s\",\"workload\":\"%s\",\"threads\":%d,"

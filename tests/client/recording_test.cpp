@@ -133,6 +133,8 @@ TEST_CASE("code compiled with GNOMON_DISABLE records nothing") {
     const auto* t = FindThread(m, "disabled");
     REQUIRE(t->zones.size() == 1);
     CHECK(m.Location(t->zones[0].source_location).name == "Marker");
+    for (const auto& [id, pool] : m.memory_pools) CHECK(pool.name != "disabled pool");
+    for (const auto& [id, lock] : m.locks) CHECK(lock.name.find("disabled") == std::string::npos);
   });
 }
 

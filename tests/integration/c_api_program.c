@@ -69,6 +69,19 @@ static void gpu(void) {
   printf("host-to-ticks %s\n", ticks <= now_ticks ? "ok" : "ahead of now");
 }
 
+static void memory_and_locks(void) {
+  static int blocks[2];
+  GNOMON_ALLOC(&blocks[0], 100);
+  GNOMON_ALLOC_NAMED(&blocks[1], 200, "c pool");
+  GNOMON_FREE(&blocks[0]);
+  uint32_t lock = gnomon_lock_create("c mutex");
+  gnomon_lock_wait(lock);
+  gnomon_lock_obtain(lock);
+  gnomon_lock_release(lock);
+  gnomon_lock_obtain_shared(lock);
+  gnomon_lock_release(lock);
+}
+
 int main(void) {
   gnomon_set_thread_name("c main");
   uint32_t plot = gnomon_plot_id("c plot");
@@ -86,6 +99,7 @@ int main(void) {
   }
   gnomon_frame_mark(named);
   gpu();
+  memory_and_locks();
   gnomon_message("from C", strlen("from C"), GNOMON_WARNING);
   if (gnomon_now() == 0) return 1;
   printf("c program done\n");

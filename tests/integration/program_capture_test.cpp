@@ -5,6 +5,7 @@
 #include <map>
 
 #include "capture_helper.h"
+#include "gnomon/protocol/messages.h"
 #include "gnomon/server/statistics.h"
 
 using gnomon::server::TraceModel;
@@ -140,6 +141,24 @@ TEST_CASE("the C API from a C program: zones, attributes, frames, plots, message
   CHECK(m.messages[0].text == "from C");
   CHECK(m.messages[0].severity == 3);
   CHECK(m.plots.begin()->second.points.size() == 5);
+
+  // Memory and locks.
+  REQUIRE(m.memory_pools.size() == 2);
+  CHECK(m.memory_pools.at(0).allocations.size() == 1);
+  CHECK(m.memory_pools.at(0).frees == 1);
+  const auto& c_pool = std::next(m.memory_pools.begin())->second;
+  CHECK(c_pool.name == "c pool");
+  REQUIRE(c_pool.allocations.size() == 1);
+  CHECK(c_pool.allocations[0].size_bytes == 200);
+  CHECK_FALSE(c_pool.allocations[0].is_freed());
+  REQUIRE(m.locks.size() == 1);
+  const auto& lock = m.locks.begin()->second;
+  CHECK(lock.name == "c mutex");
+  REQUIRE(lock.holds.size() == 2);
+  CHECK(lock.holds[0].is_contended());
+  CHECK_FALSE(lock.holds[1].is_contended());
+  CHECK(lock.holds[1].flags == gnomon::protocol::kLockShared);
+  CHECK(lock.holds[1].is_released());
 
   // GPU: four passes, each timed 1 ms to 3 ms after the CPU recorded it.
   REQUIRE(m.gpu_contexts.size() == 1);

@@ -85,7 +85,7 @@ StreamWriter RandomStream(uint64_t seed, int count) {
   std::mt19937_64 rng(seed);
   StreamWriter w;
   for (int i = 0; i < count; ++i) {
-    switch (rng() % 30) {
+    switch (rng() % 32) {
       case 0:
         w.ThreadContext(uint32_t(rng()));
         break;
@@ -178,6 +178,13 @@ StreamWriter RandomStream(uint64_t seed, int count) {
       }
       case 27:
         w.GpuTimeBracket(uint32_t(rng()), rng(), rng(), rng(), gnomon::protocol::CpuTimeDomain(rng() % 3));
+        break;
+      case 28:
+        w.Alloc(uint32_t(rng()), rng(), rng(), rng()).Free(uint32_t(rng()), rng(), rng());
+        break;
+      case 29:
+        w.LockWait(uint32_t(rng()), rng()).LockObtain(uint32_t(rng()), rng(), uint8_t(rng()));
+        w.LockRelease(uint32_t(rng()), rng());
         break;
       default:
         w.ZoneBegin(uint32_t(rng() % 100), rng());

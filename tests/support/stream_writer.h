@@ -125,6 +125,21 @@ class StreamWriter {
                                         .cpu_not_after = not_after,
                                         .cpu_domain = uint8_t(domain)});
   }
+  StreamWriter& Alloc(uint32_t pool, uint64_t address, uint64_t size, uint64_t tick) {
+    return Add(protocol::MemAlloc{.pool_id = pool, .address = address, .size_bytes = size, .tick = tick});
+  }
+  StreamWriter& Free(uint32_t pool, uint64_t address, uint64_t tick) {
+    return Add(protocol::MemFree{.pool_id = pool, .address = address, .tick = tick});
+  }
+  StreamWriter& LockWait(uint32_t lock, uint64_t tick) {
+    return Add(protocol::LockWait{.lock_id = lock, .tick = tick});
+  }
+  StreamWriter& LockObtain(uint32_t lock, uint64_t tick, uint8_t flags = 0) {
+    return Add(protocol::LockObtain{.lock_id = lock, .flags = flags, .tick = tick});
+  }
+  StreamWriter& LockRelease(uint32_t lock, uint64_t tick) {
+    return Add(protocol::LockRelease{.lock_id = lock, .tick = tick});
+  }
   StreamWriter& GpuContextName(uint32_t context, std::string_view name) {
     return Add(protocol::GpuContextName{.context_id = context}, {.name = name});
   }

@@ -167,6 +167,35 @@ void gnomon_message(const char* text, size_t length, gnomon_severity severity);
 uint32_t gnomon_plot_id(const char* name);
 void gnomon_plot(uint32_t plot_id, double value);
 
+/* ---- memory ----
+ * An allocation and its free, in a pool named `name` (NULL: the default pool, named
+ * "default"). Each pool is a plot of bytes in use beside the timeline; the report lists
+ * allocations, frees, the peak and what was never freed. A free of a pointer no
+ * allocation explains (memory allocated before profiling started) is counted, not
+ * fatal. NULL pointers are ignored. Any name works; a literal (one pointer for one
+ * name) is the fastest. To record every operator new and delete of a C++ program,
+ * include <gnomon/new_delete.hpp> in one of its source files. */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 10
+/* The pointer is recorded, never read through: fresh memory passed in is not "used". */
+#define GNOMON_POINTER_NOT_READ(i) __attribute__((access(none, i)))
+#else
+#define GNOMON_POINTER_NOT_READ(i)
+#endif
+GNOMON_POINTER_NOT_READ(1) void gnomon_alloc(const void* ptr, size_t size, const char* name);
+GNOMON_POINTER_NOT_READ(1) void gnomon_free(const void* ptr, const char* name);
+
+/* ---- locks ----
+ * A lock (a mutex of the program) is made once with a name; two locks of one name are
+ * still two. Around each acquisition: gnomon_lock_wait() when the thread must wait for
+ * it (skip it when a first try succeeded: the acquisition was uncontended),
+ * gnomon_lock_obtain() (or _shared for a reader) once it holds it,
+ * gnomon_lock_release() when it lets go. C++: gnomon::Lockable<M> does all of this. */
+uint32_t gnomon_lock_create(const char* name);
+void gnomon_lock_wait(uint32_t lock);
+void gnomon_lock_obtain(uint32_t lock);
+void gnomon_lock_obtain_shared(uint32_t lock);
+void gnomon_lock_release(uint32_t lock);
+
 /* ---- GPU ----
  * A GPU context is one clock domain: a Vulkan queue, a GL context, a CUDA device. GPU
  * zones are recorded on a CPU thread (which nests them and links them to the thread),
@@ -333,6 +362,10 @@ static inline void gnomon_scope_exit_(int* unused) {
 #endif
 #define GNOMON_FRAME_MARK() gnomon_frame_mark(0)
 #define GNOMON_MESSAGE(text, length) gnomon_message((text), (length), GNOMON_INFO)
+#define GNOMON_ALLOC(ptr, size) gnomon_alloc((ptr), (size), NULL)
+#define GNOMON_FREE(ptr) gnomon_free((ptr), NULL)
+#define GNOMON_ALLOC_NAMED(ptr, size, pool_name) gnomon_alloc((ptr), (size), (pool_name))
+#define GNOMON_FREE_NAMED(ptr, pool_name) gnomon_free((ptr), (pool_name))
 #else
 #define GNOMON_ZONE_BEGIN_C(zone_name, rgb) \
   do {                                      \
@@ -352,6 +385,11 @@ static inline void gnomon_scope_exit_(int* unused) {
 #define GNOMON_MESSAGE(text, length) \
   do {                               \
   } while (0)
+/* Arguments are named (never evaluated), so variables used only here stay used. */
+#define GNOMON_ALLOC(ptr, size) ((void)sizeof(ptr), (void)sizeof(size))
+#define GNOMON_FREE(ptr) ((void)sizeof(ptr))
+#define GNOMON_ALLOC_NAMED(ptr, size, pool_name) ((void)sizeof(ptr), (void)sizeof(size))
+#define GNOMON_FREE_NAMED(ptr, pool_name) ((void)sizeof(ptr))
 #endif
 
 #endif /* GNOMON_GNOMON_H_ */

@@ -56,6 +56,14 @@ inline void RecordZoneEnd() {
   Commit(protocol::WriteMessage(p, protocol::ZoneEnd{.tick = Now()}));
 }
 
+// Records a fixed-size message on the calling thread (or counts it, not recorded).
+template <typename M>
+inline void RecordEvent(const M& m) {
+  uint8_t* p = Reserve(sizeof(M));
+  if (GNOMON_UNLIKELY(p == nullptr)) return;
+  Commit(protocol::WriteMessage(p, m));
+}
+
 }  // namespace detail
 
 // A zone begun here and ended by ZoneEnd(). A capture never gets half a zone: when a
@@ -95,6 +103,77 @@ class ScopedZone {
 
  private:
   bool recorded_;
+};
+
+// A mutex whose waits, holds and releases are recorded: a lane per lock shows who held
+// it and who waited, and the report counts its contention.
+//
+//   gnomon::Lockable<std::mutex> queue_mutex{"job queue"};
+//   std::lock_guard lock(queue_mutex);               // or unique_lock, scoped_lock
+//   gnomon::Lockable<std::shared_mutex> table{"table"};
+//   std::shared_lock reader(table);                  // a reader's hold
+//
+// Mutex is any standard mutex (std::mutex, std::recursive_mutex, std::shared_mutex,
+// ...). An acquisition first tries the mutex: when that succeeds (uncontended) it
+// records one event, the hold; otherwise the wait, then the hold. Each lock made is a
+// lock of its own, whatever its name. Unlike Mutex, it is not constexpr-constructible:
+// the name is registered when it is made.
+template <typename Mutex>
+class Lockable {
+ public:
+  explicit Lockable(const char* name) : id_(gnomon_lock_create(name)) {}
+  Lockable(const Lockable&) = delete;
+  Lockable& operator=(const Lockable&) = delete;
+
+  void lock() {
+    if (!mutex_.try_lock()) {
+      detail::RecordEvent(protocol::LockWait{.lock_id = id_, .tick = detail::Now()});
+      mutex_.lock();
+    }
+    Obtained(0);
+  }
+  bool try_lock() {
+    if (!mutex_.try_lock()) return false;
+    Obtained(0);
+    return true;
+  }
+  void unlock() {
+    Released();
+    mutex_.unlock();
+  }
+
+  void lock_shared() requires requires(Mutex& m) { m.lock_shared(); }
+  {
+    if (!mutex_.try_lock_shared()) {
+      detail::RecordEvent(protocol::LockWait{.lock_id = id_, .tick = detail::Now()});
+      mutex_.lock_shared();
+    }
+    Obtained(protocol::kLockShared);
+  }
+  bool try_lock_shared() requires requires(Mutex& m) { m.try_lock_shared(); }
+  {
+    if (!mutex_.try_lock_shared()) return false;
+    Obtained(protocol::kLockShared);
+    return true;
+  }
+  void unlock_shared() requires requires(Mutex& m) { m.unlock_shared(); }
+  {
+    Released();
+    mutex_.unlock_shared();
+  }
+
+  Mutex& mutex() { return mutex_; }
+  uint32_t id() const { return id_; }
+
+ private:
+  void Obtained(uint8_t flags) {
+    detail::RecordEvent(protocol::LockObtain{.lock_id = id_, .flags = flags, .tick = detail::Now()});
+  }
+  // Before the mutex is let go: the next holder's obtain comes after this release.
+  void Released() { detail::RecordEvent(protocol::LockRelease{.lock_id = id_, .tick = detail::Now()}); }
+
+  Mutex mutex_;
+  uint32_t id_;
 };
 
 inline void ZoneName(std::string_view name) { gnomon_zone_name(name.data(), name.size()); }
@@ -170,6 +249,28 @@ inline uint64_t CpuTimeFromHostNs(gnomon_cpu_time_domain domain, int64_t host_ns
 class ScopedZone {
  public:
   explicit ScopedZone(gnomon_source_location*) {}
+};
+// The same interface, nothing recorded.
+template <typename Mutex>
+class Lockable {
+ public:
+  explicit Lockable(const char*) {}
+  Lockable(const Lockable&) = delete;
+  Lockable& operator=(const Lockable&) = delete;
+  void lock() { mutex_.lock(); }
+  bool try_lock() { return mutex_.try_lock(); }
+  void unlock() { mutex_.unlock(); }
+  void lock_shared() requires requires(Mutex& m) { m.lock_shared(); }
+  { mutex_.lock_shared(); }
+  bool try_lock_shared() requires requires(Mutex& m) { m.try_lock_shared(); }
+  { return mutex_.try_lock_shared(); }
+  void unlock_shared() requires requires(Mutex& m) { m.unlock_shared(); }
+  { mutex_.unlock_shared(); }
+  Mutex& mutex() { return mutex_; }
+  uint32_t id() const { return 0; }
+
+ private:
+  Mutex mutex_;
 };
 inline void ZoneBegin(gnomon_source_location*) {}
 inline void ZoneEnd() {}

@@ -10,17 +10,22 @@
 #include "gnomon/client/thread_writer.h"
 #include "gnomon/protocol/byte_io.h"
 #include "gnomon/protocol/settings.h"
+#include "inside_library.h"
 #include "sender.h"
 #include "timer.h"
 
 namespace gnomon::detail {
 constinit thread_local ThreadWriter tls_writer;
+constinit std::atomic<bool> g_profiler_started{false};
 // A line of its own: written once per chunk drained, it must not share one with what
 // the recording path reads on every event (g_timer_is_tsc).
 alignas(64) constinit std::atomic<uint32_t> g_buffer_epoch{0};
 }  // namespace gnomon::detail
 
 namespace gnomon::client {
+
+constinit thread_local uint32_t tls_inside_library = 0;
+
 namespace {
 
 constinit std::mutex g_start_mutex;
@@ -163,12 +168,14 @@ Profiler::Profiler(const Config& config) : registry_(config), sender_(new Sender
 
 Profiler& Profiler::Get() {
   if (Profiler* running = g_profiler.load(std::memory_order_acquire)) return *running;
+  InsideLibrary inside;
   std::lock_guard lock(g_start_mutex);
   if (Profiler* running = g_profiler.load(std::memory_order_acquire)) return *running;
   InitTimer();
   auto* profiler = new Profiler(PendingConfig());
   profiler->listen_ok_ = profiler->sender_->Listen();
   g_profiler.store(profiler, std::memory_order_release);
+  detail::g_profiler_started.store(true, std::memory_order_release);
   profiler->sender_->Start();
   std::atexit(ShutdownAtExit);
   return *profiler;
@@ -217,6 +224,7 @@ uint8_t* StopRecording(uint32_t epoch, std::atomic<uint64_t>& counter) {
 uint8_t* Refill(size_t bytes) {
   using client::BufferPolicy;
   using client::Chunk;
+  client::InsideLibrary inside;
   client::Registry& registry = client::Profiler::Get().registry();
   // Read before looking for a chunk: a chunk returned after this changes it, so the
   // next event asks again.
@@ -268,6 +276,7 @@ uint8_t* Refill(size_t bytes) {
 }
 
 void CountNotRecordedSlow() {
+  client::InsideLibrary inside;
   client::Registry& registry = client::Profiler::Get().registry();
   client::ThreadState* thread = registry.is_shut_down() ? nullptr : client::CurrentThread(registry);
   // A recording thread's event not recorded is the end of a zone begun while it did not

@@ -8,8 +8,19 @@
 #include <cstdio>
 #include <cstring>
 
+#include "inside_library.h"
+
 namespace gnomon::client {
+
 namespace {
+
+// The registry's lock, taken as the library: what is allocated under it is not the
+// program's (inside_library.h).
+struct RegistryLock {
+  explicit RegistryLock(std::mutex& mutex) : lock(mutex) {}
+  InsideLibrary inside;
+  std::lock_guard<std::mutex> lock;
+};
 
 void AppendThreadInfo(std::vector<uint8_t>& out, const ThreadState& thread, std::string_view name) {
   protocol::AppendMessage(
@@ -75,14 +86,14 @@ uint64_t Registry::BufferLimit(bool connected) const {
 }
 
 uint64_t Registry::dropped_events() {
-  std::lock_guard lock(mutex_);
+  RegistryLock lock(mutex_);
   uint64_t total = dropped_events_.load(std::memory_order_relaxed);
   for (const ThreadState* thread : threads_) total += thread->dropped.load(std::memory_order_relaxed);
   return total;
 }
 
 void Registry::RetireThread(ThreadState* thread) {
-  std::lock_guard lock(mutex_);
+  RegistryLock lock(mutex_);
   std::erase(threads_, thread);
   dropped_events_.fetch_add(thread->dropped.load(std::memory_order_relaxed), std::memory_order_relaxed);
 }
@@ -99,7 +110,7 @@ void Registry::NoteBufferFull(const ThreadState& thread) {
       !said_budget_too_small_.exchange(true, std::memory_order_relaxed)) {
     size_t threads = 0;
     {
-      std::lock_guard lock(mutex_);
+      RegistryLock lock(mutex_);
       threads = threads_.size();
     }
     std::fprintf(
@@ -122,7 +133,7 @@ void Registry::NoteBufferFull(const ThreadState& thread) {
 }
 
 Chunk* Registry::RecycleOldestChunk() {
-  std::lock_guard lock(mutex_);
+  RegistryLock lock(mutex_);
   if (ring_frozen_ || is_connected()) return nullptr;
   ThreadState* owner = nullptr;
   Chunk* oldest = nullptr;
@@ -157,7 +168,7 @@ Chunk* Registry::RecycleOldestChunk() {
 
 void Registry::FreezeRing(bool frozen) {
   {
-    std::lock_guard lock(mutex_);
+    RegistryLock lock(mutex_);
     ring_frozen_ = frozen;
   }
   if (!frozen) AdvanceBufferEpoch();  // threads that found nothing to recycle meanwhile
@@ -166,7 +177,7 @@ void Registry::FreezeRing(bool frozen) {
 ThreadState* Registry::RegisterThread() {
   auto* thread = new ThreadState;
   thread->os_thread_id = static_cast<uint32_t>(syscall(SYS_gettid));
-  std::lock_guard lock(mutex_);
+  RegistryLock lock(mutex_);
   thread->id = next_thread_id_++;
   threads_.push_back(thread);
   AppendThreadInfo(global_log_, *thread, {});
@@ -175,7 +186,7 @@ ThreadState* Registry::RegisterThread() {
 
 uint32_t Registry::RegisterSourceLocation(gnomon_source_location* location) {
   std::atomic_ref<uint32_t> id_ref(location->id);
-  std::lock_guard lock(mutex_);
+  RegistryLock lock(mutex_);
   if (const uint32_t existing = id_ref.load(std::memory_order_acquire)) return existing;
   const uint32_t id = next_source_location_id_++;
   const std::string_view function =
@@ -197,7 +208,7 @@ uint32_t Registry::RegisterString(protocol::StringKind kind, const char* name) {
   const std::string_view text = ClampString(name, name ? std::strlen(name) : 0, protocol::kMaxStringBytes);
   std::string key(1, static_cast<char>(kind));
   key.append(text);
-  std::lock_guard lock(mutex_);
+  RegistryLock lock(mutex_);
   auto [it, inserted] = strings_.try_emplace(std::move(key), 0);
   if (!inserted) return it->second;
   it->second = next_string_id_++;
@@ -206,27 +217,36 @@ uint32_t Registry::RegisterString(protocol::StringKind kind, const char* name) {
   return it->second;
 }
 
+uint32_t Registry::RegisterUniqueString(protocol::StringKind kind, const char* name) {
+  const std::string_view text = ClampString(name, name ? std::strlen(name) : 0, protocol::kMaxStringBytes);
+  RegistryLock lock(mutex_);
+  const uint32_t id = next_string_id_++;
+  protocol::AppendMessage(global_log_, protocol::StringDef{.id = id, .kind = static_cast<uint8_t>(kind)},
+                          {.text = text});
+  return id;
+}
+
 void Registry::SetThreadName(ThreadState* thread, const char* name) {
   if (thread == nullptr) return;
   const std::string_view text = ClampString(name, name ? std::strlen(name) : 0, protocol::kMaxStringBytes);
-  std::lock_guard lock(mutex_);
+  RegistryLock lock(mutex_);
   AppendThreadInfo(global_log_, *thread, text);
 }
 
 void Registry::AppendGlobal(const uint8_t* bytes, size_t size) {
-  std::lock_guard lock(mutex_);
+  RegistryLock lock(mutex_);
   global_log_.insert(global_log_.end(), bytes, bytes + size);
 }
 
 void Registry::NoteCalibration(const CalibrationPair& pair) {
-  std::lock_guard lock(mutex_);
+  RegistryLock lock(mutex_);
   if (!has_pair_) first_pair_ = pair;
   latest_pair_ = pair;
   has_pair_ = true;
 }
 
 uint64_t Registry::HostNsToTicks(bool is_monotonic_raw, int64_t host_ns) {
-  std::lock_guard lock(mutex_);
+  RegistryLock lock(mutex_);
   if (!has_pair_) return uint64_t(host_ns);
   const int64_t raw_ns =
       is_monotonic_raw ? host_ns : host_ns + (latest_pair_.monotonic_raw_ns - latest_pair_.monotonic_ns);
@@ -241,7 +261,7 @@ uint64_t Registry::HostNsToTicks(bool is_monotonic_raw, int64_t host_ns) {
 void Registry::SetConnected(bool connected) {
   {
     // Under the lock: once a server is connected, no ring recycles what it reads.
-    std::lock_guard lock(mutex_);
+    RegistryLock lock(mutex_);
     connected_.store(connected, std::memory_order_release);
   }
   pool_.SetLimit(BufferLimit(connected));  // also tells waiting threads to look again

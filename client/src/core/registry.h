@@ -92,7 +92,10 @@ class Registry {
   // ---- definitions, appended to the global log ----
   ThreadState* RegisterThread();
   uint32_t RegisterSourceLocation(gnomon_source_location* location);
+  // The id of a name of this kind, the same for every call with it.
   uint32_t RegisterString(protocol::StringKind kind, const char* name);
+  // A new id for every call, even with a name seen before (a lock is one per instance).
+  uint32_t RegisterUniqueString(protocol::StringKind kind, const char* name);
   void SetThreadName(ThreadState* thread, const char* name);
   void AppendGlobal(const uint8_t* bytes, size_t size);
   uint32_t NextGpuContextId() { return next_gpu_context_id_.fetch_add(1, std::memory_order_relaxed); }

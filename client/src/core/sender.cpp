@@ -20,6 +20,7 @@
 #include "gnomon/protocol/byte_io.h"
 #include "gnomon/protocol/handshake.h"
 #include "gnomon/server/trace_file.h"
+#include "inside_library.h"
 #include "registry.h"
 
 namespace gnomon::client {
@@ -64,7 +65,7 @@ void InstallSaveSignal(int number) {
 // is refused with nothing written beside it.
 server::Result<std::unique_ptr<server::TraceWriter>> CreateTraceFile(const std::string& path) {
   if (server::Status s = server::CheckOutputPath(path, server::Overwrite::kYes); !s.ok()) return s;
-  return server::TraceWriter::Create(path);
+  return server::TraceWriter::Create(path, {.on_thread_start = &MarkLibraryThread});
 }
 
 std::string MiB(uint64_t bytes) {
@@ -356,6 +357,7 @@ void Sender::Announce() {
 }
 
 void Sender::Run() {
+  MarkLibraryThread();
   // Here, not on the thread that made the first Gnomon call: a slow file system delays
   // the announcement, never the program.
   Announce();

@@ -72,6 +72,9 @@ alignas(64) extern constinit std::atomic<uint32_t> g_buffer_epoch;
 // True when the timer is the invariant TSC; set once at start-up before any event.
 extern constinit bool g_timer_is_tsc;
 
+// Set once the profiler has started (the first Gnomon call, or gnomon_startup()).
+extern constinit std::atomic<bool> g_profiler_started;
+
 // Slow path: makes room for `bytes` (at most kMaxRecordBytes). Returns where to write,
 // or nullptr when the event is not recorded (it is then already counted).
 uint8_t* Refill(size_t bytes);

@@ -50,6 +50,12 @@ inline constexpr uint32_t kNoColor = 0xFF000000u;
 enum class StringKind : uint8_t {
   kFrameName = 1,
   kPlotName = 2,
+  kMemoryPool = 3,
+  kLockName = 4,  // one StringDef per lock: two locks of one name have ids of their own
+};
+
+enum LockFlags : uint8_t {
+  kLockShared = 1 << 0,  // a reader's hold of a shared lock
 };
 
 enum class TimerKind : uint8_t {

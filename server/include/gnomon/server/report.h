@@ -25,6 +25,12 @@ void WriteStatisticsCsv(const TraceModel& model, const std::vector<ZoneStatistic
 // nothing when the trace has no counter results.
 void PrintCounterStatistics(const TraceModel& model, std::ostream& out);
 
+// Memory pools (allocations, frees, peak, never freed) and locks (acquisitions,
+// contention, waits), the `limit` most telling of each (the largest peak; the longest
+// waits); nothing when the trace has none.
+void PrintMemoryStatistics(const TraceModel& model, std::ostream& out, size_t limit = 20);
+void PrintLockStatistics(const TraceModel& model, std::ostream& out, size_t limit = 20);
+
 // What a GPU context's brackets prove, with the calibrations' own bound, for a line
 // that names them: "the offset within [-3.1 us, -119 ns]: every time moved 119 ns
 // earlier", or that they contradict each other.

@@ -46,6 +46,9 @@ std::string JsonQuote(std::string_view text);
 // "12.3 ms", "870 ns", "2.014 s": three significant digits, adaptive unit.
 std::string FormatDuration(double ns);
 
+// "512 B", "1.50 KiB", "3.25 GiB": three significant digits, binary units.
+std::string FormatBytes(uint64_t bytes);
+
 // An error bound that may differ on either side of a time: "+/- 3.04 us" when both
 // sides are equal, "-3.04 us/+412 ns" otherwise; "unknown" for UINT32_MAX.
 std::string FormatBound(uint32_t early_ns, uint32_t late_ns);

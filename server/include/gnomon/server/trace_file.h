@@ -87,6 +87,9 @@ struct TraceWriterOptions {
   size_t block_raw_bytes = 4u << 20;              // a block is cut when it holds this many stream bytes...
   std::chrono::milliseconds max_block_age{1000};  // ...or this age, whichever first
   int compression_level = 3;
+  // Run first on the writer's compressing thread (a profiled program's own file marks it
+  // as the library's, so that its allocations are not the program's).
+  void (*on_thread_start)() = nullptr;
 };
 
 // Writes a trace file while a capture runs. Append() is called from one thread;

@@ -161,6 +161,48 @@ struct GpuContextTimeline {
   friend bool operator==(const GpuContextTimeline&, const GpuContextTimeline&) = default;
 };
 
+// An allocation and, once it came, its free. 40 bytes.
+struct MemoryAllocation {
+  uint64_t address = 0;
+  uint64_t size_bytes = 0;
+  uint64_t alloc_tick = 0;
+  uint64_t free_tick = kOpenZone;  // kOpenZone: not freed (yet)
+  uint32_t alloc_thread = 0;
+  uint32_t free_thread = 0;
+  bool is_freed() const { return free_tick != kOpenZone; }
+  friend bool operator==(const MemoryAllocation&, const MemoryAllocation&) = default;
+};
+
+// A memory pool: the program's default one (id 0, "default"), or one it named.
+struct MemoryPool {
+  uint32_t id = 0;
+  std::string name;
+  ChunkedVector<MemoryAllocation> allocations;  // in the order they arrived
+  uint64_t frees = 0;                           // matched to their allocation
+  uint64_t unmatched_frees = 0;                 // no allocation explains them (so far)
+  friend bool operator==(const MemoryPool&, const MemoryPool&) = default;
+};
+
+// One acquisition of a lock by a thread: when it began to wait (the obtain's own time
+// when it did not), obtained it, and released it. 32 bytes.
+struct LockHold {
+  uint64_t wait_tick = 0;
+  uint64_t obtain_tick = 0;
+  uint64_t release_tick = kOpenZone;  // kOpenZone: still held (or never released)
+  uint32_t thread_id = 0;
+  uint8_t flags = 0;  // protocol::LockFlags
+  bool is_contended() const { return wait_tick != obtain_tick; }
+  bool is_released() const { return release_tick != kOpenZone; }
+  friend bool operator==(const LockHold&, const LockHold&) = default;
+};
+
+struct Lock {
+  uint32_t id = 0;
+  std::string name;
+  ChunkedVector<LockHold> holds;  // in the order they arrived (by thread, each in order)
+  friend bool operator==(const Lock&, const Lock&) = default;
+};
+
 struct ProgramInfo {
   std::string name;
   uint32_t pid = 0;
@@ -185,7 +227,10 @@ struct Diagnostics {
   uint64_t gpu_queries_reused_before_time = 0;  // a query's time never came before its reuse
   uint64_t gpu_rejected_calibrations = 0;       // zero/negative deltas or absurd rates
   uint64_t gpu_zone_ends_without_begin = 0;
-  uint64_t counter_results_dropped = 0;  // unknown set or context, no such zone, bad count
+  uint64_t counter_results_dropped = 0;       // unknown set or context, no such zone, bad count
+  uint64_t memory_absurd_sizes = 0;           // above kMaxAllocationBytes: taken as 0
+  uint64_t memory_allocations_over_live = 0;  // an address allocated again before its free
+  uint64_t lock_releases_without_hold = 0;
   friend bool operator==(const Diagnostics&, const Diagnostics&) = default;
 };
 
@@ -206,6 +251,8 @@ struct TraceModel {
   std::vector<LogMessage> messages;
   std::map<uint32_t, GpuContextTimeline> gpu_contexts;  // by context id
   std::map<uint32_t, CounterSet> counter_sets;          // by set id
+  std::map<uint32_t, MemoryPool> memory_pools;          // by pool id (0: default)
+  std::map<uint32_t, Lock> locks;                       // by lock id
   Diagnostics diagnostics;
   uint64_t first_tick = kOpenZone;  // earliest event
   uint64_t last_tick = 0;           // latest event

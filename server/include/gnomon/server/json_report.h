@@ -1,0 +1,37 @@
+// The report as one JSON object (gnomon-report --json): what the text report says, for
+// scripts and CI checks. Keys (all times in ns, relative to the trace's first event
+// where they are points in time):
+//
+//   program          {name, pid, start_unix_ns}
+//   duration_ns
+//   threads          [{id, os_thread_id, name, zones}]
+//   zones            [{name, function, file, line, count, total_ns, self_ns, mean_ns,
+//                      median_ns, min_ns, max_ns, stddev_ns}], by total time
+//   gpu_zones        the same for GPU zones, on the GPU's clock
+//   frames           [{name, count, mean_ns, min_ns, max_ns, p50_ns, p90_ns, p99_ns}]
+//   plots            [{name, values}]
+//   messages         [{time_ns, severity, thread, text}]
+//   gpu_contexts     [{id, name, device, api, zones, untimed_zones, calibrations,
+//                      rejected_calibrations, drift_ppm, relative_bound_ns,
+//                      absolute_early_ns, absolute_late_ns, brackets,
+//                      bracket_correction_ns, flagged_calibrations}]
+//   memory           [{pool, allocations, frees, unmatched_frees, allocated_bytes,
+//                      peak_bytes, peak_time_ns, leaked_allocations, leaked_bytes}]
+//   locks            [{name, acquisitions, contended, shared, threads, wait_total_ns,
+//                      wait_max_ns, hold_total_ns, hold_max_ns}], most waited-for first
+//   samples          {count, top: [{function, self_count}]}
+//   context_switches {count}
+//   dropped_events, ended_cleanly, diagnostics {name: count}
+//
+// Strings are valid UTF-8, escaped as JSON requires (text.h).
+#pragma once
+
+#include <ostream>
+
+#include "gnomon/server/trace_model.h"
+
+namespace gnomon::server {
+
+void WriteJsonReport(const TraceModel& model, std::ostream& out);
+
+}  // namespace gnomon::server

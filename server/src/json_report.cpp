@@ -1,0 +1,359 @@
+#include "gnomon/server/json_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "gnomon/protocol/messages.h"
+#include "gnomon/server/lock_statistics.h"
+#include "gnomon/server/memory_statistics.h"
+#include "gnomon/server/statistics.h"
+#include "gnomon/server/text.h"
+
+namespace gnomon::server {
+namespace {
+
+// Writes one JSON value at a time, with the commas between members and elements.
+class JsonWriter {
+ public:
+  explicit JsonWriter(std::ostream& out) : out_(out) {}
+
+  JsonWriter& Key(const char* key) {
+    Separate();
+    out_ << '"' << key << "\":";
+    after_key_ = true;
+    return *this;
+  }
+  JsonWriter& BeginObject() { return Open('{'); }
+  JsonWriter& EndObject() { return Close('}'); }
+  JsonWriter& BeginArray() { return Open('['); }
+  JsonWriter& EndArray() { return Close(']'); }
+  JsonWriter& String(std::string_view text) {
+    Separate();
+    out_ << JsonQuote(text);
+    return *this;
+  }
+  JsonWriter& Int(int64_t value) {
+    Separate();
+    out_ << value;
+    return *this;
+  }
+  JsonWriter& Uint(uint64_t value) {
+    Separate();
+    out_ << value;
+    return *this;
+  }
+  JsonWriter& Number(double value) {
+    Separate();
+    if (!std::isfinite(value)) {
+      out_ << "null";
+    } else {
+      char buffer[32];
+      std::snprintf(buffer, sizeof(buffer), "%.6g", value);
+      out_ << buffer;
+    }
+    return *this;
+  }
+  JsonWriter& Bool(bool value) {
+    Separate();
+    out_ << (value ? "true" : "false");
+    return *this;
+  }
+
+ private:
+  JsonWriter& Open(char c) {
+    Separate();
+    out_ << c;
+    first_.push_back(true);
+    return *this;
+  }
+  JsonWriter& Close(char c) {
+    out_ << c;
+    first_.pop_back();
+    return *this;
+  }
+  // A comma before every member or element but the first; none after a key.
+  void Separate() {
+    if (after_key_) {
+      after_key_ = false;
+      return;
+    }
+    if (first_.empty()) return;
+    if (!first_.back()) out_ << ',';
+    first_.back() = false;
+  }
+
+  std::ostream& out_;
+  std::vector<bool> first_;
+  bool after_key_ = false;
+};
+
+void WriteZones(JsonWriter& json, const TraceModel& model, const std::vector<ZoneStatistics>& stats) {
+  json.BeginArray();
+  for (const ZoneStatistics& s : stats) {
+    const SourceLocation& location = model.Location(s.source_location);
+    json.BeginObject()
+        .Key("name")
+        .String(location.name)
+        .Key("function")
+        .String(location.function)
+        .Key("file")
+        .String(location.file)
+        .Key("line")
+        .Uint(location.line)
+        .Key("count")
+        .Uint(s.count)
+        .Key("total_ns")
+        .Int(s.total_ns)
+        .Key("self_ns")
+        .Int(s.self_ns)
+        .Key("mean_ns")
+        .Number(s.mean_ns)
+        .Key("median_ns")
+        .Int(s.median_ns)
+        .Key("min_ns")
+        .Int(s.min_ns)
+        .Key("max_ns")
+        .Int(s.max_ns)
+        .Key("stddev_ns")
+        .Number(s.stddev_ns)
+        .EndObject();
+  }
+  json.EndArray();
+}
+
+void WriteFrames(JsonWriter& json, const TraceModel& model) {
+  json.BeginArray();
+  for (const auto& [id, series] : model.frames) {
+    std::vector<int64_t> lengths;
+    for (size_t i = 1; i < series.marks.size(); ++i)
+      lengths.push_back(model.DurationNs(series.marks[i - 1], series.marks[i]));
+    for (const auto& [begin, end] : series.spans) lengths.push_back(model.DurationNs(begin, end));
+    std::sort(lengths.begin(), lengths.end());
+    auto at = [&](double q) {
+      return lengths.empty() ? 0 : lengths[std::min(lengths.size() - 1, size_t(q * double(lengths.size())))];
+    };
+    double sum = 0;
+    for (int64_t l : lengths) sum += double(l);
+    std::string name = id == 0 ? "main" : "frame series " + std::to_string(id);
+    if (auto it = model.frame_names.find(id); id != 0 && it != model.frame_names.end()) name = it->second;
+    json.BeginObject()
+        .Key("name")
+        .String(name)
+        .Key("count")
+        .Uint(lengths.size())
+        .Key("mean_ns")
+        .Number(lengths.empty() ? 0 : sum / double(lengths.size()))
+        .Key("min_ns")
+        .Int(lengths.empty() ? 0 : lengths.front())
+        .Key("max_ns")
+        .Int(lengths.empty() ? 0 : lengths.back())
+        .Key("p50_ns")
+        .Int(at(0.5))
+        .Key("p90_ns")
+        .Int(at(0.9))
+        .Key("p99_ns")
+        .Int(at(0.99))
+        .EndObject();
+  }
+  json.EndArray();
+}
+
+void WriteGpuContexts(JsonWriter& json, const TraceModel& model) {
+  json.BeginArray();
+  for (const auto& [id, context] : model.gpu_contexts) {
+    uint64_t untimed = 0;
+    for (size_t i = 0; i < context.zones.size(); ++i) untimed += context.zones[i].is_timed() ? 0 : 1;
+    const GpuClockModel& clock = context.clock;
+    json.BeginObject()
+        .Key("id")
+        .Uint(id)
+        .Key("name")
+        .String(context.label())
+        .Key("device")
+        .String(context.device_name)
+        .Key("api")
+        .Uint(context.api)
+        .Key("zones")
+        .Uint(context.zones.size())
+        .Key("untimed_zones")
+        .Uint(untimed)
+        .Key("calibrations")
+        .Uint(clock.sample_count())
+        .Key("rejected_calibrations")
+        .Uint(clock.rejected_count())
+        .Key("drift_ppm")
+        .Number(clock.drift_ppm())
+        .Key("relative_bound_ns")
+        .Uint(clock.current_relative_ns())
+        .Key("absolute_early_ns")
+        .Uint(clock.current_early_ns())
+        .Key("absolute_late_ns")
+        .Uint(clock.current_late_ns())
+        .Key("brackets")
+        .Uint(clock.offset_range().brackets)
+        .Key("bracket_correction_ns")
+        .Number(clock.offset_range().correction_ns())
+        .Key("flagged_calibrations")
+        .Uint(clock.flags().total())
+        .EndObject();
+  }
+  json.EndArray();
+}
+
+void WriteMemory(JsonWriter& json, const TraceModel& model) {
+  json.BeginArray();
+  for (const MemoryPoolStatistics& s : ComputeMemoryStatistics(model)) {
+    json.BeginObject()
+        .Key("pool")
+        .String(s.name)
+        .Key("allocations")
+        .Uint(s.allocations)
+        .Key("frees")
+        .Uint(s.frees)
+        .Key("unmatched_frees")
+        .Uint(s.unmatched_frees)
+        .Key("allocated_bytes")
+        .Uint(s.allocated_bytes)
+        .Key("peak_bytes")
+        .Uint(s.peak_bytes)
+        .Key("peak_time_ns")
+        .Int(s.peak_bytes == 0 ? 0 : model.RelativeNs(s.peak_tick))
+        .Key("leaked_allocations")
+        .Uint(s.leaked_allocations)
+        .Key("leaked_bytes")
+        .Uint(s.leaked_bytes)
+        .EndObject();
+  }
+  json.EndArray();
+}
+
+void WriteLocks(JsonWriter& json, const TraceModel& model) {
+  json.BeginArray();
+  for (const LockStatistics& s : ComputeLockStatistics(model)) {
+    json.BeginObject()
+        .Key("name")
+        .String(s.name)
+        .Key("acquisitions")
+        .Uint(s.acquisitions)
+        .Key("contended")
+        .Uint(s.contended)
+        .Key("shared")
+        .Uint(s.shared)
+        .Key("threads")
+        .Uint(s.threads)
+        .Key("wait_total_ns")
+        .Int(s.wait_total_ns)
+        .Key("wait_max_ns")
+        .Int(s.wait_max_ns)
+        .Key("hold_total_ns")
+        .Int(s.hold_total_ns)
+        .Key("hold_max_ns")
+        .Int(s.hold_max_ns)
+        .EndObject();
+  }
+  json.EndArray();
+}
+
+void WriteDiagnostics(JsonWriter& json, const Diagnostics& d) {
+  json.BeginObject();
+  const std::pair<const char*, uint64_t> counts[] = {
+      {"zone_ends_without_begin", d.zone_ends_without_begin},
+      {"attributes_without_zone", d.attributes_without_zone},
+      {"events_without_thread", d.events_without_thread},
+      {"clamped_zone_ends", d.clamped_zone_ends},
+      {"invalid_ids", d.invalid_ids},
+      {"frame_ends_without_begin", d.frame_ends_without_begin},
+      {"gpu_events_for_unknown_context", d.gpu_events_for_unknown_context},
+      {"gpu_queries_reused_before_time", d.gpu_queries_reused_before_time},
+      {"gpu_rejected_calibrations", d.gpu_rejected_calibrations},
+      {"gpu_zone_ends_without_begin", d.gpu_zone_ends_without_begin},
+      {"counter_results_dropped", d.counter_results_dropped},
+      {"memory_absurd_sizes", d.memory_absurd_sizes},
+      {"memory_allocations_over_live", d.memory_allocations_over_live},
+      {"lock_releases_without_hold", d.lock_releases_without_hold},
+  };
+  for (const auto& [name, count] : counts) json.Key(name).Uint(count);
+  json.EndObject();
+}
+
+}  // namespace
+
+void WriteJsonReport(const TraceModel& model, std::ostream& out) {
+  JsonWriter json(out);
+  const bool has_events = model.first_tick != kOpenZone;
+  json.BeginObject();
+  json.Key("program")
+      .BeginObject()
+      .Key("name")
+      .String(model.program.name)
+      .Key("pid")
+      .Uint(model.program.pid)
+      .Key("start_unix_ns")
+      .Int(model.program.start_unix_ns)
+      .EndObject();
+  json.Key("duration_ns").Int(has_events ? model.DurationNs(model.first_tick, model.last_tick) : 0);
+  json.Key("threads").BeginArray();
+  for (const ThreadTimeline& thread : model.threads) {
+    json.BeginObject()
+        .Key("id")
+        .Uint(thread.id)
+        .Key("os_thread_id")
+        .Uint(thread.os_thread_id)
+        .Key("name")
+        .String(thread.name)
+        .Key("zones")
+        .Uint(thread.zones.size())
+        .EndObject();
+  }
+  json.EndArray();
+  json.Key("zones");
+  WriteZones(json, model, ComputeZoneStatistics(model));
+  json.Key("gpu_zones");
+  WriteZones(json, model, ComputeGpuZoneStatistics(model));
+  json.Key("frames");
+  WriteFrames(json, model);
+  json.Key("plots").BeginArray();
+  for (const auto& [id, plot] : model.plots) {
+    json.BeginObject()
+        .Key("name")
+        .String(plot.name.empty() ? "plot " + std::to_string(id) : plot.name)
+        .Key("values")
+        .Uint(plot.points.size())
+        .EndObject();
+  }
+  json.EndArray();
+  json.Key("messages").BeginArray();
+  for (const LogMessage& message : model.messages) {
+    json.BeginObject()
+        .Key("time_ns")
+        .Int(model.RelativeNs(message.tick))
+        .Key("severity")
+        .String(protocol::SeverityName(message.severity))
+        .Key("thread")
+        .Uint(message.thread_id)
+        .Key("text")
+        .String(message.text)
+        .EndObject();
+  }
+  json.EndArray();
+  json.Key("gpu_contexts");
+  WriteGpuContexts(json, model);
+  json.Key("memory");
+  WriteMemory(json, model);
+  json.Key("locks");
+  WriteLocks(json, model);
+  // No sampling or context-switch events are recorded in this trace format yet.
+  json.Key("samples").BeginObject().Key("count").Uint(0).Key("top").BeginArray().EndArray().EndObject();
+  json.Key("context_switches").BeginObject().Key("count").Uint(0).EndObject();
+  json.Key("dropped_events").Uint(model.diagnostics.client_dropped_events);
+  json.Key("ended_cleanly").Bool(model.diagnostics.ended_cleanly);
+  json.Key("diagnostics");
+  WriteDiagnostics(json, model.diagnostics);
+  json.EndObject();
+  out << "\n";
+}
+
+}  // namespace gnomon::server

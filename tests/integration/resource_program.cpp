@@ -1,0 +1,141 @@
+// A program with exactly known memory and lock events, for the integration tests. It
+// tracks every operator new and delete (gnomon/new_delete.hpp).
+//
+//   gnomon-test-resources memory   allocations of known sizes in three pools, some
+//                                  never freed, a free of an unknown pointer
+//   gnomon-test-resources locks    locks of every kind, one made to contend a known
+//                                  number of times
+//
+// Each waits for a server before it records, and at exit for the capture to drain
+// (run it with GNOMON_WAIT_FOR_SERVER_MS).
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <gnomon/gnomon.hpp>
+#include <gnomon/new_delete.hpp>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+
+// Default pool: 1,000 blocks of 16 * (i + 1) bytes, all freed but the last 37.
+// "meshes": 100 blocks of 4 KiB, half freed, named through a buffer the program reuses.
+// operator new: 5 arrays of 12,345 bytes, 2 never deleted.
+// One free of a pointer never allocated.
+int Memory() {
+  std::vector<void*> blocks;
+  for (size_t i = 0; i < 1000; ++i) {
+    void* p = std::malloc(16 * (i + 1));
+    GNOMON_ALLOC(p, 16 * (i + 1));
+    blocks.push_back(p);
+  }
+  for (size_t i = 0; i < 1000 - 37; ++i) {
+    GNOMON_FREE(blocks[i]);
+    std::free(blocks[i]);
+  }
+  char pool_name[16];
+  std::snprintf(pool_name, sizeof(pool_name), "%s", "meshes");
+  std::vector<void*> meshes;
+  for (int i = 0; i < 100; ++i) {
+    void* p = std::malloc(4096);
+    gnomon_alloc(p, 4096, pool_name);
+    meshes.push_back(p);
+  }
+  for (int i = 0; i < 50; ++i) GNOMON_FREE_NAMED(meshes[i], "meshes");
+  std::snprintf(pool_name, sizeof(pool_name), "%s", "scratch");  // same buffer, another pool
+  gnomon_alloc(meshes[99], 1, pool_name);
+  gnomon_free(meshes[99], pool_name);
+  std::vector<char*> arrays;
+  for (int i = 0; i < 5; ++i) arrays.push_back(new char[12345]);
+  for (int i = 0; i < 3; ++i) delete[] arrays[i];
+  static int never_allocated;
+  GNOMON_FREE(&never_allocated);
+  std::puts("memory done");
+  return 0;
+}
+
+// A mutex that counts its first tries that failed: each is an acquisition that had to
+// wait, which the capture must show as contended.
+std::atomic<int> g_failed_tries{0};
+struct CountingMutex {
+  std::mutex mutex;
+  void lock() { mutex.lock(); }
+  bool try_lock() {
+    const bool taken = mutex.try_lock();
+    if (!taken) ++g_failed_tries;
+    return taken;
+  }
+  void unlock() { mutex.unlock(); }
+};
+
+// "contended": 20 rounds in which a second thread asks for it while the first holds it
+// (2 ms): as many contended acquisitions as first tries failed, which the program
+// prints. "quiet": 100 uncontended, through lock_guard and unique_lock. "table": 10
+// readers' holds (shared_lock) and 1 writer's. "nested": a recursive mutex taken twice,
+// 5 times. "pair a"/"pair b": 3 scoped_locks of both. "c lock": the C API, 4 holds, 1
+// after a wait.
+int Locks() {
+  gnomon::Lockable<CountingMutex> contended("contended");
+  std::atomic<int> phase{0};
+  std::thread second([&] {
+    gnomon::SetThreadName("second");
+    for (int round = 0; round < 20; ++round) {
+      while (phase.load() != 2 * round + 1) std::this_thread::yield();  // the first holds it
+      { std::lock_guard lock(contended); }
+      phase.store(2 * round + 2);  // let go
+    }
+  });
+  for (int round = 0; round < 20; ++round) {
+    while (phase.load() != 2 * round) std::this_thread::yield();
+    contended.lock();
+    phase.store(2 * round + 1);
+    std::this_thread::sleep_for(2ms);  // the second asks meanwhile
+    contended.unlock();
+  }
+  second.join();
+
+  gnomon::Lockable<std::mutex> quiet("quiet");
+  for (int i = 0; i < 50; ++i) std::lock_guard lock(quiet);
+  for (int i = 0; i < 50; ++i) {
+    std::unique_lock lock(quiet);
+  }
+  gnomon::Lockable<std::shared_mutex> table("table");
+  for (int i = 0; i < 10; ++i) std::shared_lock reader(table);
+  { std::unique_lock writer(table); }
+  gnomon::Lockable<std::recursive_mutex> nested("nested");
+  for (int i = 0; i < 5; ++i) {
+    std::lock_guard outer(nested);
+    std::lock_guard inner(nested);
+  }
+  gnomon::Lockable<std::mutex> a("pair a"), b("pair b");
+  for (int i = 0; i < 3; ++i) std::scoped_lock both(a, b);
+  const uint32_t c_lock = gnomon_lock_create("c lock");
+  for (int i = 0; i < 4; ++i) {
+    if (i == 3) gnomon_lock_wait(c_lock);
+    gnomon_lock_obtain(c_lock);
+    gnomon_lock_release(c_lock);
+  }
+  std::printf("locks done: contended %d\n", g_failed_tries.load());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  gnomon::SetThreadName("main");
+  if (!gnomon_wait_for_server(20000)) {
+    std::fprintf(stderr, "gnomon-test-resources: no server connected\n");
+    return 1;
+  }
+  if (mode == "memory") return Memory();
+  if (mode == "locks") return Locks();
+  std::fprintf(stderr, "usage: gnomon-test-resources memory|locks\n");
+  return 1;
+}

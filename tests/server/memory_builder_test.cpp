@@ -1,0 +1,110 @@
+// Allocations and frees into pools: pairing (also when threads' messages arrive out of
+// time order), what never was freed, the peak, and the stream's oddities counted.
+#include "memory_builder.h"
+
+#include <doctest/doctest.h>
+
+#include "../support/build_model.h"
+#include "gnomon/server/memory_statistics.h"
+
+using gnomon::protocol::StringKind;
+using gnomon::server::ComputeMemoryStatistics;
+using gnomon::server::MemoryUsage;
+using gnomon::server::TraceModel;
+using gnomon::test::StreamWriter;
+
+namespace {
+
+TraceModel Build(const StreamWriter& w) { return gnomon::test::BuildWholeModel(w); }
+
+const gnomon::server::MemoryPoolStatistics& PoolStats(
+    const std::vector<gnomon::server::MemoryPoolStatistics>& stats, const std::string& name) {
+  for (const auto& s : stats) {
+    if (s.name == name) return s;
+  }
+  FAIL("no pool " << name);
+  return stats.front();
+}
+
+}  // namespace
+
+TEST_CASE("allocations of known sizes, some never freed: exact counts, peak and leaks per pool") {
+  StreamWriter w;
+  w.String(5, StringKind::kMemoryPool, "textures").ThreadContext(1);
+  // Default pool: 10 blocks of 100 * (i + 1) bytes; the last 3 never freed.
+  for (uint64_t i = 0; i < 10; ++i) w.Alloc(0, 0x1000 + i * 0x100, 100 * (i + 1), 10 + i);
+  for (uint64_t i = 0; i < 7; ++i) w.Free(0, 0x1000 + i * 0x100, 100 + i);
+  // "textures": one 1 MiB block, freed, then the address reused for 2 MiB, freed.
+  w.Alloc(5, 0x9000, 1 << 20, 20).Free(5, 0x9000, 30).Alloc(5, 0x9000, 2 << 20, 40).Free(5, 0x9000, 50);
+  const TraceModel m = Build(w);
+  const auto stats = ComputeMemoryStatistics(m);
+  REQUIRE(stats.size() == 2);
+  const auto& d = PoolStats(stats, "default");
+  CHECK(d.allocations == 10);
+  CHECK(d.frees == 7);
+  CHECK(d.unmatched_frees == 0);
+  CHECK(d.allocated_bytes == 5500);
+  CHECK(d.peak_bytes == 5500);  // all ten live between tick 19 and 100
+  CHECK(d.peak_tick == 19);
+  CHECK(d.leaked_allocations == 3);
+  CHECK(d.leaked_bytes == 800 + 900 + 1000);
+  const auto& t = PoolStats(stats, "textures");
+  CHECK(t.allocations == 2);
+  CHECK(t.frees == 2);
+  CHECK(t.peak_bytes == 2u << 20);
+  CHECK(t.leaked_allocations == 0);
+  // Bytes in use over time, in time order.
+  const auto usage = MemoryUsage(m.memory_pools.at(5));
+  REQUIRE(usage.size() == 4);
+  CHECK(usage[0] == std::pair<uint64_t, uint64_t>{20, 1u << 20});
+  CHECK(usage[1] == std::pair<uint64_t, uint64_t>{30, 0});
+  CHECK(usage[3] == std::pair<uint64_t, uint64_t>{50, 0});
+  CHECK(m.last_tick == 106);
+}
+
+TEST_CASE("a free that arrives before its allocation (another thread's chunk came later) still pairs") {
+  StreamWriter w;
+  // Thread 2 frees at tick 50 what thread 1 allocated at tick 40; thread 2's chunk
+  // arrives first. Thread 1 also allocates the address again at 60.
+  w.ThreadContext(2).Free(0, 0xABC, 50);
+  w.ThreadContext(1).Alloc(0, 0xABC, 64, 40).Alloc(0, 0xABC, 32, 60);
+  const TraceModel m = Build(w);
+  const auto& pool = m.memory_pools.at(0);
+  REQUIRE(pool.allocations.size() == 2);
+  CHECK(pool.allocations[0].free_tick == 50);
+  CHECK(pool.allocations[0].free_thread == 2);
+  CHECK(pool.allocations[0].alloc_thread == 1);
+  CHECK_FALSE(pool.allocations[1].is_freed());
+  CHECK(pool.frees == 1);
+  CHECK(pool.unmatched_frees == 0);
+  CHECK(m.diagnostics.memory_allocations_over_live == 0);
+}
+
+TEST_CASE("frees of unknown pointers, absurd sizes and a live address allocated again are counted") {
+  StreamWriter w;
+  w.ThreadContext(1);
+  w.Free(0, 0x1, 5);                                             // allocated before profiling
+  w.Alloc(0, 0x2, uint64_t(1) << 60, 6).Free(0, 0x2, 7);         // absurd: taken as 0
+  w.Alloc(0, 0x3, 10, 8).Alloc(0, 0x3, 20, 9).Free(0, 0x3, 10);  // the first stays unfreed
+  w.Free(0, 0x4, 11).Free(0, 0x4, 12);                           // two unknown frees of one address
+  w.Alloc(7, 0x5, 10, 13);                                       // a pool never named
+  const TraceModel m = Build(w);
+  const auto& pool = m.memory_pools.at(0);
+  CHECK(pool.unmatched_frees == 3);
+  CHECK(pool.frees == 2);
+  CHECK(m.diagnostics.memory_absurd_sizes == 1);
+  CHECK(m.diagnostics.memory_allocations_over_live == 1);
+  const auto stats = ComputeMemoryStatistics(m);
+  CHECK(PoolStats(stats, "default").leaked_allocations == 1);
+  CHECK(PoolStats(stats, "default").leaked_bytes == 10);
+  CHECK(PoolStats(stats, "default").peak_bytes == 30);
+  CHECK(PoolStats(stats, "pool 7").allocations == 1);
+}
+
+TEST_CASE("memory events before any thread are counted, not kept") {
+  StreamWriter w;
+  w.Alloc(0, 0x1, 10, 1).Free(0, 0x1, 2);
+  const TraceModel m = Build(w);
+  CHECK(m.memory_pools.empty());
+  CHECK(m.diagnostics.events_without_thread == 2);
+}
