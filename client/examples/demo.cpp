@@ -3,7 +3,10 @@
 // A frame loop on the main thread (update, physics, render) hands jobs to a pool of
 // worker threads; zones nest, some carry runtime text and values, two plots follow the
 // frame time and queue depth, messages mark notable moments, and a named discontinuous
-// frame series brackets each physics step. Runs for --seconds (default 3).
+// frame series brackets each physics step. The job queue's mutex is a tracked lock (the
+// workers wait on it), each job's scratch buffer is a tracked allocation, and a pool of
+// "textures" streams in and out (the last few are never freed). Runs for --seconds
+// (default 3).
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -52,8 +55,8 @@ class JobQueue {
   }
 
  private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
+  gnomon::Lockable<std::mutex> mutex_{"job queue"};
+  std::condition_variable_any cv_;
   std::deque<std::function<void()>> jobs_;
   bool closed_ = false;
 };
@@ -84,9 +87,36 @@ void Job(int index) {
   GNOMON_ZONE("Job");
   const std::string text = "job " + std::to_string(index);
   gnomon::ZoneText(text);
+  const size_t scratch_bytes = 4096 + size_t(index * 37 % 1000) * 64;
+  void* scratch = std::malloc(scratch_bytes);
+  GNOMON_ALLOC(scratch, scratch_bytes);
   Decompress(index * 37 % 1000);
   Simulate(index);
+  GNOMON_FREE(scratch);
+  std::free(scratch);
 }
+
+// Textures stream in (one every 30 frames, 1 to 4 MiB) and the oldest out, keeping the
+// last eight: they are still loaded when the program ends.
+class TextureCache {
+ public:
+  void Stream(int frame) {
+    if (frame % 30 != 0) return;
+    GNOMON_ZONE("Stream texture");
+    const size_t bytes = size_t(1 + frame / 30 % 4) << 20;
+    void* texture = std::malloc(bytes);
+    GNOMON_ALLOC_NAMED(texture, bytes, "textures");
+    loaded_.push_back(texture);
+    if (loaded_.size() > 8) {
+      GNOMON_FREE_NAMED(loaded_.front(), "textures");
+      std::free(loaded_.front());
+      loaded_.pop_front();
+    }
+  }
+
+ private:
+  std::deque<void*> loaded_;
+};
 
 void Physics(uint32_t physics_series) {
   gnomon::FrameBegin(physics_series);
@@ -128,6 +158,7 @@ int main(int argc, char** argv) {
   }
 
   const uint32_t physics_series = gnomon::FrameName("Physics step");
+  TextureCache textures;
   const auto start = std::chrono::steady_clock::now();
   auto last_frame = start;
   int frame = 0;
@@ -142,6 +173,7 @@ int main(int argc, char** argv) {
           queue.Push([index] { Job(index); });
         }
         if (frame % 2 == 0) Physics(physics_series);
+        textures.Stream(frame);
       }
       {
         GNOMON_ZONE_C("Render", 0xE91E63);

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -33,7 +34,8 @@ uint16_t StartDemo(ScratchDir& dir, std::unique_ptr<ChildProcess>& demo, const s
 
 }  // namespace
 
-TEST_CASE("capture the demo to a file and the report and the Chrome export list everything it did") {
+TEST_CASE(
+    "capture the demo to a file and the report, its JSON and the Chrome export list everything it did") {
   ScratchDir dir;
   std::unique_ptr<ChildProcess> demo;
   const uint16_t port = StartDemo(dir, demo, "1");
@@ -68,7 +70,11 @@ TEST_CASE("capture the demo to a file and the report and the Chrome export list 
                              "frame time ms",
                              "ended cleanly",
                              "0 unfinished",
-                             "Dropped    0"}) {
+                             "Dropped    0",
+                             "Memory (2 pool(s)",
+                             "textures",
+                             "Locks (1",
+                             "job queue"}) {
     CHECK_MESSAGE(report.find(needle) != std::string::npos, needle, "\n", report);
   }
   gnomon::test::JsonValue root;
@@ -89,7 +95,29 @@ TEST_CASE("capture the demo to a file and the report and the Chrome export list 
   std::string csv;
   REQUIRE(RunCommand(std::string(GNOMON_REPORT) + " --csv " + trace, &csv) == 0);
   CHECK(csv.rfind("name,function,file,line,count,total_ns", 0) == 0);
-  CHECK(std::count(csv.begin(), csv.end(), '\n') == 9);  // header + 8 source locations
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 10);  // header + 9 source locations
+
+  // The JSON report, to standard output: every job's scratch buffer freed, the textures
+  // still loaded at the end, the job queue's lock taken by the main thread and the four
+  // workers.
+  std::string report_json;
+  REQUIRE(RunCommand(std::string(GNOMON_REPORT) + " --json - " + trace + " 2>/dev/null", &report_json) == 0);
+  gnomon::test::JsonValue summary;
+  REQUIRE_MESSAGE(gnomon::test::ParseJson(report_json, summary, error), error, "\n", report_json);
+  CHECK(summary.Find("program")->Find("name")->string == "gnomon-demo");
+  std::map<std::string, const gnomon::test::JsonValue*> pools;
+  for (const auto& pool : summary.Find("memory")->array) pools[pool.Find("pool")->string] = &pool;
+  REQUIRE(pools.count("default") == 1);
+  REQUIRE(pools.count("textures") == 1);
+  CHECK(pools["default"]->Find("allocations")->number > 0);
+  CHECK(pools["default"]->Find("leaked_allocations")->number == 0);
+  CHECK(pools["textures"]->Find("leaked_allocations")->number >= 1);
+  CHECK(pools["textures"]->Find("peak_bytes")->number >= 1 << 20);
+  const auto& locks = summary.Find("locks")->array;
+  REQUIRE(locks.size() == 1);
+  CHECK(locks[0].Find("name")->string == "job queue");
+  CHECK(locks[0].Find("threads")->number == 5);
+  CHECK(locks[0].Find("acquisitions")->number > 0);
 }
 
 TEST_CASE("a time limit stops the capture and a killed program still leaves a loadable file") {

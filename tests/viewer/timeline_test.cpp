@@ -179,3 +179,103 @@ TEST_CASE("with thousands of threads, only the lanes in the window make items") 
   }
   CHECK(timeline.Title(model, timeline.lanes()[4999]) == "thread 5000 (1 zones)");
 }
+
+namespace {
+
+// Memory: "textures" gets 100 bytes at 1000, 300 more at 1200, frees the 100 at 1500.
+// A lock: thread 1 holds it 1000..1400; thread 2 waits from 1100 and holds it
+// 1400..1600; thread 3 reads it (shared) 1650..1700.
+TraceModel ResourceSample() {
+  gnomon::test::StreamWriter w;  // a nanosecond timer: ticks read as ns
+  w.AppInfo("resources").ThreadInfo(1, 10, "one").ThreadInfo(2, 20, "two");
+  w.String(3, gnomon::protocol::StringKind::kMemoryPool, "textures");
+  w.String(4, gnomon::protocol::StringKind::kLockName, "queue");
+  w.ThreadContext(1).Alloc(3, 0xA, 100, 1000).Alloc(3, 0xB, 300, 1200).Free(3, 0xA, 1500);
+  w.LockObtain(4, 1000).LockRelease(4, 1400);
+  w.ThreadContext(2).LockWait(4, 1100).LockObtain(4, 1400).LockRelease(4, 1600);
+  w.ThreadContext(3).LockObtain(4, 1650, gnomon::protocol::kLockShared).LockRelease(4, 1700);
+  return gnomon::test::BuildModel(w);
+}
+
+}  // namespace
+
+TEST_CASE("a memory pool is a lane of bytes in use, drawn as steps, with its peak") {
+  const TraceModel model = ResourceSample();
+  Timeline timeline;
+  timeline.Sync(model);
+  timeline.Layout(model, {}, 0);
+  const Lane* memory = nullptr;
+  for (const Lane& lane : timeline.lanes()) {
+    if (lane.key.kind == LaneKind::kMemory) memory = &lane;
+  }
+  REQUIRE(memory != nullptr);
+  CHECK(timeline.Title(model, *memory) == "Memory: textures");
+  const auto peak = timeline.MemoryPeak(3);
+  REQUIRE(peak.has_value());
+  CHECK(peak->second == 400);
+  CHECK(peak->first == 200);  // trace-relative: the second allocation
+  CHECK(timeline.PlotValueAt(model, memory->key, 1400 - 1000)->second == 400);
+  CHECK(timeline.PlotValueAt(model, memory->key, 1600 - 1000)->second == 300);
+  const PlotRange range = timeline.VisiblePlotRange(
+      model,
+      [] {
+        TimelineView v;
+        v.Fit(0, 1000, 1000);
+        return v;
+      }(),
+      memory->key);
+  CHECK(range.min == 0);  // bytes are scaled from 0
+  CHECK(range.max == 400);
+  // Steps: every segment is horizontal or vertical.
+  TimelineView view;
+  view.Fit(0, 1000, 1000);
+  std::vector<DrawItem> items;
+  timeline.BuildItems(model, view, items);
+  size_t segments = 0;
+  for (const DrawItem& item : items) {
+    if (item.kind != DrawItem::Kind::kPlot || timeline.lanes()[item.lane].key.kind != LaneKind::kMemory)
+      continue;
+    ++segments;
+    CHECK((item.x0 == item.x1 || item.y0 == item.y1));
+  }
+  CHECK(segments >= 4);
+}
+
+TEST_CASE("a lock is a lane of holds and waits: overlapping ones take rows of their own, each pickable") {
+  const TraceModel model = ResourceSample();
+  Timeline timeline;
+  timeline.Sync(model);
+  timeline.Layout(model, {}, 0);
+  const Lane* lock = nullptr;
+  for (const Lane& lane : timeline.lanes()) {
+    if (lane.key.kind == LaneKind::kLock) lock = &lane;
+  }
+  REQUIRE(lock != nullptr);
+  CHECK(timeline.Title(model, *lock) == "Lock: queue");
+  CHECK(lock->rows == 2);  // holds never overlap here; one wait
+  TimelineView view;
+  view.Fit(0, 1000, 1000);
+  std::vector<DrawItem> items;
+  timeline.BuildItems(model, view, items);
+  size_t holds = 0, waits = 0;
+  for (const DrawItem& item : items) {
+    if (item.kind == DrawItem::Kind::kLockHold) ++holds;
+    if (item.kind == DrawItem::Kind::kLockWait) {
+      ++waits;
+      CHECK(item.x0 == doctest::Approx(100).epsilon(0.01));  // 1100 - 1000 ns at 1 px/ns
+      CHECK(item.x1 == doctest::Approx(400).epsilon(0.01));
+      CHECK(item.y0 > lock->y);  // the second row
+    }
+  }
+  CHECK(holds == 3);
+  CHECK(waits == 1);
+  const auto hold = timeline.HitTest(model, view, 500, lock->y + 2);
+  REQUIRE(hold.has_value());
+  CHECK(hold->kind == DrawItem::Kind::kLockHold);
+  CHECK(hold->index == 1);  // thread two's hold, 1400..1600
+  const auto wait = timeline.HitTest(model, view, 200, lock->y + timeline.metrics().row_height + 2);
+  REQUIRE(wait.has_value());
+  CHECK(wait->kind == DrawItem::Kind::kLockWait);
+  CHECK(wait->index == 1);
+  CHECK(timeline.LockSpan(4, 1, true).begin_ns == 100);
+}

@@ -41,8 +41,9 @@ bool ParseAddress(const std::string& text, std::string& host, uint16_t& port) {
 
 std::string SettingsFile() { return ConfigFile("viewer-settings"); }
 
-constexpr const char* kWindowNames[] = {"statistics", "find-zone", "flame-graph", "frame-histogram",
-                                        "compare",    "messages",  "gpu-clocks",  "debug"};
+constexpr const char* kWindowNames[] = {"statistics",      "find-zone", "flame-graph",
+                                        "frame-histogram", "compare",   "messages",
+                                        "gpu-clocks",      "memory",    "debug"};
 
 }  // namespace
 
@@ -98,10 +99,15 @@ void App::OpenWindows(const std::vector<std::string>& names, bool only) {
 void App::CompareWith(std::unique_ptr<Session> other) { compare_window_.CompareWith(std::move(other)); }
 
 std::vector<App::SideWindow> App::SideWindows() {
-  return {{"statistics", &statistics_window_.open},   {"find-zone", &find_zone_window_.open},
-          {"flame-graph", &flame_graph_window_.open}, {"frame-histogram", &frame_times_window_.open},
-          {"compare", &compare_window_.open},         {"messages", &messages_window_.open},
-          {"gpu-clocks", &clock_window_.open},        {"debug", &debug_window_.open}};
+  return {{"statistics", &statistics_window_.open},
+          {"find-zone", &find_zone_window_.open},
+          {"flame-graph", &flame_graph_window_.open},
+          {"frame-histogram", &frame_times_window_.open},
+          {"compare", &compare_window_.open},
+          {"messages", &messages_window_.open},
+          {"gpu-clocks", &clock_window_.open},
+          {"memory", &memory_window_.open},
+          {"debug", &debug_window_.open}};
 }
 
 void App::Show(std::unique_ptr<Session> session) {
@@ -215,6 +221,7 @@ void App::Frame(float width, float height) {
     details_window_.Draw(model, workspace_);
     if (clock_window_.open) clock_window_.Draw(model, workspace_);
     if (messages_window_.open) messages_window_.Draw(model, workspace_);
+    if (memory_window_.open) memory_window_.Draw(model, workspace_);
     if (debug_window_.open) debug_window_.Draw(model, *session_, workspace_);
   });
 }
@@ -258,6 +265,7 @@ void App::TileSideWindows(float top, float width, float height) {
   add(workspace_.selected.has_value(), "Zone details");
   add(messages_window_.open, "Messages");
   add(clock_window_.open, "GPU clocks");
+  add(memory_window_.open, "Memory");
   add(debug_window_.open, "Debug");
   const size_t n = titles.size();
   if (n == 0) return;
@@ -285,6 +293,7 @@ void App::MainMenu() {
     ImGui::MenuItem("Compare", nullptr, &compare_window_.open);
     ImGui::MenuItem("Messages", nullptr, &messages_window_.open);
     ImGui::MenuItem("GPU clocks", nullptr, &clock_window_.open);
+    ImGui::MenuItem("Memory", nullptr, &memory_window_.open);
     ImGui::MenuItem("Debug", nullptr, &debug_window_.open);
     ImGui::Separator();
     if (ImGui::MenuItem("Fit whole trace", "H")) workspace_.fitted = false;
@@ -372,6 +381,8 @@ void App::LanesMenu() {
       for (const auto& [id, gpu] : model.gpu_contexts) item({LaneKind::kGpu, id});
       for (const auto& thread : model.threads) item({LaneKind::kThread, thread.id});
       for (const auto& [id, plot] : model.plots) item({LaneKind::kPlot, id});
+      for (const auto& [id, pool] : model.memory_pools) item({LaneKind::kMemory, id});
+      for (const auto& [id, lock] : model.locks) item({LaneKind::kLock, id});
     });
   }
   if (ImGui::MenuItem("Show all")) {

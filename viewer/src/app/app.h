@@ -29,6 +29,7 @@
 #include "find_zone_window.h"
 #include "flame_graph_window.h"
 #include "frame_times_window.h"
+#include "memory_window.h"
 #include "messages_window.h"
 #include "session.h"
 #include "start_window.h"
@@ -45,7 +46,7 @@ class App {
     std::string compare;  // a second trace file to compare with
     bool show_all_windows = false;
     // Windows to open: statistics, find-zone=NAME, flame-graph, frame-histogram,
-    // gpu-clocks, messages, compare, debug. An unknown one is an error (see ShowWindows).
+    // gpu-clocks, messages, memory, compare, debug. An unknown one is an error (see ShowWindows).
     std::vector<std::string> show;
     std::optional<std::pair<int64_t, int64_t>> select_ns;  // a selected range, trace-relative
     bool select_longest_zone = false;                      // for screenshots: fill the details window
@@ -128,6 +129,7 @@ class App {
   DetailsWindow details_window_;
   ClockWindow clock_window_;
   MessagesWindow messages_window_;
+  MemoryWindow memory_window_;
   DebugWindow debug_window_;
   FileBrowser file_browser_;
 

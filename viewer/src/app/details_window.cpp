@@ -50,9 +50,33 @@ void DetailsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   } else if (s.kind == DrawItem::Kind::kGpuZone && model.gpu_contexts.contains(s.lane.id)) {
     const auto& context = model.gpu_contexts.at(s.lane.id);
     if (s.index < context.zones.size()) DrawGpuZone(model, context, s.index);
+  } else if ((s.kind == DrawItem::Kind::kLockHold || s.kind == DrawItem::Kind::kLockWait) &&
+             model.locks.contains(s.lane.id) && s.index < model.locks.at(s.lane.id).holds.size()) {
+    DrawLockHold(model, model.locks.at(s.lane.id), s.index);
   }
   ImGui::End();
   if (!open) ws.selected.reset();
+}
+
+void DetailsWindow::DrawLockHold(const server::TraceModel& model, const server::Lock& lock, uint32_t index) {
+  const server::LockHold& hold = lock.holds[index];
+  const int64_t origin = model.clock.TickToNs(model.first_tick);
+  ImGui::Text("Lock      %s", lock.name.c_str());
+  ImGui::Text("Thread    %s", Timeline::Name(model, {LaneKind::kThread, hold.thread_id}).c_str());
+  ImGui::Text("Kind      %s", (hold.flags & protocol::kLockShared) ? "shared (a reader)" : "exclusive");
+  if (hold.is_contended()) {
+    ImGui::Text("Waited    %s, from %s",
+                DurationExact(model.DurationNs(hold.wait_tick, hold.obtain_tick)).c_str(),
+                Exact(model.clock.TickToNs(hold.wait_tick) - origin).c_str());
+  } else {
+    ImGui::Text("Waited    no (uncontended)");
+  }
+  ImGui::Text("Obtained  %s", Exact(model.clock.TickToNs(hold.obtain_tick) - origin).c_str());
+  if (hold.is_released()) {
+    ImGui::Text("Held      %s", DurationExact(model.DurationNs(hold.obtain_tick, hold.release_tick)).c_str());
+  } else {
+    ImGui::Text("Held      until the end of the trace");
+  }
 }
 
 void DetailsWindow::DrawCpuZone(const server::TraceModel& model, Workspace& ws,

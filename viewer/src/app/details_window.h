@@ -1,6 +1,7 @@
 // Zone details: the selected CPU or GPU zone, its times to the nanosecond, its parent and
-// children (each a click away), and its GPU counters when it has some. Open while
-// something is selected; closing it clears the selection.
+// children (each a click away), and its GPU counters when it has some; or the selected
+// hold of a lock, with its wait. Open while something is selected; closing it clears
+// the selection.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +31,7 @@ class DetailsWindow {
                    uint32_t index);
   void DrawGpuZone(const server::TraceModel& model, const server::GpuContextTimeline& context,
                    uint32_t index);
+  void DrawLockHold(const server::TraceModel& model, const server::Lock& lock, uint32_t index);
   std::optional<Family> family_;
 };
 

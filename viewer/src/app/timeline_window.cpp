@@ -58,6 +58,9 @@ std::string TimelineWindow::Label(const server::TraceModel& model, const Workspa
     } else if (item.kind == DrawItem::Kind::kGpuZone) {
       const Span span = ws.timeline.GpuSpan(key.id, item.index);
       if (span.begin_ns != INT64_MIN) duration = span.end_ns - span.begin_ns;
+    } else if (item.kind == DrawItem::Kind::kLockHold || item.kind == DrawItem::Kind::kLockWait) {
+      const Span span = ws.timeline.LockSpan(key.id, item.index, item.kind == DrawItem::Kind::kLockWait);
+      if (span.begin_ns != INT64_MIN) duration = span.end_ns - span.begin_ns;
     }
   }
   if (duration >= 0) {
@@ -388,36 +391,81 @@ void TimelineWindow::Tooltip(const server::TraceModel& model, const Workspace& w
       }
     }
   }
+  if ((hit.kind == DrawItem::Kind::kLockHold || hit.kind == DrawItem::Kind::kLockWait) &&
+      model.locks.contains(hit.lane.id) && hit.index < model.locks.at(hit.lane.id).holds.size()) {
+    const server::Lock& lock = model.locks.at(hit.lane.id);
+    const server::LockHold& hold = lock.holds[hit.index];
+    ImGui::TextUnformatted(lock.name.c_str());
+    ImGui::Text("%s by %s", hit.kind == DrawItem::Kind::kLockWait ? "waited for" : "held",
+                Timeline::Name(model, {LaneKind::kThread, hold.thread_id}).c_str());
+    if (hold.is_contended()) {
+      ImGui::Text("waited %s",
+                  server::FormatDuration(double(model.DurationNs(hold.wait_tick, hold.obtain_tick))).c_str());
+    } else {
+      ImGui::TextDisabled("uncontended");
+    }
+    ImGui::Text(
+        "held %s%s",
+        hold.is_released()
+            ? server::FormatDuration(double(model.DurationNs(hold.obtain_tick, hold.release_tick))).c_str()
+            : "until the end",
+        (hold.flags & protocol::kLockShared) ? " (shared)" : "");
+  }
   ImGui::EndTooltip();
 }
 
 void TimelineWindow::DrawPlotAxes(ImDrawList* draw, const server::TraceModel& model, const Workspace& ws,
                                   float visible_top, float visible_bottom) {
   const ImVec2 mouse = ImGui::GetIO().MousePos;
-  const float right = origin_.x + float(ws.view.width_px()) - 4;
+  // Left of the lanes' scroll bar, when they have one.
+  const float right =
+      std::min(origin_.x + float(ws.view.width_px()), area_max_.x - ImGui::GetStyle().ScrollbarSize) - 4;
+  constexpr uint32_t kAxisText = IM_COL32(200, 200, 205, 220);
+  constexpr uint32_t kCursor = IM_COL32(255, 230, 120, 255);
   for (const Lane& lane : ws.timeline.lanes()) {
-    if (lane.key.kind != LaneKind::kPlot || !ws.timeline.IsLaneVisible(lane, visible_top, visible_bottom))
+    const bool is_memory = lane.key.kind == LaneKind::kMemory;
+    if ((lane.key.kind != LaneKind::kPlot && !is_memory) ||
+        !ws.timeline.IsLaneVisible(lane, visible_top, visible_bottom))
       continue;
-    const PlotRange range = ws.timeline.VisiblePlotRange(model, ws.view, lane.key.id);
+    const PlotRange range = ws.timeline.VisiblePlotRange(model, ws.view, lane.key);
     if (range.points == 0) continue;
-    char text[64];
+    // Bytes for a memory pool, the value as it is for a plot.
+    auto text_of = [is_memory](double v) {
+      if (is_memory) return server::FormatBytes(uint64_t(std::max(0.0, v)));
+      char text[64];
+      std::snprintf(text, sizeof(text), "%.6g", v);
+      return std::string(text);
+    };
     const float top = origin_.y + lane.y, bottom = top + lane.height;
-    std::snprintf(text, sizeof(text), "%.6g", range.max);
-    draw->AddText(ImVec2(right - ImGui::CalcTextSize(text).x, top), IM_COL32(200, 200, 205, 220), text);
-    std::snprintf(text, sizeof(text), "%.6g", range.min);
-    draw->AddText(ImVec2(right - ImGui::CalcTextSize(text).x, bottom - ImGui::GetFontSize()),
-                  IM_COL32(200, 200, 205, 220), text);
+    const double span = range.max > range.min ? range.max - range.min : 1.0;
+    const std::string max_text = text_of(range.max), min_text = text_of(range.min);
+    draw->AddText(ImVec2(right - ImGui::CalcTextSize(max_text.c_str()).x, top), kAxisText, max_text.c_str());
+    draw->AddText(ImVec2(right - ImGui::CalcTextSize(min_text.c_str()).x, bottom - ImGui::GetFontSize()),
+                  kAxisText, min_text.c_str());
     draw->AddLine(ImVec2(right + 2, top), ImVec2(right + 2, bottom), IM_COL32(200, 200, 205, 120));
+    // A pool's peak: where bytes in use were highest, marked when in view.
+    if (const auto peak = is_memory ? ws.timeline.MemoryPeak(lane.key.id) : std::nullopt;
+        peak && peak->first >= ws.view.begin_ns() && peak->first <= ws.view.end_ns()) {
+      const float x = origin_.x + float(ws.view.NsToX(peak->first));
+      const float y = bottom - float((double(peak->second) - range.min) / span) * (lane.height - 2) - 1;
+      draw->AddLine(ImVec2(x, top), ImVec2(x, bottom), IM_COL32(240, 120, 90, 200));
+      draw->AddCircleFilled(ImVec2(x, y), 3, IM_COL32(240, 120, 90, 255));
+      const std::string label = "peak " + server::FormatBytes(peak->second);
+      // Right of the mark, or left of it where the axis' labels are.
+      const float width = ImGui::CalcTextSize(label.c_str()).x;
+      const float axis =
+          std::max(ImGui::CalcTextSize(max_text.c_str()).x, ImGui::CalcTextSize(min_text.c_str()).x);
+      const float label_x = x + 4 + width < right - axis - 4 ? x + 4 : x - 4 - width;
+      draw->AddText(ImVec2(label_x, top + ImGui::GetFontSize()), IM_COL32(240, 120, 90, 255), label.c_str());
+    }
     // The value under the cursor.
     if (mouse.y >= top && mouse.y <= bottom && mouse.x >= origin_.x && mouse.x <= right) {
       const int64_t ns = ws.view.XToNs(mouse.x - origin_.x);
-      if (const auto value = ws.timeline.PlotValueAt(model, lane.key.id, ns)) {
-        const double span = range.max > range.min ? range.max - range.min : 1.0;
+      if (const auto value = ws.timeline.PlotValueAt(model, lane.key, ns)) {
         const float y = bottom - float((value->second - range.min) / span) * (lane.height - 2) - 1;
         const float x = origin_.x + float(ws.view.NsToX(value->first));
-        draw->AddCircleFilled(ImVec2(x, y), 3, IM_COL32(255, 230, 120, 255));
-        std::snprintf(text, sizeof(text), "%.6g", value->second);
-        draw->AddText(ImVec2(mouse.x + 8, std::max(top, y - 16)), IM_COL32(255, 230, 120, 255), text);
+        draw->AddCircleFilled(ImVec2(x, y), 3, kCursor);
+        draw->AddText(ImVec2(mouse.x + 8, std::max(top, y - 16)), kCursor, text_of(value->second).c_str());
       }
     }
   }

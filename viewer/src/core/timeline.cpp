@@ -145,22 +145,23 @@ void Timeline::Sync(const TraceModel& model, double loaded) {
     lane.zones_seen = context.zones.size();
     lane.timed_seen = lane.index.indexed();
   }
+  SyncMemoryAndLocks(model);
 }
 
 PlotRange Timeline::VisiblePlotRange(const TraceModel& model, const TimelineView& view,
-                                     uint32_t plot_id) const {
+                                     const LaneKey& key) const {
   PlotRange r;
-  auto it = model.plots.find(plot_id);
-  if (it == model.plots.end() || it->second.points.empty()) return r;
-  const auto& points = it->second.points;
+  const auto* curve = CurvePoints(model, key);
+  if (curve == nullptr || curve->empty()) return r;
+  const auto& points = *curve;
   const int64_t t0 = view.begin_ns(), t1 = view.end_ns();
   auto at = [&](size_t i) { return model.clock.TickToNs(points[i].first) - origin_ns_; };
   auto first = std::lower_bound(points.begin(), points.end(), t0, [&](const auto& p, int64_t t) {
     return model.clock.TickToNs(p.first) - origin_ns_ < t;
   });
   size_t i = size_t(first - points.begin());
-  if (i > 0) --i;  // the point before the view shapes its first segment
-  bool any = false;
+  if (i > 0) --i;                            // the point before the view shapes its first segment
+  bool any = key.kind == LaneKind::kMemory;  // bytes in use are scaled from 0
   for (; i < points.size(); ++i) {
     const double v = points[i].second;
     r.min = any ? std::min(r.min, v) : v;
@@ -172,11 +173,11 @@ PlotRange Timeline::VisiblePlotRange(const TraceModel& model, const TimelineView
   return r;
 }
 
-std::optional<std::pair<int64_t, double>> Timeline::PlotValueAt(const TraceModel& model, uint32_t plot_id,
+std::optional<std::pair<int64_t, double>> Timeline::PlotValueAt(const TraceModel& model, const LaneKey& key,
                                                                 int64_t ns) const {
-  auto it = model.plots.find(plot_id);
-  if (it == model.plots.end() || it->second.points.empty()) return std::nullopt;
-  const auto& points = it->second.points;
+  const auto* curve = CurvePoints(model, key);
+  if (curve == nullptr || curve->empty()) return std::nullopt;
+  const auto& points = *curve;
   auto next = std::lower_bound(points.begin(), points.end(), ns, [&](const auto& p, int64_t t) {
     return model.clock.TickToNs(p.first) - origin_ns_ < t;
   });
@@ -209,6 +210,14 @@ std::string Timeline::Name(const TraceModel& model, const LaneKey& key) {
       auto it = model.plots.find(key.id);
       return it == model.plots.end() || it->second.name.empty() ? "plot " + std::to_string(key.id)
                                                                 : it->second.name;
+    }
+    case LaneKind::kMemory: {
+      auto it = model.memory_pools.find(key.id);
+      return "Memory: " + (it == model.memory_pools.end() ? std::to_string(key.id) : it->second.name);
+    }
+    case LaneKind::kLock: {
+      auto it = model.locks.find(key.id);
+      return "Lock: " + (it == model.locks.end() ? std::to_string(key.id) : it->second.name);
     }
     case LaneKind::kCounter: {
       auto set = model.counter_sets.find(CounterLaneSet(key.id));
@@ -255,6 +264,13 @@ void Timeline::Layout(const TraceModel& model, const std::map<LaneKey, LaneState
     add({LaneKind::kThread, model.threads[t].id}, rows, metrics_.row_height);
   }
   for (const auto& [id, plot] : model.plots) add({LaneKind::kPlot, id}, 1, metrics_.plot_height);
+  for (const auto& [id, pool] : model.memory_pools) add({LaneKind::kMemory, id}, 1, metrics_.plot_height);
+  for (const auto& [id, lock] : model.locks) {
+    auto it = locks_.find(id);
+    add({LaneKind::kLock, id},
+        it == locks_.end() ? 1 : std::max<uint32_t>(1, uint32_t(it->second.index.rows())),
+        metrics_.row_height);
+  }
   for (const auto& [set_id, set] : model.counter_sets) {
     if (!model.gpu_contexts.contains(set.context_id)) continue;
     for (const server::CounterInfo& counter : set.counters) {
@@ -364,15 +380,26 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
       case LaneKind::kCounter:
         BuildCounterItems(model, view, lane, lane_index, out);
         break;
-      case LaneKind::kPlot: {
-        auto it = model.plots.find(lane.key.id);
-        if (it == model.plots.end() || it->second.points.empty()) break;
-        const auto& points = it->second.points;
+      case LaneKind::kLock:
+        BuildLockItems(model, view, lane, lane_index, out);
+        break;
+      case LaneKind::kPlot:
+      case LaneKind::kMemory: {
+        const auto* curve = CurvePoints(model, lane.key);
+        if (curve == nullptr || curve->empty()) break;
+        const auto& points = *curve;
         // Scaled to the values in view, which the lane's axis shows.
-        const PlotRange visible = VisiblePlotRange(model, view, lane.key.id);
+        const PlotRange visible = VisiblePlotRange(model, view, lane.key);
         const double lo = visible.min, range = visible.max > visible.min ? visible.max - visible.min : 1.0;
         // A polyline through the points in view (and one on each side), at most one
-        // segment per pixel.
+        // segment per pixel. Bytes in use hold their value until the next change: a
+        // memory lane is drawn as steps, and a pixel's changes as one vertical stroke
+        // from their lowest to their highest, so that a short spike still shows.
+        const bool steps = lane.key.kind == LaneKind::kMemory;
+        const uint32_t color = steps ? 0xFF60C0F0u : 0xFFD0A040u;
+        auto segment = [&](float x0, float y0, float x1, float y1, size_t at) {
+          out.push_back({DrawItem::Kind::kPlot, x0, y0, x1, y1, color, lane_index, uint32_t(at), 1, nullptr});
+        };
         auto first = std::lower_bound(points.begin(), points.end(), t0, [&](const auto& p, int64_t t) {
           return model.clock.TickToNs(p.first) - origin_ns_ < t;
         });
@@ -380,6 +407,7 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
         if (i > 0) --i;
         bool have_previous = false;
         float previous_x = 0, previous_y = 0;
+        float column_top = 0, column_bottom = 0;  // a step lane's changes within the pixel
         for (; i < points.size(); ++i) {
           const int64_t t = model.clock.TickToNs(points[i].first) - origin_ns_;
           const float x = float(view.NsToX(t));
@@ -388,11 +416,24 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
           const bool past_end = t > t1;
           if (!have_previous) {
             have_previous = true;
+            column_top = column_bottom = y;
           } else if (x - previous_x >= 1.0f || past_end) {
-            out.push_back({DrawItem::Kind::kPlot, previous_x, previous_y, x, y, 0xFFD0A040u, lane_index,
-                           uint32_t(i), 1, nullptr});
+            if (steps) {
+              if (column_bottom - column_top >= 1.0f)
+                segment(previous_x, column_top, previous_x, column_bottom, i);
+              segment(previous_x, previous_y, x, previous_y, i);
+              segment(x, previous_y, x, y, i);
+              column_top = column_bottom = y;
+            } else {
+              segment(previous_x, previous_y, x, y, i);
+            }
           } else {
-            continue;  // within the same pixel as the previous point
+            if (steps) {  // within the same pixel: the value now, and the pixel's extent
+              column_top = std::min(column_top, y);
+              column_bottom = std::max(column_bottom, y);
+              previous_y = y;
+            }
+            continue;
           }
           previous_x = x;
           previous_y = y;
@@ -455,7 +496,19 @@ std::optional<Hit> Timeline::HitTest(const TraceModel& model, const TimelineView
         }
         return std::nullopt;
       }
+      case LaneKind::kLock: {
+        auto idx = locks_.find(lane.key.id);
+        if (idx == locks_.end()) return std::nullopt;
+        const LockLane& lock = idx->second;
+        if (auto item = probe(
+                lock.index, [&lock](uint32_t i) { return lock.spans[i]; }, IdentityKey{})) {
+          return Hit{lane.key, *item % 2 == 0 ? DrawItem::Kind::kLockHold : DrawItem::Kind::kLockWait,
+                     *item / 2};
+        }
+        return std::nullopt;
+      }
       case LaneKind::kPlot:
+      case LaneKind::kMemory:
         return std::nullopt;
     }
   }

@@ -21,11 +21,12 @@
 
 namespace gnomon::viewer {
 
-enum class LaneKind : uint8_t { kFrames, kGpu, kThread, kPlot, kCounter };
+enum class LaneKind : uint8_t { kFrames, kGpu, kThread, kPlot, kCounter, kMemory, kLock };
 
 struct LaneKey {
   LaneKind kind;
-  uint32_t id;  // thread id, GPU context id, plot id, CounterLaneId(); 0 for frames
+  uint32_t id;  // thread id, GPU context id, plot id, CounterLaneId(), memory pool id,
+                // lock id; 0 for frames
   friend auto operator<=>(const LaneKey&, const LaneKey&) = default;
 };
 
@@ -47,7 +48,17 @@ struct Lane {
 };
 
 struct DrawItem {
-  enum class Kind : uint8_t { kZone, kMerged, kGpuZone, kFrame, kPlot, kMessage, kCounter };
+  enum class Kind : uint8_t {
+    kZone,
+    kMerged,
+    kGpuZone,
+    kFrame,
+    kPlot,
+    kMessage,
+    kCounter,
+    kLockHold,
+    kLockWait
+  };
   Kind kind;
   float x0, y0, x1, y1;
   uint32_t color;            // 0xAABBGGRR, as ImGui wants
@@ -61,7 +72,8 @@ struct Hit {
   LaneKey lane;
   DrawItem::Kind kind;
   uint32_t index;  // CPU zone index in the thread, GPU zone index in the context, frame
-                   // index; for a counter lane, the GPU zone the value measured
+                   // index; for a counter lane, the GPU zone the value measured; the
+                   // lock's hold (held or waited for)
 };
 
 struct TimelineMetrics {
@@ -123,13 +135,20 @@ class Timeline {
   // Nanoseconds since the first event, the timeline's time axis.
   int64_t TraceEndNs(const server::TraceModel& model) const;
 
-  // The plot's values in view: the lane is scaled to them and its axis shows them.
+  // A curve lane's values in view: the lane is scaled to them and its axis shows them.
+  // A memory lane's scale starts at 0.
   PlotRange VisiblePlotRange(const server::TraceModel& model, const TimelineView& view,
-                             uint32_t plot_id) const;
-  // The plot's value in force at `ns` (its last point at or before it) and that point's
-  // time; nullopt for an empty plot.
-  std::optional<std::pair<int64_t, double>> PlotValueAt(const server::TraceModel& model, uint32_t plot_id,
+                             const LaneKey& key) const;
+  // The curve's value in force at `ns` (its last point at or before it) and that point's
+  // time; nullopt for an empty curve.
+  std::optional<std::pair<int64_t, double>> PlotValueAt(const server::TraceModel& model, const LaneKey& key,
                                                         int64_t ns) const;
+  // A memory pool's peak (bytes in use at most) and when it was first reached; nullopt
+  // for a pool with no allocation.
+  std::optional<std::pair<int64_t, uint64_t>> MemoryPeak(uint32_t pool_id) const;
+  // A lock hold's span, or its wait's (relative ns; the end of the trace for one still
+  // held); begin == INT64_MIN when there is none.
+  Span LockSpan(uint32_t lock_id, uint32_t hold, bool wait) const;
 
   // A GPU zone's span on the trace timeline (relative ns), cached per context.
   Span GpuSpan(uint32_t context_id, uint32_t zone_index) const;
@@ -146,14 +165,39 @@ class Timeline {
     size_t timed_seen = 0;
   };
 
+  // A memory pool's bytes in use over time, and a lock's holds and waits, kept up to
+  // date from the model (timeline_resources.cpp).
+  struct MemoryLane {
+    std::vector<std::pair<uint64_t, double>> usage;  // (tick, bytes in use), as a plot's points
+    uint64_t seen = 0;                               // allocations + frees when made
+    uint64_t peak_bytes = 0;
+    int64_t peak_ns = 0;
+  };
+  struct LockLane {
+    LaneIndex index;          // item 2 * hold: the hold; 2 * hold + 1: its wait
+    std::vector<Span> spans;  // by item
+    uint32_t hold_rows = 0;   // rows of holds, then rows of waits
+    size_t holds_seen = 0;
+    uint64_t last_tick_seen = 0;
+  };
+  void SyncMemoryAndLocks(const server::TraceModel& model);
+  void BuildLockItems(const server::TraceModel& model, const TimelineView& view, const Lane& lane,
+                      uint32_t lane_index, std::vector<DrawItem>& out) const;
+  // A curve lane's points, or nullptr.
+  const std::vector<std::pair<uint64_t, double>>* CurvePoints(const server::TraceModel& model,
+                                                              const LaneKey& key) const;
+
   void BuildCounterItems(const server::TraceModel& model, const TimelineView& view, const Lane& lane,
                          uint32_t lane_index, std::vector<DrawItem>& out) const;
 
   // The lane of model.threads[i], by the same index.
   const ThreadLane* FindThreadLane(const server::TraceModel& model, uint32_t thread_id) const;
 
-  std::vector<ThreadLane> threads_;   // by index in model.threads
-  std::map<uint32_t, GpuLane> gpus_;  // by context id
+  std::vector<ThreadLane> threads_;        // by index in model.threads
+  std::map<uint32_t, GpuLane> gpus_;       // by context id
+  std::map<uint32_t, MemoryLane> memory_;  // by pool id
+  std::map<uint32_t, LockLane> locks_;     // by lock id
+  int64_t resources_synced_ = INT64_MIN;   // steady clock ns of their last rebuild
   std::vector<Lane> lanes_;
   float total_height_ = 0;
   int64_t origin_ns_ = 0;  // CLOCK_MONOTONIC_RAW ns of the trace's first event

@@ -1,0 +1,164 @@
+// The timeline's memory and lock lanes: a pool's bytes in use as a curve, a lock's holds
+// and waits as rows of bars.
+//
+// Both are rebuilt from the model when it changed, at most four times a second while a
+// capture runs: a free or a release changes an event that arrived long before, so
+// unlike zones they cannot be indexed as they come.
+#include <algorithm>
+#include <chrono>
+
+#include "gnomon/protocol/messages.h"
+#include "gnomon/server/memory_statistics.h"
+#include "gnomon/viewer/timeline.h"
+
+namespace gnomon::viewer {
+namespace {
+
+constexpr int64_t kUntimed = INT64_MIN;
+constexpr int64_t kRebuildEveryNs = 250'000'000;
+// Holds (or waits) that overlap -- readers of a shared lock, a recursive mutex, several
+// threads waiting -- take rows of their own, up to this many; more share the last.
+constexpr uint32_t kMaxRowsEach = 8;
+
+int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// A stable colour per thread (0xAABBGGRR).
+uint32_t ThreadColor(uint32_t thread_id) {
+  const uint32_t hash = thread_id * 2654435761u;
+  return 0xFF000000u | (((hash >> 8) & 0x7F) + 0x60) << 16 | (((hash >> 16) & 0x7F) + 0x60) << 8 |
+         ((hash & 0x7F) + 0x60);
+}
+
+// Greedy rows: each span (in begin order) goes to the first row free by its begin.
+void AddInRows(LaneIndex& index, std::vector<std::pair<Span, uint32_t>>& items, uint32_t first_row) {
+  std::sort(items.begin(), items.end(),
+            [](const auto& a, const auto& b) { return a.first.begin_ns < b.first.begin_ns; });
+  std::vector<int64_t> row_end;
+  for (const auto& [span, item] : items) {
+    size_t row = 0;
+    while (row < row_end.size() && row_end[row] > span.begin_ns) ++row;
+    if (row == row_end.size()) {
+      if (row_end.size() < kMaxRowsEach) {
+        row_end.push_back(span.end_ns);
+      } else {
+        row = row_end.size() - 1;
+      }
+    }
+    row_end[row] = std::max(row_end[row], span.end_ns);
+    index.Add(uint16_t(first_row + row), item, span.begin_ns,
+              uint64_t(std::max<int64_t>(0, span.end_ns - span.begin_ns)));
+  }
+}
+
+}  // namespace
+
+void Timeline::SyncMemoryAndLocks(const server::TraceModel& model) {
+  const int64_t now = SteadyNowNs();
+  const bool due = now - resources_synced_ >= kRebuildEveryNs;
+  const int64_t end_ns = TraceEndNs(model);
+  for (const auto& [id, pool] : model.memory_pools) {
+    MemoryLane& lane = memory_[id];
+    const uint64_t seen = pool.allocations.size() + pool.frees + pool.unmatched_frees;
+    if (seen == lane.seen || (!due && lane.seen != 0)) continue;
+    lane.usage.clear();
+    lane.peak_bytes = 0;
+    for (const auto& [tick, bytes] : server::MemoryUsage(pool)) {
+      lane.usage.emplace_back(tick, double(bytes));
+      if (bytes > lane.peak_bytes) {
+        lane.peak_bytes = bytes;
+        lane.peak_ns = model.clock.TickToNs(tick) - origin_ns_;
+      }
+    }
+    lane.seen = seen;
+  }
+  for (const auto& [id, lock] : model.locks) {
+    LockLane& lane = locks_[id];
+    // A release changes a hold that arrived before: rebuilt while time moves on.
+    if (lane.holds_seen == lock.holds.size() && (lane.last_tick_seen == model.last_tick || !due)) continue;
+    if (lane.holds_seen != 0 && !due) continue;
+    lane.spans.assign(lock.holds.size() * 2, Span{kUntimed, kUntimed});
+    lane.index.Clear();
+    std::vector<std::pair<Span, uint32_t>> holds, waits;
+    for (size_t i = 0; i < lock.holds.size(); ++i) {
+      const server::LockHold& h = lock.holds[i];
+      const int64_t obtain = model.clock.TickToNs(h.obtain_tick) - origin_ns_;
+      const int64_t release = h.is_released() ? model.clock.TickToNs(h.release_tick) - origin_ns_ : end_ns;
+      lane.spans[2 * i] = {obtain, std::max(obtain, release)};
+      holds.emplace_back(lane.spans[2 * i], uint32_t(2 * i));
+      if (h.is_contended()) {
+        lane.spans[2 * i + 1] = {model.clock.TickToNs(h.wait_tick) - origin_ns_, obtain};
+        waits.emplace_back(lane.spans[2 * i + 1], uint32_t(2 * i + 1));
+      }
+    }
+    AddInRows(lane.index, holds, 0);
+    lane.hold_rows = uint32_t(lane.index.rows());
+    AddInRows(lane.index, waits, lane.hold_rows);
+    lane.holds_seen = lock.holds.size();
+    lane.last_tick_seen = model.last_tick;
+  }
+  if (due) resources_synced_ = now;
+}
+
+const std::vector<std::pair<uint64_t, double>>* Timeline::CurvePoints(const server::TraceModel& model,
+                                                                      const LaneKey& key) const {
+  if (key.kind == LaneKind::kPlot) {
+    auto it = model.plots.find(key.id);
+    return it == model.plots.end() ? nullptr : &it->second.points;
+  }
+  if (key.kind == LaneKind::kMemory) {
+    auto it = memory_.find(key.id);
+    return it == memory_.end() ? nullptr : &it->second.usage;
+  }
+  return nullptr;
+}
+
+std::optional<std::pair<int64_t, uint64_t>> Timeline::MemoryPeak(uint32_t pool_id) const {
+  auto it = memory_.find(pool_id);
+  if (it == memory_.end() || it->second.usage.empty()) return std::nullopt;
+  return std::make_pair(it->second.peak_ns, it->second.peak_bytes);
+}
+
+Span Timeline::LockSpan(uint32_t lock_id, uint32_t hold, bool wait) const {
+  auto it = locks_.find(lock_id);
+  const size_t item = size_t(hold) * 2 + (wait ? 1 : 0);
+  if (it == locks_.end() || item >= it->second.spans.size()) return {kUntimed, kUntimed};
+  return it->second.spans[item];
+}
+
+void Timeline::BuildLockItems(const server::TraceModel& model, const TimelineView& view, const Lane& lane,
+                              uint32_t lane_index, std::vector<DrawItem>& out) const {
+  auto idx = locks_.find(lane.key.id);
+  auto lock = model.locks.find(lane.key.id);
+  if (idx == locks_.end() || lock == model.locks.end()) return;
+  const LockLane& l = idx->second;
+  for (uint32_t row = 0; row < lane.rows && row < l.index.rows(); ++row) {
+    const float y0 = lane.y + float(row) * metrics_.row_height;
+    l.index.Visit(
+        row, view.begin_ns(), view.end_ns(), view.ns_per_px(), metrics_.min_zone_px,
+        [&l](uint32_t i) { return l.spans[i]; },
+        [&](const VisibleItem& item) {
+          const bool wait = item.first_index % 2 == 1;
+          const server::LockHold& hold = lock->second.holds[item.first_index / 2];
+          const std::string* name = nullptr;
+          if (auto t = model.thread_index.find(hold.thread_id);
+              t != model.thread_index.end() && !model.threads[t->second].name.empty()) {
+            name = &model.threads[t->second].name;
+          }
+          const uint32_t color = item.merged ? 0xFF808080u
+                                 : wait      ? 0xFF4050D0u  // waits: red
+                                             : ThreadColor(hold.thread_id);
+          out.push_back({wait ? DrawItem::Kind::kLockWait : DrawItem::Kind::kLockHold,
+                         float(view.NsToX(item.span.begin_ns)), y0,
+                         float(std::max(view.NsToX(item.span.end_ns), view.NsToX(item.span.begin_ns) + 1.0)),
+                         y0 + metrics_.row_height - 1, color, lane_index, item.first_index / 2, item.count,
+                         item.merged ? nullptr : name});
+        },
+        IdentityKey{});
+  }
+}
+
+}  // namespace gnomon::viewer
