@@ -20,8 +20,8 @@ std::string Micros(int64_t ns) {
 }
 
 constexpr uint32_t kFramesTrackId = 0xFFFFFFF0u;
-constexpr uint32_t kGpuTrackBase = 0x40000000u;   // + context id: one track per GPU context
-constexpr uint32_t kLockTrackBase = 0x60000000u;  // + lock id: one track per lock
+constexpr uint32_t kGpuTrackBase = 0x40000000u;         // + context id: one track per GPU context
+constexpr uint64_t kLockTrackBase = uint64_t{1} << 32;  // + lock id: one track per lock, past every thread id
 
 }  // namespace
 
@@ -165,7 +165,7 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out) {
   }
   // Locks: a track each, with every hold (named after its thread) and every wait.
   for (const auto& [id, lock] : model.locks) {
-    const uint32_t track = kLockTrackBase + id;
+    const uint64_t track = kLockTrackBase + id;
     begin_event();
     out << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << pid << ",\"tid\":" << track
         << ",\"args\":{\"name\":" << JsonQuote("Lock: " + lock.name) << "}}";

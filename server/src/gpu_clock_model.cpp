@@ -314,13 +314,18 @@ void FoldGaps(double before_ns, double after_ns, double relative_ns, double cap_
 
 }  // namespace
 
-void GpuClockModel::FoldSpan(const Epoch& e, size_t span, const Epoch::SpanGaps& gaps, double& min_ns,
-                             double& max_ns) {
-  if (gaps.before_ns == -HUGE_VAL && gaps.after_ns == HUGE_VAL) return;  // no bracket here
+GpuClockModel::SpanLimits GpuClockModel::LimitsOf(const Epoch& e, size_t span) {
   const double stated = double(std::max(e.knots[span].uncertainty_ns, e.knots[span + 1].uncertainty_ns));
   const double bound = SpanBound(e, span);
   const double relative = bound < 0 ? stated : bound;
-  FoldGaps(gaps.before_ns, gaps.after_ns, relative, std::max(stated, relative) + relative, min_ns, max_ns);
+  return {relative, std::max(stated, relative) + relative};
+}
+
+void GpuClockModel::FoldSpan(const Epoch& e, size_t span, const Epoch::SpanGaps& gaps, double& min_ns,
+                             double& max_ns) {
+  if (gaps.before_ns == -HUGE_VAL && gaps.after_ns == HUGE_VAL) return;  // no bracket here
+  const SpanLimits limits = LimitsOf(e, span);
+  FoldGaps(gaps.before_ns, gaps.after_ns, limits.relative_ns, limits.cap_ns, min_ns, max_ns);
 }
 
 bool GpuClockModel::FileBracket(Epoch& e, const GpuTimeBracket& b, const Mapped& placed) {
@@ -363,6 +368,10 @@ GpuClockModel::BracketResult GpuClockModel::AddBracket(const GpuTimeBracket& bra
     e.open_brackets.push_back(bracket);
   }
   ++e.offset.brackets;
+  if (e.offset.brackets == 1) {  // the first: the knots' limits are gathered now
+    UpdateOffset(e);
+    return BracketResult::kAdded;
+  }
   // The range so far, with this bracket's constraint at the current knots: what
   // UpdateOffset would compute, without going over the others again.
   if (!e.knots.empty()) FoldOpen(e, bracket, placed, e.offset.min_ns, e.offset.max_ns);
@@ -385,7 +394,9 @@ void GpuClockModel::FoldOpen(const Epoch& e, const GpuTimeBracket& b, const Mapp
 }
 
 void GpuClockModel::SetOffsetRange(Epoch& e, double min_ns, double max_ns) {
-  const bool contradicted = min_ns > max_ns;
+  // The offset every knot shares is within each knot's own word: brackets proving it
+  // beyond the tightest of them contradict that knot, as two brackets can each other.
+  const bool contradicted = min_ns > max_ns || min_ns > e.cap_min_ns || max_ns < -e.cap_min_ns;
   flags_.contradicted_brackets += size_t(contradicted) - size_t(e.offset.contradicted);
   e.offset.min_ns = min_ns;
   e.offset.max_ns = max_ns;
@@ -400,9 +411,14 @@ void GpuClockModel::UpdateOffset(Epoch& e) {
   const size_t settle_below = n >= kSettledSpans + 2 ? n - 2 - kSettledSpans : 0;
   for (; e.settled_spans < settle_below; ++e.settled_spans) {
     FoldSpan(e, e.settled_spans, e.span_gaps[e.settled_spans], e.settled_min_ns, e.settled_max_ns);
+    e.settled_cap_min_ns = std::min(e.settled_cap_min_ns, LimitsOf(e, e.settled_spans).cap_ns);
   }
   double min_ns = e.settled_min_ns;
   double max_ns = e.settled_max_ns;
+  e.cap_min_ns = e.settled_cap_min_ns;
+  for (size_t span = e.settled_spans; span + 1 < n; ++span)
+    e.cap_min_ns = std::min(e.cap_min_ns, LimitsOf(e, span).cap_ns);
+  if (n == 1) e.cap_min_ns = std::min(e.cap_min_ns, 2.0 * double(e.knots[0].uncertainty_ns));
   for (size_t i = 0; i < e.open_brackets.size();) {
     const GpuTimeBracket& b = e.open_brackets[i];
     const Mapped placed = MapThroughKnots(e, b.gpu_ticks);

@@ -51,7 +51,7 @@ class JsonWriter {
       out_ << "null";
     } else {
       char buffer[32];
-      std::snprintf(buffer, sizeof(buffer), "%.6g", value);
+      std::snprintf(buffer, sizeof(buffer), "%.15g", value);
       out_ << buffer;
     }
     return *this;

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "gnomon/server/seeded_hash.h"
 #include "gnomon/server/trace_model.h"
 
 namespace gnomon::server {
@@ -40,7 +41,7 @@ class LockBuilder {
   }
 
   TraceModel& model_;
-  std::unordered_map<uint64_t, ThreadLockState> states_;  // by thread << 32 | lock
+  std::unordered_map<uint64_t, ThreadLockState, SeededHash> states_;  // by thread << 32 | lock
 };
 
 }  // namespace gnomon::server

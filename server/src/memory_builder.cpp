@@ -23,9 +23,9 @@ void MemoryBuilder::NamePool(uint32_t pool_id, std::string_view name) {
   if (PoolState* state = FindPool(pool_id)) AssignUtf8(state->pool->name, name);
 }
 
-void MemoryBuilder::Alloc(uint32_t thread_id, const protocol::MemAlloc& m) {
+MemoryAllocation* MemoryBuilder::Alloc(uint32_t thread_id, const protocol::MemAlloc& m) {
   PoolState* state = FindPool(m.pool_id);
-  if (state == nullptr) return;
+  if (state == nullptr) return nullptr;
   MemoryPool& pool = *state->pool;
   MemoryAllocation allocation{.address = m.address, .size_bytes = m.size_bytes, .alloc_tick = m.tick};
   allocation.alloc_thread = thread_id;
@@ -47,16 +47,24 @@ void MemoryBuilder::Alloc(uint32_t thread_id, const protocol::MemAlloc& m) {
     state->pending.erase(free);
     --pool.unmatched_frees;
     ++pool.frees;
-    pool.allocations.push_back(allocation);
-    return;
+    return &pool.allocations.push_back(allocation);
   }
   const uint64_t index = pool.allocations.size();
-  pool.allocations.push_back(allocation);
-  auto [live, inserted] = state->live.try_emplace(allocation.address, index);
-  if (!inserted) {
-    ++model_.diagnostics.memory_allocations_over_live;  // the older one stays unfreed
-    live->second = index;
+  MemoryAllocation& kept = pool.allocations.push_back(allocation);
+  auto [first_live, last_live] = state->live.equal_range(allocation.address);
+  size_t live_here = 0;
+  auto oldest = last_live;
+  bool doubled = false;
+  for (auto it = first_live; it != last_live; ++it) {
+    ++live_here;
+    const MemoryAllocation& other = pool.allocations[it->second];
+    doubled |= other.alloc_thread == thread_id;
+    if (oldest == last_live || other.alloc_tick < pool.allocations[oldest->second].alloc_tick) oldest = it;
   }
+  if (doubled) ++model_.diagnostics.memory_allocations_over_live;  // the older one stays unfreed
+  if (live_here >= kMaxLivePerAddress) state->live.erase(oldest);
+  state->live.emplace(allocation.address, index);
+  return &kept;
 }
 
 void MemoryBuilder::Free(uint32_t thread_id, const protocol::MemFree& m) {
@@ -65,16 +73,20 @@ void MemoryBuilder::Free(uint32_t thread_id, const protocol::MemFree& m) {
   MemoryPool& pool = *state->pool;
   const uint64_t address = m.address;
   const uint64_t tick = m.tick;
-  auto live = state->live.find(address);
-  if (live != state->live.end()) {
-    MemoryAllocation& allocation = pool.allocations[live->second];
-    if (allocation.alloc_tick <= tick) {
-      allocation.free_tick = tick;
-      allocation.free_thread = thread_id;
-      state->live.erase(live);
-      ++pool.frees;
-      return;
-    }
+  // The latest live allocation of the address made before the free.
+  auto [first_live, last_live] = state->live.equal_range(address);
+  auto best = last_live;
+  for (auto it = first_live; it != last_live; ++it) {
+    const uint64_t made = pool.allocations[it->second].alloc_tick;
+    if (made <= tick && (best == last_live || made > pool.allocations[best->second].alloc_tick)) best = it;
+  }
+  if (best != last_live) {
+    MemoryAllocation& allocation = pool.allocations[best->second];
+    allocation.free_tick = tick;
+    allocation.free_thread = thread_id;
+    state->live.erase(best);
+    ++pool.frees;
+    return;
   }
   // Its allocation has not arrived (or never will: made before profiling started).
   ++pool.unmatched_frees;

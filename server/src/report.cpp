@@ -126,7 +126,8 @@ void PrintGpuContexts(const TraceModel& model, std::ostream& out) {
     }
     if (const GpuClockModel::Flags& flags = clock.flags(); flags.bad_brackets > 0) {
       out << "    " << flags.bad_brackets
-          << " bracket(s) rejected (no side known, or ending before they begin)\n";
+          << " bracket(s) rejected (no side known, ending before they begin, or past the 4,096 waiting "
+             "beyond the calibrations)\n";
     }
     if (extrapolated > 0 || context.unmatched_gpu_times > 0) {
       out << "    " << extrapolated

@@ -132,7 +132,7 @@ std::string FormatBytes(uint64_t bytes) {
   const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   double value = double(bytes) / 1024;
   size_t unit = 0;
-  while (value >= 1024 && unit + 1 < std::size(units)) {
+  while (value >= 999.5 && unit + 1 < std::size(units)) {  // "1.02e+03 KiB" never
     value /= 1024;
     ++unit;
   }

@@ -462,7 +462,7 @@ void TraceBuilder::OnCounterResult(const protocol::CounterResult& result,
 
 void TraceBuilder::OnMemAlloc(const protocol::MemAlloc& m) {
   if (const uint32_t thread = EventThread(); thread != 0) {
-    memory_.Alloc(thread, m);
+    last_allocation_ = {memory_.Alloc(thread, m), thread, model_.zone_count, model_.open_zone_count};
     SeeTick(m.tick);
   }
 }
@@ -493,6 +493,63 @@ void TraceBuilder::OnLockRelease(const protocol::LockRelease& m) {
     locks_.Release(thread, m.lock_id, m.tick);
     SeeTick(m.tick);
   }
+}
+
+uint32_t TraceBuilder::InternCallstack(const protocol::LeValues& values) {
+  if (values.count > kMaxCallstackDepth) ++model_.diagnostics.callstacks_cut;
+  uint64_t frames[kMaxCallstackDepth];
+  const size_t depth = std::min<size_t>(values.count, kMaxCallstackDepth);
+  for (size_t i = 0; i < depth; ++i) frames[i] = values[i];
+  return model_.callstacks.Intern({frames, depth});
+}
+
+void TraceBuilder::OnCallstack(const protocol::Callstack&, const protocol::CallstackTail& t) {
+  if (CurrentThread() == nullptr) {
+    ++model_.diagnostics.events_without_thread;
+    return;
+  }
+  // An allocation just made on this thread, no zone begun or ended since.
+  if (last_allocation_.allocation != nullptr && last_allocation_.thread_id == thread_id_ &&
+      last_allocation_.zone_count == model_.zone_count &&
+      last_allocation_.open_zone_count == model_.open_zone_count) {
+    last_allocation_.allocation->callstack = InternCallstack(t.frames);
+    last_allocation_.allocation = nullptr;
+    return;
+  }
+  // Else the zone just begun: the thread's latest zone, still its innermost open one.
+  const uint64_t latest = thread_->zones.size() - 1;
+  if (!open_->empty() && open_->back().index == latest && !thread_->callstacks.contains(latest)) {
+    thread_->callstacks.emplace(latest, InternCallstack(t.frames));
+    return;
+  }
+  ++model_.diagnostics.callstacks_without_event;
+}
+
+void TraceBuilder::OnModuleDef(const protocol::ModuleDef& m, const protocol::ModuleDefTail& t) {
+  if (model_.modules.size() >= kMaxModules) {
+    ++model_.diagnostics.invalid_ids;
+    return;
+  }
+  Module module;
+  module.load_bias = m.load_bias;
+  module.start = m.start;
+  module.end = m.end;
+  AssignUtf8(module.path, t.path);
+  AssignUtf8(module.build_id, t.build_id);
+  // The client sends a module again when it is mapped again: one entry per start.
+  if (module_starts_.insert(module.start).second) model_.modules.push_back(std::move(module));
+}
+
+void TraceBuilder::OnSample(const protocol::Sample& m, const protocol::SampleTail& t) {
+  model_.samples.push_back(
+      {.tick = m.tick, .os_thread_id = m.os_thread_id, .callstack = InternCallstack(t.frames)});
+  SeeTick(m.tick);
+}
+
+void TraceBuilder::OnContextSwitch(const protocol::ContextSwitch& m) {
+  model_.context_switches.push_back(
+      {.tick = m.tick, .os_thread_id = m.os_thread_id, .cpu = m.cpu, .kind = m.kind});
+  SeeTick(m.tick);
 }
 
 }  // namespace gnomon::server

@@ -10,6 +10,7 @@
 #include <deque>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "gnomon/server/trace_model.h"
@@ -30,6 +31,8 @@ inline constexpr uint32_t kMaxGpuContexts = 1u << 16;
 inline constexpr size_t kMaxEarlyGpuTimes = 1u << 20;
 // Most counter sets accepted from one program.
 inline constexpr uint32_t kMaxCounterSets = 1u << 12;
+// Most modules (mapped files) accepted from one program.
+inline constexpr size_t kMaxModules = 1u << 14;
 
 class TraceBuilder {
  public:
@@ -121,6 +124,10 @@ class TraceBuilder {
   void OnLockWait(const protocol::LockWait& m);
   void OnLockObtain(const protocol::LockObtain& m);
   void OnLockRelease(const protocol::LockRelease& m);
+  void OnCallstack(const protocol::Callstack& m, const protocol::CallstackTail& t);
+  void OnModuleDef(const protocol::ModuleDef& m, const protocol::ModuleDefTail& t);
+  void OnSample(const protocol::Sample& m, const protocol::SampleTail& t);
+  void OnContextSwitch(const protocol::ContextSwitch& m);
 
  private:
   // A zone begun and not yet ended, on its thread's stack.
@@ -183,9 +190,21 @@ class TraceBuilder {
     return 0;
   }
 
+  // A stack's frames from a message's values (at most kMaxCallstackDepth, more counted).
+  uint32_t InternCallstack(const protocol::LeValues& frames);
+
   TraceModel& model_;
   MemoryBuilder memory_;
   LockBuilder locks_;
+  // The allocation a Callstack just after it belongs to: its thread, and the zone counts
+  // when it was made (a zone begun or ended since means the stack is not its).
+  struct LastAllocation {
+    MemoryAllocation* allocation = nullptr;
+    uint32_t thread_id = 0;
+    uint64_t zone_count = 0;
+    uint64_t open_zone_count = 0;
+  } last_allocation_;
+  std::unordered_set<uint64_t> module_starts_;                // of model_.modules
   std::deque<std::vector<OpenZone>> open_zones_;              // by index in model_.threads
   std::unordered_map<uint32_t, uint64_t> open_frame_begins_;  // by frame series name id
   std::unordered_map<uint32_t, GpuContextState> gpu_;         // by context id

@@ -55,6 +55,8 @@ void TraceModel::ShrinkToFit() {
   for (auto& [id, context] : gpu_contexts) context.zones.ShrinkToFit();
   for (auto& [id, pool] : memory_pools) pool.allocations.ShrinkToFit();
   for (auto& [id, lock] : locks) lock.holds.ShrinkToFit();
+  samples.ShrinkToFit();
+  context_switches.ShrinkToFit();
 }
 
 std::string DescribeFirstDifference(const TraceModel& a, const TraceModel& b) {
@@ -90,6 +92,9 @@ std::string DescribeFirstDifference(const TraceModel& a, const TraceModel& b) {
   if (!(a.counter_sets == b.counter_sets)) return "counter sets differ";
   if (!(a.memory_pools == b.memory_pools)) return "memory pools differ";
   if (!(a.locks == b.locks)) return "locks differ";
+  if (!(a.callstacks == b.callstacks) || !(a.modules == b.modules)) return "call stacks or modules differ";
+  if (!(a.samples == b.samples) || !(a.context_switches == b.context_switches))
+    return "samples or context switches differ";
   if (!(a.clock == b.clock)) return "CPU clock models differ";
   // Whatever the lines above do not name (indexes of ids, say) is still compared.
   if (!(a == b)) return "the models differ (id indexes)";

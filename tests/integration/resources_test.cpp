@@ -41,6 +41,11 @@ TEST_CASE("memory: allocations of known sizes with known leaks, named pools, ope
   auto capture = CaptureProgram({GNOMON_TEST_RESOURCES, "memory"}, {}, 0);
   REQUIRE_MESSAGE(capture.exit_code == 0, capture.log);
   const TraceModel& m = capture.model();
+  // The thread named before its first event, with every operator new tracked: one
+  // thread, named, holding every event.
+  REQUIRE(m.threads.size() == 1);
+  CHECK(m.threads[0].name == "main");
+  CHECK(m.diagnostics.events_without_thread == 0);
   const auto stats = gnomon::server::ComputeMemoryStatistics(m);
   const auto* meshes = FindPool(stats, "meshes");
   const auto* scratch = FindPool(stats, "scratch");

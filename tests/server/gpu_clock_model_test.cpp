@@ -475,3 +475,17 @@ TEST_CASE("brackets that cannot be taken: rejected, or contradicting and not use
     CHECK(model.flags().bad_brackets == 10);
   }
 }
+
+TEST_CASE("brackets proving an offset beyond the tightest knot's own bound contradict it and are not used") {
+  // Knots stating 10 us, then knots stating 100 ns: a bracket proving the offset at
+  // least 5 us agrees with the first and not with the second.
+  GpuClockModel model(PeriodFromFloat(1.0), 64);
+  for (int64_t s = 0; s <= 4; ++s) model.AddSample({uint64_t(s) * 1'000'000'000, s * 1'000'000'000, 10'000});
+  for (int64_t s = 5; s <= 8; ++s) model.AddSample({uint64_t(s) * 1'000'000'000, s * 1'000'000'000, 100});
+  const GpuClockModel without = model;
+  model.AddBracket({1'500'000'000, 1'500'005'000, GpuTimeBracket::kUnknownLatest});
+  CHECK(model.offset_range().contradicted);
+  CHECK(model.offset_range().correction_ns() == 0);
+  CHECK(model.Map(7'500'000'000).cpu_ns == without.Map(7'500'000'000).cpu_ns);
+  CHECK(model.Map(7'500'000'000).late_ns == without.Map(7'500'000'000).late_ns);
+}

@@ -108,3 +108,31 @@ TEST_CASE("memory events before any thread are counted, not kept") {
   CHECK(m.memory_pools.empty());
   CHECK(m.diagnostics.events_without_thread == 2);
 }
+
+TEST_CASE(
+    "an address reused by another thread before the first free arrives: every free finds its allocation") {
+  StreamWriter w;
+  // Thread 1 allocates X at 10 (its chunk arrives) and frees it at 20 (in a chunk that
+  // arrives last); thread 2 allocates X at 30 and frees it at 40, arriving in between.
+  w.ThreadContext(1).Alloc(0, 0x77, 8, 10);
+  w.ThreadContext(2).Alloc(0, 0x77, 16, 30).Free(0, 0x77, 40);
+  w.ThreadContext(1).Free(0, 0x77, 20);
+  const TraceModel m = Build(w);
+  const auto& pool = m.memory_pools.at(0);
+  REQUIRE(pool.allocations.size() == 2);
+  CHECK(pool.allocations[0].free_tick == 20);
+  CHECK(pool.allocations[1].free_tick == 40);
+  CHECK(pool.frees == 2);
+  CHECK(pool.unmatched_frees == 0);
+  CHECK(m.diagnostics.memory_allocations_over_live == 0);  // another thread's: not a double allocation
+  CHECK(ComputeMemoryStatistics(m)[0].leaked_allocations == 0);
+}
+
+TEST_CASE("one address allocated without end is bounded: the oldest live ones are let go") {
+  StreamWriter w;
+  w.ThreadContext(1);
+  for (uint64_t i = 0; i < 1000; ++i) w.Alloc(0, 0x5, 1, 10 + i);
+  const TraceModel m = Build(w);
+  CHECK(m.memory_pools.at(0).allocations.size() == 1000);
+  CHECK(m.diagnostics.memory_allocations_over_live == 999);
+}

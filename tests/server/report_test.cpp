@@ -16,7 +16,7 @@ using namespace gnomon::server;
 using gnomon::test::JsonValue;
 
 namespace {
-TraceModel Sample() {
+TraceModel SampleModel() {
   gnomon::test::StreamWriter w;
   w.AppInfo("reporter", 5).SourceLocation(1, "Load \"assets\"", "load", "io.cpp", 3);
   w.SourceLocation(2, "Parse", "parse", "io.cpp", 9).ThreadInfo(1, 11, "io thread").ThreadContext(1);
@@ -30,7 +30,7 @@ TraceModel Sample() {
 }  // namespace
 
 TEST_CASE("the Chrome export is valid JSON holding zones, threads, frames, messages and plots") {
-  const TraceModel model = Sample();
+  const TraceModel model = SampleModel();
   std::ostringstream out;
   WriteChromeTrace(model, out);
   JsonValue root;
@@ -68,7 +68,7 @@ TEST_CASE("the Chrome export is valid JSON holding zones, threads, frames, messa
 }
 
 TEST_CASE("the summary and the CSV name every location, thread and message") {
-  const TraceModel model = Sample();
+  const TraceModel model = SampleModel();
   const auto stats = ComputeZoneStatistics(model);
   std::ostringstream summary;
   PrintSummary(model, summary);

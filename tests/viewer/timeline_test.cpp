@@ -279,3 +279,41 @@ TEST_CASE("a lock is a lane of holds and waits: overlapping ones take rows of th
   CHECK(wait->index == 1);
   CHECK(timeline.LockSpan(4, 1, true).begin_ns == 100);
 }
+
+TEST_CASE("lanes follow a model that grows: memory, locks, and GPU times moved by brackets that came later") {
+  TraceModel model;
+  gnomon::server::TraceBuilder builder(model);
+  auto feed = [&](const gnomon::test::StreamWriter& w) {
+    REQUIRE(gnomon::server::DecodeMessages(w.data(), w.size(), builder).consumed == w.size());
+  };
+  gnomon::test::StreamWriter first;
+  first.AppInfo("growing").ThreadInfo(1, 10, "one").ThreadContext(1);
+  first.Alloc(0, 0xA, 100, 1000).LockObtain(7, 1000);
+  // A GPU context with three knots on one line, stating 3 us each, and a zone.
+  first.GpuContext(1, "GPU", 1, 1, 64, 0, 0, gnomon::protocol::CpuTimeDomain::kMonotonicRaw, 3000);
+  first.GpuCalibration(1, 20'000'000, 20'000'000, 20'000'000, 3000);
+  first.GpuCalibration(1, 40'000'000, 40'000'000, 20'000'000, 3000);
+  first.GpuZoneBegin(1, 1, 1, 1100)
+      .GpuZoneEnd(1, 2, 1150)
+      .GpuTime(1, 1, 30'000'000)
+      .GpuTime(1, 2, 30'001'000);
+  feed(first);
+  Timeline timeline;
+  timeline.Sync(model);
+  CHECK(timeline.MemoryPeak(0)->second == 100);
+  const Span held = timeline.LockSpan(7, 0, false);
+  const Span before = timeline.GpuSpan(1, 0);
+
+  gnomon::test::StreamWriter more;
+  more.ThreadContext(1).Alloc(0, 0xB, 300, 2000).LockRelease(7, 2500);
+  // The GPU's 30 ms write was seen by the CPU 1 us before the knots place it.
+  more.GpuTimeBracket(1, 30'000'000, 0, 29'999'000);
+  feed(more);
+  timeline.Sync(model);
+  CHECK(timeline.MemoryPeak(0)->second == 400);
+  CHECK(held.end_ns != 1500);                            // open: to the end of the trace
+  CHECK(timeline.LockSpan(7, 0, false).end_ns == 1500);  // released at 2500, 1000 after the start
+  const Span after = timeline.GpuSpan(1, 0);
+  CHECK(after.begin_ns < before.begin_ns);  // moved earlier by what the bracket proves
+  CHECK(after.end_ns - after.begin_ns == before.end_ns - before.begin_ns);
+}

@@ -24,17 +24,25 @@ namespace gnomon::detail {
 // While this thread records an allocation, the ones that recording makes are not.
 inline thread_local bool tls_recording_new_delete = false;
 
+// Recording never throws out of an operator (delete is noexcept): out of memory for a
+// buffer chunk, the event is lost, not the program.
 inline void NoteNew(void* p, std::size_t size) {
   if (!g_profiler_started.load(std::memory_order_relaxed) || tls_recording_new_delete) return;
   tls_recording_new_delete = true;
-  gnomon_alloc(p, size, nullptr);
+  try {
+    gnomon_alloc(p, size, nullptr);
+  } catch (...) {
+  }
   tls_recording_new_delete = false;
 }
 
 inline void NoteDelete(void* p) {
   if (p == nullptr || !g_profiler_started.load(std::memory_order_relaxed) || tls_recording_new_delete) return;
   tls_recording_new_delete = true;
-  gnomon_free(p, nullptr);
+  try {
+    gnomon_free(p, nullptr);
+  } catch (...) {
+  }
   tls_recording_new_delete = false;
 }
 

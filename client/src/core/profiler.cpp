@@ -195,6 +195,7 @@ void Profiler::Shutdown() {
 }
 
 ThreadState* CurrentThreadState() {
+  InsideLibrary inside;  // registering the thread allocates its state
   Registry& registry = Profiler::Get().registry();
   return registry.is_shut_down() ? nullptr : CurrentThread(registry);
 }

@@ -205,6 +205,7 @@ bool Sender::SaveRecording(const std::string& path) {
     std::fprintf(stderr, "gnomon: cannot save the recording from the profiler's own thread\n");
     return false;  // it would wait for itself
   }
+  InsideLibrary inside;  // what is allocated under save_mutex_ must not record (and wait for a chunk)
   std::unique_lock lock(save_mutex_);
   if (save_request_ != nullptr) {
     std::fprintf(stderr, "gnomon: a save of the recording is already running (to %s); this one is skipped\n",

@@ -112,6 +112,7 @@ std::vector<App::SideWindow> App::SideWindows() {
 
 void App::Show(std::unique_ptr<Session> session) {
   statistics_window_.Reset();
+  memory_window_.Reset();
   find_zone_window_.Reset();
   flame_graph_window_.Reset();
   frame_times_window_.Reset();

@@ -60,7 +60,8 @@ void ClockWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     }
     if (clock.flags().bad_brackets > 0) {
       ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f),
-                         "%zu bracket(s) rejected (no side known, or ending before they begin)",
+                         "%zu bracket(s) rejected (no side known, ending before they begin, or past the "
+                         "4,096 waiting beyond the calibrations)",
                          clock.flags().bad_brackets);
     }
     const std::vector<double> residuals = clock.Residuals();

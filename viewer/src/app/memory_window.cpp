@@ -77,6 +77,7 @@ void MemoryWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     while (clipper.Step()) {
       for (int row = clipper.DisplayStart; row < clipper.DisplayEnd; ++row) {
         const uint64_t i = list_.indexes[size_t(row)];
+        if (i >= pool.allocations.size()) continue;
         const server::MemoryAllocation& a = pool.allocations[i];
         ImGui::TableNextRow();
         ImGui::TableNextColumn();

@@ -15,6 +15,13 @@ class MemoryWindow {
  public:
   bool open = false;
   void Draw(const server::TraceModel& model, Workspace& ws);
+  // Forgets the list and the pool chosen (another trace is shown).
+  void Reset() {
+    pool_id_ = UINT32_MAX;
+    list_ = {};
+    list_pool_ = UINT32_MAX;
+    list_events_ = UINT64_MAX;
+  }
 
  private:
   uint32_t pool_id_ = UINT32_MAX;  // none chosen yet

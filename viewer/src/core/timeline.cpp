@@ -126,7 +126,9 @@ void Timeline::Sync(const TraceModel& model, double loaded) {
     size_t timed = 0;
     for (size_t i = lane.zones_seen; i < context.zones.size(); ++i) timed += context.zones[i].is_timed();
     const size_t knots = context.clock.sample_count();
-    const bool changed = knots != lane.knots_seen || context.zones.size() != lane.zones_seen || timed > 0 ||
+    const size_t brackets = context.clock.offset_range().brackets;
+    const bool changed = knots != lane.knots_seen || brackets != lane.brackets_seen ||
+                         context.zones.size() != lane.zones_seen || timed > 0 ||
                          lane.timed_seen != lane.index.indexed();
     if (!changed) continue;
     // Re-map every zone: a new knot moves the zones it brackets.
@@ -142,10 +144,12 @@ void Timeline::Sync(const TraceModel& model, double loaded) {
     }
     lane.index.SortRows();
     lane.knots_seen = knots;
+    lane.brackets_seen = brackets;
     lane.zones_seen = context.zones.size();
     lane.timed_seen = lane.index.indexed();
   }
-  SyncMemoryAndLocks(model);
+  SyncMemoryAndLocks(model, loaded >= 1.0 && last_loaded_ < 1.0);
+  last_loaded_ = loaded;
 }
 
 PlotRange Timeline::VisiblePlotRange(const TraceModel& model, const TimelineView& view,

@@ -15,7 +15,10 @@ namespace gnomon::viewer {
 namespace {
 
 constexpr int64_t kUntimed = INT64_MIN;
+constexpr int64_t kNever = INT64_MIN;  // resources_synced_ before the first rebuild
 constexpr int64_t kRebuildEveryNs = 250'000'000;
+// Lanes with more events than this wait for kRebuildEveryNs between rebuilds.
+constexpr uint64_t kThrottledEvents = 100'000;
 // Holds (or waits) that overlap -- readers of a shared lock, a recursive mutex, several
 // threads waiting -- take rows of their own, up to this many; more share the last.
 constexpr uint32_t kMaxRowsEach = 8;
@@ -56,14 +59,15 @@ void AddInRows(LaneIndex& index, std::vector<std::pair<Span, uint32_t>>& items, 
 
 }  // namespace
 
-void Timeline::SyncMemoryAndLocks(const server::TraceModel& model) {
+void Timeline::SyncMemoryAndLocks(const server::TraceModel& model, bool force) {
   const int64_t now = SteadyNowNs();
-  const bool due = now - resources_synced_ >= kRebuildEveryNs;
+  const bool due = force || resources_synced_ == kNever || now - resources_synced_ >= kRebuildEveryNs;
+  bool rebuilt = false;
   const int64_t end_ns = TraceEndNs(model);
   for (const auto& [id, pool] : model.memory_pools) {
     MemoryLane& lane = memory_[id];
     const uint64_t seen = pool.allocations.size() + pool.frees + pool.unmatched_frees;
-    if (seen == lane.seen || (!due && lane.seen != 0)) continue;
+    if (seen == lane.seen || (!due && seen > kThrottledEvents)) continue;
     lane.usage.clear();
     lane.peak_bytes = 0;
     for (const auto& [tick, bytes] : server::MemoryUsage(pool)) {
@@ -74,12 +78,13 @@ void Timeline::SyncMemoryAndLocks(const server::TraceModel& model) {
       }
     }
     lane.seen = seen;
+    rebuilt = true;
   }
   for (const auto& [id, lock] : model.locks) {
     LockLane& lane = locks_[id];
     // A release changes a hold that arrived before: rebuilt while time moves on.
-    if (lane.holds_seen == lock.holds.size() && (lane.last_tick_seen == model.last_tick || !due)) continue;
-    if (lane.holds_seen != 0 && !due) continue;
+    const bool changed = lane.holds_seen != lock.holds.size() || lane.last_tick_seen != model.last_tick;
+    if (!changed || (!due && lock.holds.size() > kThrottledEvents)) continue;
     lane.spans.assign(lock.holds.size() * 2, Span{kUntimed, kUntimed});
     lane.index.Clear();
     std::vector<std::pair<Span, uint32_t>> holds, waits;
@@ -99,8 +104,9 @@ void Timeline::SyncMemoryAndLocks(const server::TraceModel& model) {
     AddInRows(lane.index, waits, lane.hold_rows);
     lane.holds_seen = lock.holds.size();
     lane.last_tick_seen = model.last_tick;
+    rebuilt = true;
   }
-  if (due) resources_synced_ = now;
+  if (rebuilt) resources_synced_ = now;
 }
 
 const std::vector<std::pair<uint64_t, double>>* Timeline::CurvePoints(const server::TraceModel& model,

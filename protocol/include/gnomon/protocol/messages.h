@@ -58,6 +58,11 @@ enum LockFlags : uint8_t {
   kLockShared = 1 << 0,  // a reader's hold of a shared lock
 };
 
+enum class ContextSwitchKind : uint8_t {
+  kOut = 0,  // the thread stopped running
+  kIn = 1,   // the thread started running
+};
+
 enum class TimerKind : uint8_t {
   kTsc = 1,           // x86 invariant time-stamp counter
   kMonotonicRaw = 2,  // CLOCK_MONOTONIC_RAW nanoseconds (ticks are ns)

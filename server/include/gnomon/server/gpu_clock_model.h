@@ -229,6 +229,8 @@ class GpuClockModel {
     std::vector<GpuTimeBracket> open_brackets;
     std::vector<SpanGaps> span_gaps;
     size_t settled_spans = 0;
+    double settled_cap_min_ns = HUGE_VAL;  // the tightest cap (SpanLimits) of the settled spans
+    double cap_min_ns = HUGE_VAL;          // ... of every span: no offset beyond it is believed
     double settled_min_ns = -HUGE_VAL;
     double settled_max_ns = HUGE_VAL;
     OffsetRange offset;
@@ -255,6 +257,13 @@ class GpuClockModel {
   void UpdateOffset(Epoch& epoch);
   // Files a bracket by how final its placement is (see Epoch); false when it stays open.
   static bool FileBracket(Epoch& epoch, const GpuTimeBracket& bracket, const Mapped& placed);
+  // A span's relative bound, and the most its knots' own word allows the offset to be
+  // (their stated bound, at least the relative one, plus the relative one).
+  struct SpanLimits {
+    double relative_ns;
+    double cap_ns;
+  };
+  static SpanLimits LimitsOf(const Epoch& epoch, size_t span);
   // A span's constraint on the offset from its brackets' gaps: [min, max] folded in.
   static void FoldSpan(const Epoch& epoch, size_t span, const Epoch::SpanGaps& gaps, double& min_ns,
                        double& max_ns);

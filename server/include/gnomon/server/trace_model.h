@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "gnomon/server/callstacks.h"
 #include "gnomon/server/chunked_vector.h"
 #include "gnomon/server/cpu_clock_model.h"
 #include "gnomon/server/gpu_clock_model.h"
@@ -58,6 +59,7 @@ struct ThreadTimeline {
   std::string name;
   ZoneArray zones;
   std::unordered_map<uint64_t, ZoneAttributes> attributes;  // by zone index
+  std::unordered_map<uint64_t, uint32_t> callstacks;        // zone index -> TraceModel::callstacks id
   friend bool operator==(const ThreadTimeline&, const ThreadTimeline&) = default;
 };
 
@@ -161,7 +163,7 @@ struct GpuContextTimeline {
   friend bool operator==(const GpuContextTimeline&, const GpuContextTimeline&) = default;
 };
 
-// An allocation and, once it came, its free. 40 bytes.
+// An allocation and, once it came, its free. 48 bytes.
 struct MemoryAllocation {
   uint64_t address = 0;
   uint64_t size_bytes = 0;
@@ -169,6 +171,7 @@ struct MemoryAllocation {
   uint64_t free_tick = kOpenZone;  // kOpenZone: not freed (yet)
   uint32_t alloc_thread = 0;
   uint32_t free_thread = 0;
+  uint32_t callstack = 0;  // where it was made (TraceModel::callstacks), 0: not recorded
   bool is_freed() const { return free_tick != kOpenZone; }
   friend bool operator==(const MemoryAllocation&, const MemoryAllocation&) = default;
 };
@@ -203,6 +206,23 @@ struct Lock {
   friend bool operator==(const Lock&, const Lock&) = default;
 };
 
+// A statistical sample: where a thread of the program was at a tick. 16 bytes.
+struct Sample {
+  uint64_t tick = 0;
+  uint32_t os_thread_id = 0;
+  uint32_t callstack = 0;  // the sampled address first
+  friend bool operator==(const Sample&, const Sample&) = default;
+};
+
+// A thread of the program started (kIn) or stopped (kOut) running on a CPU.
+struct ContextSwitch {
+  uint64_t tick = 0;
+  uint32_t os_thread_id = 0;
+  uint32_t cpu = 0;
+  uint8_t kind = 0;  // protocol::ContextSwitchKind
+  friend bool operator==(const ContextSwitch&, const ContextSwitch&) = default;
+};
+
 struct ProgramInfo {
   std::string name;
   uint32_t pid = 0;
@@ -231,6 +251,8 @@ struct Diagnostics {
   uint64_t memory_absurd_sizes = 0;           // above kMaxAllocationBytes: taken as 0
   uint64_t memory_allocations_over_live = 0;  // an address allocated again before its free
   uint64_t lock_releases_without_hold = 0;
+  uint64_t callstacks_cut = 0;            // deeper than kMaxCallstackDepth
+  uint64_t callstacks_without_event = 0;  // not after a zone begin or an allocation
   friend bool operator==(const Diagnostics&, const Diagnostics&) = default;
 };
 
@@ -253,6 +275,10 @@ struct TraceModel {
   std::map<uint32_t, CounterSet> counter_sets;          // by set id
   std::map<uint32_t, MemoryPool> memory_pools;          // by pool id (0: default)
   std::map<uint32_t, Lock> locks;                       // by lock id
+  CallstackTable callstacks;
+  std::vector<Module> modules;                    // in the order defined
+  ChunkedVector<Sample> samples;                  // in arrival order (by CPU, each in order)
+  ChunkedVector<ContextSwitch> context_switches;  // the same
   Diagnostics diagnostics;
   uint64_t first_tick = kOpenZone;  // earliest event
   uint64_t last_tick = 0;           // latest event

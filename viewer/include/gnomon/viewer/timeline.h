@@ -161,6 +161,7 @@ class Timeline {
     LaneIndex index;
     std::vector<Span> spans;  // by zone index; begin == INT64_MIN when untimed
     size_t knots_seen = 0;
+    size_t brackets_seen = 0;  // the clock model's brackets move every time of the epoch
     size_t zones_seen = 0;
     size_t timed_seen = 0;
   };
@@ -180,7 +181,8 @@ class Timeline {
     size_t holds_seen = 0;
     uint64_t last_tick_seen = 0;
   };
-  void SyncMemoryAndLocks(const server::TraceModel& model);
+  // `force`: rebuild whatever changed now (a load just completed), without waiting.
+  void SyncMemoryAndLocks(const server::TraceModel& model, bool force);
   void BuildLockItems(const server::TraceModel& model, const TimelineView& view, const Lane& lane,
                       uint32_t lane_index, std::vector<DrawItem>& out) const;
   // A curve lane's points, or nullptr.
@@ -197,7 +199,8 @@ class Timeline {
   std::map<uint32_t, GpuLane> gpus_;       // by context id
   std::map<uint32_t, MemoryLane> memory_;  // by pool id
   std::map<uint32_t, LockLane> locks_;     // by lock id
-  int64_t resources_synced_ = INT64_MIN;   // steady clock ns of their last rebuild
+  int64_t resources_synced_ = INT64_MIN;   // steady clock ns of their last rebuild (INT64_MIN: none)
+  double last_loaded_ = 1.0;               // the share of the trace loaded at the last Sync
   std::vector<Lane> lanes_;
   float total_height_ = 0;
   int64_t origin_ns_ = 0;  // CLOCK_MONOTONIC_RAW ns of the trace's first event
