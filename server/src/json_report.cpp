@@ -9,6 +9,7 @@
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/lock_statistics.h"
 #include "gnomon/server/memory_statistics.h"
+#include "gnomon/server/samples.h"
 #include "gnomon/server/statistics.h"
 #include "gnomon/server/text.h"
 
@@ -257,6 +258,57 @@ void WriteLocks(JsonWriter& json, const TraceModel& model) {
   json.EndArray();
 }
 
+// The functions most often running (kTopFunctions), as the text report lists them.
+void WriteSamples(JsonWriter& json, const TraceModel& model) {
+  constexpr size_t kTopFunctions = 20;
+  json.BeginObject().Key("count").Uint(model.samples.size()).Key("top").BeginArray();
+  if (model.samples.size() != 0) {
+    Symbolizer symbolizer;
+    const SampleSummary summary = SummarizeSamples(model, symbolizer, {});
+    for (size_t i = 0; i < summary.functions.size() && i < kTopFunctions; ++i) {
+      const FunctionSamples& f = summary.functions[i];
+      if (f.self_count == 0) break;
+      json.BeginObject()
+          .Key("function")
+          .String(f.function)
+          .Key("module")
+          .String(f.module)
+          .Key("file")
+          .String(f.file)
+          .Key("line")
+          .Uint(f.line)
+          .Key("self_count")
+          .Uint(f.self_count)
+          .Key("total_count")
+          .Uint(f.total_count)
+          .EndObject();
+    }
+  }
+  json.EndArray().EndObject();
+}
+
+void WriteContextSwitches(JsonWriter& json, const TraceModel& model) {
+  json.BeginObject().Key("count").Uint(CountSwitchesOut(model)).Key("threads").BeginArray();
+  const auto running = ComputeThreadRunning(model);
+  std::vector<uint32_t> tids;
+  for (const auto& [tid, thread] : running) tids.push_back(tid);
+  std::sort(tids.begin(), tids.end());
+  for (uint32_t tid : tids) {
+    const ThreadRunning& thread = running.at(tid);
+    int64_t running_ns = 0;
+    for (const RunSpan& span : thread.spans) running_ns += model.DurationNs(span.begin_tick, span.end_tick);
+    json.BeginObject()
+        .Key("os_thread_id")
+        .Uint(tid)
+        .Key("switches")
+        .Uint(thread.switches_out)
+        .Key("running_ns")
+        .Int(running_ns)
+        .EndObject();
+  }
+  json.EndArray().EndObject();
+}
+
 void WriteDiagnostics(JsonWriter& json, const Diagnostics& d) {
   json.BeginObject();
   const std::pair<const char*, uint64_t> counts[] = {
@@ -274,6 +326,8 @@ void WriteDiagnostics(JsonWriter& json, const Diagnostics& d) {
       {"memory_absurd_sizes", d.memory_absurd_sizes},
       {"memory_allocations_over_live", d.memory_allocations_over_live},
       {"lock_releases_without_hold", d.lock_releases_without_hold},
+      {"callstacks_cut", d.callstacks_cut},
+      {"callstacks_without_event", d.callstacks_without_event},
   };
   for (const auto& [name, count] : counts) json.Key(name).Uint(count);
   json.EndObject();
@@ -345,9 +399,10 @@ void WriteJsonReport(const TraceModel& model, std::ostream& out) {
   WriteMemory(json, model);
   json.Key("locks");
   WriteLocks(json, model);
-  // No sampling or context-switch events are recorded in this trace format yet.
-  json.Key("samples").BeginObject().Key("count").Uint(0).Key("top").BeginArray().EndArray().EndObject();
-  json.Key("context_switches").BeginObject().Key("count").Uint(0).EndObject();
+  json.Key("samples");
+  WriteSamples(json, model);
+  json.Key("context_switches");
+  WriteContextSwitches(json, model);
   json.Key("dropped_events").Uint(model.diagnostics.client_dropped_events);
   json.Key("ended_cleanly").Bool(model.diagnostics.ended_cleanly);
   json.Key("diagnostics");

@@ -10,6 +10,7 @@
 #include "gnomon/server/counter_values.h"
 #include "gnomon/server/lock_statistics.h"
 #include "gnomon/server/memory_statistics.h"
+#include "gnomon/server/samples.h"
 #include "gnomon/server/text.h"
 
 namespace gnomon::server {
@@ -237,6 +238,10 @@ void PrintSummary(const TraceModel& model, std::ostream& out) {
         << d.memory_allocations_over_live << " allocation(s) of a live address, "
         << d.lock_releases_without_hold << " lock release(s) without a hold";
   }
+  if (d.callstacks_cut || d.callstacks_without_event) {
+    out << "; call stack problems: " << d.callstacks_cut << " cut at " << kMaxCallstackDepth << " frames, "
+        << d.callstacks_without_event << " without their zone or allocation";
+  }
   out << "\n";
 }
 
@@ -336,6 +341,60 @@ void PrintLockStatistics(const TraceModel& model, std::ostream& out, size_t limi
                   FormatDuration(double(s.wait_max_ns)).c_str(),
                   FormatDuration(double(s.hold_total_ns)).c_str(),
                   FormatDuration(double(s.hold_max_ns)).c_str());
+  }
+}
+
+void PrintSampleStatistics(const TraceModel& model, std::ostream& out, size_t limit) {
+  if (model.samples.size() == 0) return;
+  Symbolizer symbolizer;
+  const SampleSummary summary = SummarizeSamples(model, symbolizer, {});
+  out << "\nSamples (" << summary.sample_count << ", the " << std::min(limit, summary.functions.size())
+      << " functions most often running, of " << summary.functions.size() << ")\n";
+  out << FitColumn("Function", 48)
+      << Format(" %8s %7s %8s %7s  %s\n", "Self", "Self%", "Total", "Total%", "Where");
+  const double all = double(std::max<uint64_t>(summary.sample_count, 1));
+  for (size_t i = 0; i < summary.functions.size() && i < limit; ++i) {
+    const FunctionSamples& f = summary.functions[i];
+    if (f.self_count == 0) break;
+    std::string where = f.module;
+    if (!f.file.empty())
+      where = f.file.substr(f.file.rfind('/') + 1) + ":" + std::to_string(f.line) + " (" + f.module + ")";
+    out << FitColumn(f.function, 48)
+        << Format(" %8" PRIu64 " %6.1f%% %8" PRIu64 " %6.1f%%  %s\n", f.self_count,
+                  100.0 * double(f.self_count) / all, f.total_count, 100.0 * double(f.total_count) / all,
+                  where.c_str());
+  }
+}
+
+void PrintContextSwitches(const TraceModel& model, std::ostream& out, size_t limit) {
+  if (model.context_switches.size() == 0) return;
+  const auto running = ComputeThreadRunning(model);
+  struct Row {
+    std::string name;
+    uint64_t switches_out = 0;
+    double running_ns = 0;
+  };
+  std::vector<Row> rows;
+  for (const auto& [tid, thread] : running) {
+    Row row{.name = "tid " + std::to_string(tid), .switches_out = thread.switches_out};
+    for (const ThreadTimeline& t : model.threads) {
+      if (t.os_thread_id == tid) row.name = ThreadLabel(t);
+    }
+    for (const RunSpan& span : thread.spans)
+      row.running_ns += double(model.DurationNs(span.begin_tick, span.end_tick));
+    rows.push_back(std::move(row));
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Row& a, const Row& b) { return a.switches_out > b.switches_out; });
+  out << "\nContext switches (" << CountSwitchesOut(model) << " times a thread was switched out, "
+      << rows.size() << " thread(s)"
+      << (rows.size() > limit ? ", the first " + std::to_string(limit) : std::string()) << ")\n";
+  out << FitColumn("Thread", 32) << Format(" %12s %12s %9s\n", "Switches", "Running", "Running%");
+  const double duration = double(std::max<int64_t>(model.DurationNs(model.first_tick, model.last_tick), 1));
+  for (size_t i = 0; i < rows.size() && i < limit; ++i) {
+    out << FitColumn(rows[i].name, 32)
+        << Format(" %12" PRIu64 " %12s %8.1f%%\n", rows[i].switches_out,
+                  FormatDuration(rows[i].running_ns).c_str(), 100.0 * rows[i].running_ns / duration);
   }
 }
 

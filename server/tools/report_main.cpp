@@ -135,6 +135,8 @@ int main(int argc, char** argv) {
     }
     gnomon::server::PrintMemoryStatistics(model, std::cout);
     gnomon::server::PrintLockStatistics(model, std::cout);
+    gnomon::server::PrintSampleStatistics(model, std::cout);
+    gnomon::server::PrintContextSwitches(model, std::cout);
   }
   if (!json_path.empty() &&
       !WriteOutput(json_path, [&](std::ostream& out) { gnomon::server::WriteJsonReport(model, out); })) {

@@ -5,6 +5,12 @@
 //                                  never freed, a free of an unknown pointer
 //   gnomon-test-resources locks    locks of every kind, one made to contend a known
 //                                  number of times
+//   gnomon-test-resources stacks   zones and an allocation three known functions deep
+//                                  (run it with GNOMON_CALLSTACK_DEPTH), and a zone
+//                                  with a stack of its own depth
+//   gnomon-test-resources samples  a function that burns 300 ms of CPU, and a thread
+//                                  that sleeps 30 times (GNOMON_SAMPLING_HZ,
+//                                  GNOMON_CONTEXT_SWITCHES)
 //
 // Each waits for a server before it records, and at exit for the capture to drain
 // (run it with GNOMON_WAIT_FOR_SERVER_MS).
@@ -12,6 +18,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <gnomon/gnomon.hpp>
 #include <gnomon/new_delete.hpp>
 #include <mutex>
@@ -133,6 +140,59 @@ int Locks() {
   return 0;
 }
 
+// Three functions deep, each kept a frame of its own.
+[[gnu::noinline]] void StackInner() {
+  GNOMON_ZONE("stack inner");
+  void* block = std::malloc(777);
+  GNOMON_ALLOC(block, 777);
+  GNOMON_FREE(block);
+  std::free(block);
+  asm volatile("" ::: "memory");
+}
+[[gnu::noinline]] void StackMiddle() {
+  StackInner();
+  asm volatile("" ::: "memory");
+}
+[[gnu::noinline]] void StackOuter() {
+  StackMiddle();
+  asm volatile("" ::: "memory");
+}
+[[gnu::noinline]] void StackOwnDepth() {
+  GNOMON_ZONE_CALLSTACK("own depth", 3);
+  asm volatile("" ::: "memory");
+}
+
+int Stacks() {
+  for (int i = 0; i < 10; ++i) StackOuter();
+  StackOwnDepth();
+  std::puts("stacks done");
+  return 0;
+}
+
+// Burns CPU time (not wall time: a loaded machine stretches it) in a function of its own.
+[[gnu::noinline]] uint64_t BurnCpuInKnownFunction(double cpu_seconds) {
+  timespec start{}, now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
+  uint64_t x = 1;
+  do {
+    for (int i = 0; i < 100000; ++i) x = x * 6364136223846793005ull + 1442695040888963407ull;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  } while (double(now.tv_sec - start.tv_sec) + 1e-9 * double(now.tv_nsec - start.tv_nsec) < cpu_seconds);
+  return x;
+}
+
+int Samples() {
+  std::thread sleeper([] {
+    gnomon::SetThreadName("sleeper");
+    GNOMON_ZONE("sleeping");
+    for (int i = 0; i < 30; ++i) std::this_thread::sleep_for(1ms);
+  });
+  const uint64_t x = BurnCpuInKnownFunction(0.3);
+  sleeper.join();
+  std::printf("samples done %llu\n", static_cast<unsigned long long>(x & 1));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -144,6 +204,8 @@ int main(int argc, char** argv) {
   }
   if (mode == "memory") return Memory();
   if (mode == "locks") return Locks();
-  std::fprintf(stderr, "usage: gnomon-test-resources memory|locks\n");
+  if (mode == "stacks") return Stacks();
+  if (mode == "samples") return Samples();
+  std::fprintf(stderr, "usage: gnomon-test-resources memory|locks|stacks|samples\n");
   return 1;
 }

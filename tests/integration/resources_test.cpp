@@ -1,7 +1,12 @@
-// Memory and locks from a real program over real TCP: exact counts (the program's
-// events are all known, see resource_program.cpp), through the report and its JSON.
+// Memory, locks, call stacks, samples and context switches from a real program over
+// real TCP: exact counts where the program's events are all known (see
+// resource_program.cpp), through the report and its JSON.
 #include <doctest/doctest.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include <set>
 #include <sstream>
 
 #include "../support/json_check.h"
@@ -9,6 +14,7 @@
 #include "gnomon/server/json_report.h"
 #include "gnomon/server/lock_statistics.h"
 #include "gnomon/server/memory_statistics.h"
+#include "gnomon/server/samples.h"
 
 using gnomon::server::TraceModel;
 using gnomon::test::CaptureProgram;
@@ -121,4 +127,142 @@ TEST_CASE("locks: a lock made to contend a known number of times, and every kind
   for (const auto& [id, lock] : m.locks) {
     for (size_t i = 0; i < lock.holds.size(); ++i) CHECK(lock.holds[i].is_released());
   }
+}
+
+namespace {
+
+// The functions of a stack, symbolized, innermost first.
+std::vector<std::string> StackFunctions(const TraceModel& m, gnomon::server::Symbolizer& symbolizer,
+                                        uint32_t id) {
+  std::vector<std::string> functions;
+  const auto frames = m.callstacks.Frames(id);
+  for (uint64_t frame : frames) functions.push_back(symbolizer.Resolve(frame, true).function);
+  return functions;
+}
+
+// Whether `wanted` appear in `functions` in this order (others may come between).
+bool InOrder(const std::vector<std::string>& functions, const std::vector<std::string>& wanted) {
+  size_t next = 0;
+  for (const std::string& f : functions) {
+    if (next < wanted.size() && f.find(wanted[next]) != std::string::npos) ++next;
+  }
+  return next == wanted.size();
+}
+
+std::string Join(const std::vector<std::string>& functions) {
+  std::string text;
+  for (const std::string& f : functions) text += f + " <- ";
+  return text;
+}
+
+// Whether this process may open a perf event on itself, as the program will.
+bool KernelAllowsPerfEvents() {
+  perf_event_attr attr{};
+  attr.size = sizeof(attr);
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_DUMMY;
+  attr.exclude_kernel = 1;
+  const long fd = syscall(SYS_perf_event_open, &attr, 0, 0, -1, 0);
+  if (fd < 0) return false;
+  close(int(fd));
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("call stacks: every zone and allocation three known functions deep, and a zone's own depth") {
+  auto capture = CaptureProgram({GNOMON_TEST_RESOURCES, "stacks"}, {{"GNOMON_CALLSTACK_DEPTH", "12"}}, 0);
+  REQUIRE_MESSAGE(capture.exit_code == 0, capture.log);
+  const TraceModel& m = capture.model();
+  gnomon::server::Symbolizer symbolizer;
+  symbolizer.Update(m.modules);
+  REQUIRE(!m.modules.empty());
+  CHECK(m.diagnostics.callstacks_without_event == 0);
+  const gnomon::server::ThreadTimeline* main_thread = nullptr;
+  for (const auto& t : m.threads) {
+    if (t.name == "main") main_thread = &t;
+  }
+  REQUIRE(main_thread != nullptr);
+  int inner = 0, own = 0;
+  for (size_t i = 0; i < main_thread->zones.size(); ++i) {
+    const std::string& name = m.ZoneName(*main_thread, i);
+    const auto stack = main_thread->callstacks.find(i);
+    REQUIRE(stack != main_thread->callstacks.end());
+    const auto functions = StackFunctions(m, symbolizer, stack->second);
+    if (name == "stack inner") {
+      ++inner;
+      CHECK_MESSAGE(InOrder(functions, {"StackInner", "StackMiddle", "StackOuter", "main"}), Join(functions));
+    } else if (name == "own depth") {
+      ++own;
+      CHECK(functions.size() == 3);
+      CHECK_MESSAGE(InOrder(functions, {"StackOwnDepth"}), Join(functions));
+    }
+  }
+  CHECK(inner == 10);
+  CHECK(own == 1);
+  // The 777-byte blocks: made in StackInner, each with its stack; stored once.
+  int blocks = 0;
+  std::set<uint32_t> stacks;
+  const auto& pool = m.memory_pools.at(0);
+  for (size_t i = 0; i < pool.allocations.size(); ++i) {
+    if (pool.allocations[i].size_bytes != 777) continue;
+    ++blocks;
+    stacks.insert(pool.allocations[i].callstack);
+    CHECK_MESSAGE(
+        InOrder(StackFunctions(m, symbolizer, pool.allocations[i].callstack), {"StackInner", "StackMiddle"}),
+        Join(StackFunctions(m, symbolizer, pool.allocations[i].callstack)));
+  }
+  CHECK(blocks == 10);
+  CHECK(stacks.size() == 1);
+  // The symbols reach the source: file and line of the innermost frame.
+  const auto& frame = symbolizer.Resolve(m.callstacks.Frames(*stacks.begin())[0], true);
+  CHECK(frame.file.ends_with("resource_program.cpp"));
+  CHECK(frame.line > 0);
+}
+
+TEST_CASE("samples find the function that burns CPU; context switches find the thread that sleeps") {
+  auto capture = CaptureProgram({GNOMON_TEST_RESOURCES, "samples"},
+                                {{"GNOMON_SAMPLING_HZ", "1000"}, {"GNOMON_CONTEXT_SWITCHES", "1"}}, 0);
+  REQUIRE_MESSAGE(capture.exit_code == 0, capture.log);
+  const TraceModel& m = capture.model();
+  if (!KernelAllowsPerfEvents()) {
+    // The kernel refuses here: the program said so once, in the trace, and ran on.
+    MESSAGE("perf events are refused on this machine: checking the program said so");
+    bool said = false;
+    for (const auto& message : m.messages) said |= message.text.find("perf_event_open") != std::string::npos;
+    CHECK(said);
+    CHECK(m.samples.size() == 0);
+    return;
+  }
+  // 300 ms of CPU at 1 kHz: about 300 samples in the burning function.
+  gnomon::server::Symbolizer symbolizer;
+  const auto summary = gnomon::server::SummarizeSamples(m, symbolizer, {});
+  REQUIRE(!summary.functions.empty());
+  CHECK_MESSAGE(summary.functions[0].function.find("BurnCpuInKnownFunction") != std::string::npos,
+                summary.functions[0].function);
+  CHECK(summary.functions[0].self_count >= 100);
+  CHECK(summary.functions[0].module == "gnomon-test-resources");
+  // The sleeper: 30 sleeps, each a switch out.
+  uint32_t sleeper = 0;
+  for (const auto& t : m.threads) {
+    if (t.name == "sleeper") sleeper = t.os_thread_id;
+  }
+  REQUIRE(sleeper != 0);
+  const auto running = gnomon::server::ComputeThreadRunning(m);
+  REQUIRE(running.contains(sleeper));
+  CHECK(running.at(sleeper).switches_out >= 30);
+  CHECK(running.at(sleeper).spans.size() >= 30);
+
+  std::ostringstream json;
+  gnomon::server::WriteJsonReport(m, json);
+  gnomon::test::JsonValue root;
+  std::string error;
+  REQUIRE_MESSAGE(gnomon::test::ParseJson(json.str(), root, error), error);
+  CHECK(root.Find("samples")->Find("count")->number == double(m.samples.size()));
+  CHECK(root.Find("samples")
+            ->Find("top")
+            ->array.at(0)
+            .Find("function")
+            ->string.find("BurnCpuInKnownFunction") != std::string::npos);
+  CHECK(root.Find("context_switches")->Find("count")->number >= 30);
 }

@@ -140,6 +140,25 @@ class StreamWriter {
   StreamWriter& LockRelease(uint32_t lock, uint64_t tick) {
     return Add(protocol::LockRelease{.lock_id = lock, .tick = tick});
   }
+  // Frames as the host stores them: little-endian on every machine the tests run on.
+  StreamWriter& Callstack(const std::vector<uint64_t>& frames) {
+    return Add(protocol::Callstack{}, {.frames = Values(frames)});
+  }
+  StreamWriter& Module(uint64_t load_bias, uint64_t start, uint64_t end, std::string_view path,
+                       std::string_view build_id = "") {
+    return Add(protocol::ModuleDef{.load_bias = load_bias, .start = start, .end = end},
+               {.path = path, .build_id = build_id});
+  }
+  StreamWriter& Sample(uint32_t os_thread_id, uint64_t tick, const std::vector<uint64_t>& frames) {
+    return Add(protocol::Sample{.os_thread_id = os_thread_id, .tick = tick}, {.frames = Values(frames)});
+  }
+  StreamWriter& Switch(uint32_t os_thread_id, protocol::ContextSwitchKind kind, uint32_t cpu, uint64_t tick) {
+    return Add(protocol::ContextSwitch{
+        .os_thread_id = os_thread_id, .kind = uint8_t(kind), .cpu = cpu, .tick = tick});
+  }
+  static protocol::LeValues Values(const std::vector<uint64_t>& frames) {
+    return {reinterpret_cast<const uint8_t*>(frames.data()), frames.size()};
+  }
   StreamWriter& GpuContextName(uint32_t context, std::string_view name) {
     return Add(protocol::GpuContextName{.context_id = context}, {.name = name});
   }

@@ -144,6 +144,8 @@ uint64_t gnomon_now(void);
 
 /* ---- zones ---- */
 void gnomon_zone_begin(gnomon_source_location* location);
+/* The same, with the call stack of `depth` frames (at most 64) that led to it. */
+void gnomon_zone_begin_callstack(gnomon_source_location* location, uint32_t depth);
 void gnomon_zone_end(void);
 /* Runtime attributes of the innermost open zone of the calling thread. */
 void gnomon_zone_name(const char* name, size_t length);

@@ -39,11 +39,17 @@ enum class Severity : uint8_t {
 
 namespace detail {
 
+inline uint32_t LocationId(gnomon_source_location* location) {
+  const uint32_t id = std::atomic_ref<uint32_t>(location->id).load(std::memory_order_acquire);
+  return GNOMON_LIKELY(id != 0) ? id : RegisterSourceLocation(location);
+}
+
 // Records a zone's begin; false when it was not recorded (the event is then counted,
 // as `events`: 2 when the caller will not count the end itself).
 inline bool RecordZoneBegin(gnomon_source_location* location, uint64_t events = 1) {
-  uint32_t id = std::atomic_ref<uint32_t>(location->id).load(std::memory_order_acquire);
-  if (GNOMON_UNLIKELY(id == 0)) id = RegisterSourceLocation(location);
+  const uint32_t id = LocationId(location);
+  if (GNOMON_UNLIKELY(g_callstack_depth != 0))
+    return RecordZoneBeginWithCallstack(id, g_callstack_depth, events);
   uint8_t* p = Reserve(sizeof(protocol::ZoneBegin), events);
   if (GNOMON_UNLIKELY(p == nullptr)) return false;
   Commit(protocol::WriteMessage(p, protocol::ZoneBegin{.srcloc_id = id, .tick = Now()}));
@@ -95,6 +101,9 @@ class ScopedZone {
  public:
   // A begin not recorded is counted with its end, at once.
   explicit ScopedZone(gnomon_source_location* location) : recorded_(detail::RecordZoneBegin(location, 2)) {}
+  // The same with the call stack of `callstack_depth` frames (GNOMON_ZONE_CALLSTACK).
+  ScopedZone(gnomon_source_location* location, uint32_t callstack_depth)
+      : recorded_(detail::RecordZoneBeginWithCallstack(detail::LocationId(location), callstack_depth, 2)) {}
   ~ScopedZone() {
     if (GNOMON_LIKELY(recorded_)) detail::RecordZoneEnd();
   }
@@ -232,6 +241,10 @@ inline uint64_t CpuTimeFromHostNs(gnomon_cpu_time_domain domain, int64_t host_ns
 #define GNOMON_ZONE_C(zone_name, rgb) \
   ::gnomon::ScopedZone GNOMON_CONCAT(gnomon_zone_, __LINE__)(GNOMON_STATIC_LOCATION(zone_name, rgb))
 #define GNOMON_ZONE(zone_name) GNOMON_ZONE_C(zone_name, GNOMON_NO_COLOR)
+// A zone with the call stack of `depth` frames (at most 64) that led to it.
+#define GNOMON_ZONE_CALLSTACK(zone_name, depth)               \
+  ::gnomon::ScopedZone GNOMON_CONCAT(gnomon_zone_, __LINE__)( \
+      GNOMON_STATIC_LOCATION(zone_name, GNOMON_NO_COLOR), uint32_t(depth))
 #define GNOMON_FUNCTION() GNOMON_ZONE_C(nullptr, GNOMON_NO_COLOR)
 #define GNOMON_FRAME_MARK_NAMED(frame_name)                                   \
   do {                                                                        \
@@ -249,6 +262,7 @@ inline uint64_t CpuTimeFromHostNs(gnomon_cpu_time_domain domain, int64_t host_ns
 class ScopedZone {
  public:
   explicit ScopedZone(gnomon_source_location*) {}
+  ScopedZone(gnomon_source_location*, uint32_t) {}
 };
 // The same interface, nothing recorded.
 template <typename Mutex>
@@ -303,6 +317,7 @@ inline uint64_t CpuTimeFromHostNs(gnomon_cpu_time_domain, int64_t) { return 0; }
 
 #define GNOMON_ZONE_C(zone_name, rgb) static_cast<void>(0)
 #define GNOMON_ZONE(zone_name) static_cast<void>(0)
+#define GNOMON_ZONE_CALLSTACK(zone_name, depth) static_cast<void>(0)
 #define GNOMON_FUNCTION() static_cast<void>(0)
 #define GNOMON_FRAME_MARK_NAMED(frame_name) static_cast<void>(0)
 #define GNOMON_PLOT(plot_name, value) static_cast<void>(0)

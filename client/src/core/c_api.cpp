@@ -119,6 +119,14 @@ uint64_t gnomon_now(void) {
 }
 
 void gnomon_zone_begin(gnomon_source_location* location) { gnomon::ZoneBegin(location); }
+void gnomon_zone_begin_callstack(gnomon_source_location* location, uint32_t depth) {
+  if (gnomon::detail::tls_writer.unrecorded_depth != 0) {
+    ++gnomon::detail::tls_writer.unrecorded_depth;  // inside a zone not recorded (see ZoneBegin)
+    gnomon::detail::CountNotRecorded();
+  } else if (!gnomon::detail::RecordZoneBeginWithCallstack(gnomon::detail::LocationId(location), depth, 1)) {
+    ++gnomon::detail::tls_writer.unrecorded_depth;
+  }
+}
 void gnomon_zone_end(void) { gnomon::ZoneEnd(); }
 
 void gnomon_zone_name(const char* name, size_t length) {

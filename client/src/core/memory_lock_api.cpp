@@ -3,6 +3,7 @@
 // inline; these calls are for C and bindings.
 #include <cstring>
 
+#include "callstack.h"
 #include "gnomon/gnomon.h"
 #include "gnomon/gnomon.hpp"
 #include "inside_library.h"
@@ -53,10 +54,23 @@ extern "C" {
 void gnomon_alloc(const void* ptr, size_t size, const char* name) {
   if (ptr == nullptr || gnomon::client::IsInsideLibrary()) return;
   Profiler::Get();  // the timer is chosen at start-up
-  WriteEvent(protocol::MemAlloc{.pool_id = PoolId(name),
-                                .address = reinterpret_cast<uintptr_t>(ptr),
-                                .size_bytes = size,
-                                .tick = gnomon::detail::Now()});
+  const protocol::MemAlloc alloc{.pool_id = PoolId(name),
+                                 .address = reinterpret_cast<uintptr_t>(ptr),
+                                 .size_bytes = size,
+                                 .tick = gnomon::detail::Now()};
+  const uint32_t depth = gnomon::detail::g_callstack_depth;
+  if (depth == 0) {
+    WriteEvent(alloc);
+    return;
+  }
+  // With its call stack, in the same reservation: the stack follows its allocation.
+  uint64_t frames[gnomon::detail::kMaxCallstackDepth];
+  const size_t n = gnomon::client::CaptureCallstack(frames, depth, 0);
+  const protocol::CallstackTail tail{.frames = {reinterpret_cast<const uint8_t*>(frames), n}};
+  uint8_t* p = gnomon::detail::Reserve(sizeof(alloc) + protocol::WireSize<protocol::Callstack>(tail));
+  if (p == nullptr) return;
+  p = protocol::WriteMessage(p, alloc);
+  gnomon::detail::Commit(protocol::WriteMessage(p, protocol::Callstack{}, tail));
 }
 
 void gnomon_free(const void* ptr, const char* name) {

@@ -7,10 +7,12 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "callstack.h"
 #include "gnomon/client/thread_writer.h"
 #include "gnomon/protocol/byte_io.h"
 #include "gnomon/protocol/settings.h"
 #include "inside_library.h"
+#include "sampler.h"
 #include "sender.h"
 #include "timer.h"
 
@@ -112,6 +114,9 @@ Config& PendingConfig() {
     ReadEnvSetting("GNOMON_ON_DEMAND", config.on_demand, ParseSwitch);
     if (const char* output = std::getenv("GNOMON_OUTPUT"); output && *output) config.output_path = output;
     ReadEnvSetting("GNOMON_SAVE_SIGNAL", config.save_signal, ParseSaveSignal);
+    ReadEnvSetting("GNOMON_CALLSTACK_DEPTH", config.callstack_depth, Unsigned(0, detail::kMaxCallstackDepth));
+    ReadEnvSetting("GNOMON_SAMPLING_HZ", config.sampling_hz, Unsigned(0, 100000));
+    ReadEnvSetting("GNOMON_CONTEXT_SWITCHES", config.context_switches, ParseSwitch);
     if (const char* to = std::getenv("GNOMON_ANNOUNCE_TO"); to && *to) {
       if (ParseAnnounceDestination(to)) {
         config.announce_to = to;
@@ -173,10 +178,19 @@ Profiler& Profiler::Get() {
   if (Profiler* running = g_profiler.load(std::memory_order_acquire)) return *running;
   InitTimer();
   auto* profiler = new Profiler(PendingConfig());
+  const Config& config = profiler->registry_.config();
+  if (config.callstack_depth != 0) {  // before any thread can see the profiler started
+    WarmUpCallstacks();
+    detail::g_callstack_depth = config.callstack_depth;
+  }
   profiler->listen_ok_ = profiler->sender_->Listen();
   g_profiler.store(profiler, std::memory_order_release);
   detail::g_profiler_started.store(true, std::memory_order_release);
   profiler->sender_->Start();
+  if (config.sampling_hz != 0 || config.context_switches) {
+    profiler->sampler_ = new Sampler(profiler->registry_);
+    profiler->sampler_->Start(config.sampling_hz, config.context_switches);
+  }
   std::atexit(ShutdownAtExit);
   return *profiler;
 }
@@ -191,7 +205,9 @@ bool Profiler::Configure(const std::function<void(Config&)>& change) {
 }
 
 void Profiler::Shutdown() {
-  if (registry_.MarkShutDown()) sender_->Stop();
+  if (!registry_.MarkShutDown()) return;
+  if (sampler_ != nullptr) sampler_->Stop();  // its last records go out with the rest
+  sender_->Stop();
 }
 
 ThreadState* CurrentThreadState() {

@@ -13,6 +13,7 @@
 namespace gnomon::client {
 
 class Sender;
+class Sampler;
 
 class Profiler {
  public:
@@ -34,7 +35,8 @@ class Profiler {
   explicit Profiler(const Config& config);
 
   Registry registry_;
-  Sender* sender_ = nullptr;  // never destroyed, like the profiler
+  Sender* sender_ = nullptr;    // never destroyed, like the profiler
+  Sampler* sampler_ = nullptr;  // with GNOMON_SAMPLING_HZ or GNOMON_CONTEXT_SWITCHES
   bool listen_ok_ = false;
 };
 

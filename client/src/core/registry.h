@@ -78,6 +78,9 @@ struct Config {
   bool on_demand = false;                        // record only while a server is connected
   std::string output_path;                       // the program writes its own trace file
   int save_signal = 0;                           // saves the recording (0: none)
+  uint32_t callstack_depth = 0;                  // frames at every zone begin and allocation (0: none)
+  uint32_t sampling_hz = 0;                      // statistical samples of every thread (0: none)
+  bool context_switches = false;                 // when each thread runs and waits
 };
 
 class Registry {

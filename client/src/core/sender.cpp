@@ -30,6 +30,7 @@ using Clock = std::chrono::steady_clock;
 using protocol::StoreLe;
 
 constexpr auto kCalibrationPeriod = std::chrono::seconds(1);
+constexpr auto kModulesPeriod = std::chrono::seconds(1);
 constexpr auto kFirstCalibrationGap = std::chrono::milliseconds(20);
 constexpr size_t kFlushBytes = 1 << 20;
 constexpr auto kHandshakeTimeout = std::chrono::seconds(2);  // per connection, never blocking
@@ -343,6 +344,18 @@ void Sender::TakeCalibration() {
   next_calibration_ = Clock::now() + kCalibrationPeriod;
 }
 
+void Sender::AnnounceModules() {
+  const Config& config = registry_.config();
+  if (config.callstack_depth == 0 && config.sampling_hz == 0) {
+    next_modules_ = Clock::time_point::max();
+    return;
+  }
+  std::vector<uint8_t> bytes;
+  module_map_.AppendNew(bytes);
+  if (!bytes.empty()) registry_.AppendGlobal(bytes.data(), bytes.size());
+  next_modules_ = Clock::now() + kModulesPeriod;
+}
+
 void Sender::Announce() {
   if (listen_fd_ < 0) return;
   char host[protocol::kMaxHostName + 1] = {};
@@ -367,6 +380,7 @@ void Sender::Run() {
     const bool stopping = stop_.load();
     const auto now = Clock::now();
     if (now >= next_calibration_) TakeCalibration();
+    if (now >= next_modules_) AnnounceModules();
     announcer_.Tick(now);
     ServeSaveRequests();
     if (!has_sink()) {

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "announcer.h"
+#include "callstack.h"
 #include "gnomon/protocol/handshake.h"
 #include "timer.h"
 
@@ -74,6 +75,8 @@ class Sender {
   // Publishes the program's announcement (from the sender's thread).
   void Announce();
   void TakeCalibration();
+  // ModuleDefs for the modules loaded since the last call (with call stacks or samples).
+  void AnnounceModules();
   // Waits up to timeout_ms for the listening socket, the handshakes pending and (when
   // connected) the connection, then accepts, reads hellos, answers them, and notices a
   // server that left. Sets conn_fd_ when a handshake succeeds.
@@ -121,6 +124,9 @@ class Sender {
   uint32_t current_context_ = 0;
   uint64_t dropped_sent_ = 0;
   std::chrono::steady_clock::time_point next_calibration_;
+  // Modules announced for call stacks and samples (refreshed every second: dlopen).
+  ModuleMap module_map_;
+  std::chrono::steady_clock::time_point next_modules_;
   std::chrono::steady_clock::time_point stop_deadline_;
   CalibrationPair first_pair_;
   double ticks_per_second_ = 0;

@@ -75,6 +75,16 @@ extern constinit bool g_timer_is_tsc;
 // Set once the profiler has started (the first Gnomon call, or gnomon_startup()).
 extern constinit std::atomic<bool> g_profiler_started;
 
+// Frames of call stack recorded at every zone begin and allocation
+// (GNOMON_CALLSTACK_DEPTH); 0: none. Set once at start-up.
+extern constinit uint32_t g_callstack_depth;
+inline constexpr uint32_t kMaxCallstackDepth = 64;
+
+// Records a zone begin followed by the caller's call stack of `depth` frames (at most
+// kMaxCallstackDepth), in one reservation; false when not recorded (then counted as
+// `events`). Out of line: it unwinds the stack, about a microsecond.
+bool RecordZoneBeginWithCallstack(uint32_t location_id, uint32_t depth, uint64_t events);
+
 // Slow path: makes room for `bytes` (at most kMaxRecordBytes). Returns where to write,
 // or nullptr when the event is not recorded (it is then already counted).
 uint8_t* Refill(size_t bytes);

@@ -19,8 +19,10 @@
 //                      peak_bytes, peak_time_ns, leaked_allocations, leaked_bytes}]
 //   locks            [{name, acquisitions, contended, shared, threads, wait_total_ns,
 //                      wait_max_ns, hold_total_ns, hold_max_ns}], most waited-for first
-//   samples          {count, top: [{function, self_count}]}
-//   context_switches {count}
+//   samples          {count, top: [{function, module, file, line, self_count,
+//                      total_count}]}, the 20 functions most often running
+//   context_switches {count (times a thread was switched out),
+//                     threads: [{os_thread_id, switches, running_ns}]}
 //   dropped_events, ended_cleanly, diagnostics {name: count}
 //
 // Strings are valid UTF-8, escaped as JSON requires (text.h).

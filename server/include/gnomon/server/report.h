@@ -31,6 +31,12 @@ void PrintCounterStatistics(const TraceModel& model, std::ostream& out);
 void PrintMemoryStatistics(const TraceModel& model, std::ostream& out, size_t limit = 20);
 void PrintLockStatistics(const TraceModel& model, std::ostream& out, size_t limit = 20);
 
+// The functions the samples found running most often (self and total counts, with
+// their source line and module), and each thread's context switches and running time;
+// nothing when the trace has none.
+void PrintSampleStatistics(const TraceModel& model, std::ostream& out, size_t limit = 20);
+void PrintContextSwitches(const TraceModel& model, std::ostream& out, size_t limit = 20);
+
 // What a GPU context's brackets prove, with the calibrations' own bound, for a line
 // that names them: "the offset within [-3.1 us, -119 ns]: every time moved 119 ns
 // earlier", or that they contradict each other.

@@ -1,0 +1,253 @@
+#include "sampler.h"
+
+#include <dirent.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "gnomon/client/thread_writer.h"
+#include "gnomon/gnomon.h"
+#include "gnomon/protocol/messages.h"
+#include "inside_library.h"
+#include "registry.h"
+
+namespace gnomon::client {
+namespace {
+
+constexpr size_t kRingPages = 64;           // 256 KiB a CPU
+constexpr size_t kMaxThreadsAtStart = 256;  // threads opened one by one; later ones inherit
+constexpr auto kDrainPeriod = std::chrono::milliseconds(5);
+// PERF_CONTEXT_MAX (-4095) and above mark where kernel, user and guest frames begin.
+constexpr uint64_t kFirstContextMarker = ~uint64_t(0) - 4094;
+
+long PerfEventOpen(perf_event_attr* attr, pid_t tid, int cpu, int group) {
+  return syscall(SYS_perf_event_open, attr, tid, cpu, group, PERF_FLAG_FD_CLOEXEC);
+}
+
+std::vector<pid_t> Threads() {
+  std::vector<pid_t> threads;
+  if (DIR* dir = opendir("/proc/self/task")) {
+    while (dirent* entry = readdir(dir)) {
+      const long tid = std::strtol(entry->d_name, nullptr, 10);
+      if (tid > 0 && threads.size() < kMaxThreadsAtStart) threads.push_back(pid_t(tid));
+    }
+    closedir(dir);
+  }
+  return threads;
+}
+
+int Paranoid() {
+  int level = -100;
+  if (std::FILE* file = std::fopen("/proc/sys/kernel/perf_event_paranoid", "r")) {
+    if (std::fscanf(file, "%d", &level) != 1) level = -100;
+    std::fclose(file);
+  }
+  return level;
+}
+
+// Says once, in the trace and on stderr, why there are no samples or switches.
+void SayRefused(const char* what, int error) {
+  char text[320];
+  const int paranoid = Paranoid();
+  std::snprintf(
+      text, sizeof(text),
+      "gnomon: %s unavailable: perf_event_open: %s%s%s. The program runs on without them.", what,
+      std::strerror(error), paranoid > 2 ? " (kernel.perf_event_paranoid is " : "",
+      paranoid > 2
+          ? std::to_string(paranoid).append(": 2 or less lets a user sample its own programs)").c_str()
+          : "");
+  std::fprintf(stderr, "%s\n", text);
+  gnomon_message(text, std::strlen(text), GNOMON_WARNING);
+}
+
+// Writes one fixed-size or tailed message on the reader's own buffer.
+template <typename M>
+void Record(const M& m, const typename M::Tail& tail = {}) {
+  uint8_t* p = detail::Reserve(protocol::WireSize<M>(tail));
+  if (p != nullptr) detail::Commit(protocol::WriteMessage(p, m, tail));
+}
+
+}  // namespace
+
+bool Sampler::Start(uint32_t sampling_hz, bool context_switches) {
+  InsideLibrary inside;
+  sampling_ = sampling_hz != 0;
+  perf_event_attr attr{};
+  attr.size = sizeof(attr);
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = sampling_ ? PERF_COUNT_SW_CPU_CLOCK : PERF_COUNT_SW_DUMMY;
+  if (sampling_) {
+    attr.freq = 1;
+    attr.sample_freq = sampling_hz;
+  }
+  attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
+  attr.exclude_kernel = 1;
+  attr.exclude_hv = 1;
+  attr.exclude_callchain_kernel = 1;
+  attr.inherit = 1;
+  attr.use_clockid = 1;
+  attr.clockid = CLOCK_MONOTONIC_RAW;
+  attr.context_switch = context_switches ? 1 : 0;
+  attr.sample_id_all = 1;  // switch records carry the thread and the time too
+  attr.wakeup_events = 1;
+  const long cpus = std::max(1L, sysconf(_SC_NPROCESSORS_CONF));
+  const std::vector<pid_t> threads = Threads();
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  // An event per CPU and thread: the descriptors are bounded by a share of the limit.
+  rlimit files{};
+  getrlimit(RLIMIT_NOFILE, &files);
+  const size_t budget = std::min<size_t>(files.rlim_cur == RLIM_INFINITY ? 65536 : files.rlim_cur / 2, 65536);
+  const char* what = sampling_ ? "sampling" : "context switches";
+  rings_.resize(size_t(cpus));
+  size_t covered = 0;
+  int last_error = ENODEV;
+  for (pid_t tid : threads) {
+    if (covered > 0 && (covered + 1) * size_t(cpus) > budget) break;
+    for (int cpu = 0; cpu < cpus; ++cpu) {
+      Ring& ring = rings_[size_t(cpu)];
+      ring.cpu = uint32_t(cpu);
+      const long fd = PerfEventOpen(&attr, tid, cpu, -1);
+      if (fd < 0) {
+        if (errno == ESRCH) break;                 // the thread has just exited
+        if (errno == ENODEV || errno == EINVAL) {  // a CPU that is not online
+          last_error = errno;
+          continue;
+        }
+        const int error = errno;
+        Stop();
+        SayRefused(what, error);
+        return false;
+      }
+      if (ring.fd < 0) {
+        ring.fd = int(fd);
+        ring.map = mmap(nullptr, (kRingPages + 1) * page, PROT_READ | PROT_WRITE, MAP_SHARED, ring.fd, 0);
+        if (ring.map == MAP_FAILED) {
+          const int error = errno;
+          ring.map = nullptr;
+          Stop();
+          SayRefused(what, error);
+          return false;
+        }
+      } else if (ioctl(int(fd), PERF_EVENT_IOC_SET_OUTPUT, ring.fd) != 0) {
+        close(int(fd));  // this thread on this CPU goes unsampled; the rest carry on
+      } else {
+        others_.push_back(int(fd));
+      }
+    }
+    ++covered;
+  }
+  std::erase_if(rings_, [](const Ring& ring) { return ring.fd < 0; });
+  if (rings_.empty()) {
+    SayRefused(what, last_error);
+    return false;
+  }
+  if (covered < threads.size()) {
+    char text[200];
+    std::snprintf(text, sizeof(text),
+                  "gnomon: %s covers %zu of the %zu threads alive at start (the open file limit); threads "
+                  "started later are all covered",
+                  what, covered, threads.size());
+    std::fprintf(stderr, "%s\n", text);
+    gnomon_message(text, std::strlen(text), GNOMON_WARNING);
+  }
+  reader_ = std::thread([this] { Run(); });
+  return true;
+}
+
+void Sampler::Stop() {
+  if (reader_.joinable()) {
+    stop_.store(true);
+    reader_.join();
+  }
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  for (Ring& ring : rings_) {
+    if (ring.map != nullptr) munmap(ring.map, (kRingPages + 1) * page);
+    if (ring.fd >= 0) close(ring.fd);
+  }
+  for (int fd : others_) close(fd);
+  rings_.clear();
+  others_.clear();
+}
+
+void Sampler::Run() {
+  MarkLibraryThread();
+  gnomon_set_thread_name("gnomon sampler");
+  for (;;) {
+    const bool stopping = stop_.load();
+    for (Ring& ring : rings_) Drain(ring);
+    if (stopping) break;
+    std::this_thread::sleep_for(kDrainPeriod);
+  }
+}
+
+size_t Sampler::Drain(Ring& ring) {
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  const size_t size = kRingPages * page;
+  auto* header = static_cast<perf_event_mmap_page*>(ring.map);
+  const uint8_t* data = static_cast<const uint8_t*>(ring.map) + page;
+  const uint64_t head = __atomic_load_n(&header->data_head, __ATOMIC_ACQUIRE);
+  uint64_t tail = header->data_tail;
+  size_t records = 0;
+  // A record may wrap around the ring's end: copied out whole before it is read.
+  alignas(8) uint8_t record[64 * 1024];
+  while (tail + sizeof(perf_event_header) <= head) {
+    perf_event_header h;
+    for (size_t i = 0; i < sizeof(h); ++i) reinterpret_cast<uint8_t*>(&h)[i] = data[(tail + i) % size];
+    if (h.size < sizeof(h) || tail + h.size > head) break;  // h.size fits `record` (16 bits)
+    for (size_t i = 0; i < h.size; ++i) record[i] = data[(tail + i) % size];
+    tail += h.size;
+    ++records;
+    const uint8_t* p = record + sizeof(h);
+    const uint8_t* end = record + h.size;
+    auto u32 = [&](size_t at) {
+      uint32_t v;
+      std::memcpy(&v, p + at, 4);
+      return v;
+    };
+    auto u64 = [&](size_t at) {
+      uint64_t v;
+      std::memcpy(&v, p + at, 8);
+      return v;
+    };
+    if (h.type == PERF_RECORD_SAMPLE && end - p >= 24) {
+      // pid, tid, time, then the call chain: its length and the addresses.
+      const uint32_t tid = u32(4);
+      const uint64_t ticks = registry_.HostNsToTicks(true, int64_t(u64(8)));
+      const uint64_t count = u64(16);
+      uint64_t frames[128];
+      size_t depth = 0;
+      for (uint64_t i = 0; i < count && 24 + 8 * (i + 1) <= size_t(end - p) && depth < std::size(frames);
+           ++i) {
+        const uint64_t address = u64(24 + 8 * i);
+        if (address >= kFirstContextMarker) continue;  // the markers between kernel and user
+        frames[depth++] = address;
+      }
+      Record(protocol::Sample{.os_thread_id = tid, .tick = ticks},
+             {.frames = {reinterpret_cast<const uint8_t*>(frames), depth}});
+    } else if ((h.type == PERF_RECORD_SWITCH) && end - p >= 16) {
+      // sample_id: pid, tid, time.
+      const uint32_t tid = u32(4);
+      const uint64_t ticks = registry_.HostNsToTicks(true, int64_t(u64(8)));
+      const bool out = (h.misc & PERF_RECORD_MISC_SWITCH_OUT) != 0;
+      Record(protocol::ContextSwitch{
+          .os_thread_id = tid,
+          .kind = uint8_t(out ? protocol::ContextSwitchKind::kOut : protocol::ContextSwitchKind::kIn),
+          .cpu = ring.cpu,
+          .tick = ticks});
+    }
+  }
+  __atomic_store_n(&header->data_tail, tail, __ATOMIC_RELEASE);
+  return records;
+}
+
+}  // namespace gnomon::client

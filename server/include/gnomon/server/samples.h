@@ -1,0 +1,79 @@
+// What the statistical samples and context switches of a trace say: the functions the
+// program spent its time in (self and total), the same as a flame graph, and when each
+// thread was running.
+//
+// Samples are attributed by function (frames symbolized by a Symbolizer, merged by
+// name and module): `self` counts the samples whose first frame is in it, `total`
+// those with it anywhere on the stack (once per sample, however deep the recursion).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gnomon/server/symbolizer.h"
+#include "gnomon/server/trace_model.h"
+
+namespace gnomon::server {
+
+// Which samples count: a range of ticks, one thread (by its OS id) or all.
+struct SampleFilter {
+  uint64_t begin_tick = 0;
+  uint64_t end_tick = UINT64_MAX;  // exclusive
+  uint32_t os_thread_id = 0;       // 0: every thread
+  bool Accepts(const Sample& sample) const {
+    return sample.tick >= begin_tick && sample.tick < end_tick &&
+           (os_thread_id == 0 || sample.os_thread_id == os_thread_id);
+  }
+};
+
+struct FunctionSamples {
+  std::string function;
+  std::string module;
+  std::string file;  // of the first address seen in it
+  uint32_t line = 0;
+  uint64_t self_count = 0;
+  uint64_t total_count = 0;
+};
+
+struct SampleSummary {
+  uint64_t sample_count = 0;               // accepted by the filter
+  std::vector<FunctionSamples> functions;  // by self count, then total count, descending
+};
+SampleSummary SummarizeSamples(const TraceModel& model, Symbolizer& symbolizer, const SampleFilter& filter);
+
+// The accepted samples' stacks merged from the outermost frame in. Node 0 is the root
+// (every sample); a node's children are sorted by count, descending.
+struct FlameGraph {
+  struct Node {
+    uint32_t function = 0;    // index into `functions`
+    uint64_t count = 0;       // samples through this node
+    uint64_t self_count = 0;  // samples that ended here
+    std::vector<uint32_t> children;
+  };
+  std::vector<std::string> functions;  // [0]: "all"
+  std::vector<Node> nodes;
+  uint32_t depth = 0;  // levels below the root
+};
+FlameGraph BuildFlameGraph(const TraceModel& model, Symbolizer& symbolizer, const SampleFilter& filter);
+
+// A span of time a thread was running on a CPU (from its context switches).
+struct RunSpan {
+  uint64_t begin_tick = 0;
+  uint64_t end_tick = 0;
+  uint32_t cpu = 0;
+};
+struct ThreadRunning {
+  std::vector<RunSpan> spans;  // in order, not overlapping
+  uint64_t switches_out = 0;   // times it was switched out
+};
+// Every thread with context switches, by OS thread id. A thread running when the
+// recording began (its first switch is out) runs from the trace's first tick; one
+// running at the end, to its last.
+std::unordered_map<uint32_t, ThreadRunning> ComputeThreadRunning(const TraceModel& model);
+
+// Times a thread of the program was switched out.
+uint64_t CountSwitchesOut(const TraceModel& model);
+
+}  // namespace gnomon::server

@@ -1,0 +1,169 @@
+#include "gnomon/server/samples.h"
+
+#include <algorithm>
+#include <map>
+
+#include "gnomon/protocol/messages.h"
+
+namespace gnomon::server {
+namespace {
+
+// Functions by name and module, each given an index the first time it is met.
+class FunctionIndex {
+ public:
+  uint32_t Of(const SymbolizedFrame& frame) {
+    if (auto known = by_frame_.find(&frame); known != by_frame_.end()) return known->second;
+    auto [it, inserted] = index_.try_emplace({frame.function, frame.module}, uint32_t(frames_.size()));
+    if (inserted) frames_.push_back(&frame);
+    by_frame_.emplace(&frame, it->second);
+    return it->second;
+  }
+  size_t size() const { return index_.size(); }
+  const std::string& Name(uint32_t i) const { return names_[i]; }
+
+  // The symbolizer's frames stay put while it is not updated: kept by pointer, named
+  // once they are all in.
+  void Finish() {
+    for (const SymbolizedFrame* frame : frames_) names_.push_back(frame->function);
+  }
+  const SymbolizedFrame& Frame(uint32_t i) const { return *frames_[i]; }
+
+ private:
+  std::unordered_map<const SymbolizedFrame*, uint32_t> by_frame_;  // each address's frame, once seen
+  std::map<std::pair<std::string, std::string>, uint32_t> index_;
+  std::vector<const SymbolizedFrame*> frames_;
+  std::vector<std::string> names_;
+};
+
+// The function of each frame of a sample's stack, innermost first (its first frame is
+// where the thread was, the rest are return addresses).
+void StackFunctions(const TraceModel& model, Symbolizer& symbolizer, FunctionIndex& index,
+                    const Sample& sample, std::vector<uint32_t>& out) {
+  out.clear();
+  const std::span<const uint64_t> frames = model.callstacks.Frames(sample.callstack);
+  for (size_t i = 0; i < frames.size(); ++i) out.push_back(index.Of(symbolizer.Resolve(frames[i], i != 0)));
+}
+
+}  // namespace
+
+SampleSummary SummarizeSamples(const TraceModel& model, Symbolizer& symbolizer, const SampleFilter& filter) {
+  symbolizer.Update(model.modules);
+  SampleSummary summary;
+  FunctionIndex index;
+  std::vector<uint64_t> self, total;
+  std::vector<uint64_t> last_counted;  // per function: the sample that last counted it
+  std::vector<uint32_t> stack;
+  uint64_t sample_number = 0;
+  model.samples.ForEach([&](const Sample& sample) {
+    if (!filter.Accepts(sample)) return;
+    ++summary.sample_count;
+    ++sample_number;
+    StackFunctions(model, symbolizer, index, sample, stack);
+    if (stack.empty()) return;
+    self.resize(index.size());
+    total.resize(index.size());
+    last_counted.resize(index.size());
+    ++self[stack.front()];
+    for (uint32_t f : stack) {
+      if (last_counted[f] == sample_number) continue;  // recursion counts once
+      last_counted[f] = sample_number;
+      ++total[f];
+    }
+  });
+  index.Finish();
+  for (uint32_t f = 0; f < index.size(); ++f) {
+    const SymbolizedFrame& frame = index.Frame(f);
+    summary.functions.push_back({.function = frame.function,
+                                 .module = frame.module,
+                                 .file = frame.file,
+                                 .line = frame.line,
+                                 .self_count = self[f],
+                                 .total_count = total[f]});
+  }
+  std::stable_sort(summary.functions.begin(), summary.functions.end(),
+                   [](const FunctionSamples& a, const FunctionSamples& b) {
+                     return a.self_count != b.self_count ? a.self_count > b.self_count
+                                                         : a.total_count > b.total_count;
+                   });
+  return summary;
+}
+
+FlameGraph BuildFlameGraph(const TraceModel& model, Symbolizer& symbolizer, const SampleFilter& filter) {
+  symbolizer.Update(model.modules);
+  FlameGraph graph;
+  graph.nodes.emplace_back();  // the root
+  FunctionIndex index;
+  std::vector<uint32_t> stack;
+  // A node's child for a function: looked up among its children (few, in practice).
+  auto child = [&](uint32_t parent, uint32_t function) {
+    for (uint32_t c : graph.nodes[parent].children) {
+      if (graph.nodes[c].function == function) return c;
+    }
+    const uint32_t c = uint32_t(graph.nodes.size());
+    graph.nodes.push_back({.function = function, .count = 0, .self_count = 0, .children = {}});
+    graph.nodes[parent].children.push_back(c);
+    return c;
+  };
+  model.samples.ForEach([&](const Sample& sample) {
+    if (!filter.Accepts(sample)) return;
+    StackFunctions(model, symbolizer, index, sample, stack);
+    uint32_t node = 0;
+    ++graph.nodes[0].count;
+    for (size_t i = stack.size(); i-- > 0;) {
+      node = child(node, stack[i] + 1);  // function 0 is the root's
+      ++graph.nodes[node].count;
+    }
+    ++graph.nodes[node].self_count;
+    graph.depth = std::max(graph.depth, uint32_t(stack.size()));
+  });
+  index.Finish();
+  graph.functions.push_back("all");
+  for (uint32_t f = 0; f < index.size(); ++f) graph.functions.push_back(index.Name(f));
+  for (FlameGraph::Node& node : graph.nodes) {
+    std::sort(node.children.begin(), node.children.end(),
+              [&](uint32_t a, uint32_t b) { return graph.nodes[a].count > graph.nodes[b].count; });
+  }
+  return graph;
+}
+
+std::unordered_map<uint32_t, ThreadRunning> ComputeThreadRunning(const TraceModel& model) {
+  // Each CPU's records come in order, a thread's not (it moves between CPUs): sorted
+  // per thread first.
+  std::unordered_map<uint32_t, std::vector<ContextSwitch>> by_thread;
+  model.context_switches.ForEach([&](const ContextSwitch& s) { by_thread[s.os_thread_id].push_back(s); });
+  std::unordered_map<uint32_t, ThreadRunning> running;
+  for (auto& [tid, switches] : by_thread) {
+    std::stable_sort(switches.begin(), switches.end(),
+                     [](const ContextSwitch& a, const ContextSwitch& b) { return a.tick < b.tick; });
+    ThreadRunning& thread = running[tid];
+    bool is_running = false;
+    RunSpan open{};
+    for (size_t i = 0; i < switches.size(); ++i) {
+      const ContextSwitch& s = switches[i];
+      if (s.kind == uint8_t(protocol::ContextSwitchKind::kIn)) {
+        if (!is_running) open = {.begin_tick = s.tick, .cpu = s.cpu};
+        is_running = true;
+      } else if (s.kind == uint8_t(protocol::ContextSwitchKind::kOut)) {
+        ++thread.switches_out;
+        // Running since the recording began, or since it came in.
+        const uint64_t begin =
+            is_running ? open.begin_tick : (i == 0 ? std::min(model.first_tick, s.tick) : s.tick);
+        if (begin < s.tick) thread.spans.push_back({.begin_tick = begin, .end_tick = s.tick, .cpu = s.cpu});
+        is_running = false;
+      }
+    }
+    if (is_running && open.begin_tick < model.last_tick) {
+      thread.spans.push_back({.begin_tick = open.begin_tick, .end_tick = model.last_tick, .cpu = open.cpu});
+    }
+  }
+  return running;
+}
+
+uint64_t CountSwitchesOut(const TraceModel& model) {
+  uint64_t count = 0;
+  model.context_switches.ForEach(
+      [&](const ContextSwitch& s) { count += s.kind == uint8_t(protocol::ContextSwitchKind::kOut) ? 1 : 0; });
+  return count;
+}
+
+}  // namespace gnomon::server

@@ -1,0 +1,133 @@
+#include "gnomon/server/symbolizer.h"
+
+#include <cxxabi.h>
+#include <elfutils/libdwfl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+
+namespace gnomon::server {
+namespace {
+
+// Debug files are looked for by build id under the standard places; the module files
+// are named by the trace, never searched for.
+char* g_debuginfo_path = nullptr;
+const Dwfl_Callbacks kCallbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &g_debuginfo_path,
+};
+
+std::string Demangle(const char* name) {
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  if (status != 0 || demangled == nullptr) return name;
+  std::string result(demangled);
+  std::free(demangled);
+  return result;
+}
+
+std::string Hex(const unsigned char* bytes, int size) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  for (int i = 0; i < size; ++i) {
+    hex += kDigits[bytes[i] >> 4];
+    hex += kDigits[bytes[i] & 15];
+  }
+  return hex;
+}
+
+std::string Hex(uint64_t address) {
+  char text[24];
+  std::snprintf(text, sizeof(text), "0x%" PRIx64, address);
+  return text;
+}
+
+}  // namespace
+
+Symbolizer::Symbolizer() : dwfl_(dwfl_begin(&kCallbacks)) {}
+
+Symbolizer::~Symbolizer() {
+  if (dwfl_ != nullptr) dwfl_end(dwfl_);
+}
+
+void Symbolizer::Update(std::span<const Module> modules) {
+  if (modules.size() <= modules_seen_) return;
+  for (const Module& module : modules.subspan(modules_seen_)) {
+    if (module.end <= module.start) continue;
+    Loaded loaded{.module = module, .name = module.path.substr(module.path.rfind('/') + 1)};
+    modules_.insert(std::upper_bound(modules_.begin(), modules_.end(), module.start,
+                                     [](uint64_t start, const Loaded& m) { return start < m.module.start; }),
+                    std::move(loaded));
+  }
+  modules_seen_ = modules.size();
+  cache_.clear();  // an address outside every module may lie in a new one
+}
+
+Symbolizer::Loaded* Symbolizer::ModuleAt(uint64_t address) {
+  auto it = std::upper_bound(modules_.begin(), modules_.end(), address,
+                             [](uint64_t a, const Loaded& m) { return a < m.module.start; });
+  if (it == modules_.begin()) return nullptr;
+  --it;
+  return address < it->module.end ? &*it : nullptr;
+}
+
+Dwfl_Module* Symbolizer::Report(Loaded& loaded) {
+  if (loaded.tried) return loaded.dwfl;
+  loaded.tried = true;
+  // Only a regular file: a trace names paths, and a FIFO or a device is not opened.
+  struct stat info {};
+  if (dwfl_ == nullptr || stat(loaded.module.path.c_str(), &info) != 0 || !S_ISREG(info.st_mode))
+    return nullptr;
+  dwfl_report_begin_add(dwfl_);
+  Dwfl_Module* module = dwfl_report_elf(dwfl_, loaded.name.c_str(), loaded.module.path.c_str(), -1,
+                                        loaded.module.load_bias, false);
+  dwfl_report_end(dwfl_, nullptr, nullptr);
+  if (module == nullptr) return nullptr;
+  // The program's file, not one rebuilt since: the build ids agree (when it had one).
+  const unsigned char* bits = nullptr;
+  GElf_Addr vaddr = 0;
+  const int size = dwfl_module_build_id(module, &bits, &vaddr);
+  if (!loaded.module.build_id.empty() && (size <= 0 || Hex(bits, size) != loaded.module.build_id))
+    return nullptr;
+  loaded.dwfl = module;
+  return module;
+}
+
+const SymbolizedFrame& Symbolizer::Resolve(uint64_t address, bool is_return_address) {
+  const uint64_t pc = is_return_address && address != 0 ? address - 1 : address;
+  auto [it, inserted] = cache_.try_emplace(pc);
+  SymbolizedFrame& frame = it->second;
+  if (!inserted) return frame;
+  frame.address = pc;
+  Loaded* loaded = ModuleAt(pc);
+  if (loaded == nullptr) {
+    frame.function = Hex(pc);
+    return frame;
+  }
+  frame.module = loaded->name;
+  Dwfl_Module* module = Report(*loaded);
+  if (module != nullptr) {
+    GElf_Off offset = 0;
+    GElf_Sym symbol{};
+    if (const char* name = dwfl_module_addrinfo(module, pc, &offset, &symbol, nullptr, nullptr, nullptr)) {
+      frame.function = Demangle(name);
+    }
+    if (Dwfl_Line* line = dwfl_module_getsrc(module, pc)) {
+      int number = 0;
+      if (const char* file = dwfl_lineinfo(line, nullptr, &number, nullptr, nullptr, nullptr)) {
+        frame.file = file;
+        frame.line = uint32_t(std::max(number, 0));
+      }
+    }
+  }
+  // Without a symbol, the module itself: its unknown addresses add up under one name.
+  if (frame.function.empty()) frame.function = "[" + loaded->name + "]";
+  return frame;
+}
+
+}  // namespace gnomon::server

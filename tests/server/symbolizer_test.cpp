@@ -1,0 +1,97 @@
+// Addresses of this very test program turned into functions, files and lines, and the
+// modules that must not be read (another build, not a file) shown by name only.
+#include "gnomon/server/symbolizer.h"
+
+#include <doctest/doctest.h>
+#include <link.h>
+#include <unistd.h>
+
+#include <string>
+
+using gnomon::server::Module;
+using gnomon::server::Symbolizer;
+
+namespace {
+
+// Known to the test: its name, its file, and a line inside it.
+constexpr uint32_t kKnownLine = __LINE__ + 3;
+[[gnu::noinline]] int SymbolizerTestKnownFunction(int x) {
+  static volatile int sink;
+  sink = x * 3;
+  return sink;
+}
+
+// This program's own module, as a client would announce it (without a build id).
+Module SelfModule() {
+  Module self;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        auto& module = *static_cast<Module*>(data);
+        if (module.end != 0) return 0;  // the first is the program
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+          if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
+          module.load_bias = info->dlpi_addr;
+          module.start = info->dlpi_addr + ph.p_vaddr;
+          module.end = module.start + ph.p_memsz;
+        }
+        return 0;
+      },
+      &self);
+  char path[4096];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  REQUIRE(n > 0);
+  self.path.assign(path, size_t(n));
+  return self;
+}
+
+uint64_t KnownAddress() { return reinterpret_cast<uintptr_t>(&SymbolizerTestKnownFunction); }
+
+}  // namespace
+
+TEST_CASE("a function of this program: its name, its file, its line") {
+  CHECK(SymbolizerTestKnownFunction(1) == 3);
+  Symbolizer symbolizer;
+  const std::vector<Module> modules{SelfModule()};
+  symbolizer.Update(modules);
+  // A few bytes in: the function's body, on its own line or the line of its start.
+  const auto& frame = symbolizer.Resolve(KnownAddress() + 4, false);
+  CHECK(frame.function.find("SymbolizerTestKnownFunction") != std::string::npos);
+  CHECK(frame.file.ends_with("symbolizer_test.cpp"));
+  CHECK(frame.line >= kKnownLine - 2);
+  CHECK(frame.line <= kKnownLine + 2);
+  CHECK(frame.module == modules[0].path.substr(modules[0].path.rfind('/') + 1));
+  // A return address is looked up one byte before: the call, still in the function.
+  const auto& returned = symbolizer.Resolve(KnownAddress() + 5, true);
+  CHECK(returned.function.find("SymbolizerTestKnownFunction") != std::string::npos);
+}
+
+TEST_CASE("another build's file, a path that is not a regular file, an address outside every module") {
+  Module other = SelfModule();
+  other.build_id = "00112233445566778899aabbccddeeff00112233";  // not this file's
+  Module not_a_file = other;
+  not_a_file.path = "/dev/zero";
+  not_a_file.build_id.clear();
+  not_a_file.start = 0x1000;
+  not_a_file.end = 0x2000;
+  const std::vector<Module> modules{other, not_a_file};
+  Symbolizer symbolizer;
+  symbolizer.Update(modules);
+  CHECK(symbolizer.module_count() == 2);
+  const auto& frame = symbolizer.Resolve(KnownAddress(), false);
+  CHECK(frame.function == "[" + other.path.substr(other.path.rfind('/') + 1) + "]");
+  CHECK(frame.file.empty());
+  CHECK(symbolizer.Resolve(0x1800, false).function == "[zero]");
+  const auto& outside = symbolizer.Resolve(0x10, false);
+  CHECK(outside.function == "0x10");
+  CHECK(outside.module.empty());
+}
+
+TEST_CASE("modules learned later are used for addresses asked about before") {
+  Symbolizer symbolizer;
+  CHECK(symbolizer.Resolve(KnownAddress(), false).function.starts_with("0x"));
+  const std::vector<Module> modules{SelfModule()};
+  symbolizer.Update(modules);
+  CHECK(symbolizer.Resolve(KnownAddress(), false).function.find("SymbolizerTestKnownFunction") !=
+        std::string::npos);
+}
