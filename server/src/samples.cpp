@@ -36,12 +36,19 @@ class FunctionIndex {
 };
 
 // The function of each frame of a sample's stack, innermost first (its first frame is
-// where the thread was, the rest are return addresses).
+// where the thread was, the rest are return addresses), up to the first caller that
+// is no code of the program's.
 void StackFunctions(const TraceModel& model, Symbolizer& symbolizer, FunctionIndex& index,
                     const Sample& sample, std::vector<uint32_t>& out) {
   out.clear();
   const std::span<const uint64_t> frames = model.callstacks.Frames(sample.callstack);
-  for (size_t i = 0; i < frames.size(); ++i) out.push_back(index.Of(symbolizer.Resolve(frames[i], i != 0)));
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const SymbolizedFrame& frame = symbolizer.Resolve(frames[i], i != 0);
+    // A caller outside every module: the kernel's walk of frame pointers went astray
+    // in code built without them, and what follows is no call chain.
+    if (i != 0 && frame.module.empty() && symbolizer.module_count() != 0) break;
+    out.push_back(index.Of(frame));
+  }
 }
 
 }  // namespace
@@ -88,9 +95,9 @@ SampleSummary SummarizeSamples(const TraceModel& model, Symbolizer& symbolizer, 
   return summary;
 }
 
-FlameGraph BuildFlameGraph(const TraceModel& model, Symbolizer& symbolizer, const SampleFilter& filter) {
+SampleTree BuildSampleTree(const TraceModel& model, Symbolizer& symbolizer, const SampleFilter& filter) {
   symbolizer.Update(model.modules);
-  FlameGraph graph;
+  SampleTree graph;
   graph.nodes.emplace_back();  // the root
   FunctionIndex index;
   std::vector<uint32_t> stack;
@@ -100,7 +107,8 @@ FlameGraph BuildFlameGraph(const TraceModel& model, Symbolizer& symbolizer, cons
       if (graph.nodes[c].function == function) return c;
     }
     const uint32_t c = uint32_t(graph.nodes.size());
-    graph.nodes.push_back({.function = function, .count = 0, .self_count = 0, .children = {}});
+    graph.nodes.push_back(
+        {.function = function, .parent = parent, .count = 0, .self_count = 0, .children = {}});
     graph.nodes[parent].children.push_back(c);
     return c;
   };
@@ -119,7 +127,7 @@ FlameGraph BuildFlameGraph(const TraceModel& model, Symbolizer& symbolizer, cons
   index.Finish();
   graph.functions.push_back("all");
   for (uint32_t f = 0; f < index.size(); ++f) graph.functions.push_back(index.Name(f));
-  for (FlameGraph::Node& node : graph.nodes) {
+  for (SampleTree::Node& node : graph.nodes) {
     std::sort(node.children.begin(), node.children.end(),
               [&](uint32_t a, uint32_t b) { return graph.nodes[a].count > graph.nodes[b].count; });
   }

@@ -1,6 +1,8 @@
 #include "gnomon/server/symbolizer.h"
 
 #include <cxxabi.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <sys/stat.h>
 
@@ -45,6 +47,35 @@ std::string Hex(uint64_t address) {
   char text[24];
   std::snprintf(text, sizeof(text), "0x%" PRIx64, address);
   return text;
+}
+
+// At an address of code inlined into the function (a zone's constructor, a helper),
+// the line table names the inlined code's own line; the frame is the function's, so
+// its line is where the outermost inlined call was made.
+void CallSiteOfInlined(Dwarf_Die* unit, Dwarf_Addr pc, SymbolizedFrame& frame) {
+  Dwarf_Die* scopes = nullptr;
+  const int count = dwarf_getscopes(unit, pc, &scopes);
+  if (count <= 0) return;
+  Dwarf_Die* outermost = nullptr;  // scopes go from the innermost out
+  for (int i = 0; i < count; ++i) {
+    const int tag = dwarf_tag(&scopes[i]);
+    if (tag == DW_TAG_inlined_subroutine) outermost = &scopes[i];
+    if (tag == DW_TAG_subprogram) break;
+  }
+  Dwarf_Attribute attribute;
+  Dwarf_Word file_index = 0, line = 0;
+  Dwarf_Files* files = nullptr;
+  size_t file_count = 0;
+  if (outermost != nullptr &&
+      dwarf_formudata(dwarf_attr(outermost, DW_AT_call_line, &attribute), &line) == 0 &&
+      dwarf_formudata(dwarf_attr(outermost, DW_AT_call_file, &attribute), &file_index) == 0 &&
+      dwarf_getsrcfiles(unit, &files, &file_count) == 0 && file_index < file_count) {
+    if (const char* file = dwarf_filesrc(files, file_index, nullptr, nullptr)) {
+      frame.file = file;
+      frame.line = uint32_t(line);
+    }
+  }
+  std::free(scopes);
 }
 
 }  // namespace
@@ -114,15 +145,25 @@ const SymbolizedFrame& Symbolizer::Resolve(uint64_t address, bool is_return_addr
   if (module != nullptr) {
     GElf_Off offset = 0;
     GElf_Sym symbol{};
+    uint64_t function_start = 0;
     if (const char* name = dwfl_module_addrinfo(module, pc, &offset, &symbol, nullptr, nullptr, nullptr)) {
       frame.function = Demangle(name);
+      function_start = pc - offset;
     }
-    if (Dwfl_Line* line = dwfl_module_getsrc(module, pc)) {
-      int number = 0;
-      if (const char* file = dwfl_lineinfo(line, nullptr, &number, nullptr, nullptr, nullptr)) {
-        frame.file = file;
-        frame.line = uint32_t(std::max(number, 0));
+    // Only where a compilation unit with line information covers the address, and a
+    // line of the function itself: else the nearest line of other code would be taken.
+    Dwarf_Addr bias = 0;
+    if (Dwarf_Die* unit = dwfl_module_addrdie(module, pc, &bias)) {
+      if (Dwfl_Line* line = dwfl_module_getsrc(module, pc)) {
+        int number = 0;
+        Dwarf_Addr line_address = 0;
+        const char* file = dwfl_lineinfo(line, &line_address, &number, nullptr, nullptr, nullptr);
+        if (file != nullptr && line_address >= function_start) {  // a line of this function
+          frame.file = file;
+          frame.line = uint32_t(std::max(number, 0));
+        }
       }
+      CallSiteOfInlined(unit, pc - bias, frame);
     }
   }
   // Without a symbol, the module itself: its unknown addresses add up under one name.

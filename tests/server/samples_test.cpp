@@ -1,5 +1,5 @@
-// Samples attributed to functions (self, total, recursion counted once), the flame
-// graph, the filter, and threads' running spans from their context switches.
+// Samples attributed to functions (self, total, recursion counted once), the tree of
+// their stacks, the filter, and threads' running spans from their context switches.
 #include "gnomon/server/samples.h"
 
 #include <doctest/doctest.h>
@@ -58,10 +58,10 @@ TEST_CASE("self counts the running function, total every function on the stack o
   CHECK(Function(early, "0x300").self_count == 1);
 }
 
-TEST_CASE("the flame graph merges stacks from the outermost frame") {
+TEST_CASE("the sample tree merges stacks from the outermost frame") {
   const TraceModel m = SampledModel();
   gnomon::server::Symbolizer symbolizer;
-  const auto graph = gnomon::server::BuildFlameGraph(m, symbolizer, {});
+  const auto graph = gnomon::server::BuildSampleTree(m, symbolizer, {});
   const auto name = [&](uint32_t node) { return graph.functions[graph.nodes[node].function]; };
   REQUIRE(!graph.nodes.empty());
   CHECK(graph.nodes[0].count == 5);
@@ -71,6 +71,7 @@ TEST_CASE("the flame graph merges stacks from the outermost frame") {
   CHECK(name(main_node) == "0x100");
   CHECK(graph.nodes[main_node].count == 5);
   CHECK(graph.nodes[main_node].self_count == 1);
+  CHECK(graph.nodes[main_node].parent == 0);
   REQUIRE(graph.nodes[main_node].children.size() == 1);
   const uint32_t work = graph.nodes[main_node].children[0];
   CHECK(name(work) == "0x200");

@@ -317,3 +317,50 @@ TEST_CASE("lanes follow a model that grows: memory, locks, and GPU times moved b
   CHECK(after.begin_ns < before.begin_ns);  // moved earlier by what the bracket proves
   CHECK(after.end_ns - after.begin_ns == before.end_ns - before.begin_ns);
 }
+
+TEST_CASE("a thread's running strip: its spans from context switches, merged within a pixel, each pickable") {
+  gnomon::test::StreamWriter w;
+  w.AppInfo("running").SourceLocation(1, "Work", "f", "a.cpp", 1);
+  w.ThreadInfo(1, 10, "main").ThreadContext(1).ZoneBegin(1, 1000).ZoneEnd(2000);
+  using gnomon::protocol::ContextSwitchKind;
+  // Runs 1000..1300 on CPU 2, then 1500..1900 on CPU 0 (reported first), and two short
+  // runs 0.2 ns apart at 1950 that share a pixel.
+  w.Switch(10, ContextSwitchKind::kIn, 0, 1500).Switch(10, ContextSwitchKind::kOut, 0, 1900);
+  w.Switch(10, ContextSwitchKind::kIn, 2, 1000).Switch(10, ContextSwitchKind::kOut, 2, 1300);
+  w.Switch(10, ContextSwitchKind::kIn, 2, 1950).Switch(10, ContextSwitchKind::kOut, 2, 1951);
+  w.Switch(10, ContextSwitchKind::kIn, 2, 1951).Switch(10, ContextSwitchKind::kOut, 2, 1952);
+  const TraceModel model = gnomon::test::BuildWholeModel(w);
+  Timeline timeline;
+  timeline.Sync(model);
+  timeline.Layout(model, {}, 0);
+  const Lane& lane = timeline.lanes().at(0);
+  REQUIRE(lane.key.kind == LaneKind::kThread);
+  const Timeline::Running* running = timeline.ThreadRunning(10);
+  REQUIRE(running != nullptr);
+  REQUIRE(running->spans.size() == 4);
+  CHECK(running->spans[0].begin_ns == 0);  // trace-relative: the first event is at 1000
+  CHECK(running->spans[1].begin_ns == 500);
+  CHECK(running->cpus[1] == 0);
+  TimelineView view;
+  view.Fit(0, 1000, 1000);  // 1 px per ns
+  std::vector<DrawItem> items;
+  timeline.BuildItems(model, view, items);
+  std::vector<DrawItem> runs;
+  bool background = false;
+  for (const DrawItem& item : items) {
+    if (item.kind == DrawItem::Kind::kRunning) runs.push_back(item);
+    background |= item.kind == DrawItem::Kind::kNotRunning;
+  }
+  CHECK(background);
+  REQUIRE(runs.size() == 3);  // the two runs at 950 share a pixel
+  CHECK(runs[0].x0 == doctest::Approx(0));
+  CHECK(runs[0].x1 == doctest::Approx(300));
+  CHECK(runs[1].x0 == doctest::Approx(500));
+  CHECK(runs[2].count == 2);
+  CHECK(runs[0].y1 <= lane.y);  // above the zones, in the title bar
+  const auto hit = timeline.HitTest(model, view, 700, (runs[1].y0 + runs[1].y1) / 2);
+  REQUIRE(hit.has_value());
+  CHECK(hit->kind == DrawItem::Kind::kRunning);
+  CHECK(hit->index == 1);
+  CHECK_FALSE(timeline.HitTest(model, view, 400, (runs[1].y0 + runs[1].y1) / 2).has_value());  // not running
+}

@@ -41,9 +41,9 @@ bool ParseAddress(const std::string& text, std::string& host, uint16_t& port) {
 
 std::string SettingsFile() { return ConfigFile("viewer-settings"); }
 
-constexpr const char* kWindowNames[] = {"statistics",      "find-zone", "flame-graph",
-                                        "frame-histogram", "compare",   "messages",
-                                        "gpu-clocks",      "memory",    "debug"};
+constexpr const char* kWindowNames[] = {"statistics", "find-zone", "flame-graph", "frame-histogram",
+                                        "compare",    "messages",  "gpu-clocks",  "memory",
+                                        "samples",    "callstack", "debug"};
 
 }  // namespace
 
@@ -53,7 +53,8 @@ std::string App::CheckWindowNames(const std::vector<std::string>& show) {
     if (std::find(std::begin(kWindowNames), std::end(kWindowNames), base) == std::end(kWindowNames)) {
       std::string known;
       for (const char* k : kWindowNames) known += std::string(known.empty() ? "" : ", ") + k;
-      return "'" + name + "' is not a window (" + known + "; find-zone=NAME searches for NAME)";
+      return "'" + name + "' is not a window (" + known +
+             "; find-zone=NAME searches for NAME, samples=flame shows the samples' flame graph)";
     }
   }
   return "";
@@ -93,6 +94,7 @@ void App::OpenWindows(const std::vector<std::string>& names, bool only) {
       if (base == w.name) *w.open = true;
     }
     if (base == "find-zone" && eq != std::string::npos) find_zone_window_.SearchFor(name.substr(eq + 1));
+    if (base == "samples") samples_window_.ShowFlameGraph(name.substr(eq + 1) == "flame");
   }
 }
 
@@ -107,12 +109,17 @@ std::vector<App::SideWindow> App::SideWindows() {
           {"messages", &messages_window_.open},
           {"gpu-clocks", &clock_window_.open},
           {"memory", &memory_window_.open},
+          {"samples", &samples_window_.open},
+          {"callstack", &callstack_window_.open},
           {"debug", &debug_window_.open}};
 }
 
 void App::Show(std::unique_ptr<Session> session) {
   statistics_window_.Reset();
   memory_window_.Reset();
+  samples_window_.Reset();
+  workspace_.callstack.reset();
+  workspace_.symbolizer = std::make_shared<server::Symbolizer>();
   find_zone_window_.Reset();
   flame_graph_window_.Reset();
   frame_times_window_.Reset();
@@ -151,7 +158,7 @@ bool App::is_busy() {
       session_ && (session_->is_loading() || (session_->is_live() && !session_->failed() &&
                                               session_->StateText().rfind("receiving", 0) == 0));
   return session_busy || statistics_window_.is_busy() || find_zone_window_.is_busy() ||
-         flame_graph_window_.is_busy() || compare_window_.is_busy();
+         flame_graph_window_.is_busy() || compare_window_.is_busy() || samples_window_.is_busy();
 }
 
 std::string App::LaneTitle(const Lane& lane) const {
@@ -223,6 +230,12 @@ void App::Frame(float width, float height) {
     if (clock_window_.open) clock_window_.Draw(model, workspace_);
     if (messages_window_.open) messages_window_.Draw(model, workspace_);
     if (memory_window_.open) memory_window_.Draw(model, workspace_);
+    if (samples_window_.open) samples_window_.Draw(model, workspace_);
+    if (workspace_.show_callstack) {
+      callstack_window_.open = true;
+      workspace_.show_callstack = false;
+    }
+    if (callstack_window_.open) callstack_window_.Draw(model, workspace_);
     if (debug_window_.open) debug_window_.Draw(model, *session_, workspace_);
   });
 }
@@ -267,6 +280,8 @@ void App::TileSideWindows(float top, float width, float height) {
   add(messages_window_.open, "Messages");
   add(clock_window_.open, "GPU clocks");
   add(memory_window_.open, "Memory");
+  add(samples_window_.open, "Samples");
+  add(callstack_window_.open, "Call stack");
   add(debug_window_.open, "Debug");
   const size_t n = titles.size();
   if (n == 0) return;
@@ -295,6 +310,8 @@ void App::MainMenu() {
     ImGui::MenuItem("Messages", nullptr, &messages_window_.open);
     ImGui::MenuItem("GPU clocks", nullptr, &clock_window_.open);
     ImGui::MenuItem("Memory", nullptr, &memory_window_.open);
+    ImGui::MenuItem("Samples", nullptr, &samples_window_.open);
+    ImGui::MenuItem("Call stack", nullptr, &callstack_window_.open);
     ImGui::MenuItem("Debug", nullptr, &debug_window_.open);
     ImGui::Separator();
     if (ImGui::MenuItem("Fit whole trace", "H")) workspace_.fitted = false;

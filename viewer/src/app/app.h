@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "callstack_window.h"
 #include "clock_window.h"
 #include "compare_window.h"
 #include "debug_window.h"
@@ -31,6 +32,7 @@
 #include "frame_times_window.h"
 #include "memory_window.h"
 #include "messages_window.h"
+#include "samples_window.h"
 #include "session.h"
 #include "start_window.h"
 #include "statistics_window.h"
@@ -46,7 +48,8 @@ class App {
     std::string compare;  // a second trace file to compare with
     bool show_all_windows = false;
     // Windows to open: statistics, find-zone=NAME, flame-graph, frame-histogram,
-    // gpu-clocks, messages, memory, compare, debug. An unknown one is an error (see ShowWindows).
+    // gpu-clocks, messages, memory, samples, callstack, compare, debug. An unknown one is an error (see
+    // ShowWindows).
     std::vector<std::string> show;
     std::optional<std::pair<int64_t, int64_t>> select_ns;  // a selected range, trace-relative
     bool select_longest_zone = false;                      // for screenshots: fill the details window
@@ -130,6 +133,8 @@ class App {
   ClockWindow clock_window_;
   MessagesWindow messages_window_;
   MemoryWindow memory_window_;
+  SamplesWindow samples_window_;
+  CallstackWindow callstack_window_;
   DebugWindow debug_window_;
   FileBrowser file_browser_;
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "callstack_window.h"
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/counter_values.h"
 #include "gnomon/server/text.h"
@@ -118,6 +119,15 @@ void DetailsWindow::DrawCpuZone(const server::TraceModel& model, Workspace& ws,
     const auto& a = thread.attributes.at(index);
     if (!a.text.empty()) ImGui::Text("Text      %s", a.text.c_str());
     if (a.has_value) ImGui::Text("Value     %llu", static_cast<unsigned long long>(a.value));
+  }
+  // Its call stack: the Call stack window follows the selected zone.
+  if (auto stack = thread.callstacks.find(index); stack != thread.callstacks.end()) {
+    ImGui::Text("Called in %s", CallstackSummary(model, ws, stack->second).c_str());
+    ImGui::SameLine();
+    if (ImGui::SmallButton("call stack")) ws.show_callstack = true;
+    if (!ws.callstack || ws.callstack->id != stack->second) {
+      ws.callstack = Workspace::ShownCallstack{stack->second, "zone " + model.ZoneName(thread, index)};
+    }
   }
   auto go_to = [&](uint32_t i) {
     ws.selected = Selection{lane, DrawItem::Kind::kZone, i};

@@ -72,38 +72,27 @@ void FlameGraphWindow::Draw(const server::TraceModel& model, Workspace& ws) {
               focus_ == FlameGraph::kRoot ? "all zones" : model.Location(focus.location).name.c_str(),
               Duration(double(focus.total_ns)).c_str());
 
-  const ImVec2 at = ImGui::GetCursorScreenPos();
   const float width = std::max(40.0f, ImGui::GetContentRegionAvail().x);
   const std::vector<FlameBox> boxes = LayOutFlameGraph(*graph, focus_, 1.0 / double(width));
-  uint32_t rows = 1;
-  for (const FlameBox& b : boxes) rows = std::max(rows, b.row + 1);
-  const float row_height = ImGui::GetFontSize() + Scaled(5);
-  const float height = std::max(ImGui::GetContentRegionAvail().y, float(rows) * row_height);
-  ImGui::InvisibleButton("##flame", ImVec2(width, height));
-  const bool hovered_area = ImGui::IsItemHovered();
-  const ImVec2 mouse = ImGui::GetIO().MousePos;
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-  std::string boxes_json = "[";
-  const FlameBox* hovered = nullptr;
-  for (const FlameBox& b : boxes) {
-    const FlameNode& node = graph->nodes[b.node];
-    const float x0 = at.x + float(b.x0) * width, x1 = at.x + float(b.x1) * width;
-    const float y0 = at.y + float(b.row) * row_height, y1 = y0 + row_height - 1;
-    const uint32_t color = b.node == FlameGraph::kRoot
-                               ? IM_COL32(110, 110, 120, 255)
-                               : ZoneColor(model.Location(node.location), node.location);
-    draw->AddRectFilled(ImVec2(x0, y0), ImVec2(std::max(x0 + 1, x1 - 1), y1), color);
-    const std::string name = b.node == FlameGraph::kRoot ? "all zones" : model.Location(node.location).name;
-    const std::string label = FitText(name, x1 - x0 - 6);
-    if (!label.empty()) draw->AddText(ImVec2(x0 + 3, y0 + 2), IM_COL32(15, 15, 18, 255), label.c_str());
-    if (hovered_area && mouse.x >= x0 && mouse.x < x1 && mouse.y >= y0 && mouse.y < y1) hovered = &b;
-    char json[256];
-    std::snprintf(json, sizeof(json), "%s{\"x0\":%.1f,\"x1\":%.1f,\"y0\":%.1f,\"row\":%u,\"total_ns\":%lld}",
-                  boxes_json.size() > 1 ? "," : "", x0, x1, y0, b.row, static_cast<long long>(node.total_ns));
-    boxes_json += json;
-  }
+  std::string boxes_json;
+  const FlameBox* hovered = DrawFlameBoxes(
+      boxes, width,
+      {.name =
+           [&](uint32_t n) {
+             return n == FlameGraph::kRoot ? std::string("all zones")
+                                           : model.Location(graph->nodes[n].location).name;
+           },
+       .color =
+           [&](uint32_t n) {
+             return n == FlameGraph::kRoot
+                        ? IM_COL32(110, 110, 120, 255)
+                        : ZoneColor(model.Location(graph->nodes[n].location), graph->nodes[n].location);
+           },
+       .weight = [&](uint32_t n) { return double(graph->nodes[n].total_ns); },
+       .weight_key = "total_ns"},
+      boxes_json);
   ws.reports["flame-graph"] =
-      JsonReport().Add("nodes", double(graph->nodes.size())).AddRaw("boxes", boxes_json + "]").str();
+      JsonReport().Add("nodes", double(graph->nodes.size())).AddRaw("boxes", boxes_json).str();
   if (hovered != nullptr) {
     const FlameNode& node = graph->nodes[hovered->node];
     ImGui::BeginTooltip();
@@ -115,8 +104,38 @@ void FlameGraphWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     ImGui::EndTooltip();
     if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) focus_ = hovered->node;
   }
-  if (hovered_area && ImGui::IsMouseClicked(ImGuiMouseButton_Right)) focus_ = graph->nodes[focus_].parent;
+  if (ImGui::IsItemHovered() && ImGui::IsMouseClicked(ImGuiMouseButton_Right))
+    focus_ = graph->nodes[focus_].parent;
   ImGui::End();
+}
+
+const FlameBox* DrawFlameBoxes(const std::vector<FlameBox>& boxes, float width, const FlameCanvas& canvas,
+                               std::string& json) {
+  const ImVec2 at = ImGui::GetCursorScreenPos();
+  uint32_t rows = 1;
+  for (const FlameBox& b : boxes) rows = std::max(rows, b.row + 1);
+  const float row_height = ImGui::GetFontSize() + Scaled(5);
+  const float height = std::max(ImGui::GetContentRegionAvail().y, float(rows) * row_height);
+  ImGui::InvisibleButton("##flame", ImVec2(width, height));
+  const bool hovered_area = ImGui::IsItemHovered();
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  json.assign(1, '[');  // (not `= "["`: a false -Wrestrict of GCC 12)
+  const FlameBox* hovered = nullptr;
+  for (const FlameBox& b : boxes) {
+    const float x0 = at.x + float(b.x0) * width, x1 = at.x + float(b.x1) * width;
+    const float y0 = at.y + float(b.row) * row_height, y1 = y0 + row_height - 1;
+    draw->AddRectFilled(ImVec2(x0, y0), ImVec2(std::max(x0 + 1, x1 - 1), y1), canvas.color(b.node));
+    const std::string label = FitText(canvas.name(b.node), x1 - x0 - 6);
+    if (!label.empty()) draw->AddText(ImVec2(x0 + 3, y0 + 2), IM_COL32(15, 15, 18, 255), label.c_str());
+    if (hovered_area && mouse.x >= x0 && mouse.x < x1 && mouse.y >= y0 && mouse.y < y1) hovered = &b;
+    char item[256];
+    std::snprintf(item, sizeof(item), "%s{\"x0\":%.1f,\"x1\":%.1f,\"y0\":%.1f,\"row\":%u,\"%s\":%.17g}",
+                  json.size() > 1 ? "," : "", x0, x1, y0, b.row, canvas.weight_key, canvas.weight(b.node));
+    json += item;
+  }
+  json += "]";
+  return hovered;
 }
 
 }  // namespace gnomon::viewer

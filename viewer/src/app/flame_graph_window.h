@@ -5,12 +5,27 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
 
 #include "gnomon/viewer/background_job.h"
 #include "gnomon/viewer/flame_graph.h"
 #include "workspace.h"
 
 namespace gnomon::viewer {
+
+// Draws laid-out flame boxes in the rest of the window, a row per level, each with its
+// name where it fits; returns the box under the mouse, or nullptr. `json` gets the
+// boxes as drawn (x0, x1, y0, row and `weight_key`: the weight), for the window tests.
+struct FlameCanvas {
+  std::function<std::string(uint32_t node)> name;
+  std::function<uint32_t(uint32_t node)> color;
+  std::function<double(uint32_t node)> weight;
+  const char* weight_key = "weight";
+};
+const FlameBox* DrawFlameBoxes(const std::vector<FlameBox>& boxes, float width, const FlameCanvas& canvas,
+                               std::string& json);
 
 class FlameGraphWindow {
  public:

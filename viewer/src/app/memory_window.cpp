@@ -5,6 +5,7 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "callstack_window.h"
 #include "gnomon/server/memory_statistics.h"
 #include "gnomon/server/text.h"
 #include "widgets.h"
@@ -64,13 +65,15 @@ void MemoryWindow::Draw(const server::TraceModel& model, Workspace& ws) {
                         ws.range ? "end of the range" : "middle of the view");
   }
   ImGui::Text("%zu allocation(s), %s", list_.indexes.size(), server::FormatBytes(list_.bytes).c_str());
-  if (ImGui::BeginTable("allocations", 5,
+  const bool stacks = model.callstacks.size() != 0;
+  if (ImGui::BeginTable("allocations", stacks ? 6 : 5,
                         ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg | ImGuiTableFlags_Resizable)) {
     ImGui::TableSetupColumn("Size");
     ImGui::TableSetupColumn("Address");
     ImGui::TableSetupColumn("Allocated");
     ImGui::TableSetupColumn("Thread");
-    ImGui::TableSetupColumn("Freed", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn("Freed", stacks ? 0 : ImGuiTableColumnFlags_WidthStretch);
+    if (stacks) ImGui::TableSetupColumn("Made in", ImGuiTableColumnFlags_WidthStretch);
     ImGui::TableHeadersRow();
     ImGuiListClipper clipper;
     clipper.Begin(int(list_.indexes.size()));
@@ -86,6 +89,11 @@ void MemoryWindow::Draw(const server::TraceModel& model, Workspace& ws) {
         if (ImGui::Selectable(server::FormatBytes(a.size_bytes).c_str(), false,
                               ImGuiSelectableFlags_SpanAllColumns)) {
           ws.JumpTo(t - 1'000'000, t + 1'000'000);
+          if (a.callstack != 0) {  // and shows where it was made
+            ws.callstack =
+                Workspace::ShownCallstack{a.callstack, "allocation of " + server::FormatBytes(a.size_bytes)};
+            ws.show_callstack = true;
+          }
         }
         ImGui::PopID();
         ImGui::TableNextColumn();
@@ -101,6 +109,10 @@ void MemoryWindow::Draw(const server::TraceModel& model, Workspace& ws) {
           ImGui::TextUnformatted(FormatTime(Workspace::RelNs(model, a.free_tick)).c_str());
         } else {
           ImGui::TextDisabled("never");
+        }
+        if (stacks) {
+          ImGui::TableNextColumn();
+          TextCell(CallstackSummary(model, ws, a.callstack));
         }
       }
     }

@@ -275,7 +275,7 @@ void TimelineWindow::HandleInput(const server::TraceModel& model, Workspace& ws,
           ws.selected =
               Selection{{LaneKind::kGpu, set->second.context_id}, DrawItem::Kind::kGpuZone, hovered_->index};
         }
-      } else if (hovered_) {
+      } else if (hovered_ && hovered_->kind != DrawItem::Kind::kRunning) {
         ws.selected = Selection{hovered_->lane, hovered_->kind, hovered_->index};
       }
     }
@@ -332,7 +332,22 @@ void TimelineWindow::Tooltip(const server::TraceModel& model, const Workspace& w
       }
     }
   }
-  if (hit.kind == DrawItem::Kind::kZone) {
+  if (hit.kind == DrawItem::Kind::kRunning) {
+    const auto& thread = model.threads[model.thread_index.at(hit.lane.id)];
+    const Timeline::Running* running = ws.timeline.ThreadRunning(thread.os_thread_id);
+    if (running != nullptr && hit.index < running->spans.size()) {
+      const Span& span = running->spans[hit.index];
+      ImGui::TextUnformatted(Timeline::Name(model, hit.lane).c_str());
+      ImGui::Text("running on CPU %u for %s", running->cpus[hit.index],
+                  server::FormatDuration(double(span.end_ns - span.begin_ns)).c_str());
+      if (hit.index + 1 < running->spans.size()) {
+        ImGui::Text(
+            "then not running for %s",
+            server::FormatDuration(double(running->spans[hit.index + 1].begin_ns - span.end_ns)).c_str());
+      }
+      ImGui::TextDisabled("from the kernel's context switches (GNOMON_CONTEXT_SWITCHES)");
+    }
+  } else if (hit.kind == DrawItem::Kind::kZone) {
     const auto& thread = model.threads[model.thread_index.at(hit.lane.id)];
     const server::Zone& z = thread.zones[hit.index];
     const auto& location = model.Location(z.source_location);

@@ -81,8 +81,9 @@ void Usage(FILE* out) {
       "  --size WxH        window size (default 1400x900)\n"
       "  --scale S         interface scale (default: the monitor's content scale)\n"
       "  --show LIST       open these windows (comma-separated): statistics, find-zone=NAME,\n"
-      "                    flame-graph, frame-histogram, gpu-clocks, messages, memory, compare,\n"
-      "                    debug\n"
+      "                    flame-graph, frame-histogram, gpu-clocks, messages, memory,\n"
+      "                    samples (samples=flame: its flame graph), callstack (of the\n"
+      "                    longest zone), compare, debug\n"
       "  --select A:B      select milliseconds A to B (windows can limit themselves to it)\n"
       "  --compare FILE2   compare the trace with FILE2 (the compare window)\n"
       "  --all-windows     open the statistics, messages, GPU clocks and debug windows\n"
@@ -267,7 +268,10 @@ int main(int argc, char** argv) {
       }
       options.select_ns = std::make_pair(begin, end);
     } else if (arg == "--show") {
-      for (const std::string& name : SplitList(value())) options.show.push_back(name);
+      for (const std::string& name : SplitList(value())) {
+        options.show.push_back(name);
+        if (name == "callstack") options.select_longest_zone = true;  // a zone's stack to show
+      }
       if (const std::string wrong = gnomon::viewer::App::CheckWindowNames(options.show); !wrong.empty()) {
         std::fprintf(stderr, "gnomon-viewer: --show: %s\n", wrong.c_str());
         return 1;

@@ -12,11 +12,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "gnomon/server/statistics.h"
+#include "gnomon/server/symbolizer.h"
 #include "gnomon/server/trace_model.h"
 #include "gnomon/viewer/timeline.h"
 #include "gnomon/viewer/timeline_view.h"
@@ -63,6 +65,24 @@ struct Workspace {
     bool gpu = false;
   };
   std::optional<FindRequest> find_request;
+
+  // The call stack the Call stack window shows (TraceModel::callstacks), and of what:
+  // the zone selected, an allocation picked in the Memory window. A window that sets it
+  // also sets show_callstack, to open the Call stack window.
+  struct ShownCallstack {
+    uint32_t id = 0;
+    std::string of;
+  };
+  std::optional<ShownCallstack> callstack;
+  bool show_callstack = false;
+  // Frames symbolized for the windows on the UI thread (one per trace shown).
+  std::shared_ptr<server::Symbolizer> symbolizer = std::make_shared<server::Symbolizer>();
+  // A frame of a stack, symbolized: a return address but for a sample's first frame.
+  const server::SymbolizedFrame& Frame(const server::TraceModel& model, uint64_t address,
+                                       bool is_return_address) {
+    symbolizer->Update(model.modules);
+    return symbolizer->Resolve(address, is_return_address);
+  }
 
   // Shows [begin_ns, end_ns] (trace-relative) with a margin, and stops following.
   void JumpTo(int64_t begin_ns, int64_t end_ns) {

@@ -96,29 +96,7 @@ FlameGraph BuildFlameGraph(const server::TraceModel& model, const FlameQuery& qu
 }
 
 std::vector<FlameBox> LayOutFlameGraph(const FlameGraph& graph, uint32_t focus, double min_width) {
-  std::vector<FlameBox> boxes;
-  if (focus >= graph.nodes.size() || graph.nodes[focus].total_ns <= 0) return boxes;
-  const double scale = 1.0 / double(graph.nodes[focus].total_ns);
-  struct Pending {
-    uint32_t node;
-    double x0;
-    uint32_t row;
-  };
-  std::vector<Pending> stack{{focus, 0.0, 0}};
-  while (!stack.empty()) {
-    const Pending p = stack.back();
-    stack.pop_back();
-    const FlameNode& n = graph.nodes[p.node];
-    const double width = double(n.total_ns) * scale;
-    if (width < min_width) continue;
-    boxes.push_back({p.node, p.x0, p.x0 + width, p.row});
-    double x = p.x0;
-    for (uint32_t c : n.children) {
-      stack.push_back({c, x, p.row + 1});
-      x += double(graph.nodes[c].total_ns) * scale;
-    }
-  }
-  return boxes;
+  return LayOutTree(graph.nodes, focus, min_width, [](const FlameNode& n) { return n.total_ns; });
 }
 
 }  // namespace gnomon::viewer

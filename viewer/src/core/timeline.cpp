@@ -148,7 +148,7 @@ void Timeline::Sync(const TraceModel& model, double loaded) {
     lane.zones_seen = context.zones.size();
     lane.timed_seen = lane.index.indexed();
   }
-  SyncMemoryAndLocks(model, loaded >= 1.0 && last_loaded_ < 1.0);
+  SyncResources(model, loaded >= 1.0 && last_loaded_ < 1.0);
   last_loaded_ = loaded;
 }
 
@@ -332,6 +332,7 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
                     return std::tuple{&model.Location(z.source_location), z.source_location,
                                       &model.ZoneName(thread, i)};
                   });
+        BuildRunningItems(view, lane, lane_index, thread.os_thread_id, out);
         break;
       }
       case LaneKind::kGpu: {
@@ -452,6 +453,16 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
 std::optional<Hit> Timeline::HitTest(const TraceModel& model, const TimelineView& view, float x,
                                      float y) const {
   for (const Lane& lane : lanes_) {
+    // A thread's running strip, at the bottom of its title bar.
+    if (lane.key.kind == LaneKind::kThread && y < lane.y && y >= lane.y - 1 - metrics_.running_strip_height) {
+      auto thread = model.thread_index.find(lane.key.id);
+      if (thread == model.thread_index.end()) continue;
+      if (auto span = RunningAt(model.threads[thread->second].os_thread_id, view.XToNs(x),
+                                int64_t(view.ns_per_px() * 2))) {
+        return Hit{lane.key, DrawItem::Kind::kRunning, *span};
+      }
+      return std::nullopt;
+    }
     if (y < lane.y || y >= lane.y + lane.height) continue;
     const int64_t t = view.XToNs(x);
     const int64_t slack = int64_t(view.ns_per_px() * 2);

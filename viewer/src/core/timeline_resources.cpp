@@ -1,7 +1,7 @@
-// The timeline's memory and lock lanes: a pool's bytes in use as a curve, a lock's holds
-// and waits as rows of bars.
+// The timeline's memory and lock lanes -- a pool's bytes in use as a curve, a lock's
+// holds and waits as rows of bars -- and the strip of each thread's running spans.
 //
-// Both are rebuilt from the model when it changed, at most four times a second while a
+// All are rebuilt from the model when it changed, at most four times a second while a
 // capture runs: a free or a release changes an event that arrived long before, so
 // unlike zones they cannot be indexed as they come.
 #include <algorithm>
@@ -9,6 +9,7 @@
 
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/memory_statistics.h"
+#include "gnomon/server/samples.h"
 #include "gnomon/viewer/timeline.h"
 
 namespace gnomon::viewer {
@@ -59,7 +60,7 @@ void AddInRows(LaneIndex& index, std::vector<std::pair<Span, uint32_t>>& items, 
 
 }  // namespace
 
-void Timeline::SyncMemoryAndLocks(const server::TraceModel& model, bool force) {
+void Timeline::SyncResources(const server::TraceModel& model, bool force) {
   const int64_t now = SteadyNowNs();
   const bool due = force || resources_synced_ == kNever || now - resources_synced_ >= kRebuildEveryNs;
   bool rebuilt = false;
@@ -106,7 +107,62 @@ void Timeline::SyncMemoryAndLocks(const server::TraceModel& model, bool force) {
     lane.last_tick_seen = model.last_tick;
     rebuilt = true;
   }
+  // Switches of a thread arrive by CPU, out of order: the spans are made afresh.
+  const size_t switches = model.context_switches.size();
+  if (switches != 0 && (switches != switches_seen_ || model.last_tick != running_last_tick_) &&
+      (due || switches < kThrottledEvents)) {
+    running_.clear();
+    for (const auto& [tid, thread] : server::ComputeThreadRunning(model)) {
+      Running& r = running_[tid];
+      for (const server::RunSpan& span : thread.spans) {
+        r.spans.push_back({model.clock.TickToNs(span.begin_tick) - origin_ns_,
+                           model.clock.TickToNs(span.end_tick) - origin_ns_});
+        r.cpus.push_back(span.cpu);
+      }
+    }
+    switches_seen_ = switches;
+    running_last_tick_ = model.last_tick;
+    rebuilt = true;
+  }
   if (rebuilt) resources_synced_ = now;
+}
+
+void Timeline::BuildRunningItems(const TimelineView& view, const Lane& lane, uint32_t lane_index,
+                                 uint32_t os_thread_id, std::vector<DrawItem>& out) const {
+  const Running* running = ThreadRunning(os_thread_id);
+  if (running == nullptr || running->spans.empty()) return;
+  const float y1 = lane.y - 1, y0 = y1 - metrics_.running_strip_height;
+  const std::vector<Span>& spans = running->spans;
+  // Not running, under the spans: from the first switch seen to the last.
+  const float from = float(view.NsToX(std::max(spans.front().begin_ns, view.begin_ns())));
+  const float to = float(view.NsToX(std::min(spans.back().end_ns, view.end_ns())));
+  if (to > from) {
+    out.push_back({DrawItem::Kind::kNotRunning, from, y0, to, y1, 0xFF5A4E4Au, lane_index, 0, 1, nullptr});
+  }
+  // Spans that share a pixel are drawn as one.
+  auto it = std::lower_bound(spans.begin(), spans.end(), view.begin_ns(),
+                             [](const Span& s, int64_t t) { return s.end_ns < t; });
+  for (; it != spans.end() && it->begin_ns <= view.end_ns(); ++it) {
+    const float x0 = float(view.NsToX(it->begin_ns));
+    float x1 = float(std::max(view.NsToX(it->end_ns), view.NsToX(it->begin_ns) + 1.0));
+    const auto first = it;
+    while (std::next(it) != spans.end() && float(view.NsToX(std::next(it)->begin_ns)) < x1 + 1.0f) {
+      ++it;
+      x1 = std::max(x1, float(view.NsToX(it->end_ns)));
+    }
+    out.push_back({DrawItem::Kind::kRunning, x0, y0, x1, y1, 0xFF50C050u, lane_index,
+                   uint32_t(first - spans.begin()), uint32_t(it - first + 1), nullptr});
+  }
+}
+
+std::optional<uint32_t> Timeline::RunningAt(uint32_t os_thread_id, int64_t ns, int64_t slack) const {
+  const Running* running = ThreadRunning(os_thread_id);
+  if (running == nullptr) return std::nullopt;
+  const std::vector<Span>& spans = running->spans;
+  auto it = std::lower_bound(spans.begin(), spans.end(), ns - slack,
+                             [](const Span& s, int64_t t) { return s.end_ns < t; });
+  if (it == spans.end() || it->begin_ns > ns + slack) return std::nullopt;
+  return uint32_t(it - spans.begin());
 }
 
 const std::vector<std::pair<uint64_t, double>>* Timeline::CurvePoints(const server::TraceModel& model,

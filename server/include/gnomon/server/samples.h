@@ -26,6 +26,7 @@ struct SampleFilter {
     return sample.tick >= begin_tick && sample.tick < end_tick &&
            (os_thread_id == 0 || sample.os_thread_id == os_thread_id);
   }
+  friend bool operator==(const SampleFilter&, const SampleFilter&) = default;
 };
 
 struct FunctionSamples {
@@ -43,11 +44,12 @@ struct SampleSummary {
 };
 SampleSummary SummarizeSamples(const TraceModel& model, Symbolizer& symbolizer, const SampleFilter& filter);
 
-// The accepted samples' stacks merged from the outermost frame in. Node 0 is the root
-// (every sample); a node's children are sorted by count, descending.
-struct FlameGraph {
+// The accepted samples' stacks merged from the outermost frame in, for a flame graph.
+// Node 0 is the root (every sample); a node's children are sorted by count, descending.
+struct SampleTree {
   struct Node {
     uint32_t function = 0;    // index into `functions`
+    uint32_t parent = 0;      // the root's is itself
     uint64_t count = 0;       // samples through this node
     uint64_t self_count = 0;  // samples that ended here
     std::vector<uint32_t> children;
@@ -56,7 +58,7 @@ struct FlameGraph {
   std::vector<Node> nodes;
   uint32_t depth = 0;  // levels below the root
 };
-FlameGraph BuildFlameGraph(const TraceModel& model, Symbolizer& symbolizer, const SampleFilter& filter);
+SampleTree BuildSampleTree(const TraceModel& model, Symbolizer& symbolizer, const SampleFilter& filter);
 
 // A span of time a thread was running on a CPU (from its context switches).
 struct RunSpan {

@@ -57,7 +57,9 @@ struct DrawItem {
     kMessage,
     kCounter,
     kLockHold,
-    kLockWait
+    kLockWait,
+    kRunning,  // a thread ran (from its context switches), in the strip above its rows
+    kNotRunning
   };
   Kind kind;
   float x0, y0, x1, y1;
@@ -73,7 +75,7 @@ struct Hit {
   DrawItem::Kind kind;
   uint32_t index;  // CPU zone index in the thread, GPU zone index in the context, frame
                    // index; for a counter lane, the GPU zone the value measured; the
-                   // lock's hold (held or waited for)
+                   // lock's hold (held or waited for); the running span
 };
 
 struct TimelineMetrics {
@@ -82,7 +84,8 @@ struct TimelineMetrics {
   float lane_gap = 6;
   float frame_strip_height = 40;
   float plot_height = 50;
-  float min_zone_px = 2;  // narrower zones merge into level-of-detail blocks
+  float min_zone_px = 2;           // narrower zones merge into level-of-detail blocks
+  float running_strip_height = 4;  // a thread's running state, at the bottom of its title bar
 };
 
 // The values of a plot's points in view (and one point on each side).
@@ -131,6 +134,7 @@ class Timeline {
     metrics_.lane_gap *= s;
     metrics_.frame_strip_height *= s;
     metrics_.plot_height *= s;
+    metrics_.running_strip_height *= s;
   }
   // Nanoseconds since the first event, the timeline's time axis.
   int64_t TraceEndNs(const server::TraceModel& model) const;
@@ -150,6 +154,17 @@ class Timeline {
   // held); begin == INT64_MIN when there is none.
   Span LockSpan(uint32_t lock_id, uint32_t hold, bool wait) const;
 
+  // When a thread (by its OS id) ran, from its context switches: its spans (relative
+  // ns, in order) and their CPUs; nullptr when the trace has none for it.
+  struct Running {
+    std::vector<Span> spans;
+    std::vector<uint32_t> cpus;
+  };
+  const Running* ThreadRunning(uint32_t os_thread_id) const {
+    auto it = running_.find(os_thread_id);
+    return it == running_.end() ? nullptr : &it->second;
+  }
+
   // A GPU zone's span on the trace timeline (relative ns), cached per context.
   Span GpuSpan(uint32_t context_id, uint32_t zone_index) const;
 
@@ -166,8 +181,8 @@ class Timeline {
     size_t timed_seen = 0;
   };
 
-  // A memory pool's bytes in use over time, and a lock's holds and waits, kept up to
-  // date from the model (timeline_resources.cpp).
+  // A memory pool's bytes in use over time, a lock's holds and waits, and threads'
+  // running spans, kept up to date from the model (timeline_resources.cpp).
   struct MemoryLane {
     std::vector<std::pair<uint64_t, double>> usage;  // (tick, bytes in use), as a plot's points
     uint64_t seen = 0;                               // allocations + frees when made
@@ -182,9 +197,13 @@ class Timeline {
     uint64_t last_tick_seen = 0;
   };
   // `force`: rebuild whatever changed now (a load just completed), without waiting.
-  void SyncMemoryAndLocks(const server::TraceModel& model, bool force);
+  void SyncResources(const server::TraceModel& model, bool force);
   void BuildLockItems(const server::TraceModel& model, const TimelineView& view, const Lane& lane,
                       uint32_t lane_index, std::vector<DrawItem>& out) const;
+  void BuildRunningItems(const TimelineView& view, const Lane& lane, uint32_t lane_index,
+                         uint32_t os_thread_id, std::vector<DrawItem>& out) const;
+  // The running span of a thread's strip at `ns` (within `slack`), or nullopt.
+  std::optional<uint32_t> RunningAt(uint32_t os_thread_id, int64_t ns, int64_t slack) const;
   // A curve lane's points, or nullptr.
   const std::vector<std::pair<uint64_t, double>>* CurvePoints(const server::TraceModel& model,
                                                               const LaneKey& key) const;
@@ -199,8 +218,11 @@ class Timeline {
   std::map<uint32_t, GpuLane> gpus_;       // by context id
   std::map<uint32_t, MemoryLane> memory_;  // by pool id
   std::map<uint32_t, LockLane> locks_;     // by lock id
-  int64_t resources_synced_ = INT64_MIN;   // steady clock ns of their last rebuild (INT64_MIN: none)
-  double last_loaded_ = 1.0;               // the share of the trace loaded at the last Sync
+  std::map<uint32_t, Running> running_;    // by OS thread id
+  size_t switches_seen_ = 0;
+  uint64_t running_last_tick_ = 0;        // a thread still running runs to the trace's end
+  int64_t resources_synced_ = INT64_MIN;  // steady clock ns of their last rebuild (INT64_MIN: none)
+  double last_loaded_ = 1.0;              // the share of the trace loaded at the last Sync
   std::vector<Lane> lanes_;
   float total_height_ = 0;
   int64_t origin_ns_ = 0;  // CLOCK_MONOTONIC_RAW ns of the trace's first event
