@@ -56,8 +56,10 @@ run_demo() {
   mkdir -p "$out_dir"
   local trace="$out_dir/demo.gnomon"
   echo "setup.sh: running the demo and capturing it to $trace"
-  # Any free port: the demo announces itself, and the capture finds it by its pid.
-  GNOMON_PORT=0 "$build_dir/client/examples/gnomon-demo" --seconds 3 &
+  # Any free port: the demo announces itself, and the capture finds it by its pid. With
+  # call stacks, 1 kHz samples and context switches (where the kernel allows them).
+  GNOMON_PORT=0 GNOMON_CALLSTACK_DEPTH=8 GNOMON_SAMPLING_HZ=1000 GNOMON_CONTEXT_SWITCHES=1 \
+    "$build_dir/client/examples/gnomon-demo" --seconds 3 &
   local demo_pid=$!
   "$build_dir/server/gnomon-capture" --pid "$demo_pid" -o "$trace" -f
   wait "$demo_pid"

@@ -1,12 +1,18 @@
 // gnomon-bench: Gnomon's speed and size, measured. Each subcommand prints its figures as
 // one JSON object on the last line (see docs/benchmarks.md for the recorded results).
 //
-//   gnomon-bench client [--threads N] [--zones N] [--workload tight|realistic|lock|alloc]
+//   gnomon-bench client [--threads N] [--zones N]
+//                       [--workload tight|realistic|lock|alloc|callstack|compute]
 //                       [--mode connected|buffering|on-demand|ring|own-file|disabled]
+//                       [--sampling-hz N [--bare-perf-event]]
 //       ns per zone (begin + end) on each calling thread -- or, for `lock`, per
 //       uncontended acquisition and release of a gnomon::Lockable<std::mutex> (the
 //       untracked std::mutex's cost given beside it), for `alloc`, per allocation and free
-//       recorded (GNOMON_ALLOC + GNOMON_FREE) -- with a capture connected to
+//       recorded (GNOMON_ALLOC + GNOMON_FREE), for `callstack`, per zone with its 8-frame
+//       call stack, for `compute`, per block of arithmetic with no Gnomon call (what
+//       GNOMON_SAMPLING_HZ=N, --sampling-hz, slows the program down by; with
+//       --bare-perf-event, one perf event of that rate on each thread instead, no
+//       Gnomon sampler: what the kernel's sampling alone costs) -- with a capture connected to
 //       this process over loopback and draining it (default), with no capture (events
 //       buffered up to the budget, then dropped and counted; the two phases are also
 //       given apart), on demand with no capture (nothing recorded), as a flight recorder
@@ -29,12 +35,17 @@
 //   gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]
 //       a paced multi-threaded program captured by gnomon-capture for S seconds (600 by
 //       default): the capture's memory and throughput every 10 s, then the file loads.
+#include <linux/perf_event.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <gnomon/gnomon.hpp>
@@ -71,6 +82,8 @@ struct Args {
   bool live = false;
   std::string mode = "connected";
   std::string output;  // file: keep the trace here
+  uint32_t sampling_hz = 0;
+  bool bare_perf_event = false;  // --sampling-hz as one perf event of the bench's own
 };
 
 std::string SelfPath() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
@@ -81,17 +94,18 @@ double Seconds(Clock::time_point since) {
 
 [[noreturn]] void Usage(const char* why) {
   if (why) std::fprintf(stderr, "gnomon-bench: %s\n\n", why);
-  std::fprintf(
-      why ? stderr : stdout,
-      "Usage: gnomon-bench client [--threads N] [--zones N] [--workload tight|realistic|lock|alloc]\n"
-      "                           [--mode connected|buffering|on-demand|ring|own-file|disabled]\n"
-      "       gnomon-bench ingest [--zones N] [--workload tight|realistic] [--live [--threads N]] "
-      "[--capture PATH]\n"
-      "       gnomon-bench matrix [--zones N] [--capture PATH]\n"
-      "       gnomon-bench file [--zones N] [--workload tight|realistic] [--output PATH]\n"
-      "       gnomon-bench load FILE | load [--zones N] [--workload tight|realistic]\n"
-      "       gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]\n"
-      "Prints progress on stderr and one JSON object as the last line of stdout.\n");
+  std::fprintf(why ? stderr : stdout,
+               "Usage: gnomon-bench client [--threads N] [--zones N]\n"
+               "                           [--workload tight|realistic|lock|alloc|callstack|compute]\n"
+               "                           [--sampling-hz N [--bare-perf-event]]\n"
+               "                           [--mode connected|buffering|on-demand|ring|own-file|disabled]\n"
+               "       gnomon-bench ingest [--zones N] [--workload tight|realistic] [--live [--threads N]] "
+               "[--capture PATH]\n"
+               "       gnomon-bench matrix [--zones N] [--capture PATH]\n"
+               "       gnomon-bench file [--zones N] [--workload tight|realistic] [--output PATH]\n"
+               "       gnomon-bench load FILE | load [--zones N] [--workload tight|realistic]\n"
+               "       gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]\n"
+               "Prints progress on stderr and one JSON object as the last line of stdout.\n");
   std::exit(why ? 1 : 0);
 }
 
@@ -112,10 +126,14 @@ Args Parse(int argc, char** argv) {
       args.threads = std::max(1, std::atoi(value().c_str()));
     } else if (arg == "--workload") {
       args.workload = value();
-      if (args.workload != "tight" && args.workload != "realistic" && args.workload != "lock" &&
-          args.workload != "alloc") {
-        Usage("--workload is tight, realistic, lock or alloc");
+      static const char* const kWorkloads[] = {"tight", "realistic", "lock", "alloc", "callstack", "compute"};
+      if (std::find(std::begin(kWorkloads), std::end(kWorkloads), args.workload) == std::end(kWorkloads)) {
+        Usage("--workload is tight, realistic, lock, alloc, callstack or compute");
       }
+    } else if (arg == "--sampling-hz") {
+      args.sampling_hz = uint32_t(std::atol(value().c_str()));
+    } else if (arg == "--bare-perf-event") {
+      args.bare_perf_event = true;
     } else if (arg == "--seconds") {
       args.seconds = std::atof(value().c_str());
     } else if (arg == "--rate") {
@@ -226,6 +244,33 @@ double UntrackedLockNs(long acquisitions) {
   return Seconds(start) * 1e9 / double(acquisitions);
 }
 
+// A zone with the 8 frames of call stack that led to it, 12 functions deep.
+[[gnu::noinline]] void CallstackZone() {
+  GNOMON_ZONE_CALLSTACK("Callstack", 8);
+  asm volatile("" ::: "memory");
+}
+template <int Depth>
+[[gnu::noinline]] void CallDeeper(long zones) {
+  if constexpr (Depth == 0) {
+    for (long i = 0; i < zones; ++i) CallstackZone();
+  } else {
+    CallDeeper<Depth - 1>(zones);
+  }
+  asm volatile("" ::: "memory");
+}
+void CallstackWorkload(long zones) { CallDeeper<10>(zones); }
+
+// No Gnomon call at all: arithmetic of the program's own, what sampling slows down. A
+// "zone" is a block of 100 steps (about 60 ns).
+uint64_t ComputeWorkload(long blocks) {
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  for (long i = 0; i < blocks; ++i) {
+    for (int step = 0; step < 100; ++step) x = x * 6364136223846793005ull + 1442695040888963407ull;
+    asm volatile("" : "+r"(x));
+  }
+  return x;
+}
+
 // An allocation and its free, recorded (the memory itself is not allocated: only the
 // events are measured).
 void AllocWorkload(long allocations) {
@@ -237,7 +282,29 @@ void AllocWorkload(long allocations) {
   }
 }
 
+// What sampling costs without Gnomon: one perf event on the calling thread, as the
+// client's sampler opens them (software CPU clock, call chains, a mapped ring), which
+// nobody reads. False when the kernel refuses.
+bool OpenBarePerfEvent(uint32_t hz) {
+  perf_event_attr attr{};
+  attr.size = sizeof(attr);
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_CPU_CLOCK;
+  attr.freq = 1;
+  attr.sample_freq = hz;
+  attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
+  attr.exclude_kernel = 1;
+  attr.exclude_callchain_kernel = 1;
+  const long fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+  return fd >= 0 && mmap(nullptr, 65 * size_t(sysconf(_SC_PAGESIZE)), PROT_READ | PROT_WRITE, MAP_SHARED,
+                         int(fd), 0) != MAP_FAILED;
+}
+
 int Client(const Args& args) {
+  if (args.sampling_hz != 0 && !args.bare_perf_event) {
+    // Read when the profiler starts, as a program's environment is.
+    setenv("GNOMON_SAMPLING_HZ", std::to_string(args.sampling_hz).c_str(), 1);
+  }
   std::unique_ptr<Worker> worker;
   if (args.mode == "connected") {
     worker = ConnectToSelf(nullptr);
@@ -249,7 +316,7 @@ int Client(const Args& args) {
     gnomon_startup();
   }
   auto workload = [&args](long zones) {
-    if (args.mode == "disabled") {
+    if (args.mode == "disabled" && args.workload != "compute") {  // (compute calls nothing anyway)
       TightWorkloadCompiledOut(zones);
     } else if (args.workload == "tight") {
       TightWorkload(zones);
@@ -257,11 +324,16 @@ int Client(const Args& args) {
       LockWorkload(zones);
     } else if (args.workload == "alloc") {
       AllocWorkload(zones);
+    } else if (args.workload == "callstack") {
+      CallstackWorkload(zones);
+    } else if (args.workload == "compute") {
+      ComputeWorkload(zones);
     } else {
       RealisticWorkload(zones);
     }
   };
-  const bool records_zones = args.workload == "tight" || args.workload == "realistic";
+  const bool records_zones =
+      args.workload == "tight" || args.workload == "realistic" || args.workload == "callstack";
   const double untracked_lock_ns = args.workload == "lock" ? UntrackedLockNs(10000000) : 0;
   // Baseline: what two timer reads cost here.
   const auto base_start = Clock::now();
@@ -284,6 +356,10 @@ int Client(const Args& args) {
   const auto run_start = Clock::now();
   for (int t = 0; t < args.threads; ++t) {
     threads.emplace_back([&, t] {
+      if (args.bare_perf_event && args.sampling_hz != 0 && !OpenBarePerfEvent(args.sampling_hz)) {
+        std::fprintf(stderr, "gnomon-bench: perf_event_open refused: %s\n", std::strerror(errno));
+        std::exit(1);
+      }
       workload(1000);  // register the thread and the source locations first
       const auto start = Clock::now();
       if (!split_phases) {
@@ -365,12 +441,12 @@ int Client(const Args& args) {
     phase_fields += text;
   }
   std::printf(
-      "{\"bench\":\"client\",\"mode\":\"%s\",\"workload\":\"%s\",\"threads\":%d,"
+      "{\"bench\":\"client\",\"mode\":\"%s\",\"workload\":\"%s\",\"sampling_hz\":%u,\"threads\":%d,"
       "\"zones_per_thread\":%ld,\"ns_per_zone\":%.2f,\"ns_per_zone_worst_thread\":%.2f%s,"
       "\"timer_pair_ns\":%.2f,\"dropped_events\":%llu,\"zones_received\":%llu%s,\"sink\":%llu}\n",
-      args.mode.c_str(), args.workload.c_str(), args.threads, args.zones, sum / args.threads, worst,
-      phase_fields.c_str(), timer_pair_ns, (unsigned long long)dropped, (unsigned long long)received,
-      own_file_fields.c_str(), (unsigned long long)(sink & 1));
+      args.mode.c_str(), args.workload.c_str(), args.sampling_hz, args.threads, args.zones,
+      sum / args.threads, worst, phase_fields.c_str(), timer_pair_ns, (unsigned long long)dropped,
+      (unsigned long long)received, own_file_fields.c_str(), (unsigned long long)(sink & 1));
   return 0;
 }
 
