@@ -216,7 +216,8 @@ TEST_CASE("call stacks: every zone and allocation three known functions deep, an
   CHECK(stacks.size() == 1);
   // The symbols reach the source: file and line of the innermost frame.
   const auto& frame = symbolizer.Resolve(m.callstacks.Frames(*stacks.begin())[0], true);
-  CHECK(frame.file.ends_with("resource_program.cpp"));
+  CHECK_MESSAGE(frame.file.ends_with("resource_program.cpp"), frame.function, " at ", frame.file, ":",
+                frame.line);
   CHECK(frame.line > 0);
 }
 

@@ -16,13 +16,24 @@
 
 namespace gnomon::client {
 
-// Not inlined: its own frame and its caller's are the two it leaves out.
+// Not inlined: its own frame and its caller's are the two it leaves out. The caller's
+// frame is found by its return address, not counted: a sanitizer's interceptor of
+// backtrace() adds a frame of its own in front.
 [[gnu::noinline]] size_t CaptureCallstack(uint64_t* frames, size_t depth, size_t skip) {
-  void* raw[detail::kMaxCallstackDepth + 8];
-  const size_t wanted = std::min<size_t>(depth + skip + 2, std::size(raw));
+  constexpr size_t kSlack = 4;  // frames above the caller's that may be found
+  void* raw[detail::kMaxCallstackDepth + 8 + kSlack];
+  const size_t wanted = std::min<size_t>(depth + skip + 2 + kSlack, std::size(raw));
   const int captured = backtrace(raw, int(wanted));
+  const void* into_caller = __builtin_return_address(0);
+  int first = 2;
+  for (int i = 0; i < captured && i <= int(kSlack) + 1; ++i) {
+    if (raw[i] == into_caller) {
+      first = i + 1;
+      break;
+    }
+  }
   size_t n = 0;
-  for (int i = int(skip) + 2; i < captured && n < depth; ++i)
+  for (int i = first + int(skip); i < captured && n < depth; ++i)
     frames[n++] = reinterpret_cast<uintptr_t>(raw[i]);
   return n;
 }
