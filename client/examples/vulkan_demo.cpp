@@ -147,6 +147,12 @@ int main(int argc, char** argv) {
   features.pNext = &features12;
   VkDeviceCreateInfo device_info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   device_info.pNext = &features;
+  // The device's memory as pools (a lane per heap), where the driver reports it.
+  gnomon::vulkan::DeviceMemoryReport memory_report(vkGetInstanceProcAddr, instance, physical);
+  if (memory_report.is_supported()) {
+    enabled.push_back(VK_EXT_DEVICE_MEMORY_REPORT_EXTENSION_NAME);
+    device_info.pNext = memory_report.Chain(device_info.pNext);
+  }
   device_info.queueCreateInfoCount = 1;
   device_info.pQueueCreateInfos = &queue_info;
   device_info.enabledExtensionCount = uint32_t(enabled.size());
@@ -344,6 +350,10 @@ int main(int argc, char** argv) {
   vkDestroyBuffer(device, buffer, nullptr);
   vkFreeMemory(device, memory, nullptr);
   vkDestroyDevice(device, nullptr);
+  if (memory_report.is_supported()) {
+    std::printf("gnomon-vulkan-demo: device memory: %llu allocations, %llu frees reported\n",
+                (unsigned long long)memory_report.allocations(), (unsigned long long)memory_report.frees());
+  }
   vkDestroyInstance(instance, nullptr);
   return 0;
 }

@@ -12,19 +12,23 @@
 int main(int argc, char** argv) {
   std::string path;
   double tolerance = 0.01;
+  bool check_memory = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") {
       std::printf(
-          "usage: gnomon-cuda-check [--tolerance FRACTION] TRACE.gnomon\n"
+          "usage: gnomon-cuda-check [--tolerance FRACTION] [--memory] TRACE.gnomon\n"
           "Checks a gnomon-cuda-demo trace: one kernel per launch, each kernel's duration\n"
           "within FRACTION (default 0.01) of what it was told to spin, every GPU operation\n"
-          "between its launch and the return of the next synchronize, and overlaps kept.\n"
+          "between its launch and the return of the next synchronize, and overlaps kept;\n"
+          "with --memory, its device and pinned host buffers in their memory pools, freed.\n"
           "Exit codes: 0 passed, 1 bad command line, 2 unreadable trace, 3 a check failed.\n");
       return 0;
     }
     if (arg == "--tolerance" && i + 1 < argc) {
       tolerance = std::atof(argv[++i]);
+    } else if (arg == "--memory") {
+      check_memory = true;
     } else if (!arg.empty() && arg[0] != '-' && path.empty()) {
       path = arg;
     } else {
@@ -42,7 +46,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gnomon-cuda-check: %s\n", loaded.status().message().c_str());
     return 2;
   }
-  const auto result = gnomon::test::CheckCudaTimeline(model, tolerance);
+  const auto result = gnomon::test::CheckCudaTimeline(model, tolerance, check_memory);
   for (const std::string& failure : result.failures) std::printf("FAIL: %s\n", failure.c_str());
   std::printf("%s\n", result.ToJson().c_str());
   return result.failures.empty() ? 0 : 3;

@@ -39,7 +39,7 @@ std::string Format(const char* format, auto... args) {
 
 }  // namespace
 
-CudaCheckResult CheckCudaTimeline(const server::TraceModel& m, double duration_tolerance) {
+CudaCheckResult CheckCudaTimeline(const server::TraceModel& m, double duration_tolerance, bool check_memory) {
   CudaCheckResult r;
   auto fail = [&](std::string why) {
     if (r.failures.size() < 20) r.failures.push_back(std::move(why));
@@ -150,6 +150,42 @@ CudaCheckResult CheckCudaTimeline(const server::TraceModel& m, double duration_t
   if (r.copies == 0 || r.memsets == 0) fail("no memcpy or memset zones");
   if (r.min_launch_margin_ns == std::numeric_limits<int64_t>::max()) r.min_launch_margin_ns = 0;
   if (r.min_sync_margin_ns == std::numeric_limits<int64_t>::max()) r.min_sync_margin_ns = 0;
+  if (check_memory) {
+    // The demo's buffers: 8 MiB each, two on the device, one of pinned host memory.
+    constexpr uint64_t kBuffer = 8u << 20;
+    int64_t first_op_ns = std::numeric_limits<int64_t>::max(), last_op_ns = 0;
+    for (const GpuOp& op : ops) {
+      first_op_ns = std::min(first_op_ns, op.begin_ns);
+      last_op_ns = std::max(last_op_ns, op.end_ns);
+    }
+    auto count = [&](const std::string& name, size_t& buffers) {
+      for (const auto& [id, pool] : m.memory_pools) {
+        if (pool.name != name) continue;
+        r.memory_unmatched_frees += pool.unmatched_frees;
+        for (size_t i = 0; i < pool.allocations.size(); ++i) {
+          const auto& a = pool.allocations[i];
+          if (a.size_bytes != kBuffer) continue;
+          ++buffers;
+          // Made before the first GPU operation, freed after the last (on the CPU timeline).
+          const int64_t made_ns = m.clock.TickToNs(a.alloc_tick);
+          if (made_ns > first_op_ns)
+            fail(Format("an 8 MiB allocation in '%s' is after the GPU work", name.c_str()));
+          if (!a.is_freed()) {
+            fail(Format("an 8 MiB allocation in '%s' is never freed", name.c_str()));
+          } else if (m.clock.TickToNs(a.free_tick) < last_op_ns) {
+            fail(Format("an 8 MiB allocation in '%s' is freed before the GPU work ended", name.c_str()));
+          }
+        }
+      }
+    };
+    count("CUDA device memory, device 0", r.device_buffers);
+    count("CUDA pinned host memory, device 0", r.pinned_buffers);
+    if (r.device_buffers != 2) fail(Format("%zu 8 MiB device allocations, not 2", r.device_buffers));
+    if (r.pinned_buffers != 1) fail(Format("%zu 8 MiB pinned host allocations, not 1", r.pinned_buffers));
+    if (r.memory_unmatched_frees != 0) {
+      fail(Format("%llu CUDA frees without their allocation", (unsigned long long)r.memory_unmatched_frees));
+    }
+  }
   return r;
 }
 
@@ -162,6 +198,8 @@ std::string CudaCheckResult::ToJson() const {
       << ",\"min_sync_margin_ns\":" << min_sync_margin_ns
       << ",\"overlapping_kernel_pairs\":" << overlapping_kernel_pairs
       << ",\"overlaps_lost\":" << overlaps_lost << ",\"uncertainty_ns\":" << uncertainty_ns
+      << ",\"device_buffers\":" << device_buffers << ",\"pinned_buffers\":" << pinned_buffers
+      << ",\"memory_unmatched_frees\":" << memory_unmatched_frees
       << ",\"passed\":" << (failures.empty() ? "true" : "false") << "}";
   return out.str();
 }

@@ -1,5 +1,6 @@
 // The CUDA checks (cuda_timeline_check.h) on traces of gnomon-cuda-demo recorded on an
-// NVIDIA H200 (tests/data/cuda-h200.gnomon, see docs/benchmarks.md): they pass as
+// NVIDIA H200 (tests/data/cuda-h200.gnomon, and cuda-h200-memory.gnomon with the
+// collector's memory pools; see docs/benchmarks.md): they pass as
 // recorded, and fail when a kernel is moved or stretched.
 #include <doctest/doctest.h>
 
@@ -61,4 +62,25 @@ TEST_CASE("the CUDA checks fail on a kernel moved before its launch or stretched
   result = gnomon::test::CheckCudaTimeline(model);
   REQUIRE_FALSE(result.failures.empty());
   CHECK(result.min_launch_margin_ns < 0);
+}
+
+TEST_CASE("H200 CUDA memory: the demo's device and pinned buffers in their pools, made before, freed after") {
+  gnomon::server::TraceModel model;
+  auto loaded = gnomon::server::LoadTrace(GNOMON_DATA_DIR "/cuda-h200-memory.gnomon", model);
+  REQUIRE_MESSAGE(loaded.ok(), loaded.status().message());
+  auto result = gnomon::test::CheckCudaTimeline(model, 0.01, true);
+  for (const auto& failure : result.failures) MESSAGE(failure);
+  CHECK(result.failures.empty());
+  CHECK(result.device_buffers == 2);
+  CHECK(result.pinned_buffers == 1);
+
+  // A buffer freed while the GPU still used it, and one never freed: both caught.
+  for (auto& [id, pool] : model.memory_pools) {
+    if (pool.name != "CUDA device memory, device 0") continue;
+    REQUIRE(pool.allocations.size() == 2);
+    pool.allocations[0].free_tick = pool.allocations[0].alloc_tick + 1;
+    pool.allocations[1].free_tick = gnomon::server::kOpenZone;
+  }
+  result = gnomon::test::CheckCudaTimeline(model, 0.01, true);
+  CHECK(result.failures.size() == 2);
 }

@@ -34,7 +34,8 @@ using namespace std::chrono_literals;
 // Default pool: 1,000 blocks of 16 * (i + 1) bytes, all freed but the last 37.
 // "meshes": 100 blocks of 4 KiB, half freed, named through a buffer the program reuses.
 // operator new: 5 arrays of 12,345 bytes, 2 never deleted.
-// One free of a pointer never allocated.
+// One free of a pointer never allocated. "after the fact": one block of 2,222 bytes
+// recorded at past times, alive 1 ms.
 int Memory() {
   std::vector<void*> blocks;
   for (size_t i = 0; i < 1000; ++i) {
@@ -66,6 +67,15 @@ int Memory() {
   for (int i = 0; i < 3; ++i) delete[] arrays[i];
   static int never_allocated;
   GNOMON_FREE(&never_allocated);
+  // Learnt after the fact (as a GPU driver's records are): 3 ms ago, freed 1 ms later.
+  timespec raw{};
+  clock_gettime(CLOCK_MONOTONIC_RAW, &raw);
+  const int64_t now_ns = int64_t(raw.tv_sec) * 1'000'000'000 + raw.tv_nsec;
+  static int past_block;
+  gnomon_alloc_at(&past_block, 2222, "after the fact",
+                  gnomon_cpu_time_from_host_ns(GNOMON_CPU_TIME_MONOTONIC_RAW, now_ns - 3'000'000));
+  gnomon_free_at(&past_block, "after the fact",
+                 gnomon_cpu_time_from_host_ns(GNOMON_CPU_TIME_MONOTONIC_RAW, now_ns - 2'000'000));
   std::puts("memory done");
   // What the trace shows never freed is freed once profiling has ended.
   gnomon_shutdown();

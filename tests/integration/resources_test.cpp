@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <set>
 #include <sstream>
 
@@ -66,6 +67,17 @@ TEST_CASE("memory: allocations of known sizes with known leaks, named pools, ope
   CHECK(meshes->peak_bytes == 100 * 4096);
   CHECK(scratch->allocations == 1);
   CHECK(scratch->frees == 1);
+  // At the times given, not when recorded: alive 1 ms.
+  for (const auto& [id, pool] : m.memory_pools) {
+    if (pool.name != "after the fact") continue;
+    REQUIRE(pool.allocations.size() == 1);
+    const auto& block = pool.allocations[0];
+    CHECK(block.size_bytes == 2222);
+    REQUIRE(block.is_freed());
+    const int64_t alive_ns = m.clock.TickToNs(block.free_tick) - m.clock.TickToNs(block.alloc_tick);
+    CHECK(std::abs(alive_ns - 1'000'000) < 1'000);
+  }
+  CHECK(FindPool(stats, "after the fact") != nullptr);
   // GNOMON_ALLOC of 16 * (i + 1) bytes: every size from 16 to 16,000 once; the last 37
   // never freed. operator new: 5 of 12,345 bytes, 2 never deleted. The default pool also
   // holds the program's other operator news (the standard library's).

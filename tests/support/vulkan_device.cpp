@@ -5,7 +5,7 @@
 
 namespace gnomon::test {
 
-std::string VulkanDevice::Create(std::string_view name_filter) {
+std::string VulkanDevice::Create(std::string_view name_filter, const Extend& extend) {
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
   app.apiVersion = VK_API_VERSION_1_2;
   VkInstanceCreateInfo instance_info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
@@ -58,7 +58,9 @@ std::string VulkanDevice::Create(std::string_view name_filter) {
   queue_info.queueCount = 1;
   queue_info.pQueuePriorities = &priority;
   VkDeviceCreateInfo device_info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-  device_info.pNext = &features;
+  const void* next = &features;
+  if (const char* extension = extend ? extend(physical, next) : nullptr) enabled.push_back(extension);
+  device_info.pNext = next;
   device_info.queueCreateInfoCount = 1;
   device_info.pQueueCreateInfos = &queue_info;
   device_info.enabledExtensionCount = uint32_t(enabled.size());

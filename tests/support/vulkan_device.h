@@ -5,6 +5,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -22,8 +23,12 @@ struct VulkanDevice {
   bool pipeline_statistics = false;
   std::string name;
 
+  // Called once the physical device is chosen, before the device is made: may put
+  // structures in front of `next` (the device create info's chain), and returns an
+  // extension to enable too, or nullptr.
+  using Extend = std::function<const char*(VkPhysicalDevice physical, const void*& next)>;
   // Empty `error` on success.
-  std::string Create(std::string_view name_filter = {});
+  std::string Create(std::string_view name_filter = {}, const Extend& extend = nullptr);
   void Destroy();
   VkCommandBuffer NewCommandBuffer();
   // Submits `cmd` (already ended) and, when `wait`, waits for it.

@@ -20,6 +20,11 @@
 //    CUPTI counts the records it lost: stats().records_dropped). A thread of the
 //    collector asks CUPTI for finished buffers every flush_period and reads them there,
 //    off the launching threads.
+//  - With CollectorOptions::memory (the default), CUPTI's memory records -- every
+//    allocation and free of device, pinned host and managed memory, by whatever API --
+//    become allocations in a memory pool per kind and device, placed on the CPU
+//    timeline at the time CUPTI gives them, so the GPU's memory in use is a lane of its
+//    own.
 //  - CUPTI's timestamp is calibrated against CLOCK_MONOTONIC_RAW with bracketed reads
 //    (clock, cuptiGetTimestamp, clock), best of calibration_reads by bracket width, at
 //    each lane's creation and every calibration_period; half the bracket is the pair's
@@ -42,6 +47,9 @@ struct CollectorOptions {
   std::chrono::milliseconds flush_period{100};
   std::chrono::milliseconds calibration_period{500};
   uint32_t calibration_reads = 16;  // bracketed reads per calibration; the narrowest wins
+  // Every CUDA allocation and free (the runtime's, the driver's, a library's) as memory
+  // pools: "CUDA device memory, device 0", "CUDA pinned host memory, device 0", ...
+  bool memory = true;
 };
 
 struct CollectorStats {
@@ -49,6 +57,8 @@ struct CollectorStats {
   uint64_t kernels = 0;   // activity records by kind
   uint64_t memcpys = 0;
   uint64_t memsets = 0;
+  uint64_t memory_allocations = 0;  // CUPTI's memory records
+  uint64_t memory_frees = 0;
   uint64_t records_linked = 0;    // records matched to their launch and timed
   uint64_t records_unlinked = 0;  // records of calls not traced
   uint64_t records_invalid = 0;   // records without usable times

@@ -185,6 +185,12 @@ void gnomon_plot(uint32_t plot_id, double value);
 #endif
 GNOMON_POINTER_NOT_READ(1) void gnomon_alloc(const void* ptr, size_t size, const char* name);
 GNOMON_POINTER_NOT_READ(1) void gnomon_free(const void* ptr, const char* name);
+/* The same at a time already past (a CPU time as gnomon_now() or
+ * gnomon_cpu_time_from_host_ns() give it), for what is learnt after the fact: a GPU
+ * driver's records of its allocations. Recorded on the calling thread. */
+GNOMON_POINTER_NOT_READ(1)
+void gnomon_alloc_at(const void* ptr, size_t size, const char* name, uint64_t cpu_time);
+GNOMON_POINTER_NOT_READ(1) void gnomon_free_at(const void* ptr, const char* name, uint64_t cpu_time);
 
 /* ---- locks ----
  * A lock (a mutex of the program) is made once with a name; two locks of one name are

@@ -56,9 +56,13 @@
 
 #include <vulkan/vulkan.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "gnomon/client/gpu_collector.h"
@@ -75,6 +79,55 @@ namespace gnomon::vulkan {
 std::unique_ptr<counters::Source> CreatePipelineStatisticsSource(
     PFN_vkGetInstanceProcAddr get_instance_proc_addr, VkInstance instance, VkDevice device,
     VkQueryPipelineStatisticFlags flags);
+
+// The device's memory as memory pools, one per heap ("Vulkan heap 0 (device local),
+// NVIDIA H200"), from VK_EXT_device_memory_report where the driver has it: every
+// allocation and free of device memory, by the program or the driver itself, becomes
+// an allocation of its heap's pool, so the GPU's memory in use is a lane of the viewer.
+// Made before the device; chained into its creation; kept as long as the device:
+//
+//   gnomon::vulkan::DeviceMemoryReport memory(vkGetInstanceProcAddr, instance, physical);
+//   if (memory.is_supported()) {
+//     extensions.push_back(VK_EXT_DEVICE_MEMORY_REPORT_EXTENSION_NAME);
+//     device_info.pNext = memory.Chain(device_info.pNext);   // the feature and the callback
+//   }
+//   vkCreateDevice(physical, &device_info, nullptr, &device);
+//
+// Where the driver lacks it, the constructor says so once (on stderr and as a warning in
+// the trace) and is_supported() is false. A failed allocation is a warning message in
+// the trace. The callback runs on whichever thread allocates (the driver's too).
+class DeviceMemoryReport {
+ public:
+  DeviceMemoryReport(PFN_vkGetInstanceProcAddr get_instance_proc_addr, VkInstance instance,
+                     VkPhysicalDevice physical_device);
+  DeviceMemoryReport(const DeviceMemoryReport&) = delete;
+  DeviceMemoryReport& operator=(const DeviceMemoryReport&) = delete;
+
+  bool is_supported() const { return supported_; }
+  // Puts the feature and the callback in front of `next`; returns what pNext becomes.
+  const void* Chain(const void* next);
+  // Events recorded so far (allocations and imports, frees and unimports).
+  uint64_t allocations() const { return allocations_; }
+  uint64_t frees() const { return frees_; }
+  // The pool's name of a heap (as the trace shows it).
+  const char* PoolName(uint32_t heap) const;
+  // One event as the driver reports it (what the chained callback calls). A free names
+  // no heap: it goes to the pool of its object's allocation.
+  void Record(const VkDeviceMemoryReportCallbackDataEXT& event);
+
+ private:
+  static void VKAPI_PTR OnReport(const VkDeviceMemoryReportCallbackDataEXT* data, void* user);
+
+  bool supported_ = false;
+  std::vector<std::string> heap_pools_;  // by heap index
+  std::string other_pool_;               // a heap index out of range
+  std::string device_name_;
+  VkPhysicalDeviceDeviceMemoryReportFeaturesEXT feature_{};
+  VkDeviceDeviceMemoryReportCreateInfoEXT info_{};
+  std::atomic<uint64_t> allocations_{0}, frees_{0};
+  std::mutex heaps_mutex_;                          // the callback runs on any thread
+  std::unordered_map<uint64_t, uint32_t> heap_of_;  // live memory object id -> heap
+};
 
 struct ContextOptions {
   const char* name = nullptr;        // shown for the context; default "<device name>"

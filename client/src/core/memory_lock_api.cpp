@@ -80,6 +80,24 @@ void gnomon_free(const void* ptr, const char* name) {
       .pool_id = PoolId(name), .address = reinterpret_cast<uintptr_t>(ptr), .tick = gnomon::detail::Now()});
 }
 
+// No check for the library's own code: these are called by collectors, never by the
+// allocation hooks.
+void gnomon_alloc_at(const void* ptr, size_t size, const char* name, uint64_t cpu_time) {
+  if (ptr == nullptr) return;
+  Profiler::Get();
+  WriteEvent(protocol::MemAlloc{.pool_id = PoolId(name),
+                                .address = reinterpret_cast<uintptr_t>(ptr),
+                                .size_bytes = size,
+                                .tick = cpu_time});
+}
+
+void gnomon_free_at(const void* ptr, const char* name, uint64_t cpu_time) {
+  if (ptr == nullptr) return;
+  Profiler::Get();
+  WriteEvent(protocol::MemFree{
+      .pool_id = PoolId(name), .address = reinterpret_cast<uintptr_t>(ptr), .tick = cpu_time});
+}
+
 uint32_t gnomon_lock_create(const char* name) {
   return Profiler::Get().registry().RegisterUniqueString(protocol::StringKind::kLockName,
                                                          name != nullptr ? name : "lock");

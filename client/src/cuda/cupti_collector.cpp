@@ -8,8 +8,10 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <unordered_map>
 
@@ -137,6 +139,29 @@ constexpr CUpti_CallbackId kTracedCalls[] = {
 constexpr CUpti_ActivityKind kTracedActivities[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
                                                     CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
 
+// Allocations and frees of every kind of CUDA memory, whoever made them (the runtime,
+// the driver, a library): a memory pool per kind and device.
+constexpr CUpti_ActivityKind kMemoryActivity = CUPTI_ACTIVITY_KIND_MEMORY2;
+
+const char* MemoryKindName(CUpti_ActivityMemoryKind kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE:
+      return "pageable host";
+    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED:
+      return "pinned host";
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC:
+      return "device";
+    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY:
+      return "array";
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC:
+      return "managed";
+    default:
+      return "other";
+  }
+}
+
 thread_local bool t_is_collector_thread = false;
 
 }  // namespace
@@ -151,7 +176,35 @@ struct Collector::State {
   Timeline timeline;
   BufferPool pool;
   CUpti_SubscriberHandle subscriber = nullptr;
-  std::atomic<uint64_t> kernels{0}, memcpys{0}, memsets{0};
+  std::atomic<uint64_t> kernels{0}, memcpys{0}, memsets{0}, allocations{0}, frees{0};
+  // Memory pools' names, by kind and device ("CUDA device memory, device 0"). Buffers
+  // are read on the collector's thread and on CUPTI's own.
+  std::mutex pool_names_mutex;
+  std::unordered_map<uint64_t, std::string> pool_names;
+
+  const char* PoolName(CUpti_ActivityMemoryKind kind, uint32_t device) {
+    std::lock_guard lock(pool_names_mutex);
+    auto [it, inserted] = pool_names.try_emplace(uint64_t(kind) << 32 | device);
+    if (inserted)
+      it->second = std::string("CUDA ") + MemoryKindName(kind) + " memory, device " + std::to_string(device);
+    return it->second.c_str();
+  }
+
+  // An allocation or free, at its time on the CPU timeline (CUPTI's clock, moved by
+  // the offset read when the buffer came).
+  void OnMemory(const CUpti_ActivityMemory4& m, int64_t cupti_to_raw_ns) {
+    const uint64_t time =
+        gnomon_cpu_time_from_host_ns(GNOMON_CPU_TIME_MONOTONIC_RAW, int64_t(m.timestamp) + cupti_to_raw_ns);
+    const void* address = reinterpret_cast<const void*>(uintptr_t(m.address));
+    const char* pool = PoolName(m.memoryKind, m.deviceId);
+    if (m.memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION) {
+      gnomon_alloc_at(address, size_t(m.bytes), pool, time);
+      allocations.fetch_add(1, std::memory_order_relaxed);
+    } else if (m.memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE) {
+      gnomon_free_at(address, pool, time);
+      frees.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
 
   std::mutex names_mutex;
   std::unordered_map<const char*, std::string> demangled;  // by CUPTI's symbol pointer
@@ -194,10 +247,15 @@ struct Collector::State {
   }
 
   void OnBuffer(uint8_t* buffer, size_t valid_bytes) {
+    const BracketRead now = ReadCuptiClock();
+    const int64_t cupti_to_raw_ns = (now.cpu_before_ns + now.cpu_after_ns) / 2 - int64_t(now.gpu_ns);
     CUpti_Activity* record = nullptr;
     while (cuptiActivityGetNextRecord(buffer, valid_bytes, &record) == CUPTI_SUCCESS) {
       ActivityRecord r;
       switch (record->kind) {
+        case kMemoryActivity:
+          OnMemory(*reinterpret_cast<const CUpti_ActivityMemory4*>(record), cupti_to_raw_ns);
+          continue;
         case CUPTI_ACTIVITY_KIND_KERNEL:
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
           const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
@@ -246,6 +304,7 @@ struct Collector::State {
       lock.unlock();
       if (last) {
         for (CUpti_ActivityKind kind : kTracedActivities) cuptiActivityDisable(kind);
+        if (options.memory) cuptiActivityDisable(kMemoryActivity);
         cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         timeline.Calibrate();
       } else {
@@ -327,8 +386,17 @@ std::unique_ptr<Collector> Collector::Start(const CollectorOptions& options, std
   for (CUpti_ActivityKind kind : kTracedActivities) {
     if (result == CUPTI_SUCCESS) result = cuptiActivityEnable(kind);
   }
+  if (result == CUPTI_SUCCESS && options.memory) {
+    if (const CUptiResult memory = cuptiActivityEnable(kMemoryActivity); memory != CUPTI_SUCCESS) {
+      // Zones without memory: said, not fatal.
+      const std::string text = "gnomon: no CUDA memory pools: CUPTI memory records: " + ResultString(memory);
+      std::fprintf(stderr, "%s\n", text.c_str());
+      gnomon_message(text.c_str(), text.size(), GNOMON_WARNING);
+    }
+  }
   if (result != CUPTI_SUCCESS) {
     for (CUpti_ActivityKind kind : kTracedActivities) cuptiActivityDisable(kind);
+    if (options.memory) cuptiActivityDisable(kMemoryActivity);
     cuptiUnsubscribe(state->subscriber);
     g_state.store(nullptr);
     return fail("CUPTI activity tracing: " + ResultString(result));
@@ -360,6 +428,8 @@ CollectorStats Collector::stats() const {
   s.kernels = state_->kernels.load(std::memory_order_relaxed);
   s.memcpys = state_->memcpys.load(std::memory_order_relaxed);
   s.memsets = state_->memsets.load(std::memory_order_relaxed);
+  s.memory_allocations = state_->allocations.load(std::memory_order_relaxed);
+  s.memory_frees = state_->frees.load(std::memory_order_relaxed);
   s.records_linked = t.records_linked;
   s.records_unlinked = t.records_unlinked;
   s.records_invalid = t.records_invalid;
