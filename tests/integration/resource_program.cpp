@@ -67,15 +67,17 @@ int Memory() {
   for (int i = 0; i < 3; ++i) delete[] arrays[i];
   static int never_allocated;
   GNOMON_FREE(&never_allocated);
-  // Learnt after the fact (as a GPU driver's records are): 3 ms ago, freed 1 ms later.
+  // Learnt after the fact (as a GPU driver's records are): made at a moment since the
+  // profiler started, freed 1 ms after it, both told 3 ms later.
   timespec raw{};
   clock_gettime(CLOCK_MONOTONIC_RAW, &raw);
-  const int64_t now_ns = int64_t(raw.tv_sec) * 1'000'000'000 + raw.tv_nsec;
+  const int64_t then_ns = int64_t(raw.tv_sec) * 1'000'000'000 + raw.tv_nsec;
+  std::this_thread::sleep_for(3ms);
   static int past_block;
   gnomon_alloc_at(&past_block, 2222, "after the fact",
-                  gnomon_cpu_time_from_host_ns(GNOMON_CPU_TIME_MONOTONIC_RAW, now_ns - 3'000'000));
+                  gnomon_cpu_time_from_host_ns(GNOMON_CPU_TIME_MONOTONIC_RAW, then_ns));
   gnomon_free_at(&past_block, "after the fact",
-                 gnomon_cpu_time_from_host_ns(GNOMON_CPU_TIME_MONOTONIC_RAW, now_ns - 2'000'000));
+                 gnomon_cpu_time_from_host_ns(GNOMON_CPU_TIME_MONOTONIC_RAW, then_ns + 1'000'000));
   std::puts("memory done");
   // What the trace shows never freed is freed once profiling has ended.
   gnomon_shutdown();

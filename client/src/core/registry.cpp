@@ -246,16 +246,24 @@ void Registry::NoteCalibration(const CalibrationPair& pair) {
 }
 
 uint64_t Registry::HostNsToTicks(bool is_monotonic_raw, int64_t host_ns) {
-  RegistryLock lock(mutex_);
-  if (!has_pair_) return uint64_t(host_ns);
+  CalibrationPair first, latest;
+  {
+    RegistryLock lock(mutex_);
+    if (!has_pair_) return uint64_t(host_ns);
+    first = first_pair_;
+    latest = latest_pair_;
+  }
   const int64_t raw_ns =
-      is_monotonic_raw ? host_ns : host_ns + (latest_pair_.monotonic_raw_ns - latest_pair_.monotonic_ns);
+      is_monotonic_raw ? host_ns : host_ns + (latest.monotonic_raw_ns - latest.monotonic_ns);
   if (CurrentTimerKind() == protocol::TimerKind::kMonotonicRaw) return uint64_t(raw_ns);
-  const int64_t span_ns = latest_pair_.monotonic_raw_ns - first_pair_.monotonic_raw_ns;
-  const double ticks_per_ns =
-      span_ns > 0 ? double(latest_pair_.tick - first_pair_.tick) / double(span_ns) : 1.0;
-  return latest_pair_.tick +
-         uint64_t(std::llround(double(raw_ns - latest_pair_.monotonic_raw_ns) * ticks_per_ns));
+  // The rate from the first pair to the latest; early in the run, when they are close
+  // (or one), to a pair read now instead: a rate from a short span would scale every
+  // interval wrongly.
+  constexpr int64_t kShortSpanNs = 100'000'000;
+  if (latest.monotonic_raw_ns - first.monotonic_raw_ns < kShortSpanNs) latest = ReadCalibrationPair();
+  const int64_t span_ns = latest.monotonic_raw_ns - first.monotonic_raw_ns;
+  const double ticks_per_ns = span_ns > 0 ? double(latest.tick - first.tick) / double(span_ns) : 1.0;
+  return latest.tick + uint64_t(std::llround(double(raw_ns - latest.monotonic_raw_ns) * ticks_per_ns));
 }
 
 void Registry::SetConnected(bool connected) {
