@@ -128,36 +128,30 @@ void WriteZones(JsonWriter& json, const TraceModel& model, const std::vector<Zon
 void WriteFrames(JsonWriter& json, const TraceModel& model) {
   json.BeginArray();
   for (const auto& [id, series] : model.frames) {
-    std::vector<int64_t> lengths;
-    for (size_t i = 1; i < series.marks.size(); ++i)
-      lengths.push_back(model.DurationNs(series.marks[i - 1], series.marks[i]));
-    for (const auto& [begin, end] : series.spans) lengths.push_back(model.DurationNs(begin, end));
-    std::sort(lengths.begin(), lengths.end());
-    auto at = [&](double q) {
-      return lengths.empty() ? 0 : lengths[std::min(lengths.size() - 1, size_t(q * double(lengths.size())))];
-    };
-    double sum = 0;
-    for (int64_t l : lengths) sum += double(l);
+    const FrameTimeSummary s = SummarizeFrameTimes(model, series);
     std::string name = id == 0 ? "main" : "frame series " + std::to_string(id);
     if (auto it = model.frame_names.find(id); id != 0 && it != model.frame_names.end()) name = it->second;
     json.BeginObject()
         .Key("name")
         .String(name)
         .Key("count")
-        .Uint(lengths.size())
+        .Uint(s.count)
         .Key("mean_ns")
-        .Number(lengths.empty() ? 0 : sum / double(lengths.size()))
+        .Number(s.mean_ns)
         .Key("min_ns")
-        .Int(lengths.empty() ? 0 : lengths.front())
+        .Int(s.min_ns)
         .Key("max_ns")
-        .Int(lengths.empty() ? 0 : lengths.back())
+        .Int(s.max_ns)
         .Key("p50_ns")
-        .Int(at(0.5))
+        .Int(s.p50_ns)
         .Key("p90_ns")
-        .Int(at(0.9))
+        .Int(s.p90_ns)
         .Key("p99_ns")
-        .Int(at(0.99))
-        .EndObject();
+        .Int(s.p99_ns)
+        .Key("histogram")
+        .BeginArray();
+    for (uint64_t bin : s.bins) json.Uint(bin);
+    json.EndArray().EndObject();
   }
   json.EndArray();
 }

@@ -11,6 +11,7 @@
 #include "gnomon/server/lock_statistics.h"
 #include "gnomon/server/memory_statistics.h"
 #include "gnomon/server/samples.h"
+#include "gnomon/server/statistics.h"
 #include "gnomon/server/text.h"
 
 namespace gnomon::server {
@@ -176,26 +177,15 @@ void PrintSummary(const TraceModel& model, std::ostream& out) {
   for (const auto& [id, series] : model.frames) frame_count += series.marks.size() + series.spans.size();
   out << "Frames     " << frame_count << "\n";
   for (const auto& [id, series] : model.frames) {
-    std::vector<int64_t> lengths;
-    if (!series.marks.empty()) {
-      for (size_t i = 1; i < series.marks.size(); ++i) {
-        lengths.push_back(model.DurationNs(series.marks[i - 1], series.marks[i]));
-      }
-    }
-    for (const auto& [begin, end] : series.spans) lengths.push_back(model.DurationNs(begin, end));
     out << "  " << FrameSeriesName(model, id) << ": " << series.marks.size() + series.spans.size()
         << (series.spans.empty() ? " marks" : " frames");
-    if (!lengths.empty()) {
-      const auto [min, max] = std::minmax_element(lengths.begin(), lengths.end());
-      double sum = 0;
-      for (int64_t l : lengths) sum += double(l);
-      out << ", frame time mean " << FormatDuration(sum / double(lengths.size())) << ", min "
-          << FormatDuration(double(*min)) << ", max " << FormatDuration(double(*max));
-      out << "\n    times:";
-      for (size_t i = 0; i < lengths.size(); ++i) {
-        if (i % 10 == 0 && i != 0) out << "\n          ";
-        out << " " << FormatDuration(double(lengths[i]));
-      }
+    const FrameTimeSummary s = SummarizeFrameTimes(model, series);
+    if (s.count > 0) {
+      out << ", frame time mean " << FormatDuration(s.mean_ns) << ", min " << FormatDuration(double(s.min_ns))
+          << ", max " << FormatDuration(double(s.max_ns)) << "\n    p50 " << FormatDuration(double(s.p50_ns))
+          << ", p90 " << FormatDuration(double(s.p90_ns)) << ", p99 " << FormatDuration(double(s.p99_ns))
+          << "; frames from min to max in " << FrameTimeSummary::kFrameBins << " equal bins:";
+      for (uint64_t bin : s.bins) out << " " << bin;
     }
     out << "\n";
   }

@@ -481,4 +481,33 @@ std::vector<ZoneStatistics> ComputeGpuZoneStatistics(const TraceModel& model, un
   return StatisticsRun(sequences, model.source_locations.size(), threads).Run();
 }
 
+FrameTimeSummary SummarizeFrameTimes(const TraceModel& model, const FrameSeries& series) {
+  std::vector<int64_t> lengths;
+  lengths.reserve(series.marks.size() + series.spans.size());
+  for (size_t i = 1; i < series.marks.size(); ++i)
+    lengths.push_back(model.DurationNs(series.marks[i - 1], series.marks[i]));
+  for (const auto& [begin, end] : series.spans) lengths.push_back(model.DurationNs(begin, end));
+  FrameTimeSummary s;
+  if (lengths.empty()) return s;
+  std::sort(lengths.begin(), lengths.end());
+  s.count = lengths.size();
+  double sum = 0;
+  for (int64_t l : lengths) sum += double(l);
+  s.mean_ns = sum / double(lengths.size());
+  s.min_ns = lengths.front();
+  s.max_ns = lengths.back();
+  auto at = [&](double q) {
+    return lengths[std::min(lengths.size() - 1, size_t(q * double(lengths.size())))];
+  };
+  s.p50_ns = at(0.5);
+  s.p90_ns = at(0.9);
+  s.p99_ns = at(0.99);
+  const double width = double(s.max_ns - s.min_ns) / double(FrameTimeSummary::kFrameBins);
+  for (int64_t l : lengths) {
+    const size_t bin = width > 0 ? size_t(double(l - s.min_ns) / width) : 0;
+    ++s.bins[std::min(bin, FrameTimeSummary::kFrameBins - 1)];
+  }
+  return s;
+}
+
 }  // namespace gnomon::server

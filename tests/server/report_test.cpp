@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "../support/build_model.h"
@@ -315,4 +316,45 @@ TEST_CASE("the JSON report holds what the text report says, memory and locks inc
   PrintLockStatistics(model, text);
   CHECK(text.str().find("meshes") != std::string::npos);
   CHECK(text.str().find("queue") != std::string::npos);
+}
+
+TEST_CASE("a frame series is summarized in percentiles and a histogram, never a line per frame") {
+  gnomon::test::StreamWriter w;
+  w.AppInfo("frames", 7).Calibration(0, 0, 0, 1).Calibration(10'000'000, 10'000'000, 10'000'000, 1);
+  // 1,000 frames of 1,000 to 1,999 ns, in a shuffled order.
+  uint64_t tick = 1000;
+  w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, tick);
+  for (uint64_t i = 0; i < 1000; ++i) {
+    tick += 1000 + (i * 7919) % 1000;
+    w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, tick);
+  }
+  w.End(tick + 1);
+  const TraceModel model = gnomon::test::BuildModel(w);
+  const FrameTimeSummary s = SummarizeFrameTimes(model, model.frames.at(0));
+  CHECK(s.count == 1000);
+  CHECK(s.min_ns == 1000);
+  CHECK(s.max_ns == 1999);
+  CHECK(s.p50_ns == 1500);
+  CHECK(s.p90_ns == 1900);
+  CHECK(s.p99_ns == 1990);
+  for (uint64_t bin : s.bins) CHECK(bin == 100);
+
+  std::ostringstream text;
+  PrintSummary(model, text);
+  const std::string summary = text.str();
+  CHECK(std::count(summary.begin(), summary.end(), '\n') < 20);
+  const std::string percentiles = "p50 " + FormatDuration(1500) + ", p90 " + FormatDuration(1900) + ", p99 " +
+                                  FormatDuration(1990) + "; frames from min to max in 10 equal bins: 100 100";
+  CHECK_MESSAGE(summary.find(percentiles) != std::string::npos, summary);
+
+  std::ostringstream out;
+  WriteJsonReport(model, out);
+  JsonValue root;
+  std::string error;
+  REQUIRE_MESSAGE(gnomon::test::ParseJson(out.str(), root, error), error);
+  const JsonValue& frames = root.Find("frames")->array.at(0);
+  CHECK(frames.Find("p99_ns")->number == 1990);
+  const auto& histogram = frames.Find("histogram")->array;
+  REQUIRE(histogram.size() == 10);
+  for (const JsonValue& bin : histogram) CHECK(bin.number == 100);
 }

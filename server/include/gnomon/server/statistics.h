@@ -50,4 +50,17 @@ std::vector<ZoneStatistics> ComputeZoneStatistics(const TraceModel& model, unsig
 std::vector<ZoneStatistics> ComputeGpuZoneStatistics(const TraceModel& model, unsigned threads = 0,
                                                      const TickRange& range = {});
 
+// The frame times of one frame series (between consecutive marks, or each span of a
+// discontinuous series): their spread, and a histogram of kFrameBins equal bins from the
+// shortest to the longest. Percentiles are the nearest rank.
+struct FrameTimeSummary {
+  static constexpr size_t kFrameBins = 10;
+  uint64_t count = 0;
+  double mean_ns = 0;
+  int64_t min_ns = 0, max_ns = 0;
+  int64_t p50_ns = 0, p90_ns = 0, p99_ns = 0;
+  uint64_t bins[kFrameBins] = {};
+};
+FrameTimeSummary SummarizeFrameTimes(const TraceModel& model, const FrameSeries& series);
+
 }  // namespace gnomon::server
