@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -287,8 +290,30 @@ int main(int argc, char** argv) {
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGHUP, OnSignal);  // a closed terminal ends the capture as Ctrl-C does
-  if (gnomon::server::Status s = worker.Connect(); !s.ok()) {
-    std::fprintf(stderr, "gnomon-capture: %s; %s was not touched\n", s.message().c_str(), output.c_str());
+  // A program not yet listening is retried: after a second, say for what and how long.
+  std::mutex connect_mutex;
+  std::condition_variable connect_done;
+  bool connected = false;
+  std::thread waiting_note([&] {
+    std::unique_lock lock(connect_mutex);
+    if (quiet || connect_done.wait_for(lock, std::chrono::seconds(1), [&] { return connected; })) return;
+    std::fprintf(stderr,
+                 "gnomon-capture: waiting for a program to answer on %s:%u (retrying for up to %.0f s; "
+                 "is it running, profiled with Gnomon, on this port? gnomon-capture --list shows those "
+                 "running here)\n",
+                 options.host.c_str(), unsigned{options.port},
+                 std::chrono::duration<double>(options.connect_timeout).count());
+  });
+  const gnomon::server::Status connect_status = worker.Connect();
+  {
+    std::lock_guard lock(connect_mutex);
+    connected = true;
+  }
+  connect_done.notify_one();
+  waiting_note.join();
+  if (!connect_status.ok()) {
+    std::fprintf(stderr, "gnomon-capture: %s; %s was not touched\n", connect_status.message().c_str(),
+                 output.c_str());
     return kExitConnect;  // the writer removes its file
   }
   if (gnomon::server::Status s = writer.value()->Publish(overwrite_policy); !s.ok()) {

@@ -1,16 +1,24 @@
-// An outside project finds the installed package and links gnomon::client.
+// Outside projects find the installed package and link gnomon::client: a C++ one, and
+// a C-only one (also against gnomon::client_shared).
 #include <doctest/doctest.h>
+
+#include <filesystem>
 
 #include "../support/process.h"
 
 using gnomon::test::RunCommand;
 
-TEST_CASE("find_package(Gnomon) and gnomon::client work from an install tree") {
+TEST_CASE("find_package(Gnomon) and gnomon::client work from an install tree, for C++ and C-only projects") {
   gnomon::test::ScratchDir dir;
   const std::string prefix = dir.File("prefix");
   std::string output;
   REQUIRE_MESSAGE(RunCommand("cmake --install " GNOMON_BINARY_DIR " --prefix " + prefix, &output) == 0,
                   output);
+  // The tools and the demos install with the library.
+  for (const char* tool : {"gnomon-capture", "gnomon-report", "gnomon-demo", "gnomon-calibration-bench"}) {
+    CAPTURE(tool);
+    CHECK(std::filesystem::exists(prefix + "/bin/" + tool));
+  }
   const std::string flags = GNOMON_SANITIZE_FLAGS;
   const std::string configure =
       "cmake -S " GNOMON_CONSUMER_DIR " -B " + dir.File("consumer") + " -DCMAKE_PREFIX_PATH=" + prefix +
@@ -20,4 +28,17 @@ TEST_CASE("find_package(Gnomon) and gnomon::client work from an install tree") {
   REQUIRE_MESSAGE(RunCommand("cmake --build " + dir.File("consumer"), &output) == 0, output);
   REQUIRE_MESSAGE(RunCommand("GNOMON_PORT=0 " + dir.File("consumer/consumer"), &output) == 0, output);
   CHECK(output.find("consumer recorded") != std::string::npos);
+
+  // A C-only project (no C++ compiler enabled), with the static and the shared library.
+  const std::string configure_c =
+      "cmake -S " GNOMON_CONSUMER_C_DIR " -B " + dir.File("consumer_c") + " -DCMAKE_PREFIX_PATH=" + prefix +
+      " -DCMAKE_BUILD_TYPE=Release" +
+      (flags.empty() ? "" : " -DCMAKE_C_FLAGS='" + flags + "' -DCMAKE_EXE_LINKER_FLAGS='" + flags + "'");
+  REQUIRE_MESSAGE(RunCommand(configure_c, &output) == 0, output);
+  REQUIRE_MESSAGE(RunCommand("cmake --build " + dir.File("consumer_c"), &output) == 0, output);
+  for (const char* program : {"consumer_c/consumer_c", "consumer_c/consumer_c_shared"}) {
+    CAPTURE(program);
+    REQUIRE_MESSAGE(RunCommand("GNOMON_PORT=0 " + dir.File(program), &output) == 0, output);
+    CHECK(output.find("c consumer recorded, now ticking") != std::string::npos);
+  }
 }

@@ -2,8 +2,10 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 
+#include "../support/process.h"
 #include "capture_helper.h"
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/statistics.h"
@@ -122,9 +124,10 @@ TEST_CASE("the C API from a C program: zones, attributes, frames, plots, message
   CHECK(counts.at("C outer renamed") == 5);
   CHECK(counts.at("C inner") == 5);
   CHECK(counts.at("C scoped") == 5);
+  CHECK(counts.at("C direct renamed") == 1);
   const auto* thread = FindThread(m, "c main");
   REQUIRE(thread != nullptr);
-  REQUIRE(thread->zones.size() == 15);
+  REQUIRE(thread->zones.size() == 16);
   CHECK(thread->zones[1].depth == 1);
   CHECK(thread->zones[2].depth == 1);
   CHECK(thread->attributes.at(1).text == "inner text");
@@ -132,15 +135,24 @@ TEST_CASE("the C API from a C program: zones, attributes, frames, plots, message
   CHECK(thread->attributes.at(2).color == 0x112233);
   CHECK(m.Location(thread->zones[1].source_location).color == 0x3366FF);
   CHECK(m.Location(thread->zones[1].source_location).function == "nested");
+  const auto& direct = thread->attributes.at(15);  // the functions the macros stand for
+  CHECK(direct.text == "direct text");
+  CHECK(direct.color == 0x445566);
+  CHECK(direct.value == 9);
   CHECK(m.frames.at(0).marks.size() == 5);
-  bool named = false;
+  // GNOMON_FRAME_MARK_NAMED and gnomon_frame_name: one series.
+  int named = 0;
   for (const auto& [id, series] : m.frames)
-    named |= series.name == "c frames" && series.spans.size() == 5 && series.marks.size() == 1;
-  CHECK(named);
-  REQUIRE(m.messages.size() == 1);
-  CHECK(m.messages[0].text == "from C");
-  CHECK(m.messages[0].severity == 3);
-  CHECK(m.plots.begin()->second.points.size() == 5);
+    named += series.name == "c frames" && series.spans.size() == 5 && series.marks.size() == 1;
+  CHECK(named == 1);
+  REQUIRE(m.messages.size() == 2);
+  CHECK(m.messages[0].text == "direct message");
+  CHECK(m.messages[0].severity == 1);
+  CHECK(m.messages[1].text == "from C");
+  CHECK(m.messages[1].severity == 3);
+  std::map<std::string, size_t> plot_points;
+  for (const auto& [id, plot] : m.plots) plot_points[plot.name] += plot.points.size();
+  CHECK(plot_points == std::map<std::string, size_t>{{"c plot", 5}, {"c direct plot", 1}});
 
   // Memory and locks.
   REQUIRE(m.memory_pools.size() == 2);
@@ -182,6 +194,20 @@ TEST_CASE("the C API from a C program: zones, attributes, frames, plots, message
     CHECK(mapped.begin_ns - recorded <= 1500000);
   }
   CHECK(capture.log.find("host-to-ticks ok") != std::string::npos);
+}
+
+TEST_CASE("GNOMON_DISABLE compiles out the C API: the same program, linked without Gnomon, opens no port") {
+  // The program is built from the same source with GNOMON_DISABLE and linked with no
+  // Gnomon library: were any call left, it would not have linked.
+  gnomon::test::ScratchDir dir;
+  const std::string port_file = dir.File("port");
+  std::string output;
+  const int exit_code = gnomon::test::RunCommand(
+      "GNOMON_PORT=0 GNOMON_PORT_FILE=" + port_file + " " GNOMON_TEST_C_PROGRAM_DISABLED, &output);
+  CHECK_MESSAGE(exit_code == 0, output);
+  CHECK(output.find("c program done") != std::string::npos);
+  CHECK(output.find("connected 0, port 0, dropped 0") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(port_file));
 }
 
 TEST_CASE("a Python program emits GPU zones and calibrations through the C ABI") {

@@ -159,6 +159,12 @@ TEST_CASE("the tools explain bad use and bad input") {
   CHECK(output.find("-o FILE") != std::string::npos);
   CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " -w 0.2 -p 1 -o " + dir.File("x.gnomon"), &output) == 2);
   CHECK(output.find("cannot connect to 127.0.0.1:1") != std::string::npos);
+  CHECK(output.find("waiting for a program") == std::string::npos);  // too short a wait to say so
+  // Past a second of retries, the capture says what it waits for.
+  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " -w 2 -p 1 -o " + dir.File("x.gnomon"), &output) == 2);
+  CHECK_MESSAGE(output.find("waiting for a program to answer on 127.0.0.1:1 (retrying for up to 2 s") !=
+                    std::string::npos,
+                output);
   std::ofstream(dir.File("junk.gnomon")) << "definitely not a trace";
   CHECK(RunCommand(std::string(GNOMON_REPORT) + " " + dir.File("junk.gnomon"), &output) == 2);
   CHECK(output.find("not a Gnomon trace") != std::string::npos);
