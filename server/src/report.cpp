@@ -56,15 +56,6 @@ std::string Location(const SourceLocation& location) {
   return location.is_defined ? Printable(location.ShortLabel()) : "(undefined)";
 }
 
-std::string CsvQuote(std::string_view text) {
-  std::string out = "\"";
-  for (char c : Printable(text)) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 const char* GpuApiName(uint8_t api) {
   switch (static_cast<protocol::GpuApi>(api)) {
     case protocol::GpuApi::kVulkan:
@@ -256,20 +247,6 @@ void PrintStatisticsTable(const TraceModel& model, const std::vector<ZoneStatist
                   FormatDuration(s.mean_ns).c_str(), FormatDuration(double(s.median_ns)).c_str(),
                   FormatDuration(double(s.min_ns)).c_str(), FormatDuration(double(s.max_ns)).c_str(),
                   FormatDuration(s.stddev_ns).c_str());
-  }
-}
-
-void WriteStatisticsCsv(const TraceModel& model, const std::vector<ZoneStatistics>& stats,
-                        std::ostream& out) {
-  out << "name,function,file,line,count,total_ns,self_ns,mean_ns,median_ns,min_ns,max_ns,stddev_ns\n";
-  for (const ZoneStatistics& s : stats) {
-    const SourceLocation& location = model.Location(s.source_location);
-    out << CsvQuote(location.name) << "," << CsvQuote(location.function) << "," << CsvQuote(location.file)
-        << ","
-        << Format("%u,%" PRIu64 ",%" PRId64 ",%" PRId64 ",%.1f,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.1f",
-                  location.line, s.count, s.total_ns, s.self_ns, s.mean_ns, s.median_ns, s.min_ns, s.max_ns,
-                  s.stddev_ns)
-        << "\n";
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include "gnomon/protocol/settings.h"
 #include "gnomon/server/chrome_export.h"
+#include "gnomon/server/csv_export.h"
 #include "gnomon/server/json_report.h"
 #include "gnomon/server/report.h"
 #include "gnomon/server/statistics.h"
@@ -17,13 +18,26 @@
 namespace {
 
 constexpr const char* kUsage =
-    R"(Usage: gnomon-report [--csv] [--json OUT] [--chrome OUT] [--max-expansion N] FILE
+    R"(Usage: gnomon-report [--csv [--gpu] [--unwrap | --messages | --plots] [--filter TEXT [--case]]
+                      [--sep S]] [--json OUT] [--chrome OUT] [--max-expansion N] FILE
 
 Prints a summary of a Gnomon trace (program, duration, threads, zones, frames, plots,
 messages, dropped events), a table of zone statistics per source location sorted by
 total time, and the memory pools and locks when the trace has them.
 
-  --csv            print only the CPU zone statistics table, as CSV (durations in ns)
+  --csv            print a table as CSV instead (times in ns from the first event):
+                   by default the CPU zone statistics per source location (count,
+                   total, self, mean, median, min, max, standard deviation, and total
+                   and self as a percentage of the trace's duration)
+    --gpu          GPU zones instead of CPU zones (durations on the GPU's clock)
+    --unwrap       every zone, not statistics: CPU (thread, name, source, depth, start,
+                   duration, self time) or with --gpu GPU (context, name, source,
+                   thread, start on the CPU timeline, duration, submit to start)
+    --messages     every message (time, thread, severity, text)
+    --plots        every plot value (plot, time, value)
+    --filter TEXT  only rows whose zone name, message or plot name holds TEXT
+    --case         the filter tells upper from lower case
+    --sep S        the separator between fields (default ',')
   --json OUT       write everything the report says as one JSON object to OUT ('-':
                    standard output, instead of the text report)
   --chrome OUT     also write the trace in Chrome trace-event JSON (opens in Perfetto's
@@ -68,6 +82,8 @@ int main(int argc, char** argv) {
   std::string chrome_path;
   std::string json_path;
   bool csv = false;
+  bool gpu = false, unwrap = false, messages = false, plots = false, csv_modifier = false;
+  gnomon::server::CsvOptions csv_options;
   gnomon::server::LoadOptions load_options;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -76,6 +92,21 @@ int main(int argc, char** argv) {
       return 0;
     } else if (arg == "--csv") {
       csv = true;
+    } else if (arg == "--gpu" || arg == "--unwrap" || arg == "--messages" || arg == "--plots" ||
+               arg == "--case") {
+      (arg == "--gpu"        ? gpu
+       : arg == "--unwrap"   ? unwrap
+       : arg == "--messages" ? messages
+       : arg == "--plots"    ? plots
+                             : csv_options.case_sensitive) = true;
+      csv_modifier = true;
+    } else if (arg == "--filter" || arg == "--sep") {
+      if (i + 1 >= argc || (arg == "--sep" && argv[i + 1][0] == '\0')) {
+        std::fprintf(stderr, "gnomon-report: %s needs a value\n\n%s", arg.c_str(), kUsage);
+        return 1;
+      }
+      (arg == "--filter" ? csv_options.filter : csv_options.separator) = argv[++i];
+      csv_modifier = true;
     } else if (arg == "--chrome" || arg == "--json") {
       if (i + 1 >= argc) {
         std::fprintf(stderr, "gnomon-report: %s needs an output file (or '-')\n\n%s", arg.c_str(), kUsage);
@@ -105,6 +136,23 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gnomon-report: name a trace file\n\n%s", kUsage);
     return 1;
   }
+  if (csv_modifier && !csv) {
+    std::fprintf(stderr,
+                 "gnomon-report: --gpu, --unwrap, --messages, --plots, --filter, --case and --sep "
+                 "go with --csv\n");
+    return 1;
+  }
+  if (int(unwrap) + int(messages) + int(plots) > 1 || (gpu && (messages || plots))) {
+    std::fprintf(stderr,
+                 "gnomon-report: one CSV table at a time: --unwrap (with or without --gpu), "
+                 "--messages or --plots\n");
+    return 1;
+  }
+  using Table = gnomon::server::CsvOptions::Table;
+  csv_options.table = messages ? Table::kMessages
+                      : plots  ? Table::kPlots
+                      : unwrap ? (gpu ? Table::kGpuZones : Table::kZones)
+                               : (gpu ? Table::kGpuZoneStatistics : Table::kZoneStatistics);
   gnomon::server::TraceModel model;
   auto loaded = gnomon::server::LoadTrace(path, model, load_options);
   if (!loaded.ok()) {
@@ -117,12 +165,12 @@ int main(int argc, char** argv) {
     return 1;
   }
   const bool text = chrome_path != "-" && json_path != "-";
-  const auto stats = gnomon::server::ComputeZoneStatistics(model);
   if (!text) {
     // The file goes to standard output alone.
   } else if (csv) {
-    gnomon::server::WriteStatisticsCsv(model, stats, std::cout);
+    gnomon::server::WriteCsv(model, csv_options, std::cout);
   } else {
+    const auto stats = gnomon::server::ComputeZoneStatistics(model);
     gnomon::server::PrintSummary(model, std::cout);
     std::cout << "\nZone statistics (" << stats.size() << " source locations, by total time)\n";
     gnomon::server::PrintStatisticsTable(model, stats, std::cout);

@@ -97,6 +97,36 @@ TEST_CASE(
   CHECK(csv.rfind("name,function,file,line,count,total_ns", 0) == 0);
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 10);  // header + 9 source locations
 
+  // Every "Physics" zone, one row each, whatever the case of the filter, with ';'.
+  gnomon::server::TraceModel model;
+  REQUIRE(gnomon::server::LoadTrace(trace, model).ok());
+  size_t physics = 0;
+  for (const auto& thread : model.threads) {
+    for (size_t i = 0; i < thread.zones.size(); ++i)
+      physics += !thread.zones[i].is_open() && model.ZoneName(thread, i) == "Physics";
+  }
+  REQUIRE(physics > 0);
+  std::string unwrapped;
+  REQUIRE(RunCommand(std::string(GNOMON_REPORT) + " --csv --unwrap --filter pHySiCs --sep ';' " + trace,
+                     &unwrapped) == 0);
+  CHECK(unwrapped.rfind("thread;thread_id;name;file;line;depth;start_ns;duration_ns;self_ns\n", 0) == 0);
+  CHECK(size_t(std::count(unwrapped.begin(), unwrapped.end(), '\n')) == 1 + physics);
+  CHECK(size_t(std::count_if(unwrapped.begin(), unwrapped.end(), [](char c) { return c == ';'; })) ==
+        8 * (1 + physics));
+  std::string messages;
+  REQUIRE(RunCommand(std::string(GNOMON_REPORT) + " --csv --messages " + trace, &messages) == 0);
+  CHECK(messages.find("\"demo started\"") != std::string::npos);
+  std::string plot;
+  REQUIRE(RunCommand(std::string(GNOMON_REPORT) + " --csv --plots --filter 'queue depth' " + trace, &plot) ==
+          0);
+  CHECK(plot.find("\n\"queue depth\",") != std::string::npos);
+  CHECK(plot.find("frame time ms") == std::string::npos);
+  // CSV options without --csv, or two tables at once: said, exit 1.
+  CHECK(RunCommand(std::string(GNOMON_REPORT) + " --unwrap " + trace, &output) == 1);
+  CHECK(output.find("go with --csv") != std::string::npos);
+  CHECK(RunCommand(std::string(GNOMON_REPORT) + " --csv --messages --plots " + trace, &output) == 1);
+  CHECK(output.find("one CSV table at a time") != std::string::npos);
+
   // The JSON report, to standard output: every job's scratch buffer freed, the textures
   // still loaded at the end, the job queue's lock taken by the main thread and the four
   // workers.

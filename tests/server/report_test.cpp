@@ -8,6 +8,7 @@
 #include "../support/build_model.h"
 #include "../support/json_check.h"
 #include "gnomon/server/chrome_export.h"
+#include "gnomon/server/csv_export.h"
 #include "gnomon/server/json_report.h"
 #include "gnomon/server/statistics.h"
 #include "gnomon/server/text.h"
@@ -79,12 +80,14 @@ TEST_CASE("the summary and the CSV name every location, thread and message") {
                              "disk \"full\"", "memory: 1 values", "ended cleanly", "io.cpp:9"}) {
     CHECK_MESSAGE(text.find(needle) != std::string::npos, needle);
   }
+  // The trace runs from the first event (1,000) to the end (9,500): 8,500 ns.
   std::ostringstream csv;
   WriteStatisticsCsv(model, stats, csv);
   CHECK(csv.str() ==
-        "name,function,file,line,count,total_ns,self_ns,mean_ns,median_ns,min_ns,max_ns,stddev_ns\n"
-        "\"Load \"\"assets\"\"\",\"load\",\"io.cpp\",3,1,8000,5000,8000.0,8000,8000,8000,0.0\n"
-        "\"Parse\",\"parse\",\"io.cpp\",9,1,3000,3000,3000.0,3000,3000,3000,0.0\n");
+        "name,function,file,line,count,total_ns,self_ns,mean_ns,median_ns,min_ns,max_ns,stddev_ns,total_perc,"
+        "self_perc\n"
+        "\"Load \"\"assets\"\"\",\"load\",\"io.cpp\",3,1,8000,5000,8000.0,8000,8000,8000,0.0,94.118,58.824\n"
+        "\"Parse\",\"parse\",\"io.cpp\",9,1,3000,3000,3000.0,3000,3000,3000,0.0,35.294,35.294\n");
   CHECK(FormatDuration(1500) == "1.5 us");
   CHECK(FormatDuration(2.5e9) == "2.5 s");
 }
@@ -357,4 +360,72 @@ TEST_CASE("a frame series is summarized in percentiles and a histogram, never a 
   const auto& histogram = frames.Find("histogram")->array;
   REQUIRE(histogram.size() == 10);
   for (const JsonValue& bin : histogram) CHECK(bin.number == 100);
+}
+
+TEST_CASE("the CSV tables: every zone with its self time, messages, plots, a filter and a separator") {
+  const TraceModel model = SampleModel();
+  using Table = CsvOptions::Table;
+  auto csv = [&](Table table, std::string filter = "", bool case_sensitive = false,
+                 std::string separator = ",") {
+    CsvOptions options;
+    options.table = table;
+    options.filter = std::move(filter);
+    options.case_sensitive = case_sensitive;
+    options.separator = std::move(separator);
+    std::ostringstream out;
+    WriteCsv(model, options, out);
+    return out.str();
+  };
+  // Times from the first event (1,000); "Load" holds "Parse", so its self time is 5,000.
+  CHECK(csv(Table::kZones) ==
+        "thread,thread_id,name,file,line,depth,start_ns,duration_ns,self_ns\n"
+        "\"io thread\",11,\"Load \"\"assets\"\"\",\"io.cpp\",3,0,0,8000,5000\n"
+        "\"io thread\",11,\"Parse\",\"io.cpp\",9,1,1000,3000,3000\n");
+  CHECK(csv(Table::kMessages) ==
+        "time_ns,thread,severity,text\n"
+        "3000,\"io thread\",\"" +
+            std::string(gnomon::protocol::SeverityName(4)) + "\",\"disk \"\"full\"\"\\n\"\n");
+  CHECK(csv(Table::kPlots) == "plot,time_ns,value\n\"memory\",2000,1.5\n");
+  // A filter, without and with case; a separator.
+  CHECK(csv(Table::kZones, "PARSE").find("\"Parse\"") != std::string::npos);
+  CHECK(csv(Table::kZones, "PARSE").find("Load") == std::string::npos);
+  CHECK(csv(Table::kZones, "PARSE", true) ==
+        "thread,thread_id,name,file,line,depth,start_ns,duration_ns,self_ns\n");
+  CHECK(
+      csv(Table::kZoneStatistics, "assets", false, ";") ==
+      "name;function;file;line;count;total_ns;self_ns;mean_ns;median_ns;min_ns;max_ns;stddev_ns;total_perc;"
+      "self_perc\n"
+      "\"Load \"\"assets\"\"\";\"load\";\"io.cpp\";3;1;8000;5000;8000.0;8000;8000;8000;0.0;94.118;58.824\n");
+  CHECK(csv(Table::kMessages, "nothing like it") == "time_ns,thread,severity,text\n");
+}
+
+TEST_CASE("the GPU CSV tables: statistics on the GPU's clock, every zone placed on the CPU timeline") {
+  gnomon::test::StreamWriter w;
+  w.AppInfo("gpu csv", 9).Calibration(0, 0, 0, 1).Calibration(1'000'000, 1'000'000, 1'000'000, 1);
+  w.SourceLocation(1, "Shadows", "draw", "render.cpp", 40).ThreadInfo(1, 21, "render").ThreadContext(1);
+  // A GPU of 1 ns ticks whose clock reads the CPU's + 500,000.
+  w.GpuContext(1, "queue", 1, 1, 64, 500'000 + 1000, 1000);
+  w.GpuZoneBegin(1, 1, 1, 2000)
+      .GpuZoneEnd(1, 2, 2100)
+      .GpuTime(1, 1, 500'000 + 5000)
+      .GpuTime(1, 2, 500'000 + 7500);
+  w.GpuZoneBegin(1, 3, 1, 8000).GpuZoneEnd(1, 4, 8100);  // never timed: left out
+  w.GpuCalibration(1, 500'000 + 15000, 15000, 14000, 0).End(20000);
+  const TraceModel model = gnomon::test::BuildModel(w);
+  std::ostringstream stats, zones;
+  CsvOptions options;
+  options.table = CsvOptions::Table::kGpuZoneStatistics;
+  WriteCsv(model, options, stats);
+  options.table = CsvOptions::Table::kGpuZones;
+  WriteCsv(model, options, zones);
+  CHECK_MESSAGE(
+      stats.str().find("\"Shadows\",\"draw\",\"render.cpp\",40,1,2500,2500,2500.0,2500,2500,2500") !=
+          std::string::npos,
+      stats.str());
+  // Placed at 5,000 on the CPU timeline (from the first event), 3,000 after its submit.
+  CHECK_MESSAGE(
+      zones.str() == "context,name,file,line,thread,start_ns,duration_ns,submit_to_start_ns\n\"" +
+                         model.gpu_contexts.at(1).label() + "\",\"Shadows\",\"render.cpp\",40,\"render\"," +
+                         std::to_string(5000 - model.clock.TickToNs(model.first_tick)) + ",2500,3000\n",
+      zones.str());
 }

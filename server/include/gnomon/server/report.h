@@ -17,8 +17,6 @@ void PrintSummary(const TraceModel& model, std::ostream& out);
 // The statistics table, one row per source location, in the order given.
 void PrintStatisticsTable(const TraceModel& model, const std::vector<ZoneStatistics>& stats,
                           std::ostream& out);
-// The same rows as CSV with a header line; durations in nanoseconds.
-void WriteStatisticsCsv(const TraceModel& model, const std::vector<ZoneStatistics>& stats, std::ostream& out);
 
 // GPU counters per source location of the zones they measured (see counters.h): one
 // row per counter with its sum, mean, min and max, normalised by its type. Prints

@@ -1,0 +1,40 @@
+// A trace as CSV tables, for spreadsheets and scripts (gnomon-report --csv):
+//  - zone statistics per source location, CPU or GPU: count, total, self, mean, median,
+//    min, max, standard deviation (ns), and total and self as a percentage of the
+//    trace's duration;
+//  - every zone, CPU (thread, name, source, depth, start, duration, self time) or GPU
+//    (context, name, source, recording thread, start on the CPU timeline, duration on
+//    the GPU's clock, the time from the CPU's submit to the GPU's start);
+//  - every message (time, thread, severity, text) and every plot value.
+// Times are ns from the trace's first event. Text is always quoted ("" inside); the
+// separator is any string. A filter keeps the rows whose zone name, message text or
+// plot name holds it (ignoring case unless told).
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "gnomon/server/statistics.h"
+#include "gnomon/server/trace_model.h"
+
+namespace gnomon::server {
+
+struct CsvOptions {
+  enum class Table { kZoneStatistics, kGpuZoneStatistics, kZones, kGpuZones, kMessages, kPlots };
+  Table table = Table::kZoneStatistics;
+  std::string separator = ",";
+  std::string filter;  // empty: every row
+  bool case_sensitive = false;
+};
+
+// The table the options name, with its header line. Zones come thread by thread (GPU:
+// context by context), each in begin order.
+void WriteCsv(const TraceModel& model, const CsvOptions& options, std::ostream& out);
+
+// Statistics rows already computed (by ComputeZoneStatistics or ComputeGpuZoneStatistics),
+// in the order given, filtered as the options say.
+void WriteStatisticsCsv(const TraceModel& model, const std::vector<ZoneStatistics>& stats, std::ostream& out,
+                        const CsvOptions& options = {});
+
+}  // namespace gnomon::server

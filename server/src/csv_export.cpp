@@ -1,0 +1,241 @@
+#include "gnomon/server/csv_export.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <initializer_list>
+#include <string_view>
+#include <unordered_map>
+
+#include "gnomon/protocol/messages.h"
+#include "gnomon/server/text.h"
+
+namespace gnomon::server {
+namespace {
+
+// One CSV line, its fields joined by the separator.
+class Row {
+ public:
+  Row(std::ostream& out, const std::string& separator) : out_(out), separator_(separator) {}
+  ~Row() { out_ << '\n'; }
+  Row(const Row&) = delete;
+  Row& operator=(const Row&) = delete;
+
+  Row& Text(std::string_view text) {
+    Next();
+    out_ << '"';
+    for (char c : Printable(text)) {
+      if (c == '"') out_ << '"';
+      out_ << c;
+    }
+    out_ << '"';
+    return *this;
+  }
+  template <typename Integer>
+  Row& Int(Integer value) {
+    Next();
+    out_ << value;
+    return *this;
+  }
+  Row& Real(double value, int digits) {
+    Next();
+    char text[64];
+    std::snprintf(text, sizeof(text), "%.*f", digits, value);
+    out_ << text;
+    return *this;
+  }
+  Row& Exact(double value) {  // every digit a double holds
+    Next();
+    char text[64];
+    std::snprintf(text, sizeof(text), "%.17g", value);
+    out_ << text;
+    return *this;
+  }
+
+ private:
+  void Next() {
+    if (!first_) out_ << separator_;
+    first_ = false;
+  }
+  std::ostream& out_;
+  const std::string& separator_;
+  bool first_ = true;
+};
+
+void Header(std::ostream& out, const std::string& separator, std::initializer_list<const char*> names) {
+  bool first = true;
+  for (const char* name : names) {
+    if (!first) out << separator;
+    out << name;
+    first = false;
+  }
+  out << '\n';
+}
+
+bool Matches(std::string_view text, const CsvOptions& options) {
+  if (options.filter.empty()) return true;
+  if (options.case_sensitive) return text.find(options.filter) != std::string_view::npos;
+  return !std::ranges::search(text, options.filter, [](char a, char b) {
+            return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+          }).empty();
+}
+
+std::string ThreadName(const ThreadTimeline& thread) {
+  return thread.name.empty() ? "thread " + std::to_string(thread.id) : thread.name;
+}
+
+void WriteZones(const TraceModel& model, const CsvOptions& options, std::ostream& out) {
+  const std::string& sep = options.separator;
+  Header(out, sep,
+         {"thread", "thread_id", "name", "file", "line", "depth", "start_ns", "duration_ns", "self_ns"});
+  const int64_t origin = model.clock.TickToNs(model.first_tick);
+  std::vector<int64_t> child_ns;
+  std::vector<std::pair<size_t, uint16_t>> open;  // index and depth of the enclosing zones
+  for (const ThreadTimeline& thread : model.threads) {
+    const ZoneArray& zones = thread.zones;
+    // First the time each zone spent in its children, then the rows in begin order.
+    child_ns.assign(zones.size(), 0);
+    open.clear();
+    for (size_t i = 0; i < zones.size(); ++i) {
+      const Zone zone = zones[i];
+      while (!open.empty() && open.back().second >= zone.depth) open.pop_back();
+      if (!open.empty() && !zone.is_open()) {
+        child_ns[open.back().first] += model.DurationNs(zone.begin_tick, zone.end_tick);
+      }
+      open.emplace_back(i, zone.depth);
+    }
+    const std::string name = ThreadName(thread);
+    for (size_t i = 0; i < zones.size(); ++i) {
+      const Zone zone = zones[i];
+      if (zone.is_open()) continue;  // no duration to give
+      const std::string& zone_name = model.ZoneName(thread, i);
+      if (!Matches(zone_name, options)) continue;
+      const SourceLocation& location = model.Location(zone.source_location);
+      const int64_t duration = model.DurationNs(zone.begin_tick, zone.end_tick);
+      Row(out, sep)
+          .Text(name)
+          .Int(thread.os_thread_id)
+          .Text(zone_name)
+          .Text(location.file)
+          .Int(location.line)
+          .Int(zone.depth)
+          .Int(model.clock.TickToNs(zone.begin_tick) - origin)
+          .Int(duration)
+          .Int(duration - child_ns[i]);
+    }
+  }
+}
+
+void WriteGpuZones(const TraceModel& model, const CsvOptions& options, std::ostream& out) {
+  const std::string& sep = options.separator;
+  Header(out, sep,
+         {"context", "name", "file", "line", "thread", "start_ns", "duration_ns", "submit_to_start_ns"});
+  std::unordered_map<uint32_t, std::string> thread_names;
+  for (const ThreadTimeline& thread : model.threads) thread_names[thread.id] = ThreadName(thread);
+  const int64_t origin = model.clock.TickToNs(model.first_tick);
+  for (const auto& [id, context] : model.gpu_contexts) {
+    const std::string label = context.label();
+    for (size_t i = 0; i < context.zones.size(); ++i) {
+      const GpuZone& zone = context.zones[i];
+      if (!zone.is_timed()) continue;  // its times never came
+      const SourceLocation& location = model.Location(zone.source_location);
+      if (!Matches(location.name, options)) continue;
+      const auto mapped = model.MapGpuZone(context, zone);
+      const auto thread = thread_names.find(zone.thread_id);
+      Row(out, sep)
+          .Text(label)
+          .Text(location.name)
+          .Text(location.file)
+          .Int(location.line)
+          .Text(thread != thread_names.end() ? thread->second : "thread " + std::to_string(zone.thread_id))
+          .Int(mapped.begin_ns - origin)
+          .Int(std::llround(context.clock.TicksToNs(zone.gpu_end - zone.gpu_begin)))
+          .Int(mapped.begin_ns - model.clock.TickToNs(zone.cpu_begin_tick));
+    }
+  }
+}
+
+void WriteMessages(const TraceModel& model, const CsvOptions& options, std::ostream& out) {
+  const std::string& sep = options.separator;
+  Header(out, sep, {"time_ns", "thread", "severity", "text"});
+  std::unordered_map<uint32_t, std::string> thread_names;
+  for (const ThreadTimeline& thread : model.threads) thread_names[thread.id] = ThreadName(thread);
+  for (const LogMessage& message : model.messages) {
+    if (!Matches(message.text, options)) continue;
+    const auto thread = thread_names.find(message.thread_id);
+    Row(out, sep)
+        .Int(model.RelativeNs(message.tick))
+        .Text(thread != thread_names.end() ? thread->second : "thread " + std::to_string(message.thread_id))
+        .Text(protocol::SeverityName(message.severity))
+        .Text(message.text);
+  }
+}
+
+void WritePlots(const TraceModel& model, const CsvOptions& options, std::ostream& out) {
+  const std::string& sep = options.separator;
+  Header(out, sep, {"plot", "time_ns", "value"});
+  for (const auto& [id, plot] : model.plots) {
+    const std::string name = plot.name.empty() ? "plot " + std::to_string(id) : plot.name;
+    if (!Matches(name, options)) continue;
+    for (const auto& [tick, value] : plot.points)
+      Row(out, sep).Text(name).Int(model.RelativeNs(tick)).Exact(value);
+  }
+}
+
+}  // namespace
+
+void WriteStatisticsCsv(const TraceModel& model, const std::vector<ZoneStatistics>& stats, std::ostream& out,
+                        const CsvOptions& options) {
+  const std::string& sep = options.separator;
+  Header(out, sep,
+         {"name", "function", "file", "line", "count", "total_ns", "self_ns", "mean_ns", "median_ns",
+          "min_ns", "max_ns", "stddev_ns", "total_perc", "self_perc"});
+  const int64_t duration =
+      model.first_tick == kOpenZone ? 0 : model.DurationNs(model.first_tick, model.last_tick);
+  auto percent = [&](int64_t ns) { return duration > 0 ? 100.0 * double(ns) / double(duration) : 0.0; };
+  for (const ZoneStatistics& s : stats) {
+    const SourceLocation& location = model.Location(s.source_location);
+    if (!Matches(location.name, options)) continue;
+    Row(out, sep)
+        .Text(location.name)
+        .Text(location.function)
+        .Text(location.file)
+        .Int(location.line)
+        .Int(s.count)
+        .Int(s.total_ns)
+        .Int(s.self_ns)
+        .Real(s.mean_ns, 1)
+        .Int(s.median_ns)
+        .Int(s.min_ns)
+        .Int(s.max_ns)
+        .Real(s.stddev_ns, 1)
+        .Real(percent(s.total_ns), 3)
+        .Real(percent(s.self_ns), 3);
+  }
+}
+
+void WriteCsv(const TraceModel& model, const CsvOptions& options, std::ostream& out) {
+  switch (options.table) {
+    case CsvOptions::Table::kZoneStatistics:
+      WriteStatisticsCsv(model, ComputeZoneStatistics(model), out, options);
+      break;
+    case CsvOptions::Table::kGpuZoneStatistics:
+      WriteStatisticsCsv(model, ComputeGpuZoneStatistics(model), out, options);
+      break;
+    case CsvOptions::Table::kZones:
+      WriteZones(model, options, out);
+      break;
+    case CsvOptions::Table::kGpuZones:
+      WriteGpuZones(model, options, out);
+      break;
+    case CsvOptions::Table::kMessages:
+      WriteMessages(model, options, out);
+      break;
+    case CsvOptions::Table::kPlots:
+      WritePlots(model, options, out);
+      break;
+  }
+}
+
+}  // namespace gnomon::server
