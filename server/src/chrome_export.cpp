@@ -3,6 +3,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <unordered_set>
 
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/counter_values.h"
@@ -25,8 +26,13 @@ constexpr uint64_t kLockTrackBase = uint64_t{1} << 32;  // + lock id: one track 
 
 }  // namespace
 
-void WriteChromeTrace(const TraceModel& model, std::ostream& out) {
+void WriteChromeTrace(const TraceModel& model, std::ostream& out, const ExportFilter& filter) {
   const uint32_t pid = model.program.pid;
+  std::unordered_set<uint32_t> kept_threads;  // by the model's thread id
+  for (const ThreadTimeline& thread : model.threads) {
+    if (filter.KeepsThread(thread)) kept_threads.insert(thread.id);
+  }
+  auto keeps_thread = [&](uint32_t id) { return filter.threads.empty() || kept_threads.contains(id); };
   bool first = true;
   auto begin_event = [&] {
     out << (first ? "\n" : ",\n");
@@ -37,6 +43,7 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out) {
   out << "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << pid
       << ",\"args\":{\"name\":" << JsonQuote(model.program.name) << "}}";
   for (const ThreadTimeline& thread : model.threads) {
+    if (!keeps_thread(thread.id)) continue;
     begin_event();
     out << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << pid << ",\"tid\":" << thread.id
         << ",\"args\":{\"name\":"
@@ -45,10 +52,13 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out) {
       const Zone& zone = thread.zones[i];
       const SourceLocation& location = model.Location(zone.source_location);
       const uint64_t end = zone.is_open() ? model.last_tick : zone.end_tick;
+      const std::string& name = model.ZoneName(thread, i);
+      if (!filter.KeepsZone(name) ||
+          !filter.Overlaps(model.RelativeNs(zone.begin_tick), model.RelativeNs(end)))
+        continue;
       begin_event();
-      out << "{\"ph\":\"X\",\"cat\":\"zone\",\"name\":" << JsonQuote(model.ZoneName(thread, i))
-          << ",\"pid\":" << pid << ",\"tid\":" << thread.id
-          << ",\"ts\":" << Micros(model.RelativeNs(zone.begin_tick))
+      out << "{\"ph\":\"X\",\"cat\":\"zone\",\"name\":" << JsonQuote(name) << ",\"pid\":" << pid
+          << ",\"tid\":" << thread.id << ",\"ts\":" << Micros(model.RelativeNs(zone.begin_tick))
           << ",\"dur\":" << Micros(model.DurationNs(zone.begin_tick, end))
           << ",\"args\":{\"function\":" << JsonQuote(location.function)
           << ",\"file\":" << JsonQuote(location.file) << ",\"line\":" << location.line;
@@ -70,12 +80,15 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out) {
         << ",\"args\":{\"name\":" << JsonQuote("GPU: " + context.label()) << "}}";
     for (size_t i = 0; i < context.zones.size(); ++i) {
       const GpuZone& zone = context.zones[i];
-      if (!zone.is_timed()) continue;
+      if (!zone.is_timed() || !keeps_thread(zone.thread_id)) continue;
+      const std::string& name = model.Location(zone.source_location).name;
       const auto mapped = model.MapGpuZone(context, zone);
       const int64_t origin = model.clock.TickToNs(model.first_tick);
+      if (!filter.KeepsZone(name) || !filter.Overlaps(mapped.begin_ns - origin, mapped.end_ns - origin))
+        continue;
       begin_event();
-      out << "{\"ph\":\"X\",\"cat\":\"gpu\",\"name\":" << JsonQuote(model.Location(zone.source_location).name)
-          << ",\"pid\":" << pid << ",\"tid\":" << track << ",\"ts\":" << Micros(mapped.begin_ns - origin)
+      out << "{\"ph\":\"X\",\"cat\":\"gpu\",\"name\":" << JsonQuote(name) << ",\"pid\":" << pid
+          << ",\"tid\":" << track << ",\"ts\":" << Micros(mapped.begin_ns - origin)
           << ",\"dur\":" << Micros(mapped.end_ns - mapped.begin_ns)
           << ",\"args\":{\"gpu_begin_ticks\":" << zone.gpu_begin << ",\"gpu_end_ticks\":" << zone.gpu_end
           << ",\"relative_bound_ns\":" << mapped.relative_ns
@@ -103,6 +116,7 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out) {
         continue;  // untimed, or a frame past the last mark
       }
       const int64_t origin = model.clock.TickToNs(model.first_tick);
+      if (!filter.Overlaps(begin_ns - origin, end_ns - origin)) continue;
       const CounterSet& set = model.counter_sets.at(sample.set_id);
       for (size_t i = 0; i < sample.value_count; ++i) {
         const std::string name = context.label() + ": " + set.CounterName(i);
@@ -125,12 +139,15 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out) {
                              : model.frame_names.contains(id) ? model.frame_names.at(id)
                                                               : "Frame " + std::to_string(id);
     for (size_t i = 1; i < series.marks.size(); ++i) {
+      if (!filter.Overlaps(model.RelativeNs(series.marks[i - 1]), model.RelativeNs(series.marks[i])))
+        continue;
       begin_event();
       out << "{\"ph\":\"X\",\"cat\":\"frame\",\"name\":" << JsonQuote(name) << ",\"pid\":" << pid
           << ",\"tid\":" << kFramesTrackId << ",\"ts\":" << Micros(model.RelativeNs(series.marks[i - 1]))
           << ",\"dur\":" << Micros(model.DurationNs(series.marks[i - 1], series.marks[i])) << "}";
     }
     for (const auto& [begin, end] : series.spans) {
+      if (!filter.Overlaps(model.RelativeNs(begin), model.RelativeNs(end))) continue;
       begin_event();
       out << "{\"ph\":\"X\",\"cat\":\"frame\",\"name\":" << JsonQuote(name) << ",\"pid\":" << pid
           << ",\"tid\":" << kFramesTrackId << ",\"ts\":" << Micros(model.RelativeNs(begin))
@@ -138,6 +155,7 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out) {
     }
   }
   for (const LogMessage& message : model.messages) {
+    if (!keeps_thread(message.thread_id) || !filter.Contains(model.RelativeNs(message.tick))) continue;
     begin_event();
     out << "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"message\",\"name\":" << JsonQuote(message.text)
         << ",\"pid\":" << pid << ",\"tid\":" << message.thread_id
@@ -147,6 +165,7 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out) {
   for (const auto& [id, plot] : model.plots) {
     const std::string name = plot.name.empty() ? "plot " + std::to_string(id) : plot.name;
     for (const auto& [tick, value] : plot.points) {
+      if (!filter.Contains(model.RelativeNs(tick))) continue;
       char number[40];
       std::snprintf(number, sizeof(number), "%.17g", std::isfinite(value) ? value : 0.0);
       begin_event();
@@ -158,6 +177,7 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out) {
   for (const auto& [id, pool] : model.memory_pools) {
     const std::string name = "memory: " + pool.name;
     for (const auto& [tick, bytes] : MemoryUsage(pool)) {
+      if (!filter.Contains(model.RelativeNs(tick))) continue;
       begin_event();
       out << "{\"ph\":\"C\",\"cat\":\"memory\",\"name\":" << JsonQuote(name) << ",\"pid\":" << pid
           << ",\"ts\":" << Micros(model.RelativeNs(tick)) << ",\"args\":{\"bytes\":" << bytes << "}}";
@@ -173,6 +193,9 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out) {
       const LockHold& hold = lock.holds[i];
       const std::string holder = "thread " + std::to_string(hold.thread_id);
       const uint64_t end = hold.is_released() ? hold.release_tick : model.last_tick;
+      const uint64_t begin = hold.is_contended() ? hold.wait_tick : hold.obtain_tick;
+      if (!keeps_thread(hold.thread_id) || !filter.Overlaps(model.RelativeNs(begin), model.RelativeNs(end)))
+        continue;
       if (hold.is_contended()) {
         begin_event();
         out << "{\"ph\":\"X\",\"cat\":\"lock wait\",\"name\":" << JsonQuote(holder + " waits")

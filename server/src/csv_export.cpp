@@ -1,7 +1,5 @@
 #include "gnomon/server/csv_export.h"
 
-#include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <initializer_list>
@@ -74,11 +72,7 @@ void Header(std::ostream& out, const std::string& separator, std::initializer_li
 }
 
 bool Matches(std::string_view text, const CsvOptions& options) {
-  if (options.filter.empty()) return true;
-  if (options.case_sensitive) return text.find(options.filter) != std::string_view::npos;
-  return !std::ranges::search(text, options.filter, [](char a, char b) {
-            return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-          }).empty();
+  return options.filter.empty() || ContainsText(text, options.filter, options.case_sensitive);
 }
 
 std::string ThreadName(const ThreadTimeline& thread) {

@@ -1,5 +1,7 @@
 #include "gnomon/server/text.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -185,6 +187,13 @@ std::string JsonQuote(std::string_view text) {
     }
   }
   return out + "\"";
+}
+
+bool ContainsText(std::string_view text, std::string_view needle, bool case_sensitive) {
+  if (case_sensitive) return text.find(needle) != std::string_view::npos;
+  return !std::ranges::search(text, needle, [](char a, char b) {
+            return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+          }).empty();
 }
 
 }  // namespace gnomon::server

@@ -19,7 +19,8 @@ namespace {
 
 constexpr const char* kUsage =
     R"(Usage: gnomon-report [--csv [--gpu] [--unwrap | --messages | --plots] [--filter TEXT [--case]]
-                      [--sep S]] [--json OUT] [--chrome OUT] [--max-expansion N] FILE
+                      [--sep S]] [--json OUT] [--chrome OUT [--range A:B] [--threads LIST]
+                      [--zones TEXT]] [--max-expansion N] FILE
 
 Prints a summary of a Gnomon trace (program, duration, threads, zones, frames, plots,
 messages, dropped events), a table of zone statistics per source location sorted by
@@ -42,6 +43,11 @@ total time, and the memory pools and locks when the trace has them.
                    standard output, instead of the text report)
   --chrome OUT     also write the trace in Chrome trace-event JSON (opens in Perfetto's
                    UI); '-': standard output, instead of the text report
+    --range A:B    only what overlaps A to B ms from the first event ("A:" or ":B"
+                   leave a side open)
+    --threads LIST only these threads (names or OS thread ids, comma-separated): their
+                   zones, messages, lock waits and GPU zones
+    --zones TEXT   only the CPU and GPU zones whose name holds TEXT (any case)
   --max-expansion N
                    load blocks that decompress to up to N times their size (default 1024;
                    no capture comes near it: past it a block is a decompression bomb or
@@ -84,6 +90,8 @@ int main(int argc, char** argv) {
   bool csv = false;
   bool gpu = false, unwrap = false, messages = false, plots = false, csv_modifier = false;
   gnomon::server::CsvOptions csv_options;
+  gnomon::server::ExportFilter export_filter;
+  bool export_modifier = false;
   gnomon::server::LoadOptions load_options;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -100,6 +108,23 @@ int main(int argc, char** argv) {
        : arg == "--plots"    ? plots
                              : csv_options.case_sensitive) = true;
       csv_modifier = true;
+    } else if (arg == "--range" || arg == "--threads" || arg == "--zones") {
+      if (i + 1 >= argc || argv[i + 1][0] == '\0') {
+        std::fprintf(stderr, "gnomon-report: %s needs a value\n\n%s", arg.c_str(), kUsage);
+        return 1;
+      }
+      const std::string value = argv[++i];
+      if (arg == "--range") {
+        if (const std::string error = export_filter.ParseRange(value); !error.empty()) {
+          std::fprintf(stderr, "gnomon-report: --range: %s\n", error.c_str());
+          return 1;
+        }
+      } else if (arg == "--threads") {
+        export_filter.ParseThreads(value);
+      } else {
+        export_filter.zones = value;
+      }
+      export_modifier = true;
     } else if (arg == "--filter" || arg == "--sep") {
       if (i + 1 >= argc || (arg == "--sep" && argv[i + 1][0] == '\0')) {
         std::fprintf(stderr, "gnomon-report: %s needs a value\n\n%s", arg.c_str(), kUsage);
@@ -134,6 +159,10 @@ int main(int argc, char** argv) {
   }
   if (path.empty()) {
     std::fprintf(stderr, "gnomon-report: name a trace file\n\n%s", kUsage);
+    return 1;
+  }
+  if (export_modifier && chrome_path.empty()) {
+    std::fprintf(stderr, "gnomon-report: --range, --threads and --zones go with --chrome\n");
     return 1;
   }
   if (csv_modifier && !csv) {
@@ -190,8 +219,9 @@ int main(int argc, char** argv) {
       !WriteOutput(json_path, [&](std::ostream& out) { gnomon::server::WriteJsonReport(model, out); })) {
     return 3;
   }
-  if (!chrome_path.empty() &&
-      !WriteOutput(chrome_path, [&](std::ostream& out) { gnomon::server::WriteChromeTrace(model, out); })) {
+  if (!chrome_path.empty() && !WriteOutput(chrome_path, [&](std::ostream& out) {
+        gnomon::server::WriteChromeTrace(model, out, export_filter);
+      })) {
     return 3;
   }
   return 0;

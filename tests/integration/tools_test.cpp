@@ -121,6 +121,30 @@ TEST_CASE(
           0);
   CHECK(plot.find("\n\"queue depth\",") != std::string::npos);
   CHECK(plot.find("frame time ms") == std::string::npos);
+  // The Chrome export of one worker's "Simulate" zones in the first minute (the range
+  // itself is tested in report_test).
+  std::string filtered;
+  REQUIRE(RunCommand(std::string(GNOMON_REPORT) +
+                         " --chrome - --range 0:60000 --threads 'worker 0' --zones simulate " + trace +
+                         " 2>/dev/null",
+                     &filtered) == 0);
+  gnomon::test::JsonValue filtered_root;
+  REQUIRE_MESSAGE(gnomon::test::ParseJson(filtered, filtered_root, error), error);
+  std::set<double> zone_threads;
+  size_t filtered_zones = 0;
+  for (const auto& event : filtered_root.Find("traceEvents")->array) {
+    if (event.Find("ph")->string != "X" || event.Find("cat")->string != "zone") continue;
+    ++filtered_zones;
+    CHECK(event.Find("name")->string.find("Simulate") != std::string::npos);
+    CHECK(event.Find("ts")->number <= 60e6);
+    zone_threads.insert(event.Find("tid")->number);
+  }
+  CHECK(filtered_zones > 0);
+  CHECK(zone_threads.size() == 1);
+  CHECK(RunCommand(std::string(GNOMON_REPORT) + " --zones physics " + trace, &output) == 1);
+  CHECK(output.find("go with --chrome") != std::string::npos);
+  CHECK(RunCommand(std::string(GNOMON_REPORT) + " --chrome - --range 5 " + trace, &output) == 1);
+  CHECK(output.find("--range: '5' is not A:B") != std::string::npos);
   // CSV options without --csv, or two tables at once: said, exit 1.
   CHECK(RunCommand(std::string(GNOMON_REPORT) + " --unwrap " + trace, &output) == 1);
   CHECK(output.find("go with --csv") != std::string::npos);

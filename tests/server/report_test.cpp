@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <set>
 #include <sstream>
 
 #include "../support/build_model.h"
@@ -428,4 +429,65 @@ TEST_CASE("the GPU CSV tables: statistics on the GPU's clock, every zone placed 
                          model.gpu_contexts.at(1).label() + "\",\"Shadows\",\"render.cpp\",40,\"render\"," +
                          std::to_string(5000 - model.clock.TickToNs(model.first_tick)) + ",2500,3000\n",
       zones.str());
+}
+
+TEST_CASE("the Chrome export keeps what the range, the threads and the zone filter say") {
+  gnomon::test::StreamWriter w;
+  w.AppInfo("filtered", 3).SourceLocation(1, "Load", "load", "io.cpp", 1);
+  w.SourceLocation(2, "Parse", "parse", "io.cpp", 2).SourceLocation(3, "Draw", "draw", "gfx.cpp", 3);
+  w.ThreadInfo(1, 11, "io").ThreadInfo(2, 12, "render");
+  // From the first event (1,000): Load 0-2,000, Parse 4,000-5,000 and a message at
+  // 4,500 on "io"; Draw 1,000-7,000 on "render"; a plot value at 3,000.
+  w.ThreadContext(1).ZoneBegin(1, 1000).ZoneEnd(3000).ZoneBegin(2, 5000).ZoneEnd(6000).Message(5500, 2,
+                                                                                               "parsed");
+  w.ThreadContext(2).ZoneBegin(3, 2000).ZoneEnd(8000);
+  w.String(9, gnomon::protocol::StringKind::kPlotName, "load").Plot(9, 4000, 1.0).End(9000);
+  const TraceModel model = gnomon::test::BuildModel(w);
+  struct Kept {
+    std::multiset<std::string> zones;
+    int messages = 0, plot_values = 0;
+  };
+  auto kept = [&](const std::string& range, const std::string& threads, const std::string& zones) {
+    ExportFilter filter;
+    if (!range.empty()) REQUIRE(filter.ParseRange(range).empty());
+    filter.ParseThreads(threads);
+    filter.zones = zones;
+    std::ostringstream out;
+    WriteChromeTrace(model, out, filter);
+    JsonValue root;
+    std::string error;
+    REQUIRE_MESSAGE(gnomon::test::ParseJson(out.str(), root, error), error);
+    Kept k;
+    for (const JsonValue& e : root.Find("traceEvents")->array) {
+      const std::string ph = e.Find("ph")->string;
+      if (ph == "X" && e.Find("cat")->string == "zone") k.zones.insert(e.Find("name")->string);
+      k.messages += ph == "i";
+      k.plot_values += ph == "C";
+    }
+    return k;
+  };
+  Kept all = kept("", "", "");
+  CHECK(all.zones == std::multiset<std::string>{"Load", "Parse", "Draw"});
+  CHECK(all.messages == 1);
+  CHECK(all.plot_values == 1);
+  // 2,500 to 4,500 ns: Load is before it; the message at its very end is in.
+  Kept range = kept("0.0025:0.0045", "", "");
+  CHECK(range.zones == std::multiset<std::string>{"Parse", "Draw"});
+  CHECK(range.messages == 1);
+  CHECK(range.plot_values == 1);
+  CHECK(kept(":0.0005", "", "").zones == std::multiset<std::string>{"Load"});
+  CHECK(kept("0.0065:", "", "").plot_values == 0);
+  // By name and by OS thread id.
+  Kept render = kept("", "render", "");
+  CHECK(render.zones == std::multiset<std::string>{"Draw"});
+  CHECK(render.messages == 0);
+  CHECK(render.plot_values == 1);
+  CHECK(kept("", "11,nobody", "").zones == std::multiset<std::string>{"Load", "Parse"});
+  CHECK(kept("", "", "PAR").zones == std::multiset<std::string>{"Parse"});
+
+  ExportFilter bad;
+  CHECK(bad.ParseRange("5").find("is not A:B") != std::string::npos);
+  CHECK(bad.ParseRange("x:5").find("'x' is not a number") != std::string::npos);
+  CHECK(bad.ParseRange("5:1").find("ends before it begins") != std::string::npos);
+  CHECK(bad.ParseRange("nan:1").find("is not a number") != std::string::npos);
 }

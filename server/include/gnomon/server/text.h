@@ -43,6 +43,9 @@ size_t CountCharacters(std::string_view utf8);
 // else), control characters escaped.
 std::string JsonQuote(std::string_view text);
 
+// Whether `text` holds `needle`, ASCII letters in any case (or exactly, when told).
+bool ContainsText(std::string_view text, std::string_view needle, bool case_sensitive = false);
+
 // "12.3 ms", "870 ns", "2.014 s": three significant digits, adaptive unit.
 std::string FormatDuration(double ns);
 
