@@ -20,6 +20,26 @@ std::string Micros(int64_t ns) {
   return buffer;
 }
 
+// A counter's (tick, value) points that the filter's range holds, as (ns from the first
+// event, value); the value in force when the range begins comes first, at its beginning:
+// a counter is a step function, and one set before the range still holds in it.
+template <typename Points, typename Emit>
+void ForEachInRange(const TraceModel& model, const ExportFilter& filter, const Points& points, Emit emit) {
+  const auto* before = static_cast<const typename Points::value_type*>(nullptr);
+  for (const auto& point : points) {
+    const int64_t ns = model.RelativeNs(point.first);
+    if (ns < filter.begin_ns) {
+      before = &point;
+      continue;
+    }
+    if (ns > filter.end_ns) break;
+    if (before != nullptr && ns > filter.begin_ns) emit(filter.begin_ns, before->second);
+    before = nullptr;
+    emit(ns, point.second);
+  }
+  if (before != nullptr) emit(filter.begin_ns, before->second);
+}
+
 constexpr uint32_t kFramesTrackId = 0xFFFFFFF0u;
 constexpr uint32_t kGpuTrackBase = 0x40000000u;         // + context id: one track per GPU context
 constexpr uint64_t kLockTrackBase = uint64_t{1} << 32;  // + lock id: one track per lock, past every thread id
@@ -164,24 +184,22 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out, const ExportFi
   }
   for (const auto& [id, plot] : model.plots) {
     const std::string name = plot.name.empty() ? "plot " + std::to_string(id) : plot.name;
-    for (const auto& [tick, value] : plot.points) {
-      if (!filter.Contains(model.RelativeNs(tick))) continue;
+    ForEachInRange(model, filter, plot.points, [&](int64_t ns, double value) {
       char number[40];
       std::snprintf(number, sizeof(number), "%.17g", std::isfinite(value) ? value : 0.0);
       begin_event();
-      out << "{\"ph\":\"C\",\"name\":" << JsonQuote(name) << ",\"pid\":" << pid
-          << ",\"ts\":" << Micros(model.RelativeNs(tick)) << ",\"args\":{\"value\":" << number << "}}";
-    }
+      out << "{\"ph\":\"C\",\"name\":" << JsonQuote(name) << ",\"pid\":" << pid << ",\"ts\":" << Micros(ns)
+          << ",\"args\":{\"value\":" << number << "}}";
+    });
   }
   // Memory: each pool's bytes in use, as a counter.
   for (const auto& [id, pool] : model.memory_pools) {
     const std::string name = "memory: " + pool.name;
-    for (const auto& [tick, bytes] : MemoryUsage(pool)) {
-      if (!filter.Contains(model.RelativeNs(tick))) continue;
+    ForEachInRange(model, filter, MemoryUsage(pool), [&](int64_t ns, auto bytes) {
       begin_event();
       out << "{\"ph\":\"C\",\"cat\":\"memory\",\"name\":" << JsonQuote(name) << ",\"pid\":" << pid
-          << ",\"ts\":" << Micros(model.RelativeNs(tick)) << ",\"args\":{\"bytes\":" << bytes << "}}";
-    }
+          << ",\"ts\":" << Micros(ns) << ",\"args\":{\"bytes\":" << bytes << "}}";
+    });
   }
   // Locks: a track each, with every hold (named after its thread) and every wait.
   for (const auto& [id, lock] : model.locks) {

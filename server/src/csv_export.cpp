@@ -1,5 +1,6 @@
 #include "gnomon/server/csv_export.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <initializer_list>
@@ -116,7 +117,7 @@ void WriteZones(const TraceModel& model, const CsvOptions& options, std::ostream
           .Int(zone.depth)
           .Int(model.clock.TickToNs(zone.begin_tick) - origin)
           .Int(duration)
-          .Int(duration - child_ns[i]);
+          .Int(std::max<int64_t>(0, duration - child_ns[i]));  // damaged nesting: never below 0
     }
   }
 }
@@ -144,7 +145,9 @@ void WriteGpuZones(const TraceModel& model, const CsvOptions& options, std::ostr
           .Int(location.line)
           .Text(thread != thread_names.end() ? thread->second : "thread " + std::to_string(zone.thread_id))
           .Int(mapped.begin_ns - origin)
-          .Int(std::llround(context.clock.TicksToNs(zone.gpu_end - zone.gpu_begin)))
+          .Int(zone.gpu_end >= zone.gpu_begin
+                   ? std::llround(context.clock.TicksToNs(zone.gpu_end - zone.gpu_begin))
+                   : 0)  // times out of order: no length
           .Int(mapped.begin_ns - model.clock.TickToNs(zone.cpu_begin_tick));
     }
   }

@@ -496,15 +496,17 @@ FrameTimeSummary SummarizeFrameTimes(const TraceModel& model, const FrameSeries&
   s.mean_ns = sum / double(lengths.size());
   s.min_ns = lengths.front();
   s.max_ns = lengths.back();
-  auto at = [&](double q) {
-    return lengths[std::min(lengths.size() - 1, size_t(q * double(lengths.size())))];
+  auto at = [&](double q) {  // nearest rank: the smallest value with at least q of them at or below it
+    const size_t rank = size_t(std::ceil(q * double(lengths.size())));
+    return lengths[std::clamp<size_t>(rank, 1, lengths.size()) - 1];
   };
   s.p50_ns = at(0.5);
   s.p90_ns = at(0.9);
   s.p99_ns = at(0.99);
-  const double width = double(s.max_ns - s.min_ns) / double(FrameTimeSummary::kFrameBins);
+  // In doubles: a damaged trace's extremes would overflow a difference of integers.
+  const double width = (double(s.max_ns) - double(s.min_ns)) / double(FrameTimeSummary::kFrameBins);
   for (int64_t l : lengths) {
-    const size_t bin = width > 0 ? size_t(double(l - s.min_ns) / width) : 0;
+    const size_t bin = width > 0 ? size_t((double(l) - double(s.min_ns)) / width) : 0;
     ++s.bins[std::min(bin, FrameTimeSummary::kFrameBins - 1)];
   }
   return s;

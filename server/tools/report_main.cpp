@@ -6,6 +6,7 @@
 #include <functional>
 #include <iostream>
 #include <string>
+#include <string_view>
 
 #include "gnomon/protocol/settings.h"
 #include "gnomon/server/chrome_export.h"
@@ -46,7 +47,7 @@ total time, and the memory pools and locks when the trace has them.
     --range A:B    only what overlaps A to B ms from the first event ("A:" or ":B"
                    leave a side open)
     --threads LIST only these threads (names or OS thread ids, comma-separated): their
-                   zones, messages, lock waits and GPU zones
+                   zones, messages, lock holds and waits, and GPU zones
     --zones TEXT   only the CPU and GPU zones whose name holds TEXT (any case)
   --max-expansion N
                    load blocks that decompress to up to N times their size (default 1024;
@@ -81,6 +82,14 @@ bool WriteOutput(const std::string& path, const std::function<void(std::ostream&
   return true;
 }
 
+// The value after option argv[i]: none when there is none or the next word is itself
+// an option ("--csv"), so that a forgotten value never swallows it.
+const char* OptionValue(int argc, char** argv, int i) {
+  if (i + 1 >= argc) return nullptr;
+  const std::string_view next = argv[i + 1];
+  return next.empty() || next.starts_with("--") ? nullptr : argv[i + 1];
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -109,7 +118,7 @@ int main(int argc, char** argv) {
                              : csv_options.case_sensitive) = true;
       csv_modifier = true;
     } else if (arg == "--range" || arg == "--threads" || arg == "--zones") {
-      if (i + 1 >= argc || argv[i + 1][0] == '\0') {
+      if (OptionValue(argc, argv, i) == nullptr) {
         std::fprintf(stderr, "gnomon-report: %s needs a value\n\n%s", arg.c_str(), kUsage);
         return 1;
       }
@@ -126,14 +135,14 @@ int main(int argc, char** argv) {
       }
       export_modifier = true;
     } else if (arg == "--filter" || arg == "--sep") {
-      if (i + 1 >= argc || (arg == "--sep" && argv[i + 1][0] == '\0')) {
+      if (OptionValue(argc, argv, i) == nullptr) {
         std::fprintf(stderr, "gnomon-report: %s needs a value\n\n%s", arg.c_str(), kUsage);
         return 1;
       }
       (arg == "--filter" ? csv_options.filter : csv_options.separator) = argv[++i];
       csv_modifier = true;
     } else if (arg == "--chrome" || arg == "--json") {
-      if (i + 1 >= argc) {
+      if (OptionValue(argc, argv, i) == nullptr) {
         std::fprintf(stderr, "gnomon-report: %s needs an output file (or '-')\n\n%s", arg.c_str(), kUsage);
         return 1;
       }
@@ -194,6 +203,12 @@ int main(int argc, char** argv) {
     return 1;
   }
   const bool text = chrome_path != "-" && json_path != "-";
+  if (csv && !text) {
+    std::fprintf(stderr,
+                 "gnomon-report: --csv prints to standard output, and so does %s -: write that to a file\n",
+                 json_path == "-" ? "--json" : "--chrome");
+    return 1;
+  }
   if (!text) {
     // The file goes to standard output alone.
   } else if (csv) {

@@ -460,6 +460,9 @@ TEST_CASE("device memory report: a driver's events go to their heap's pool, free
   CHECK(report->frees() == 2);
   const std::string pool = report->PoolName(0);
   CHECK(pool.starts_with("Vulkan heap 0 ("));
+  // A second device of the same name gets pools of its own.
+  const gnomon::vulkan::DeviceMemoryReport second(&vkGetInstanceProcAddr, vk.instance, vk.physical);
+  CHECK(std::string(second.PoolName(0)) == pool + " #2");
   CHECK(gnomon::test::WaitForModel(worker, [&](const TraceModel& m) {
     bool failed_said = false;
     for (const auto& message : m.messages)

@@ -150,6 +150,11 @@ TEST_CASE(
   CHECK(output.find("go with --csv") != std::string::npos);
   CHECK(RunCommand(std::string(GNOMON_REPORT) + " --csv --messages --plots " + trace, &output) == 1);
   CHECK(output.find("one CSV table at a time") != std::string::npos);
+  CHECK(RunCommand(std::string(GNOMON_REPORT) + " --csv --json - " + trace, &output) == 1);
+  CHECK(output.find("so does --json -") != std::string::npos);
+  // A forgotten value never swallows the next option.
+  CHECK(RunCommand(std::string(GNOMON_REPORT) + " --json --csv " + trace, &output) == 1);
+  CHECK(output.find("--json needs an output file") != std::string::npos);
 
   // The JSON report, to standard output: every job's scratch buffer freed, the textures
   // still loaded at the end, the job queue's lock taken by the main thread and the four

@@ -338,17 +338,17 @@ TEST_CASE("a frame series is summarized in percentiles and a histogram, never a 
   CHECK(s.count == 1000);
   CHECK(s.min_ns == 1000);
   CHECK(s.max_ns == 1999);
-  CHECK(s.p50_ns == 1500);
-  CHECK(s.p90_ns == 1900);
-  CHECK(s.p99_ns == 1990);
+  CHECK(s.p50_ns == 1499);  // nearest rank: the 500th of 1,000
+  CHECK(s.p90_ns == 1899);
+  CHECK(s.p99_ns == 1989);
   for (uint64_t bin : s.bins) CHECK(bin == 100);
 
   std::ostringstream text;
   PrintSummary(model, text);
   const std::string summary = text.str();
   CHECK(std::count(summary.begin(), summary.end(), '\n') < 20);
-  const std::string percentiles = "p50 " + FormatDuration(1500) + ", p90 " + FormatDuration(1900) + ", p99 " +
-                                  FormatDuration(1990) + "; frames from min to max in 10 equal bins: 100 100";
+  const std::string percentiles = "p50 " + FormatDuration(1499) + ", p90 " + FormatDuration(1899) + ", p99 " +
+                                  FormatDuration(1989) + "; frames from min to max in 10 equal bins: 100 100";
   CHECK_MESSAGE(summary.find(percentiles) != std::string::npos, summary);
 
   std::ostringstream out;
@@ -357,7 +357,7 @@ TEST_CASE("a frame series is summarized in percentiles and a histogram, never a 
   std::string error;
   REQUIRE_MESSAGE(gnomon::test::ParseJson(out.str(), root, error), error);
   const JsonValue& frames = root.Find("frames")->array.at(0);
-  CHECK(frames.Find("p99_ns")->number == 1990);
+  CHECK(frames.Find("p99_ns")->number == 1989);
   const auto& histogram = frames.Find("histogram")->array;
   REQUIRE(histogram.size() == 10);
   for (const JsonValue& bin : histogram) CHECK(bin.number == 100);
@@ -476,7 +476,9 @@ TEST_CASE("the Chrome export keeps what the range, the threads and the zone filt
   CHECK(range.messages == 1);
   CHECK(range.plot_values == 1);
   CHECK(kept(":0.0005", "", "").zones == std::multiset<std::string>{"Load"});
-  CHECK(kept("0.0065:", "", "").plot_values == 0);
+  // A plot set before the range still holds in it: its value at the range's beginning.
+  CHECK(kept("0.0065:", "", "").plot_values == 1);
+  CHECK(kept(":0.0025", "", "").plot_values == 0);
   // By name and by OS thread id.
   Kept render = kept("", "render", "");
   CHECK(render.zones == std::multiset<std::string>{"Draw"});

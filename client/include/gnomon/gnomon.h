@@ -13,7 +13,9 @@
  * Define GNOMON_DISABLE before including this header (or for the whole build) and every
  * macro and every function call expands to nothing: the program records nothing, pays
  * nothing, evaluates no argument, and needs no Gnomon library to link. Compiled out,
- * calls that return an id return 1, the others 0 (gnomon_save_recording: -1).
+ * calls that return an id return 1, the others 0 (gnomon_save_recording: -1). Only
+ * calls compile out: a function's address (atexit(gnomon_shutdown)) or a prototype
+ * declared again by the program still names the library.
  *
  * Threads: every function may be called from any thread. Strings are copied; the caller
  * keeps ownership. Lengths are in bytes; longer strings are cut to GNOMON_MAX_INLINE_STRING.
@@ -422,24 +424,24 @@ static inline uint32_t gnomon_cached_id_(uint32_t* slot, uint32_t (*make)(const 
   do {                                \
   } while (0)
 /* Arguments are named (never evaluated), so variables used only here stay used. */
-#define GNOMON_ZONE_NAME(name, length) ((void)sizeof(name), (void)sizeof(length))
-#define GNOMON_ZONE_TEXT(text, length) ((void)sizeof(text), (void)sizeof(length))
-#define GNOMON_ZONE_COLOR(rgb) ((void)sizeof(rgb))
-#define GNOMON_ZONE_VALUE(value) ((void)sizeof(value))
+#define GNOMON_ZONE_NAME(name, length) ((void)sizeof(name), (void)sizeof((length) + 0))
+#define GNOMON_ZONE_TEXT(text, length) ((void)sizeof(text), (void)sizeof((length) + 0))
+#define GNOMON_ZONE_COLOR(rgb) ((void)sizeof((rgb) + 0))
+#define GNOMON_ZONE_VALUE(value) ((void)sizeof((value) + 0))
 #define GNOMON_THREAD_NAME(name) ((void)sizeof(name))
 #define GNOMON_FRAME_MARK() \
   do {                      \
   } while (0)
-#define GNOMON_MESSAGE(text, length) ((void)sizeof(text), (void)sizeof(length))
+#define GNOMON_MESSAGE(text, length) ((void)sizeof(text), (void)sizeof((length) + 0))
 #define GNOMON_MESSAGE_SEVERITY(text, length, severity) \
-  ((void)sizeof(text), (void)sizeof(length), (void)sizeof(severity))
-#define GNOMON_ALLOC(ptr, size) ((void)sizeof(ptr), (void)sizeof(size))
+  ((void)sizeof(text), (void)sizeof((length) + 0), (void)sizeof((severity) + 0))
+#define GNOMON_ALLOC(ptr, size) ((void)sizeof(ptr), (void)sizeof((size) + 0))
 #define GNOMON_FREE(ptr) ((void)sizeof(ptr))
-#define GNOMON_ALLOC_NAMED(ptr, size, pool_name) ((void)sizeof(ptr), (void)sizeof(size))
+#define GNOMON_ALLOC_NAMED(ptr, size, pool_name) ((void)sizeof(ptr), (void)sizeof((size) + 0))
 #define GNOMON_FREE_NAMED(ptr, pool_name) ((void)sizeof(ptr))
 #ifndef __cplusplus
 #define GNOMON_FRAME_MARK_NAMED(frame_name) ((void)sizeof(frame_name))
-#define GNOMON_PLOT(plot_name, value) ((void)sizeof(plot_name), (void)sizeof(value))
+#define GNOMON_PLOT(plot_name, value) ((void)sizeof(plot_name), (void)sizeof((value) + 0))
 #endif
 
 /* Every function, compiled out: no call, no argument evaluated, no symbol to link. */
@@ -459,70 +461,77 @@ static inline void gnomon_disabled_period_(double period_ns, uint64_t* numerator
   *numerator_ns = (uint64_t)(period_ns * 1000000.0 + 0.5);
   *denominator = 1000000u;
 }
+/* Named, never evaluated: sizeof of the argument (for numbers, of `x + 0`, which a
+ * bit-field allows). */
 #define GNOMON_UNUSED_(x) ((void)sizeof(x))
-#define gnomon_set_listen_address(address, port) gnomon_disabled_int_(sizeof(address) + sizeof(port), 0)
-#define gnomon_set_buffer_budget(bytes) gnomon_disabled_int_(sizeof(bytes), 0)
-#define gnomon_set_buffer_policy(policy) gnomon_disabled_int_(sizeof(policy), 0)
-#define gnomon_set_on_demand(enabled) gnomon_disabled_int_(sizeof(enabled), 0)
+#define GNOMON_UNUSED_NUMBER_(x) ((void)sizeof((x) + 0))
+#define gnomon_set_listen_address(address, port) gnomon_disabled_int_(sizeof(address) + sizeof((port) + 0), 0)
+#define gnomon_set_buffer_budget(bytes) gnomon_disabled_int_(sizeof((bytes) + 0), 0)
+#define gnomon_set_buffer_policy(policy) gnomon_disabled_int_(sizeof((policy) + 0), 0)
+#define gnomon_set_on_demand(enabled) gnomon_disabled_int_(sizeof((enabled) + 0), 0)
 #define gnomon_set_output_file(path) gnomon_disabled_int_(sizeof(path), 0)
 #define gnomon_save_recording(path) gnomon_disabled_int_(sizeof(path), -1)
 #define gnomon_request_save() ((void)0)
 #define gnomon_startup() gnomon_disabled_int_(0, 0)
 #define gnomon_listen_port() ((uint16_t)gnomon_disabled_zero_(0))
 #define gnomon_is_connected() gnomon_disabled_int_(0, 0)
-#define gnomon_wait_for_server(timeout_ms) gnomon_disabled_int_(sizeof(timeout_ms), 0)
+#define gnomon_wait_for_server(timeout_ms) gnomon_disabled_int_(sizeof((timeout_ms) + 0), 0)
 #define gnomon_shutdown() ((void)0)
 #define gnomon_dropped_events() gnomon_disabled_zero_(0)
 #define gnomon_now() gnomon_disabled_zero_(0)
 #define gnomon_zone_begin(location) GNOMON_UNUSED_(location)
-#define gnomon_zone_begin_callstack(location, depth) (GNOMON_UNUSED_(location), GNOMON_UNUSED_(depth))
+#define gnomon_zone_begin_callstack(location, depth) (GNOMON_UNUSED_(location), GNOMON_UNUSED_NUMBER_(depth))
 #define gnomon_zone_end() ((void)0)
 #define gnomon_zone_name(name, length) GNOMON_ZONE_NAME(name, length)
 #define gnomon_zone_text(text, length) GNOMON_ZONE_TEXT(text, length)
-#define gnomon_zone_color(rgb) GNOMON_UNUSED_(rgb)
-#define gnomon_zone_value(value) GNOMON_UNUSED_(value)
+#define gnomon_zone_color(rgb) GNOMON_UNUSED_NUMBER_(rgb)
+#define gnomon_zone_value(value) GNOMON_UNUSED_NUMBER_(value)
 #define gnomon_frame_name(name) gnomon_disabled_id_(sizeof(name))
-#define gnomon_frame_mark(name_id) GNOMON_UNUSED_(name_id)
-#define gnomon_frame_begin(name_id) GNOMON_UNUSED_(name_id)
-#define gnomon_frame_end(name_id) GNOMON_UNUSED_(name_id)
+#define gnomon_frame_mark(name_id) GNOMON_UNUSED_NUMBER_(name_id)
+#define gnomon_frame_begin(name_id) GNOMON_UNUSED_NUMBER_(name_id)
+#define gnomon_frame_end(name_id) GNOMON_UNUSED_NUMBER_(name_id)
 #define gnomon_set_thread_name(name) GNOMON_UNUSED_(name)
 #define gnomon_message(text, length, severity) GNOMON_MESSAGE_SEVERITY(text, length, severity)
 #define gnomon_plot_id(name) gnomon_disabled_id_(sizeof(name))
-#define gnomon_plot(plot_id, value) (GNOMON_UNUSED_(plot_id), GNOMON_UNUSED_(value))
-#define gnomon_alloc(ptr, size, name) (GNOMON_UNUSED_(ptr), GNOMON_UNUSED_(size), GNOMON_UNUSED_(name))
+#define gnomon_plot(plot_id, value) (GNOMON_UNUSED_NUMBER_(plot_id), GNOMON_UNUSED_NUMBER_(value))
+#define gnomon_alloc(ptr, size, name) (GNOMON_UNUSED_(ptr), GNOMON_UNUSED_NUMBER_(size), GNOMON_UNUSED_(name))
 #define gnomon_free(ptr, name) (GNOMON_UNUSED_(ptr), GNOMON_UNUSED_(name))
 #define gnomon_alloc_at(ptr, size, name, cpu_time) \
-  (GNOMON_UNUSED_(ptr), GNOMON_UNUSED_(size), GNOMON_UNUSED_(name), GNOMON_UNUSED_(cpu_time))
+  (GNOMON_UNUSED_(ptr), GNOMON_UNUSED_NUMBER_(size), GNOMON_UNUSED_(name), GNOMON_UNUSED_NUMBER_(cpu_time))
 #define gnomon_free_at(ptr, name, cpu_time) \
-  (GNOMON_UNUSED_(ptr), GNOMON_UNUSED_(name), GNOMON_UNUSED_(cpu_time))
+  (GNOMON_UNUSED_(ptr), GNOMON_UNUSED_(name), GNOMON_UNUSED_NUMBER_(cpu_time))
 #define gnomon_lock_create(name) gnomon_disabled_id_(sizeof(name))
-#define gnomon_lock_wait(lock) GNOMON_UNUSED_(lock)
-#define gnomon_lock_obtain(lock) GNOMON_UNUSED_(lock)
-#define gnomon_lock_obtain_shared(lock) GNOMON_UNUSED_(lock)
-#define gnomon_lock_release(lock) GNOMON_UNUSED_(lock)
-#define gnomon_gpu_context_create(info) gnomon_disabled_id_(sizeof(info))
+#define gnomon_lock_wait(lock) GNOMON_UNUSED_NUMBER_(lock)
+#define gnomon_lock_obtain(lock) GNOMON_UNUSED_NUMBER_(lock)
+#define gnomon_lock_obtain_shared(lock) GNOMON_UNUSED_NUMBER_(lock)
+#define gnomon_lock_release(lock) GNOMON_UNUSED_NUMBER_(lock)
+/* Variadic: a compound literal's commas stay inside the one argument. */
+#define gnomon_gpu_context_create(...) gnomon_disabled_id_(sizeof(__VA_ARGS__))
 #define gnomon_gpu_context_name(context, name, length) \
-  (GNOMON_UNUSED_(context), GNOMON_UNUSED_(name), GNOMON_UNUSED_(length))
+  (GNOMON_UNUSED_NUMBER_(context), GNOMON_UNUSED_(name), GNOMON_UNUSED_NUMBER_(length))
 #define gnomon_gpu_zone_begin(context, query_id, location) \
-  (GNOMON_UNUSED_(context), GNOMON_UNUSED_(query_id), GNOMON_UNUSED_(location))
-#define gnomon_gpu_zone_end(context, query_id) (GNOMON_UNUSED_(context), GNOMON_UNUSED_(query_id))
+  (GNOMON_UNUSED_NUMBER_(context), GNOMON_UNUSED_NUMBER_(query_id), GNOMON_UNUSED_(location))
+#define gnomon_gpu_zone_end(context, query_id) \
+  (GNOMON_UNUSED_NUMBER_(context), GNOMON_UNUSED_NUMBER_(query_id))
 #define gnomon_gpu_time(context, query_id, gpu_ticks) \
-  (GNOMON_UNUSED_(context), GNOMON_UNUSED_(query_id), GNOMON_UNUSED_(gpu_ticks))
-#define gnomon_gpu_calibration(data) GNOMON_UNUSED_(data)
-#define gnomon_gpu_resync(context, gpu_ticks, cpu_time, cpu_domain, uncertainty_ns)                          \
-  (GNOMON_UNUSED_(context), GNOMON_UNUSED_(gpu_ticks), GNOMON_UNUSED_(cpu_time), GNOMON_UNUSED_(cpu_domain), \
-   GNOMON_UNUSED_(uncertainty_ns))
-#define gnomon_gpu_time_bracket(context, gpu_ticks, cpu_not_before, cpu_not_after, cpu_domain) \
-  (GNOMON_UNUSED_(context), GNOMON_UNUSED_(gpu_ticks), GNOMON_UNUSED_(cpu_not_before),         \
-   GNOMON_UNUSED_(cpu_not_after), GNOMON_UNUSED_(cpu_domain))
-#define gnomon_cpu_time_from_host_ns(domain, host_ns) gnomon_disabled_zero_(sizeof(domain) + sizeof(host_ns))
+  (GNOMON_UNUSED_NUMBER_(context), GNOMON_UNUSED_NUMBER_(query_id), GNOMON_UNUSED_NUMBER_(gpu_ticks))
+#define gnomon_gpu_calibration(...) ((void)sizeof(__VA_ARGS__))
+#define gnomon_gpu_resync(context, gpu_ticks, cpu_time, cpu_domain, uncertainty_ns)                   \
+  (GNOMON_UNUSED_NUMBER_(context), GNOMON_UNUSED_NUMBER_(gpu_ticks), GNOMON_UNUSED_NUMBER_(cpu_time), \
+   GNOMON_UNUSED_NUMBER_(cpu_domain), GNOMON_UNUSED_NUMBER_(uncertainty_ns))
+#define gnomon_gpu_time_bracket(context, gpu_ticks, cpu_not_before, cpu_not_after, cpu_domain)              \
+  (GNOMON_UNUSED_NUMBER_(context), GNOMON_UNUSED_NUMBER_(gpu_ticks), GNOMON_UNUSED_NUMBER_(cpu_not_before), \
+   GNOMON_UNUSED_NUMBER_(cpu_not_after), GNOMON_UNUSED_NUMBER_(cpu_domain))
+#define gnomon_cpu_time_from_host_ns(domain, host_ns) \
+  gnomon_disabled_zero_(sizeof((domain) + 0) + sizeof((host_ns) + 0))
 #define gnomon_gpu_period_from_float(period_ns, numerator_ns, denominator) \
   gnomon_disabled_period_((period_ns), (numerator_ns), (denominator))
 #define gnomon_counter_set_create(context, name, counters, count) \
-  gnomon_disabled_id_(sizeof(context) + sizeof(name) + sizeof(counters) + sizeof(count))
-#define gnomon_counter_result(context, set, target, target_id, flags, values, count)                \
-  (GNOMON_UNUSED_(context), GNOMON_UNUSED_(set), GNOMON_UNUSED_(target), GNOMON_UNUSED_(target_id), \
-   GNOMON_UNUSED_(flags), GNOMON_UNUSED_(values), GNOMON_UNUSED_(count))
+  gnomon_disabled_id_(sizeof((context) + 0) + sizeof(name) + sizeof(counters) + sizeof((count) + 0))
+#define gnomon_counter_result(context, set, target, target_id, flags, values, count)          \
+  (GNOMON_UNUSED_NUMBER_(context), GNOMON_UNUSED_NUMBER_(set), GNOMON_UNUSED_NUMBER_(target), \
+   GNOMON_UNUSED_NUMBER_(target_id), GNOMON_UNUSED_NUMBER_(flags), GNOMON_UNUSED_(values),    \
+   GNOMON_UNUSED_NUMBER_(count))
 #endif
 
 #endif /* GNOMON_GNOMON_H_ */

@@ -293,19 +293,19 @@ inline void ZoneText(std::string_view) {}
 inline void ZoneColor(uint32_t) {}
 inline void ZoneValue(uint64_t) {}
 inline void FrameMark(uint32_t = 0) {}
-inline uint32_t FrameName(const char*) { return 0; }
+inline uint32_t FrameName(const char*) { return 1; }
 inline void FrameBegin(uint32_t) {}
 inline void FrameEnd(uint32_t) {}
 inline void SetThreadName(const char*) {}
 inline void Message(std::string_view, Severity = Severity::kInfo) {}
-inline uint32_t PlotId(const char*) { return 0; }
+inline uint32_t PlotId(const char*) { return 1; }
 inline void Plot(uint32_t, double) {}
 inline uint64_t Now() { return 0; }
 inline bool SaveRecording(const char* = nullptr) { return false; }
 inline void RequestSave() {}
 using GpuContextInfo = gnomon_gpu_context_info;
 using GpuCalibrationData = gnomon_gpu_calibration_data;
-inline uint32_t GpuContextCreate(const GpuContextInfo&) { return 0; }
+inline uint32_t GpuContextCreate(const GpuContextInfo&) { return 1; }
 inline void GpuContextName(uint32_t, std::string_view) {}
 inline void GpuZoneBegin(uint32_t, uint32_t, gnomon_source_location*) {}
 inline void GpuZoneEnd(uint32_t, uint32_t) {}

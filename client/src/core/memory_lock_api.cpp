@@ -25,7 +25,7 @@ void WriteEvent(const M& m) {
 struct PoolName {
   const char* pointer = nullptr;
   uint32_t id = 0;
-  char text[32] = {};
+  char text[64] = {};  // room for the GPU pools' names ("Vulkan heap 1 (host), <device>")
 };
 constexpr size_t kPoolNamesCached = 8;
 constinit thread_local PoolName tls_pool_names[kPoolNamesCached] = {};

@@ -1,6 +1,9 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
 
 #include "core/inside_library.h"
 #include "gnomon/gnomon.h"
@@ -23,14 +26,23 @@ DeviceMemoryReport::DeviceMemoryReport(PFN_vkGetInstanceProcAddr get_instance_pr
   VkPhysicalDeviceProperties properties{};
   properties_of(physical_device, &properties);
   device_name_ = properties.deviceName;
+  // Pools of their own for each device, also for two of one model (memory object ids
+  // are unique within a device only): the second is "<name> #2".
+  std::string label = device_name_;
+  {
+    static std::mutex mutex;
+    static std::map<std::string, int> reports_per_name;
+    std::lock_guard lock(mutex);
+    if (const int n = ++reports_per_name[device_name_]; n > 1) label += " #" + std::to_string(n);
+  }
   VkPhysicalDeviceMemoryProperties memory{};
   memory_of(physical_device, &memory);
   for (uint32_t heap = 0; heap < memory.memoryHeapCount; ++heap) {
     const bool local = (memory.memoryHeaps[heap].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) != 0;
     heap_pools_.push_back("Vulkan heap " + std::to_string(heap) +
-                          (local ? " (device local), " : " (host), ") + device_name_);
+                          (local ? " (device local), " : " (host), ") + label);
   }
-  other_pool_ = "Vulkan memory, " + device_name_;
+  other_pool_ = "Vulkan memory, " + label;
 
   uint32_t count = 0;
   extensions_of(physical_device, nullptr, &count, nullptr);

@@ -2,7 +2,8 @@
 //  - zone statistics per source location, CPU or GPU: count, total, self, mean, median,
 //    min, max, standard deviation (ns), and total and self as a percentage of the
 //    trace's duration;
-//  - every zone, CPU (thread, name, source, depth, start, duration, self time) or GPU
+//  - every closed zone (one still open at the end has no duration), CPU (thread, name,
+//    source, depth, start, duration, self time) or timed GPU zone
 //    (context, name, source, recording thread, start on the CPU timeline, duration on
 //    the GPU's clock, the time from the CPU's submit to the GPU's start);
 //  - every message (time, thread, severity, text) and every plot value.

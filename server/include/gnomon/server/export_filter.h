@@ -1,8 +1,10 @@
 // What an export keeps of a trace (gnomon-report --range, --threads, --zones):
 //  - a time range, in ns from the trace's first event: events that overlap it (a zone
-//    that began before it and ends inside is kept whole);
-//  - threads, by name or OS thread id: only their zones, messages and lock waits, and
-//    only GPU zones they recorded; frames, plots, memory and lock holds stay (in range);
+//    that began before it and ends inside is kept whole; a counter's value set before
+//    it is given at its beginning);
+//  - threads, by name or OS thread id: only their zones, messages, lock holds and
+//    waits, and only GPU zones they recorded; frames, plots, memory and GPU counters
+//    stay (in range);
 //  - a zone name: only the CPU and GPU zones whose name holds it, in any case.
 // An empty filter keeps everything.
 #pragma once
