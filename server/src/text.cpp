@@ -191,9 +191,10 @@ std::string JsonQuote(std::string_view text) {
 
 bool ContainsText(std::string_view text, std::string_view needle, bool case_sensitive) {
   if (case_sensitive) return text.find(needle) != std::string_view::npos;
-  return !std::ranges::search(text, needle, [](char a, char b) {
-            return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-          }).empty();
+  // std::search, not std::ranges::search: Clang 14 cannot build the latter with GCC 12's library.
+  return std::search(text.begin(), text.end(), needle.begin(), needle.end(), [](char a, char b) {
+           return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+         }) != text.end();
 }
 
 }  // namespace gnomon::server
