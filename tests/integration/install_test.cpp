@@ -19,23 +19,24 @@ TEST_CASE("find_package(Gnomon) and gnomon::client work from an install tree, fo
     CAPTURE(tool);
     CHECK(std::filesystem::exists(prefix + "/bin/" + tool));
   }
+  // Configures and builds an outside project against the install, with this build's
+  // sanitizer flags for its language (CXX or C).
   const std::string flags = GNOMON_SANITIZE_FLAGS;
-  const std::string configure =
-      "cmake -S " GNOMON_CONSUMER_DIR " -B " + dir.File("consumer") + " -DCMAKE_PREFIX_PATH=" + prefix +
-      " -DCMAKE_BUILD_TYPE=Release" +
-      (flags.empty() ? "" : " -DCMAKE_CXX_FLAGS='" + flags + "' -DCMAKE_EXE_LINKER_FLAGS='" + flags + "'");
-  REQUIRE_MESSAGE(RunCommand(configure, &output) == 0, output);
-  REQUIRE_MESSAGE(RunCommand("cmake --build " + dir.File("consumer"), &output) == 0, output);
+  auto build = [&](const std::string& source, const std::string& name, const std::string& language) {
+    const std::string configure = "cmake -S " + source + " -B " + dir.File(name) +
+                                  " -DCMAKE_PREFIX_PATH=" + prefix + " -DCMAKE_BUILD_TYPE=Release" +
+                                  (flags.empty() ? ""
+                                                 : " -DCMAKE_" + language + "_FLAGS='" + flags +
+                                                       "' -DCMAKE_EXE_LINKER_FLAGS='" + flags + "'");
+    REQUIRE_MESSAGE(RunCommand(configure, &output) == 0, output);
+    REQUIRE_MESSAGE(RunCommand("cmake --build " + dir.File(name), &output) == 0, output);
+  };
+  build(GNOMON_CONSUMER_DIR, "consumer", "CXX");
   REQUIRE_MESSAGE(RunCommand("GNOMON_PORT=0 " + dir.File("consumer/consumer"), &output) == 0, output);
   CHECK(output.find("consumer recorded") != std::string::npos);
 
   // A C-only project (no C++ compiler enabled), with the static and the shared library.
-  const std::string configure_c =
-      "cmake -S " GNOMON_CONSUMER_C_DIR " -B " + dir.File("consumer_c") + " -DCMAKE_PREFIX_PATH=" + prefix +
-      " -DCMAKE_BUILD_TYPE=Release" +
-      (flags.empty() ? "" : " -DCMAKE_C_FLAGS='" + flags + "' -DCMAKE_EXE_LINKER_FLAGS='" + flags + "'");
-  REQUIRE_MESSAGE(RunCommand(configure_c, &output) == 0, output);
-  REQUIRE_MESSAGE(RunCommand("cmake --build " + dir.File("consumer_c"), &output) == 0, output);
+  build(GNOMON_CONSUMER_C_DIR, "consumer_c", "C");
   for (const char* program : {"consumer_c/consumer_c", "consumer_c/consumer_c_shared"}) {
     CAPTURE(program);
     REQUIRE_MESSAGE(RunCommand("GNOMON_PORT=0 " + dir.File(program), &output) == 0, output);
