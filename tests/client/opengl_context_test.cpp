@@ -10,11 +10,13 @@
 #include <cstdlib>
 #include <gnomon/gnomon.hpp>
 #include <gnomon/opengl.hpp>
+#include <map>
 #include <string>
 #include <thread>
 
 #include "../support/self_capture.h"
 #include "../support/xvfb.h"
+#include "tracy/TracyOpenGL.hpp"
 
 using gnomon::opengl::Context;
 using gnomon::opengl::ContextOptions;
@@ -253,4 +255,47 @@ TEST_CASE(
   });
   glDeleteVertexArrays(1, &vao);
   glDeleteProgram(program);
+}
+
+TEST_CASE("Tracy's OpenGL macros: a context from the program's own GL symbols, zones timed and named") {
+  gnomon::server::Worker& worker = gnomon::test::SelfCapture();
+  GlFixture gl;
+  gnomon::SetThreadName("tracy gl");
+  TracyGpuContext;
+  TracyGpuContextName("tracy gl context", 16);
+  REQUIRE(tracy::detail::tls_gl_context != nullptr);
+  REQUIRE(tracy::detail::tls_gl_context->is_active());
+  const uint32_t id = tracy::detail::tls_gl_context->id();
+  static constexpr int kFrames = 50;
+  for (int frame = 0; frame < kFrames; ++frame) {
+    TracyGpuZone("tracy gl frame");
+    {
+      TracyGpuZoneC("tracy gl clear", tracy::Color::Green);
+      glClear(GL_COLOR_BUFFER_BIT);
+    }
+    TracyGpuNamedZone(off, "tracy gl inactive", false);
+    glFinish();
+    TracyGpuCollect;
+  }
+  glFinish();
+  TracyGpuCollect;
+  REQUIRE(gnomon::test::WaitForModel(worker, [id](const TraceModel& m) {
+    auto it = m.gpu_contexts.find(id);
+    if (it == m.gpu_contexts.end() || it->second.zones.size() != 2 * kFrames) return false;
+    for (size_t i = 0; i < it->second.zones.size(); ++i) {
+      if (!it->second.zones[i].is_timed()) return false;
+    }
+    return true;
+  }));
+  worker.WithModel([id](const TraceModel& m) {
+    const auto& c = m.gpu_contexts.at(id);
+    CHECK(c.label() == "tracy gl context");
+    std::map<std::string, int> names;
+    for (size_t i = 0; i < c.zones.size(); ++i) {
+      const auto& location = m.Location(c.zones[i].source_location);
+      ++names[location.name];
+      if (location.name == "tracy gl clear") CHECK(location.color == 0x00FF00);
+    }
+    CHECK(names == std::map<std::string, int>{{"tracy gl frame", kFrames}, {"tracy gl clear", kFrames}});
+  });
 }

@@ -1,5 +1,6 @@
-// Outside projects find the installed package and link gnomon::client: a C++ one, and
-// a C-only one (also against gnomon::client_shared).
+// Outside projects find the installed package and link gnomon::client: a C++ one (and a
+// program written for Tracy, with gnomon::tracy), and a C-only one (also against
+// gnomon::client_shared).
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -34,6 +35,9 @@ TEST_CASE("find_package(Gnomon) and gnomon::client work from an install tree, fo
   build(GNOMON_CONSUMER_DIR, "consumer", "CXX");
   REQUIRE_MESSAGE(RunCommand("GNOMON_PORT=0 " + dir.File("consumer/consumer"), &output) == 0, output);
   CHECK(output.find("consumer recorded") != std::string::npos);
+  // gnomon::tracy: Tracy's headers from the install, TRACY_ENABLE defined by the target.
+  REQUIRE_MESSAGE(RunCommand("GNOMON_PORT=0 " + dir.File("consumer/consumer_tracy"), &output) == 0, output);
+  CHECK(output.find("tracy consumer recorded with TRACY_ENABLE") != std::string::npos);
 
   // A C-only project (no C++ compiler enabled), with the static and the shared library.
   build(GNOMON_CONSUMER_C_DIR, "consumer_c", "C");
