@@ -43,6 +43,13 @@ const gnomon::server::FrameSeries* FramesNamed(const TraceModel& m, const std::s
   return nullptr;
 }
 
+const gnomon::server::GpuContextTimeline* GpuContextLabelled(const TraceModel& m, const std::string& label) {
+  for (const auto& [id, context] : m.gpu_contexts) {
+    if (context.label() == label) return &context;
+  }
+  return nullptr;
+}
+
 std::set<std::string> MessageTexts(const TraceModel& m) {
   std::set<std::string> texts;
   for (const auto& message : m.messages) texts.insert(message.text);
@@ -76,7 +83,8 @@ TEST_CASE("a multi-threaded C++ program written for Tracy: zones, locks, memory,
   CHECK(counts.at("tracy frame") == 10);
   CHECK(counts.at("tracy transient") == 3);
   CHECK(counts.at("renamed 7") == 1);
-  CHECK(counts.count("tracy inactive") == 0);
+  CHECK(counts.count("tracy inactive") == 0);        // active false, and an int 0
+  CHECK(counts.at("tracy active by flag") == 2000);  // an unsigned that is not 0
   CHECK(m.diagnostics.events_without_thread == 0);
 
   for (int t = 0; t < 4; ++t) CHECK(ThreadNamed(m, "tracy worker " + std::to_string(t)) != nullptr);
@@ -142,9 +150,10 @@ TEST_CASE("a multi-threaded C++ program written for Tracy: zones, locks, memory,
     MESSAGE("no Vulkan device: GPU zones not checked");
     return;
   }
-  REQUIRE(m.gpu_contexts.size() == 1);
-  const auto& gpu = m.gpu_contexts.begin()->second;
-  CHECK(gpu.label() == "tracy queue");
+  REQUIRE(m.gpu_contexts.size() == 2);
+  const auto* found = GpuContextLabelled(m, "tracy queue");
+  REQUIRE(found != nullptr);
+  const auto& gpu = *found;
   REQUIRE(gpu.zones.size() == 40);
   std::map<std::string, int> gpu_counts;
   for (size_t i = 0; i < gpu.zones.size(); ++i) {
@@ -162,6 +171,14 @@ TEST_CASE("a multi-threaded C++ program written for Tracy: zones, locks, memory,
     }
   }
   CHECK(gpu_counts == std::map<std::string, int>{{"tracy gpu frame", 20}, {"tracy gpu pass", 20}});
+  // The context made through the symbol table, calibrated by a timed probe.
+  const auto* symbols = GpuContextLabelled(m, "tracy symbols");
+  REQUIRE(symbols != nullptr);
+  REQUIRE(symbols->zones.size() == 20);
+  for (size_t i = 0; i < symbols->zones.size(); ++i) {
+    REQUIRE(symbols->zones[i].is_timed());
+    CHECK(m.Location(symbols->zones[i].source_location).name == "tracy gpu symbols");
+  }
 }
 
 TEST_CASE("the Tracy C++ program without TRACY_ENABLE needs no Gnomon and opens no port") {
@@ -178,7 +195,7 @@ TEST_CASE(
   const auto counts = CountsByName(m);
   CHECK(counts.at("tracy c outer") == 5);
   CHECK(counts.at("tracy c renamed") == 5);
-  CHECK(counts.at("tracy c locked") == 400);
+  CHECK(counts.at("tracy c locked") == 400);  // zones of the two locker threads
   CHECK(counts.at("tracy c marker") == 5);
   CHECK(counts.count("tracy c inactive") == 0);
   const auto* main_thread = ThreadNamed(m, "tracy c main");
@@ -207,8 +224,15 @@ TEST_CASE(
   REQUIRE(m.locks.size() == 1);
   const auto& lock = m.locks.begin()->second;
   CHECK(lock.name == "tracy c mutex");  // the custom name, given before the first use
-  CHECK(lock.holds.size() == 400);
-  for (size_t i = 0; i < lock.holds.size(); ++i) CHECK(lock.holds[i].is_released());
+  REQUIRE(lock.holds.size() == 402);
+  // The waiter blocked 20 ms behind main's hold: a wait. Main's own took no time.
+  size_t long_waits = 0;
+  for (size_t i = 0; i < lock.holds.size(); ++i) {
+    CHECK(lock.holds[i].is_released());
+    const auto& h = lock.holds[i];
+    if (h.is_contended() && m.DurationNs(h.wait_tick, h.obtain_tick) >= 15'000'000) ++long_waits;
+  }
+  CHECK(long_waits == 1);
   const auto* pool = PoolNamed(m, "tracy c pool");
   REQUIRE(pool != nullptr);
   CHECK(pool->allocations.size() == 5);
@@ -223,9 +247,10 @@ TEST_CASE(
   // The GPU fed through the C interface with the CPU time of each pair: each pass
   // begins, on the timeline, inside the CPU zone that read the instant it was given,
   // within the stated bound; 250 µs long to the ns.
-  REQUIRE(m.gpu_contexts.size() == 1);
-  const auto& gpu = m.gpu_contexts.begin()->second;
-  CHECK(gpu.label() == "tracy c queue");
+  REQUIRE(m.gpu_contexts.size() == 2);
+  const auto* found = GpuContextLabelled(m, "tracy c queue");
+  REQUIRE(found != nullptr);
+  const auto& gpu = *found;
   CHECK(gpu.clock.rejected_count() == 0);
   REQUIRE(gpu.zones.size() == 5);
   REQUIRE(markers.size() == 5);
@@ -235,13 +260,25 @@ TEST_CASE(
     CHECK(m.Location(zone.source_location).name == "tracy c gpu pass");
     const auto mapped = m.MapGpuZone(gpu, zone);
     CHECK(mapped.end_ns - mapped.begin_ns == doctest::Approx(250000).epsilon(0.001));
-    CHECK(mapped.absolute_ns() <= 1000);
+    CHECK(mapped.absolute_ns() <= 250);  // 50 ns stated per pair, interpolated
     const int64_t slack = int64_t(mapped.absolute_ns()) + 200;
     CHECK(mapped.begin_ns >= markers[i].first - slack);
     CHECK(mapped.begin_ns <= markers[i].second + slack);
   }
+  // Tracy's own calls, CPU times read at the call: placed, with the 1 ms bound such
+  // pairs are stated with.
+  const auto* plain = GpuContextLabelled(m, "GPU context 4");
+  REQUIRE(plain != nullptr);
+  REQUIRE(plain->zones.size() == 3);
+  for (size_t i = 0; i < plain->zones.size(); ++i) {
+    REQUIRE(plain->zones[i].is_timed());
+    CHECK(m.Location(plain->zones[i].source_location).name == "tracy c plain pass");
+    const auto mapped = m.MapGpuZone(*plain, plain->zones[i]);
+    CHECK(mapped.end_ns - mapped.begin_ns == doctest::Approx(100000).epsilon(0.01));
+    CHECK(mapped.absolute_ns() >= 1000000);
+  }
 }
 
 TEST_CASE("the Tracy C program without TRACY_ENABLE needs no Gnomon and opens no port") {
-  CheckDisabled(GNOMON_TEST_TRACY_C_PROGRAM_DISABLED, "tracy c program done: counter 400");
+  CheckDisabled(GNOMON_TEST_TRACY_C_PROGRAM_DISABLED, "tracy c program done: counter 401");
 }

@@ -17,6 +17,9 @@
 #include "tracy/Tracy.hpp"
 #include "tracy/TracyVulkan.hpp"
 
+TracyVkCtx MakeContextFromSymbols(VkInstance instance, VkPhysicalDevice physical, VkDevice device,
+                                  VkQueue queue, VkCommandBuffer cmd);
+
 namespace {
 
 constexpr int kThreads = 4;
@@ -44,6 +47,10 @@ void Worker(int index) {
     std::free(block);
     TracyPlot("tracy counter", int64_t(i));
     ZoneNamedN(never, "tracy inactive", false);
+    [[maybe_unused]] const int verbose = 0;  // an int, as programs pass it
+    ZoneNamedN(quiet, "tracy inactive", verbose);
+    [[maybe_unused]] const unsigned flags = 4;
+    ZoneNamedN(loud, "tracy active by flag", flags & 4u);
   }
   // Reported as never freed: the pool sees no free.
   void* kept = std::malloc(128);
@@ -77,12 +84,18 @@ int RunGpuFrames() {
     ctx = TracyVkContext(vk.physical, vk.device, vk.queue, cmd);
   }
   TracyVkContextName(ctx, "tracy queue", 11);
+  // A second context, made the other way (symbol table; uncalibrated: a timed probe).
+  [[maybe_unused]] TracyVkCtx symbols =
+      MakeContextFromSymbols(vk.instance, vk.physical, vk.device, vk.queue, cmd);
+  TracyVkContextName(symbols, "tracy symbols", 13);
   VkCommandBufferBeginInfo begin{};
   begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
   for (int frame = 0; frame <= kGpuFrames; ++frame) {
     vkBeginCommandBuffer(cmd, &begin);
     TracyVkCollect(ctx, cmd);
+    TracyVkCollect(symbols, cmd);
     if (frame < kGpuFrames) {
+      TracyVkNamedZone(symbols, on_symbols, cmd, "tracy gpu symbols", true);
       TracyVkZone(ctx, cmd, "tracy gpu frame");
       { TracyVkZoneC(ctx, cmd, "tracy gpu pass", tracy::Color::Blue); }
     }
@@ -90,6 +103,7 @@ int RunGpuFrames() {
     vk.Submit(cmd, true);
   }
   TracyVkDestroy(ctx);
+  TracyVkDestroy(symbols);
   vk.Destroy();
   std::printf("gpu frames %d\n", kGpuFrames);
   return kGpuFrames;

@@ -15,6 +15,7 @@
 #include <deque>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "gnomon/gnomon.hpp"
@@ -96,27 +97,63 @@ gnomon_source_location* LocationOf(const ___tracy_source_location_data* srcloc) 
   return location;
 }
 
+// Locations made at run time, by content: a per-thread cache of 256 by a hash of the
+// content (checked field by field on a hit, no allocation), then the shared table.
+struct TransientKey {
+  uint32_t line;
+  uint32_t color;
+  std::string_view file, function, name;
+  bool has_name;
+  uint64_t Hash() const {
+    uint64_t h = 1469598103934665603ull;  // FNV-1a
+    auto mix = [&h](std::string_view text) {
+      for (const char c : text) h = (h ^ uint8_t(c)) * 1099511628211ull;
+      h = (h ^ 0xFF) * 1099511628211ull;
+    };
+    mix(file);
+    mix(function);
+    mix(name);
+    return h ^ (uint64_t(line) << 32 | color) ^ (has_name ? 1 : 0);
+  }
+  bool Matches(const gnomon_source_location& l) const {
+    return l.line == line && l.color == ToGnomonColor(color) && (l.name != nullptr) == has_name &&
+           l.file == file && l.function == function && (!has_name || l.name == name);
+  }
+};
+
+struct TransientCacheSlot {
+  uint64_t hash = 0;
+  gnomon_source_location* location = nullptr;
+};
+thread_local std::array<TransientCacheSlot, 256> tls_transient{};
+
 gnomon_source_location* InternLocation(uint32_t line, const char* source, size_t source_size,
                                        const char* function, size_t function_size, const char* name,
                                        size_t name_size, uint32_t color) {
-  const std::string_view file_text(source != nullptr ? source : "", source != nullptr ? source_size : 0);
-  const std::string_view function_text(function != nullptr ? function : "",
-                                       function != nullptr ? function_size : 0);
-  const std::string_view name_text(name != nullptr ? name : "", name != nullptr ? name_size : 0);
-  std::string key;
-  key.reserve(file_text.size() + function_text.size() + name_text.size() + 24);
-  key.append(std::to_string(line)).append(1, '\0').append(std::to_string(color)).append(1, '\0');
-  key.append(file_text).append(1, '\0').append(function_text).append(1, '\0').append(name_text);
-  key.append(1, name != nullptr ? '1' : '0');
+  const TransientKey k{line,
+                       color,
+                       {source != nullptr ? source : "", source != nullptr ? source_size : 0},
+                       {function != nullptr ? function : "", function != nullptr ? function_size : 0},
+                       {name != nullptr ? name : "", name != nullptr ? name_size : 0},
+                       name != nullptr};
+  const uint64_t hash = k.Hash();
+  TransientCacheSlot& slot = tls_transient[hash & 255];
+  if (slot.location != nullptr && slot.hash == hash && k.Matches(*slot.location)) return slot.location;
+  std::string key = std::to_string(hash);
+  key.append(1, '\0').append(k.file).append(1, '\0').append(k.function).append(1, '\0').append(k.name);
+  key.append(std::to_string(line))
+      .append(1, '/')
+      .append(std::to_string(color))
+      .append(1, k.has_name ? '1' : '0');
   Locations& all = GetLocations();
   std::lock_guard lock(all.mutex);
   auto [it, inserted] = all.by_content.try_emplace(std::move(key), nullptr);
   if (inserted) {
     Locations::Owned& owned = all.owned.emplace_back();
-    owned.name = name_text;
-    owned.function = function_text;
-    owned.file = file_text;
-    owned.location = {name != nullptr ? owned.name.c_str() : nullptr,
+    owned.name = k.name;
+    owned.function = k.function;
+    owned.file = k.file;
+    owned.location = {k.has_name ? owned.name.c_str() : nullptr,
                       owned.function.c_str(),
                       owned.file.c_str(),
                       line,
@@ -124,6 +161,7 @@ gnomon_source_location* InternLocation(uint32_t line, const char* source, size_t
                       0};
     it->second = &owned.location;
   }
+  slot = {hash, it->second};
   return it->second;
 }
 
@@ -197,9 +235,14 @@ void NewGpuContext(uint8_t context, int64_t gpu_time, float period, uint8_t flag
 
 uint32_t GpuContext(uint8_t context) { return g_gpu_contexts[context].load(std::memory_order_acquire); }
 
+// A zone whose location is missing still opens, so that its end closes it and not an
+// outer zone.
+gnomon_source_location g_unknown_location{"(unknown)", "?", "?", 0, GNOMON_NO_COLOR, 0};
+
 void GpuZoneBegin(uint8_t context, uint16_t query, gnomon_source_location* location) {
-  const uint32_t id = GpuContext(context);
-  if (id != 0 && location != nullptr) gnomon_gpu_zone_begin(id, query, location);
+  if (const uint32_t id = GpuContext(context)) {
+    gnomon_gpu_zone_begin(id, query, location != nullptr ? location : &g_unknown_location);
+  }
 }
 
 gnomon_source_location* AllocatedLocation(uint64_t srcloc) {
@@ -412,7 +455,8 @@ void ___tracy_emit_gpu_time_sync_serial(const ___tracy_gpu_time_sync_data data) 
 int ___tracy_connected(void) { return gnomon_is_connected(); }
 void ___tracy_startup_profiler(void) { gnomon_startup(); }
 void ___tracy_shutdown_profiler(void) { gnomon_shutdown(); }
-int ___tracy_profiler_started(void) { return gnomon_listen_port() != 0; }
+// Gnomon starts at the first event: the profiler is always there to record.
+int ___tracy_profiler_started(void) { return 1; }
 
 // ---- memory: call stacks are not recorded for allocations; `secure` changes nothing,
 // Gnomon's calls being safe at any time ----

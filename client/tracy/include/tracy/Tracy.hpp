@@ -44,6 +44,7 @@ enum class PlotFormatType : uint8_t { Number, Memory, Percentage, Watt };
 #define ZoneNamedNC(x, y, z, w)
 #define ZoneTransient(x, y)
 #define ZoneTransientN(x, y, z)
+#define ZoneTransientNC(x, y, z, w)
 #define ZoneScoped
 #define ZoneScopedN(x)
 #define ZoneScopedC(x)
@@ -164,23 +165,20 @@ uint32_t ___gnomon_tracy_frame_id(const char* name);
 // innermost zone of its thread, as they do in practice.
 class ScopedZone {
  public:
-  ScopedZone(gnomon_source_location* location, bool active = true)
-      : recorded_(active && ::gnomon::detail::RecordZoneBegin(location, 2)) {}
-  ScopedZone(gnomon_source_location* location, int depth, bool active = true)
-      : recorded_(active && ::gnomon::detail::RecordZoneBeginWithCallstack(
-                                ::gnomon::detail::LocationId(location), uint32_t(depth > 0 ? depth : 0), 2)) {
-  }
+  // depth > 0: with the call stack of that many frames. `active` false: nothing is
+  // recorded. Every macro passes both, so that an int or unsigned `active` means what
+  // it says.
+  ScopedZone(gnomon_source_location* location, int32_t depth, bool active)
+      : recorded_(active && location != nullptr &&
+                  (depth > 0 ? ::gnomon::detail::RecordZoneBeginWithCallstack(
+                                   ::gnomon::detail::LocationId(location), uint32_t(depth), 2)
+                             : ::gnomon::detail::RecordZoneBegin(location, 2))) {}
   // A transient zone: a location made at run time (Tracy's allocated source location).
   ScopedZone(uint32_t line, const char* source, size_t source_size, const char* function,
-             size_t function_size, const char* name, size_t name_size, bool active = true)
+             size_t function_size, const char* name, size_t name_size, uint32_t color, int32_t depth,
+             bool active)
       : ScopedZone(active ? ___gnomon_tracy_transient_location(line, source, source_size, function,
-                                                               function_size, name, name_size, 0)
-                          : nullptr,
-                   active) {}
-  ScopedZone(uint32_t line, const char* source, size_t source_size, const char* function,
-             size_t function_size, const char* name, size_t name_size, int depth, bool active = true)
-      : ScopedZone(active ? ___gnomon_tracy_transient_location(line, source, source_size, function,
-                                                               function_size, name, name_size, 0)
+                                                               function_size, name, name_size, color)
                           : nullptr,
                    depth, active) {}
   ~ScopedZone() {
@@ -241,47 +239,41 @@ inline void SetThreadName(const char* name) { gnomon_set_thread_name(name); }
 
 #define TracyNoop
 
-#define ZoneNamed(varname, active) ::tracy::ScopedZone varname(TracyGnomonLocation(nullptr, 0), active)
-#define ZoneNamedN(varname, name, active) ::tracy::ScopedZone varname(TracyGnomonLocation(name, 0), active)
-#define ZoneNamedC(varname, color, active) \
-  ::tracy::ScopedZone varname(TracyGnomonLocation(nullptr, color), active)
-#define ZoneNamedNC(varname, name, color, active) \
-  ::tracy::ScopedZone varname(TracyGnomonLocation(name, color), active)
-#define ZoneTransient(varname, active)                                                     \
-  ::tracy::ScopedZone varname(TracyLine, TracyFile, std::strlen(TracyFile), TracyFunction, \
-                              std::strlen(TracyFunction), TracyFunction, std::strlen(TracyFunction), active)
-#define ZoneTransientN(varname, name, active)                                              \
-  ::tracy::ScopedZone varname(TracyLine, TracyFile, std::strlen(TracyFile), TracyFunction, \
-                              std::strlen(TracyFunction), name, std::strlen(name), active)
-
-#define ZoneNamedS(varname, depth, active) \
-  ::tracy::ScopedZone varname(TracyGnomonLocation(nullptr, 0), depth, active)
-#define ZoneNamedNS(varname, name, depth, active) \
-  ::tracy::ScopedZone varname(TracyGnomonLocation(name, 0), depth, active)
-#define ZoneNamedCS(varname, color, depth, active) \
-  ::tracy::ScopedZone varname(TracyGnomonLocation(nullptr, color), depth, active)
-#define ZoneNamedNCS(varname, name, color, depth, active) \
-  ::tracy::ScopedZone varname(TracyGnomonLocation(name, color), depth, active)
-#define ZoneTransientS(varname, depth, active)                                                              \
-  ::tracy::ScopedZone varname(TracyLine, TracyFile, std::strlen(TracyFile), TracyFunction,                  \
-                              std::strlen(TracyFunction), TracyFunction, std::strlen(TracyFunction), depth, \
-                              active)
-#define ZoneTransientNS(varname, name, depth, active)                                      \
-  ::tracy::ScopedZone varname(TracyLine, TracyFile, std::strlen(TracyFile), TracyFunction, \
-                              std::strlen(TracyFunction), name, std::strlen(name), depth, active)
-
 // With TRACY_CALLSTACK defined (a depth), every zone records its call stack, as in Tracy.
 #ifdef TRACY_CALLSTACK
-#define ZoneScoped ZoneNamedS(___tracy_scoped_zone, TRACY_CALLSTACK, true)
-#define ZoneScopedN(name) ZoneNamedNS(___tracy_scoped_zone, name, TRACY_CALLSTACK, true)
-#define ZoneScopedC(color) ZoneNamedCS(___tracy_scoped_zone, color, TRACY_CALLSTACK, true)
-#define ZoneScopedNC(name, color) ZoneNamedNCS(___tracy_scoped_zone, name, color, TRACY_CALLSTACK, true)
+#define TracyGnomonDepth_ TRACY_CALLSTACK
 #else
+#define TracyGnomonDepth_ 0
+#endif
+#define ZoneNamed(varname, active) ZoneNamedS(varname, TracyGnomonDepth_, active)
+#define ZoneNamedN(varname, name, active) ZoneNamedNS(varname, name, TracyGnomonDepth_, active)
+#define ZoneNamedC(varname, color, active) ZoneNamedCS(varname, color, TracyGnomonDepth_, active)
+#define ZoneNamedNC(varname, name, color, active) \
+  ZoneNamedNCS(varname, name, color, TracyGnomonDepth_, active)
+#define ZoneTransient(varname, active) ZoneTransientS(varname, TracyGnomonDepth_, active)
+#define ZoneTransientN(varname, name, active) ZoneTransientNS(varname, name, TracyGnomonDepth_, active)
+#define ZoneTransientNC(varname, name, color, active) \
+  ZoneTransientNCS_(varname, name, color, TracyGnomonDepth_, active)
+
+#define ZoneNamedS(varname, depth, active) \
+  ::tracy::ScopedZone varname(TracyGnomonLocation(nullptr, 0), int32_t(depth), bool(active))
+#define ZoneNamedNS(varname, name, depth, active) \
+  ::tracy::ScopedZone varname(TracyGnomonLocation(name, 0), int32_t(depth), bool(active))
+#define ZoneNamedCS(varname, color, depth, active) \
+  ::tracy::ScopedZone varname(TracyGnomonLocation(nullptr, color), int32_t(depth), bool(active))
+#define ZoneNamedNCS(varname, name, color, depth, active) \
+  ::tracy::ScopedZone varname(TracyGnomonLocation(name, color), int32_t(depth), bool(active))
+#define ZoneTransientS(varname, depth, active) ZoneTransientNCS_(varname, TracyFunction, 0, depth, active)
+#define ZoneTransientNS(varname, name, depth, active) ZoneTransientNCS_(varname, name, 0, depth, active)
+#define ZoneTransientNCS_(varname, name, color, depth, active)                                      \
+  ::tracy::ScopedZone varname(TracyLine, TracyFile, std::strlen(TracyFile), TracyFunction,          \
+                              std::strlen(TracyFunction), name, std::strlen(name), uint32_t(color), \
+                              int32_t(depth), bool(active))
+
 #define ZoneScoped ZoneNamed(___tracy_scoped_zone, true)
 #define ZoneScopedN(name) ZoneNamedN(___tracy_scoped_zone, name, true)
 #define ZoneScopedC(color) ZoneNamedC(___tracy_scoped_zone, color, true)
 #define ZoneScopedNC(name, color) ZoneNamedNC(___tracy_scoped_zone, name, color, true)
-#endif
 #define ZoneScopedS(depth) ZoneNamedS(___tracy_scoped_zone, depth, true)
 #define ZoneScopedNS(name, depth) ZoneNamedNS(___tracy_scoped_zone, name, depth, true)
 #define ZoneScopedCS(color, depth) ZoneNamedCS(___tracy_scoped_zone, color, depth, true)
@@ -361,8 +353,8 @@ inline void SetThreadName(const char* name) { gnomon_set_thread_name(name); }
 #define TracyMemoryDiscardS(name, depth) static_cast<void>(name)
 #define TracySecureMemoryDiscardS(name, depth) static_cast<void>(name)
 
-#define TracySourceCallbackRegister(cb, data) static_cast<void>(sizeof(cb) + sizeof(data))
-#define TracyParameterRegister(cb, data) static_cast<void>(sizeof(cb) + sizeof(data))
+#define TracySourceCallbackRegister(cb, data) (static_cast<void>(cb), static_cast<void>(data))
+#define TracyParameterRegister(cb, data) (static_cast<void>(cb), static_cast<void>(data))
 #define TracyParameterSetup(idx, name, is_bool, val) \
   static_cast<void>(sizeof(idx) + sizeof(name) + sizeof(is_bool) + sizeof(val))
 #define TracyIsConnected (gnomon_is_connected() != 0)

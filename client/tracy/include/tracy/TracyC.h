@@ -66,6 +66,10 @@ typedef const void* TracyCLockCtx;
 #define TracyCFreeN(x, y)
 #define TracyCSecureAllocN(x, y, z)
 #define TracyCSecureFreeN(x, y)
+#define TracyCMemoryDiscard(x)
+#define TracyCSecureMemoryDiscard(x)
+#define TracyCMemoryDiscardS(x, y)
+#define TracyCSecureMemoryDiscardS(x, y)
 #define TracyCFrameMark
 #define TracyCFrameMarkNamed(x)
 #define TracyCFrameMarkStart(x)
@@ -109,6 +113,8 @@ typedef const void* TracyCLockCtx;
 #define TracyCIsStarted 0
 #define TracyCFiberEnter(fiber)
 #define TracyCFiberLeave
+#define TracyCBeginSamplingProfiling() 0
+#define TracyCEndSamplingProfiling()
 
 #else /* TRACY_ENABLE */
 
@@ -361,6 +367,10 @@ void ___tracy_fiber_leave(void);
 #define TracyCSecureAllocNS(ptr, size, depth, name) \
   ___tracy_emit_memory_alloc_callstack_named(ptr, size, depth, 1, name);
 #define TracyCSecureFreeNS(ptr, depth, name) ___tracy_emit_memory_free_callstack_named(ptr, depth, 1, name);
+#define TracyCMemoryDiscard(name) ___tracy_emit_memory_discard(name, 0);
+#define TracyCSecureMemoryDiscard(name) ___tracy_emit_memory_discard(name, 1);
+#define TracyCMemoryDiscardS(name, depth) ___tracy_emit_memory_discard_callstack(name, 0, depth);
+#define TracyCSecureMemoryDiscardS(name, depth) ___tracy_emit_memory_discard_callstack(name, 1, depth);
 
 #define TracyCMessage(txt, size) ___tracy_emit_message(txt, size, 0);
 #define TracyCMessageL(txt) ___tracy_emit_messageL(txt, 0);
@@ -402,6 +412,9 @@ void ___tracy_fiber_leave(void);
 #define TracyCIsStarted ___tracy_profiler_started()
 #define TracyCFiberEnter(fiber) ___tracy_fiber_enter(fiber);
 #define TracyCFiberLeave ___tracy_fiber_leave();
+/* Gnomon samples with GNOMON_SAMPLING_HZ for the whole run: nothing to begin here. */
+#define TracyCBeginSamplingProfiling() 0
+#define TracyCEndSamplingProfiling()
 
 #endif /* TRACY_ENABLE */
 

@@ -1,5 +1,5 @@
-// tracy::Color: the X11 colour names (rgb.txt) as 0xRRGGBB, for ZoneScopedC and the
-// other coloured macros.
+// tracy::Color: the X11 colour names (rgb.txt) and the CSS names X11 lacks, as
+// 0xRRGGBB, for ZoneScopedC and the other coloured macros.
 #pragma once
 
 #include <cstdint>
@@ -666,6 +666,25 @@ struct Color {
     DarkMagenta = 0x8b008b,
     DarkRed = 0x8b0000,
     LightGreen = 0x90ee90,
+    Aqua = 0x00ffff,
+    Crimson = 0xdc143c,
+    Fuchsia = 0xff00ff,
+    Indigo = 0x4b0082,
+    Lime = 0x00ff00,
+    Olive = 0x808000,
+    RebeccaPurple = 0x663399,
+    Silver = 0xc0c0c0,
+    Teal = 0x008080,
+    WebGray = 0x808080,
+    WebGrey = 0x808080,
+    WebGreen = 0x008000,
+    WebMaroon = 0x800000,
+    WebPurple = 0x800080,
+    X11Gray = 0xbebebe,
+    X11Grey = 0xbebebe,
+    X11Green = 0x00ff00,
+    X11Maroon = 0xb03060,
+    X11Purple = 0xa020f0,
   };
 };
 

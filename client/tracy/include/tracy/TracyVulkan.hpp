@@ -8,7 +8,8 @@
 // How it works, as in Tracy: each zone writes two timestamps into a ring of queries;
 // TracyVkCollect reads the results that are ready, in order, never waiting, and resets
 // their queries in the command buffer it is given. A zone that finds the ring full of
-// queries in flight is not timed.
+// queries in flight is not recorded (counted in zones_untimed()); a query left
+// unwritten (its command buffer never submitted) is skipped after a second.
 //
 // The clock: TracyVkContextCalibrated reads the device clock and CLOCK_MONOTONIC_RAW (or
 // CLOCK_MONOTONIC) at once with VK_EXT_calibrated_timestamps, best of five by
@@ -73,14 +74,16 @@ class VkCtx {
     PFN_vkGetQueryPoolResults GetQueryPoolResults = nullptr;
     PFN_vkBeginCommandBuffer BeginCommandBuffer = nullptr;
     PFN_vkEndCommandBuffer EndCommandBuffer = nullptr;
-    PFN_vkResetCommandBuffer ResetCommandBuffer = nullptr;
     PFN_vkQueueSubmit QueueSubmit = nullptr;
     PFN_vkQueueWaitIdle QueueWaitIdle = nullptr;
     PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT GetCalibrateableTimeDomains = nullptr;
     PFN_vkGetCalibratedTimestampsEXT GetCalibratedTimestamps = nullptr;
   };
 
-  static constexpr uint32_t kQueries = 16384;  // a power of two; two per zone
+  static constexpr uint32_t kQueries = 65536;  // as Tracy's; two per zone
+  // A query not ready while later ones are, for this long, was never submitted (a
+  // command buffer thrown away): Collect skips it.
+  static constexpr int64_t kStuckNs = 1'000'000'000;
   static constexpr int64_t kRecalibrationNs = 500'000'000;
 
   VkCtx(const Functions& fn, VkPhysicalDevice physical, VkDevice device, VkQueue queue, VkCommandBuffer cmd)
@@ -148,7 +151,8 @@ class VkCtx {
     fn_.CmdWriteTimestamp(cmd, stage, pool_, uint32_t(sequence % kQueries));
   }
 
-  // Reads what is ready, in order, never waiting; resets those queries in `cmd`.
+  // Reads what is ready, in order, never waiting; resets those queries in `cmd`, which
+  // must be submitted before the zones recorded after this call run (Tracy's contract).
   void Collect(VkCommandBuffer cmd) {
     if (id_ == 0) return;
     const uint64_t head = head_.load(std::memory_order_acquire);
@@ -161,21 +165,41 @@ class VkCtx {
           device_, pool_, first, count, results_.size() * sizeof(uint64_t), results_.data(),
           2 * sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
       if (r != VK_SUCCESS && r != VK_NOT_READY) break;
-      uint32_t ready = 0;
-      while (ready < count && results_[size_t(ready) * 2 + 1] != 0) {
-        gnomon_gpu_time(id_, uint32_t(tail + ready), results_[size_t(ready) * 2] & valid_mask_);
-        ++ready;
+      uint32_t done = 0;
+      while (done < count && results_[size_t(done) * 2 + 1] != 0) {
+        gnomon_gpu_time(id_, uint32_t(tail + done), results_[size_t(done) * 2] & valid_mask_);
+        ++done;
       }
-      if (ready == 0) break;
-      fn_.CmdResetQueryPool(cmd, pool_, first, ready);
-      tail += ready;
+      if (done == 0 && SkipStuck(count)) done = 1;  // its zone stays without a time
+      if (done == 0) break;
+      fn_.CmdResetQueryPool(cmd, pool_, first, done);
+      tail += done;
       tail_.store(tail, std::memory_order_release);
-      if (ready < count) break;
+      if (done < count) break;
     }
     Recalibrate();
   }
 
+  uint64_t queries_skipped() const { return skipped_; }
+
  private:
+  // The oldest query is not ready but a later one is: the GPU ran past it, so its
+  // command buffer was never submitted. After kStuckNs of that, skip it.
+  bool SkipStuck(uint32_t count) {
+    bool later_ready = false;
+    for (uint32_t i = 1; i < count && !later_ready; ++i) later_ready = results_[size_t(i) * 2 + 1] != 0;
+    if (!later_ready) {
+      stuck_since_ns_ = 0;
+      return false;
+    }
+    const int64_t now_ns = MonotonicRawNs();
+    if (stuck_since_ns_ == 0) stuck_since_ns_ = now_ns;
+    if (now_ns - stuck_since_ns_ < kStuckNs) return false;
+    stuck_since_ns_ = 0;
+    ++skipped_;
+    return true;
+  }
+
   uint8_t ValidBits(VkPhysicalDevice physical) const {
     uint32_t n = 0;
     fn_.GetPhysicalDeviceQueueFamilyProperties(physical, &n, nullptr);
@@ -237,41 +261,48 @@ class VkCtx {
     return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
   }
 
-  // Resets every query; when `time_one`, also writes a timestamp and brackets the
-  // submission with CPU reads.
+  // Resets every query of the ring; when `time_one`, also writes a timestamp into a
+  // query pool of its own and brackets the submission with CPU reads. The command
+  // buffer is the program's, begun and submitted once, as Tracy does.
   bool Submit(VkQueue queue, VkCommandBuffer cmd, bool time_one, uint64_t& gpu, int64_t& cpu_ns,
               uint32_t& uncertainty_ns) {
+    VkQueryPool probe = VK_NULL_HANDLE;
+    if (time_one) {
+      VkQueryPoolCreateInfo pool_info{};
+      pool_info.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+      pool_info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+      pool_info.queryCount = 1;
+      if (fn_.CreateQueryPool(device_, &pool_info, nullptr, &probe) != VK_SUCCESS) return false;
+    }
     VkCommandBufferBeginInfo begin{};
     begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
     begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    if (fn_.BeginCommandBuffer(cmd, &begin) != VK_SUCCESS) return false;
-    fn_.CmdResetQueryPool(cmd, pool_, 0, kQueries);
-    if (time_one) fn_.CmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool_, 0);
-    if (fn_.EndCommandBuffer(cmd) != VK_SUCCESS) return false;
+    bool ok = fn_.BeginCommandBuffer(cmd, &begin) == VK_SUCCESS;
+    if (ok) {
+      fn_.CmdResetQueryPool(cmd, pool_, 0, kQueries);
+      if (time_one) {
+        fn_.CmdResetQueryPool(cmd, probe, 0, 1);
+        fn_.CmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, probe, 0);
+      }
+      ok = fn_.EndCommandBuffer(cmd) == VK_SUCCESS;
+    }
     VkSubmitInfo submit{};
     submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
     submit.commandBufferCount = 1;
     submit.pCommandBuffers = &cmd;
     const int64_t before_ns = MonotonicRawNs();
-    if (fn_.QueueSubmit(queue, 1, &submit, VK_NULL_HANDLE) != VK_SUCCESS) return false;
-    if (fn_.QueueWaitIdle(queue) != VK_SUCCESS) return false;
+    ok = ok && fn_.QueueSubmit(queue, 1, &submit, VK_NULL_HANDLE) == VK_SUCCESS &&
+         fn_.QueueWaitIdle(queue) == VK_SUCCESS;
     const int64_t after_ns = MonotonicRawNs();
-    bool ok = true;
-    if (time_one) {
+    if (ok && time_one) {
       uint64_t value = 0;
-      ok = fn_.GetQueryPoolResults(device_, pool_, 0, 1, sizeof(value), &value, sizeof(value),
+      ok = fn_.GetQueryPoolResults(device_, probe, 0, 1, sizeof(value), &value, sizeof(value),
                                    VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS;
       gpu = value & valid_mask_;
       cpu_ns = before_ns + (after_ns - before_ns) / 2;
       uncertainty_ns = uint32_t(std::min<int64_t>((after_ns - before_ns) / 2 + 1, UINT32_MAX));
     }
-    fn_.ResetCommandBuffer(cmd, 0);
-    if (ok && time_one) {  // query 0 is the ring's first: reset it again
-      uint64_t unused_gpu = 0;
-      int64_t unused_cpu = 0;
-      uint32_t unused_uncertainty = 0;
-      ok = Submit(queue, cmd, false, unused_gpu, unused_cpu, unused_uncertainty);
-    }
+    if (probe != VK_NULL_HANDLE) fn_.DestroyQueryPool(device_, probe, nullptr);
     return ok;
   }
 
@@ -305,6 +336,8 @@ class VkCtx {
   gnomon_cpu_time_domain host_domain_ = GNOMON_CPU_TIME_MONOTONIC_RAW;
   int64_t previous_calibration_ns_ = 0;
   int64_t last_check_ns_ = 0;
+  int64_t stuck_since_ns_ = 0;
+  uint64_t skipped_ = 0;
   alignas(64) std::atomic<uint64_t> head_{0};  // next query to take, by zones' threads
   alignas(64) std::atomic<uint64_t> tail_{0};  // oldest query not read back, by Collect
   std::atomic<uint64_t> untimed_{0};
@@ -363,7 +396,6 @@ inline VkCtx::Functions VkFunctions(VkInstance instance, PFN_vkGetInstanceProcAd
   TRACY_GNOMON_VK_D(GetQueryPoolResults, vkGetQueryPoolResults);
   TRACY_GNOMON_VK_D(BeginCommandBuffer, vkBeginCommandBuffer);
   TRACY_GNOMON_VK_D(EndCommandBuffer, vkEndCommandBuffer);
-  TRACY_GNOMON_VK_D(ResetCommandBuffer, vkResetCommandBuffer);
   TRACY_GNOMON_VK_D(QueueSubmit, vkQueueSubmit);
   TRACY_GNOMON_VK_D(QueueWaitIdle, vkQueueWaitIdle);
   if (calibrated) {
@@ -388,7 +420,6 @@ inline VkCtx::Functions VkFunctions(PFN_vkGetPhysicalDeviceCalibrateableTimeDoma
   f.GetQueryPoolResults = vkGetQueryPoolResults;
   f.BeginCommandBuffer = vkBeginCommandBuffer;
   f.EndCommandBuffer = vkEndCommandBuffer;
-  f.ResetCommandBuffer = vkResetCommandBuffer;
   f.QueueSubmit = vkQueueSubmit;
   f.QueueWaitIdle = vkQueueWaitIdle;
   f.GetCalibrateableTimeDomains = domains;
@@ -403,7 +434,7 @@ inline VkCtx::Functions VkFunctions(PFN_vkGetPhysicalDeviceCalibrateableTimeDoma
 using TracyVkCtx = tracy::VkCtx*;
 
 #if defined(TRACY_VK_USE_SYMBOL_TABLE)
-#define TracyVkContext(instance, physdev, device, instanceProcAddr, deviceProcAddr, queue, cmdbuf)      \
+#define TracyVkContext(instance, physdev, device, queue, cmdbuf, instanceProcAddr, deviceProcAddr)      \
   new ::tracy::VkCtx(                                                                                   \
       ::tracy::detail::VkFunctions(instance, instanceProcAddr, device, deviceProcAddr, false), physdev, \
       device, queue, cmdbuf)
