@@ -20,17 +20,22 @@ static TracyCLockCtx(lock_ctx);
 #endif
 static int counter = 0;
 
+/* One tracked acquisition of the shared lock, in Tracy's order of calls. */
+static void locked_increment(void) {
+  TracyCLockBeforeLock(lock_ctx);
+  pthread_mutex_lock(&mutex);
+  TracyCLockAfterLock(lock_ctx);
+  ++counter;
+  pthread_mutex_unlock(&mutex);
+  TracyCLockAfterUnlock(lock_ctx);
+}
+
 static void* locker(void* arg) {
   (void)arg;
   TracyCSetThreadName("tracy c locker");
   for (int i = 0; i < LOCKED_ITERATIONS; ++i) {
     TracyCZoneN(zone, "tracy c locked", 1);
-    TracyCLockBeforeLock(lock_ctx);
-    pthread_mutex_lock(&mutex);
-    TracyCLockAfterLock(lock_ctx);
-    ++counter;
-    pthread_mutex_unlock(&mutex);
-    TracyCLockAfterUnlock(lock_ctx);
+    locked_increment();
     TracyCZoneEnd(zone);
   }
   return NULL;
@@ -40,12 +45,7 @@ static void* locker(void* arg) {
  * from a fast one except by its length. */
 static void* waiter(void* arg) {
   (void)arg;
-  TracyCLockBeforeLock(lock_ctx);
-  pthread_mutex_lock(&mutex);
-  TracyCLockAfterLock(lock_ctx);
-  ++counter;
-  pthread_mutex_unlock(&mutex);
-  TracyCLockAfterUnlock(lock_ctx);
+  locked_increment();
   return NULL;
 }
 
