@@ -12,6 +12,7 @@
 #include "gnomon/server/chrome_export.h"
 #include "gnomon/server/csv_export.h"
 #include "gnomon/server/json_report.h"
+#include "gnomon/server/perfetto_export.h"
 #include "gnomon/server/report.h"
 #include "gnomon/server/statistics.h"
 #include "gnomon/server/trace_file.h"
@@ -20,8 +21,8 @@ namespace {
 
 constexpr const char* kUsage =
     R"(Usage: gnomon-report [--csv [--gpu] [--unwrap | --messages | --plots] [--filter TEXT [--case]]
-                      [--sep S]] [--json OUT] [--chrome OUT [--range A:B] [--threads LIST]
-                      [--zones TEXT]] [--max-expansion N] FILE
+                      [--sep S]] [--json OUT] [--chrome OUT] [--perfetto OUT] [--range A:B]
+                      [--threads LIST] [--zones TEXT] [--max-expansion N] FILE
 
 Prints a summary of a Gnomon trace (program, duration, threads, zones, frames, plots,
 messages, dropped events), a table of zone statistics per source location sorted by
@@ -44,6 +45,11 @@ total time, and the memory pools and locks when the trace has them.
                    standard output, instead of the text report)
   --chrome OUT     also write the trace in Chrome trace-event JSON (opens in Perfetto's
                    UI); '-': standard output, instead of the text report
+  --perfetto OUT   also write the trace in Perfetto's protobuf format (ui.perfetto.dev,
+                   trace_processor): a fraction of the JSON's size, with a flow from
+                   each GPU zone to where it was recorded; '-': standard output, instead
+                   of the text report
+  --chrome and --perfetto write only what these keep:
     --range A:B    only what overlaps A to B ms from the first event ("A:" or ":B"
                    leave a side open)
     --threads LIST only these threads (names or OS thread ids, comma-separated): their
@@ -96,6 +102,7 @@ int main(int argc, char** argv) {
   std::string path;
   std::string chrome_path;
   std::string json_path;
+  std::string perfetto_path;
   bool csv = false;
   bool gpu = false, unwrap = false, messages = false, plots = false, csv_modifier = false;
   gnomon::server::CsvOptions csv_options;
@@ -141,12 +148,12 @@ int main(int argc, char** argv) {
       }
       (arg == "--filter" ? csv_options.filter : csv_options.separator) = argv[++i];
       csv_modifier = true;
-    } else if (arg == "--chrome" || arg == "--json") {
+    } else if (arg == "--chrome" || arg == "--json" || arg == "--perfetto") {
       if (OptionValue(argc, argv, i) == nullptr) {
         std::fprintf(stderr, "gnomon-report: %s needs an output file (or '-')\n\n%s", arg.c_str(), kUsage);
         return 1;
       }
-      (arg == "--chrome" ? chrome_path : json_path) = argv[++i];
+      (arg == "--chrome" ? chrome_path : arg == "--json" ? json_path : perfetto_path) = argv[++i];
     } else if (arg == "--max-expansion") {
       const auto n = i + 1 < argc ? gnomon::protocol::ParseUnsigned(argv[++i], 1, UINT32_MAX)
                                   : gnomon::protocol::Parsed<uint64_t>{std::nullopt, "a value is needed"};
@@ -170,8 +177,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gnomon-report: name a trace file\n\n%s", kUsage);
     return 1;
   }
-  if (export_modifier && chrome_path.empty()) {
-    std::fprintf(stderr, "gnomon-report: --range, --threads and --zones go with --chrome\n");
+  if (export_modifier && chrome_path.empty() && perfetto_path.empty()) {
+    std::fprintf(stderr, "gnomon-report: --range, --threads and --zones go with --chrome or --perfetto\n");
     return 1;
   }
   if (csv_modifier && !csv) {
@@ -198,15 +205,22 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!loaded->warning.empty()) std::fprintf(stderr, "gnomon-report: warning: %s\n", loaded->warning.c_str());
-  if (chrome_path == "-" && json_path == "-") {
-    std::fprintf(stderr, "gnomon-report: --chrome and --json cannot both write to standard output\n");
-    return 1;
+  const char* to_stdout = nullptr;  // the option that writes to standard output
+  for (const auto& [option, output] :
+       {std::pair{"--json", &json_path}, {"--chrome", &chrome_path}, {"--perfetto", &perfetto_path}}) {
+    if (*output != "-") continue;
+    if (to_stdout != nullptr) {
+      std::fprintf(stderr, "gnomon-report: %s and %s cannot both write to standard output\n", to_stdout,
+                   option);
+      return 1;
+    }
+    to_stdout = option;
   }
-  const bool text = chrome_path != "-" && json_path != "-";
+  const bool text = to_stdout == nullptr;
   if (csv && !text) {
     std::fprintf(stderr,
                  "gnomon-report: --csv prints to standard output, and so does %s -: write that to a file\n",
-                 json_path == "-" ? "--json" : "--chrome");
+                 to_stdout);
     return 1;
   }
   if (!text) {
@@ -236,6 +250,11 @@ int main(int argc, char** argv) {
   }
   if (!chrome_path.empty() && !WriteOutput(chrome_path, [&](std::ostream& out) {
         gnomon::server::WriteChromeTrace(model, out, export_filter);
+      })) {
+    return 3;
+  }
+  if (!perfetto_path.empty() && !WriteOutput(perfetto_path, [&](std::ostream& out) {
+        gnomon::server::WritePerfettoTrace(model, out, export_filter);
       })) {
     return 3;
   }

@@ -141,8 +141,33 @@ TEST_CASE(
   }
   CHECK(filtered_zones > 0);
   CHECK(zone_threads.size() == 1);
+  // The Perfetto export, filtered the same, to standard output: a Trace whose packets
+  // (field 1, length-delimited) are deflated batches (compressed_packets, field 50)
+  // that name the zones kept and no other (its content is tested in
+  // perfetto_export_test). Unpacked here by Python's zlib, as a reader would.
+  const std::string pftrace = dir.File("filtered.pftrace");
+  REQUIRE(RunCommand(std::string(GNOMON_REPORT) + " --perfetto - --zones simulate " + trace + " > " +
+                         pftrace + " 2>/dev/null",
+                     &output) == 0);
+  const char* unpack =
+      "import sys, zlib\n"
+      "def varint(b, i):\n"
+      "    v, s = 0, 0\n"
+      "    while True:\n"
+      "        v |= (b[i] & 127) << s; s += 7; i += 1\n"
+      "        if b[i - 1] < 128: return v, i\n"
+      "b = open(sys.argv[1], 'rb').read(); i = 0; out = b''; batches = 0\n"
+      "while i < len(b):\n"
+      "    assert b[i] == 0x0a; n, i = varint(b, i + 1); end = i + n\n"
+      "    assert b[i:i + 2] == bytes([0x92, 0x03]); m, j = varint(b, i + 2)\n"
+      "    out += zlib.decompress(b[j:j + m]); batches += 1; i = end\n"
+      "print('batches', batches, 'Simulate', b'Simulate' in out, 'Decompress', b'Decompress' in out)\n";
+  REQUIRE(RunCommand("python3 -c \"" + std::string(unpack) + "\" " + pftrace, &output) == 0);
+  CHECK(output.find("Simulate True Decompress False") != std::string::npos);
+  CHECK(RunCommand(std::string(GNOMON_REPORT) + " --perfetto - --chrome - " + trace, &output) == 1);
+  CHECK(output.find("cannot both write to standard output") != std::string::npos);
   CHECK(RunCommand(std::string(GNOMON_REPORT) + " --zones physics " + trace, &output) == 1);
-  CHECK(output.find("go with --chrome") != std::string::npos);
+  CHECK(output.find("go with --chrome or --perfetto") != std::string::npos);
   CHECK(RunCommand(std::string(GNOMON_REPORT) + " --chrome - --range 5 " + trace, &output) == 1);
   CHECK(output.find("--range: '5' is not A:B") != std::string::npos);
   // CSV options without --csv, or two tables at once: said, exit 1.

@@ -1,0 +1,776 @@
+#include "gnomon/server/perfetto_export.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "gnomon/protocol/messages.h"
+#include "gnomon/server/counter_values.h"
+#include "gnomon/server/memory_statistics.h"
+#include "perfetto_trace.pb.h"
+
+namespace gnomon::server {
+namespace {
+
+namespace pb = perfetto::protos;
+
+// Track uuids: (number << 3) | kind, so that no two kinds collide and the uuids that
+// events repeat stay short varints.
+constexpr uint64_t kProcessTrack = 1;
+uint64_t ThreadTrack(size_t index) { return uint64_t(index) << 3 | 2; }  // index in TraceModel::threads
+uint64_t GpuTrack(uint32_t context_id) { return uint64_t(context_id) << 3 | 3; }
+uint64_t FrameTrack(uint32_t name_id) { return uint64_t(name_id) << 3 | 4; }
+uint64_t CounterTrackUuid(size_t number) { return uint64_t(number) << 3 | 5; }  // in order of first use
+
+// The process-wide packet sequence: descriptors, frames, counters, and the messages of
+// threads the model does not know. Each thread and each GPU context has one of its own
+// after it, whose default track is its track.
+constexpr uint32_t kMainSequence = 1;
+
+// Without a pid (a stream that never sent its program's), one no Linux process has; the
+// same above pid_max for threads whose OS id is missing or repeated.
+constexpr int32_t kUnknownPid = 0x3FFFFFFF;
+constexpr int32_t kSyntheticTidBase = 0x40000000;
+
+// A flow joins a GPU zone to where its thread recorded it: (context's place in
+// TraceModel::gpu_contexts + 1) << 40 | zone index, for zones below 2^40.
+constexpr uint64_t kFlowZoneLimit = uint64_t{1} << 40;
+constexpr uint64_t kNoZone = std::numeric_limits<uint64_t>::max();
+
+constexpr uint8_t kPacketTag = (1 << 3) | 2;  // Trace.packet: field 1, length-delimited
+constexpr size_t kFlushBytes = 256 << 10;
+
+uint64_t Timestamp(int64_t ns) { return ns < 0 ? 0 : uint64_t(ns); }
+
+void AppendVarint(std::vector<uint8_t>& out, uint64_t value) {
+  for (;; value >>= 7) {
+    if (value < 0x80) {
+      out.push_back(uint8_t(value));
+      return;
+    }
+    out.push_back(uint8_t(value | 0x80));
+  }
+}
+
+// Frames each packet as one Trace.packet field, and writes them in batches of about
+// 256 KiB, each deflated (zlib) into one TracePacket.compressed_packets, as Perfetto's
+// own tracing service does when asked to compress: a zone's begin and end packets take
+// tens of bytes, their deflated form a few. A stream that failed is written no more
+// (the caller sees its state).
+class PacketWriter {
+ public:
+  explicit PacketWriter(std::ostream& out) : out_(out), buffer_(kFlushBytes) {}
+  PacketWriter(const PacketWriter&) = delete;
+  PacketWriter& operator=(const PacketWriter&) = delete;
+  ~PacketWriter() { Flush(); }
+
+  void Write(const pb::TracePacket& packet) {
+    const size_t size = packet.ByteSizeLong();
+    const size_t most = 1 + 10 + size;  // tag, varint length, packet
+    if (used_ + most > buffer_.size()) Flush();
+    if (most > buffer_.size()) buffer_.resize(most);  // one packet larger than the buffer (a long name)
+    uint8_t* at = buffer_.data() + used_;
+    *at++ = kPacketTag;
+    for (uint64_t rest = size;; rest >>= 7) {
+      if (rest < 0x80) {
+        *at++ = uint8_t(rest);
+        break;
+      }
+      *at++ = uint8_t(rest | 0x80);
+    }
+    at = packet.SerializeWithCachedSizesToArray(at);
+    used_ = size_t(at - buffer_.data());
+  }
+  void Flush() {
+    if (used_ == 0) return;
+    if (!out_) {  // the batch goes nowhere; the buffer is free again
+      used_ = 0;
+      return;
+    }
+    uLongf deflated = compressBound(uLong(used_));
+    deflated_.resize(deflated);
+    if (compress2(deflated_.data(), &deflated, buffer_.data(), uLong(used_), kDeflateLevel) != Z_OK) {
+      out_.setstate(std::ios::failbit);  // out of memory: say so, as a failed write does
+      used_ = 0;
+      return;
+    }
+    // Trace.packet { compressed_packets (field 50, length-delimited) = deflated }
+    frame_.clear();
+    std::vector<uint8_t> field;
+    AppendVarint(field, (50 << 3) | 2);
+    AppendVarint(field, deflated);
+    frame_.push_back(kPacketTag);
+    AppendVarint(frame_, field.size() + deflated);
+    frame_.insert(frame_.end(), field.begin(), field.end());
+    out_.write(reinterpret_cast<const char*>(frame_.data()), std::streamsize(frame_.size()));
+    out_.write(reinterpret_cast<const char*>(deflated_.data()), std::streamsize(deflated));
+    used_ = 0;
+  }
+
+ private:
+  // Fast deflate: most of the gain, a fraction of the time of the default level.
+  static constexpr int kDeflateLevel = 1;
+  std::ostream& out_;
+  std::vector<uint8_t> buffer_;
+  size_t used_ = 0;
+  std::vector<uint8_t> deflated_;
+  std::vector<uint8_t> frame_;
+};
+
+// One packet sequence: its id, its default track (0: none), and the names it interned.
+// Its first packet clears the incremental state and sets the default; every later one
+// needs that state. All sequences share one packet, refilled for each: a caller fills
+// what Event() or Descriptor() returns, then calls Send().
+class Sequence {
+ public:
+  Sequence(PacketWriter& writer, pb::TracePacket& packet, uint32_t id, uint64_t default_track)
+      : writer_(writer), packet_(packet), id_(id), default_track_(default_track) {}
+  Sequence(const Sequence&) = delete;
+  Sequence& operator=(const Sequence&) = delete;
+
+  pb::TrackEvent& Event(int64_t ns, pb::TrackEvent::Type type) {
+    Prepare();
+    packet_.set_timestamp(Timestamp(ns));
+    pb::TrackEvent& event = *packet_.mutable_track_event();
+    event.Clear();
+    event.set_type(type);
+    return event;
+  }
+  pb::TrackDescriptor& Descriptor() {
+    Prepare();
+    pb::TrackDescriptor& descriptor = *packet_.mutable_track_descriptor();
+    descriptor.Clear();
+    return descriptor;
+  }
+  void Send() { writer_.Write(packet_); }
+
+  // Interning ids, for the packet being filled: a value new to the sequence goes into
+  // that packet's InternedData.
+  uint64_t LocationName(const TraceModel& model, uint32_t location) {
+    uint64_t& iid = Slot(location_names_, model, location);
+    if (iid == 0) iid = NewName(model.Location(location).name);
+    return iid;
+  }
+  uint64_t Name(const std::string& name) {
+    auto [it, added] = names_.try_emplace(name, 0);
+    if (added) it->second = NewName(name);
+    return it->second;
+  }
+  uint64_t SourceLocation(const TraceModel& model, uint32_t location) {
+    uint64_t& iid = Slot(locations_, model, location);
+    if (iid == 0) {
+      iid = ++locations_interned_;
+      const ::gnomon::server::SourceLocation& where = model.Location(location);
+      pb::SourceLocation& entry = *packet_.mutable_interned_data()->add_source_locations();
+      entry.set_iid(iid);
+      entry.set_file_name(where.file);
+      entry.set_function_name(where.function);
+      entry.set_line_number(where.line);
+    }
+    return iid;
+  }
+  uint64_t AnnotationName(const std::string& name) {
+    auto [it, added] = annotation_names_.try_emplace(name, annotation_names_.size() + 1);
+    if (added) {
+      pb::DebugAnnotationName& entry = *packet_.mutable_interned_data()->add_debug_annotation_names();
+      entry.set_iid(it->second);
+      entry.set_name(name);
+    }
+    return it->second;
+  }
+
+ private:
+  void Prepare() {
+    if (!started_) {
+      started_ = true;
+      packet_.Clear();
+      packet_.set_trusted_packet_sequence_id(id_);
+      packet_.set_sequence_flags(pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
+      if (default_track_ != 0)
+        packet_.mutable_trace_packet_defaults()->mutable_track_event_defaults()->set_track_uuid(
+            default_track_);
+      Send();
+    }
+    // Cleared in place: the shared packet keeps its parts for the next.
+    packet_.clear_timestamp();
+    packet_.clear_interned_data();
+    packet_.clear_trace_packet_defaults();
+    packet_.set_trusted_packet_sequence_id(id_);
+    packet_.set_sequence_flags(pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
+  }
+  static uint64_t& Slot(std::vector<uint64_t>& iids, const TraceModel& model, uint32_t location) {
+    if (iids.empty()) iids.resize(model.source_locations.size() + 1);
+    return iids[std::min<size_t>(location, iids.size() - 1)];  // past the end: "<unknown>"'s slot
+  }
+  uint64_t NewName(const std::string& name) {
+    const uint64_t iid = ++names_interned_;
+    pb::EventName& entry = *packet_.mutable_interned_data()->add_event_names();
+    entry.set_iid(iid);
+    entry.set_name(name);
+    return iid;
+  }
+
+  PacketWriter& writer_;
+  pb::TracePacket& packet_;
+  const uint32_t id_;
+  const uint64_t default_track_;
+  bool started_ = false;
+  uint64_t names_interned_ = 0;
+  uint64_t locations_interned_ = 0;
+  std::vector<uint64_t> location_names_;  // by location index; 0: not yet
+  std::vector<uint64_t> locations_;       // the same, for SourceLocation
+  std::unordered_map<std::string, uint64_t> names_;
+  std::unordered_map<std::string, uint64_t> annotation_names_;
+};
+
+// The slices open on one track, innermost last. Events go out in time order and nested,
+// even where damaged data has a child outlive its parent or a slice begin before the
+// previous one ended: times are clamped to keep them so. Instants from elsewhere join in
+// order through `before`, called ahead of each begin and end with its time: it writes
+// (with Instant) those that come earlier, inside whatever slice is open then.
+class SliceTrack {
+ public:
+  // track 0: the sequence's default track.
+  SliceTrack(Sequence& sequence, uint64_t track, std::function<void(int64_t)> before = nullptr)
+      : sequence_(sequence), track_(track), before_(std::move(before)) {}
+
+  bool empty() const { return open_.empty(); }
+  // Ends the open slices at `depth` or deeper (zones, which know their depth).
+  void CloseToDepth(uint32_t depth) {
+    while (!open_.empty() && open_.back().depth >= depth) CloseInnermost();
+  }
+  // Ends the open slices that end by `ns` (slices placed by their times).
+  void CloseEndedBy(int64_t ns) {
+    while (!open_.empty() && open_.back().end_ns <= ns) CloseInnermost();
+  }
+  void CloseAll() {
+    while (!open_.empty()) CloseInnermost();
+  }
+  // A slice's begin event, to fill and Send(); its end goes out when it is closed.
+  pb::TrackEvent& Open(int64_t begin_ns, int64_t end_ns, uint32_t depth = 0) {
+    begin_ns = std::max(begin_ns, last_ns_);
+    if (!open_.empty()) begin_ns = std::min(begin_ns, open_.back().end_ns);
+    if (before_) before_(begin_ns);
+    end_ns = std::clamp(end_ns, begin_ns, open_.empty() ? std::max(end_ns, begin_ns) : open_.back().end_ns);
+    open_.push_back({end_ns, depth});
+    return Emit(begin_ns, pb::TrackEvent::TYPE_SLICE_BEGIN);
+  }
+  // An instant event, to fill and Send().
+  pb::TrackEvent& Instant(int64_t ns) {
+    ns = std::max(ns, last_ns_);
+    if (!open_.empty()) ns = std::min(ns, open_.back().end_ns);
+    return Emit(ns, pb::TrackEvent::TYPE_INSTANT);
+  }
+
+ private:
+  struct OpenSlice {
+    int64_t end_ns;
+    uint32_t depth;
+  };
+  void CloseInnermost() {
+    const int64_t end_ns = open_.back().end_ns;
+    if (before_) before_(end_ns);
+    open_.pop_back();
+    Emit(end_ns, pb::TrackEvent::TYPE_SLICE_END);
+    sequence_.Send();
+  }
+  pb::TrackEvent& Emit(int64_t ns, pb::TrackEvent::Type type) {
+    last_ns_ = std::max(ns, last_ns_);
+    pb::TrackEvent& event = sequence_.Event(last_ns_, type);
+    if (track_ != 0) event.set_track_uuid(track_);
+    return event;
+  }
+
+  Sequence& sequence_;
+  const uint64_t track_;
+  const std::function<void(int64_t)> before_;
+  std::vector<OpenSlice> open_;
+  int64_t last_ns_ = std::numeric_limits<int64_t>::min();
+};
+
+// A GPU zone as its recording thread saw it: when, which flow, and the innermost kept
+// zone of that thread open then (kNoZone: none, the flow starts at an instant).
+struct Submit {
+  uint64_t tick = 0;
+  uint64_t flow_id = 0;
+  uint64_t cpu_zone = kNoZone;
+  uint32_t thread = 0;  // index in TraceModel::threads
+};
+
+struct ThreadMessage {
+  int64_t ns = 0;
+  const LogMessage* message = nullptr;
+  uint32_t thread = 0;  // index in TraceModel::threads
+};
+
+class PerfettoWriter {
+ public:
+  PerfettoWriter(const TraceModel& model, std::ostream& out, const ExportFilter& filter)
+      : model_(model),
+        filter_(filter),
+        writer_(out),
+        main_(writer_, packet_, kMainSequence, 0),
+        origin_ns_(model.clock.TickToNs(model.first_tick)),
+        pid_(model.program.pid != 0 ? int32_t(model.program.pid & 0x7FFFFFFFu) : kUnknownPid) {
+    thread_kept_.resize(model.threads.size());
+    for (size_t i = 0; i < model.threads.size(); ++i) thread_kept_[i] = filter.KeepsThread(model.threads[i]);
+    location_kept_.assign(model.source_locations.size() + 1, -1);
+  }
+
+  void Write() {
+    WriteDescriptors();
+    std::vector<Submit> submits = CollectSubmits();
+    std::vector<ThreadMessage> messages = CollectMessages();
+    std::span<Submit> submits_left(submits);
+    std::span<const ThreadMessage> messages_left(messages);
+    for (size_t i = 0; i < model_.threads.size(); ++i) {
+      size_t s = 0, m = 0;
+      while (s < submits_left.size() && submits_left[s].thread == i) ++s;
+      while (m < messages_left.size() && messages_left[m].thread == i) ++m;
+      if (thread_kept_[i]) WriteThread(i, submits_left.first(s), messages_left.first(m));
+      submits_left = submits_left.subspan(s);
+      messages_left = messages_left.subspan(m);
+    }
+    submits = {};
+    messages = {};
+    uint64_t ordinal = 0;
+    for (const auto& [id, context] : model_.gpu_contexts) WriteGpuContext(context, ++ordinal);
+    WriteFrames();
+    WritePlots();
+    WriteMemory();
+    writer_.Flush();
+  }
+
+ private:
+  int64_t Ns(uint64_t tick) const { return model_.clock.TickToNs(tick) - origin_ns_; }
+
+  // The model's thread index of a program thread id, or none.
+  std::optional<size_t> ThreadIndex(uint32_t thread_id) const {
+    auto it = model_.thread_index.find(thread_id);
+    if (it == model_.thread_index.end() || it->second >= model_.threads.size()) return std::nullopt;
+    return it->second;
+  }
+  bool KeepsThreadId(uint32_t thread_id) const {
+    if (filter_.threads.empty()) return true;
+    const auto index = ThreadIndex(thread_id);
+    return index && thread_kept_[*index];
+  }
+  bool KeepsLocation(uint32_t location) {
+    int8_t& kept = location_kept_[std::min<size_t>(location, location_kept_.size() - 1)];
+    if (kept < 0) kept = filter_.KeepsZone(model_.Location(location).name);
+    return kept != 0;
+  }
+  // The runtime attributes of a zone, or nullptr.
+  static const ZoneAttributes* Attributes(const ThreadTimeline& thread, size_t index, const Zone& zone) {
+    if (!(zone.flags & kZoneHasAttributes)) return nullptr;
+    auto it = thread.attributes.find(index);
+    return it == thread.attributes.end() ? nullptr : &it->second;
+  }
+  bool KeepsZone(const ThreadTimeline& thread, size_t index, const Zone& zone) {
+    const ZoneAttributes* attributes = Attributes(thread, index, zone);
+    const bool name_kept = attributes != nullptr && !attributes->name.empty()
+                               ? filter_.KeepsZone(attributes->name)
+                               : KeepsLocation(zone.source_location);
+    return name_kept &&
+           filter_.Overlaps(Ns(zone.begin_tick), Ns(zone.is_open() ? model_.last_tick : zone.end_tick));
+  }
+  // A GPU zone the filter keeps, placed on the trace timeline; nullopt when it is not.
+  std::optional<TraceModel::MappedGpuZone> KeptGpuZone(const GpuContextTimeline& context,
+                                                       const GpuZone& zone) {
+    if (!zone.is_timed() || !KeepsThreadId(zone.thread_id) || !KeepsLocation(zone.source_location))
+      return std::nullopt;
+    const auto mapped = model_.MapGpuZone(context, zone);
+    if (!filter_.Overlaps(mapped.begin_ns - origin_ns_, mapped.end_ns - origin_ns_)) return std::nullopt;
+    return mapped;
+  }
+  static uint64_t FlowId(uint64_t context_ordinal, uint64_t zone_index) {
+    return context_ordinal << 40 | zone_index;
+  }
+
+  void WriteDescriptors() {
+    {
+      pb::TrackDescriptor& process = main_.Descriptor();
+      process.set_uuid(kProcessTrack);
+      process.mutable_process()->set_pid(pid_);
+      process.mutable_process()->set_process_name(model_.program.name);
+      main_.Send();
+    }
+    std::unordered_set<int32_t> tids;
+    for (size_t i = 0; i < model_.threads.size(); ++i) {
+      const ThreadTimeline& thread = model_.threads[i];
+      if (!thread_kept_[i]) continue;
+      const int32_t os_tid = int32_t(thread.os_thread_id & 0x7FFFFFFFu);
+      const bool usable = os_tid != 0 && tids.insert(os_tid).second;
+      pb::TrackDescriptor& track = main_.Descriptor();
+      track.set_uuid(ThreadTrack(i));
+      track.set_parent_uuid(kProcessTrack);
+      pb::ThreadDescriptor& descriptor = *track.mutable_thread();
+      descriptor.set_pid(pid_);
+      descriptor.set_tid(usable ? os_tid : kSyntheticTidBase + int32_t(i & 0x3FFFFFFF));
+      descriptor.set_thread_name(thread.name.empty() ? "thread " + std::to_string(thread.id) : thread.name);
+      main_.Send();
+    }
+    for (const auto& [id, context] : model_.gpu_contexts) {
+      pb::TrackDescriptor& track = main_.Descriptor();
+      track.set_uuid(GpuTrack(id));
+      track.set_parent_uuid(kProcessTrack);
+      track.set_name("GPU: " + context.label());
+      main_.Send();
+    }
+  }
+
+  // A counter track (its descriptor written the first time), by what it counts.
+  uint64_t CounterTrack(const std::tuple<int, uint32_t, uint32_t, uint32_t>& key, const std::string& name,
+                        pb::CounterDescriptor::Unit unit) {
+    auto [it, added] = counter_tracks_.try_emplace(key, CounterTrackUuid(counter_tracks_.size()));
+    if (added) {
+      pb::TrackDescriptor& track = main_.Descriptor();
+      track.set_uuid(it->second);
+      track.set_parent_uuid(kProcessTrack);
+      track.set_name(name);
+      track.mutable_counter()->set_unit(unit);
+      main_.Send();
+    }
+    return it->second;
+  }
+
+  // Every kept GPU zone whose thread is known, by thread and then time.
+  std::vector<Submit> CollectSubmits() {
+    std::vector<Submit> submits;
+    uint64_t ordinal = 0;
+    for (const auto& [id, context] : model_.gpu_contexts) {
+      ++ordinal;
+      for (size_t i = 0; i < context.zones.size() && i < kFlowZoneLimit; ++i) {
+        const GpuZone& zone = context.zones[i];
+        const auto thread = ThreadIndex(zone.thread_id);
+        if (!thread || !KeptGpuZone(context, zone)) continue;
+        submits.push_back({zone.cpu_begin_tick, FlowId(ordinal, i), kNoZone, uint32_t(*thread)});
+      }
+    }
+    std::sort(submits.begin(), submits.end(), [](const Submit& a, const Submit& b) {
+      return std::tie(a.thread, a.tick, a.flow_id) < std::tie(b.thread, b.tick, b.flow_id);
+    });
+    return submits;
+  }
+
+  // The kept messages of known threads, by thread and then time; the others (a thread
+  // the model does not know) go on the process track.
+  std::vector<ThreadMessage> CollectMessages() {
+    std::vector<ThreadMessage> messages;
+    for (const LogMessage& message : model_.messages) {
+      const int64_t ns = Ns(message.tick);
+      if (!KeepsThreadId(message.thread_id) || !filter_.Contains(ns)) continue;
+      if (const auto thread = ThreadIndex(message.thread_id)) {
+        messages.push_back({ns, &message, uint32_t(*thread)});
+        continue;
+      }
+      pb::TrackEvent& event = main_.Event(ns, pb::TrackEvent::TYPE_INSTANT);
+      event.set_track_uuid(kProcessTrack);
+      WriteMessage(main_, event, message);
+    }
+    std::stable_sort(messages.begin(), messages.end(), [](const ThreadMessage& a, const ThreadMessage& b) {
+      return std::tie(a.thread, a.ns) < std::tie(b.thread, b.ns);
+    });
+    return messages;
+  }
+  void WriteMessage(Sequence& sequence, pb::TrackEvent& event, const LogMessage& message) {
+    event.set_name(message.text);
+    Annotate(sequence, event, "severity").set_int_value(message.severity);
+    sequence.Send();
+  }
+
+  // Gives each submit (in time order) the innermost kept zone of its thread open at its
+  // tick, then orders them by that zone, those in none last, still in time order.
+  void PlaceSubmits(const ThreadTimeline& thread, std::span<Submit> submits) {
+    struct OpenZone {
+      uint64_t begin_tick, end_tick, index;
+      uint32_t depth;
+    };
+    std::vector<OpenZone> open;
+    size_t next = 0;
+    auto place_before = [&](uint64_t tick, bool all) {
+      for (; next < submits.size() && (all || submits[next].tick < tick); ++next) {
+        Submit& submit = submits[next];
+        for (auto it = open.rbegin(); it != open.rend(); ++it) {
+          if (it->begin_tick <= submit.tick && submit.tick <= it->end_tick) {
+            submit.cpu_zone = it->index;
+            break;
+          }
+        }
+      }
+    };
+    for (size_t i = 0; i < thread.zones.size() && next < submits.size(); ++i) {
+      const Zone zone = thread.zones[i];
+      place_before(zone.begin_tick, false);
+      while (!open.empty() && open.back().depth >= zone.depth) open.pop_back();
+      if (KeepsZone(thread, i, zone))
+        open.push_back({zone.begin_tick, zone.is_open() ? model_.last_tick : zone.end_tick, i, zone.depth});
+    }
+    place_before(0, true);
+    std::stable_sort(submits.begin(), submits.end(),
+                     [](const Submit& a, const Submit& b) { return a.cpu_zone < b.cpu_zone; });
+  }
+
+  void WriteThread(size_t thread_index, std::span<Submit> submits, std::span<const ThreadMessage> messages) {
+    const ThreadTimeline& thread = model_.threads[thread_index];
+    Sequence sequence(writer_, packet_, next_sequence_++, ThreadTrack(thread_index));
+    PlaceSubmits(thread, submits);
+    size_t placed = 0;  // the next submit placed in a zone
+    size_t unplaced =
+        std::find_if(submits.begin(), submits.end(), [](const Submit& s) { return s.cpu_zone == kNoZone; }) -
+        submits.begin();
+    size_t message = 0;
+    // Messages, and submits in no kept zone (their flows start at an instant of their
+    // own), in time order among the zones' begins and ends.
+    SliceTrack* track_of_instants = nullptr;
+    auto write_instants_before = [&](int64_t ns) {
+      while (true) {
+        const int64_t submit_ns =
+            unplaced < submits.size() ? Ns(submits[unplaced].tick) : std::numeric_limits<int64_t>::max();
+        const int64_t message_ns =
+            message < messages.size() ? messages[message].ns : std::numeric_limits<int64_t>::max();
+        if (std::min(submit_ns, message_ns) >= ns) break;
+        if (message_ns <= submit_ns) {
+          WriteMessage(sequence, track_of_instants->Instant(message_ns), *messages[message++].message);
+        } else {
+          pb::TrackEvent& event = track_of_instants->Instant(submit_ns);
+          event.set_name_iid(sequence.Name(kSubmitName));
+          event.add_flow_ids(submits[unplaced++].flow_id);
+          sequence.Send();
+        }
+      }
+    };
+    SliceTrack track(sequence, 0, write_instants_before);
+    track_of_instants = &track;
+    for (size_t i = 0; i < thread.zones.size(); ++i) {
+      const Zone zone = thread.zones[i];
+      track.CloseToDepth(zone.depth);
+      if (!KeepsZone(thread, i, zone)) continue;
+      const uint64_t end_tick = zone.is_open() ? model_.last_tick : zone.end_tick;
+      pb::TrackEvent& event = track.Open(Ns(zone.begin_tick), Ns(end_tick), zone.depth);
+      const ZoneAttributes* attributes = Attributes(thread, i, zone);
+      if (attributes != nullptr && !attributes->name.empty())
+        event.set_name_iid(sequence.Name(attributes->name));
+      else
+        event.set_name_iid(sequence.LocationName(model_, zone.source_location));
+      event.set_source_location_iid(sequence.SourceLocation(model_, zone.source_location));
+      if (attributes != nullptr) {
+        if (!attributes->text.empty()) Annotate(sequence, event, "text").set_string_value(attributes->text);
+        if (attributes->has_value) Annotate(sequence, event, "value").set_uint_value(attributes->value);
+      }
+      if (zone.is_open()) Annotate(sequence, event, "unfinished").set_bool_value(true);
+      for (; placed < submits.size() && submits[placed].cpu_zone <= i; ++placed) {
+        if (submits[placed].cpu_zone == i) event.add_flow_ids(submits[placed].flow_id);
+      }
+      sequence.Send();
+    }
+    track.CloseAll();
+    write_instants_before(std::numeric_limits<int64_t>::max());
+  }
+
+  static pb::DebugAnnotation& Annotate(Sequence& sequence, pb::TrackEvent& event, const std::string& name) {
+    pb::DebugAnnotation& annotation = *event.add_debug_annotations();
+    annotation.set_name_iid(sequence.AnnotationName(name));
+    return annotation;
+  }
+
+  void WriteGpuContext(const GpuContextTimeline& context, uint64_t ordinal) {
+    // Zones are stored as their threads recorded them; the GPU may run them in another
+    // order, so they go out sorted by their begin.
+    struct Kept {
+      int64_t begin_ns, end_ns;
+      uint64_t index;
+      uint32_t depth;
+      TraceModel::MappedGpuZone mapped;
+    };
+    std::vector<Kept> kept;
+    for (size_t i = 0; i < context.zones.size(); ++i) {
+      const GpuZone& zone = context.zones[i];
+      if (const auto mapped = KeptGpuZone(context, zone))
+        kept.push_back({mapped->begin_ns - origin_ns_, mapped->end_ns - origin_ns_, i, zone.depth, *mapped});
+    }
+    std::sort(kept.begin(), kept.end(), [](const Kept& a, const Kept& b) {
+      return std::tie(a.begin_ns, a.depth, a.index) < std::tie(b.begin_ns, b.depth, b.index);
+    });
+    Sequence sequence(writer_, packet_, next_sequence_++, GpuTrack(context.id));
+    SliceTrack track(sequence, 0);
+    for (const Kept& k : kept) {
+      const GpuZone& zone = context.zones[k.index];
+      track.CloseEndedBy(k.begin_ns);
+      pb::TrackEvent& event = track.Open(k.begin_ns, k.end_ns);
+      event.set_name_iid(sequence.LocationName(model_, zone.source_location));
+      event.set_source_location_iid(sequence.SourceLocation(model_, zone.source_location));
+      if (ThreadIndex(zone.thread_id) && k.index < kFlowZoneLimit)
+        event.add_flow_ids(FlowId(ordinal, k.index));
+      Annotate(sequence, event, "gpu_begin_ticks").set_uint_value(zone.gpu_begin);
+      Annotate(sequence, event, "gpu_end_ticks").set_uint_value(zone.gpu_end);
+      Annotate(sequence, event, "relative_bound_ns").set_uint_value(k.mapped.relative_ns);
+      Annotate(sequence, event, "absolute_bound_ns").set_uint_value(k.mapped.absolute_ns());
+      Annotate(sequence, event, "absolute_early_ns").set_uint_value(k.mapped.early_ns);
+      Annotate(sequence, event, "absolute_late_ns").set_uint_value(k.mapped.late_ns);
+      Annotate(sequence, event, "cpu_to_gpu_latency_ns")
+          .set_int_value(k.mapped.begin_ns - model_.clock.TickToNs(zone.cpu_begin_tick));
+      sequence.Send();
+    }
+    track.CloseAll();
+    kept = {};
+    WriteGpuCounters(context);
+  }
+
+  // A zone's (or a frame's) counter values from its begin, back to 0 at its end.
+  void WriteGpuCounters(const GpuContextTimeline& context) {
+    const auto main_frames = model_.frames.find(0);
+    for (const CounterSample& sample : context.counter_samples) {
+      int64_t begin_ns = 0, end_ns = 0;
+      if (sample.target == uint8_t(protocol::CounterTarget::kGpuZone) &&
+          sample.target_index < context.zones.size() && context.zones[sample.target_index].is_timed()) {
+        const auto mapped = model_.MapGpuZone(context, context.zones[sample.target_index]);
+        begin_ns = mapped.begin_ns - origin_ns_;
+        end_ns = mapped.end_ns - origin_ns_;
+      } else if (sample.target == uint8_t(protocol::CounterTarget::kFrame) &&
+                 main_frames != model_.frames.end() &&
+                 size_t(sample.target_index) + 1 < main_frames->second.marks.size()) {
+        begin_ns = Ns(main_frames->second.marks[sample.target_index]);
+        end_ns = Ns(main_frames->second.marks[sample.target_index + 1]);
+      } else {
+        continue;  // untimed, or a frame past the last mark
+      }
+      if (!filter_.Overlaps(begin_ns, end_ns) ||
+          size_t(sample.first_value) + sample.value_count > context.counter_values.size())
+        continue;
+      const auto set = model_.counter_sets.find(sample.set_id);
+      for (uint32_t i = 0; i < sample.value_count; ++i) {
+        const std::string counter =
+            set != model_.counter_sets.end() ? set->second.CounterName(i) : "counter " + std::to_string(i);
+        const uint64_t uuid =
+            CounterTrack({0, context.id, sample.set_id, i}, context.label() + ": " + counter,
+                         pb::CounterDescriptor::UNIT_UNSPECIFIED);
+        const double value = NormalizedCounterValue(model_, context, sample, i);
+        for (const auto& [ns, point] :
+             {std::pair{begin_ns, std::isfinite(value) ? value : 0.0}, {end_ns, 0.0}}) {
+          pb::TrackEvent& event = main_.Event(ns, pb::TrackEvent::TYPE_COUNTER);
+          event.set_track_uuid(uuid);
+          event.set_double_counter_value(point);
+          main_.Send();
+        }
+      }
+    }
+  }
+
+  void WriteFrames() {
+    for (const auto& [id, series] : model_.frames) {
+      const std::string name = id == 0                           ? "Frame"
+                               : model_.frame_names.contains(id) ? model_.frame_names.at(id)
+                                                                 : "Frame " + std::to_string(id);
+      // (Lambdas take no structured bindings in Clang 14: copies.)
+      const uint64_t uuid = FrameTrack(id);
+      const std::string track_name = id == 0 ? "Frames" : "Frames: " + name;
+      bool described = false;
+      SliceTrack track(main_, uuid);
+      auto write = [&](uint64_t begin_tick, uint64_t end_tick) {
+        const int64_t begin_ns = Ns(begin_tick), end_ns = Ns(end_tick);
+        if (!filter_.Overlaps(begin_ns, end_ns)) return;
+        if (!described) {
+          described = true;
+          pb::TrackDescriptor& descriptor = main_.Descriptor();
+          descriptor.set_uuid(uuid);
+          descriptor.set_parent_uuid(kProcessTrack);
+          descriptor.set_name(track_name);
+          main_.Send();
+        }
+        track.CloseEndedBy(begin_ns);
+        pb::TrackEvent& event = track.Open(begin_ns, end_ns);
+        event.set_name_iid(main_.Name(name));
+        main_.Send();
+      };
+      for (size_t i = 1; i < series.marks.size(); ++i) write(series.marks[i - 1], series.marks[i]);
+      for (const auto& [begin, end] : series.spans) write(begin, end);
+      track.CloseAll();
+    }
+  }
+
+  // Calls emit(ns, value) for the points of a step counter in the filter's range; the
+  // value in force when the range begins comes first, at its beginning.
+  template <typename Points, typename Emit>
+  void ForEachPointInRange(const Points& points, Emit emit) const {
+    bool has_before = false;
+    typename Points::value_type::second_type before{};
+    for (const auto& [tick, value] : points) {
+      const int64_t ns = Ns(tick);
+      if (ns < filter_.begin_ns) {
+        has_before = true;
+        before = value;
+        continue;
+      }
+      if (ns > filter_.end_ns) break;
+      if (has_before && ns > filter_.begin_ns) emit(filter_.begin_ns, before);
+      has_before = false;
+      emit(ns, value);
+    }
+    if (has_before) emit(filter_.begin_ns, before);
+  }
+
+  void WritePlots() {
+    for (const auto& [id, plot] : model_.plots) {
+      const std::string name = plot.name.empty() ? "plot " + std::to_string(id) : plot.name;
+      const uint32_t plot_id = id;
+      ForEachPointInRange(plot.points, [&](int64_t ns, double value) {
+        const uint64_t uuid = CounterTrack({1, plot_id, 0, 0}, name, pb::CounterDescriptor::UNIT_UNSPECIFIED);
+        pb::TrackEvent& event = main_.Event(ns, pb::TrackEvent::TYPE_COUNTER);
+        event.set_track_uuid(uuid);
+        event.set_double_counter_value(std::isfinite(value) ? value : 0.0);
+        main_.Send();
+      });
+    }
+  }
+
+  // Each pool's bytes in use.
+  void WriteMemory() {
+    for (const auto& [id, pool] : model_.memory_pools) {
+      const uint32_t pool_id = id;
+      const std::string name = "memory: " + pool.name;
+      ForEachPointInRange(MemoryUsage(pool), [&](int64_t ns, uint64_t bytes) {
+        const uint64_t uuid = CounterTrack({2, pool_id, 0, 0}, name, pb::CounterDescriptor::UNIT_SIZE_BYTES);
+        pb::TrackEvent& event = main_.Event(ns, pb::TrackEvent::TYPE_COUNTER);
+        event.set_track_uuid(uuid);
+        event.set_counter_value(int64_t(std::min<uint64_t>(bytes, std::numeric_limits<int64_t>::max())));
+        main_.Send();
+      });
+    }
+  }
+
+  static inline const std::string kSubmitName = "GPU submit";
+
+  const TraceModel& model_;
+  const ExportFilter& filter_;
+  PacketWriter writer_;
+  pb::TracePacket packet_;  // the one packet every sequence fills in turn
+  Sequence main_;
+  const int64_t origin_ns_;
+  const int32_t pid_;
+  uint32_t next_sequence_ = kMainSequence + 1;
+  std::vector<bool> thread_kept_;      // by thread index
+  std::vector<int8_t> location_kept_;  // by location index (the last for any past the end); -1: not yet known
+  std::map<std::tuple<int, uint32_t, uint32_t, uint32_t>, uint64_t> counter_tracks_;
+};
+
+}  // namespace
+
+void WritePerfettoTrace(const TraceModel& model, std::ostream& out, const ExportFilter& filter) {
+  PerfettoWriter(model, out, filter).Write();
+}
+
+}  // namespace gnomon::server
