@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gnomon/protocol/messages.h"
+#include "gnomon/server/host_clock_model.h"
 #include "gnomon/server/lock_statistics.h"
 #include "gnomon/server/memory_statistics.h"
 #include "gnomon/server/samples.h"
@@ -60,6 +61,11 @@ class JsonWriter {
   JsonWriter& Bool(bool value) {
     Separate();
     out_ << (value ? "true" : "false");
+    return *this;
+  }
+  JsonWriter& Null() {
+    Separate();
+    out_ << "null";
     return *this;
   }
 
@@ -303,6 +309,35 @@ void WriteContextSwitches(JsonWriter& json, const TraceModel& model) {
   json.EndArray().EndObject();
 }
 
+// The programs of the trace, each with its clock against the capture's (null where the
+// trace holds no clock exchanges: a program that wrote its own file, an older trace).
+void WriteProcesses(JsonWriter& json, const TraceModel& model) {
+  const HostClockModel clock(model.host_clock_exchanges);
+  const HostClockModel::Epoch* epoch = clock.main_epoch();
+  json.Key("processes").BeginArray().BeginObject();
+  json.Key("name").String(model.program.name).Key("pid").Uint(model.program.pid);
+  json.Key("host").String(model.program.host).Key("rank");
+  if (model.program.rank >= 0) {
+    json.Int(model.program.rank);
+  } else {
+    json.Null();
+  }
+  if (epoch != nullptr) {
+    json.Key("clock_offset_ns").Int(epoch->offset_ns()).Key("clock_drift_ppm");
+    if (epoch->drift_known()) {
+      json.Number(epoch->drift_ppm);
+    } else {
+      json.Null();
+    }
+    json.Key("clock_uncertainty_ns").Uint(epoch->uncertainty_ns());
+  } else {
+    json.Key("clock_offset_ns").Null().Key("clock_drift_ppm").Null().Key("clock_uncertainty_ns").Null();
+  }
+  json.Key("clock_exchanges").Uint(clock.exchanges()).Key("clock_epochs").Uint(clock.epochs().size());
+  json.Key("clock_rejected").Uint(clock.rejected()).Key("clock_contradicted").Uint(clock.contradicted());
+  json.EndObject().EndArray();
+}
+
 void WriteDiagnostics(JsonWriter& json, const Diagnostics& d) {
   json.BeginObject();
   const std::pair<const char*, uint64_t> counts[] = {
@@ -322,6 +357,7 @@ void WriteDiagnostics(JsonWriter& json, const Diagnostics& d) {
       {"lock_releases_without_hold", d.lock_releases_without_hold},
       {"callstacks_cut", d.callstacks_cut},
       {"callstacks_without_event", d.callstacks_without_event},
+      {"clock_samples_without_reply", d.clock_samples_without_reply},
   };
   for (const auto& [name, count] : counts) json.Key(name).Uint(count);
   json.EndObject();
@@ -342,6 +378,7 @@ void WriteJsonReport(const TraceModel& model, std::ostream& out) {
       .Key("start_unix_ns")
       .Int(model.program.start_unix_ns)
       .EndObject();
+  WriteProcesses(json, model);
   json.Key("duration_ns").Int(has_events ? model.DurationNs(model.first_tick, model.last_tick) : 0);
   json.Key("threads").BeginArray();
   for (const ThreadTimeline& thread : model.threads) {

@@ -8,6 +8,7 @@
 
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/counter_values.h"
+#include "gnomon/server/host_clock_model.h"
 #include "gnomon/server/lock_statistics.h"
 #include "gnomon/server/memory_statistics.h"
 #include "gnomon/server/samples.h"
@@ -143,15 +144,40 @@ std::string DescribeBrackets(const GpuClockModel::OffsetRange& range) {
   return text;
 }
 
+// The program's clock against the capture's, from the connection's clock exchanges.
+void PrintHostClock(const TraceModel& model, std::ostream& out) {
+  if (model.host_clock_exchanges.empty()) return;
+  const HostClockModel clock(model.host_clock_exchanges);
+  out << "Host clock ";
+  if (const HostClockModel::Epoch* epoch = clock.main_epoch()) {
+    out << "capture = program " << (epoch->offset_ns() < 0 ? "- " : "+ ")
+        << FormatDuration(std::fabs(double(epoch->offset_ns())))
+        << (epoch->drift_known() ? Format(", drift %+.3f ppm", epoch->drift_ppm)
+                                 : ", drift not known yet (needs 10 s of exchanges)")
+        << ", +/- " << FormatDuration(double(epoch->uncertainty_ns())) << " (" << clock.exchanges()
+        << " exchange(s)";
+  } else {
+    out << "no usable exchange (" << clock.exchanges() << " exchange(s)";
+  }
+  if (clock.epochs().size() > 1) out << ", " << clock.epochs().size() << " epochs: the clock stepped";
+  if (clock.rejected() > 0) out << ", " << clock.rejected() << " rejected as impossible";
+  if (clock.contradicted() > 0) out << ", " << clock.contradicted() << " contradicted";
+  out << ")\n";
+}
+
 void PrintSummary(const TraceModel& model, std::ostream& out) {
   const bool has_events = model.first_tick != kOpenZone;
   const int64_t duration = has_events ? model.DurationNs(model.first_tick, model.last_tick) : 0;
   out << "Program    ";
   if (model.has_program_info) {
-    out << Printable(model.program.name) << " (pid " << model.program.pid << ")\n";
+    out << Printable(model.program.name) << " (pid " << model.program.pid;
+    if (!model.program.host.empty()) out << ", host " << Printable(model.program.host);
+    if (model.program.rank >= 0) out << ", rank " << model.program.rank;
+    out << ")\n";
   } else {
     out << "(unknown: the stream had no AppInfo)\n";
   }
+  PrintHostClock(model, out);
   out << "Timer      " << TimerName(model.program.timer_kind) << ", "
       << Format("%.6f GHz", 1.0 / model.clock.ns_per_tick()) << " fitted from " << model.clock.pairs().size()
       << " calibration pair(s), residual " << FormatDuration(model.clock.ResidualRmsNs()) << " rms\n";

@@ -18,11 +18,14 @@
 // it by reference (std::max, emplace_back), which on a misaligned field is undefined.
 // A handler may also take OnAnyMessage(message, tail) (a template, or
 // overloads) for every message it has no OnX for. The decoder is a template so that the
-// calls inline. A handler may also take OnLeafZone(location, begin, end): a begin
+// calls inline. A handler may also take Refuse(type) -> const char*: a reason to stop
+// at a message of that type (not a zone begin or end), or nullptr to take it.
+// A handler may also take OnLeafZone(location, begin, end): a begin
 // followed at once by its end, which it must treat exactly as the two calls. Strings in
 // a tail point into the input and are valid only during the call.
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -125,6 +128,16 @@ DecodeResult DecodeMessages(const uint8_t* data, size_t size, Handler& handler) 
       break;
     }
     if (span.status == protocol::MessageSpan::kCutShort) break;
+    // A handler may refuse a kind of message (a live capture: what only a capture writes).
+    if constexpr (requires {
+                    { handler.Refuse(p[0]) } -> std::convertible_to<const char*>;
+                  }) {
+      if (const char* why = handler.Refuse(p[0])) {
+        result.failed = true;
+        result.error = why;
+        break;
+      }
+    }
     DispatchMessage(p, handler);
     pos += span.size;
     ++result.messages;

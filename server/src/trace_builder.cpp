@@ -216,6 +216,32 @@ void TraceBuilder::OnAppInfo(const protocol::AppInfo& info, const protocol::AppI
                         info.timer_kind == static_cast<uint8_t>(protocol::TimerKind::kMonotonicRaw));
 }
 
+void TraceBuilder::OnHostInfo(const protocol::HostInfo& m, const protocol::HostInfoTail& t) {
+  AssignUtf8(model_.program.host, t.host);
+  model_.program.rank = m.rank;
+}
+
+void TraceBuilder::OnClockReply(const protocol::ClockReply& m) {
+  // A program that never gets its sample (a stream cut short) leaves a few behind; one
+  // that sends replies unasked cannot grow this past a bound.
+  constexpr size_t kMaxWaitingReplies = 1024;
+  if (clock_replies_.size() >= kMaxWaitingReplies) clock_replies_.clear();
+  clock_replies_[m.sequence] = m;
+}
+
+void TraceBuilder::OnClockSample(const protocol::ClockSample& m) {
+  const auto it = clock_replies_.find(m.sequence);
+  if (it == clock_replies_.end()) {
+    ++model_.diagnostics.clock_samples_without_reply;
+    return;
+  }
+  model_.host_clock_exchanges.push_back({.probe_sent_ns = m.probe_sent_ns,
+                                         .receive_ns = it->second.receive_ns,
+                                         .send_ns = it->second.send_ns,
+                                         .reply_received_ns = m.reply_received_ns});
+  clock_replies_.erase(it);
+}
+
 void TraceBuilder::OnDroppedEvents(const protocol::DroppedEvents& m) {
   model_.diagnostics.client_dropped_events =
       std::max(model_.diagnostics.client_dropped_events, uint64_t{m.total_events});

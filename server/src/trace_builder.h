@@ -128,6 +128,9 @@ class TraceBuilder {
   void OnModuleDef(const protocol::ModuleDef& m, const protocol::ModuleDefTail& t);
   void OnSample(const protocol::Sample& m, const protocol::SampleTail& t);
   void OnContextSwitch(const protocol::ContextSwitch& m);
+  void OnHostInfo(const protocol::HostInfo& m, const protocol::HostInfoTail& t);
+  void OnClockReply(const protocol::ClockReply& m);
+  void OnClockSample(const protocol::ClockSample& m);
 
  private:
   // A zone begun and not yet ended, on its thread's stack.
@@ -207,12 +210,15 @@ class TraceBuilder {
   std::unordered_set<uint64_t> module_starts_;                // of model_.modules
   std::deque<std::vector<OpenZone>> open_zones_;              // by index in model_.threads
   std::unordered_map<uint32_t, uint64_t> open_frame_begins_;  // by frame series name id
-  std::unordered_map<uint32_t, GpuContextState> gpu_;         // by context id
-  ThreadTimeline* thread_ = nullptr;                          // of thread_id_, once resolved
-  std::vector<OpenZone>* open_ = nullptr;                     // thread_'s open zones
-  uint32_t thread_id_ = 0;                                    // from the last ThreadContext; 0: none
-  bool thread_refused_ = false;                               // thread_id_ is past kMaxThreads (counted once)
-  uint32_t identity_limit_ = 1;  // ids below it are their own index (0: "unknown")
+  // ClockReplies waiting for the capture's ClockSample, by probe sequence (at most a
+  // few: the sample follows its reply at once).
+  std::unordered_map<uint32_t, protocol::ClockReply> clock_replies_;
+  std::unordered_map<uint32_t, GpuContextState> gpu_;  // by context id
+  ThreadTimeline* thread_ = nullptr;                   // of thread_id_, once resolved
+  std::vector<OpenZone>* open_ = nullptr;              // thread_'s open zones
+  uint32_t thread_id_ = 0;                             // from the last ThreadContext; 0: none
+  bool thread_refused_ = false;                        // thread_id_ is past kMaxThreads (counted once)
+  uint32_t identity_limit_ = 1;                        // ids below it are their own index (0: "unknown")
 };
 
 }  // namespace gnomon::server

@@ -4,8 +4,10 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <array>
 #include <asio.hpp>
 #include <cstring>
+#include <ctime>
 #include <vector>
 
 #include "gnomon/protocol/byte_io.h"
@@ -27,8 +29,22 @@ constexpr size_t kMaxBacklogBytes = 64u << 20;
 constexpr int kPollMs = 200;
 constexpr auto kHandshakeTimeout = std::chrono::seconds(3);
 
+// The host clock exchanges of a live connection: the program's ClockReplies, kept for
+// the worker to answer with its ClockSamples; and the refusal of a ClockSample the
+// program itself sent (only a capture writes one).
+struct ClockExchanges {
+  std::vector<protocol::ClockReply> replies;
+  bool writing_samples = false;  // the worker is decoding its own ClockSamples
+  const char* Refuse(uint8_t type) const {
+    return type == uint8_t(protocol::MessageType::kClockSample) && !writing_samples
+               ? "the program sent a ClockSample, which only a capture writes (a program that lies about its "
+                 "clock)"
+               : nullptr;
+  }
+};
+
 // Counts what a capture needs for its progress line without building a model.
-struct CountingHandler {
+struct CountingHandler : ClockExchanges {
   uint64_t zones = 0;
   uint64_t dropped = 0;
   bool ended = false;
@@ -41,12 +57,45 @@ struct CountingHandler {
   void OnDroppedEvents(const protocol::DroppedEvents& m) {
     dropped = std::max(dropped, uint64_t{m.total_events});
   }
+  void OnClockReply(const protocol::ClockReply& m) { replies.push_back(m); }
 };
 
 // TraceBuilder with the same progress view as CountingHandler.
-struct BuildingHandler : TraceBuilder {
+struct BuildingHandler : TraceBuilder, ClockExchanges {
   explicit BuildingHandler(TraceModel& m) : TraceBuilder(m), model(m) {}
+  void OnClockReply(const protocol::ClockReply& m) {
+    TraceBuilder::OnClockReply(m);
+    replies.push_back(m);
+  }
   TraceModel& model;
+};
+
+int64_t MonotonicRawNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// The probes in flight: when each left, by sequence (a ring: a reply later than 255
+// newer probes is no use).
+class ProbeLog {
+ public:
+  void Sent(uint32_t sequence, int64_t sent_ns) { slots_[sequence % slots_.size()] = {sequence, sent_ns}; }
+  // When the probe left, once; -1 when unknown (never sent, answered already, too old).
+  int64_t Take(uint32_t sequence) {
+    Slot& slot = slots_[sequence % slots_.size()];
+    if (slot.sequence != sequence || slot.sent_ns < 0) return -1;
+    const int64_t sent = slot.sent_ns;
+    slot.sent_ns = -1;
+    return sent;
+  }
+
+ private:
+  struct Slot {
+    uint32_t sequence = 0;
+    int64_t sent_ns = -1;
+  };
+  std::array<Slot, 256> slots_{};
 };
 
 uint64_t ZonesSoFar(const CountingHandler& h) { return h.zones; }
@@ -196,6 +245,7 @@ Status Worker::Connect() {
   protocol::ServerHello hello{};
   std::memcpy(hello.magic, protocol::kServerMagic, sizeof(hello.magic));
   hello.version = protocol::kProtocolVersion;
+  hello.flags = options_.clock_probes ? protocol::kServerSendsClockProbes : 0;
   uint8_t reply[sizeof(protocol::ClientHello)];
   asio::error_code write_error = asio::error::would_block;
   asio::error_code read_error = asio::error::would_block;
@@ -219,6 +269,9 @@ Status Worker::Connect() {
   }
   if (Status hello_status = CheckClientHello(reply, sizeof(reply), where); !hello_status.ok())
     return hello_status;
+  program_answers_probes_ =
+      options_.clock_probes &&
+      (protocol::ParseClientHello(reply, sizeof(reply))->capabilities & protocol::kCapClockReplies) != 0;
   fd_ = ::dup(socket.native_handle());
   if (fd_ < 0) return Status::Error(std::string("cannot keep the connection: ") + std::strerror(errno));
   state_.store(State::kReceiving);
@@ -249,21 +302,65 @@ void Worker::ReceiveLoop(Handler& handler) {
   size_t filled = 0;
   size_t undecoded = 0;        // bytes at the end of buffer[0, filled) not yet offered to the decoder
   uint64_t stream_offset = 0;  // of buffer[0] in the stream
+  // Clock probes: when the next leaves, and the capture's readings of those in flight.
+  ProbeLog probes;
+  uint32_t probe_sequence = 0;
+  auto next_probe = Clock::now();
+  int64_t received_ns = 0;       // when the latest bytes arrived: no reply came later
+  std::vector<uint8_t> samples;  // the ClockSamples for the replies just decoded
+  auto send_probe = [&] {
+    protocol::ClockProbe probe{};
+    std::memcpy(probe.magic, protocol::kClockProbeMagic, sizeof(probe.magic));
+    probe.sequence = ++probe_sequence;
+    const int64_t sent_ns = MonotonicRawNs();
+    const ssize_t n = send(fd_, &probe, sizeof(probe), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n == ssize_t(sizeof(probe))) {
+      probes.Sent(probe.sequence, sent_ns);
+    } else if (n > 0) {
+      program_answers_probes_ = false;  // a probe cut in two: the program waits for the rest forever
+    }
+    // From now, not from when it was due: after a stall, one probe, not a burst.
+    next_probe = std::max(next_probe, Clock::now()) +
+                 (probe_sequence < 10 ? std::chrono::milliseconds(10) : std::chrono::milliseconds(100));
+  };
+  // Decodes, then answers each ClockReply with the capture's ClockSample (decoded too,
+  // and written after the bytes that held the reply).
+  auto decode_with_samples = [&] {
+    DecodeResult result = DecodeMessages(buffer.data(), filled, handler);
+    samples.clear();
+    for (const protocol::ClockReply& reply : handler.replies) {
+      const int64_t sent_ns = probes.Take(reply.sequence);
+      if (sent_ns < 0) continue;
+      protocol::AppendMessage(samples, protocol::ClockSample{.sequence = reply.sequence,
+                                                             .probe_sent_ns = uint64_t(sent_ns),
+                                                             .reply_received_ns = uint64_t(received_ns)});
+    }
+    handler.replies.clear();
+    if (!samples.empty()) {
+      handler.writing_samples = true;
+      DecodeMessages(samples.data(), samples.size(), handler);
+      handler.writing_samples = false;
+    }
+    return result;
+  };
   // Decodes what the buffer holds, unless readers hold the model and `may_wait` is
   // false: then the bytes wait for the next turn. False once the stream failed.
   auto decode = [&](bool may_wait) {
     DecodeResult result;
     if (options_.build_model) {
-      auto build = [&](TraceModel&) { result = DecodeMessages(buffer.data(), filled, handler); };
+      auto build = [&](TraceModel&) { result = decode_with_samples(); };
       if (!model_.TryWrite(build)) {
         if (!may_wait && filled < kMaxBacklogBytes) return true;
         model_.Write(build);
       }
     } else {
-      result = DecodeMessages(buffer.data(), filled, handler);
+      result = decode_with_samples();
     }
     undecoded = 0;
-    if (options_.writer != nullptr) options_.writer->Append(buffer.data(), result.consumed);
+    if (options_.writer != nullptr) {
+      options_.writer->Append(buffer.data(), result.consumed);
+      options_.writer->Append(samples.data(), samples.size());
+    }
     messages_received_.fetch_add(result.messages, std::memory_order_relaxed);
     zones_received_.store(ZonesSoFar(handler), std::memory_order_relaxed);
     program_dropped_.store(DroppedSoFar(handler), std::memory_order_relaxed);
@@ -287,8 +384,15 @@ void Worker::ReceiveLoop(Handler& handler) {
       Fail(State::kStopped, "");
       break;
     }
+    int timeout_ms = kPollMs;
+    if (program_answers_probes_ && !Ended(handler)) {
+      if (Clock::now() >= next_probe) send_probe();
+      const auto wait =
+          std::chrono::duration_cast<std::chrono::milliseconds>(next_probe - Clock::now()).count();
+      timeout_ms = int(std::clamp<int64_t>(wait + 1, 0, kPollMs));
+    }
     pollfd pfd{fd_, POLLIN, 0};
-    const int ready = poll(&pfd, 1, kPollMs);
+    const int ready = poll(&pfd, 1, timeout_ms);
     if (ready == 0) {
       if (undecoded > 0 && !decode(false)) break;
       if (options_.writer != nullptr) options_.writer->FlushIfOld();
@@ -312,6 +416,7 @@ void Worker::ReceiveLoop(Handler& handler) {
       }
       break;
     }
+    received_ns = MonotonicRawNs();
     filled += static_cast<size_t>(n);
     undecoded += static_cast<size_t>(n);
     bytes_received_.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);

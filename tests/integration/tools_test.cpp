@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -189,6 +190,16 @@ TEST_CASE(
   gnomon::test::JsonValue summary;
   REQUIRE_MESSAGE(gnomon::test::ParseJson(report_json, summary, error), error, "\n", report_json);
   CHECK(summary.Find("program")->Find("name")->string == "gnomon-demo");
+  // gnomon-capture probed the demo's clock and wrote the exchanges into the file: the
+  // same clock, so the offset is within its bound of 0.
+  const auto& processes = summary.Find("processes")->array;
+  REQUIRE(processes.size() == 1);
+  CHECK_FALSE(processes[0].Find("host")->string.empty());
+  CHECK(processes[0].Find("clock_exchanges")->number >= 10);
+  CHECK(processes[0].Find("clock_rejected")->number == 0);
+  REQUIRE(processes[0].Find("clock_offset_ns")->kind == gnomon::test::JsonValue::Kind::kNumber);
+  CHECK(std::fabs(processes[0].Find("clock_offset_ns")->number) <=
+        processes[0].Find("clock_uncertainty_ns")->number);
   std::map<std::string, const gnomon::test::JsonValue*> pools;
   for (const auto& pool : summary.Find("memory")->array) pools[pool.Find("pool")->string] = &pool;
   REQUIRE(pools.count("default") == 1);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <memory>
 #include <thread>
 
 #include "../support/fake_peers.h"
@@ -41,6 +42,16 @@ std::vector<uint8_t> ValidStart() {
 
 const auto kOk = gnomon::protocol::HandshakeStatus::kOk;
 
+// Receives `stream` from a program that answers the handshake, until the stream ends.
+std::unique_ptr<Worker> Receive(const std::vector<uint8_t>& stream) {
+  FakeProgram program(Hello(gnomon::protocol::kProtocolVersion, kOk), stream);
+  auto worker = std::make_unique<Worker>(OptionsFor(program.port()));
+  REQUIRE(worker->Connect().ok());
+  worker->Start();
+  worker->Join();
+  return worker;
+}
+
 }  // namespace
 
 TEST_CASE("a clean stream ends with the program's goodbye") {
@@ -62,14 +73,24 @@ TEST_CASE("a clean stream ends with the program's goodbye") {
 TEST_CASE("garbage after the handshake closes the connection and keeps what came before") {
   std::vector<uint8_t> stream = ValidStart();
   stream.insert(stream.end(), {0xFE, 0xFE, 0xFE, 0xFE});
-  FakeProgram program(Hello(gnomon::protocol::kProtocolVersion, kOk), stream);
-  Worker worker(OptionsFor(program.port()));
-  REQUIRE(worker.Connect().ok());
-  worker.Start();
-  worker.Join();
-  CHECK(worker.state() == Worker::State::kFailed);
-  CHECK(worker.error().find("unknown message type 254") != std::string::npos);
-  CHECK(worker.model().zone_count == 100);
+  const auto worker = Receive(stream);
+  CHECK(worker->state() == Worker::State::kFailed);
+  CHECK(worker->error().find("unknown message type 254") != std::string::npos);
+  CHECK(worker->model().zone_count == 100);
+}
+
+TEST_CASE("a program that writes a ClockSample (only a capture does) is cut off; what came before stays") {
+  StreamWriter w;
+  w.Add(gnomon::protocol::ClockReply{.sequence = 1, .receive_ns = 100, .send_ns = 200});
+  w.Add(gnomon::protocol::ClockSample{.sequence = 1, .probe_sent_ns = 50, .reply_received_ns = 250});
+  w.ThreadContext(1).ZoneBegin(1, 2000).ZoneEnd(2005);
+  std::vector<uint8_t> stream = ValidStart();
+  stream.insert(stream.end(), w.bytes().begin(), w.bytes().end());
+  const auto worker = Receive(stream);
+  CHECK(worker->state() == Worker::State::kFailed);
+  CHECK(worker->error().find("ClockSample, which only a capture writes") != std::string::npos);
+  CHECK(worker->model().zone_count == 100);
+  CHECK(worker->model().host_clock_exchanges.empty());
 }
 
 TEST_CASE("a program that vanishes mid-message leaves everything before it") {
@@ -77,14 +98,10 @@ TEST_CASE("a program that vanishes mid-message leaves everything before it") {
   StreamWriter partial;
   partial.Message(1, 2, "a message that will be cut");
   stream.insert(stream.end(), partial.bytes().begin(), partial.bytes().begin() + 10);
-  FakeProgram program(Hello(gnomon::protocol::kProtocolVersion, kOk), stream);
-  Worker worker(OptionsFor(program.port()));
-  REQUIRE(worker.Connect().ok());
-  worker.Start();
-  worker.Join();
-  CHECK(worker.state() == Worker::State::kDisconnected);
-  CHECK(worker.error().find("inside a LogMessage") != std::string::npos);
-  CHECK(worker.model().zone_count == 100);
+  const auto worker = Receive(stream);
+  CHECK(worker->state() == Worker::State::kDisconnected);
+  CHECK(worker->error().find("inside a LogMessage") != std::string::npos);
+  CHECK(worker->model().zone_count == 100);
 }
 
 TEST_CASE("handshake failures say what is wrong") {

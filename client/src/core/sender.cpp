@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 
@@ -409,11 +410,18 @@ void Sender::Run() {
         protocol::AppendMessage(out_, protocol::EndOfStream{.tick = detail::Now()});
         Flush();
         // Wait (bounded) for the server to close first, so the last bytes are not lost
-        // to a reset.
-        pollfd pfd{conn_fd_, POLLIN, 0};
+        // to a reset: reading what it still sends (clock probes), since closing with
+        // bytes unread resets the connection too.
         if (conn_fd_ >= 0) {
           shutdown(conn_fd_, SHUT_WR);
-          poll(&pfd, 1, 500);
+          const auto deadline = Clock::now() + std::chrono::milliseconds(500);
+          uint8_t unread[256];
+          while (Clock::now() < deadline) {
+            pollfd pfd{conn_fd_, POLLIN, 0};
+            if (poll(&pfd, 1, 50) < 0) break;
+            const ssize_t n = recv(conn_fd_, unread, sizeof(unread), MSG_DONTWAIT);
+            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) break;
+          }
         }
         Disconnect(nullptr);
         break;
@@ -503,20 +511,25 @@ bool Sender::ContinueHandshake(PendingHandshake& pending) {
     Answer(pending.fd, protocol::HandshakeStatus::kBusy);
     close(pending.fd);
   } else {
-    Answer(pending.fd, protocol::HandshakeStatus::kOk);
+    const bool probes = (protocol::ServerHelloFlags(pending.hello) & protocol::kServerSendsClockProbes) != 0;
+    Answer(pending.fd, protocol::HandshakeStatus::kOk, probes);
+    answers_probes_ = probes;  // before Promote: such a server also knows HostInfo
+    probe_filled_ = 0;
+    probes_this_second_ = 0;
     Promote(pending.fd);
   }
   return true;
 }
 
-void Sender::Answer(int fd, protocol::HandshakeStatus status) {
+void Sender::Answer(int fd, protocol::HandshakeStatus status, bool clock_replies) {
   uint8_t reply[sizeof(protocol::ClientHello)] = {};
   std::memcpy(reply, protocol::kClientMagic, sizeof(protocol::kClientMagic));
   StoreLe<uint16_t>(reply + offsetof(protocol::ClientHello, version), protocol::kProtocolVersion);
   StoreLe<uint16_t>(reply + offsetof(protocol::ClientHello, status), static_cast<uint16_t>(status));
   if (status == protocol::HandshakeStatus::kOk) {
+    const uint64_t clock = clock_replies ? uint64_t{protocol::kCapClockReplies} : 0;
     StoreLe<uint64_t>(reply + offsetof(protocol::ClientHello, capabilities),
-                      protocol::kCapCpuZones | protocol::kCapGpu);
+                      uint64_t{protocol::kCapCpuZones} | uint64_t{protocol::kCapGpu} | clock);
   }
   send(fd, reply, sizeof(reply), MSG_NOSIGNAL);  // 24 bytes into an empty socket buffer
 }
@@ -531,12 +544,38 @@ void Sender::Promote(int fd) {
   global_sent_ = 0;
   current_context_ = 0;
   dropped_sent_ = 0;
-  AppendAppInfo(out_);
+  AppendAppInfo(out_, answers_probes_);
   registry_.SetConnected(true);
   announcer_.SetConnected(true);
 }
 
-void Sender::AppendAppInfo(std::vector<uint8_t>& out) const {
+namespace {
+
+// The program's rank in a job of many processes: GNOMON_RANK, else the launcher's
+// (torchrun and most: RANK; Open MPI; MPICH and Intel MPI; Slurm; then LOCAL_RANK),
+// -1 when none is set or it is not a number.
+int64_t ProcessRank() {
+  for (const char* variable :
+       {"GNOMON_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "LOCAL_RANK"}) {
+    const char* value = std::getenv(variable);
+    if (value == nullptr || *value == '\0') continue;
+    char* end = nullptr;
+    errno = 0;
+    const long long rank = std::strtoll(value, &end, 10);
+    if (*end == '\0' && rank >= 0 && errno == 0) return rank;
+  }
+  return -1;
+}
+
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return {};
+  return name;
+}
+
+}  // namespace
+
+void Sender::AppendAppInfo(std::vector<uint8_t>& out, bool host_info) const {
   const std::string_view name = program_invocation_short_name;
   protocol::AppendMessage(
       out,
@@ -546,6 +585,11 @@ void Sender::AppendAppInfo(std::vector<uint8_t>& out) const {
                         .start_unix_ns = start_unix_ns_,
                         .start_tick = first_pair_.tick},
       {.name = name.substr(0, protocol::kMaxStringBytes)});
+  if (!host_info) return;
+  static const int64_t rank = ProcessRank();
+  static const std::string host = HostName();
+  protocol::AppendMessage(out, protocol::HostInfo{.rank = rank},
+                          {.host = std::string_view(host).substr(0, protocol::kMaxStringBytes)});
 }
 
 int64_t Sender::Pump() {
@@ -652,6 +696,7 @@ bool Sender::SendAll(const uint8_t* data, size_t size) {
 }
 
 bool Sender::PeerClosed() {
+  if (answers_probes_) return ReadClockProbes();
   uint8_t byte;
   const ssize_t n = recv(conn_fd_, &byte, 1, MSG_DONTWAIT | MSG_PEEK);
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
@@ -660,10 +705,59 @@ bool Sender::PeerClosed() {
   return true;
 }
 
+bool Sender::ReadClockProbes() {
+  // A few probes a call, the rest left in the socket for the next: shipping events
+  // comes first. A server probing far faster than a capture does is cut off.
+  constexpr int kProbesPerCall = 4;
+  constexpr uint32_t kMaxProbesPerSecond = 100;
+  for (int answered = 0;;) {
+    const ssize_t n = recv(conn_fd_, probe_ + probe_filled_, sizeof(probe_) - probe_filled_, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
+    if (n <= 0) break;  // end of stream, or an error
+    const int64_t received_ns = ReadClockNs(CLOCK_MONOTONIC_RAW);
+    probe_filled_ += size_t(n);
+    if (probe_filled_ < sizeof(probe_)) continue;
+    probe_filled_ = 0;
+    const std::optional<uint32_t> sequence = protocol::ParseClockProbe(probe_);
+    if (!sequence) break;  // bytes a server never sends
+    if (received_ns - probe_second_start_ns_ >= 1'000'000'000) {
+      probe_second_start_ns_ = received_ns;
+      probes_this_second_ = 0;
+    }
+    if (++probes_this_second_ > kMaxProbesPerSecond) {
+      Disconnect("the server sent more than 100 clock probes in a second; disconnected it");
+      return true;
+    }
+    AnswerClockProbe(*sequence, received_ns);
+    ++answered;
+    if (conn_fd_ < 0) return true;
+    if (answered == kProbesPerCall) return false;  // the rest for the next call
+  }
+  Disconnect(nullptr);
+  return true;
+}
+
+// The reply goes out at once, behind whatever the socket already holds: its send time
+// is read just before, so the capture's bracket stays honest (only wider) whatever waits.
+void Sender::AnswerClockProbe(uint32_t sequence, int64_t received_ns) {
+  protocol::AppendMessage(out_, protocol::ClockReply{.sequence = sequence,
+                                                     .receive_ns = uint64_t(received_ns),
+                                                     .send_ns = uint64_t(ReadClockNs(CLOCK_MONOTONIC_RAW))});
+  Flush();
+}
+
 void Sender::Disconnect(const char* reason) {
   if (reason != nullptr) std::fprintf(stderr, "gnomon: %s\n", reason);
-  if (conn_fd_ >= 0) close(conn_fd_);
+  if (conn_fd_ >= 0) {
+    // Bytes left unread (clock probes) would turn the close into a reset, which can
+    // throw away the last events still on their way.
+    uint8_t unread[256];
+    while (recv(conn_fd_, unread, sizeof(unread), MSG_DONTWAIT) > 0) {
+    }
+    close(conn_fd_);
+  }
   conn_fd_ = -1;
+  answers_probes_ = false;
   if (own_file_ != nullptr) {
     const std::string path = registry_.config().output_path;
     if (server::Status s = own_file_->Finish(); !s.ok()) {

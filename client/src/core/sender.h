@@ -90,7 +90,7 @@ class Sender {
   std::string WriteRecording(const std::string& path);
   // Takes a save asked for by SaveRecording() or the save signal.
   void ServeSaveRequests();
-  void Answer(int fd, protocol::HandshakeStatus status);
+  void Answer(int fd, protocol::HandshakeStatus status, bool clock_replies = false);
   void Promote(int fd);
   // Sends everything pending; returns the number of event bytes sent, -1 on failure.
   int64_t Pump();
@@ -102,9 +102,15 @@ class Sender {
   bool SendAll(const uint8_t* data, size_t size);
   // A server is connected, or the program writes its own file.
   bool has_sink() const { return conn_fd_ >= 0 || own_file_ != nullptr; }
+  // Reads what the connected server sent: clock probes, each answered at once with a
+  // ClockReply, when both agreed to them. True when the server left (or sent anything
+  // else): then the connection is closed.
   bool PeerClosed();
+  bool ReadClockProbes();  // PeerClosed() for a server that sends probes
+  void AnswerClockProbe(uint32_t sequence, int64_t received_ns);
   void Disconnect(const char* reason);
-  void AppendAppInfo(std::vector<uint8_t>& out) const;
+  // AppInfo, and HostInfo when `host_info` (a file, or a server that knows it).
+  void AppendAppInfo(std::vector<uint8_t>& out, bool host_info = true) const;
 
   Registry& registry_;
   Announcer announcer_;
@@ -113,6 +119,11 @@ class Sender {
   std::unique_ptr<server::TraceWriter> own_file_;  // GNOMON_OUTPUT, written as it goes
   bool writes_own_file_ = false;                   // set before the thread starts
   std::vector<PendingHandshake> pending_;          // accepted, hello not complete yet
+  bool answers_probes_ = false;                    // the connected server sends ClockProbes
+  uint8_t probe_[sizeof(protocol::ClockProbe)] = {};
+  size_t probe_filled_ = 0;
+  int64_t probe_second_start_ns_ = 0;  // the flood guard's window
+  uint32_t probes_this_second_ = 0;
   std::atomic<uint16_t> port_{0};
   std::atomic<bool> stop_{false};
   std::thread thread_;

@@ -230,7 +230,21 @@ struct ProgramInfo {
   uint64_t ticks_per_second_estimate = 0;
   int64_t start_unix_ns = 0;
   uint64_t start_tick = 0;
+  std::string host;  // HostInfo; "" when the program did not say
+  int64_t rank = -1;
   friend bool operator==(const ProgramInfo&, const ProgramInfo&) = default;
+};
+
+// One exchange of clock readings between the capture and the program (a ClockReply
+// joined with the capture's ClockSample): the capture's clock at t1 and t4, the
+// program's (its trace timeline, CLOCK_MONOTONIC_RAW ns) at t2 and t3. Kept raw, so
+// that the mapping can be fitted again (host_clock_model.h).
+struct HostClockExchange {
+  uint64_t probe_sent_ns = 0;      // t1, capture
+  uint64_t receive_ns = 0;         // t2, program
+  uint64_t send_ns = 0;            // t3, program
+  uint64_t reply_received_ns = 0;  // t4, capture
+  friend bool operator==(const HostClockExchange&, const HostClockExchange&) = default;
 };
 
 // Problems found in the stream: counted, reported, never fatal.
@@ -251,8 +265,9 @@ struct Diagnostics {
   uint64_t memory_absurd_sizes = 0;           // above kMaxAllocationBytes: taken as 0
   uint64_t memory_allocations_over_live = 0;  // an address allocated again before its free
   uint64_t lock_releases_without_hold = 0;
-  uint64_t callstacks_cut = 0;            // deeper than kMaxCallstackDepth
-  uint64_t callstacks_without_event = 0;  // not after a zone begin or an allocation
+  uint64_t callstacks_cut = 0;               // deeper than kMaxCallstackDepth
+  uint64_t callstacks_without_event = 0;     // not after a zone begin or an allocation
+  uint64_t clock_samples_without_reply = 0;  // a ClockSample whose ClockReply never came
   friend bool operator==(const Diagnostics&, const Diagnostics&) = default;
 };
 
@@ -276,9 +291,10 @@ struct TraceModel {
   std::map<uint32_t, MemoryPool> memory_pools;          // by pool id (0: default)
   std::map<uint32_t, Lock> locks;                       // by lock id
   CallstackTable callstacks;
-  std::vector<Module> modules;                    // in the order defined
-  ChunkedVector<Sample> samples;                  // in arrival order (by CPU, each in order)
-  ChunkedVector<ContextSwitch> context_switches;  // the same
+  std::vector<Module> modules;                          // in the order defined
+  ChunkedVector<Sample> samples;                        // in arrival order (by CPU, each in order)
+  ChunkedVector<ContextSwitch> context_switches;        // the same
+  std::vector<HostClockExchange> host_clock_exchanges;  // in the order the capture made them
   Diagnostics diagnostics;
   uint64_t first_tick = kOpenZone;  // earliest event
   uint64_t last_tick = 0;           // latest event

@@ -50,6 +50,10 @@ class Worker {
     std::chrono::milliseconds connect_timeout{5000};
     bool build_model = true;
     TraceWriter* writer = nullptr;  // receives every whole message, in order
+    // Probe the program's clock (host_clock_model.h): a 16-byte probe every 100 ms
+    // (ten in the first 100 ms), each answered in the stream; the capture writes its
+    // own readings after each answer. Only with a program that agrees.
+    bool clock_probes = true;
   };
 
   explicit Worker(Options options);
@@ -102,6 +106,7 @@ class Worker {
   std::atomic<uint64_t> messages_received_{0};
   std::atomic<uint64_t> zones_received_{0};
   std::atomic<uint64_t> program_dropped_{0};
+  bool program_answers_probes_ = false;
   std::string program_name_;
   std::mutex finished_mutex_;
   std::condition_variable finished_;
