@@ -226,11 +226,13 @@ void TraceBuilder::OnClockReply(const protocol::ClockReply& m) {
   // that sends replies unasked cannot grow this past a bound.
   constexpr size_t kMaxWaitingReplies = 1024;
   if (clock_replies_.size() >= kMaxWaitingReplies) clock_replies_.clear();
-  clock_replies_[m.sequence] = m;
+  const uint32_t sequence = m.sequence;  // a packed field: copied before a reference binds to it
+  clock_replies_[sequence] = m;
 }
 
 void TraceBuilder::OnClockSample(const protocol::ClockSample& m) {
-  const auto it = clock_replies_.find(m.sequence);
+  const uint32_t sequence = m.sequence;
+  const auto it = clock_replies_.find(sequence);
   if (it == clock_replies_.end()) {
     ++model_.diagnostics.clock_samples_without_reply;
     return;
