@@ -411,8 +411,10 @@ void Worker::ReceiveLoop(Handler& handler) {
                                        DescribeTruncation(buffer.data(), filled));
       } else {
         Fail(State::kDisconnected,
-             n == 0 ? "the program closed the connection without saying goodbye (killed or crashed?)"
-                    : std::string("connection lost: ") + std::strerror(errno));
+             // A program that dies with clock probes unread resets the connection.
+             n == 0 || errno == ECONNRESET
+                 ? "the program closed the connection without saying goodbye (killed or crashed?)"
+                 : std::string("connection lost: ") + std::strerror(errno));
       }
       break;
     }
