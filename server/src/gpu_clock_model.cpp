@@ -110,6 +110,7 @@ GpuClockModel::SampleResult GpuClockModel::AddSample(const GpuCalibrationSample&
       last.uncertainty_ns =
           SaturatedNs((old_w * double(last.uncertainty_ns) + w * double(sample.uncertainty_ns)) / merged_w);
       e.weights.back() = merged_w;
+      e.last_read_ticks = sample.gpu_ticks;
       AddToSums(e, last, merged_w);
       ++sample_count_;
       NoteStatedUncertainty(sample.uncertainty_ns);
@@ -119,11 +120,15 @@ GpuClockModel::SampleResult GpuClockModel::AddSample(const GpuCalibrationSample&
       CheckKnotOrder(e);
       return SampleResult::kMerged;
     }
-    if (dg == 0 || dc <= 0 || !(dg_ns > 0) || std::fabs(dc / dg_ns - 1.0) > kMaxRateError) {
+    // The rate may be off by kMaxRateError plus what the two reads' stated bounds allow:
+    // a fallback pair bracketed over milliseconds, 20 ms after the last, is still a knot.
+    if (dg == 0 || dc <= 0 || !(dg_ns > 0) || std::fabs(dc - dg_ns) > tolerance) {
       ++rejected_count_;
       return SampleResult::kRejected;
     }
   }
+  if (e.knots.empty()) e.first_read_ticks = sample.gpu_ticks;
+  e.last_read_ticks = sample.gpu_ticks;
   e.knots.push_back(sample);
   e.weights.push_back(w);
   AddToSums(e, sample, w);
@@ -231,6 +236,9 @@ void GpuClockModel::Refit(Epoch& e) {
 GpuClockModel::Mapped GpuClockModel::Map(uint64_t gpu_ticks, uint32_t epoch) const {
   const Epoch& e = epochs_[std::min<size_t>(epoch, epochs_.size() - 1)];
   Mapped mapped = MapThroughKnots(e, gpu_ticks);
+  if (!e.knots.empty() && gpu_ticks >= e.first_read_ticks && gpu_ticks <= e.last_read_ticks) {
+    mapped.extrapolated = false;
+  }
   ApplyBrackets(e, mapped);
   return mapped;
 }

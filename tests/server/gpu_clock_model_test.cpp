@@ -117,6 +117,17 @@ TEST_CASE("bad calibrations are rejected and leave the mapping alone") {
   CHECK(model.Map(1'500'000'000).cpu_ns == 5'500'000'000);
 }
 
+TEST_CASE("a rate off by more than 1 %, within the reads' stated bounds, is a knot, not a rejected sample") {
+  GpuClockModel model({1, 1}, 64);
+  model.AddSample({1'000'000'000, 1'000'000'000, 100});
+  // 20 ms later, read 1 ms late (a 5 % rate) by a pair stating 3 ms: its bound allows it.
+  CHECK(model.AddSample({1'020'000'000, 1'021'000'000, 3'000'000}) == GpuClockModel::SampleResult::kAdded);
+  // 5 ms more than that pair's bound allows: impossible, and rejected.
+  CHECK(model.AddSample({1'040'000'000, 1'046'000'000, 100}) == GpuClockModel::SampleResult::kRejected);
+  CHECK(model.rejected_count() == 1);
+  CHECK_FALSE(model.Map(1'020'000'000).extrapolated);
+}
+
 TEST_CASE("close samples merge by weight, and a resync re-anchors later timestamps") {
   GpuClockModel model({1, 1}, 64);
   model.AddSample({1'000'000'000, 1'000'000'000, 1000});
@@ -132,6 +143,30 @@ TEST_CASE("close samples merge by weight, and a resync re-anchors later timestam
   CHECK(model.epoch() == old_epoch + 1);
   CHECK(model.Map(1'000'000'000).cpu_ns == 3'500'000'000);
   CHECK(model.Map(1'500'000'000, old_epoch).cpu_ns == 1'500'000'100);
+}
+
+TEST_CASE(
+    "merged samples keep the calibrated span: a time between the first and last read is not extrapolated") {
+  GpuClockModel model({1, 1}, 64);
+  model.AddSample({1'000'000'000, 1'000'000'000, 100});
+  model.AddSample({2'000'000'000, 2'000'000'000, 100});
+  // Read 5 ms after the knot at 2 s: merged, the knot moves to their centroid (2.0025 s).
+  CHECK(model.AddSample({2'005'000'000, 2'005'000'000, 100}) == GpuClockModel::SampleResult::kMerged);
+  REQUIRE(model.knots().size() == 2);
+  CHECK(model.knots()[1].gpu_ticks < 2'004'000'000);
+  const auto inside = model.Map(2'004'000'000);
+  CHECK_FALSE(inside.extrapolated);
+  CHECK(std::llabs(inside.cpu_ns - 2'004'000'000) <= 1);
+  CHECK(model.Map(2'005'000'001).extrapolated);
+  CHECK(model.Map(999'999'999).extrapolated);
+  CHECK_FALSE(model.Map(1'000'000'000).extrapolated);
+  // The same at the first knot: a second read merged into it moves it later.
+  GpuClockModel first({1, 1}, 64);
+  first.AddSample({1'000'000'000, 1'000'000'000, 100});
+  CHECK(first.AddSample({1'004'000'000, 1'004'000'000, 100}) == GpuClockModel::SampleResult::kMerged);
+  first.AddSample({2'000'000'000, 2'000'000'000, 100});
+  CHECK(first.knots()[0].gpu_ticks > 1'001'000'000);
+  CHECK_FALSE(first.Map(1'001'000'000).extrapolated);
 }
 
 namespace {

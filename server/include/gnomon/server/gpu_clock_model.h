@@ -134,7 +134,9 @@ class GpuClockModel {
     uint32_t absolute_ns() const { return std::max(early_ns, late_ns); }
   };
   // Maps unwrapped GPU ticks of `epoch` (see epoch()) to trace time. Requires at least
-  // one knot in that epoch; else returns the ticks scaled by the period.
+  // one knot in that epoch; else returns the ticks scaled by the period. A time between
+  // the first and newest samples read is not extrapolated, even where merged knots lie
+  // inside that span (its bounds still grow past the knot).
   Mapped Map(uint64_t gpu_ticks, uint32_t epoch) const;
   Mapped Map(uint64_t gpu_ticks) const { return Map(gpu_ticks, epoch()); }
 
@@ -201,6 +203,9 @@ class GpuClockModel {
   struct Epoch {
     std::vector<GpuCalibrationSample> knots;
     std::vector<double> weights;  // of each knot, summed when samples merge
+    // The GPU ticks of the first and newest samples read, merged or not: the calibrated
+    // span, which merging (knots at centroids) would otherwise shrink at both ends.
+    uint64_t first_read_ticks = 0, last_read_ticks = 0;
     // Weighted sums for the line, relative to the first knot.
     long double sum_w = 0, sum_wx = 0, sum_wy = 0, sum_wxx = 0, sum_wxy = 0;
     double slope_ns_per_tick = 1.0;
