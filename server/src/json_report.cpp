@@ -309,12 +309,12 @@ void WriteContextSwitches(JsonWriter& json, const TraceModel& model) {
   json.EndArray().EndObject();
 }
 
-// The programs of the trace, each with its clock against the capture's (null where the
-// trace holds no clock exchanges: a program that wrote its own file, an older trace).
-void WriteProcesses(JsonWriter& json, const TraceModel& model) {
+// A program of the trace, with its clock against the capture's (null where the trace
+// holds no clock exchanges: a program that wrote its own file, an older trace).
+void WriteProcess(JsonWriter& json, const TraceModel& model) {
   const HostClockModel clock(model.host_clock_exchanges);
   const HostClockModel::Epoch* epoch = clock.main_epoch();
-  json.Key("processes").BeginArray().BeginObject();
+  json.BeginObject();
   json.Key("name").String(model.program.name).Key("pid").Uint(model.program.pid);
   json.Key("host").String(model.program.host).Key("rank");
   if (model.program.rank >= 0) {
@@ -335,7 +335,8 @@ void WriteProcesses(JsonWriter& json, const TraceModel& model) {
   }
   json.Key("clock_exchanges").Uint(clock.exchanges()).Key("clock_epochs").Uint(clock.epochs().size());
   json.Key("clock_rejected").Uint(clock.rejected()).Key("clock_contradicted").Uint(clock.contradicted());
-  json.EndObject().EndArray();
+  json.Key("threads").Uint(model.threads.size()).Key("zones").Uint(model.zone_count);
+  json.EndObject();
 }
 
 void WriteDiagnostics(JsonWriter& json, const Diagnostics& d) {
@@ -365,7 +366,8 @@ void WriteDiagnostics(JsonWriter& json, const Diagnostics& d) {
 
 }  // namespace
 
-void WriteJsonReport(const TraceModel& model, std::ostream& out) {
+void WriteJsonReport(const TraceModel& model, std::ostream& out,
+                     const std::vector<const TraceModel*>& processes) {
   JsonWriter json(out);
   const bool has_events = model.first_tick != kOpenZone;
   json.BeginObject();
@@ -378,7 +380,10 @@ void WriteJsonReport(const TraceModel& model, std::ostream& out) {
       .Key("start_unix_ns")
       .Int(model.program.start_unix_ns)
       .EndObject();
-  WriteProcesses(json, model);
+  json.Key("processes").BeginArray();
+  if (processes.empty()) WriteProcess(json, model);
+  for (const TraceModel* process : processes) WriteProcess(json, *process);
+  json.EndArray();
   json.Key("duration_ns").Int(has_events ? model.DurationNs(model.first_tick, model.last_tick) : 0);
   json.Key("threads").BeginArray();
   for (const ThreadTimeline& thread : model.threads) {

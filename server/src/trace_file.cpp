@@ -19,13 +19,17 @@ uint32_t BlockHeaderCheck(const BlockHeader& header) {
   return Fnv1a(&header, offsetof(BlockHeader, header_check));
 }
 
+uint32_t BlockHeaderCheck(const BlockHeaderV4& header) {
+  return Fnv1a(&header, offsetof(BlockHeaderV4, header_check));
+}
+
 uint32_t BlockHeaderCheck(const BlockHeaderV1& header) {
   return Fnv1a(&header, offsetof(BlockHeaderV1, header_check));
 }
 
-BlockHeader MakeBlockHeader(uint32_t magic, uint32_t sequence, uint32_t raw_bytes,
-                            uint32_t compressed_bytes) {
-  BlockHeader header{magic, sequence, raw_bytes, compressed_bytes, 0};
+BlockHeader MakeBlockHeader(uint32_t magic, uint32_t sequence, uint32_t raw_bytes, uint32_t compressed_bytes,
+                            uint32_t stream, uint32_t stream_sequence) {
+  BlockHeader header{magic, sequence, stream, stream_sequence, raw_bytes, compressed_bytes, 0};
   header.header_check = BlockHeaderCheck(header);
   return header;
 }

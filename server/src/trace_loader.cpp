@@ -4,9 +4,10 @@
 //
 // Before either starts, every block header is read (IndexBlocks; data is skipped, so
 // this costs a read per block): damage is found and skipped, blocks are put in sequence
-// order (format 4), repeats dropped, gaps noted. The loader never trusts a size it has
-// not seen backed by bytes: a block's data must lie inside the file, it may expand at
-// most max_expansion times, and its buffer grows only as fast as zstd really produces.
+// order (formats 4 and 5), repeats dropped, gaps noted. Each block goes to the builder
+// of its stream (format 5: one per program); a stream not asked for is never read. The loader never trusts a
+// size it has not seen backed by bytes: a block's data must lie inside the file, it may expand at most
+// max_expansion times, and its buffer grows only as fast as zstd really produces.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,6 +18,9 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <functional>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -37,9 +41,11 @@ struct DCtxDeleter {
 
 // A block header as the index reads it, whatever the format.
 struct IndexedBlock {
-  uint64_t offset = 0;        // of its header in the file
-  uint32_t header_bytes = 0;  // 20 (format 4) or 16
-  uint32_t sequence = 0;      // format 4: as written; before: its place among the blocks
+  uint64_t offset = 0;           // of its header in the file
+  uint32_t header_bytes = 0;     // 24 (format 5), 20 (format 4) or 16
+  uint32_t sequence = 0;         // formats 4 and 5: as written; before: its place among the blocks
+  uint32_t stream = 0;           // format 5: as written; before: 0
+  uint32_t stream_sequence = 0;  // format 5: as written; before: the sequence
   uint32_t raw_bytes = 0;
   uint32_t compressed_bytes = 0;
   bool rejected = false;   // its sizes are absurd: it is skipped
@@ -50,24 +56,32 @@ struct IndexedBlock {
 
 enum class HeaderKind { kBlock, kEnd, kInvalid, kCut };
 
-// Reads and checks the header at `offset`.
-HeaderKind ReadHeader(const TraceSource& source, uint64_t offset, uint64_t file_bytes, bool numbered,
+// Reads and checks the header at `offset`, laid out as files of `format` lay it.
+HeaderKind ReadHeader(const TraceSource& source, uint64_t offset, uint64_t file_bytes, uint16_t format,
                       IndexedBlock& out) {
-  const size_t size = numbered ? sizeof(BlockHeader) : sizeof(BlockHeaderV1);
+  const size_t size = format >= 5   ? sizeof(BlockHeader)
+                      : format == 4 ? sizeof(BlockHeaderV4)
+                                    : sizeof(BlockHeaderV1);
   if (file_bytes - offset < size) return HeaderKind::kCut;
   uint32_t magic = 0;
-  if (numbered) {
+  if (format >= 5) {
     BlockHeader h{};
     if (!source.ReadAt(&h, size, offset)) return HeaderKind::kCut;
     if (h.header_check != BlockHeaderCheck(h)) return HeaderKind::kInvalid;
     magic = h.magic;
-    out = {offset, uint32_t(size), h.sequence, h.raw_bytes, h.compressed_bytes};
+    out = {offset, uint32_t(size), h.sequence, h.stream, h.stream_sequence, h.raw_bytes, h.compressed_bytes};
+  } else if (format == 4) {
+    BlockHeaderV4 h{};
+    if (!source.ReadAt(&h, size, offset)) return HeaderKind::kCut;
+    if (h.header_check != BlockHeaderCheck(h)) return HeaderKind::kInvalid;
+    magic = h.magic;
+    out = {offset, uint32_t(size), h.sequence, 0, h.sequence, h.raw_bytes, h.compressed_bytes};
   } else {
     BlockHeaderV1 h{};
     if (!source.ReadAt(&h, size, offset)) return HeaderKind::kCut;
     if (h.header_check != BlockHeaderCheck(h)) return HeaderKind::kInvalid;
     magic = h.magic;
-    out = {offset, uint32_t(size), 0, h.raw_bytes, h.compressed_bytes};
+    out = {offset, uint32_t(size), 0, 0, 0, h.raw_bytes, h.compressed_bytes};
   }
   if (magic == kEndMagic)
     return out.raw_bytes == 0 && out.compressed_bytes == 0 ? HeaderKind::kEnd : HeaderKind::kInvalid;
@@ -77,7 +91,7 @@ HeaderKind ReadHeader(const TraceSource& source, uint64_t offset, uint64_t file_
 // The first offset after `from` where a sound header starts (a block whose data fits in
 // the file, or an end marker), or file_bytes when there is none: how a load finds its
 // way past bytes that are not a block header.
-uint64_t FindNextHeader(const TraceSource& source, uint64_t from, uint64_t file_bytes, bool numbered) {
+uint64_t FindNextHeader(const TraceSource& source, uint64_t from, uint64_t file_bytes, uint16_t format) {
   std::vector<uint8_t> window(1 << 16);
   for (uint64_t base = from; base + 4 <= file_bytes; base += window.size() - 3) {
     const size_t n = size_t(std::min<uint64_t>(window.size(), file_bytes - base));
@@ -85,7 +99,7 @@ uint64_t FindNextHeader(const TraceSource& source, uint64_t from, uint64_t file_
     for (size_t i = 0; i + 4 <= n; ++i) {
       if (window[i] != 'G' || (window[i + 1] != 'B' && window[i + 1] != 'E')) continue;
       IndexedBlock block;
-      const HeaderKind kind = ReadHeader(source, base + i, file_bytes, numbered, block);
+      const HeaderKind kind = ReadHeader(source, base + i, file_bytes, format, block);
       if (kind == HeaderKind::kEnd || (kind == HeaderKind::kBlock && block.end_offset() <= file_bytes))
         return base + i;
     }
@@ -128,7 +142,7 @@ std::vector<IndexedBlock> IndexBlocks(const TraceSource& source, uint64_t file_b
   uint32_t position = 0;
   while (offset < file_bytes) {
     IndexedBlock block;
-    const HeaderKind kind = ReadHeader(source, offset, file_bytes, numbered, block);
+    const HeaderKind kind = ReadHeader(source, offset, file_bytes, header.format_version, block);
     if (kind == HeaderKind::kEnd) {
       end_markers.push_back(block);
       offset = block.data_offset();
@@ -140,7 +154,7 @@ std::vector<IndexedBlock> IndexBlocks(const TraceSource& source, uint64_t file_b
       break;
     }
     if (kind == HeaderKind::kBlock) {
-      if (!numbered) block.sequence = position;
+      if (!numbered) block.sequence = block.stream_sequence = position;
       ++position;
       if (block.raw_bytes > kMaxBlockRawBytes || block.compressed_bytes == 0 ||
           uint64_t(block.raw_bytes) > uint64_t(max_expansion) * block.compressed_bytes) {
@@ -163,8 +177,9 @@ std::vector<IndexedBlock> IndexBlocks(const TraceSource& source, uint64_t file_b
       break;
     }
     // Bytes that are not a header: damage, or whatever follows the end marker.
-    const uint64_t next =
-        kind == HeaderKind::kCut ? file_bytes : FindNextHeader(source, offset + 1, file_bytes, numbered);
+    const uint64_t next = kind == HeaderKind::kCut
+                              ? file_bytes
+                              : FindNextHeader(source, offset + 1, file_bytes, header.format_version);
     if (next == file_bytes && after_end) {
       anomalies.trailing_bytes = file_bytes - offset;
       notes.Add(std::to_string(file_bytes - offset) + " byte(s) after the end marker " + At(offset) +
@@ -226,13 +241,17 @@ std::vector<IndexedBlock> IndexBlocks(const TraceSource& source, uint64_t file_b
       }
     }
   }
-  // A block after a lost, skipped or rejected one starts without knowing which thread
-  // the stream was on.
-  for (size_t i = 0; i < blocks.size(); ++i) {
-    const bool first = i == 0;
-    blocks[i].after_gap = (first && blocks[i].sequence != 0) ||
-                          (!first && blocks[i].sequence != blocks[i - 1].sequence + 1) ||
-                          (!first && blocks[i - 1].rejected);
+  // A block after a lost, skipped or rejected one of its stream starts without knowing
+  // which thread the stream was on.
+  struct StreamPlace {
+    uint32_t next = 0;  // the stream_sequence that follows without a gap
+    bool rejected = false;
+  };
+  std::map<uint32_t, StreamPlace> places;
+  for (IndexedBlock& block : blocks) {
+    StreamPlace& place = places[block.stream];
+    block.after_gap = block.stream_sequence != place.next || place.rejected;
+    place = {block.stream_sequence + 1, block.rejected};
   }
   if (!anomalies.has_end_marker && !anomalies.truncated) {
     notes.Add(
@@ -443,10 +462,18 @@ void ReadBlocks(const TraceSource& source, const FileHeader& header, const std::
   pipeline.Push(std::move(last));
 }
 
-// Loads `source` into `model`; with `shared` (which holds `model`), each block is
-// decoded under shared->Write.
-Result<LoadReport> Load(const TraceSource& source, TraceModel& model, SharedModel* shared,
-                        const LoadOptions& options) {
+// Where a stream's blocks go: the model they build (nullptr: the stream is skipped, its
+// blocks never read), and the shared model that holds it, when others read it as it loads.
+struct StreamTarget {
+  TraceModel* model = nullptr;
+  SharedModel* shared = nullptr;
+};
+// Given the streams the file holds (ascending), where each goes (same order).
+using ChooseTargets = std::function<std::vector<StreamTarget>(const std::vector<uint32_t>& streams, Notes&)>;
+
+// Loads `source`'s streams into the models `choose` gives; with a shared model, each
+// block is decoded under its Write.
+Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, const ChooseTargets& choose) {
   const std::string& name = source.name();
   const uint64_t file_bytes = source.size();
   if (options.bytes_total != nullptr) *options.bytes_total = file_bytes;
@@ -465,25 +492,43 @@ Result<LoadReport> Load(const TraceSource& source, TraceModel& model, SharedMode
     return Status::Error(name + " has a damaged header (format " + std::to_string(header.format_version) +
                          ", header size " + std::to_string(header.header_bytes) + ")");
   }
-  // Runs f(model) alone: under the shared model's lock when there is one.
-  auto write = [&](auto&& f) {
-    if (shared != nullptr) {
-      shared->Write(f);
-    } else {
-      f(model);
-    }
-  };
 
   LoadReport report;
   Notes notes;
-  const std::vector<IndexedBlock> blocks = IndexBlocks(
+  std::vector<IndexedBlock> blocks = IndexBlocks(
       source, file_bytes, header, std::max<uint32_t>(1, options.max_expansion), report.anomalies, notes);
+  // Each stream's builder.
+  struct StreamState {
+    StreamTarget target;
+    std::unique_ptr<TraceBuilder> builder;
+    bool failed = false;  // its previous block failed: the next starts after a gap
+  };
+  std::map<uint32_t, StreamState> streams;
+  for (const IndexedBlock& block : blocks) streams.try_emplace(block.stream);
+  if (streams.empty()) streams.try_emplace(0);  // a file without blocks is an empty stream 0
+  std::vector<uint32_t> ids;
+  for (const auto& [id, state] : streams) ids.push_back(id);
+  const std::vector<StreamTarget> targets = choose(ids, notes);
+  GNOMON_CHECK(targets.size() == ids.size(), "a target for every stream");
+  for (size_t i = 0; i < ids.size(); ++i) {
+    StreamState& state = streams[ids[i]];
+    state.target = targets[i];
+    if (state.target.model != nullptr) state.builder = std::make_unique<TraceBuilder>(*state.target.model);
+  }
+  std::erase_if(blocks, [&](const IndexedBlock& block) { return streams[block.stream].builder == nullptr; });
+  // Runs f() alone with the stream's model: under its shared model's lock when there is one.
+  auto write = [](const StreamTarget& target, auto&& f) {
+    if (target.shared != nullptr) {
+      target.shared->Write([&](TraceModel&) { f(); });
+    } else {
+      f();
+    }
+  };
+
   chunk_memory::BlockReserve reserve;  // the reader fills it, this thread's new blocks come from it
   const chunk_memory::UseBlockReserve use_reserve(reserve);
   BlockPipeline pipeline(reserve);
   std::thread reader([&] { ReadBlocks(source, header, blocks, options, pipeline); });
-  TraceBuilder builder(model);
-  bool gap_pending = false;  // the previous block failed: the next starts after a gap
   while (true) {
     ReadyBlock ready = pipeline.Pop();
     if (ready.is_last) {
@@ -491,21 +536,23 @@ Result<LoadReport> Load(const TraceSource& source, TraceModel& model, SharedMode
       break;
     }
     const IndexedBlock& where = ready.where;
+    StreamState& stream = streams[where.stream];
     if (!ready.failure.empty()) {
       ++report.anomalies.damaged_blocks;
       notes.Add("block " + std::to_string(where.sequence) + " " + At(where.offset) +
                 " does not decompress (" + ready.failure + "); skipped");
-      gap_pending = true;
+      stream.failed = true;
       continue;
     }
     uint64_t stream_bytes = ready.compact ? 0 : ready.size;
     DecodeResult decoded;
-    write([&](TraceModel&) {
-      if (where.after_gap || gap_pending) builder.OnStreamGap();
-      decoded = ready.compact ? DecodeCompactBlock(ready.raw.data(), ready.size, builder, stream_bytes)
-                              : DecodeMessages(ready.raw.data(), ready.size, builder);
+    write(stream.target, [&] {
+      if (where.after_gap || stream.failed) stream.builder->OnStreamGap();
+      decoded = ready.compact
+                    ? DecodeCompactBlock(ready.raw.data(), ready.size, *stream.builder, stream_bytes)
+                    : DecodeMessages(ready.raw.data(), ready.size, *stream.builder);
     });
-    gap_pending = false;
+    stream.failed = false;
     GNOMON_CHECK(decoded.consumed <= ready.size, "a block decoded past its end");
     report.messages += decoded.messages;
     report.raw_bytes += stream_bytes;
@@ -517,16 +564,32 @@ Result<LoadReport> Load(const TraceSource& source, TraceModel& model, SharedMode
       ++report.anomalies.damaged_blocks;
       notes.Add("block " + std::to_string(where.sequence) + " " + At(where.offset) +
                 " holds a malformed message (" + what + "); kept the messages before it");
-      gap_pending = true;
+      stream.failed = true;
     }
     if (options.bytes_done != nullptr) options.bytes_done->store(where.end_offset());
     pipeline.Recycle(std::move(ready.raw));
   }
   pipeline.Stop();
   reader.join();
-  write([](TraceModel& m) { m.ShrinkToFit(); });
+  for (const auto& entry : streams) {
+    const StreamTarget& target = entry.second.target;
+    if (target.model != nullptr) write(target, [&target] { target.model->ShrinkToFit(); });
+  }
   report.warning = notes.Join(name);
   return report;
+}
+
+// The first stream into `model`, the others skipped with a note.
+ChooseTargets FirstStreamInto(TraceModel& model, SharedModel* shared) {
+  return [&model, shared](const std::vector<uint32_t>& streams, Notes& notes) {
+    std::vector<StreamTarget> targets(streams.size());
+    targets[0] = {&model, shared};
+    if (streams.size() > 1) {
+      notes.Add("it holds " + std::to_string(streams.size()) +
+                " programs; only the first is loaded here (gnomon-report shows them all)");
+    }
+    return targets;
+  };
 }
 
 }  // namespace
@@ -604,11 +667,29 @@ bool TraceSource::ReadAt(void* out, size_t size, uint64_t offset) const {
 }
 
 Result<LoadReport> LoadTrace(const TraceSource& source, TraceModel& model, const LoadOptions& options) {
-  return Load(source, model, nullptr, options);
+  return Load(source, options, FirstStreamInto(model, nullptr));
 }
 
 Result<LoadReport> LoadTrace(const TraceSource& source, SharedModel& model, const LoadOptions& options) {
-  return Load(source, model.unshared(), &model, options);
+  return Load(source, options, FirstStreamInto(model.unshared(), &model));
+}
+
+Result<LoadReport> LoadTraceSet(const TraceSource& source, TraceSet& set, const LoadOptions& options) {
+  return Load(source, options, [&set](const std::vector<uint32_t>& streams, Notes&) {
+    std::vector<StreamTarget> targets;
+    for (uint32_t stream : streams) {
+      TraceProcess& process = set.processes.emplace_back();
+      process.stream = stream;
+      targets.push_back({&process.model, nullptr});
+    }
+    return targets;
+  });
+}
+
+Result<LoadReport> LoadTraceSet(const std::string& path, TraceSet& set, const LoadOptions& options) {
+  Result<TraceSource> source = TraceSource::OpenFile(path);
+  if (!source.ok()) return source.status();
+  return LoadTraceSet(source.value(), set, options);
 }
 
 Result<LoadReport> LoadTrace(const std::string& path, TraceModel& model, const LoadOptions& options) {

@@ -46,6 +46,8 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path
 
 TraceWriter::TraceWriter(std::unique_ptr<OutputFile> output, const TraceWriterOptions& options)
     : output_(std::move(output)), options_(options), file_bytes_(sizeof(FileHeader)) {
+  streams_.push_back(std::unique_ptr<Stream>(new Stream(*this, 0)));
+  first_ = streams_.front().get();
   thread_ = std::thread([this] {
     if (options_.on_thread_start != nullptr) options_.on_thread_start();
     CompressLoop();
@@ -66,47 +68,64 @@ TraceWriter::~TraceWriter() {
   if (thread_.joinable()) Finish();
 }
 
-void TraceWriter::Append(const uint8_t* data, size_t size) {
+TraceWriter::Stream& TraceWriter::AddStream() {
+  std::lock_guard lock(mutex_);
+  GNOMON_CHECK(!finishing_, "a stream added to a finished trace");
+  streams_.push_back(std::unique_ptr<Stream>(new Stream(*this, uint32_t(streams_.size()))));
+  return *streams_.back();
+}
+
+size_t TraceWriter::stream_count() const {
+  std::lock_guard lock(mutex_);
+  return streams_.size();
+}
+
+uint64_t TraceWriter::raw_bytes() const {
+  std::lock_guard lock(mutex_);
+  uint64_t total = 0;
+  for (const auto& stream : streams_) total += stream->raw_bytes();
+  return total;
+}
+
+void TraceWriter::Stream::Append(const uint8_t* data, size_t size) {
   if (size == 0) return;
   // A block never exceeds kMaxBlockRawBytes; Append() only ever gets whole messages,
   // and one piece is far smaller than a block.
-  if (current_.size + CompactBound(size) > kMaxBlockRawBytes) CutBlock();
-  if (current_.size == 0) current_started_ = std::chrono::steady_clock::now();
-  const size_t room = current_.size + CompactBound(size);
-  if (current_.data.size() < room) current_.data.resize(std::max(room, current_.data.size() * 2));
-  current_.size += CompactMessages(data, size, current_.data.data() + current_.size, current_previous_tick_);
-  GNOMON_CHECK(current_.size <= current_.data.size() && current_.size <= kMaxBlockRawBytes,
+  if (size_ + CompactBound(size) > kMaxBlockRawBytes) CutBlock();
+  if (size_ == 0) started_ = std::chrono::steady_clock::now();
+  const size_t room = size_ + CompactBound(size);
+  if (data_.size() < room) data_.resize(std::max(room, data_.size() * 2));
+  size_ += CompactMessages(data, size, data_.data() + size_, previous_tick_);
+  GNOMON_CHECK(size_ <= data_.size() && size_ <= kMaxBlockRawBytes,
                "a block outgrew its buffer or the largest block");
-  current_stream_bytes_ += size;
-  raw_bytes_total_ += size;
-  if (current_stream_bytes_ >= options_.block_raw_bytes ||
-      std::chrono::steady_clock::now() - current_started_ >= options_.max_block_age) {
+  stream_bytes_ += size;
+  raw_bytes_total_.fetch_add(size, std::memory_order_relaxed);
+  if (stream_bytes_ >= writer_.options_.block_raw_bytes ||
+      std::chrono::steady_clock::now() - started_ >= writer_.options_.max_block_age) {
     CutBlock();
   }
 }
 
-void TraceWriter::FlushIfOld() {
-  if (current_.size != 0 && std::chrono::steady_clock::now() - current_started_ >= options_.max_block_age) {
-    CutBlock();
-  }
+void TraceWriter::Stream::FlushIfOld() {
+  if (size_ != 0 && std::chrono::steady_clock::now() - started_ >= writer_.options_.max_block_age) CutBlock();
 }
 
-void TraceWriter::CutBlock() {
-  if (current_.size == 0) return;
-  std::unique_lock lock(mutex_);
-  cv_.wait(lock, [this] { return queue_.size() < kMaxQueuedBlocks; });
-  queue_.push_back(std::move(current_));
+void TraceWriter::Stream::CutBlock() {
+  if (size_ == 0) return;
+  std::unique_lock lock(writer_.mutex_);
+  writer_.cv_.wait(lock, [this] { return writer_.queue_.size() < kMaxQueuedBlocks; });
+  writer_.queue_.push_back({id_, blocks_cut_++, std::move(data_), size_});
   // A buffer the compressor is done with, rather than fresh pages for every block.
-  if (spare_.empty()) {
-    current_ = {};
+  if (writer_.spare_.empty()) {
+    data_ = {};
   } else {
-    current_ = std::move(spare_.back());
-    spare_.pop_back();
+    data_ = std::move(writer_.spare_.back());
+    writer_.spare_.pop_back();
   }
-  current_.size = 0;
-  current_stream_bytes_ = 0;
-  current_previous_tick_ = 0;
-  cv_.notify_all();
+  size_ = 0;
+  stream_bytes_ = 0;
+  previous_tick_ = 0;
+  writer_.cv_.notify_all();
 }
 
 void TraceWriter::CompressLoop() {
@@ -129,21 +148,21 @@ void TraceWriter::CompressLoop() {
     const size_t n =
         ZSTD_compress2(cctx.get(), compressed.data(), compressed.size(), raw.data.data(), raw.size);
     std::lock_guard lock(mutex_);
-    WriteBlock(raw.size, compressed.data(), n);
-    if (spare_.size() < kMaxQueuedBlocks) spare_.push_back(std::move(raw));
+    WriteBlock(raw, compressed.data(), n);
+    if (spare_.size() < kMaxQueuedBlocks) spare_.push_back(std::move(raw.data));
     --blocks_in_flight_;
     cv_.notify_all();
   }
 }
 
-void TraceWriter::WriteBlock(size_t raw_size, const uint8_t* compressed, size_t n) {
+void TraceWriter::WriteBlock(const Block& raw, const uint8_t* compressed, size_t n) {
   if (!error_.empty()) return;
   if (ZSTD_isError(n)) {
     error_ = std::string("zstd compression failed: ") + ZSTD_getErrorName(n);
     return;
   }
-  const BlockHeader header = MakeBlockHeader(kBlockMagic, blocks_written_, static_cast<uint32_t>(raw_size),
-                                             static_cast<uint32_t>(n));
+  const BlockHeader header = MakeBlockHeader(kBlockMagic, blocks_written_, static_cast<uint32_t>(raw.size),
+                                             static_cast<uint32_t>(n), raw.stream, raw.stream_sequence);
   std::FILE* file = output_->file();
   if (std::fwrite(&header, sizeof(header), 1, file) != 1 || std::fwrite(compressed, 1, n, file) != n ||
       std::fflush(file) != 0) {
@@ -155,7 +174,12 @@ void TraceWriter::WriteBlock(size_t raw_size, const uint8_t* compressed, size_t 
 }
 
 Status TraceWriter::Finish() {
-  CutBlock();
+  std::vector<Stream*> streams;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& stream : streams_) streams.push_back(stream.get());
+  }
+  for (Stream* stream : streams) stream->CutBlock();
   {
     std::lock_guard lock(mutex_);
     finishing_ = true;
@@ -177,7 +201,7 @@ Status TraceWriter::Finish() {
 
 Status TraceWriter::SaveCopy(const std::string& path, Overwrite overwrite) {
   if (Status s = CheckOutputPath(path, overwrite); !s.ok()) return s;
-  CutBlock();
+  first_stream().CutBlock();
   std::unique_lock lock(mutex_);
   cv_.wait(lock, [this] { return (queue_.empty() && blocks_in_flight_ == 0) || !error_.empty(); });
   if (!error_.empty()) return Status::Error(error_);

@@ -38,16 +38,20 @@ enum ExitCode {
 };
 
 constexpr const char* kUsageFormat =
-    R"(Usage: gnomon-capture -o FILE [-a ADDRESS] [-p PORT | --pid PID] [-s SECONDS] [-f] [-w SECONDS]
-                      [-l LEVEL] [-q]
+    R"(Usage: gnomon-capture -o FILE [-a HOST[:PORT]]... [-p PORT | --pid PID] [-s SECONDS] [-f]
+                      [-w SECONDS] [-l LEVEL] [-q]
        gnomon-capture --list [--lan]
 
-Connects to a program profiled with Gnomon and records its events to a trace file,
-until the program exits, the time limit passes, or Ctrl-C (or SIGTERM, SIGHUP).
+Connects to one or more programs profiled with Gnomon and records their events to one
+trace file, until every program exits, the time limit passes, or Ctrl-C (or SIGTERM,
+SIGHUP). Each program is a process of the trace, its clock measured against the
+capture's (docs/architecture.md, "Host clocks").
 
   -o FILE      trace file to write (.gnomon)
-  -a ADDRESS   the program's address (default 127.0.0.1)
-  -p PORT      the program's port (default %u, or $GNOMON_PORT)
+  -a HOST[:PORT]
+               a program's address (default 127.0.0.1; [IPv6]:PORT); repeat -a to
+               capture several programs at once
+  -p PORT      the port of an -a without one (default %u, or $GNOMON_PORT)
   --pid PID    the program with this process id, found among those --list shows
                (waiting for it to announce itself as long as -w says)
   --list       list the programs that can be connected to: those running on this
@@ -66,7 +70,8 @@ until the program exits, the time limit passes, or Ctrl-C (or SIGTERM, SIGHUP).
 Exit codes:
   0  capture complete (program ended, time limit reached, or Ctrl-C)
   1  bad command line
-  2  could not connect, or the handshake failed
+  2  could not connect, or the handshake failed (with several programs: one of them;
+     the others are captured, and FILE is written if any answered)
   3  the trace file could not be created or written
   4  the connection was lost before the program ended (the file keeps all received)
   5  the program sent a malformed stream (the file keeps all before the fault)
@@ -84,26 +89,60 @@ const char* Usage() {
   return text;
 }
 
+// The programs of one capture, at most kMaxPrograms of them.
+constexpr size_t kMaxPrograms = 1024;
 volatile std::sig_atomic_t g_interrupted = 0;
-Worker* g_worker = nullptr;
+Worker* g_workers[kMaxPrograms] = {};
 void OnSignal(int) {
   g_interrupted = 1;
-  if (g_worker != nullptr) g_worker->RequestStop();  // a lock-free atomic store: safe here
+  for (Worker* worker : g_workers) {
+    if (worker != nullptr) worker->RequestStop();  // a lock-free atomic store: safe here
+  }
 }
 
-void PrintProgress(const Worker& worker, const TraceWriter& writer, double elapsed_s, bool tty, bool final) {
+// What every worker received so far.
+struct Totals {
+  uint64_t zones = 0, messages = 0, bytes = 0, dropped = 0;
+};
+Totals Sum(const std::vector<std::unique_ptr<Worker>>& workers) {
+  Totals t;
+  for (const auto& worker : workers) {
+    t.zones += worker->zones_received();
+    t.messages += worker->messages_received();
+    t.bytes += worker->bytes_received();
+    t.dropped += worker->program_dropped();
+  }
+  return t;
+}
+
+void PrintProgress(const Totals& totals, size_t receiving, size_t programs, const TraceWriter& writer,
+                   double elapsed_s, bool tty, bool final) {
   static uint64_t last_messages = 0;
   static double last_elapsed = 0;
-  const uint64_t messages = worker.messages_received();
+  const uint64_t messages = totals.messages;
   const double rate =
       elapsed_s > last_elapsed ? double(messages - last_messages) / (elapsed_s - last_elapsed) : 0;
   last_messages = messages;
   last_elapsed = elapsed_s;
-  std::fprintf(stderr, "%s%8.1f s  %12llu zones  %12llu events  %9.2f M events/s  %9.2f MB written%s",
-               tty ? "\r" : "", elapsed_s, static_cast<unsigned long long>(worker.zones_received()),
-               static_cast<unsigned long long>(messages), rate / 1e6, double(writer.file_bytes()) / 1e6,
+  char who[48] = "";
+  if (programs > 1) std::snprintf(who, sizeof(who), "  %zu of %zu programs", receiving, programs);
+  std::fprintf(stderr, "%s%8.1f s  %12llu zones  %12llu events  %9.2f M events/s  %9.2f MB written%s%s",
+               tty ? "\r" : "", elapsed_s, static_cast<unsigned long long>(totals.zones),
+               static_cast<unsigned long long>(messages), rate / 1e6, double(writer.file_bytes()) / 1e6, who,
                tty && !final ? "" : "\n");
   std::fflush(stderr);
+}
+
+// How a program's capture ended, as the exit code says it.
+int ExitCodeOf(const Worker& worker) {
+  switch (worker.state()) {
+    case Worker::State::kFailed:
+      return kExitMalformed;
+    case Worker::State::kDisconnected:
+      return kExitConnectionLost;
+    default:
+      return kExitOk;
+  }
 }
 
 // The programs that can be connected to: this machine's, and with `lan` the LAN's.
@@ -157,6 +196,7 @@ int main(int argc, char** argv) {
   bool list = false;
   bool lan = false;
   std::optional<uint32_t> pid;
+  std::vector<std::string> addresses;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> const char* {
@@ -172,7 +212,7 @@ int main(int argc, char** argv) {
     } else if (arg == "-o") {
       output = value();
     } else if (arg == "-a") {
-      options.host = value();
+      addresses.push_back(value());
     } else if (arg == "-p") {
       const auto port = gnomon::protocol::ParsePort(value(), gnomon::protocol::PortZero::kRefused);
       if (!port) {
@@ -221,6 +261,24 @@ int main(int argc, char** argv) {
     }
   }
   if (list) return ListPrograms(lan);
+  if (pid && !addresses.empty()) {
+    std::fprintf(stderr, "gnomon-capture: --pid finds the program's address; leave out -a\n");
+    return kExitUsage;
+  }
+  if (addresses.size() > kMaxPrograms) {
+    std::fprintf(stderr, "gnomon-capture: at most %zu programs in one capture (-a given %zu times)\n",
+                 kMaxPrograms, addresses.size());
+    return kExitUsage;
+  }
+  std::vector<gnomon::protocol::HostPort> targets;
+  for (const std::string& address : addresses) {
+    const auto parsed = gnomon::protocol::ParseHostPort(address, options.port);
+    if (!parsed) {
+      std::fprintf(stderr, "gnomon-capture: -a: %s\n", parsed.error.c_str());
+      return kExitUsage;
+    }
+    targets.push_back(*parsed);
+  }
   if (pid) {
     // A program just started may not have announced itself yet: look again, as long as a
     // refused connection would be retried.
@@ -267,6 +325,7 @@ int main(int argc, char** argv) {
     if (options.host.starts_with('[')) options.host = options.host.substr(1, options.host.size() - 2);
     options.port = found->announcement.port;
   }
+  if (targets.empty()) targets.push_back({options.host, options.port});
   if (output.empty()) {
     std::fprintf(stderr, "gnomon-capture: say where to write the trace with -o FILE\n\n%s", Usage());
     return kExitUsage;
@@ -284,36 +343,61 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gnomon-capture: %s\n", writer.status().message().c_str());
     return kExitFile;
   }
-  options.writer = writer.value().get();
-  Worker worker(options);
-  g_worker = &worker;
+  // One worker and one stream of the file per program, in the order given.
+  std::vector<std::unique_ptr<Worker>> workers;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    Worker::Options program = options;
+    program.host = targets[i].host;
+    program.port = targets[i].port;
+    program.writer = i == 0 ? &writer.value()->first_stream() : &writer.value()->AddStream();
+    workers.push_back(std::make_unique<Worker>(program));
+    g_workers[i] = workers.back().get();
+  }
+  auto where = [&](size_t i) { return targets[i].host + ":" + std::to_string(targets[i].port); };
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGHUP, OnSignal);  // a closed terminal ends the capture as Ctrl-C does
   // A program not yet listening is retried: after a second, say for what and how long.
   std::mutex connect_mutex;
   std::condition_variable connect_done;
-  bool connected = false;
+  size_t connecting = workers.size();
   std::thread waiting_note([&] {
     std::unique_lock lock(connect_mutex);
-    if (quiet || connect_done.wait_for(lock, std::chrono::seconds(1), [&] { return connected; })) return;
+    if (quiet || connect_done.wait_for(lock, std::chrono::seconds(1), [&] { return connecting == 0; }))
+      return;
+    const std::string who = workers.size() > 1 ? std::to_string(connecting) + " of " +
+                                                     std::to_string(workers.size()) + " programs to answer"
+                                               : "a program to answer on " + where(0);
     std::fprintf(stderr,
-                 "gnomon-capture: waiting for a program to answer on %s:%u (retrying for up to %.0f s; "
-                 "is it running, profiled with Gnomon, on this port? gnomon-capture --list shows those "
-                 "running here)\n",
-                 options.host.c_str(), unsigned{options.port},
-                 std::chrono::duration<double>(options.connect_timeout).count());
+                 "gnomon-capture: waiting for %s (retrying for up to %.0f s; is it running, profiled with "
+                 "Gnomon, on this port? gnomon-capture --list shows those running here)\n",
+                 who.c_str(), std::chrono::duration<double>(options.connect_timeout).count());
   });
-  const gnomon::server::Status connect_status = worker.Connect();
+  // All connect at once: a program still starting does not hold up the others.
+  std::vector<gnomon::server::Status> connected(workers.size(), gnomon::server::Status::Ok());
   {
-    std::lock_guard lock(connect_mutex);
-    connected = true;
+    std::vector<std::thread> connectors;
+    for (size_t i = 0; i < workers.size(); ++i) {
+      connectors.emplace_back([&, i] {
+        connected[i] = workers[i]->Connect();
+        std::lock_guard lock(connect_mutex);
+        if (--connecting == 0) connect_done.notify_one();
+      });
+    }
+    for (std::thread& t : connectors) t.join();
   }
-  connect_done.notify_one();
   waiting_note.join();
-  if (!connect_status.ok()) {
-    std::fprintf(stderr, "gnomon-capture: %s; %s was not touched\n", connect_status.message().c_str(),
-                 output.c_str());
+  size_t answered = 0;
+  for (size_t i = 0; i < workers.size(); ++i) {
+    if (connected[i].ok()) {
+      ++answered;
+    } else if (workers.size() > 1) {
+      std::fprintf(stderr, "gnomon-capture: %s: %s\n", where(i).c_str(), connected[i].message().c_str());
+    }
+  }
+  if (answered == 0) {
+    std::fprintf(stderr, "gnomon-capture: %s; %s was not touched\n",
+                 workers.size() > 1 ? "no program answered" : connected[0].message().c_str(), output.c_str());
     return kExitConnect;  // the writer removes its file
   }
   if (gnomon::server::Status s = writer.value()->Publish(overwrite_policy); !s.ok()) {
@@ -321,59 +405,84 @@ int main(int argc, char** argv) {
     return kExitFile;
   }
   const auto start = std::chrono::steady_clock::now();
-  worker.Start();
+  for (size_t i = 0; i < workers.size(); ++i) {
+    if (connected[i].ok()) workers[i]->Start();
+  }
   const bool tty = isatty(STDERR_FILENO) != 0;
   auto next_progress = start;
-  bool announced = false;
-  while (!worker.is_finished()) {
-    worker.WaitFinished(std::chrono::milliseconds(50));  // returns at once when the stream ends
+  std::vector<bool> announced(workers.size(), false);
+  while (true) {
+    size_t receiving = 0;
+    for (size_t i = 0; i < workers.size(); ++i) {
+      if (connected[i].ok() && !workers[i]->is_finished()) ++receiving;
+    }
+    if (receiving == 0) break;
+    for (size_t i = 0; i < workers.size(); ++i) {
+      if (connected[i].ok() && !workers[i]->is_finished()) {
+        workers[i]->WaitFinished(std::chrono::milliseconds(50));  // at once when the stream ends
+        break;
+      }
+    }
     const auto now = std::chrono::steady_clock::now();
     const double elapsed = std::chrono::duration<double>(now - start).count();
-    if (g_interrupted || (limit.count() > 0 && now - start >= limit)) worker.RequestStop();
-    if (!announced && !quiet && !worker.program_name().empty()) {
-      std::fprintf(stderr, "gnomon-capture: capturing '%s' from %s:%u to %s\n",
-                   gnomon::server::Printable(worker.program_name()).c_str(), options.host.c_str(),
-                   unsigned{options.port}, output.c_str());
-      announced = true;
+    if (g_interrupted || (limit.count() > 0 && now - start >= limit)) {
+      for (auto& worker : workers) worker->RequestStop();
+    }
+    for (size_t i = 0; i < workers.size(); ++i) {
+      if (announced[i] || quiet || workers[i]->program_name().empty()) continue;
+      std::fprintf(stderr, "gnomon-capture: capturing '%s' from %s to %s\n",
+                   gnomon::server::Printable(workers[i]->program_name()).c_str(), where(i).c_str(),
+                   output.c_str());
+      announced[i] = true;
     }
     if (!quiet && std::chrono::steady_clock::now() >= next_progress) {
-      PrintProgress(worker, *writer.value(), elapsed, tty, false);
+      PrintProgress(Sum(workers), receiving, answered, *writer.value(), elapsed, tty, false);
       next_progress += tty ? std::chrono::milliseconds(250) : std::chrono::seconds(5);
     }
   }
-  worker.Join();
+  for (size_t i = 0; i < workers.size(); ++i) {
+    if (connected[i].ok()) workers[i]->Join();
+  }
   const gnomon::server::Status written = writer.value()->Finish();
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!quiet) PrintProgress(worker, *writer.value(), elapsed, tty, true);
-  const uint64_t zones = worker.zones_received();
+  const Totals totals = Sum(workers);
+  if (!quiet) PrintProgress(totals, 0, answered, *writer.value(), elapsed, tty, true);
   const uint64_t file_bytes = writer.value()->file_bytes();
   std::fprintf(stderr,
                "gnomon-capture: %llu zones, %llu events, %.2f MB received in %.1f s -> %s (%.2f MB, %.2f "
                "bytes/zone)\n",
-               static_cast<unsigned long long>(zones),
-               static_cast<unsigned long long>(worker.messages_received()),
-               double(worker.bytes_received()) / 1e6, elapsed, output.c_str(), double(file_bytes) / 1e6,
-               zones ? double(file_bytes) / double(zones) : 0.0);
-  const uint64_t dropped = worker.program_dropped();
-  if (dropped > 0) {
+               static_cast<unsigned long long>(totals.zones),
+               static_cast<unsigned long long>(totals.messages), double(totals.bytes) / 1e6, elapsed,
+               output.c_str(), double(file_bytes) / 1e6,
+               totals.zones ? double(file_bytes) / double(totals.zones) : 0.0);
+  if (totals.dropped > 0) {
     std::fprintf(stderr,
-                 "gnomon-capture: the program dropped %llu event(s): its event buffer was full (its "
+                 "gnomon-capture: %s dropped %llu event(s): %s event buffer was full (its "
                  "GNOMON_BUFFER_POLICY and GNOMON_BUFFER_MB decide when; the program's stderr says which)\n",
-                 static_cast<unsigned long long>(dropped));
+                 workers.size() > 1 ? "the programs" : "the program",
+                 static_cast<unsigned long long>(totals.dropped), workers.size() > 1 ? "an" : "its");
   }
   if (!written.ok()) {
     std::fprintf(stderr, "gnomon-capture: %s\n", written.message().c_str());
     return kExitFile;
   }
-  switch (worker.state()) {
-    case Worker::State::kFailed:
-      std::fprintf(stderr, "gnomon-capture: %s\n", worker.error().c_str());
-      return kExitMalformed;
-    case Worker::State::kDisconnected:
-      std::fprintf(stderr, "gnomon-capture: %s; the file keeps everything received\n",
-                   worker.error().c_str());
-      return kExitConnectionLost;
-    default:
-      return dropped > 0 ? kExitDropped : kExitOk;
+  // The worst ending among the programs: a malformed stream, a lost connection, one
+  // that never answered, then dropped events.
+  int code = totals.dropped > 0 ? kExitDropped : kExitOk;
+  for (size_t i = 0; i < workers.size(); ++i) {
+    const std::string prefix = workers.size() > 1 ? where(i) + ": " : "";
+    if (!connected[i].ok()) {
+      code = std::max<int>(code == kExitDropped ? kExitOk : code, kExitConnect);
+      continue;
+    }
+    const int ended = ExitCodeOf(*workers[i]);
+    if (ended == kExitMalformed)
+      std::fprintf(stderr, "gnomon-capture: %s%s\n", prefix.c_str(), workers[i]->error().c_str());
+    if (ended == kExitConnectionLost) {
+      std::fprintf(stderr, "gnomon-capture: %s%s; the file keeps everything received\n", prefix.c_str(),
+                   workers[i]->error().c_str());
+    }
+    if (ended != kExitOk) code = std::max<int>(code == kExitDropped ? kExitOk : code, ended);
   }
+  return code;
 }

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gnomon/protocol/settings.h"
 #include "gnomon/server/chrome_export.h"
@@ -15,6 +16,7 @@
 #include "gnomon/server/perfetto_export.h"
 #include "gnomon/server/report.h"
 #include "gnomon/server/statistics.h"
+#include "gnomon/server/text.h"
 #include "gnomon/server/trace_file.h"
 
 namespace {
@@ -26,7 +28,9 @@ constexpr const char* kUsage =
 
 Prints a summary of a Gnomon trace (program, duration, threads, zones, frames, plots,
 messages, dropped events), a table of zone statistics per source location sorted by
-total time, and the memory pools and locks when the trace has them.
+total time, and the memory pools and locks when the trace has them. A trace of several
+programs (gnomon-capture -a A -a B) reports each, with its clock against the capture's;
+--json lists them all under "processes"; --csv, --chrome and --perfetto cover the first.
 
   --csv            print a table as CSV instead (times in ns from the first event):
                    by default the CPU zone statistics per source location (count,
@@ -90,6 +94,25 @@ bool WriteOutput(const std::string& path, const std::function<void(std::ostream&
 
 // The value after option argv[i]: none when there is none or the next word is itself
 // an option ("--csv"), so that a forgotten value never swallows it.
+// The text report of one program.
+void PrintReport(const gnomon::server::TraceModel& model) {
+  const auto stats = gnomon::server::ComputeZoneStatistics(model);
+  gnomon::server::PrintSummary(model, std::cout);
+  std::cout << "\nZone statistics (" << stats.size() << " source locations, by total time)\n";
+  gnomon::server::PrintStatisticsTable(model, stats, std::cout);
+  if (!model.gpu_contexts.empty()) {
+    const auto gpu_stats = gnomon::server::ComputeGpuZoneStatistics(model);
+    std::cout << "\nGPU zone statistics (" << gpu_stats.size()
+              << " source locations, by total GPU time, on the GPU's own clock)\n";
+    gnomon::server::PrintStatisticsTable(model, gpu_stats, std::cout);
+    gnomon::server::PrintCounterStatistics(model, std::cout);
+  }
+  gnomon::server::PrintMemoryStatistics(model, std::cout);
+  gnomon::server::PrintLockStatistics(model, std::cout);
+  gnomon::server::PrintSampleStatistics(model, std::cout);
+  gnomon::server::PrintContextSwitches(model, std::cout);
+}
+
 const char* OptionValue(int argc, char** argv, int i) {
   if (i + 1 >= argc) return nullptr;
   const std::string_view next = argv[i + 1];
@@ -198,13 +221,22 @@ int main(int argc, char** argv) {
                       : plots  ? Table::kPlots
                       : unwrap ? (gpu ? Table::kGpuZones : Table::kZones)
                                : (gpu ? Table::kGpuZoneStatistics : Table::kZoneStatistics);
-  gnomon::server::TraceModel model;
-  auto loaded = gnomon::server::LoadTrace(path, model, load_options);
+  gnomon::server::TraceSet set;
+  auto loaded = gnomon::server::LoadTraceSet(path, set, load_options);
   if (!loaded.ok()) {
     std::fprintf(stderr, "gnomon-report: %s\n", loaded.status().message().c_str());
     return 2;
   }
   if (!loaded->warning.empty()) std::fprintf(stderr, "gnomon-report: warning: %s\n", loaded->warning.c_str());
+  // A capture of several programs: each is reported; tables and exports are the first's.
+  const gnomon::server::TraceModel& model = set.processes.front().model;
+  std::vector<const gnomon::server::TraceModel*> processes;
+  for (const auto& process : set.processes) processes.push_back(&process.model);
+  if (processes.size() > 1 && (csv || !chrome_path.empty() || !perfetto_path.empty())) {
+    std::fprintf(stderr,
+                 "gnomon-report: %s holds %zu programs; --csv, --chrome and --perfetto cover the first, %s\n",
+                 path.c_str(), processes.size(), gnomon::server::Printable(model.program.name).c_str());
+  }
   const char* to_stdout = nullptr;  // the option that writes to standard output
   for (const auto& [option, output] :
        {std::pair{"--json", &json_path}, {"--chrome", &chrome_path}, {"--perfetto", &perfetto_path}}) {
@@ -228,24 +260,16 @@ int main(int argc, char** argv) {
   } else if (csv) {
     gnomon::server::WriteCsv(model, csv_options, std::cout);
   } else {
-    const auto stats = gnomon::server::ComputeZoneStatistics(model);
-    gnomon::server::PrintSummary(model, std::cout);
-    std::cout << "\nZone statistics (" << stats.size() << " source locations, by total time)\n";
-    gnomon::server::PrintStatisticsTable(model, stats, std::cout);
-    if (!model.gpu_contexts.empty()) {
-      const auto gpu_stats = gnomon::server::ComputeGpuZoneStatistics(model);
-      std::cout << "\nGPU zone statistics (" << gpu_stats.size()
-                << " source locations, by total GPU time, on the GPU's own clock)\n";
-      gnomon::server::PrintStatisticsTable(model, gpu_stats, std::cout);
-      gnomon::server::PrintCounterStatistics(model, std::cout);
+    for (size_t i = 0; i < processes.size(); ++i) {
+      if (processes.size() > 1) {
+        std::cout << (i > 0 ? "\n" : "") << "=== Program " << i + 1 << " of " << processes.size() << " ===\n";
+      }
+      PrintReport(*processes[i]);
     }
-    gnomon::server::PrintMemoryStatistics(model, std::cout);
-    gnomon::server::PrintLockStatistics(model, std::cout);
-    gnomon::server::PrintSampleStatistics(model, std::cout);
-    gnomon::server::PrintContextSwitches(model, std::cout);
   }
-  if (!json_path.empty() &&
-      !WriteOutput(json_path, [&](std::ostream& out) { gnomon::server::WriteJsonReport(model, out); })) {
+  if (!json_path.empty() && !WriteOutput(json_path, [&](std::ostream& out) {
+        gnomon::server::WriteJsonReport(model, out, processes);
+      })) {
     return 3;
   }
   if (!chrome_path.empty() && !WriteOutput(chrome_path, [&](std::ostream& out) {

@@ -176,7 +176,7 @@ std::unique_ptr<Worker> ConnectToSelf(gnomon::server::TraceWriter* writer) {
   Worker::Options options;
   options.port = gnomon_listen_port();
   options.build_model = false;
-  options.writer = writer;
+  options.writer = writer != nullptr ? &writer->first_stream() : nullptr;
   auto worker = std::make_unique<Worker>(options);
   if (auto s = worker->Connect(); !s.ok()) Usage(s.message().c_str());
   worker->Start();

@@ -14,6 +14,7 @@
 #include "capture_helper.h"
 #include "gnomon/server/host_clock_model.h"
 #include "gnomon/server/json_report.h"
+#include "gnomon/server/trace_file.h"
 
 using gnomon::server::HostClockModel;
 using gnomon::test::CaptureProgram;
@@ -80,6 +81,74 @@ void CheckProgramAhead(int64_t seconds) {
   CHECK(process.Find("host")->string == m.program.host);
 }
 
+// Starts the demo in a time namespace `ahead[i]` seconds ahead (none for 0), one per
+// entry, captures them all with one gnomon-capture (-a for each), and checks that the
+// file holds each as a process of its own, its clock found within the stated bound.
+void CheckOneCaptureOfPrograms(const std::vector<int64_t>& ahead) {
+  gnomon::test::ScratchDir dir;
+  std::vector<std::unique_ptr<gnomon::test::ChildProcess>> programs;
+  std::string command = std::string(GNOMON_CAPTURE) + " -q -o " + dir.File("all.gnomon");
+  for (size_t i = 0; i < ahead.size(); ++i) {
+    std::vector<std::string> argv;
+    if (ahead[i] != 0) argv = {UnsharePath(), "--time", "--monotonic", std::to_string(ahead[i])};
+    for (const char* arg : {GNOMON_DEMO, "--seconds", "1.5", "--workers", "2"}) argv.push_back(arg);
+    const std::string port_file = dir.File("port" + std::to_string(i));
+    programs.push_back(std::make_unique<gnomon::test::ChildProcess>(
+        argv,
+        std::map<std::string, std::string>{{"GNOMON_PORT", "0"},
+                                           {"GNOMON_PORT_FILE", port_file},
+                                           {"GNOMON_WAIT_FOR_SERVER_MS", "20000"},
+                                           {"GNOMON_RANK", std::to_string(i)}},
+        dir.File("log" + std::to_string(i))));
+    const uint16_t port = gnomon::test::WaitForPortFile(port_file);
+    REQUIRE_MESSAGE(port != 0, gnomon::test::ReadFile(dir.File("log" + std::to_string(i))));
+    command += " -a 127.0.0.1:" + std::to_string(port);
+  }
+  std::string output;
+  REQUIRE_MESSAGE(gnomon::test::RunCommand(command, &output) == 0, output);
+  for (auto& program : programs) CHECK(program->Wait() == 0);
+
+  gnomon::server::TraceSet set;
+  auto loaded = gnomon::server::LoadTraceSet(dir.File("all.gnomon"), set);
+  REQUIRE_MESSAGE(loaded.ok(), loaded.status().message());
+  CHECK(loaded->warning.empty());
+  REQUIRE(set.processes.size() == ahead.size());
+  std::vector<uint32_t> pids;
+  for (size_t i = 0; i < ahead.size(); ++i) {
+    CAPTURE(i);
+    const auto& process = set.processes[i];
+    CHECK(process.stream == i);
+    const auto& m = process.model;
+    CHECK(m.program.rank == int(i));  // -a order is stream order
+    CHECK(m.zone_count > 100);
+    pids.push_back(m.program.pid);
+    const HostClockModel clock(m.host_clock_exchanges);
+    CHECK(clock.rejected() == 0);
+    const auto* epoch = clock.main_epoch();
+    REQUIRE(epoch != nullptr);
+    const int64_t truth = -ahead[i] * 1'000'000'000;
+    MESSAGE("program ", i, ": offset error ", epoch->offset_ns() - truth, " ns, stated +/- ",
+            epoch->uncertainty_ns(), " ns");
+    CHECK(std::llabs(epoch->offset_ns() - truth) <= epoch->uncertainty_ns());
+  }
+  CHECK(pids[0] != pids[1]);
+
+  // gnomon-report lists every program, with its clock.
+  REQUIRE(gnomon::test::RunCommand(std::string(GNOMON_REPORT) + " " + dir.File("all.gnomon") + " --json -",
+                                   &output) == 0);
+  gnomon::test::JsonValue report;
+  std::string error;
+  REQUIRE_MESSAGE(gnomon::test::ParseJson(output.substr(output.find('{')), report, error), error);
+  const auto* processes = report.Find("processes");
+  REQUIRE(processes != nullptr);
+  REQUIRE(processes->array.size() == ahead.size());
+  for (size_t i = 0; i < ahead.size(); ++i) {
+    CHECK(processes->array[i].Find("rank")->number == double(i));
+    CHECK(processes->array[i].Find("pid")->number == double(pids[i]));
+    CHECK(processes->array[i].Find("zones")->number == double(set.processes[i].model.zone_count));
+  }
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -94,4 +163,16 @@ TEST_CASE(
 
 TEST_CASE("host clocks: a program on the capture's own clock is found there, within the stated bound") {
   CheckProgramAhead(0);
+}
+
+TEST_CASE("host clocks: one capture of two programs 1,000 s and 5,000 s ahead: two processes, each placed") {
+  if (!TimeNamespacesAllowed()) {
+    MESSAGE("skipped: time namespaces need root and a kernel that allows them (unshare --time)");
+    return;
+  }
+  CheckOneCaptureOfPrograms({1000, 5000});
+}
+
+TEST_CASE("host clocks: one capture of three programs on this machine: three processes, one file") {
+  CheckOneCaptureOfPrograms({0, 0, 0});
 }

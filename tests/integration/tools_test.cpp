@@ -260,6 +260,18 @@ TEST_CASE("the tools explain bad use and bad input") {
   CHECK_MESSAGE(output.find("waiting for a program to answer on 127.0.0.1:1 (retrying for up to 2 s") !=
                     std::string::npos,
                 output);
+  // Several programs: a bad address is said; none answering leaves the file untouched.
+  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " -a host:70000 -o " + dir.File("x.gnomon"), &output) == 1);
+  CHECK(output.find("-a: '70000' is not a port number (1-65535)") != std::string::npos);
+  CHECK(RunCommand(
+            std::string(GNOMON_CAPTURE) + " -w 0.2 -a 127.0.0.1:1 -a 127.0.0.1:2 -o " + dir.File("x.gnomon"),
+            &output) == 2);
+  CHECK_MESSAGE(output.find("127.0.0.1:2: cannot connect to 127.0.0.1:2") != std::string::npos, output);
+  CHECK(output.find("no program answered; " + dir.File("x.gnomon") + " was not touched") !=
+        std::string::npos);
+  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " --pid 1 -a 127.0.0.1 -o " + dir.File("x.gnomon"),
+                   &output) == 1);
+  CHECK(output.find("leave out -a") != std::string::npos);
   std::ofstream(dir.File("junk.gnomon")) << "definitely not a trace";
   CHECK(RunCommand(std::string(GNOMON_REPORT) + " " + dir.File("junk.gnomon"), &output) == 2);
   CHECK(output.find("not a Gnomon trace") != std::string::npos);

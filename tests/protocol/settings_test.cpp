@@ -20,6 +20,25 @@ TEST_CASE("ports: 1-65535 for a tool, 0 too for a program that listens; nothing 
         "'70000' is not a port number (1-65535, or 0 for any free port)");
 }
 
+TEST_CASE("addresses: HOST, HOST:PORT, [V6]:PORT and a bare IPv6 address; a bad port is said") {
+  auto check = [](const char* text, const char* host, uint16_t port) {
+    const auto parsed = ParseHostPort(text, 8086);
+    REQUIRE_MESSAGE(parsed, text, ": ", parsed.error);
+    CHECK(parsed->host == host);
+    CHECK(parsed->port == port);
+  };
+  check("127.0.0.1", "127.0.0.1", 8086);
+  check("render-3:9500", "render-3", 9500);
+  check("[::1]:9500", "::1", 9500);
+  check("[fe80::1]", "fe80::1", 8086);
+  check("fe80::1", "fe80::1", 8086);
+  for (const char* bad :
+       {"", ":9500", "host:", "host:0", "host:70000", "[::1", "[::1]x", "[::1]:", "[]:80"}) {
+    CHECK_FALSE_MESSAGE(ParseHostPort(bad, 8086), bad);
+  }
+  CHECK(ParseHostPort("host:70000", 1).error == "'70000' is not a port number (1-65535)");
+}
+
 TEST_CASE("durations: finite seconds from 0 to 10^9, as integer nanoseconds") {
   CHECK(ParseSeconds("0")->count() == 0);
   CHECK(ParseSeconds("0.5")->count() == 500'000'000);

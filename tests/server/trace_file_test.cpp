@@ -58,6 +58,19 @@ StreamWriter SampleStream(int zones_per_thread) {
 
 TraceModel BuildDirect(const StreamWriter& w) { return gnomon::test::BuildModel(w); }
 
+// Appends `w` to `stream` in message-aligned pieces, as a worker does.
+void AppendPieces(TraceWriter::Stream& stream, const StreamWriter& w) {
+  size_t pos = 0;
+  while (pos < w.size()) {
+    NullHandler ignore;
+    const size_t piece = std::min<size_t>(w.size() - pos, 3000);
+    const auto decoded = DecodeMessages(w.data() + pos, piece, ignore);
+    const size_t take = decoded.consumed > 0 ? decoded.consumed : w.size() - pos;
+    stream.Append(w.data() + pos, take);
+    pos += take;
+  }
+}
+
 std::string WriteTrace(const ScratchDir& dir, const StreamWriter& w, size_t block_bytes) {
   const std::string path = dir.File("t.gnomon");
   TraceWriterOptions options;
@@ -65,16 +78,7 @@ std::string WriteTrace(const ScratchDir& dir, const StreamWriter& w, size_t bloc
   auto writer = TraceWriter::Create(path, options);
   REQUIRE(writer.ok());
   REQUIRE(writer.value()->Publish(Overwrite::kYes).ok());
-  // Append in message-aligned pieces, as the worker does.
-  size_t pos = 0;
-  while (pos < w.size()) {
-    NullHandler ignore;
-    const size_t piece = std::min<size_t>(w.size() - pos, 3000);
-    const auto decoded = DecodeMessages(w.data() + pos, piece, ignore);
-    const size_t take = decoded.consumed > 0 ? decoded.consumed : w.size() - pos;
-    writer.value()->Append(w.data() + pos, take);
-    pos += take;
-  }
+  AppendPieces(writer.value()->first_stream(), w);
   REQUIRE(writer.value()->Finish().ok());
   return path;
 }
@@ -99,6 +103,82 @@ TEST_CASE("save then load gives back the identical model, zone by zone") {
   CHECK(report->raw_bytes == stream.size());
   CHECK(loaded.zone_count == 18006);
   CHECK(DescribeFirstDifference(direct, loaded) == "");
+}
+
+TEST_CASE("several programs in one file: streams appended from their own threads load each into its model") {
+  ScratchDir dir;
+  StreamWriter first = SampleStream(2000);
+  StreamWriter second;
+  second.AppInfo("second", 7);
+  second.Calibration(0, 1000, 2000, 10).SourceLocation(1, "other", "fn", "b.cpp", 3);
+  for (uint64_t i = 0; i < 50'000; ++i) {
+    if (i % 1000 == 0) second.ThreadContext(9);  // as a program names its thread at each batch
+    second.ZoneBegin(1, 10 * i).ZoneEnd(10 * i + 5);
+  }
+  second.End(500'000);
+  TraceWriterOptions options;
+  options.block_raw_bytes = 8 * 1024;  // many blocks of each stream, interleaved
+  const std::string path = dir.File("two.gnomon");
+  {
+    auto writer = TraceWriter::Create(path, options);
+    REQUIRE(writer.ok());
+    TraceWriter::Stream& a = writer.value()->first_stream();
+    TraceWriter::Stream& b = writer.value()->AddStream();
+    CHECK(b.id() == 1);
+    std::thread other([&] { AppendPieces(b, second); });
+    AppendPieces(a, first);
+    other.join();
+    CHECK(writer.value()->stream_count() == 2);
+    CHECK(writer.value()->raw_bytes() == first.size() + second.size());
+    REQUIRE(writer.value()->Publish(Overwrite::kYes).ok());
+    REQUIRE(writer.value()->Finish().ok());
+  }
+  TraceSet set;
+  auto report = LoadTraceSet(path, set);
+  REQUIRE_MESSAGE(report.ok(), report.status().message());
+  CHECK(report->warning.empty());
+  CHECK(report->raw_bytes == first.size() + second.size());
+  REQUIRE(set.processes.size() == 2);
+  CHECK(set.processes[0].stream == 0);
+  CHECK(set.processes[1].stream == 1);
+  CHECK(DescribeFirstDifference(BuildDirect(first), set.processes[0].model) == "");
+  CHECK(DescribeFirstDifference(BuildDirect(second), set.processes[1].model) == "");
+  CHECK(set.processes[1].model.zone_count == 50'000);
+
+  // One model: the first program, and a warning that there are more.
+  TraceModel one;
+  auto single = LoadTrace(path, one);
+  REQUIRE(single.ok());
+  CHECK(single->warning.find("it holds 2 programs; only the first is loaded here") != std::string::npos);
+  CHECK(DescribeFirstDifference(BuildDirect(first), one) == "");
+
+  // A block of the second stream lost: the first loads whole, the second around the gap.
+  const std::string bytes = gnomon::test::ReadFile(path);
+  std::string damaged = bytes.substr(0, sizeof(FileHeader));
+  size_t at = sizeof(FileHeader);
+  int dropped = 0;
+  while (at + sizeof(BlockHeader) <= bytes.size()) {
+    BlockHeader h{};
+    std::memcpy(&h, bytes.data() + at, sizeof(h));
+    const size_t size = sizeof(h) + (h.magic == kEndMagic ? 0 : h.compressed_bytes);
+    if (h.magic == kBlockMagic && h.stream == 1 && dropped == 0 && h.sequence > 5) {
+      ++dropped;
+    } else {
+      damaged += bytes.substr(at, size);
+    }
+    at += size;
+  }
+  REQUIRE(dropped == 1);
+  const std::string damaged_path = dir.File("damaged.gnomon");
+  std::ofstream(damaged_path, std::ios::binary) << damaged;
+  TraceSet partial;
+  auto damaged_report = LoadTraceSet(damaged_path, partial);
+  REQUIRE(damaged_report.ok());
+  CHECK(damaged_report->anomalies.missing_blocks == 1);
+  REQUIRE(partial.processes.size() == 2);
+  CHECK(DescribeFirstDifference(BuildDirect(first), partial.processes[0].model) == "");
+  CHECK(partial.processes[1].model.zone_count < 50'000);
+  CHECK(partial.processes[1].model.zone_count > 40'000);
 }
 
 TEST_CASE("a trace loads from bytes in memory as from its file, whole or cut, and into a model others read") {

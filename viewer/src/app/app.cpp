@@ -26,17 +26,11 @@ bool ParseAddress(const std::string& text, std::string& host, uint16_t& port) {
   std::error_code ec;
   if (text.empty() || std::filesystem::exists(text, ec)) return false;
   if (text.find('/') != std::string::npos || text.ends_with(".gnomon")) return false;
-  const size_t colon = text.rfind(':');
-  host = text.substr(0, colon);
-  port = server::kDefaultPort;
-  if (colon != std::string::npos) {
-    const auto parsed =
-        protocol::ParsePort(std::string_view(text).substr(colon + 1), protocol::PortZero::kRefused);
-    if (!parsed) return false;
-    port = *parsed;
-  }
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  return !host.empty();
+  const auto address = protocol::ParseHostPort(text, server::kDefaultPort);
+  if (!address) return false;
+  host = address->host;
+  port = address->port;
+  return true;
 }
 
 std::string SettingsFile() { return ConfigFile("viewer-settings"); }

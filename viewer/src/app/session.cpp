@@ -63,7 +63,7 @@ std::unique_ptr<Session> Session::Connect(const std::string& host, uint16_t port
   options.connect_timeout = timeout;
   if (tee.ok()) {
     session->tee_ = std::move(tee.value());
-    options.writer = session->tee_.get();
+    options.writer = &session->tee_->first_stream();
   }
   session->worker_ = std::make_unique<server::Worker>(options);
   Session* s = session.get();

@@ -72,6 +72,38 @@ inline Parsed<uint16_t> ParsePort(std::string_view text, PortZero zero) {
   return {uint16_t(*number), ""};
 }
 
+// A network address: HOST, HOST:PORT, [V6] or [V6]:PORT; a bare IPv6 address (more than
+// one colon, no brackets) is all host. Without a port, `default_port`.
+struct HostPort {
+  std::string host;
+  uint16_t port = 0;
+};
+inline Parsed<HostPort> ParseHostPort(std::string_view text, uint16_t default_port) {
+  HostPort address{std::string(text), default_port};
+  std::string_view port;
+  if (text.starts_with('[')) {
+    const size_t close = text.find(']');
+    if (close == std::string_view::npos || (close + 1 < text.size() && text[close + 1] != ':')) {
+      return settings_detail::Fail<HostPort>(text, "an address ([IPv6]:PORT)");
+    }
+    address.host = std::string(text.substr(1, close - 1));
+    if (close + 1 < text.size()) port = text.substr(close + 2);
+    if (close + 1 < text.size() && port.empty()) return settings_detail::Fail<HostPort>(text, "HOST:PORT");
+  } else if (const size_t colon = text.rfind(':');
+             colon != std::string_view::npos && text.find(':') == colon) {
+    address.host = std::string(text.substr(0, colon));
+    port = text.substr(colon + 1);
+    if (port.empty()) return settings_detail::Fail<HostPort>(text, "HOST:PORT");
+  }
+  if (address.host.empty()) return settings_detail::Fail<HostPort>(text, "HOST[:PORT] (the host is missing)");
+  if (!port.empty()) {
+    const Parsed<uint16_t> parsed = ParsePort(port, PortZero::kRefused);
+    if (!parsed) return {std::nullopt, parsed.error};
+    address.port = *parsed;
+  }
+  return {address, ""};
+}
+
 // A duration in seconds, decimals allowed ("0.5", "90", "1e3"), from 0 to
 // kMaxDurationSeconds.
 inline Parsed<std::chrono::nanoseconds> ParseSeconds(std::string_view text) {

@@ -3,6 +3,11 @@
 // where they are points in time):
 //
 //   program          {name, pid, start_unix_ns}
+//   processes        [{name, pid, host, rank, clock_offset_ns, clock_drift_ppm,
+//                      clock_uncertainty_ns, clock_exchanges, clock_epochs,
+//                      clock_rejected, clock_contradicted, threads, zones}]: every
+//                      program of the trace, its clock against the capture's (null
+//                      where the trace has no clock exchanges)
 //   duration_ns
 //   threads          [{id, os_thread_id, name, zones}]
 //   zones            [{name, function, file, line, count, total_ns, self_ns, mean_ns,
@@ -29,11 +34,15 @@
 #pragma once
 
 #include <ostream>
+#include <vector>
 
 #include "gnomon/server/trace_model.h"
 
 namespace gnomon::server {
 
-void WriteJsonReport(const TraceModel& model, std::ostream& out);
+// The report of `model`. `processes`: every program of its trace (a capture of several
+// programs, `model` the first of them), listed in "processes"; empty: `model` alone.
+void WriteJsonReport(const TraceModel& model, std::ostream& out,
+                     const std::vector<const TraceModel*>& processes = {});
 
 }  // namespace gnomon::server

@@ -1,11 +1,13 @@
-// The .gnomon trace file: the program's message stream in zstd-compressed blocks.
+// The .gnomon trace file: the message streams of one or more programs in zstd-compressed
+// blocks.
 //
 // Layout (docs/trace-format.md gives every byte):
-//   FileHeader (32 bytes), then blocks: BlockHeader (20 bytes) + one zstd frame,
+//   FileHeader (32 bytes), then blocks: BlockHeader (28 bytes) + one zstd frame,
 //   then an end marker (a BlockHeader with magic GEND and no data) once the capture
 //   finished; a file without it was cut short, and the loader says so.
-// Each block holds whole messages, is compressed on its own with a content checksum,
-// carries its sequence number, and is written while the capture runs: a capture that
+// Each block holds whole messages of one program's stream (its `stream` number), is
+// compressed on its own with a content checksum, carries its sequence number (one count
+// over the file's blocks), and is written while the capture runs: a capture that
 // is killed, or a file cut off at any byte, still loads up to its last whole block.
 // Loading replays the stream through the same decoder that live connections use, so a
 // saved trace and a live one build the same model; damage (a block lost, repeated,
@@ -35,8 +37,9 @@ namespace gnomon::server {
 inline constexpr char kTraceMagic[8] = {'G', 'N', 'O', 'M', 'O', 'N', 'T', 'F'};
 // 1: blocks hold the stream as received. 2: CPU ticks delta-encoded in each block.
 // 3: zone begins and ends as varints besides (block_codec.h). 4: blocks numbered, the end
-// marker counts them. Readers load all four.
-inline constexpr uint16_t kTraceFormatVersion = 4;
+// marker counts them. 5: each block names its stream (a capture of several programs).
+// Readers load all five.
+inline constexpr uint16_t kTraceFormatVersion = 5;
 inline constexpr uint32_t kBlockMagic = 0x4B4C4247;  // "GBLK"
 inline constexpr uint32_t kEndMagic = 0x444E4547;    // "GEND": the capture finished
 inline constexpr uint32_t kMaxBlockRawBytes = 64u << 20;
@@ -56,12 +59,22 @@ struct FileHeader {
   int64_t created_unix_ns;
   uint64_t reserved;  // 0
 };
-// Format 4. The end marker is a BlockHeader with kEndMagic, no data, and the number of
-// blocks written before it as its sequence.
+// Format 5. The end marker is a BlockHeader with kEndMagic, no data, stream 0, and the
+// number of blocks written before it as its sequence.
 struct BlockHeader {
-  uint32_t magic;      // kBlockMagic
-  uint32_t sequence;   // 0, 1, 2, ... in the order the blocks were written
-  uint32_t raw_bytes;  // decompressed: the compact form (block_codec.h)
+  uint32_t magic;            // kBlockMagic
+  uint32_t sequence;         // 0, 1, 2, ... in the order the blocks were written, over all streams
+  uint32_t stream;           // whose messages: 0, 1, 2, ... in the order the programs came
+  uint32_t stream_sequence;  // 0, 1, 2, ... among its stream's blocks: a lost block's stream is known
+  uint32_t raw_bytes;        // decompressed: the compact form (block_codec.h)
+  uint32_t compressed_bytes;
+  uint32_t header_check;  // FNV-1a of the 24 bytes before it
+};
+// Format 4: no stream (every block is stream 0).
+struct BlockHeaderV4 {
+  uint32_t magic;
+  uint32_t sequence;
+  uint32_t raw_bytes;
   uint32_t compressed_bytes;
   uint32_t header_check;  // FNV-1a of the 16 bytes before it
 };
@@ -74,14 +87,17 @@ struct BlockHeaderV1 {
 };
 #pragma pack(pop)
 static_assert(sizeof(FileHeader) == 32);
-static_assert(sizeof(BlockHeader) == 20);
+static_assert(sizeof(BlockHeader) == 28);
+static_assert(sizeof(BlockHeaderV4) == 20);
 static_assert(sizeof(BlockHeaderV1) == 16);
 
 // FNV-1a of the header's bytes before header_check.
 uint32_t BlockHeaderCheck(const BlockHeader& header);
+uint32_t BlockHeaderCheck(const BlockHeaderV4& header);
 uint32_t BlockHeaderCheck(const BlockHeaderV1& header);
 // A block header (or end marker) with its check filled in.
-BlockHeader MakeBlockHeader(uint32_t magic, uint32_t sequence, uint32_t raw_bytes, uint32_t compressed_bytes);
+BlockHeader MakeBlockHeader(uint32_t magic, uint32_t sequence, uint32_t raw_bytes, uint32_t compressed_bytes,
+                            uint32_t stream = 0, uint32_t stream_sequence = 0);
 
 struct TraceWriterOptions {
   size_t block_raw_bytes = 4u << 20;              // a block is cut when it holds this many stream bytes...
@@ -92,8 +108,10 @@ struct TraceWriterOptions {
   void (*on_thread_start)() = nullptr;
 };
 
-// Writes a trace file while a capture runs. Append() is called from one thread;
-// compression runs on the writer's own thread.
+// Writes a trace file while a capture runs: one stream per program (a capture of one
+// program uses only first_stream()). Each stream is appended to from one thread at a
+// time, streams from as many threads as there are; compression runs on the writer's own
+// thread, and blocks of all streams go to the file in the order they are cut.
 //
 // The file is written beside `path` under a temporary name (OutputFile) and appears at
 // `path` when Publish() is called: a capture publishes once its program answered, so a
@@ -105,54 +123,86 @@ class TraceWriter {
                                                      const TraceWriterOptions& options = {});
   ~TraceWriter();
 
+  // One program's messages: its blocks carry its stream number.
+  class Stream {
+   public:
+    // Appends whole messages, turned into their compact form (block_codec.h) on the
+    // calling thread: 5 bytes a back-to-back zone are kept instead of 22, and the
+    // compressing thread only compresses. Blocks (back-pressure) when compression falls
+    // behind.
+    void Append(const uint8_t* data, size_t size);
+    // Cuts the current block when it is older than max_block_age, so an idle capture
+    // still reaches the disk. Call it periodically from the appending thread.
+    void FlushIfOld();
+    uint32_t id() const { return id_; }
+    uint64_t raw_bytes() const { return raw_bytes_total_.load(std::memory_order_relaxed); }
+
+   private:
+    friend class TraceWriter;
+    Stream(TraceWriter& writer, uint32_t id) : writer_(writer), id_(id) {}
+    void CutBlock();
+
+    TraceWriter& writer_;
+    const uint32_t id_;
+    // A block being filled: the compact form of its messages in data[0, size) (data
+    // only grows, so a reused buffer is never zero-filled again).
+    std::vector<uint8_t> data_;
+    size_t size_ = 0;
+    size_t stream_bytes_ = 0;  // stream bytes the current block holds
+    uint64_t previous_tick_ = 0;
+    std::chrono::steady_clock::time_point started_;
+    std::atomic<uint64_t> raw_bytes_total_{0};
+    uint32_t blocks_cut_ = 0;  // the next block's stream_sequence
+  };
+  Stream& first_stream() { return *first_; }
+  // A new stream, numbered after the last; safe while other streams are appended to.
+  Stream& AddStream();
+  size_t stream_count() const;
+
   // Moves the file onto its path (see OutputFile::Publish); writing goes on.
   Status Publish(Overwrite overwrite);
   // Where the file is now: its temporary name until published.
   std::string current_path() const;
 
-  // Appends whole messages, turned into their compact form (block_codec.h) on the calling
-  // thread: 5 bytes a back-to-back zone are kept instead of 22, and the compressing
-  // thread only compresses. Blocks (back-pressure) when compression falls behind.
-  void Append(const uint8_t* data, size_t size);
-  // Cuts the current block when it is older than max_block_age, so an idle capture
-  // still reaches the disk. Call it periodically from the appending thread.
-  void FlushIfOld();
-  // Writes the last block and closes the file. The first write error, if any.
+  // first_stream().Append() and FlushIfOld().
+  void Append(const uint8_t* data, size_t size) { first_stream().Append(data, size); }
+  void FlushIfOld() { first_stream().FlushIfOld(); }
+  // Writes the last block of every stream and closes the file; no stream may be
+  // appended to any more. The first write error, if any.
   Status Finish();
 
-  // Writes what was captured so far to `path` as a complete trace (the current block
-  // cut, every queued block written, an end marker added); capturing goes on. The copy
-  // is published as Publish() does: only a regular file is replaced, when asked.
+  // Writes what was captured so far to `path` as a complete trace (the first stream's
+  // current block cut, every queued block written, an end marker added); capturing goes
+  // on. Called from the thread that appends to the first stream. The copy is published
+  // as Publish() does: only a regular file is replaced, when asked.
   Status SaveCopy(const std::string& path, Overwrite overwrite);
 
   uint64_t file_bytes() const;
-  uint64_t raw_bytes() const { return raw_bytes_total_; }
+  // Stream bytes appended, over all streams.
+  uint64_t raw_bytes() const;
 
  private:
   TraceWriter(std::unique_ptr<OutputFile> output, const TraceWriterOptions& options);
-  void CutBlock();
   void CompressLoop();
-  void WriteBlock(size_t raw_size, const uint8_t* compressed, size_t compressed_size);  // under mutex_
 
   std::unique_ptr<OutputFile> output_;  // guarded by mutex_ once the compressing thread runs
   TraceWriterOptions options_;
-  // A block being filled or waiting for compression: the compact form of its messages
-  // in data[0, size) (data only grows, so a reused buffer is never zero-filled again).
+  // A block waiting for compression: its stream, and its compact bytes in data[0, size).
   struct Block {
+    uint32_t stream = 0;
+    uint32_t stream_sequence = 0;
     std::vector<uint8_t> data;
     size_t size = 0;
   };
 
-  Block current_;
-  size_t current_stream_bytes_ = 0;  // stream bytes the current block holds
-  uint64_t current_previous_tick_ = 0;
-  std::chrono::steady_clock::time_point current_started_;
-  uint64_t raw_bytes_total_ = 0;
+  void WriteBlock(const Block& raw, const uint8_t* compressed, size_t compressed_size);  // under mutex_
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;
+  std::deque<std::unique_ptr<Stream>> streams_;  // guarded by mutex_; never shrinks
+  Stream* first_ = nullptr;
   std::deque<Block> queue_;
-  std::vector<Block> spare_;  // compressed blocks' buffers, for reuse
+  std::vector<std::vector<uint8_t>> spare_;  // compressed blocks' buffers, for reuse
   bool finishing_ = false;
   int blocks_in_flight_ = 0;     // taken by the compressor, not yet written
   uint32_t blocks_written_ = 0;  // the next block's sequence
@@ -235,5 +285,19 @@ Result<LoadReport> LoadTrace(const TraceSource& source, TraceModel& model, const
 Result<LoadReport> LoadTrace(const TraceSource& source, SharedModel& model, const LoadOptions& options = {});
 // The file at `path` (TraceSource::OpenFile) into `model`.
 Result<LoadReport> LoadTrace(const std::string& path, TraceModel& model, const LoadOptions& options = {});
+// The three above load a file's first program; a file of several (a capture of several
+// programs) says so in LoadReport::warning.
+
+// Every program of a trace: a capture of several programs has a stream for each.
+struct TraceProcess {
+  uint32_t stream = 0;  // as the file numbers it
+  TraceModel model;
+};
+struct TraceSet {
+  std::deque<TraceProcess> processes;  // by stream; stable addresses
+};
+// Reads every stream of a trace, each into its own model; damage as LoadTrace says.
+Result<LoadReport> LoadTraceSet(const TraceSource& source, TraceSet& set, const LoadOptions& options = {});
+Result<LoadReport> LoadTraceSet(const std::string& path, TraceSet& set, const LoadOptions& options = {});
 
 }  // namespace gnomon::server

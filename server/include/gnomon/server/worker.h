@@ -49,7 +49,7 @@ class Worker {
     // How long Connect() keeps retrying a refused connection.
     std::chrono::milliseconds connect_timeout{5000};
     bool build_model = true;
-    TraceWriter* writer = nullptr;  // receives every whole message, in order
+    TraceWriter::Stream* writer = nullptr;  // receives every whole message, in order
     // Probe the program's clock (host_clock_model.h): a 16-byte probe every 100 ms
     // (ten in the first 100 ms), each answered in the stream; the capture writes its
     // own readings after each answer. Only with a program that agrees.
