@@ -508,6 +508,11 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
   if (streams.empty()) streams.try_emplace(0);  // a file without blocks is an empty stream 0
   std::vector<uint32_t> ids;
   for (const auto& [id, state] : streams) ids.push_back(id);
+  if (ids.size() > kMaxTraceStreams) {  // each costs a model: a crafted file of tiny blocks is bounded
+    notes.Add("it holds " + std::to_string(ids.size()) + " streams; the first " +
+              std::to_string(kMaxTraceStreams) + " are loaded");
+    ids.resize(kMaxTraceStreams);
+  }
   const std::vector<StreamTarget> targets = choose(ids, notes);
   GNOMON_CHECK(targets.size() == ids.size(), "a target for every stream");
   for (size_t i = 0; i < ids.size(); ++i) {

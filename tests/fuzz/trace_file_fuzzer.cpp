@@ -1,5 +1,5 @@
 // Fuzzes the trace-file reader: any bytes as a .gnomon file. Loading either rejects the
-// file with a message or loads what it can; the model is then read back in full.
+// file with a message or loads what it can; every stream's model is then read back in full.
 // Memory: a block may expand at most kExpansion times here (the decompression-bomb
 // limit, 1,024 by default, is tested in trace_file_test); the buffers that hold
 // decompressed blocks take at most a few times that per file byte, and the model, and
@@ -29,21 +29,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int64_t heap_before = gnomon::test::HeapBytes();
   gnomon::test::ResetHeapPeak();
   {
-    gnomon::server::TraceModel model;
+    gnomon::server::TraceSet set;
     gnomon::server::LoadOptions options;
     options.max_expansion = kExpansion;
-    const auto report = gnomon::server::LoadTrace(path, model, options);
+    const auto report = gnomon::server::LoadTraceSet(path, set, options);
     std::remove(path.c_str());  // nothing left in /tmp once the fuzzer stops
     if (!report.ok() && report.status().message().empty()) __builtin_trap();
     std::ostringstream out;
-    gnomon::server::PrintSummary(model, out);
-    gnomon::server::PrintStatisticsTable(model, gnomon::server::ComputeZoneStatistics(model), out);
-    const int64_t stream = report.ok() ? int64_t(report.value().raw_bytes) : 0;
-    const int64_t buffers =
-        4 * int64_t(kExpansion) * int64_t(size);  // decompressed blocks, reused, grown by doubling
     int64_t mapped = 0;
-    for (const auto& thread : model.threads)
-      thread.zones.ForEachBlock([&](const void*, size_t bytes) { mapped += int64_t(bytes); });
+    for (const auto& process : set.processes) {
+      const gnomon::server::TraceModel& model = process.model;
+      gnomon::server::PrintSummary(model, out);
+      gnomon::server::PrintStatisticsTable(model, gnomon::server::ComputeZoneStatistics(model), out);
+      for (const auto& thread : model.threads)
+        thread.zones.ForEachBlock([&](const void*, size_t bytes) { mapped += int64_t(bytes); });
+    }
+    const int64_t stream = report.ok() ? int64_t(report.value().raw_bytes) : 0;
+    // Decompressed blocks, reused, grown by doubling; and each stream's model (about 2 KiB;
+    // a block of a stream takes at least 41 bytes of the file).
+    const int64_t buffers = 4 * int64_t(kExpansion) * int64_t(size);
     if (gnomon::test::HeapPeakBytes() - heap_before + mapped > 64 * stream + buffers + (256 << 10))
       __builtin_trap();
   }

@@ -1,8 +1,8 @@
 // Every trace format ever written keeps loading into the same model. Each file in
 // tests/data (formats 1 and 2, kept from real captures) and tests/data/golden (formats
-// 3 and 4, written by the builds of their day from the test programs: every message
-// kind, several threads, a stream of several blocks) has beside it the dump of the
-// model it loads into (tests/support/model_dump.h). A change to the reader that alters
+// 3 to 5, written by the builds of their day from the test programs: every message
+// kind, several threads, a stream of several blocks, two programs in one file) has
+// beside it the dump of the models it loads into (tests/support/model_dump.h). A change to the reader that alters
 // what an old file means fails here, even when the writer changed to match.
 //
 // A new golden file: write it with the build of its format, then run this test with
@@ -55,16 +55,22 @@ TEST_CASE("every trace format keeps loading into the model it always did") {
       "golden/format4-zones.gnomon",
       "golden/format4-flood.gnomon",
       "h200_vulkan_demo_probes.gnomon",  // format 4: a Vulkan capture on an H200 with brackets
+      "golden/format5-two-programs.gnomon",  // format 5: the C program and the zones program, one capture
   };
   const bool write = std::getenv("GNOMON_WRITE_GOLDEN") != nullptr;
   for (const char* file : files) {
     CAPTURE(file);
     const std::string path = data + "/" + file;
-    gnomon::server::TraceModel model;
-    auto loaded = gnomon::server::LoadTrace(path, model);
+    gnomon::server::TraceSet set;
+    auto loaded = gnomon::server::LoadTraceSet(path, set);
     REQUIRE_MESSAGE(loaded.ok(), loaded.status().message());
     CHECK(loaded->warning.empty());
-    const std::string dump = gnomon::test::DumpModel(model);
+    // One program: its model's dump; several: each after a line naming its stream.
+    std::string dump;
+    for (const auto& process : set.processes) {
+      if (set.processes.size() > 1) dump += "=== stream " + std::to_string(process.stream) + "\n";
+      dump += gnomon::test::DumpModel(process.model);
+    }
     const std::string dump_path = path.substr(0, path.size() - 7) + ".dump.txt";
     if (write) std::ofstream(dump_path) << dump;
     const std::string expected = Read(dump_path);

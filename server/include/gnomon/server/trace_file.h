@@ -43,6 +43,8 @@ inline constexpr uint16_t kTraceFormatVersion = 5;
 inline constexpr uint32_t kBlockMagic = 0x4B4C4247;  // "GBLK"
 inline constexpr uint32_t kEndMagic = 0x444E4547;    // "GEND": the capture finished
 inline constexpr uint32_t kMaxBlockRawBytes = 64u << 20;
+// Programs (streams) one file may hold; a reader loads the first this many.
+inline constexpr size_t kMaxTraceStreams = 65536;
 // A block may decompress to at most this many times its compressed size unless the
 // reader is told otherwise (LoadOptions::max_expansion). Captures stay far below it
 // (a tight loop of empty zones: about 10 to 70; a log message repeated word for word:
