@@ -8,6 +8,7 @@
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/counter_values.h"
 #include "gnomon/server/memory_statistics.h"
+#include "gnomon/server/process_timeline.h"
 #include "gnomon/server/report.h"
 
 namespace gnomon::server {
@@ -24,10 +25,11 @@ std::string Micros(int64_t ns) {
 // event, value); the value in force when the range begins comes first, at its beginning:
 // a counter is a step function, and one set before the range still holds in it.
 template <typename Points, typename Emit>
-void ForEachInRange(const TraceModel& model, const ExportFilter& filter, const Points& points, Emit emit) {
+void ForEachInRange(const ProcessTimeline& timeline, const ExportFilter& filter, const Points& points,
+                    Emit emit) {
   const auto* before = static_cast<const typename Points::value_type*>(nullptr);
   for (const auto& point : points) {
-    const int64_t ns = model.RelativeNs(point.first);
+    const int64_t ns = timeline.Tick(point.first);
     if (ns < filter.begin_ns) {
       before = &point;
       continue;
@@ -44,24 +46,20 @@ constexpr uint32_t kFramesTrackId = 0xFFFFFFF0u;
 constexpr uint32_t kGpuTrackBase = 0x40000000u;         // + context id: one track per GPU context
 constexpr uint64_t kLockTrackBase = uint64_t{1} << 32;  // + lock id: one track per lock, past every thread id
 
-}  // namespace
-
-void WriteChromeTrace(const TraceModel& model, std::ostream& out, const ExportFilter& filter) {
-  const uint32_t pid = model.program.pid;
+// One program's events, as its process, at their places on `timeline`.
+template <typename BeginEvent>
+void WriteProcess(const ProcessTimeline& timeline, std::ostream& out, const ExportFilter& filter,
+                  BeginEvent begin_event) {
+  const TraceModel& model = timeline.model();
+  const uint32_t pid = timeline.pid();
   std::unordered_set<uint32_t> kept_threads;  // by the model's thread id
   for (const ThreadTimeline& thread : model.threads) {
     if (filter.KeepsThread(thread)) kept_threads.insert(thread.id);
   }
   auto keeps_thread = [&](uint32_t id) { return filter.threads.empty() || kept_threads.contains(id); };
-  bool first = true;
-  auto begin_event = [&] {
-    out << (first ? "\n" : ",\n");
-    first = false;
-  };
-  out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
   begin_event();
   out << "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << pid
-      << ",\"args\":{\"name\":" << JsonQuote(model.program.name) << "}}";
+      << ",\"args\":{\"name\":" << JsonQuote(timeline.name()) << "}}";
   for (const ThreadTimeline& thread : model.threads) {
     if (!keeps_thread(thread.id)) continue;
     begin_event();
@@ -73,12 +71,11 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out, const ExportFi
       const SourceLocation& location = model.Location(zone.source_location);
       const uint64_t end = zone.is_open() ? model.last_tick : zone.end_tick;
       const std::string& name = model.ZoneName(thread, i);
-      if (!filter.KeepsZone(name) ||
-          !filter.Overlaps(model.RelativeNs(zone.begin_tick), model.RelativeNs(end)))
+      if (!filter.KeepsZone(name) || !filter.Overlaps(timeline.Tick(zone.begin_tick), timeline.Tick(end)))
         continue;
       begin_event();
       out << "{\"ph\":\"X\",\"cat\":\"zone\",\"name\":" << JsonQuote(name) << ",\"pid\":" << pid
-          << ",\"tid\":" << thread.id << ",\"ts\":" << Micros(model.RelativeNs(zone.begin_tick))
+          << ",\"tid\":" << thread.id << ",\"ts\":" << Micros(timeline.Tick(zone.begin_tick))
           << ",\"dur\":" << Micros(model.DurationNs(zone.begin_tick, end))
           << ",\"args\":{\"function\":" << JsonQuote(location.function)
           << ",\"file\":" << JsonQuote(location.file) << ",\"line\":" << location.line;
@@ -103,12 +100,12 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out, const ExportFi
       if (!zone.is_timed() || !keeps_thread(zone.thread_id)) continue;
       const std::string& name = model.Location(zone.source_location).name;
       const auto mapped = model.MapGpuZone(context, zone);
-      const int64_t origin = model.clock.TickToNs(model.first_tick);
-      if (!filter.KeepsZone(name) || !filter.Overlaps(mapped.begin_ns - origin, mapped.end_ns - origin))
+      if (!filter.KeepsZone(name) ||
+          !filter.Overlaps(timeline.Ns(mapped.begin_ns), timeline.Ns(mapped.end_ns)))
         continue;
       begin_event();
       out << "{\"ph\":\"X\",\"cat\":\"gpu\",\"name\":" << JsonQuote(name) << ",\"pid\":" << pid
-          << ",\"tid\":" << track << ",\"ts\":" << Micros(mapped.begin_ns - origin)
+          << ",\"tid\":" << track << ",\"ts\":" << Micros(timeline.Ns(mapped.begin_ns))
           << ",\"dur\":" << Micros(mapped.end_ns - mapped.begin_ns)
           << ",\"args\":{\"gpu_begin_ticks\":" << zone.gpu_begin << ",\"gpu_end_ticks\":" << zone.gpu_end
           << ",\"relative_bound_ns\":" << mapped.relative_ns
@@ -135,8 +132,7 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out, const ExportFi
       } else {
         continue;  // untimed, or a frame past the last mark
       }
-      const int64_t origin = model.clock.TickToNs(model.first_tick);
-      if (!filter.Overlaps(begin_ns - origin, end_ns - origin)) continue;
+      if (!filter.Overlaps(timeline.Ns(begin_ns), timeline.Ns(end_ns))) continue;
       const CounterSet& set = model.counter_sets.at(sample.set_id);
       for (size_t i = 0; i < sample.value_count; ++i) {
         const std::string name = context.label() + ": " + set.CounterName(i);
@@ -146,7 +142,7 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out, const ExportFi
         for (const auto& [ts, text] : {std::pair{begin_ns, std::string(number)}, {end_ns, "0"}}) {
           begin_event();
           out << "{\"ph\":\"C\",\"cat\":\"counter\",\"name\":" << JsonQuote(name) << ",\"pid\":" << pid
-              << ",\"ts\":" << Micros(ts - origin) << ",\"args\":{\"value\":" << text << "}}";
+              << ",\"ts\":" << Micros(timeline.Ns(ts)) << ",\"args\":{\"value\":" << text << "}}";
         }
       }
     }
@@ -159,32 +155,31 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out, const ExportFi
                              : model.frame_names.contains(id) ? model.frame_names.at(id)
                                                               : "Frame " + std::to_string(id);
     for (size_t i = 1; i < series.marks.size(); ++i) {
-      if (!filter.Overlaps(model.RelativeNs(series.marks[i - 1]), model.RelativeNs(series.marks[i])))
-        continue;
+      if (!filter.Overlaps(timeline.Tick(series.marks[i - 1]), timeline.Tick(series.marks[i]))) continue;
       begin_event();
       out << "{\"ph\":\"X\",\"cat\":\"frame\",\"name\":" << JsonQuote(name) << ",\"pid\":" << pid
-          << ",\"tid\":" << kFramesTrackId << ",\"ts\":" << Micros(model.RelativeNs(series.marks[i - 1]))
+          << ",\"tid\":" << kFramesTrackId << ",\"ts\":" << Micros(timeline.Tick(series.marks[i - 1]))
           << ",\"dur\":" << Micros(model.DurationNs(series.marks[i - 1], series.marks[i])) << "}";
     }
     for (const auto& [begin, end] : series.spans) {
-      if (!filter.Overlaps(model.RelativeNs(begin), model.RelativeNs(end))) continue;
+      if (!filter.Overlaps(timeline.Tick(begin), timeline.Tick(end))) continue;
       begin_event();
       out << "{\"ph\":\"X\",\"cat\":\"frame\",\"name\":" << JsonQuote(name) << ",\"pid\":" << pid
-          << ",\"tid\":" << kFramesTrackId << ",\"ts\":" << Micros(model.RelativeNs(begin))
+          << ",\"tid\":" << kFramesTrackId << ",\"ts\":" << Micros(timeline.Tick(begin))
           << ",\"dur\":" << Micros(model.DurationNs(begin, end)) << "}";
     }
   }
   for (const LogMessage& message : model.messages) {
-    if (!keeps_thread(message.thread_id) || !filter.Contains(model.RelativeNs(message.tick))) continue;
+    if (!keeps_thread(message.thread_id) || !filter.Contains(timeline.Tick(message.tick))) continue;
     begin_event();
     out << "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"message\",\"name\":" << JsonQuote(message.text)
         << ",\"pid\":" << pid << ",\"tid\":" << message.thread_id
-        << ",\"ts\":" << Micros(model.RelativeNs(message.tick))
+        << ",\"ts\":" << Micros(timeline.Tick(message.tick))
         << ",\"args\":{\"severity\":" << unsigned{message.severity} << "}}";
   }
   for (const auto& [id, plot] : model.plots) {
     const std::string name = plot.name.empty() ? "plot " + std::to_string(id) : plot.name;
-    ForEachInRange(model, filter, plot.points, [&](int64_t ns, double value) {
+    ForEachInRange(timeline, filter, plot.points, [&](int64_t ns, double value) {
       char number[40];
       std::snprintf(number, sizeof(number), "%.17g", std::isfinite(value) ? value : 0.0);
       begin_event();
@@ -195,7 +190,7 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out, const ExportFi
   // Memory: each pool's bytes in use, as a counter.
   for (const auto& [id, pool] : model.memory_pools) {
     const std::string name = "memory: " + pool.name;
-    ForEachInRange(model, filter, MemoryUsage(pool), [&](int64_t ns, auto bytes) {
+    ForEachInRange(timeline, filter, MemoryUsage(pool), [&](int64_t ns, auto bytes) {
       begin_event();
       out << "{\"ph\":\"C\",\"cat\":\"memory\",\"name\":" << JsonQuote(name) << ",\"pid\":" << pid
           << ",\"ts\":" << Micros(ns) << ",\"args\":{\"bytes\":" << bytes << "}}";
@@ -212,24 +207,42 @@ void WriteChromeTrace(const TraceModel& model, std::ostream& out, const ExportFi
       const std::string holder = "thread " + std::to_string(hold.thread_id);
       const uint64_t end = hold.is_released() ? hold.release_tick : model.last_tick;
       const uint64_t begin = hold.is_contended() ? hold.wait_tick : hold.obtain_tick;
-      if (!keeps_thread(hold.thread_id) || !filter.Overlaps(model.RelativeNs(begin), model.RelativeNs(end)))
+      if (!keeps_thread(hold.thread_id) || !filter.Overlaps(timeline.Tick(begin), timeline.Tick(end)))
         continue;
       if (hold.is_contended()) {
         begin_event();
         out << "{\"ph\":\"X\",\"cat\":\"lock wait\",\"name\":" << JsonQuote(holder + " waits")
             << ",\"pid\":" << pid << ",\"tid\":" << hold.thread_id
-            << ",\"ts\":" << Micros(model.RelativeNs(hold.wait_tick))
+            << ",\"ts\":" << Micros(timeline.Tick(hold.wait_tick))
             << ",\"dur\":" << Micros(model.DurationNs(hold.wait_tick, hold.obtain_tick))
             << ",\"args\":{\"lock\":" << JsonQuote(lock.name) << "}}";
       }
       begin_event();
       out << "{\"ph\":\"X\",\"cat\":\"lock\",\"name\":" << JsonQuote(holder) << ",\"pid\":" << pid
-          << ",\"tid\":" << track << ",\"ts\":" << Micros(model.RelativeNs(hold.obtain_tick))
+          << ",\"tid\":" << track << ",\"ts\":" << Micros(timeline.Tick(hold.obtain_tick))
           << ",\"dur\":" << Micros(model.DurationNs(hold.obtain_tick, end))
           << ",\"args\":{\"thread\":" << hold.thread_id
           << ",\"shared\":" << ((hold.flags & protocol::kLockShared) ? "true" : "false") << "}}";
     }
   }
+}
+
+}  // namespace
+
+void WriteChromeTrace(const TraceModel& model, std::ostream& out, const ExportFilter& filter) {
+  WriteChromeTrace(std::vector<const TraceModel*>{&model}, out, filter);
+}
+
+void WriteChromeTrace(const std::vector<const TraceModel*>& processes, std::ostream& out,
+                      const ExportFilter& filter) {
+  const std::vector<ProcessTimeline> timelines = ProcessTimeline::Of(processes);
+  bool first = true;
+  auto begin_event = [&] {
+    out << (first ? "\n" : ",\n");
+    first = false;
+  };
+  out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
+  for (const ProcessTimeline& timeline : timelines) WriteProcess(timeline, out, filter, begin_event);
   out << "\n]}\n";
 }
 

@@ -20,6 +20,8 @@
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/counter_values.h"
 #include "gnomon/server/memory_statistics.h"
+#include "gnomon/server/process_timeline.h"
+#include "gnomon/server/report.h"
 #include "perfetto_trace.pb.h"
 
 namespace gnomon::server {
@@ -35,10 +37,13 @@ uint64_t GpuTrack(uint32_t context_id) { return uint64_t(context_id) << 3 | 3; }
 uint64_t FrameTrack(uint32_t name_id) { return uint64_t(name_id) << 3 | 4; }
 uint64_t CounterTrackUuid(size_t number) { return uint64_t(number) << 3 | 5; }  // in order of first use
 
-// The process-wide packet sequence: descriptors, frames, counters, and the messages of
-// threads the model does not know. Each thread and each GPU context has one of its own
-// after it, whose default track is its track.
-constexpr uint32_t kMainSequence = 1;
+// The process-wide packet sequence (the first of each program's): descriptors, frames,
+// counters, and the messages of threads the model does not know. Each thread and each
+// GPU context has one of its own after it, whose default track is its track.
+constexpr uint32_t kFirstSequence = 1;
+// A trace of several programs: the uuids and flows of the program at index p carry p
+// here (0 for the first, so that one program's file is as it always was).
+constexpr int kProcessShift = 56;
 
 // Without a pid (a stream that never sent its program's), one no Linux process has; the
 // same above pid_max for threads whose OS id is missing or repeated.
@@ -318,13 +323,19 @@ struct ThreadMessage {
 
 class PerfettoWriter {
  public:
-  PerfettoWriter(const TraceModel& model, std::ostream& out, const ExportFilter& filter)
-      : model_(model),
+  // Program `process` of a trace; its packet sequences are numbered from
+  // `next_sequence`, which is left past the last.
+  PerfettoWriter(const ProcessTimeline& timeline, uint32_t process, std::ostream& out,
+                 const ExportFilter& filter, uint32_t& next_sequence)
+      : model_(timeline.model()),
+        timeline_(timeline),
         filter_(filter),
         writer_(out),
-        main_(writer_, packet_, kMainSequence, 0),
-        origin_ns_(model.clock.TickToNs(model.first_tick)),
-        pid_(model.program.pid != 0 ? int32_t(model.program.pid & 0x7FFFFFFFu) : kUnknownPid) {
+        main_(writer_, packet_, next_sequence++, 0),
+        process_(process),
+        pid_(timeline.pid() != 0 ? int32_t(timeline.pid() & 0x7FFFFFFFu) : kUnknownPid),
+        next_sequence_(next_sequence) {
+    const TraceModel& model = model_;
     thread_kept_.resize(model.threads.size());
     for (size_t i = 0; i < model.threads.size(); ++i) thread_kept_[i] = filter.KeepsThread(model.threads[i]);
     location_kept_.assign(model.source_locations.size() + 1, -1);
@@ -355,7 +366,11 @@ class PerfettoWriter {
   }
 
  private:
-  int64_t Ns(uint64_t tick) const { return model_.clock.TickToNs(tick) - origin_ns_; }
+  int64_t Ns(uint64_t tick) const { return timeline_.Tick(tick); }
+  uint64_t Uuid(uint64_t uuid) const { return uuid | uint64_t(process_) << kProcessShift; }
+  uint64_t Flow(uint64_t context_ordinal, uint64_t zone_index) const {
+    return FlowId(context_ordinal, zone_index) | uint64_t(process_) << kProcessShift;
+  }
 
   // The model's thread index of a program thread id, or none.
   std::optional<size_t> ThreadIndex(uint32_t thread_id) const {
@@ -393,7 +408,7 @@ class PerfettoWriter {
     if (!zone.is_timed() || !KeepsThreadId(zone.thread_id) || !KeepsLocation(zone.source_location))
       return std::nullopt;
     const auto mapped = model_.MapGpuZone(context, zone);
-    if (!filter_.Overlaps(mapped.begin_ns - origin_ns_, mapped.end_ns - origin_ns_)) return std::nullopt;
+    if (!filter_.Overlaps(timeline_.Ns(mapped.begin_ns), timeline_.Ns(mapped.end_ns))) return std::nullopt;
     return mapped;
   }
   static uint64_t FlowId(uint64_t context_ordinal, uint64_t zone_index) {
@@ -403,9 +418,9 @@ class PerfettoWriter {
   void WriteDescriptors() {
     {
       pb::TrackDescriptor& process = main_.Descriptor();
-      process.set_uuid(kProcessTrack);
+      process.set_uuid(Uuid(kProcessTrack));
       process.mutable_process()->set_pid(pid_);
-      process.mutable_process()->set_process_name(model_.program.name);
+      process.mutable_process()->set_process_name(timeline_.name());
       main_.Send();
     }
     std::unordered_set<int32_t> tids;
@@ -415,8 +430,8 @@ class PerfettoWriter {
       const int32_t os_tid = int32_t(thread.os_thread_id & 0x7FFFFFFFu);
       const bool usable = os_tid != 0 && tids.insert(os_tid).second;
       pb::TrackDescriptor& track = main_.Descriptor();
-      track.set_uuid(ThreadTrack(i));
-      track.set_parent_uuid(kProcessTrack);
+      track.set_uuid(Uuid(ThreadTrack(i)));
+      track.set_parent_uuid(Uuid(kProcessTrack));
       pb::ThreadDescriptor& descriptor = *track.mutable_thread();
       descriptor.set_pid(pid_);
       descriptor.set_tid(usable ? os_tid : kSyntheticTidBase + int32_t(i & 0x3FFFFFFF));
@@ -425,8 +440,8 @@ class PerfettoWriter {
     }
     for (const auto& [id, context] : model_.gpu_contexts) {
       pb::TrackDescriptor& track = main_.Descriptor();
-      track.set_uuid(GpuTrack(id));
-      track.set_parent_uuid(kProcessTrack);
+      track.set_uuid(Uuid(GpuTrack(id)));
+      track.set_parent_uuid(Uuid(kProcessTrack));
       track.set_name("GPU: " + context.label());
       main_.Send();
     }
@@ -435,11 +450,11 @@ class PerfettoWriter {
   // A counter track (its descriptor written the first time), by what it counts.
   uint64_t CounterTrack(const std::tuple<int, uint32_t, uint32_t, uint32_t>& key, const std::string& name,
                         pb::CounterDescriptor::Unit unit) {
-    auto [it, added] = counter_tracks_.try_emplace(key, CounterTrackUuid(counter_tracks_.size()));
+    auto [it, added] = counter_tracks_.try_emplace(key, Uuid(CounterTrackUuid(counter_tracks_.size())));
     if (added) {
       pb::TrackDescriptor& track = main_.Descriptor();
       track.set_uuid(it->second);
-      track.set_parent_uuid(kProcessTrack);
+      track.set_parent_uuid(Uuid(kProcessTrack));
       track.set_name(name);
       track.mutable_counter()->set_unit(unit);
       main_.Send();
@@ -457,7 +472,7 @@ class PerfettoWriter {
         const GpuZone& zone = context.zones[i];
         const auto thread = ThreadIndex(zone.thread_id);
         if (!thread || !KeptGpuZone(context, zone)) continue;
-        submits.push_back({zone.cpu_begin_tick, FlowId(ordinal, i), kNoZone, uint32_t(*thread)});
+        submits.push_back({zone.cpu_begin_tick, Flow(ordinal, i), kNoZone, uint32_t(*thread)});
       }
     }
     std::sort(submits.begin(), submits.end(), [](const Submit& a, const Submit& b) {
@@ -478,7 +493,7 @@ class PerfettoWriter {
         continue;
       }
       pb::TrackEvent& event = main_.Event(ns, pb::TrackEvent::TYPE_INSTANT);
-      event.set_track_uuid(kProcessTrack);
+      event.set_track_uuid(Uuid(kProcessTrack));
       WriteMessage(main_, event, message);
     }
     std::stable_sort(messages.begin(), messages.end(), [](const ThreadMessage& a, const ThreadMessage& b) {
@@ -526,7 +541,7 @@ class PerfettoWriter {
 
   void WriteThread(size_t thread_index, std::span<Submit> submits, std::span<const ThreadMessage> messages) {
     const ThreadTimeline& thread = model_.threads[thread_index];
-    Sequence sequence(writer_, packet_, next_sequence_++, ThreadTrack(thread_index));
+    Sequence sequence(writer_, packet_, next_sequence_++, Uuid(ThreadTrack(thread_index)));
     PlaceSubmits(thread, submits);
     size_t placed = 0;  // the next submit placed in a zone
     size_t unplaced =
@@ -600,12 +615,13 @@ class PerfettoWriter {
     for (size_t i = 0; i < context.zones.size(); ++i) {
       const GpuZone& zone = context.zones[i];
       if (const auto mapped = KeptGpuZone(context, zone))
-        kept.push_back({mapped->begin_ns - origin_ns_, mapped->end_ns - origin_ns_, i, zone.depth, *mapped});
+        kept.push_back(
+            {timeline_.Ns(mapped->begin_ns), timeline_.Ns(mapped->end_ns), i, zone.depth, *mapped});
     }
     std::sort(kept.begin(), kept.end(), [](const Kept& a, const Kept& b) {
       return std::tie(a.begin_ns, a.depth, a.index) < std::tie(b.begin_ns, b.depth, b.index);
     });
-    Sequence sequence(writer_, packet_, next_sequence_++, GpuTrack(context.id));
+    Sequence sequence(writer_, packet_, next_sequence_++, Uuid(GpuTrack(context.id)));
     SliceTrack track(sequence, 0);
     for (const Kept& k : kept) {
       const GpuZone& zone = context.zones[k.index];
@@ -613,8 +629,7 @@ class PerfettoWriter {
       pb::TrackEvent& event = track.Open(k.begin_ns, k.end_ns);
       event.set_name_iid(sequence.LocationName(model_, zone.source_location));
       event.set_source_location_iid(sequence.SourceLocation(model_, zone.source_location));
-      if (ThreadIndex(zone.thread_id) && k.index < kFlowZoneLimit)
-        event.add_flow_ids(FlowId(ordinal, k.index));
+      if (ThreadIndex(zone.thread_id) && k.index < kFlowZoneLimit) event.add_flow_ids(Flow(ordinal, k.index));
       Annotate(sequence, event, "gpu_begin_ticks").set_uint_value(zone.gpu_begin);
       Annotate(sequence, event, "gpu_end_ticks").set_uint_value(zone.gpu_end);
       Annotate(sequence, event, "relative_bound_ns").set_uint_value(k.mapped.relative_ns);
@@ -638,8 +653,8 @@ class PerfettoWriter {
       if (sample.target == uint8_t(protocol::CounterTarget::kGpuZone) &&
           sample.target_index < context.zones.size() && context.zones[sample.target_index].is_timed()) {
         const auto mapped = model_.MapGpuZone(context, context.zones[sample.target_index]);
-        begin_ns = mapped.begin_ns - origin_ns_;
-        end_ns = mapped.end_ns - origin_ns_;
+        begin_ns = timeline_.Ns(mapped.begin_ns);
+        end_ns = timeline_.Ns(mapped.end_ns);
       } else if (sample.target == uint8_t(protocol::CounterTarget::kFrame) &&
                  main_frames != model_.frames.end() &&
                  size_t(sample.target_index) + 1 < main_frames->second.marks.size()) {
@@ -676,7 +691,7 @@ class PerfettoWriter {
                                : model_.frame_names.contains(id) ? model_.frame_names.at(id)
                                                                  : "Frame " + std::to_string(id);
       // (Lambdas take no structured bindings in Clang 14: copies.)
-      const uint64_t uuid = FrameTrack(id);
+      const uint64_t uuid = Uuid(FrameTrack(id));
       const std::string track_name = id == 0 ? "Frames" : "Frames: " + name;
       bool described = false;
       SliceTrack track(main_, uuid);
@@ -687,7 +702,7 @@ class PerfettoWriter {
           described = true;
           pb::TrackDescriptor& descriptor = main_.Descriptor();
           descriptor.set_uuid(uuid);
-          descriptor.set_parent_uuid(kProcessTrack);
+          descriptor.set_parent_uuid(Uuid(kProcessTrack));
           descriptor.set_name(track_name);
           main_.Send();
         }
@@ -755,13 +770,14 @@ class PerfettoWriter {
   static inline const std::string kSubmitName = "GPU submit";
 
   const TraceModel& model_;
+  const ProcessTimeline& timeline_;
   const ExportFilter& filter_;
   PacketWriter writer_;
   pb::TracePacket packet_;  // the one packet every sequence fills in turn
   Sequence main_;
-  const int64_t origin_ns_;
+  const uint32_t process_;
   const int32_t pid_;
-  uint32_t next_sequence_ = kMainSequence + 1;
+  uint32_t& next_sequence_;
   std::vector<bool> thread_kept_;      // by thread index
   std::vector<int8_t> location_kept_;  // by location index (the last for any past the end); -1: not yet known
   std::map<std::tuple<int, uint32_t, uint32_t, uint32_t>, uint64_t> counter_tracks_;
@@ -770,7 +786,16 @@ class PerfettoWriter {
 }  // namespace
 
 void WritePerfettoTrace(const TraceModel& model, std::ostream& out, const ExportFilter& filter) {
-  PerfettoWriter(model, out, filter).Write();
+  WritePerfettoTrace(std::vector<const TraceModel*>{&model}, out, filter);
+}
+
+void WritePerfettoTrace(const std::vector<const TraceModel*>& processes, std::ostream& out,
+                        const ExportFilter& filter) {
+  const std::vector<ProcessTimeline> timelines = ProcessTimeline::Of(processes);
+  uint32_t next_sequence = kFirstSequence;
+  for (size_t i = 0; i < timelines.size(); ++i) {
+    PerfettoWriter(timelines[i], uint32_t(i), out, filter, next_sequence).Write();
+  }
 }
 
 }  // namespace gnomon::server

@@ -165,15 +165,19 @@ void PrintHostClock(const TraceModel& model, std::ostream& out) {
   out << ")\n";
 }
 
+std::string ProcessLabel(const TraceModel& model) {
+  std::string label = Printable(model.program.name) + " (pid " + std::to_string(model.program.pid);
+  if (!model.program.host.empty()) label += ", host " + Printable(model.program.host);
+  if (model.program.rank >= 0) label += ", rank " + std::to_string(model.program.rank);
+  return label + ")";
+}
+
 void PrintSummary(const TraceModel& model, std::ostream& out) {
   const bool has_events = model.first_tick != kOpenZone;
   const int64_t duration = has_events ? model.DurationNs(model.first_tick, model.last_tick) : 0;
   out << "Program    ";
   if (model.has_program_info) {
-    out << Printable(model.program.name) << " (pid " << model.program.pid;
-    if (!model.program.host.empty()) out << ", host " << Printable(model.program.host);
-    if (model.program.rank >= 0) out << ", rank " << model.program.rank;
-    out << ")\n";
+    out << ProcessLabel(model) << "\n";
   } else {
     out << "(unknown: the stream had no AppInfo)\n";
   }

@@ -30,7 +30,8 @@ Prints a summary of a Gnomon trace (program, duration, threads, zones, frames, p
 messages, dropped events), a table of zone statistics per source location sorted by
 total time, and the memory pools and locks when the trace has them. A trace of several
 programs (gnomon-capture -a A -a B) reports each, with its clock against the capture's;
---json lists them all under "processes"; --csv, --chrome and --perfetto cover the first.
+--json lists them all under "processes"; --chrome and --perfetto give each program its
+own pid, all on the capture's clock; --csv covers the first.
 
   --csv            print a table as CSV instead (times in ns from the first event):
                    by default the CPU zone statistics per source location (count,
@@ -232,10 +233,9 @@ int main(int argc, char** argv) {
   const gnomon::server::TraceModel& model = set.processes.front().model;
   std::vector<const gnomon::server::TraceModel*> processes;
   for (const auto& process : set.processes) processes.push_back(&process.model);
-  if (processes.size() > 1 && (csv || !chrome_path.empty() || !perfetto_path.empty())) {
-    std::fprintf(stderr,
-                 "gnomon-report: %s holds %zu programs; --csv, --chrome and --perfetto cover the first, %s\n",
-                 path.c_str(), processes.size(), gnomon::server::Printable(model.program.name).c_str());
+  if (processes.size() > 1 && csv) {
+    std::fprintf(stderr, "gnomon-report: %s holds %zu programs; --csv covers the first, %s\n", path.c_str(),
+                 processes.size(), gnomon::server::Printable(model.program.name).c_str());
   }
   const char* to_stdout = nullptr;  // the option that writes to standard output
   for (const auto& [option, output] :
@@ -273,12 +273,12 @@ int main(int argc, char** argv) {
     return 3;
   }
   if (!chrome_path.empty() && !WriteOutput(chrome_path, [&](std::ostream& out) {
-        gnomon::server::WriteChromeTrace(model, out, export_filter);
+        gnomon::server::WriteChromeTrace(processes, out, export_filter);
       })) {
     return 3;
   }
   if (!perfetto_path.empty() && !WriteOutput(perfetto_path, [&](std::ostream& out) {
-        gnomon::server::WritePerfettoTrace(model, out, export_filter);
+        gnomon::server::WritePerfettoTrace(processes, out, export_filter);
       })) {
     return 3;
   }

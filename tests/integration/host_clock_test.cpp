@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <map>
 #include <sstream>
 
 #include "../support/json_check.h"
@@ -146,6 +147,26 @@ void CheckOneCaptureOfPrograms(const std::vector<int64_t>& ahead) {
     CHECK(processes->array[i].Find("rank")->number == double(i));
     CHECK(processes->array[i].Find("pid")->number == double(pids[i]));
     CHECK(processes->array[i].Find("zones")->number == double(set.processes[i].model.zone_count));
+  }
+
+  // The Chrome export puts each program under its own pid, on the capture's clock: the
+  // programs ran side by side, so their first zones lie within a second of each other,
+  // whatever their own clocks say.
+  REQUIRE(gnomon::test::RunCommand(std::string(GNOMON_REPORT) + " " + dir.File("all.gnomon") + " --chrome -",
+                                   &output) == 0);
+  gnomon::test::JsonValue chrome;
+  REQUIRE_MESSAGE(gnomon::test::ParseJson(output.substr(output.find('{')), chrome, error), error);
+  std::map<double, double> earliest_us;  // by pid
+  for (const auto& e : chrome.Find("traceEvents")->array) {
+    if (e.Find("ph")->string != "X" || e.Find("cat")->string != "zone") continue;
+    const double pid = e.Find("pid")->number, ts = e.Find("ts")->number;
+    earliest_us[pid] = earliest_us.contains(pid) ? std::min(earliest_us[pid], ts) : ts;
+  }
+  REQUIRE(earliest_us.size() == ahead.size());
+  for (const auto& [pid, ts] : earliest_us) {
+    CAPTURE(pid);
+    CHECK(ts >= 0);
+    CHECK(ts < 1e6);
   }
 }
 

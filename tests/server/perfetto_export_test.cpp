@@ -10,6 +10,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -551,4 +552,69 @@ TEST_CASE("perfetto: a stream that cannot be written is left failed, not written
   gnomon::server::WritePerfettoTrace(model, out);
   CHECK(!out);
   CHECK(out.str().empty());
+}
+
+TEST_CASE("several programs: each a process of its own pid, placed on the capture's clock by its exchanges") {
+  // The same program twice; the second's clock runs 1,000 s ahead of the capture's, as
+  // its one clock exchange says: the first (no exchanges) stays on its own clock.
+  const TraceModel first = Load("golden/format4-zones.gnomon");
+  TraceModel ahead = Load("golden/format4-zones.gnomon");
+  constexpr uint64_t kAhead = 1'000'000'000'000;
+  const uint64_t program_ns = uint64_t(ahead.clock.TickToNs(ahead.first_tick));
+  REQUIRE(program_ns > kAhead);
+  // offset in [t1 - t2, t4 - t3] = [-1000 s - 10 ns, -1000 s + 25 ns]: its middle, -1000 s + 7.5 ns.
+  ahead.host_clock_exchanges.push_back(
+      {program_ns - kAhead - 10, program_ns, program_ns + 5, program_ns - kAhead + 30});
+  const std::vector<const TraceModel*> both{&first, &ahead};
+
+  // Chrome: the second program's events come first, 1,000 s before the first's.
+  std::ostringstream chrome;
+  gnomon::server::WriteChromeTrace(both, chrome);
+  gnomon::test::JsonValue root;
+  std::string error;
+  REQUIRE_MESSAGE(gnomon::test::ParseJson(chrome.str(), root, error), error);
+  std::map<int64_t, double> earliest_us;  // by pid
+  std::map<int64_t, std::string> names;
+  for (const auto& e : root.Find("traceEvents")->array) {
+    const int64_t pid = int64_t(e.Find("pid")->number);
+    if (e.Find("ph")->string == "M" && e.Find("name")->string == "process_name")
+      names[pid] = e.Find("args")->Find("name")->string;
+    if (e.Find("ph")->string != "X" || e.Find("cat")->string != "zone") continue;
+    const double ts = e.Find("ts")->number;
+    earliest_us[pid] = earliest_us.contains(pid) ? std::min(earliest_us[pid], ts) : ts;
+  }
+  REQUIRE(earliest_us.size() == 2);
+  const int64_t pid = first.program.pid, other = pid + 0x400000;  // the same pid: moved past pid_max
+  REQUIRE(earliest_us.contains(other));
+  CHECK(names[pid].starts_with("gnomon-test-program (pid "));
+  int64_t first_zone_ns = INT64_MAX;
+  for (const auto& thread : first.threads) {
+    if (thread.zones.size() > 0)
+      first_zone_ns = std::min(first_zone_ns, first.RelativeNs(thread.zones[0].begin_tick));
+  }
+  const double first_zone_us = double(first_zone_ns) / 1e3;
+  CHECK(std::fabs(earliest_us[other] - first_zone_us) < 0.01);
+  CHECK(std::fabs(earliest_us[pid] - earliest_us[other] - 1e9) < 0.01);  // 1,000 s, within 7.5 ns
+
+  // Perfetto: two process tracks, their threads under them, the same placement.
+  const std::ostringstream perfetto = [&] {
+    std::ostringstream out;
+    gnomon::server::WritePerfettoTrace(both, out);
+    return out;
+  }();
+  const ReadBack read = Read(perfetto.str());
+  std::map<int32_t, uint64_t> earliest_ns;  // by pid
+  std::set<uint64_t> processes;
+  for (const auto& [uuid, track] : read.tracks) {
+    if (track.has_process()) processes.insert(uuid);
+    if (!track.has_thread() || !read.slices.contains(uuid)) continue;
+    const int32_t thread_pid = track.thread().pid();
+    const uint64_t begin = read.slices.at(uuid).front().begin_ns;
+    earliest_ns[thread_pid] =
+        earliest_ns.contains(thread_pid) ? std::min(earliest_ns[thread_pid], begin) : begin;
+  }
+  CHECK(processes.size() == 2);
+  REQUIRE(earliest_ns.size() == 2);
+  CHECK(std::llabs(int64_t(earliest_ns[int32_t(pid)] - earliest_ns[int32_t(other)]) - int64_t(kAhead)) <= 8);
+  CHECK(read.Of(pb::TrackEvent::TYPE_SLICE_BEGIN, "thread").size() == 2 * first.zone_count);
 }

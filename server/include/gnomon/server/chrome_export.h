@@ -5,6 +5,7 @@
 #pragma once
 
 #include <ostream>
+#include <vector>
 
 #include "gnomon/server/export_filter.h"
 #include "gnomon/server/trace_model.h"
@@ -12,5 +13,9 @@
 namespace gnomon::server {
 
 void WriteChromeTrace(const TraceModel& model, std::ostream& out, const ExportFilter& filter = {});
+// Every program of a trace (a capture of several), each a process of its own pid, on the
+// capture's clock (process_timeline.h): a program 1,000 s ahead lands where it happened.
+void WriteChromeTrace(const std::vector<const TraceModel*>& processes, std::ostream& out,
+                      const ExportFilter& filter = {});
 
 }  // namespace gnomon::server

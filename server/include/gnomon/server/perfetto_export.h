@@ -18,6 +18,7 @@
 #pragma once
 
 #include <ostream>
+#include <vector>
 
 #include "gnomon/server/export_filter.h"
 #include "gnomon/server/trace_model.h"
@@ -25,5 +26,9 @@
 namespace gnomon::server {
 
 void WritePerfettoTrace(const TraceModel& model, std::ostream& out, const ExportFilter& filter = {});
+// Every program of a trace (a capture of several), each a process of its own pid with its
+// own tracks, on the capture's clock (process_timeline.h).
+void WritePerfettoTrace(const std::vector<const TraceModel*>& processes, std::ostream& out,
+                        const ExportFilter& filter = {});
 
 }  // namespace gnomon::server

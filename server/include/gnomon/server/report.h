@@ -14,6 +14,8 @@ namespace gnomon::server {
 
 // Program, duration, threads, zones, frames, messages, drops and stream health.
 void PrintSummary(const TraceModel& model, std::ostream& out);
+// "name (pid N, host H, rank R)": the program, as the summary names it (printable).
+std::string ProcessLabel(const TraceModel& model);
 // The statistics table, one row per source location, in the order given.
 void PrintStatisticsTable(const TraceModel& model, const std::vector<ZoneStatistics>& stats,
                           std::ostream& out);
