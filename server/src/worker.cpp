@@ -190,6 +190,16 @@ void Worker::Fail(State state, std::string error) {
   state_.store(state);
 }
 
+// Runs `io` until `done()` or `until`, a slice at a time, so that `stop` (RequestStop(),
+// a signal handler's Ctrl-C) ends the wait.
+template <typename Done>
+void RunUntil(asio::io_context& io, const std::atomic<bool>& stop, Done done, Clock::time_point until) {
+  while (!done() && !stop.load() && Clock::now() < until) {
+    io.restart();
+    io.run_for(std::min<Clock::duration>(std::chrono::milliseconds(100), until - Clock::now()));
+  }
+}
+
 Status Worker::Connect() {
   const std::string where = options_.host + ":" + std::to_string(options_.port);
   asio::io_context io;
@@ -198,14 +208,7 @@ Status Worker::Connect() {
   const auto timeout =
       std::min<std::chrono::milliseconds>(options_.connect_timeout, std::chrono::seconds(1'000'000'000));
   const auto deadline = Clock::now() + timeout;
-  // Runs the io context until `done` or `until`, a slice at a time, so that
-  // RequestStop() (a signal handler's Ctrl-C) ends the wait.
-  auto run_until = [&](auto done, Clock::time_point until) {
-    while (!done() && !stop_requested_.load() && Clock::now() < until) {
-      io.restart();
-      io.run_for(std::min<Clock::duration>(std::chrono::milliseconds(100), until - Clock::now()));
-    }
-  };
+  auto run_until = [&](auto done, Clock::time_point until) { RunUntil(io, stop_requested_, done, until); };
   asio::error_code last_error;
   bool connected = false;
   while (!connected) {
@@ -241,7 +244,28 @@ Status Worker::Connect() {
                          "; is the program running with Gnomon, and listening on this port "
                          "(GNOMON_PORT)?");
   }
+  asio::error_code released;
+  return Handshake(socket.release(released), where);
+}
 
+Status Worker::Adopt(int fd, const std::string& where) { return Handshake(fd, where); }
+
+Status Worker::Handshake(int fd, const std::string& where) {
+  asio::io_context io;
+  tcp::socket socket(io);
+  sockaddr_storage local{};
+  socklen_t length = sizeof(local);
+  asio::error_code error;
+  if (fd >= 0 && getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length) == 0) {
+    socket.assign(local.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), fd, error);
+  } else {
+    error = asio::error_code(errno, asio::system_category());
+  }
+  if (error) {
+    if (fd >= 0) ::close(fd);
+    return Status::Error("cannot take the connection to " + where + ": " + error.message());
+  }
+  auto run_until = [&](auto done, Clock::time_point until) { RunUntil(io, stop_requested_, done, until); };
   protocol::ServerHello hello{};
   std::memcpy(hello.magic, protocol::kServerMagic, sizeof(hello.magic));
   hello.version = protocol::kProtocolVersion;

@@ -1,5 +1,9 @@
 // gnomon-capture: records a running program's profile to a .gnomon trace file.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -40,6 +45,7 @@ enum ExitCode {
 constexpr const char* kUsageFormat =
     R"(Usage: gnomon-capture -o FILE [-a HOST[:PORT]]... [-p PORT | --pid PID] [-s SECONDS] [-f]
                       [-w SECONDS] [-l LEVEL] [-q]
+       gnomon-capture -o FILE --listen [ADDR:]PORT [-s SECONDS] [-f] [-l LEVEL] [-q]
        gnomon-capture --list [--lan]
 
 Connects to one or more programs profiled with Gnomon and records their events to one
@@ -52,6 +58,11 @@ capture's (docs/architecture.md, "Host clocks").
                a program's address (default 127.0.0.1; [IPv6]:PORT); repeat -a to
                capture several programs at once
   -p PORT      the port of an -a without one (default %u, or $GNOMON_PORT)
+  --listen [ADDR:]PORT
+               the other way round: wait for programs to connect to this capture
+               (started with GNOMON_COLLECTOR=HOST:PORT), as many as come and go,
+               until Ctrl-C or -s; on 127.0.0.1 unless ADDR says otherwise (0.0.0.0:
+               every interface); PORT 0 picks a free one, printed
   --pid PID    the program with this process id, found among those --list shows
                (waiting for it to announce itself as long as -w says)
   --list       list the programs that can be connected to: those running on this
@@ -173,6 +184,246 @@ int ListPrograms(bool lan) {
   return kExitOk;
 }
 
+// Waits for every program's worker, finishes the file, sums up and returns the exit
+// code: the worst ending among the programs (a malformed stream, a lost connection, one
+// that never answered), then dropped events. `connected`: each worker's handshake.
+int EndCapture(std::vector<std::unique_ptr<Worker>>& workers,
+               const std::vector<gnomon::server::Status>& connected, const std::vector<std::string>& where,
+               TraceWriter& writer, const std::string& output, std::chrono::steady_clock::time_point start,
+               bool quiet, bool tty) {
+  size_t answered = 0;
+  for (size_t i = 0; i < workers.size(); ++i) {
+    if (!connected[i].ok()) continue;
+    workers[i]->Join();
+    ++answered;
+  }
+  const gnomon::server::Status written = writer.Finish();
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const Totals totals = Sum(workers);
+  if (!quiet) PrintProgress(totals, 0, answered, writer, elapsed, tty, true);
+  const uint64_t file_bytes = writer.file_bytes();
+  std::fprintf(stderr,
+               "gnomon-capture: %llu zones, %llu events, %.2f MB received in %.1f s -> %s (%.2f MB, %.2f "
+               "bytes/zone)\n",
+               static_cast<unsigned long long>(totals.zones),
+               static_cast<unsigned long long>(totals.messages), double(totals.bytes) / 1e6, elapsed,
+               output.c_str(), double(file_bytes) / 1e6,
+               totals.zones ? double(file_bytes) / double(totals.zones) : 0.0);
+  if (totals.dropped > 0) {
+    std::fprintf(stderr,
+                 "gnomon-capture: %s dropped %llu event(s): %s event buffer was full (its "
+                 "GNOMON_BUFFER_POLICY and GNOMON_BUFFER_MB decide when; the program's stderr says which)\n",
+                 workers.size() > 1 ? "the programs" : "the program",
+                 static_cast<unsigned long long>(totals.dropped), workers.size() > 1 ? "an" : "its");
+  }
+  if (!written.ok()) {
+    std::fprintf(stderr, "gnomon-capture: %s\n", written.message().c_str());
+    return kExitFile;
+  }
+  int code = totals.dropped > 0 ? kExitDropped : kExitOk;
+  for (size_t i = 0; i < workers.size(); ++i) {
+    const std::string prefix = workers.size() > 1 ? where[i] + ": " : "";
+    if (!connected[i].ok()) {
+      code = std::max<int>(code == kExitDropped ? kExitOk : code, kExitConnect);
+      continue;
+    }
+    const int ended = ExitCodeOf(*workers[i]);
+    if (ended == kExitMalformed)
+      std::fprintf(stderr, "gnomon-capture: %s%s\n", prefix.c_str(), workers[i]->error().c_str());
+    if (ended == kExitConnectionLost) {
+      std::fprintf(stderr, "gnomon-capture: %s%s; the file keeps everything received\n", prefix.c_str(),
+                   workers[i]->error().c_str());
+    }
+    if (ended != kExitOk) code = std::max<int>(code == kExitDropped ? kExitOk : code, ended);
+  }
+  return code;
+}
+
+// The address --listen takes: PORT (on 127.0.0.1) or ADDR:PORT ([V6]:PORT); 0 picks a port.
+std::optional<sockaddr_storage> ParseListenAddress(const std::string& text, socklen_t& length,
+                                                   std::string& error) {
+  std::string host = "127.0.0.1";
+  std::string port_text = text;
+  if (text.find_first_not_of("0123456789") != std::string::npos) {
+    const auto parsed = gnomon::protocol::ParseHostPort(text, 0, gnomon::protocol::PortZero::kAllowed);
+    const size_t colon = text.rfind(':');
+    if (!parsed || colon == std::string::npos || (text.front() == '[' && text[colon - 1] != ']')) {
+      error = parsed ? "'" + text + "' has no port: --listen [ADDR:]PORT" : parsed.error;
+      return std::nullopt;
+    }
+    host = parsed->host;
+    port_text = text.substr(colon + 1);
+  }
+  const auto port = gnomon::protocol::ParsePort(port_text, gnomon::protocol::PortZero::kAllowed);
+  if (!port) {
+    error = port.error;
+    return std::nullopt;
+  }
+  sockaddr_storage address{};
+  if (host.find(':') != std::string::npos) {
+    auto* a = reinterpret_cast<sockaddr_in6*>(&address);
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons(*port);
+    length = sizeof(*a);
+    if (inet_pton(AF_INET6, host.c_str(), &a->sin6_addr) == 1) return address;
+  } else {
+    auto* a = reinterpret_cast<sockaddr_in*>(&address);
+    a->sin_family = AF_INET;
+    a->sin_port = htons(*port);
+    length = sizeof(*a);
+    if (inet_pton(AF_INET, host.c_str(), &a->sin_addr) == 1) return address;
+  }
+  error = "'" + host + "' is not a numeric IP address of this machine (e.g. 0.0.0.0 for every interface)";
+  return std::nullopt;
+}
+
+// "ADDR:PORT" of a socket address.
+std::string AddressText(const sockaddr_storage& address) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  if (address.ss_family == AF_INET6) {
+    const auto* a = reinterpret_cast<const sockaddr_in6*>(&address);
+    inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+    return "[" + std::string(host) + "]:" + std::to_string(ntohs(a->sin6_port));
+  }
+  const auto* a = reinterpret_cast<const sockaddr_in*>(&address);
+  inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+  return std::string(host) + ":" + std::to_string(ntohs(a->sin_port));
+}
+
+// gnomon-capture --listen: takes every program that connects (GNOMON_COLLECTOR), each a
+// worker and a stream of the file, until Ctrl-C or the time limit. FILE appears once
+// the first program has answered.
+int ListenCapture(const std::string& listen, const std::string& output, gnomon::server::Overwrite overwrite,
+                  TraceWriter& writer, Worker::Options options, std::chrono::nanoseconds limit, bool quiet) {
+  socklen_t length = 0;
+  std::string error;
+  const auto address = ParseListenAddress(listen, length, error);
+  if (!address) {
+    std::fprintf(stderr, "gnomon-capture: --listen: %s\n", error.c_str());
+    return kExitUsage;
+  }
+  const int listen_fd = socket(address->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int one = 1;
+  if (listen_fd >= 0) setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (listen_fd < 0 || bind(listen_fd, reinterpret_cast<const sockaddr*>(&*address), length) != 0 ||
+      ::listen(listen_fd, 64) != 0) {
+    std::fprintf(stderr, "gnomon-capture: cannot listen on %s: %s\n", AddressText(*address).c_str(),
+                 std::strerror(errno));
+    if (listen_fd >= 0) close(listen_fd);
+    return kExitConnect;
+  }
+  sockaddr_storage bound{};
+  socklen_t bound_length = sizeof(bound);
+  getsockname(listen_fd, reinterpret_cast<sockaddr*>(&bound), &bound_length);
+  std::fprintf(stderr,
+               "gnomon-capture: listening on %s; start programs with GNOMON_COLLECTOR=%s (Ctrl-C ends the "
+               "capture)\n",
+               AddressText(bound).c_str(), AddressText(bound).c_str());
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGHUP, OnSignal);
+
+  // Each program that connects: its worker, handshaken on a thread of its own so that a
+  // stalled peer holds up nobody; kept once it answered.
+  struct Arrival {
+    std::unique_ptr<Worker> worker;
+    std::string where;
+    std::thread handshake;
+    std::atomic<int> state{0};  // 0: handshaking, 1: answered and receiving, 2: refused
+    gnomon::server::Status status = gnomon::server::Status::Ok();
+  };
+  std::deque<Arrival> arrivals;
+  bool first_stream_taken = false, published = false;
+  const auto start = std::chrono::steady_clock::now();
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  auto next_progress = start + std::chrono::seconds(1);
+  std::vector<bool> announced;
+  bool progress_shown = false;  // a progress line without its newline is on the terminal
+  while (!g_interrupted && (limit.count() == 0 || std::chrono::steady_clock::now() - start < limit)) {
+    pollfd pfd{listen_fd, POLLIN, 0};
+    if (poll(&pfd, 1, 50) > 0 && (pfd.revents & POLLIN)) {
+      sockaddr_storage peer{};
+      socklen_t peer_length = sizeof(peer);
+      const int fd = accept4(listen_fd, reinterpret_cast<sockaddr*>(&peer), &peer_length, SOCK_CLOEXEC);
+      size_t active = 0;
+      for (const Arrival& a : arrivals) active += a.state.load() != 2 && !a.worker->is_finished();
+      if (fd >= 0 && active >= kMaxPrograms) {
+        std::fprintf(stderr, "gnomon-capture: %s: refused, %zu programs are being captured already\n",
+                     AddressText(peer).c_str(), kMaxPrograms);
+        close(fd);
+      } else if (fd >= 0) {
+        Worker::Options program = options;
+        program.writer = first_stream_taken ? &writer.AddStream() : &writer.first_stream();
+        first_stream_taken = true;
+        Arrival& arrival = arrivals.emplace_back();
+        arrival.worker = std::make_unique<Worker>(program);
+        arrival.where = AddressText(peer);
+        arrival.handshake = std::thread([&arrival, fd] {
+          arrival.status = arrival.worker->Adopt(fd, arrival.where);
+          if (arrival.status.ok()) arrival.worker->Start();
+          arrival.state.store(arrival.status.ok() ? 1 : 2);
+        });
+        announced.push_back(false);
+      }
+    }
+    size_t receiving = 0, answered = 0;
+    for (size_t i = 0; i < arrivals.size(); ++i) {
+      Arrival& a = arrivals[i];
+      if (a.state.load() != 1) continue;
+      ++answered;
+      if (!a.worker->is_finished()) ++receiving;
+      if (!published) {
+        if (gnomon::server::Status s = writer.Publish(overwrite); !s.ok()) {
+          std::fprintf(stderr, "gnomon-capture: %s\n", s.message().c_str());
+          g_interrupted = 1;
+        }
+        published = true;
+      }
+      if (!announced[i] && !quiet && !a.worker->program_name().empty()) {
+        std::fprintf(stderr, "%sgnomon-capture: capturing '%s' from %s to %s\n", progress_shown ? "\n" : "",
+                     gnomon::server::Printable(a.worker->program_name()).c_str(), a.where.c_str(),
+                     output.c_str());
+        announced[i] = true;
+      }
+    }
+    if (!quiet && std::chrono::steady_clock::now() >= next_progress) {
+      Totals totals;
+      for (const Arrival& a : arrivals) {
+        if (a.state.load() != 1) continue;
+        totals.zones += a.worker->zones_received();
+        totals.messages += a.worker->messages_received();
+      }
+      progress_shown = tty;
+      PrintProgress(totals, receiving, answered, writer,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), tty,
+                    false);
+      next_progress += tty ? std::chrono::milliseconds(250) : std::chrono::seconds(5);
+    }
+  }
+  close(listen_fd);
+  // The end: every program still connected is stopped (its stream ends there, cleanly).
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<gnomon::server::Status> connected;
+  std::vector<std::string> where;
+  for (Arrival& a : arrivals) {
+    a.worker->RequestStop();
+    a.handshake.join();
+    if (a.state.load() != 1) {
+      if (!quiet)
+        std::fprintf(stderr, "gnomon-capture: %s: %s\n", a.where.c_str(), a.status.message().c_str());
+      continue;
+    }
+    workers.push_back(std::move(a.worker));
+    connected.push_back(gnomon::server::Status::Ok());
+    where.push_back(a.where);
+  }
+  if (workers.empty()) {
+    std::fprintf(stderr, "gnomon-capture: no program connected; %s was not touched\n", output.c_str());
+    return kExitConnect;  // the writer removes its file
+  }
+  return EndCapture(workers, connected, where, writer, output, start, quiet, tty);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -197,6 +448,7 @@ int main(int argc, char** argv) {
   bool lan = false;
   std::optional<uint32_t> pid;
   std::vector<std::string> addresses;
+  std::string listen;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> const char* {
@@ -213,6 +465,8 @@ int main(int argc, char** argv) {
       output = value();
     } else if (arg == "-a") {
       addresses.push_back(value());
+    } else if (arg == "--listen") {
+      listen = value();
     } else if (arg == "-p") {
       const auto port = gnomon::protocol::ParsePort(value(), gnomon::protocol::PortZero::kRefused);
       if (!port) {
@@ -261,6 +515,10 @@ int main(int argc, char** argv) {
     }
   }
   if (list) return ListPrograms(lan);
+  if (!listen.empty() && (pid || !addresses.empty())) {
+    std::fprintf(stderr, "gnomon-capture: --listen waits for programs to connect; leave out -a and --pid\n");
+    return kExitUsage;
+  }
   if (pid && !addresses.empty()) {
     std::fprintf(stderr, "gnomon-capture: --pid finds the program's address; leave out -a\n");
     return kExitUsage;
@@ -343,6 +601,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gnomon-capture: %s\n", writer.status().message().c_str());
     return kExitFile;
   }
+  if (!listen.empty())
+    return ListenCapture(listen, output, overwrite_policy, *writer.value(), options, limit, quiet);
   // One worker and one stream of the file per program, in the order given.
   std::vector<std::unique_ptr<Worker>> workers;
   for (size_t i = 0; i < targets.size(); ++i) {
@@ -440,49 +700,7 @@ int main(int argc, char** argv) {
       next_progress += tty ? std::chrono::milliseconds(250) : std::chrono::seconds(5);
     }
   }
-  for (size_t i = 0; i < workers.size(); ++i) {
-    if (connected[i].ok()) workers[i]->Join();
-  }
-  const gnomon::server::Status written = writer.value()->Finish();
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const Totals totals = Sum(workers);
-  if (!quiet) PrintProgress(totals, 0, answered, *writer.value(), elapsed, tty, true);
-  const uint64_t file_bytes = writer.value()->file_bytes();
-  std::fprintf(stderr,
-               "gnomon-capture: %llu zones, %llu events, %.2f MB received in %.1f s -> %s (%.2f MB, %.2f "
-               "bytes/zone)\n",
-               static_cast<unsigned long long>(totals.zones),
-               static_cast<unsigned long long>(totals.messages), double(totals.bytes) / 1e6, elapsed,
-               output.c_str(), double(file_bytes) / 1e6,
-               totals.zones ? double(file_bytes) / double(totals.zones) : 0.0);
-  if (totals.dropped > 0) {
-    std::fprintf(stderr,
-                 "gnomon-capture: %s dropped %llu event(s): %s event buffer was full (its "
-                 "GNOMON_BUFFER_POLICY and GNOMON_BUFFER_MB decide when; the program's stderr says which)\n",
-                 workers.size() > 1 ? "the programs" : "the program",
-                 static_cast<unsigned long long>(totals.dropped), workers.size() > 1 ? "an" : "its");
-  }
-  if (!written.ok()) {
-    std::fprintf(stderr, "gnomon-capture: %s\n", written.message().c_str());
-    return kExitFile;
-  }
-  // The worst ending among the programs: a malformed stream, a lost connection, one
-  // that never answered, then dropped events.
-  int code = totals.dropped > 0 ? kExitDropped : kExitOk;
-  for (size_t i = 0; i < workers.size(); ++i) {
-    const std::string prefix = workers.size() > 1 ? where(i) + ": " : "";
-    if (!connected[i].ok()) {
-      code = std::max<int>(code == kExitDropped ? kExitOk : code, kExitConnect);
-      continue;
-    }
-    const int ended = ExitCodeOf(*workers[i]);
-    if (ended == kExitMalformed)
-      std::fprintf(stderr, "gnomon-capture: %s%s\n", prefix.c_str(), workers[i]->error().c_str());
-    if (ended == kExitConnectionLost) {
-      std::fprintf(stderr, "gnomon-capture: %s%s; the file keeps everything received\n", prefix.c_str(),
-                   workers[i]->error().c_str());
-    }
-    if (ended != kExitOk) code = std::max<int>(code == kExitDropped ? kExitOk : code, ended);
-  }
-  return code;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < workers.size(); ++i) names.push_back(where(i));
+  return EndCapture(workers, connected, names, *writer.value(), output, start, quiet, tty);
 }

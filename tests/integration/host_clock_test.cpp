@@ -6,9 +6,12 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <sstream>
+#include <thread>
 
 #include "../support/json_check.h"
 #include "../support/process.h"
@@ -196,4 +199,60 @@ TEST_CASE("host clocks: one capture of two programs 1,000 s and 5,000 s ahead: t
 
 TEST_CASE("host clocks: one capture of three programs on this machine: three processes, one file") {
   CheckOneCaptureOfPrograms({0, 0, 0});
+}
+
+TEST_CASE("--listen: programs that connect out come and go during the capture, and every one is a process") {
+  gnomon::test::ScratchDir dir;
+  gnomon::test::ChildProcess capture(
+      {GNOMON_CAPTURE, "-q", "-o", dir.File("cluster.gnomon"), "--listen", "127.0.0.1:0"}, {},
+      dir.File("capture.log"));
+  // It says where it listens.
+  std::string collector;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (collector.empty() && std::chrono::steady_clock::now() < give_up) {
+    const std::string log = gnomon::test::ReadFile(dir.File("capture.log"));
+    const size_t at = log.find("GNOMON_COLLECTOR=");
+    const size_t end = at == std::string::npos ? at : log.find(' ', at);
+    if (end != std::string::npos) collector = log.substr(at + 17, end - at - 17);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE_MESSAGE(collector.starts_with("127.0.0.1:"), gnomon::test::ReadFile(dir.File("capture.log")));
+  auto run = [&](const std::string& name, const char* seconds) {
+    return std::make_unique<gnomon::test::ChildProcess>(
+        std::vector<std::string>{GNOMON_DEMO, "--seconds", seconds, "--workers", "1"},
+        std::map<std::string, std::string>{
+            {"GNOMON_COLLECTOR", collector}, {"GNOMON_PORT", "0"}, {"GNOMON_WAIT_FOR_SERVER_MS", "20000"}},
+        dir.File(name + ".log"));
+  };
+  // One program, gone before the next two start together.
+  std::set<uint32_t> pids;
+  auto first = run("first", "0.3");
+  pids.insert(uint32_t(first->pid()));
+  CHECK(first->Wait() == 0);
+  auto second = run("second", "0.5");
+  auto third = run("third", "0.2");
+  pids.insert(uint32_t(second->pid()));
+  pids.insert(uint32_t(third->pid()));
+  CHECK(second->Wait() == 0);
+  CHECK(third->Wait() == 0);
+  capture.Signal(SIGINT);
+  CHECK_MESSAGE(capture.Wait() == 0, gnomon::test::ReadFile(dir.File("capture.log")));
+
+  gnomon::server::TraceSet set;
+  auto loaded = gnomon::server::LoadTraceSet(dir.File("cluster.gnomon"), set);
+  REQUIRE_MESSAGE(loaded.ok(), loaded.status().message());
+  CHECK(loaded->warning.empty());
+  REQUIRE(set.processes.size() == 3);
+  std::set<uint32_t> found;
+  for (const auto& process : set.processes) {
+    const auto& m = process.model;
+    found.insert(m.program.pid);
+    CHECK(m.diagnostics.ended_cleanly);
+    CHECK(m.zone_count > 10);
+    const HostClockModel clock(m.host_clock_exchanges);
+    const auto* epoch = clock.main_epoch();
+    REQUIRE(epoch != nullptr);
+    CHECK(std::llabs(epoch->offset_ns()) <= int64_t(epoch->uncertainty_ns()));  // one clock: offset 0
+  }
+  CHECK(found == pids);
 }

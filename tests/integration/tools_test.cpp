@@ -272,6 +272,21 @@ TEST_CASE("the tools explain bad use and bad input") {
   CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " --pid 1 -a 127.0.0.1 -o " + dir.File("x.gnomon"),
                    &output) == 1);
   CHECK(output.find("leave out -a") != std::string::npos);
+  // --listen: a port is needed, a numeric address of this machine, and no -a with it.
+  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " --listen 127.0.0.1 -o " + dir.File("x.gnomon"), &output) ==
+        1);
+  CHECK(output.find("'127.0.0.1' has no port: --listen [ADDR:]PORT") != std::string::npos);
+  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " --listen render-3:9000 -o " + dir.File("x.gnomon"),
+                   &output) == 1);
+  CHECK(output.find("'render-3' is not a numeric IP address") != std::string::npos);
+  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " --listen 0 -a 127.0.0.1 -o " + dir.File("x.gnomon"),
+                   &output) == 1);
+  CHECK(output.find("leave out -a and --pid") != std::string::npos);
+  // Nobody connecting before the time limit: the file is not touched.
+  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " --listen 0 -s 0.3 -o " + dir.File("x.gnomon"), &output) ==
+        2);
+  CHECK(output.find("no program connected; " + dir.File("x.gnomon") + " was not touched") !=
+        std::string::npos);
   std::ofstream(dir.File("junk.gnomon")) << "definitely not a trace";
   CHECK(RunCommand(std::string(GNOMON_REPORT) + " " + dir.File("junk.gnomon"), &output) == 2);
   CHECK(output.find("not a Gnomon trace") != std::string::npos);

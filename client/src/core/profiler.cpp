@@ -98,6 +98,12 @@ Config& PendingConfig() {
     Config& config = *g_pending_config;
     if (const char* address = std::getenv("GNOMON_ADDRESS"); address && *address) config.address = address;
     if (const char* file = std::getenv("GNOMON_PORT_FILE"); file && *file) config.port_file = file;
+    protocol::HostPort collector;
+    ReadEnvSetting("GNOMON_COLLECTOR", collector, [](std::string_view text) {
+      return protocol::ParseHostPort(text, protocol::kDefaultPort);
+    });
+    config.collector_host = collector.host;
+    config.collector_port = collector.port;
     ReadEnvSetting("GNOMON_PORT", config.port, [](std::string_view text) {
       return protocol::ParsePort(text, protocol::PortZero::kAllowed);
     });

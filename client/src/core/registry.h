@@ -73,6 +73,8 @@ struct Config {
   uint32_t exit_flush_ms = 5000;                 // longest wait at exit for a connected server to drain
   uint32_t exit_wait_for_server_ms = 0;          // wait at exit for a server to connect
   std::string port_file;                         // when set, the bound port is written there
+  std::string collector_host;                    // GNOMON_COLLECTOR: a capture to connect out to
+  uint16_t collector_port = 0;                   // (gnomon-capture --listen), retried while unreachable
   AnnounceMode announce = AnnounceMode::kLocal;  // who learns that the program runs
   std::string announce_to;                       // kLan: IP[:PORT] (default: broadcast)
   bool on_demand = false;                        // record only while a server is connected

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -16,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <utility>
 
 #include "gnomon/client/thread_writer.h"
 #include "gnomon/protocol/byte_io.h"
@@ -36,6 +38,7 @@ constexpr auto kFirstCalibrationGap = std::chrono::milliseconds(20);
 constexpr size_t kFlushBytes = 1 << 20;
 constexpr auto kHandshakeTimeout = std::chrono::seconds(2);  // per connection, never blocking
 constexpr size_t kMaxPendingHandshakes = 16;                 // more: the oldest waiting one is dropped
+constexpr auto kCollectorRetry = std::chrono::seconds(1);    // GNOMON_COLLECTOR: between attempts
 constexpr int kListenBacklog = 64;
 constexpr int kPortsToTry = 10;
 constexpr uint32_t kOwnFileExitFlushMs = 60000;
@@ -89,6 +92,7 @@ Sender::~Sender() {
   for (const PendingHandshake& pending : pending_) close(pending.fd);
   if (conn_fd_ >= 0) close(conn_fd_);
   if (listen_fd_ >= 0) close(listen_fd_);
+  if (collector_fd_ >= 0) close(collector_fd_);
 }
 
 bool Sender::OpenOwnFile() {
@@ -112,6 +116,7 @@ bool Sender::Listen() {
     writes_own_file_ = true;
     return true;
   }
+  if (!config.collector_host.empty()) ResolveCollector();
   const bool is_v6 = config.address.find(':') != std::string::npos;
   // Non-blocking: AcceptPending() takes connections until there are none left.
   listen_fd_ = socket(is_v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -390,7 +395,7 @@ void Sender::Run() {
         continue;
       }
       const uint32_t wait_ms = registry_.config().exit_wait_for_server_ms;
-      if (wait_ms == 0 || listen_fd_ < 0) break;
+      if (wait_ms == 0 || (listen_fd_ < 0 && collector_address_length_ == 0)) break;
       const auto wait_deadline = Clock::now() + std::chrono::milliseconds(wait_ms);
       while (conn_fd_ < 0 && Clock::now() < wait_deadline) {
         announcer_.Tick(Clock::now());  // still announced while it waits to be connected to
@@ -441,16 +446,19 @@ void Sender::Run() {
 }
 
 void Sender::ServiceConnections(int timeout_ms) {
-  if (listen_fd_ < 0 && conn_fd_ < 0) {
+  ConnectToCollector();
+  if (listen_fd_ < 0 && conn_fd_ < 0 && collector_fd_ < 0 && pending_.empty()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(timeout_ms));
     return;
   }
   std::vector<pollfd> fds;
-  fds.reserve(pending_.size() + 2);
+  fds.reserve(pending_.size() + 3);
   fds.push_back({listen_fd_, POLLIN, 0});  // a negative fd is ignored by poll
   fds.push_back({conn_fd_, POLLIN, 0});
   for (const PendingHandshake& pending : pending_) fds.push_back({pending.fd, POLLIN, 0});
-  if (!pending_.empty()) {  // wake up for the nearest handshake deadline
+  const size_t collector_index = fds.size();
+  fds.push_back({collector_fd_, POLLOUT, 0});  // connected (or refused) once writable
+  if (!pending_.empty()) {                     // wake up for the nearest handshake deadline
     auto nearest = pending_.front().deadline;
     for (const PendingHandshake& pending : pending_) nearest = std::min(nearest, pending.deadline);
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(nearest - Clock::now()).count();
@@ -468,6 +476,7 @@ void Sender::ServiceConnections(int timeout_ms) {
     close(pending.fd);  // said nothing in time: not a Gnomon server, or a stalled one
     return true;
   });
+  if (collector_fd_ >= 0 && fds[collector_index].revents != 0) FinishCollectorConnect();
   if (fds[0].revents & POLLIN) AcceptPending();
 }
 
@@ -475,15 +484,65 @@ void Sender::AcceptPending() {
   for (size_t accepted = 0; accepted < kMaxPendingHandshakes; ++accepted) {
     const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) return;
-    if (pending_.size() >= kMaxPendingHandshakes) {  // the one waiting longest gives way
-      close(pending_.front().fd);
-      pending_.erase(pending_.begin());
-    }
-    PendingHandshake& pending = pending_.emplace_back();
-    pending.fd = fd;
-    pending.deadline = Clock::now() + kHandshakeTimeout;
-    if (ContinueHandshake(pending)) pending_.pop_back();  // a hello may already be there
+    AddPending(fd);
   }
+}
+
+void Sender::AddPending(int fd) {
+  if (pending_.size() >= kMaxPendingHandshakes) {  // the one waiting longest gives way
+    close(pending_.front().fd);
+    pending_.erase(pending_.begin());
+  }
+  PendingHandshake& pending = pending_.emplace_back();
+  pending.fd = fd;
+  pending.deadline = Clock::now() + kHandshakeTimeout;
+  if (ContinueHandshake(pending)) pending_.pop_back();  // a hello may already be there
+}
+
+bool Sender::ResolveCollector() {
+  const Config& config = registry_.config();
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const std::string port = std::to_string(config.collector_port);
+  if (const int error = getaddrinfo(config.collector_host.c_str(), port.c_str(), &hints, &found);
+      error != 0) {
+    std::fprintf(stderr, "gnomon: cannot resolve GNOMON_COLLECTOR host '%s': %s; not connecting out\n",
+                 config.collector_host.c_str(), gai_strerror(error));
+    return false;
+  }
+  std::memcpy(&collector_address_, found->ai_addr, found->ai_addrlen);
+  collector_address_length_ = found->ai_addrlen;
+  freeaddrinfo(found);
+  return true;
+}
+
+void Sender::ConnectToCollector() {
+  if (collector_address_length_ == 0 || conn_fd_ >= 0 || collector_fd_ >= 0 || stop_.load()) return;
+  const auto now = Clock::now();
+  if (now < next_collector_attempt_) return;
+  next_collector_attempt_ = now + kCollectorRetry;
+  const int fd = socket(collector_address_.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return;
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&collector_address_), collector_address_length_) == 0) {
+    AddPending(fd);  // the collector speaks first, as a server that connected does
+  } else if (errno == EINPROGRESS) {
+    collector_fd_ = fd;
+  } else {
+    close(fd);  // refused: no capture listening yet; tried again in a second
+  }
+}
+
+void Sender::FinishCollectorConnect() {
+  int error = 0;
+  socklen_t length = sizeof(error);
+  const int fd = std::exchange(collector_fd_, -1);
+  if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 || error != 0) {
+    close(fd);
+    return;
+  }
+  AddPending(fd);
 }
 
 bool Sender::ContinueHandshake(PendingHandshake& pending) {

@@ -15,6 +15,8 @@
 // server is connected gets a "busy" answer.
 #pragma once
 
+#include <sys/socket.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -109,6 +111,14 @@ class Sender {
   bool ReadClockProbes();  // PeerClosed() for a server that sends probes
   void AnswerClockProbe(uint32_t sequence, int64_t received_ns);
   void Disconnect(const char* reason);
+  // GNOMON_COLLECTOR: resolves it (false, said on stderr, when it cannot be).
+  bool ResolveCollector();
+  // Starts a connection to the collector when none is up or being made and it is time;
+  // a connection made becomes a pending handshake, as an accepted one does.
+  void ConnectToCollector();
+  void FinishCollectorConnect();
+  // Waits for `fd`'s ServerHello (an accepted connection, or one made to the collector).
+  void AddPending(int fd);
   // AppInfo, and HostInfo when `host_info` (a file, or a server that knows it).
   void AppendAppInfo(std::vector<uint8_t>& out, bool host_info = true) const;
 
@@ -119,7 +129,13 @@ class Sender {
   std::unique_ptr<server::TraceWriter> own_file_;  // GNOMON_OUTPUT, written as it goes
   bool writes_own_file_ = false;                   // set before the thread starts
   std::vector<PendingHandshake> pending_;          // accepted, hello not complete yet
-  bool answers_probes_ = false;                    // the connected server sends ClockProbes
+  // GNOMON_COLLECTOR: its address (resolved once), the connection being made to it, and
+  // when to try again after one failed or ended.
+  sockaddr_storage collector_address_{};
+  socklen_t collector_address_length_ = 0;
+  int collector_fd_ = -1;
+  std::chrono::steady_clock::time_point next_collector_attempt_{};
+  bool answers_probes_ = false;  // the connected server sends ClockProbes
   uint8_t probe_[sizeof(protocol::ClockProbe)] = {};
   size_t probe_filled_ = 0;
   int64_t probe_second_start_ns_ = 0;  // the flood guard's window

@@ -73,12 +73,13 @@ inline Parsed<uint16_t> ParsePort(std::string_view text, PortZero zero) {
 }
 
 // A network address: HOST, HOST:PORT, [V6] or [V6]:PORT; a bare IPv6 address (more than
-// one colon, no brackets) is all host. Without a port, `default_port`.
+// one colon, no brackets) is all host. Without a port, `default_port`; port 0 as `zero` says.
 struct HostPort {
   std::string host;
   uint16_t port = 0;
 };
-inline Parsed<HostPort> ParseHostPort(std::string_view text, uint16_t default_port) {
+inline Parsed<HostPort> ParseHostPort(std::string_view text, uint16_t default_port,
+                                      PortZero zero = PortZero::kRefused) {
   HostPort address{std::string(text), default_port};
   std::string_view port;
   if (text.starts_with('[')) {
@@ -97,7 +98,7 @@ inline Parsed<HostPort> ParseHostPort(std::string_view text, uint16_t default_po
   }
   if (address.host.empty()) return settings_detail::Fail<HostPort>(text, "HOST[:PORT] (the host is missing)");
   if (!port.empty()) {
-    const Parsed<uint16_t> parsed = ParsePort(port, PortZero::kRefused);
+    const Parsed<uint16_t> parsed = ParsePort(port, zero);
     if (!parsed) return {std::nullopt, parsed.error};
     address.port = *parsed;
   }

@@ -63,6 +63,9 @@ class Worker {
 
   // Connects and performs the handshake. Blocks up to options.connect_timeout.
   Status Connect();
+  // Performs the handshake on a connection a program made to us (gnomon-capture
+  // --listen), which the worker then owns; `where` names the program in messages.
+  Status Adopt(int fd, const std::string& where);
   // Receives on a new thread until the stream ends, fails, or RequestStop().
   void Start();
   void RequestStop() { stop_requested_.store(true); }
@@ -95,6 +98,8 @@ class Worker {
  private:
   template <typename Handler>
   void ReceiveLoop(Handler& handler);
+  // Sends ServerHello on `fd` (a connected socket, owned from here) and checks the answer.
+  Status Handshake(int fd, const std::string& where);
   void Fail(State state, std::string error);
 
   Options options_;
