@@ -4,6 +4,7 @@
 // exchanges within the stated bound. Needs root (unshare --time); skipped with a
 // message elsewhere.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -255,4 +256,76 @@ TEST_CASE("--listen: programs that connect out come and go during the capture, a
     CHECK(std::llabs(epoch->offset_ns()) <= int64_t(epoch->uncertainty_ns()));  // one clock: offset 0
   }
   CHECK(found == pids);
+}
+
+TEST_CASE("host clocks: every message between two programs on clocks 4,000 s apart comes out causal") {
+  if (!TimeNamespacesAllowed()) {
+    MESSAGE("skipped: time namespaces need root and a kernel that allows them (unshare --time)");
+    return;
+  }
+  // The sender's clock runs 5,000 s ahead, the receiver's 1,000 s: on their own clocks
+  // every message would arrive 4,000 s before it was sent.
+  constexpr long kMessages = 200;
+  gnomon::test::ScratchDir dir;
+  const std::string fifo = dir.File("messages");
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  std::vector<std::unique_ptr<gnomon::test::ChildProcess>> programs;
+  std::string command = std::string(GNOMON_CAPTURE) + " -q -o " + dir.File("both.gnomon");
+  for (const auto& [side, ahead] : {std::pair{"send", 5000}, {"receive", 1000}}) {
+    const std::string port_file = dir.File(std::string(side) + ".port");
+    programs.push_back(std::make_unique<gnomon::test::ChildProcess>(
+        std::vector<std::string>{UnsharePath(), "--time", "--monotonic", std::to_string(ahead),
+                                 GNOMON_TEST_PROGRAM, side, fifo, std::to_string(kMessages)},
+        std::map<std::string, std::string>{
+            {"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", port_file}, {"GNOMON_WAIT_FOR_SERVER_MS", "20000"}},
+        dir.File(std::string(side) + ".log")));
+    const uint16_t port = gnomon::test::WaitForPortFile(port_file);
+    REQUIRE(port != 0);
+    command += " -a 127.0.0.1:" + std::to_string(port);
+  }
+  std::string output;
+  REQUIRE_MESSAGE(gnomon::test::RunCommand(command, &output) == 0, output);
+  for (auto& program : programs) CHECK(program->Wait() == 0);
+
+  gnomon::server::TraceSet set;
+  auto loaded = gnomon::server::LoadTraceSet(dir.File("both.gnomon"), set);
+  REQUIRE_MESSAGE(loaded.ok(), loaded.status().message());
+  REQUIRE(set.processes.size() == 2);
+  // Each side's zones of one name, as (begin, end) on the capture's clock and on its own.
+  struct Placed {
+    std::vector<int64_t> mapped, own;
+    uint64_t bound_ns = 0;
+  };
+  auto place = [](const gnomon::server::TraceModel& m, const std::string& name) {
+    Placed placed;
+    const HostClockModel clock(m.host_clock_exchanges);
+    REQUIRE(clock.valid());
+    for (const auto& thread : m.threads) {
+      for (size_t i = 0; i < thread.zones.size(); ++i) {
+        if (m.ZoneName(thread, i) != name) continue;
+        const int64_t own = m.clock.TickToNs(thread.zones[i].begin_tick);
+        const auto at = clock.At(own);
+        placed.own.push_back(own);
+        placed.mapped.push_back(own + at.offset_ns);
+        placed.bound_ns = std::max(placed.bound_ns, at.uncertainty_ns);
+      }
+    }
+    return placed;
+  };
+  const Placed sent = place(set.processes[0].model, "Send");
+  const Placed received = place(set.processes[1].model, "Receive");
+  REQUIRE(sent.mapped.size() == size_t(kMessages));
+  REQUIRE(received.mapped.size() == size_t(kMessages));
+  int64_t closest = INT64_MAX;
+  for (long k = 0; k < kMessages; ++k) {
+    CAPTURE(k);
+    CHECK(received.own[k] < sent.own[k]);        // on their own clocks: effect before cause
+    CHECK(received.mapped[k] > sent.mapped[k]);  // on the capture's: cause, then effect
+    closest = std::min(closest, received.mapped[k] - sent.mapped[k]);
+  }
+  // Each message was written at least 200 us after its send zone began: placed within
+  // the two mappings' bounds of that.
+  CHECK(closest >= 200'000 - int64_t(sent.bound_ns + received.bound_ns));
+  MESSAGE("closest message: received ", closest, " ns after the send began; bounds +/- ", sent.bound_ns,
+          " and ", received.bound_ns, " ns");
 }

@@ -17,6 +17,7 @@
 //                                       saved three times (DIR/save-N.gnomon)
 //
 // Run it with GNOMON_WAIT_FOR_SERVER_MS so that it waits at exit for a capture.
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -283,6 +284,40 @@ int RingStress(const std::string& dir) {
   return saved == 3 ? 0 : 4;
 }
 
+// Waits (up to 10 s) for a capture, so that the clock exchanges span the messages.
+void WaitForCapture() {
+  gnomon_startup();  // listens now, not at the first zone
+  const auto give_up = std::chrono::steady_clock::now() + 10s;
+  while (!gnomon_is_connected() && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(1ms);
+}
+
+// One side of a conversation over a FIFO: `send` records a zone "Send" around preparing
+// a message (200 us of work) and writing it; `receive` records a zone "Receive" just
+// after each message arrived. Message k is the k-th zone of each.
+int Converse(bool send, const char* fifo, long messages) {
+  WaitForCapture();
+  const int fd = open(fifo, send ? O_WRONLY : O_RDONLY);
+  if (fd < 0) return 3;
+  for (long k = 0; k < messages; ++k) {
+    const auto message = uint32_t(k);
+    if (send) {
+      GNOMON_ZONE("Send");
+      const auto prepared = std::chrono::steady_clock::now() + 200us;
+      while (std::chrono::steady_clock::now() < prepared) {
+      }
+      if (write(fd, &message, sizeof(message)) != ssize_t(sizeof(message))) return 4;
+      std::this_thread::sleep_for(2ms);
+    } else {
+      uint32_t got = 0;
+      if (read(fd, &got, sizeof(got)) != ssize_t(sizeof(got)) || got != message) return 4;
+      GNOMON_ZONE("Receive");
+    }
+  }
+  close(fd);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -299,9 +334,11 @@ int main(int argc, char** argv) {
   if (scenario == "save-signal" && argc > 2) return SaveSignal(argv[2]);
   if (scenario == "save-twice" && argc > 3) return SaveTwice(argv[2], argv[3]);
   if (scenario == "ring-stress" && argc > 2) return RingStress(argv[2]);
+  if ((scenario == "send" || scenario == "receive") && argc > 3)
+    return Converse(scenario == "send", argv[2], std::atol(argv[3]));
   std::fprintf(stderr,
                "usage: gnomon-test-program zones | before-connect | flood N | flood-after-connect N | "
                "threads T N | hold FILE | fork-exit FILE | on-demand | ring N [FILE] | save-signal FILE | "
-               "save-twice A B | ring-stress DIR\n");
+               "save-twice A B | ring-stress DIR | send FIFO N | receive FIFO N\n");
   return 2;
 }
