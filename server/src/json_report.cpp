@@ -339,6 +339,41 @@ void WriteProcess(JsonWriter& json, const TraceModel& model) {
   json.EndObject();
 }
 
+// The programs compared: zones in several of them, and the slowest program per frame.
+void WriteProcessComparison(JsonWriter& json, const std::vector<const TraceModel*>& processes) {
+  std::vector<std::vector<ZoneStatistics>> stats;
+  for (const TraceModel* process : processes) stats.push_back(ComputeZoneStatistics(*process));
+  auto identify = [&](size_t p) {
+    json.Key("pid").Uint(processes[p]->program.pid).Key("rank");
+    if (processes[p]->program.rank >= 0) {
+      json.Int(processes[p]->program.rank);
+    } else {
+      json.Null();
+    }
+  };
+  json.Key("across_processes").BeginObject().Key("zones").BeginArray();
+  for (const CrossProcessZone& z : CompareProcessZones(processes, stats)) {
+    json.BeginObject().Key("name").String(z.name).Key("processes").Uint(z.processes.size());
+    json.Key("fastest_mean_ns")
+        .Number(z.mean_ns[z.fastest])
+        .Key("slowest_mean_ns")
+        .Number(z.mean_ns[z.slowest]);
+    json.Key("spread_ns").Number(z.spread_ns()).Key("slowest").BeginObject();
+    identify(z.processes[z.slowest]);
+    json.EndObject().EndObject();
+  }
+  json.EndArray();
+  const SlowestPerFrame frames = CompareProcessFrames(processes);
+  json.Key("frames").BeginObject().Key("steps").Uint(frames.frames).Key("slowest").BeginArray();
+  for (size_t p = 0; p < processes.size(); ++p) {
+    if (frames.slowest.empty() || frames.slowest[p] == 0) continue;
+    json.BeginObject();
+    identify(p);
+    json.Key("steps").Uint(frames.slowest[p]).Key("worst_lag_ns").Int(frames.worst_lag_ns[p]).EndObject();
+  }
+  json.EndArray().EndObject().EndObject();
+}
+
 void WriteDiagnostics(JsonWriter& json, const Diagnostics& d) {
   json.BeginObject();
   const std::pair<const char*, uint64_t> counts[] = {
@@ -384,6 +419,7 @@ void WriteJsonReport(const TraceModel& model, std::ostream& out,
   if (processes.empty()) WriteProcess(json, model);
   for (const TraceModel* process : processes) WriteProcess(json, *process);
   json.EndArray();
+  if (processes.size() > 1) WriteProcessComparison(json, processes);
   json.Key("duration_ns").Int(has_events ? model.DurationNs(model.first_tick, model.last_tick) : 0);
   json.Key("threads").BeginArray();
   for (const ThreadTimeline& thread : model.threads) {

@@ -341,6 +341,37 @@ void PrintLockStatistics(const TraceModel& model, std::ostream& out, size_t limi
   }
 }
 
+void PrintProcessComparison(const std::vector<const TraceModel*>& processes,
+                            const std::vector<std::vector<ZoneStatistics>>& stats, std::ostream& out,
+                            size_t limit) {
+  const std::vector<CrossProcessZone> zones = CompareProcessZones(processes, stats);
+  const SlowestPerFrame frames = CompareProcessFrames(processes);
+  if (zones.empty() && frames.frames == 0) return;
+  if (!zones.empty()) {
+    out << "\nAcross programs (" << zones.size() << " zone(s) in several programs, by spread of their means"
+        << (zones.size() > limit ? ", the first " + std::to_string(limit) : std::string()) << ")\n";
+    out << FitColumn("Zone", 24)
+        << Format(" %8s %13s %13s %11s  %s\n", "Programs", "Fastest mean", "Slowest mean", "Spread",
+                  "Slowest program");
+    for (size_t i = 0; i < zones.size() && i < limit; ++i) {
+      const CrossProcessZone& z = zones[i];
+      out << FitColumn(Printable(z.name), 24)
+          << Format(" %8zu %13s %13s %11s  %s\n", z.processes.size(),
+                    FormatDuration(z.mean_ns[z.fastest]).c_str(),
+                    FormatDuration(z.mean_ns[z.slowest]).c_str(), FormatDuration(z.spread_ns()).c_str(),
+                    ProcessLabel(*processes[z.processes[z.slowest]]).c_str());
+    }
+  }
+  if (frames.frames > 0) {
+    out << "\nFrames step by step (" << frames.frames << " steps compared): the slowest program\n";
+    for (size_t p = 0; p < processes.size(); ++p) {
+      if (frames.slowest[p] == 0) continue;
+      out << "  " << ProcessLabel(*processes[p]) << ": slowest in " << frames.slowest[p] << " step(s), up to "
+          << FormatDuration(double(frames.worst_lag_ns[p])) << " behind the next\n";
+    }
+  }
+}
+
 void PrintSampleStatistics(const TraceModel& model, std::ostream& out, size_t limit) {
   if (model.samples.size() == 0) return;
   Symbolizer symbolizer;

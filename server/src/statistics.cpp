@@ -512,4 +512,74 @@ FrameTimeSummary SummarizeFrameTimes(const TraceModel& model, const FrameSeries&
   return s;
 }
 
+std::vector<CrossProcessZone> CompareProcessZones(const std::vector<const TraceModel*>& processes,
+                                                  const std::vector<std::vector<ZoneStatistics>>& stats) {
+  std::map<std::string, CrossProcessZone> by_name;
+  for (size_t p = 0; p < processes.size() && p < stats.size(); ++p) {
+    for (const ZoneStatistics& zone : stats[p]) {
+      const std::string& name = processes[p]->Location(zone.source_location).name;
+      CrossProcessZone& cross = by_name[name];
+      // Two locations of one name in one program (two call sites): one entry, weighted.
+      if (!cross.processes.empty() && cross.processes.back() == p) {
+        const double total =
+            cross.mean_ns.back() * double(cross.counts.back()) + zone.mean_ns * double(zone.count);
+        cross.counts.back() += zone.count;
+        cross.mean_ns.back() = total / double(cross.counts.back());
+        continue;
+      }
+      cross.processes.push_back(p);
+      cross.counts.push_back(zone.count);
+      cross.mean_ns.push_back(zone.mean_ns);
+    }
+  }
+  std::vector<CrossProcessZone> compared;
+  for (auto& [name, cross] : by_name) {
+    if (cross.processes.size() < 2) continue;
+    cross.name = name;
+    const auto [low, high] = std::minmax_element(cross.mean_ns.begin(), cross.mean_ns.end());
+    cross.fastest = size_t(low - cross.mean_ns.begin());
+    cross.slowest = size_t(high - cross.mean_ns.begin());
+    compared.push_back(std::move(cross));
+  }
+  std::stable_sort(compared.begin(), compared.end(),
+                   [](const auto& a, const auto& b) { return a.spread_ns() > b.spread_ns(); });
+  return compared;
+}
+
+SlowestPerFrame CompareProcessFrames(const std::vector<const TraceModel*>& processes) {
+  SlowestPerFrame result;
+  result.slowest.assign(processes.size(), 0);
+  result.worst_lag_ns.assign(processes.size(), 0);
+  std::vector<const std::vector<uint64_t>*> marks;
+  uint64_t steps = UINT64_MAX;
+  for (const TraceModel* model : processes) {
+    const auto main = model->frames.find(0);
+    marks.push_back(main == model->frames.end() ? nullptr : &main->second.marks);
+    if (marks.back() != nullptr && marks.back()->size() >= 2)
+      steps = std::min<uint64_t>(steps, marks.back()->size() - 1);
+  }
+  size_t with_frames = 0;
+  for (const auto* m : marks) with_frames += m != nullptr && m->size() >= 2;
+  if (with_frames < 2 || steps == UINT64_MAX) return result;
+  for (uint64_t k = 0; k < steps; ++k) {
+    size_t slowest = SIZE_MAX;
+    int64_t longest = -1, second = -1;
+    for (size_t p = 0; p < processes.size(); ++p) {
+      if (marks[p] == nullptr || marks[p]->size() < 2) continue;
+      const int64_t ns = processes[p]->DurationNs((*marks[p])[k], (*marks[p])[k + 1]);
+      if (ns > longest) {
+        second = longest;
+        longest = ns;
+        slowest = p;
+      } else if (ns > second) {
+        second = ns;
+      }
+    }
+    ++result.slowest[slowest];
+    result.worst_lag_ns[slowest] = std::max(result.worst_lag_ns[slowest], longest - second);
+  }
+  result.frames = steps;
+  return result;
+}
+
 }  // namespace gnomon::server

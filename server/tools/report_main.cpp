@@ -96,8 +96,8 @@ bool WriteOutput(const std::string& path, const std::function<void(std::ostream&
 // The value after option argv[i]: none when there is none or the next word is itself
 // an option ("--csv"), so that a forgotten value never swallows it.
 // The text report of one program.
-void PrintReport(const gnomon::server::TraceModel& model) {
-  const auto stats = gnomon::server::ComputeZoneStatistics(model);
+void PrintReport(const gnomon::server::TraceModel& model,
+                 const std::vector<gnomon::server::ZoneStatistics>& stats) {
   gnomon::server::PrintSummary(model, std::cout);
   std::cout << "\nZone statistics (" << stats.size() << " source locations, by total time)\n";
   gnomon::server::PrintStatisticsTable(model, stats, std::cout);
@@ -260,11 +260,17 @@ int main(int argc, char** argv) {
   } else if (csv) {
     gnomon::server::WriteCsv(model, csv_options, std::cout);
   } else {
+    std::vector<std::vector<gnomon::server::ZoneStatistics>> stats;
     for (size_t i = 0; i < processes.size(); ++i) {
       if (processes.size() > 1) {
         std::cout << (i > 0 ? "\n" : "") << "=== Program " << i + 1 << " of " << processes.size() << " ===\n";
       }
-      PrintReport(*processes[i]);
+      stats.push_back(gnomon::server::ComputeZoneStatistics(*processes[i]));
+      PrintReport(*processes[i], stats.back());
+    }
+    if (processes.size() > 1) {
+      std::cout << "\n=== The " << processes.size() << " programs compared ===\n";
+      gnomon::server::PrintProcessComparison(processes, stats, std::cout);
     }
   }
   if (!json_path.empty() && !WriteOutput(json_path, [&](std::ostream& out) {

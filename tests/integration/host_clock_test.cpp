@@ -152,6 +152,16 @@ void CheckOneCaptureOfPrograms(const std::vector<int64_t>& ahead) {
     CHECK(processes->array[i].Find("pid")->number == double(pids[i]));
     CHECK(processes->array[i].Find("zones")->number == double(set.processes[i].model.zone_count));
   }
+  // The programs compared: every demo zone runs in all of them.
+  const auto* across = report.Find("across_processes");
+  REQUIRE(across != nullptr);
+  REQUIRE(!across->Find("zones")->array.empty());
+  for (const auto& zone : across->Find("zones")->array)
+    CHECK(zone.Find("processes")->number == double(ahead.size()));
+  REQUIRE(gnomon::test::RunCommand(std::string(GNOMON_REPORT) + " " + dir.File("all.gnomon"), &output) == 0);
+  CHECK(output.find("=== The " + std::to_string(ahead.size()) + " programs compared ===") !=
+        std::string::npos);
+  CHECK(output.find("Frames step by step") != std::string::npos);
 
   // The Chrome export puts each program under its own pid, on the capture's clock: the
   // programs ran side by side, so their first zones lie within a second of each other,

@@ -192,3 +192,41 @@ TEST_CASE("statistics of a range count the zones that begin in it, walked in pie
   CHECK(ComputeZoneStatistics(model, 1, {t + 100, t + 200}).empty());
   CHECK(ComputeZoneStatistics(model, 1)[0].count == 2'500'000);
 }
+
+TEST_CASE("programs compared: a zone in several by the spread of its means, and the slowest per frame") {
+  // Three ranks of one job: "Step" takes 100, 150 and 120 ns on average; "Load" runs on
+  // rank 0 only. Rank 1's frames are slow in steps 0 and 1, rank 2's in step 2.
+  auto rank = [](int r, std::vector<uint64_t> steps, std::vector<uint64_t> frames) {
+    gnomon::test::StreamWriter w;
+    w.AppInfo("rank " + std::to_string(r)).SourceLocation(1, "Step", "s", "a.cpp", 1).ThreadContext(1);
+    if (r == 0) w.SourceLocation(2, "Load", "l", "a.cpp", 2).ZoneBegin(2, 0).ZoneEnd(5);
+    uint64_t t = 10;
+    for (uint64_t ns : steps) {
+      w.ZoneBegin(1, t).ZoneEnd(t + ns);
+      t += 1000;
+    }
+    uint64_t mark = 0;
+    w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, mark);
+    for (uint64_t ns : frames) w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, mark += ns);
+    return gnomon::test::BuildModel(w);
+  };
+  const TraceModel a = rank(0, {90, 110}, {1000, 1000, 1000, 1000});
+  const TraceModel b = rank(1, {150, 150}, {1300, 1100, 900});
+  const TraceModel c = rank(2, {120}, {900, 1000, 1400});
+  const std::vector<const TraceModel*> programs{&a, &b, &c};
+  const std::vector<std::vector<ZoneStatistics>> stats{ComputeZoneStatistics(a), ComputeZoneStatistics(b),
+                                                       ComputeZoneStatistics(c)};
+  const auto zones = CompareProcessZones(programs, stats);
+  REQUIRE(zones.size() == 1);  // Load runs in one program only
+  CHECK(zones[0].name == "Step");
+  CHECK(zones[0].processes == std::vector<size_t>{0, 1, 2});
+  CHECK(zones[0].counts == std::vector<uint64_t>{2, 2, 1});
+  CHECK(zones[0].processes[zones[0].slowest] == 1);
+  CHECK(zones[0].processes[zones[0].fastest] == 0);
+  CHECK(zones[0].spread_ns() == doctest::Approx(50));
+
+  const SlowestPerFrame frames = CompareProcessFrames(programs);
+  CHECK(frames.frames == 3);  // the fewest any program has
+  CHECK(frames.slowest == std::vector<uint64_t>{0, 2, 1});
+  CHECK(frames.worst_lag_ns == std::vector<int64_t>{0, 300, 400});
+}

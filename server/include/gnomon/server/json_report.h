@@ -8,6 +8,10 @@
 //                      clock_rejected, clock_contradicted, threads, zones}]: every
 //                      program of the trace, its clock against the capture's (null
 //                      where the trace has no clock exchanges)
+//   across_processes with several programs: {zones: [{name, processes,
+//                      fastest_mean_ns, slowest_mean_ns, spread_ns, slowest: {pid,
+//                      rank}}] by spread, frames: {steps, slowest: [{pid, rank, steps,
+//                      worst_lag_ns}]}} (statistics.h, CompareProcessZones/Frames)
 //   duration_ns
 //   threads          [{id, os_thread_id, name, zones}]
 //   zones            [{name, function, file, line, count, total_ns, self_ns, mean_ns,

@@ -30,6 +30,12 @@ void PrintCounterStatistics(const TraceModel& model, std::ostream& out);
 // waits); nothing when the trace has none.
 void PrintMemoryStatistics(const TraceModel& model, std::ostream& out, size_t limit = 20);
 void PrintLockStatistics(const TraceModel& model, std::ostream& out, size_t limit = 20);
+// The programs of one trace compared: zones in several of them by the spread of their
+// means, with the slowest program; the slowest program step by step through the frames.
+// `stats[i]`: ComputeZoneStatistics of processes[i].
+void PrintProcessComparison(const std::vector<const TraceModel*>& processes,
+                            const std::vector<std::vector<ZoneStatistics>>& stats, std::ostream& out,
+                            size_t limit = 20);
 
 // The functions the samples found running most often (self and total counts, with
 // their source line and module), and each thread's context switches and running time;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "gnomon/server/trace_model.h"
@@ -62,5 +63,29 @@ struct FrameTimeSummary {
   uint64_t bins[kFrameBins] = {};
 };
 FrameTimeSummary SummarizeFrameTimes(const TraceModel& model, const FrameSeries& series);
+
+// The programs of one trace compared (a capture of several, e.g. the ranks of a job).
+// A zone (by name) that runs in two programs or more: each one's count and mean, the
+// spread of the means, and the slowest. Sorted by spread, largest first.
+struct CrossProcessZone {
+  std::string name;
+  std::vector<size_t> processes;  // indices into the programs given, ascending
+  std::vector<uint64_t> counts;   // per entry of processes
+  std::vector<double> mean_ns;
+  size_t slowest = 0;  // the entry of processes with the highest mean
+  size_t fastest = 0;
+  double spread_ns() const { return mean_ns[slowest] - mean_ns[fastest]; }
+};
+// `stats[i]`: ComputeZoneStatistics of processes[i].
+std::vector<CrossProcessZone> CompareProcessZones(const std::vector<const TraceModel*>& processes,
+                                                  const std::vector<std::vector<ZoneStatistics>>& stats);
+// The main frame series compared step by step: the k-th frame of every program that has
+// one, for k up to the fewest frames any of them has; how often each was the slowest.
+struct SlowestPerFrame {
+  uint64_t frames = 0;                // steps compared
+  std::vector<uint64_t> slowest;      // per program: steps where it was the slowest
+  std::vector<int64_t> worst_lag_ns;  // per program: its longest lead over the next slowest
+};
+SlowestPerFrame CompareProcessFrames(const std::vector<const TraceModel*>& processes);
 
 }  // namespace gnomon::server
