@@ -8,6 +8,7 @@
 #include <asio.hpp>
 #include <cstring>
 #include <ctime>
+#include <memory>
 #include <vector>
 
 #include "gnomon/protocol/byte_io.h"
@@ -320,9 +321,34 @@ void Worker::Join() {
   if (thread_.joinable()) thread_.join();
 }
 
+namespace {
+
+// Bytes received and not yet decoded. Not zero-filled: a quiet program's connection
+// touches only the pages its bytes reach, so a capture of many programs, a buffer each,
+// holds what they send rather than 4 MiB apiece.
+class ReceiveBuffer {
+ public:
+  explicit ReceiveBuffer(size_t size) : data_(new uint8_t[size]), size_(size) {}
+  uint8_t* data() { return data_.get(); }
+  size_t size() const { return size_; }
+  // Grows to `size`, keeping the first `keep` bytes.
+  void Grow(size_t size, size_t keep) {
+    std::unique_ptr<uint8_t[]> grown(new uint8_t[size]);
+    std::memcpy(grown.get(), data_.get(), keep);
+    data_ = std::move(grown);
+    size_ = size;
+  }
+
+ private:
+  std::unique_ptr<uint8_t[]> data_;
+  size_t size_;
+};
+
+}  // namespace
+
 template <typename Handler>
 void Worker::ReceiveLoop(Handler& handler) {
-  std::vector<uint8_t> buffer(kReceiveBufferBytes);
+  ReceiveBuffer buffer(kReceiveBufferBytes);
   size_t filled = 0;
   size_t undecoded = 0;        // bytes at the end of buffer[0, filled) not yet offered to the decoder
   uint64_t stream_offset = 0;  // of buffer[0] in the stream
@@ -422,7 +448,8 @@ void Worker::ReceiveLoop(Handler& handler) {
       if (options_.writer != nullptr) options_.writer->FlushIfOld();
       continue;
     }
-    if (buffer.size() - filled < kReceiveBufferBytes / 4) buffer.resize(buffer.size() + kReceiveBufferBytes);
+    if (buffer.size() - filled < kReceiveBufferBytes / 4)
+      buffer.Grow(buffer.size() + kReceiveBufferBytes, filled);
     const ssize_t n = ready < 0 ? -1 : recv(fd_, buffer.data() + filled, buffer.size() - filled, 0);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) {

@@ -339,3 +339,49 @@ TEST_CASE("host clocks: every message between two programs on clocks 4,000 s apa
   MESSAGE("closest message: received ", closest, " ns after the send began; bounds +/- ", sent.bound_ns,
           " and ", received.bound_ns, " ns");
 }
+
+TEST_CASE("--listen: 64 programs at once into one capture, each whole") {
+  constexpr int kPrograms = 64;
+  gnomon::test::ScratchDir dir;
+  gnomon::test::ChildProcess capture(
+      {GNOMON_CAPTURE, "-q", "-o", dir.File("64.gnomon"), "--listen", "127.0.0.1:0"}, {},
+      dir.File("capture.log"));
+  std::string collector;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (collector.empty() && std::chrono::steady_clock::now() < give_up) {
+    const std::string log = gnomon::test::ReadFile(dir.File("capture.log"));
+    const size_t at = log.find("GNOMON_COLLECTOR=");
+    const size_t end = at == std::string::npos ? at : log.find(' ', at);
+    if (end != std::string::npos) collector = log.substr(at + 17, end - at - 17);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE(!collector.empty());
+  // Each records its zones, then waits at exit until the capture has taken them all.
+  std::vector<std::unique_ptr<gnomon::test::ChildProcess>> programs;
+  for (int i = 0; i < kPrograms; ++i) {
+    programs.push_back(std::make_unique<gnomon::test::ChildProcess>(
+        std::vector<std::string>{GNOMON_TEST_PROGRAM, "zones"},
+        std::map<std::string, std::string>{{"GNOMON_COLLECTOR", collector},
+                                           {"GNOMON_PORT", "0"},
+                                           {"GNOMON_ANNOUNCE", "off"},
+                                           {"GNOMON_RANK", std::to_string(i)},
+                                           {"GNOMON_WAIT_FOR_SERVER_MS", "30000"}},
+        dir.File("program" + std::to_string(i) + ".log")));
+  }
+  for (auto& program : programs) CHECK(program->Wait(std::chrono::seconds(60)) == 0);
+  capture.Signal(SIGINT);
+  CHECK_MESSAGE(capture.Wait() == 0, gnomon::test::ReadFile(dir.File("capture.log")));
+
+  gnomon::server::TraceSet set;
+  auto loaded = gnomon::server::LoadTraceSet(dir.File("64.gnomon"), set);
+  REQUIRE_MESSAGE(loaded.ok(), loaded.status().message());
+  CHECK(loaded->warning.empty());
+  REQUIRE(set.processes.size() == size_t(kPrograms));
+  std::set<int> ranks;
+  for (const auto& process : set.processes) {
+    ranks.insert(process.model.program.rank);
+    CHECK(process.model.diagnostics.ended_cleanly);
+    CHECK(process.model.zone_count == 463);  // every zone of the test program's run
+  }
+  CHECK(ranks.size() == size_t(kPrograms));
+}

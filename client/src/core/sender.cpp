@@ -416,10 +416,12 @@ void Sender::Run() {
         Flush();
         // Wait (bounded) for the server to close first, so the last bytes are not lost
         // to a reset: reading what it still sends (clock probes), since closing with
-        // bytes unread resets the connection too.
+        // bytes unread resets the connection too, and a reset throws away what the
+        // server has not read yet. A busy capture (many programs on few cores) may be
+        // seconds behind: it has until the exit flush's deadline.
         if (conn_fd_ >= 0) {
           shutdown(conn_fd_, SHUT_WR);
-          const auto deadline = Clock::now() + std::chrono::milliseconds(500);
+          const auto deadline = std::max(Clock::now() + std::chrono::milliseconds(500), stop_deadline_);
           uint8_t unread[256];
           while (Clock::now() < deadline) {
             pollfd pfd{conn_fd_, POLLIN, 0};
