@@ -8,6 +8,7 @@
 // trace of one program keeps its own times, from its first event, as before.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -25,9 +26,11 @@ class ProcessTimeline {
   // One program on its own clock, from its first event.
   explicit ProcessTimeline(const TraceModel& model);
 
-  // A time of the program's clock (ns) on the timeline.
+  // A time of the program's clock (ns) on the timeline; saturated (a crafted trace's
+  // offsets can be anything).
   int64_t Ns(int64_t program_ns) const {
-    return program_ns + (host_ ? host_->At(program_ns).offset_ns : 0) - origin_ns_;
+    const __int128 ns = __int128(program_ns) + (host_ ? host_->At(program_ns).offset_ns : 0) - origin_ns_;
+    return int64_t(std::clamp<__int128>(ns, INT64_MIN, INT64_MAX));
   }
   // A CPU tick of the program on the timeline.
   int64_t Tick(uint64_t tick) const { return Ns(model_->clock.TickToNs(tick)); }
