@@ -2,8 +2,8 @@
 // tests/data (formats 1 and 2, kept from real captures) and tests/data/golden (formats
 // 3 to 5, written by the builds of their day from the test programs: every message
 // kind, several threads, a stream of several blocks, two programs in one file) has
-// beside it the dump of the models it loads into (tests/support/model_dump.h). A change to the reader that alters
-// what an old file means fails here, even when the writer changed to match.
+// beside it the dump of the models it loads into (tests/support/model_dump.h). A change to the reader that
+// alters what an old file means fails here, even when the writer changed to match.
 //
 // A new golden file: write it with the build of its format, then run this test with
 // GNOMON_WRITE_GOLDEN=1 once to write its dump, and check the dump by eye.
@@ -54,7 +54,7 @@ TEST_CASE("every trace format keeps loading into the model it always did") {
       "golden/format4-c-program.gnomon",  // format 4: the same three, numbered blocks
       "golden/format4-zones.gnomon",
       "golden/format4-flood.gnomon",
-      "h200_vulkan_demo_probes.gnomon",  // format 4: a Vulkan capture on an H200 with brackets
+      "h200_vulkan_demo_probes.gnomon",      // format 4: a Vulkan capture on an H200 with brackets
       "golden/format5-two-programs.gnomon",  // format 5: the C program and the zones program, one capture
   };
   const bool write = std::getenv("GNOMON_WRITE_GOLDEN") != nullptr;
