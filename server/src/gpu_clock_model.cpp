@@ -12,6 +12,7 @@ namespace {
 // Largest drift the model accepts between two knots, and the bound it assumes when it
 // extrapolates beyond its knots.
 constexpr double kMaxRateError = 0.01;
+constexpr uint32_t kMaxToleratedBoundNs = 10'000'000;  // a fallback bracket on a loaded machine: a few ms
 constexpr double kExtrapolationDriftBound = 10e-6;
 
 uint32_t SaturatedNs(double ns) { return uint32_t(std::round(std::clamp(ns, 0.0, double(UINT32_MAX - 1)))); }
@@ -93,8 +94,11 @@ GpuClockModel::SampleResult GpuClockModel::AddSample(const GpuCalibrationSample&
     const uint64_t dg = sample.gpu_ticks - last.gpu_ticks;
     const double dc = double(sample.cpu_ns) - double(last.cpu_ns);
     const double dg_ns = double(dg) * period_.ns();
-    const double tolerance =
-        dg_ns * kMaxRateError + double(last.uncertainty_ns) + double(sample.uncertainty_ns) + 1000.0;
+    // Stated bounds count up to kMaxToleratedBoundNs each: one read claiming seconds
+    // must not become a knot far off the others (and then reject every later read).
+    const double stated = double(std::min(last.uncertainty_ns, kMaxToleratedBoundNs)) +
+                          double(std::min(sample.uncertainty_ns, kMaxToleratedBoundNs));
+    const double tolerance = dg_ns * kMaxRateError + stated + 1000.0;
     if (dg_ns < double(kMergeWindowNs) && std::fabs(dc - dg_ns) <= tolerance) {
       // Two reads of (nearly) the same moment: one knot at their weighted centroid,
       // which lies between them and so keeps the knots strictly increasing. Its stated

@@ -46,6 +46,13 @@ bool Joins(const HostClockModel::Knot& a, const HostClockModel::Knot& b) {
   return std::fabs(double(b.offset_ns) - double(a.offset_ns)) <= allowed;
 }
 
+// A time in ns, saturated: crafted exchanges can put drift and offsets anywhere.
+int64_t ClampedNs(double ns) {
+  if (!(ns > -9.2e18)) return std::isnan(ns) ? 0 : INT64_MIN;
+  if (ns > 9.2e18) return INT64_MAX;
+  return int64_t(std::llround(ns));
+}
+
 // The mapping of one epoch at a program time: interpolated between its knots, else
 // extrapolated along its drift from the nearer end.
 HostClockModel::Mapping MapInEpoch(const HostClockModel::Epoch& epoch, int64_t program_ns) {
@@ -57,7 +64,7 @@ HostClockModel::Mapping MapInEpoch(const HostClockModel::Epoch& epoch, int64_t p
     const Knot& edge = after == k.begin() ? k.front() : k.back();
     const double gap = double(program_ns) - double(edge.program_ns);
     return {.valid = true,
-            .offset_ns = edge.offset_ns + int64_t(std::llround(gap * epoch.drift_ppm * 1e-6)),
+            .offset_ns = ClampedNs(double(edge.offset_ns) + gap * epoch.drift_ppm * 1e-6),
             .uncertainty_ns = Saturate(double(edge.half_ns) + DriftAllowance(gap))};
   }
   const Knot& a = *(after - 1);
@@ -67,7 +74,7 @@ HostClockModel::Mapping MapInEpoch(const HostClockModel::Epoch& epoch, int64_t p
   const double nearer =
       std::min(double(program_ns) - double(a.program_ns), double(b.program_ns) - double(program_ns));
   return {.valid = true,
-          .offset_ns = a.offset_ns + int64_t(std::llround(t * (double(b.offset_ns) - double(a.offset_ns)))),
+          .offset_ns = ClampedNs(double(a.offset_ns) + t * (double(b.offset_ns) - double(a.offset_ns))),
           .uncertainty_ns = Saturate(double(a.half_ns) + t * (double(b.half_ns) - double(a.half_ns)) +
                                      BetweenKnots(a, b, nearer))};
 }
@@ -147,9 +154,11 @@ const HostClockModel::Epoch* HostClockModel::main_epoch() const {
 
 HostClockModel::Mapping HostClockModel::At(int64_t program_ns) const {
   if (epochs_.empty()) return {};
-  // Epochs follow each other in program time: the first that ends at or after the time.
-  size_t i = 0;
-  while (i + 1 < epochs_.size() && epochs_[i].knots.back().program_ns < program_ns) ++i;
+  // Epochs follow each other in program time: the first that ends at or after the time
+  // (the last when none does), found by bisection: every exported event asks.
+  const auto ends_before = [program_ns](const Epoch& e) { return e.knots.back().program_ns < program_ns; };
+  const size_t i =
+      size_t(std::partition_point(epochs_.begin(), epochs_.end() - 1, ends_before) - epochs_.begin());
   const Mapping here = MapInEpoch(epochs_[i], program_ns);
   if (i == 0 || program_ns >= epochs_[i].knots.front().program_ns) return here;
   // Between the end of one epoch and the start of the next: the clock stepped somewhere
@@ -160,7 +169,7 @@ HostClockModel::Mapping HostClockModel::At(int64_t program_ns) const {
   const double high = std::max(double(before.offset_ns) + double(before.uncertainty_ns),
                                double(here.offset_ns) + double(here.uncertainty_ns));
   return {.valid = true,
-          .offset_ns = int64_t(std::llround((low + high) / 2)),
+          .offset_ns = ClampedNs((low + high) / 2),
           .uncertainty_ns = Saturate((high - low) / 2 + 1)};
 }
 

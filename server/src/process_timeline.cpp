@@ -22,7 +22,8 @@ std::vector<ProcessTimeline> ProcessTimeline::Of(const std::vector<const TraceMo
   for (const TraceModel* model : processes) {
     ProcessTimeline& timeline = timelines.emplace_back(*model);
     timeline.origin_ns_ = 0;
-    while (!pids.insert(timeline.pid_).second) timeline.pid_ += 0x400000u;  // past Linux's pid_max
+    // Past Linux's pid_max (2^22): numbers no process of the trace has.
+    for (uint32_t n = 0; !pids.insert(timeline.pid_).second; ++n) timeline.pid_ = 0x400000u + n;
     timeline.name_ = ProcessLabel(*model);
     HostClockModel host(model->host_clock_exchanges);
     if (host.valid()) timeline.host_.emplace(std::move(host));

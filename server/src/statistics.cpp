@@ -563,7 +563,7 @@ SlowestPerFrame CompareProcessFrames(const std::vector<const TraceModel*>& proce
   if (with_frames < 2 || steps == UINT64_MAX) return result;
   for (uint64_t k = 0; k < steps; ++k) {
     size_t slowest = SIZE_MAX;
-    int64_t longest = -1, second = -1;
+    int64_t longest = INT64_MIN, second = INT64_MIN;  // a crafted trace's frames may go backwards
     for (size_t p = 0; p < processes.size(); ++p) {
       if (marks[p] == nullptr || marks[p]->size() < 2) continue;
       const int64_t ns = processes[p]->DurationNs((*marks[p])[k], (*marks[p])[k + 1]);
@@ -575,8 +575,11 @@ SlowestPerFrame CompareProcessFrames(const std::vector<const TraceModel*>& proce
         second = ns;
       }
     }
+    if (slowest == SIZE_MAX) continue;
     ++result.slowest[slowest];
-    result.worst_lag_ns[slowest] = std::max(result.worst_lag_ns[slowest], longest - second);
+    const int64_t lag =
+        second == INT64_MIN ? 0 : int64_t(std::clamp<__int128>(__int128(longest) - second, 0, INT64_MAX));
+    result.worst_lag_ns[slowest] = std::max(result.worst_lag_ns[slowest], lag);
   }
   result.frames = steps;
   return result;

@@ -110,6 +110,11 @@ void TraceWriter::Stream::FlushIfOld() {
   if (size_ != 0 && std::chrono::steady_clock::now() - started_ >= writer_.options_.max_block_age) CutBlock();
 }
 
+void TraceWriter::Stream::Close() {
+  CutBlock();
+  data_ = {};
+}
+
 void TraceWriter::Stream::CutBlock() {
   if (size_ == 0) return;
   std::unique_lock lock(writer_.mutex_);

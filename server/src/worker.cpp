@@ -312,6 +312,9 @@ void Worker::Start() {
       CountingHandler handler;
       ReceiveLoop(handler);
     }
+    // Its last block goes to the file now, and its buffer back, not when the whole
+    // capture ends: a capture of programs that come and go holds only the live ones'.
+    if (options_.writer != nullptr) options_.writer->Close();
     std::lock_guard lock(finished_mutex_);
     finished_.notify_all();
   });
@@ -319,6 +322,10 @@ void Worker::Start() {
 
 void Worker::Join() {
   if (thread_.joinable()) thread_.join();
+  if (fd_ >= 0 && is_finished()) {  // the connection is done with: a long capture keeps no descriptor
+    ::close(fd_);
+    fd_ = -1;
+  }
 }
 
 namespace {

@@ -14,7 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
+#include <list>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -244,6 +244,10 @@ std::optional<sockaddr_storage> ParseListenAddress(const std::string& text, sock
                                                    std::string& error) {
   std::string host = "127.0.0.1";
   std::string port_text = text;
+  if (text.find(':') != text.rfind(':') && !text.starts_with('[')) {
+    error = "'" + text + "': write an IPv6 address in brackets, [ADDR]:PORT";
+    return std::nullopt;
+  }
   if (text.find_first_not_of("0123456789") != std::string::npos) {
     const auto parsed = gnomon::protocol::ParseHostPort(text, 0, gnomon::protocol::PortZero::kAllowed);
     const size_t colon = text.rfind(':');
@@ -324,66 +328,104 @@ int ListenCapture(const std::string& listen, const std::string& output, gnomon::
   std::signal(SIGHUP, OnSignal);
 
   // Each program that connects: its worker, handshaken on a thread of its own so that a
-  // stalled peer holds up nobody; kept once it answered.
+  // silent peer holds up nobody, given a stream of the file once it answered. A peer
+  // that does not answer is dropped; a program that ended keeps only its counters.
   struct Arrival {
     std::unique_ptr<Worker> worker;
     std::string where;
     std::thread handshake;
     std::atomic<int> state{0};  // 0: handshaking, 1: answered and receiving, 2: refused
     gnomon::server::Status status = gnomon::server::Status::Ok();
+    bool announced = false;
   };
-  std::deque<Arrival> arrivals;
-  bool first_stream_taken = false, published = false;
+  constexpr size_t kMaxHandshakes = 64;  // at once; more peers wait in the kernel's backlog
+  std::list<Arrival> arrivals;           // stable: each handshake thread holds its own
+  std::atomic<bool> first_stream_taken{false};
+  std::atomic<size_t> streams_taken{0};
+  bool published = false, accept_failing = false, progress_shown = false;
   const auto start = std::chrono::steady_clock::now();
   const bool tty = isatty(STDERR_FILENO) != 0;
   auto next_progress = start + std::chrono::seconds(1);
-  std::vector<bool> announced;
-  bool progress_shown = false;  // a progress line without its newline is on the terminal
+  auto publish = [&] {
+    if (published) return true;
+    published = true;
+    if (gnomon::server::Status s = writer.Publish(overwrite); !s.ok()) {
+      std::fprintf(stderr, "gnomon-capture: %s\n", s.message().c_str());
+      return false;
+    }
+    return true;
+  };
+  int code = kExitOk;
   while (!g_interrupted && (limit.count() == 0 || std::chrono::steady_clock::now() - start < limit)) {
+    size_t handshaking = 0, active = 0;
+    for (const Arrival& a : arrivals) {
+      handshaking += a.state.load() == 0;
+      active += a.state.load() != 2 && !a.worker->is_finished();
+    }
     pollfd pfd{listen_fd, POLLIN, 0};
-    if (poll(&pfd, 1, 50) > 0 && (pfd.revents & POLLIN)) {
+    const bool room = handshaking < kMaxHandshakes;
+    if (poll(&pfd, room ? 1 : 0, 50) > 0 && (pfd.revents & POLLIN) && room) {
       sockaddr_storage peer{};
       socklen_t peer_length = sizeof(peer);
       const int fd = accept4(listen_fd, reinterpret_cast<sockaddr*>(&peer), &peer_length, SOCK_CLOEXEC);
-      size_t active = 0;
-      for (const Arrival& a : arrivals) active += a.state.load() != 2 && !a.worker->is_finished();
-      if (fd >= 0 && active >= kMaxPrograms) {
-        std::fprintf(stderr, "gnomon-capture: %s: refused, %zu programs are being captured already\n",
-                     AddressText(peer).c_str(), kMaxPrograms);
+      if (fd < 0 && errno != EINTR && errno != EAGAIN && errno != ECONNABORTED) {
+        if (!accept_failing) {
+          std::fprintf(stderr, "gnomon-capture: cannot take a connection: %s%s\n", std::strerror(errno),
+                       errno == EMFILE || errno == ENFILE ? " (raise the limit with ulimit -n)" : "");
+        }
+        accept_failing = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      } else if (fd >= 0 &&
+                 (active >= kMaxPrograms || streams_taken.load() >= gnomon::server::kMaxTraceStreams)) {
+        std::fprintf(stderr, "gnomon-capture: %s: refused, %s\n", AddressText(peer).c_str(),
+                     active >= kMaxPrograms ? "1024 programs are being captured already"
+                                            : "the file holds as many programs as a trace can");
         close(fd);
       } else if (fd >= 0) {
-        Worker::Options program = options;
-        program.writer = first_stream_taken ? &writer.AddStream() : &writer.first_stream();
-        first_stream_taken = true;
+        accept_failing = false;
         Arrival& arrival = arrivals.emplace_back();
-        arrival.worker = std::make_unique<Worker>(program);
+        arrival.worker = std::make_unique<Worker>(options);
         arrival.where = AddressText(peer);
-        arrival.handshake = std::thread([&arrival, fd] {
+        arrival.handshake = std::thread([&arrival, &writer, &first_stream_taken, &streams_taken, fd] {
           arrival.status = arrival.worker->Adopt(fd, arrival.where);
-          if (arrival.status.ok()) arrival.worker->Start();
+          if (arrival.status.ok()) {
+            arrival.worker->SetWriter(first_stream_taken.exchange(true) ? &writer.AddStream()
+                                                                        : &writer.first_stream());
+            ++streams_taken;
+            arrival.worker->Start();
+          }
           arrival.state.store(arrival.status.ok() ? 1 : 2);
         });
-        announced.push_back(false);
       }
     }
     size_t receiving = 0, answered = 0;
-    for (size_t i = 0; i < arrivals.size(); ++i) {
-      Arrival& a = arrivals[i];
-      if (a.state.load() != 1) continue;
-      ++answered;
-      if (!a.worker->is_finished()) ++receiving;
-      if (!published) {
-        if (gnomon::server::Status s = writer.Publish(overwrite); !s.ok()) {
-          std::fprintf(stderr, "gnomon-capture: %s\n", s.message().c_str());
-          g_interrupted = 1;
-        }
-        published = true;
+    for (auto it = arrivals.begin(); it != arrivals.end();) {
+      Arrival& a = *it;
+      const int state = a.state.load();
+      if (state == 2) {  // never answered: said, and forgotten
+        a.handshake.join();
+        if (!quiet)
+          std::fprintf(stderr, "gnomon-capture: %s: %s\n", a.where.c_str(), a.status.message().c_str());
+        it = arrivals.erase(it);
+        continue;
       }
-      if (!announced[i] && !quiet && !a.worker->program_name().empty()) {
+      ++it;
+      if (state != 1) continue;
+      ++answered;
+      if (a.worker->is_finished()) {
+        a.worker->Join();  // its thread and its connection: done with
+      } else {
+        ++receiving;
+      }
+      if (!publish()) {
+        code = kExitFile;
+        g_interrupted = 1;
+      }
+      if (!a.announced && !quiet && !a.worker->program_name().empty()) {
         std::fprintf(stderr, "%sgnomon-capture: capturing '%s' from %s to %s\n", progress_shown ? "\n" : "",
                      gnomon::server::Printable(a.worker->program_name()).c_str(), a.where.c_str(),
                      output.c_str());
-        announced[i] = true;
+        a.announced = true;
       }
     }
     if (!quiet && std::chrono::steady_clock::now() >= next_progress) {
@@ -408,11 +450,7 @@ int ListenCapture(const std::string& listen, const std::string& output, gnomon::
   for (Arrival& a : arrivals) {
     a.worker->RequestStop();
     a.handshake.join();
-    if (a.state.load() != 1) {
-      if (!quiet)
-        std::fprintf(stderr, "gnomon-capture: %s: %s\n", a.where.c_str(), a.status.message().c_str());
-      continue;
-    }
+    if (a.state.load() != 1) continue;  // stopped before it answered
     workers.push_back(std::move(a.worker));
     connected.push_back(gnomon::server::Status::Ok());
     where.push_back(a.where);
@@ -421,7 +459,9 @@ int ListenCapture(const std::string& listen, const std::string& output, gnomon::
     std::fprintf(stderr, "gnomon-capture: no program connected; %s was not touched\n", output.c_str());
     return kExitConnect;  // the writer removes its file
   }
-  return EndCapture(workers, connected, where, writer, output, start, quiet, tty);
+  if (!publish()) code = kExitFile;  // one answered just as the capture ended
+  const int ended = EndCapture(workers, connected, where, writer, output, start, quiet, tty);
+  return code == kExitFile ? kExitFile : ended;
 }
 
 }  // namespace
@@ -613,7 +653,11 @@ int main(int argc, char** argv) {
     workers.push_back(std::make_unique<Worker>(program));
     g_workers[i] = workers.back().get();
   }
-  auto where = [&](size_t i) { return targets[i].host + ":" + std::to_string(targets[i].port); };
+  auto where = [&](size_t i) {
+    const std::string& host = targets[i].host;
+    return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
+           std::to_string(targets[i].port);
+  };
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGHUP, OnSignal);  // a closed terminal ends the capture as Ctrl-C does

@@ -93,8 +93,6 @@ bool WriteOutput(const std::string& path, const std::function<void(std::ostream&
   return true;
 }
 
-// The value after option argv[i]: none when there is none or the next word is itself
-// an option ("--csv"), so that a forgotten value never swallows it.
 // The text report of one program.
 void PrintReport(const gnomon::server::TraceModel& model,
                  const std::vector<gnomon::server::ZoneStatistics>& stats) {
@@ -114,6 +112,8 @@ void PrintReport(const gnomon::server::TraceModel& model,
   gnomon::server::PrintContextSwitches(model, std::cout);
 }
 
+// The value after option argv[i]: none when there is none or the next word is itself
+// an option ("--csv"), so that a forgotten value never swallows it.
 const char* OptionValue(int argc, char** argv, int i) {
   if (i + 1 >= argc) return nullptr;
   const std::string_view next = argv[i + 1];

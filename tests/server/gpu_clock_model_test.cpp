@@ -524,3 +524,13 @@ TEST_CASE("brackets proving an offset beyond the tightest knot's own bound contr
   CHECK(model.Map(7'500'000'000).cpu_ns == without.Map(7'500'000'000).cpu_ns);
   CHECK(model.Map(7'500'000'000).late_ns == without.Map(7'500'000'000).late_ns);
 }
+
+TEST_CASE("a read claiming a bound of seconds cannot become a knot far from the others") {
+  GpuClockModel model({1, 1}, 64);
+  model.AddSample({1'000'000'000, 1'000'000'000, 100});
+  // 20 ms later, read 1 s late, stating 4 s: rejected (stated bounds count up to 10 ms).
+  CHECK(model.AddSample({1'020'000'000, 2'020'000'000, 4'000'000'000u}) ==
+        GpuClockModel::SampleResult::kRejected);
+  // So the reads after it still land.
+  CHECK(model.AddSample({2'000'000'000, 2'000'000'000, 100}) == GpuClockModel::SampleResult::kAdded);
+}

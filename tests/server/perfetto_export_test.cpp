@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -22,6 +23,7 @@
 #include "../support/build_model.h"
 #include "../support/json_check.h"
 #include "gnomon/server/chrome_export.h"
+#include "gnomon/server/process_timeline.h"
 #include "gnomon/server/trace_file.h"
 #include "perfetto_trace.pb.h"
 
@@ -584,7 +586,7 @@ TEST_CASE("several programs: each a process of its own pid, placed on the captur
     earliest_us[pid] = earliest_us.contains(pid) ? std::min(earliest_us[pid], ts) : ts;
   }
   REQUIRE(earliest_us.size() == 2);
-  const int64_t pid = first.program.pid, other = pid + 0x400000;  // the same pid: moved past pid_max
+  const int64_t pid = first.program.pid, other = 0x400000;  // the same pid: the first number past pid_max
   REQUIRE(earliest_us.contains(other));
   CHECK(names[pid].starts_with("gnomon-test-program (pid "));
   int64_t first_zone_ns = INT64_MAX;
@@ -617,4 +619,14 @@ TEST_CASE("several programs: each a process of its own pid, placed on the captur
   REQUIRE(earliest_ns.size() == 2);
   CHECK(std::llabs(int64_t(earliest_ns[int32_t(pid)] - earliest_ns[int32_t(other)]) - int64_t(kAhead)) <= 8);
   CHECK(read.Of(pb::TrackEvent::TYPE_SLICE_BEGIN, "thread").size() == 2 * first.zone_count);
+}
+
+TEST_CASE("several programs: 1,100 without a pid each get a number of their own") {
+  std::deque<TraceModel> models(1100);
+  std::vector<const TraceModel*> programs;
+  for (const TraceModel& m : models) programs.push_back(&m);
+  const auto timelines = gnomon::server::ProcessTimeline::Of(programs);
+  std::set<uint32_t> pids;
+  for (const auto& timeline : timelines) pids.insert(timeline.pid());
+  CHECK(pids.size() == models.size());
 }

@@ -230,3 +230,17 @@ TEST_CASE("programs compared: a zone in several by the spread of its means, and 
   CHECK(frames.slowest == std::vector<uint64_t>{0, 2, 1});
   CHECK(frames.worst_lag_ns == std::vector<int64_t>{0, 300, 400});
 }
+
+TEST_CASE("programs compared: frames that go backwards in a crafted trace are compared without harm") {
+  auto backwards = [] {
+    gnomon::test::StreamWriter w;
+    w.AppInfo("p").ThreadContext(1);
+    w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, 200)
+        .Frame(gnomon::protocol::MessageType::kFrameMark, 0, 100);
+    return gnomon::test::BuildModel(w);
+  };
+  const TraceModel a = backwards(), b = backwards();
+  const SlowestPerFrame frames = CompareProcessFrames({&a, &b});
+  CHECK(frames.frames == 1);
+  CHECK(frames.slowest[0] + frames.slowest[1] == 1);
+}

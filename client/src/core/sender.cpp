@@ -116,7 +116,6 @@ bool Sender::Listen() {
     writes_own_file_ = true;
     return true;
   }
-  if (!config.collector_host.empty()) ResolveCollector();
   const bool is_v6 = config.address.find(':') != std::string::npos;
   // Non-blocking: AcceptPending() takes connections until there are none left.
   listen_fd_ = socket(is_v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -395,7 +394,7 @@ void Sender::Run() {
         continue;
       }
       const uint32_t wait_ms = registry_.config().exit_wait_for_server_ms;
-      if (wait_ms == 0 || (listen_fd_ < 0 && collector_address_length_ == 0)) break;
+      if (wait_ms == 0 || (listen_fd_ < 0 && registry_.config().collector_host.empty())) break;
       const auto wait_deadline = Clock::now() + std::chrono::milliseconds(wait_ms);
       while (conn_fd_ < 0 && Clock::now() < wait_deadline) {
         announcer_.Tick(Clock::now());  // still announced while it waits to be connected to
@@ -508,26 +507,46 @@ bool Sender::ResolveCollector() {
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
   const std::string port = std::to_string(config.collector_port);
+  // On the sender thread (a slow name server delays nobody else), and again at each
+  // attempt until it resolves.
   if (const int error = getaddrinfo(config.collector_host.c_str(), port.c_str(), &hints, &found);
       error != 0) {
-    std::fprintf(stderr, "gnomon: cannot resolve GNOMON_COLLECTOR host '%s': %s; not connecting out\n",
-                 config.collector_host.c_str(), gai_strerror(error));
+    if (!collector_unresolved_said_) {
+      std::fprintf(stderr,
+                   "gnomon: cannot resolve GNOMON_COLLECTOR host '%s': %s; trying again each second\n",
+                   config.collector_host.c_str(), gai_strerror(error));
+    }
+    collector_unresolved_said_ = true;
     return false;
   }
-  std::memcpy(&collector_address_, found->ai_addr, found->ai_addrlen);
-  collector_address_length_ = found->ai_addrlen;
+  collector_addresses_.clear();
+  for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    sockaddr_storage address{};
+    std::memcpy(&address, a->ai_addr, std::min<size_t>(a->ai_addrlen, sizeof(address)));
+    collector_addresses_.emplace_back(address, a->ai_addrlen);
+  }
   freeaddrinfo(found);
-  return true;
+  return !collector_addresses_.empty();
 }
 
 void Sender::ConnectToCollector() {
-  if (collector_address_length_ == 0 || conn_fd_ >= 0 || collector_fd_ >= 0 || stop_.load()) return;
+  if (registry_.config().collector_host.empty() || conn_fd_ >= 0 || collector_fd_ >= 0) return;
+  // A connection made and still in its handshake (a slow capture): not a second one.
+  if (std::any_of(pending_.begin(), pending_.end(),
+                  [&](const PendingHandshake& p) { return p.fd == collector_pending_fd_; })) {
+    return;
+  }
   const auto now = Clock::now();
   if (now < next_collector_attempt_) return;
   next_collector_attempt_ = now + kCollectorRetry;
-  const int fd = socket(collector_address_.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (collector_addresses_.empty() && !ResolveCollector()) return;
+  // Each of the name's addresses in turn (localhost may be ::1 first, the capture on
+  // 127.0.0.1).
+  const auto& [address, length] = collector_addresses_[collector_next_++ % collector_addresses_.size()];
+  const int fd = socket(address.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return;
-  if (connect(fd, reinterpret_cast<const sockaddr*>(&collector_address_), collector_address_length_) == 0) {
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&address), length) == 0) {
+    collector_pending_fd_ = fd;
     AddPending(fd);  // the collector speaks first, as a server that connected does
   } else if (errno == EINPROGRESS) {
     collector_fd_ = fd;
@@ -544,6 +563,7 @@ void Sender::FinishCollectorConnect() {
     close(fd);
     return;
   }
+  collector_pending_fd_ = fd;
   AddPending(fd);
 }
 

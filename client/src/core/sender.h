@@ -25,6 +25,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "announcer.h"
@@ -111,7 +112,7 @@ class Sender {
   bool ReadClockProbes();  // PeerClosed() for a server that sends probes
   void AnswerClockProbe(uint32_t sequence, int64_t received_ns);
   void Disconnect(const char* reason);
-  // GNOMON_COLLECTOR: resolves it (false, said on stderr, when it cannot be).
+  // GNOMON_COLLECTOR: resolves it (false, said once on stderr, when it cannot be).
   bool ResolveCollector();
   // Starts a connection to the collector when none is up or being made and it is time;
   // a connection made becomes a pending handshake, as an accepted one does.
@@ -131,9 +132,11 @@ class Sender {
   std::vector<PendingHandshake> pending_;          // accepted, hello not complete yet
   // GNOMON_COLLECTOR: its address (resolved once), the connection being made to it, and
   // when to try again after one failed or ended.
-  sockaddr_storage collector_address_{};
-  socklen_t collector_address_length_ = 0;
-  int collector_fd_ = -1;
+  std::vector<std::pair<sockaddr_storage, socklen_t>> collector_addresses_;  // resolved, tried in turn
+  size_t collector_next_ = 0;
+  bool collector_unresolved_said_ = false;
+  int collector_fd_ = -1;          // connecting
+  int collector_pending_fd_ = -1;  // connected, its handshake maybe still in pending_
   std::chrono::steady_clock::time_point next_collector_attempt_{};
   bool answers_probes_ = false;  // the connected server sends ClockProbes
   uint8_t probe_[sizeof(protocol::ClockProbe)] = {};

@@ -36,7 +36,7 @@ class ProcessTimeline {
   int64_t Tick(uint64_t tick) const { return Ns(model_->clock.TickToNs(tick)); }
   const TraceModel& model() const { return *model_; }
   // The process id an export gives the program: its own, unless an earlier program of
-  // the trace (on another host) has it, then one past Linux's pid_max.
+  // the trace (on another host, or without one) has it, then one past Linux's pid_max.
   uint32_t pid() const { return pid_; }
   // Its name: the program's, or with several, with its pid, host and rank.
   const std::string& name() const { return name_; }

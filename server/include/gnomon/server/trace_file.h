@@ -136,6 +136,9 @@ class TraceWriter {
     // Cuts the current block when it is older than max_block_age, so an idle capture
     // still reaches the disk. Call it periodically from the appending thread.
     void FlushIfOld();
+    // The stream is done: its last block is cut now and its buffer freed (appending
+    // again starts a new one). From the appending thread.
+    void Close();
     uint32_t id() const { return id_; }
     uint64_t raw_bytes() const { return raw_bytes_total_.load(std::memory_order_relaxed); }
 

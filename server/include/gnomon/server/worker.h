@@ -66,6 +66,9 @@ class Worker {
   // Performs the handshake on a connection a program made to us (gnomon-capture
   // --listen), which the worker then owns; `where` names the program in messages.
   Status Adopt(int fd, const std::string& where);
+  // Where the stream goes, when it was not known at construction (a --listen capture
+  // takes a stream once the program answered); before Start().
+  void SetWriter(TraceWriter::Stream* writer) { options_.writer = writer; }
   // Receives on a new thread until the stream ends, fails, or RequestStop().
   void Start();
   void RequestStop() { stop_requested_.store(true); }
