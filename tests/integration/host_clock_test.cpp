@@ -86,6 +86,20 @@ void CheckProgramAhead(int64_t seconds) {
   CHECK(process.Find("host")->string == m.program.host);
 }
 
+// Where a `gnomon-capture --listen` logging to `log` listens, as its GNOMON_COLLECTOR
+// line says ("" when it has not said so within 10 s).
+std::string ListeningAt(const std::string& log) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < give_up) {
+    const std::string text = gnomon::test::ReadFile(log);
+    const size_t at = text.find("GNOMON_COLLECTOR=");
+    const size_t end = at == std::string::npos ? at : text.find(' ', at);
+    if (end != std::string::npos) return text.substr(at + 17, end - at - 17);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return "";
+}
+
 // Starts the demo in a time namespace `ahead[i]` seconds ahead (none for 0), one per
 // entry, captures them all with one gnomon-capture (-a for each), and checks that the
 // file holds each as a process of its own, its clock found within the stated bound.
@@ -217,16 +231,7 @@ TEST_CASE("--listen: programs that connect out come and go during the capture, a
   gnomon::test::ChildProcess capture(
       {GNOMON_CAPTURE, "-q", "-o", dir.File("cluster.gnomon"), "--listen", "127.0.0.1:0"}, {},
       dir.File("capture.log"));
-  // It says where it listens.
-  std::string collector;
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (collector.empty() && std::chrono::steady_clock::now() < give_up) {
-    const std::string log = gnomon::test::ReadFile(dir.File("capture.log"));
-    const size_t at = log.find("GNOMON_COLLECTOR=");
-    const size_t end = at == std::string::npos ? at : log.find(' ', at);
-    if (end != std::string::npos) collector = log.substr(at + 17, end - at - 17);
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  const std::string collector = ListeningAt(dir.File("capture.log"));  // it says where
   REQUIRE_MESSAGE(collector.starts_with("127.0.0.1:"), gnomon::test::ReadFile(dir.File("capture.log")));
   auto run = [&](const std::string& name, const char* seconds) {
     return std::make_unique<gnomon::test::ChildProcess>(
@@ -346,15 +351,7 @@ TEST_CASE("--listen: 64 programs at once into one capture, each whole") {
   gnomon::test::ChildProcess capture(
       {GNOMON_CAPTURE, "-q", "-o", dir.File("64.gnomon"), "--listen", "127.0.0.1:0"}, {},
       dir.File("capture.log"));
-  std::string collector;
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (collector.empty() && std::chrono::steady_clock::now() < give_up) {
-    const std::string log = gnomon::test::ReadFile(dir.File("capture.log"));
-    const size_t at = log.find("GNOMON_COLLECTOR=");
-    const size_t end = at == std::string::npos ? at : log.find(' ', at);
-    if (end != std::string::npos) collector = log.substr(at + 17, end - at - 17);
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  const std::string collector = ListeningAt(dir.File("capture.log"));
   REQUIRE(!collector.empty());
   // Each records its zones, then waits at exit until the capture has taken them all.
   std::vector<std::unique_ptr<gnomon::test::ChildProcess>> programs;
