@@ -244,6 +244,29 @@ void TraceBuilder::OnClockSample(const protocol::ClockSample& m) {
   clock_replies_.erase(it);
 }
 
+void TraceBuilder::OnCaptureClock(const protocol::CaptureClock& m, const protocol::CaptureClockTail& t) {
+  const uint64_t capture_id = m.capture_id, before = m.before_ns, after = m.after_ns,
+                 reference = m.reference_ns;
+  CaptureReference& capture = model_.capture;
+  // A stream is one capture's; a reading of another reference, another capture, or with
+  // an impossible bracket (over a second: no use) is left out and counted.
+  const uint64_t width = after - before;
+  if (m.reference != 1 || capture_id == 0 || (capture.capture_id != 0 && capture.capture_id != capture_id) ||
+      after < before || width > 1'000'000'000 || reference < width || reference > UINT64_MAX - width) {
+    ++model_.diagnostics.capture_clocks_rejected;
+    return;
+  }
+  if (capture.capture_id == 0) {
+    capture.capture_id = capture_id;
+    AssignUtf8(capture.domain, t.domain);
+  }
+  capture.reference_error_ns = std::max(capture.reference_error_ns, uint64_t{m.reference_error_ns});
+  capture.readings.push_back({.probe_sent_ns = reference - width,
+                              .receive_ns = before,
+                              .send_ns = after,
+                              .reply_received_ns = reference + width});
+}
+
 void TraceBuilder::OnDroppedEvents(const protocol::DroppedEvents& m) {
   model_.diagnostics.client_dropped_events =
       std::max(model_.diagnostics.client_dropped_events, uint64_t{m.total_events});

@@ -131,6 +131,7 @@ class TraceBuilder {
   void OnHostInfo(const protocol::HostInfo& m, const protocol::HostInfoTail& t);
   void OnClockReply(const protocol::ClockReply& m);
   void OnClockSample(const protocol::ClockSample& m);
+  void OnCaptureClock(const protocol::CaptureClock& m, const protocol::CaptureClockTail& t);
 
  private:
   // A zone begun and not yet ended, on its thread's stack.

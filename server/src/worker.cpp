@@ -2,13 +2,17 @@
 
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/timex.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <asio.hpp>
 #include <cstring>
 #include <ctime>
+#include <fstream>
 #include <memory>
+#include <random>
 #include <vector>
 
 #include "gnomon/protocol/byte_io.h"
@@ -37,10 +41,14 @@ struct ClockExchanges {
   std::vector<protocol::ClockReply> replies;
   bool writing_samples = false;  // the worker is decoding its own ClockSamples
   const char* Refuse(uint8_t type) const {
-    return type == uint8_t(protocol::MessageType::kClockSample) && !writing_samples
-               ? "the program sent a ClockSample, which only a capture writes (a program that lies about its "
-                 "clock)"
-               : nullptr;
+    if (writing_samples) return nullptr;
+    if (type == uint8_t(protocol::MessageType::kClockSample))
+      return "the program sent a ClockSample, which only a capture writes (a program that lies about its "
+             "clock)";
+    if (type == uint8_t(protocol::MessageType::kCaptureClock))
+      return "the program sent a CaptureClock, which only a capture writes (a program that lies about the "
+             "capture's clock)";
+    return nullptr;
   }
 };
 
@@ -75,6 +83,54 @@ int64_t MonotonicRawNs() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
   return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// This capture run, as its CaptureClock readings name it: a random id, and the boot id
+// of the kernel whose CLOCK_REALTIME it reads (the host's name when there is none).
+struct CaptureIdentity {
+  uint64_t id = 0;
+  std::string domain;
+};
+const CaptureIdentity& ThisCapture() {
+  static const CaptureIdentity identity = [] {
+    CaptureIdentity made;
+    std::random_device random;
+    while (made.id == 0) made.id = (uint64_t(random()) << 32) ^ random();
+    std::ifstream boot_id("/proc/sys/kernel/random/boot_id");
+    if (!std::getline(boot_id, made.domain) || made.domain.empty()) {
+      char host[256] = {};
+      gethostname(host, sizeof(host) - 1);
+      made.domain = std::string("host:") + host;
+    }
+    return made;
+  }();
+  return identity;
+}
+
+// Appends the capture's reading of the common reference (protocol: CaptureClock):
+// CLOCK_REALTIME between two readings of its own clock, the tightest of five, with the
+// error the kernel states for it.
+void AppendCaptureClock(std::vector<uint8_t>& out) {
+  protocol::CaptureClock reading{};
+  reading.capture_id = ThisCapture().id;
+  reading.reference = 1;
+  uint64_t best = UINT64_MAX;
+  for (int i = 0; i < 5; ++i) {
+    const int64_t before = MonotonicRawNs();
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    const int64_t after = MonotonicRawNs();
+    if (uint64_t(after - before) >= best) continue;
+    best = uint64_t(after - before);
+    reading.before_ns = uint64_t(before);
+    reading.after_ns = uint64_t(after);
+    reading.reference_ns = uint64_t(ts.tv_sec) * 1'000'000'000 + uint64_t(ts.tv_nsec);
+  }
+  timex state{};  // modes 0: only read
+  reading.reference_error_ns =
+      adjtimex(&state) < 0 ? UINT64_MAX : uint64_t(std::max(0L, state.maxerror)) * 1000;
+  const std::string_view domain = ThisCapture().domain;
+  protocol::AppendMessage(out, reading, {.domain = domain.substr(0, protocol::kMaxStringBytes)});
 }
 
 // The probes in flight: when each left, by sequence (a ring: a reply later than 255
@@ -364,7 +420,8 @@ void Worker::ReceiveLoop(Handler& handler) {
   uint32_t probe_sequence = 0;
   auto next_probe = Clock::now();
   int64_t received_ns = 0;       // when the latest bytes arrived: no reply came later
-  std::vector<uint8_t> samples;  // the ClockSamples for the replies just decoded
+  std::vector<uint8_t> samples;  // the ClockSamples for the replies just decoded, and CaptureClocks
+  auto next_reference = Clock::now();
   auto send_probe = [&] {
     protocol::ClockProbe probe{};
     std::memcpy(probe.magic, protocol::kClockProbeMagic, sizeof(probe.magic));
@@ -393,6 +450,10 @@ void Worker::ReceiveLoop(Handler& handler) {
                                                              .reply_received_ns = uint64_t(received_ns)});
     }
     handler.replies.clear();
+    if (program_answers_probes_ && Clock::now() >= next_reference) {
+      AppendCaptureClock(samples);
+      next_reference = Clock::now() + std::chrono::seconds(1);
+    }
     if (!samples.empty()) {
       handler.writing_samples = true;
       DecodeMessages(samples.data(), samples.size(), handler);

@@ -136,3 +136,38 @@ TEST_CASE("bad GPU input is counted and leaves the other zones alone") {
   CHECK(c.zones[1].gpu_begin == 1200);
   CHECK(c.zones[0].gpu_begin == gnomon::server::kOpenZone);
 }
+
+TEST_CASE(
+    "a capture's reference readings are kept as brackets; readings that cannot be are counted, not kept") {
+  auto reading = [](uint64_t capture_id, uint64_t before, uint64_t reference, uint64_t after) {
+    gnomon::protocol::CaptureClock m{};
+    m.capture_id = capture_id;
+    m.reference = 1;
+    m.before_ns = before;
+    m.reference_ns = reference;
+    m.after_ns = after;
+    m.reference_error_ns = 4000;
+    return m;
+  };
+  StreamWriter w;
+  w.Add(reading(9, 1000, 5'000'000, 1200), {.domain = "boot"});
+  w.Add(reading(9, 2000, 5'001'000, 2100), {.domain = "other"});  // the domain of the first stays
+  w.Add(reading(8, 3000, 5'002'000, 3100));                       // another capture's
+  w.Add(reading(0, 3000, 5'002'000, 3100));                       // no capture
+  w.Add(reading(9, 4000, 5'003'000, 3900));                       // after before before
+  w.Add(reading(9, 4000, 5'003'000, 4000 + 2'000'000'000));       // a bracket of 2 s
+  w.Add(reading(9, 4000, 10, 4100));                              // a reference that would wrap
+  auto other_reference = reading(9, 5000, 5'004'000, 5100);
+  other_reference.reference = 2;
+  w.Add(other_reference);
+  const TraceModel m = Build(w);
+  CHECK(m.capture.capture_id == 9);
+  CHECK(m.capture.domain == "boot");
+  CHECK(m.capture.reference_error_ns == 4000);
+  CHECK(m.diagnostics.capture_clocks_rejected == 6);
+  REQUIRE(m.capture.readings.size() == 2);
+  // reference = capture + offset, bracketed by [r - after, r - before].
+  const auto& first = m.capture.readings[0];
+  CHECK(int64_t(first.probe_sent_ns - first.receive_ns) == 5'000'000 - 1200);
+  CHECK(int64_t(first.reply_received_ns - first.send_ns) == 5'000'000 - 1000);
+}

@@ -93,6 +93,24 @@ TEST_CASE("a program that writes a ClockSample (only a capture does) is cut off;
   CHECK(worker->model().host_clock_exchanges.empty());
 }
 
+TEST_CASE("a program that writes a CaptureClock (only a capture does) is cut off; what came before stays") {
+  gnomon::protocol::CaptureClock reading{};
+  reading.capture_id = 5;
+  reading.reference = 1;
+  reading.before_ns = 10;
+  reading.reference_ns = 1000;
+  reading.after_ns = 20;
+  StreamWriter w;
+  w.Add(reading, {.domain = "forged"}).ThreadContext(1).ZoneBegin(1, 2000).ZoneEnd(2005);
+  std::vector<uint8_t> stream = ValidStart();
+  stream.insert(stream.end(), w.bytes().begin(), w.bytes().end());
+  const auto worker = Receive(stream);
+  CHECK(worker->state() == Worker::State::kFailed);
+  CHECK(worker->error().find("CaptureClock, which only a capture writes") != std::string::npos);
+  CHECK(worker->model().zone_count == 100);
+  CHECK(worker->model().capture.capture_id != 5);
+}
+
 TEST_CASE("a program that vanishes mid-message leaves everything before it") {
   std::vector<uint8_t> stream = ValidStart();
   StreamWriter partial;

@@ -247,6 +247,20 @@ struct HostClockExchange {
   friend bool operator==(const HostClockExchange&, const HostClockExchange&) = default;
 };
 
+// The capture that recorded a stream, against a reference clock that captures on other
+// hosts read too (the CaptureClock messages it wrote): how gnomon-merge's files place
+// captures against each other. Each reading is kept as an exchange whose "program" is
+// the capture (its clock just before and after, t2 and t3) and whose "capture" is the
+// reference, read once at r: t1 = r - (t3 - t2) and t4 = r + (t3 - t2), so that
+// HostClockModel brackets the offset (reference = capture + offset) by [r - t3, r - t2].
+struct CaptureReference {
+  uint64_t capture_id = 0;          // 0: the stream holds no reading
+  std::string domain;               // the capture's kernel (boot id): one reference clock per domain
+  uint64_t reference_error_ns = 0;  // the largest the reference's keeper stated
+  std::vector<HostClockExchange> readings;
+  friend bool operator==(const CaptureReference&, const CaptureReference&) = default;
+};
+
 // Problems found in the stream: counted, reported, never fatal.
 struct Diagnostics {
   uint64_t zone_ends_without_begin = 0;
@@ -268,6 +282,7 @@ struct Diagnostics {
   uint64_t callstacks_cut = 0;               // deeper than kMaxCallstackDepth
   uint64_t callstacks_without_event = 0;     // not after a zone begin or an allocation
   uint64_t clock_samples_without_reply = 0;  // a ClockSample whose ClockReply never came
+  uint64_t capture_clocks_rejected = 0;      // CaptureClock readings left out (trace_builder.cpp)
   friend bool operator==(const Diagnostics&, const Diagnostics&) = default;
 };
 
@@ -295,6 +310,7 @@ struct TraceModel {
   ChunkedVector<Sample> samples;                        // in arrival order (by CPU, each in order)
   ChunkedVector<ContextSwitch> context_switches;        // the same
   std::vector<HostClockExchange> host_clock_exchanges;  // in the order the capture made them
+  CaptureReference capture;
   Diagnostics diagnostics;
   uint64_t first_tick = kOpenZone;  // earliest event
   uint64_t last_tick = 0;           // latest event
