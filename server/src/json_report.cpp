@@ -10,6 +10,7 @@
 #include "gnomon/server/host_clock_model.h"
 #include "gnomon/server/lock_statistics.h"
 #include "gnomon/server/memory_statistics.h"
+#include "gnomon/server/process_timeline.h"
 #include "gnomon/server/samples.h"
 #include "gnomon/server/statistics.h"
 #include "gnomon/server/text.h"
@@ -309,11 +310,13 @@ void WriteContextSwitches(JsonWriter& json, const TraceModel& model) {
   json.EndArray().EndObject();
 }
 
-// A program of the trace, with its clock against the capture's (null where the trace
-// holds no clock exchanges: a program that wrote its own file, an older trace).
-void WriteProcess(JsonWriter& json, const TraceModel& model) {
+// A program of the trace, with its clock against the trace's: the capture's, or in a
+// merged trace the first capture's through the reference (`timeline`). Null where the
+// trace holds no clock exchanges (a program that wrote its own file, an older trace).
+void WriteProcess(JsonWriter& json, const TraceModel& model, const ProcessTimeline* timeline) {
   const HostClockModel clock(model.host_clock_exchanges);
-  const HostClockModel::Epoch* epoch = clock.main_epoch();
+  const std::optional<HostClockSummary> summary =
+      timeline != nullptr && timeline->through_reference() ? timeline->Summary() : SummarizeHostClock(clock);
   json.BeginObject();
   json.Key("name").String(model.program.name).Key("pid").Uint(model.program.pid);
   json.Key("host").String(model.program.host).Key("rank");
@@ -322,17 +325,19 @@ void WriteProcess(JsonWriter& json, const TraceModel& model) {
   } else {
     json.Null();
   }
-  if (epoch != nullptr) {
-    json.Key("clock_offset_ns").Int(epoch->offset_ns()).Key("clock_drift_ppm");
-    if (epoch->drift_known()) {
-      json.Number(epoch->drift_ppm);
+  if (summary) {
+    json.Key("clock_offset_ns").Int(summary->offset_ns).Key("clock_drift_ppm");
+    if (summary->drift_ppm) {
+      json.Number(*summary->drift_ppm);
     } else {
       json.Null();
     }
-    json.Key("clock_uncertainty_ns").Uint(epoch->uncertainty_ns());
+    json.Key("clock_uncertainty_ns").Uint(summary->uncertainty_ns);
   } else {
     json.Key("clock_offset_ns").Null().Key("clock_drift_ppm").Null().Key("clock_uncertainty_ns").Null();
   }
+  // False for a program of a merged trace that could not be placed against the others.
+  json.Key("clock_aligned").Bool(timeline == nullptr || timeline->aligned());
   json.Key("clock_exchanges").Uint(clock.exchanges()).Key("clock_epochs").Uint(clock.epochs().size());
   json.Key("clock_rejected").Uint(clock.rejected()).Key("clock_contradicted").Uint(clock.contradicted());
   json.Key("threads").Uint(model.threads.size()).Key("zones").Uint(model.zone_count);
@@ -394,6 +399,7 @@ void WriteDiagnostics(JsonWriter& json, const Diagnostics& d) {
       {"callstacks_cut", d.callstacks_cut},
       {"callstacks_without_event", d.callstacks_without_event},
       {"clock_samples_without_reply", d.clock_samples_without_reply},
+      {"capture_clocks_rejected", d.capture_clocks_rejected},
   };
   for (const auto& [name, count] : counts) json.Key(name).Uint(count);
   json.EndObject();
@@ -416,8 +422,11 @@ void WriteJsonReport(const TraceModel& model, std::ostream& out,
       .Int(model.program.start_unix_ns)
       .EndObject();
   json.Key("processes").BeginArray();
-  if (processes.empty()) WriteProcess(json, model);
-  for (const TraceModel* process : processes) WriteProcess(json, *process);
+  if (processes.size() <= 1) WriteProcess(json, processes.empty() ? model : *processes[0], nullptr);
+  if (processes.size() > 1) {
+    const std::vector<ProcessTimeline> timelines = ProcessTimeline::Of(processes);
+    for (size_t i = 0; i < processes.size(); ++i) WriteProcess(json, *processes[i], &timelines[i]);
+  }
   json.EndArray();
   if (processes.size() > 1) WriteProcessComparison(json, processes);
   json.Key("duration_ns").Int(has_events ? model.DurationNs(model.first_tick, model.last_tick) : 0);

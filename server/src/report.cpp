@@ -11,6 +11,7 @@
 #include "gnomon/server/host_clock_model.h"
 #include "gnomon/server/lock_statistics.h"
 #include "gnomon/server/memory_statistics.h"
+#include "gnomon/server/process_timeline.h"
 #include "gnomon/server/samples.h"
 #include "gnomon/server/statistics.h"
 #include "gnomon/server/text.h"
@@ -341,9 +342,41 @@ void PrintLockStatistics(const TraceModel& model, std::ostream& out, size_t limi
   }
 }
 
+namespace {
+
+// A merged trace's programs against its timeline (the first capture's clock), the
+// others' through their captures' readings of the common reference.
+void PrintMergedClocks(const std::vector<const TraceModel*>& processes, std::ostream& out) {
+  const std::vector<ProcessTimeline> timelines = ProcessTimeline::Of(processes);
+  const bool merged = std::any_of(timelines.begin(), timelines.end(), [](const ProcessTimeline& t) {
+    return t.through_reference() || !t.aligned();
+  });
+  if (!merged) return;
+  out << "\nOne timeline: the first capture's clock; other captures' programs placed through their readings "
+         "of "
+         "CLOCK_REALTIME\n";
+  for (size_t p = 0; p < processes.size(); ++p) {
+    out << "  " << ProcessLabel(*processes[p]) << ": ";
+    const std::optional<HostClockSummary> summary = timelines[p].Summary();
+    if (!timelines[p].aligned() || !summary) {
+      out << "not placed (its capture read no reference clock, or it made no clock exchanges): on its own "
+             "clock\n";
+      continue;
+    }
+    out << "timeline = program " << (summary->offset_ns < 0 ? "- " : "+ ")
+        << FormatDuration(std::fabs(double(summary->offset_ns))) << ", +/- "
+        << FormatDuration(double(summary->uncertainty_ns))
+        << (timelines[p].through_reference() ? " (through the reference)" : " (the timeline's capture)")
+        << "\n";
+  }
+}
+
+}  // namespace
+
 void PrintProcessComparison(const std::vector<const TraceModel*>& processes,
                             const std::vector<std::vector<ZoneStatistics>>& stats, std::ostream& out,
                             size_t limit) {
+  PrintMergedClocks(processes, out);
   const std::vector<CrossProcessZone> zones = CompareProcessZones(processes, stats);
   const SlowestPerFrame frames = CompareProcessFrames(processes);
   if (zones.empty() && frames.frames == 0) return;
