@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <map>
@@ -19,6 +20,7 @@
 #include "capture_helper.h"
 #include "gnomon/server/host_clock_model.h"
 #include "gnomon/server/json_report.h"
+#include "gnomon/server/process_timeline.h"
 #include "gnomon/server/trace_file.h"
 
 using gnomon::server::HostClockModel;
@@ -198,6 +200,71 @@ void CheckOneCaptureOfPrograms(const std::vector<int64_t>& ahead) {
   }
 }
 
+// Each zone of one name of a program, as (begin, end) on its own clock and on the
+// trace's timeline, with the widest bound of the mapping.
+struct Placed {
+  std::vector<int64_t> mapped, own;
+  uint64_t bound_ns = 0;
+};
+Placed Place(const gnomon::server::ProcessTimeline& timeline, const std::string& name) {
+  Placed placed;
+  const gnomon::server::TraceModel& m = timeline.model();
+  for (const auto& thread : m.threads) {
+    for (size_t i = 0; i < thread.zones.size(); ++i) {
+      if (m.ZoneName(thread, i) != name) continue;
+      const int64_t own = m.clock.TickToNs(thread.zones[i].begin_tick);
+      const auto at = timeline.At(own);
+      REQUIRE(at.valid);
+      placed.own.push_back(own);
+      placed.mapped.push_back(timeline.Ns(own));
+      placed.bound_ns = std::max(placed.bound_ns, at.uncertainty_ns);
+    }
+  }
+  return placed;
+}
+
+// The `messages` messages of gnomon-test-program's send and receive sides, placed on
+// one timeline: each received after it was sent, though their own clocks say otherwise.
+void CheckCausal(const gnomon::server::TraceSet& set, long messages) {
+  std::vector<const gnomon::server::TraceModel*> models;
+  for (const auto& process : set.processes) models.push_back(&process.model);
+  const auto timelines = gnomon::server::ProcessTimeline::Of(models);
+  REQUIRE(timelines.size() == 2);
+  const Placed sent = Place(timelines[0], "Send");
+  const Placed received = Place(timelines[1], "Receive");
+  REQUIRE(sent.mapped.size() == size_t(messages));
+  REQUIRE(received.mapped.size() == size_t(messages));
+  int64_t closest = INT64_MAX;
+  for (long k = 0; k < messages; ++k) {
+    CAPTURE(k);
+    CHECK(received.own[k] < sent.own[k]);        // on their own clocks: effect before cause
+    CHECK(received.mapped[k] > sent.mapped[k]);  // on the timeline: cause, then effect
+    closest = std::min(closest, received.mapped[k] - sent.mapped[k]);
+  }
+  // Each message was written at least 200 us after its send zone began: placed within
+  // the two mappings' bounds of that.
+  CHECK(closest >= 200'000 - int64_t(sent.bound_ns + received.bound_ns));
+  MESSAGE("closest message: received ", closest, " ns after the send began; bounds +/- ", sent.bound_ns,
+          " and ", received.bound_ns, " ns");
+}
+
+// gnomon-test-program's `side` of `messages` messages through `fifo`, in a time
+// namespace `ahead` seconds ahead, waiting for a capture; its port once it listens.
+std::unique_ptr<gnomon::test::ChildProcess> StartMessenger(const gnomon::test::ScratchDir& dir,
+                                                           const std::string& side, int64_t ahead,
+                                                           const std::string& fifo, long messages,
+                                                           uint16_t& port) {
+  const std::string port_file = dir.File(side + ".port");
+  auto program = std::make_unique<gnomon::test::ChildProcess>(
+      std::vector<std::string>{UnsharePath(), "--time", "--monotonic", std::to_string(ahead),
+                               GNOMON_TEST_PROGRAM, side, fifo, std::to_string(messages)},
+      std::map<std::string, std::string>{
+          {"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", port_file}, {"GNOMON_WAIT_FOR_SERVER_MS", "20000"}},
+      dir.File(side + ".log"));
+  port = gnomon::test::WaitForPortFile(port_file);
+  return program;
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -287,14 +354,8 @@ TEST_CASE("host clocks: every message between two programs on clocks 4,000 s apa
   std::vector<std::unique_ptr<gnomon::test::ChildProcess>> programs;
   std::string command = std::string(GNOMON_CAPTURE) + " -q -o " + dir.File("both.gnomon");
   for (const auto& [side, ahead] : {std::pair{"send", 5000}, {"receive", 1000}}) {
-    const std::string port_file = dir.File(std::string(side) + ".port");
-    programs.push_back(std::make_unique<gnomon::test::ChildProcess>(
-        std::vector<std::string>{UnsharePath(), "--time", "--monotonic", std::to_string(ahead),
-                                 GNOMON_TEST_PROGRAM, side, fifo, std::to_string(kMessages)},
-        std::map<std::string, std::string>{
-            {"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", port_file}, {"GNOMON_WAIT_FOR_SERVER_MS", "20000"}},
-        dir.File(std::string(side) + ".log")));
-    const uint16_t port = gnomon::test::WaitForPortFile(port_file);
+    uint16_t port = 0;
+    programs.push_back(StartMessenger(dir, side, ahead, fifo, kMessages, port));
     REQUIRE(port != 0);
     command += " -a 127.0.0.1:" + std::to_string(port);
   }
@@ -306,43 +367,80 @@ TEST_CASE("host clocks: every message between two programs on clocks 4,000 s apa
   auto loaded = gnomon::server::LoadTraceSet(dir.File("both.gnomon"), set);
   REQUIRE_MESSAGE(loaded.ok(), loaded.status().message());
   REQUIRE(set.processes.size() == 2);
-  // Each side's zones of one name, as (begin, end) on the capture's clock and on its own.
-  struct Placed {
-    std::vector<int64_t> mapped, own;
-    uint64_t bound_ns = 0;
-  };
-  auto place = [](const gnomon::server::TraceModel& m, const std::string& name) {
-    Placed placed;
-    const HostClockModel clock(m.host_clock_exchanges);
-    REQUIRE(clock.valid());
-    for (const auto& thread : m.threads) {
-      for (size_t i = 0; i < thread.zones.size(); ++i) {
-        if (m.ZoneName(thread, i) != name) continue;
-        const int64_t own = m.clock.TickToNs(thread.zones[i].begin_tick);
-        const auto at = clock.At(own);
-        placed.own.push_back(own);
-        placed.mapped.push_back(own + at.offset_ns);
-        placed.bound_ns = std::max(placed.bound_ns, at.uncertainty_ns);
-      }
-    }
-    return placed;
-  };
-  const Placed sent = place(set.processes[0].model, "Send");
-  const Placed received = place(set.processes[1].model, "Receive");
-  REQUIRE(sent.mapped.size() == size_t(kMessages));
-  REQUIRE(received.mapped.size() == size_t(kMessages));
-  int64_t closest = INT64_MAX;
-  for (long k = 0; k < kMessages; ++k) {
-    CAPTURE(k);
-    CHECK(received.own[k] < sent.own[k]);        // on their own clocks: effect before cause
-    CHECK(received.mapped[k] > sent.mapped[k]);  // on the capture's: cause, then effect
-    closest = std::min(closest, received.mapped[k] - sent.mapped[k]);
+  CheckCausal(set, kMessages);
+}
+
+TEST_CASE("gnomon-merge: two captures on clocks 3,000 s apart, one program each: the merge is causal") {
+  if (!TimeNamespacesAllowed()) {
+    MESSAGE("skipped: time namespaces need root and a kernel that allows them (unshare --time)");
+    return;
   }
-  // Each message was written at least 200 us after its send zone began: placed within
-  // the two mappings' bounds of that.
-  CHECK(closest >= 200'000 - int64_t(sent.bound_ns + received.bound_ns));
-  MESSAGE("closest message: received ", closest, " ns after the send began; bounds +/- ", sent.bound_ns,
-          " and ", received.bound_ns, " ns");
+  // Capture A on this machine's clock records the sender (5,000 s ahead); capture B,
+  // 3,000 s ahead as if on another host, records the receiver (1,000 s ahead). Only
+  // their readings of the common reference (CLOCK_REALTIME, which no namespace moves)
+  // place B's program against A's.
+  constexpr long kMessages = 100;
+  gnomon::test::ScratchDir dir;
+  const std::string fifo = dir.File("messages");
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  uint16_t send_port = 0, receive_port = 0;
+  auto sender = StartMessenger(dir, "send", 5000, fifo, kMessages, send_port);
+  auto receiver = StartMessenger(dir, "receive", 1000, fifo, kMessages, receive_port);
+  REQUIRE(send_port != 0);
+  REQUIRE(receive_port != 0);
+  gnomon::test::ChildProcess capture_b(
+      {UnsharePath(), "--time", "--monotonic", "3000", GNOMON_CAPTURE, "-q", "-o", dir.File("b.gnomon"), "-a",
+       "127.0.0.1:" + std::to_string(receive_port)},
+      {}, dir.File("b.log"));
+  std::string output;
+  REQUIRE_MESSAGE(gnomon::test::RunCommand(std::string(GNOMON_CAPTURE) + " -q -o " + dir.File("a.gnomon") +
+                                               " -a 127.0.0.1:" + std::to_string(send_port),
+                                           &output) == 0,
+                  output);
+  REQUIRE_MESSAGE(capture_b.Wait() == 0, gnomon::test::ReadFile(dir.File("b.log")));
+  CHECK(sender->Wait() == 0);
+  CHECK(receiver->Wait() == 0);
+
+  const std::string merged = dir.File("all.gnomon");
+  REQUIRE_MESSAGE(gnomon::test::RunCommand(std::string(GNOMON_MERGE) + " " + dir.File("a.gnomon") + " " +
+                                               dir.File("b.gnomon") + " -o " + merged,
+                                           &output) == 0,
+                  output);
+  CHECK(output.find("2 program(s) from 2 file(s)") != std::string::npos);
+  gnomon::server::TraceSet set;
+  auto loaded = gnomon::server::LoadTraceSet(merged, set);
+  REQUIRE_MESSAGE(loaded.ok(), loaded.status().message());
+  REQUIRE(set.processes.size() == 2);
+  const auto& a = set.processes[0].model.capture;
+  const auto& b = set.processes[1].model.capture;
+  CHECK(a.capture_id != b.capture_id);
+  CHECK(a.domain == b.domain);  // one kernel: the reference's stated error cancels
+  CHECK(a.readings.size() >= 1);
+  CHECK(b.readings.size() >= 1);
+  CheckCausal(set, kMessages);
+
+  // The report places each program against the trace's timeline (capture A's clock):
+  // the sender 5,000 s ahead of it, the receiver 1,000 s, each within its stated bound.
+  std::string json;
+  REQUIRE(gnomon::test::RunCommand(std::string(GNOMON_REPORT) + " " + merged + " --json -", &json) == 0);
+  gnomon::test::JsonValue report;
+  std::string error;
+  REQUIRE_MESSAGE(gnomon::test::ParseJson(json, report, error), error);
+  const auto* processes = report.Find("processes");
+  REQUIRE(processes != nullptr);
+  REQUIRE(processes->array.size() == 2);
+  const double truth[] = {-5000e9, -1000e9};
+  for (size_t i = 0; i < 2; ++i) {
+    CAPTURE(i);
+    const auto& process = processes->array[i];
+    REQUIRE(process.Find("clock_offset_ns") != nullptr);
+    REQUIRE(process.Find("clock_uncertainty_ns") != nullptr);
+    const double offset = process.Find("clock_offset_ns")->number;
+    const double bound = process.Find("clock_uncertainty_ns")->number;
+    MESSAGE("program ", i, ": offset error ", offset - truth[i], " ns, stated +/- ", bound, " ns");
+    CHECK(std::fabs(offset - truth[i]) <= bound);
+    CHECK(bound < 5'000'000);
+  }
 }
 
 TEST_CASE("--listen: 64 programs at once into one capture, each whole") {

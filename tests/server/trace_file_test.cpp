@@ -20,6 +20,7 @@
 #include "trace_builder.h"
 
 using namespace gnomon::server;
+using gnomon::test::AppendPieces;
 using gnomon::test::ScratchDir;
 using gnomon::test::StreamWriter;
 
@@ -57,19 +58,6 @@ StreamWriter SampleStream(int zones_per_thread) {
 }
 
 TraceModel BuildDirect(const StreamWriter& w) { return gnomon::test::BuildModel(w); }
-
-// Appends `w` to `stream` in message-aligned pieces, as a worker does.
-void AppendPieces(TraceWriter::Stream& stream, const StreamWriter& w) {
-  size_t pos = 0;
-  while (pos < w.size()) {
-    NullHandler ignore;
-    const size_t piece = std::min<size_t>(w.size() - pos, 3000);
-    const auto decoded = DecodeMessages(w.data() + pos, piece, ignore);
-    const size_t take = decoded.consumed > 0 ? decoded.consumed : w.size() - pos;
-    stream.Append(w.data() + pos, take);
-    pos += take;
-  }
-}
 
 std::string WriteTrace(const ScratchDir& dir, const StreamWriter& w, size_t block_bytes) {
   const std::string path = dir.File("t.gnomon");

@@ -3,8 +3,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstddef>
 
+#include "gnomon/server/trace_file.h"
 #include "stream_writer.h"
 #include "trace_builder.h"
 
@@ -26,6 +28,20 @@ inline server::TraceModel BuildWholeModel(const StreamWriter& w) {
   server::TraceModel model = BuildModel(w, &consumed);
   REQUIRE(consumed == w.size());
   return model;
+}
+
+// Appends `w` to `stream` in message-aligned pieces of about 3,000 bytes, as a worker
+// does.
+inline void AppendPieces(server::TraceWriter::Stream& stream, const StreamWriter& w) {
+  size_t pos = 0;
+  while (pos < w.size()) {
+    server::NullHandler ignore;
+    const size_t piece = std::min<size_t>(w.size() - pos, 3000);
+    const auto decoded = server::DecodeMessages(w.data() + pos, piece, ignore);
+    const size_t take = decoded.consumed > 0 ? decoded.consumed : w.size() - pos;
+    stream.Append(w.data() + pos, take);
+    pos += take;
+  }
 }
 
 }  // namespace gnomon::test

@@ -1,0 +1,40 @@
+// gnomon-merge: the traces of several captures (one per host, docs/architecture.md,
+// "Clusters of thousands of processes") as one file.
+//
+// Every block of every input is copied as it is, still compressed: only the header's
+// sequence (one count over the new file) and stream number (each input's streams after
+// the previous inputs') are rewritten, so a merge costs the files' bytes of I/O and
+// nothing else. Nothing is fitted into the file: each stream keeps its program's clock
+// exchanges with its capture (ClockSample) and its capture's readings of the common
+// reference (CaptureClock), and a reader maps a program's times through both
+// (ProcessTimeline), the bounds added.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "gnomon/server/output_file.h"
+#include "gnomon/server/status.h"
+
+namespace gnomon::server {
+
+struct MergeSummary {
+  size_t files = 0;
+  size_t streams = 0;   // programs in the merged file
+  uint64_t blocks = 0;  // copied
+  uint64_t bytes = 0;   // of the merged file
+  // Inputs that ended before their end marker or at a damaged block header: what came
+  // before was merged, what came after was not.
+  size_t incomplete_files = 0;
+};
+
+// Merges `inputs` (trace format 5) into `output`, which appears only once complete.
+// Refuses older formats (their captures recorded no common reference), files that are
+// not traces, more than kMaxTraceStreams programs in all, and an output that is one of
+// the inputs. Says on `log` what it read of each input and why an input was cut short.
+Result<MergeSummary> MergeTraces(const std::vector<std::string>& inputs, const std::string& output,
+                                 Overwrite overwrite, std::ostream& log);
+
+}  // namespace gnomon::server

@@ -1,0 +1,182 @@
+// gnomon-merge's library on real trace files: blocks of several captures copied into
+// one file, streams renumbered, every program loading as it was; bad inputs refused or
+// cut short with what came before kept.
+#include "gnomon/server/trace_merge.h"
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "../support/build_model.h"
+#include "../support/process.h"
+
+using namespace gnomon::server;
+using gnomon::test::ScratchDir;
+using gnomon::test::StreamWriter;
+
+namespace {
+
+// A program of a capture: zones on two threads, and the capture's reference readings.
+StreamWriter Program(const std::string& name, uint32_t pid, uint64_t capture_id, int zones) {
+  StreamWriter w;
+  w.AppInfo(name, pid).SourceLocation(1, name + " zone", "f", "x.cpp", 1);
+  for (int i = 0; i < zones; ++i) {
+    if (i % 2000 == 0) {
+      gnomon::protocol::CaptureClock reading{};
+      reading.capture_id = capture_id;
+      reading.reference = 1;
+      reading.before_ns = 1'000'000'000 + uint64_t(i) * 1000;
+      reading.reference_ns = 1'700'000'000'000'000'000 + uint64_t(i) * 1000;
+      reading.after_ns = reading.before_ns + 300;
+      reading.reference_error_ns = 5'000'000;
+      w.Add(reading, {.domain = "boot-1"});
+    }
+    w.ThreadContext(1 + uint32_t(i % 2)).ZoneBegin(1, uint64_t(i) * 10).ZoneEnd(uint64_t(i) * 10 + 5);
+  }
+  w.End(uint64_t(zones) * 10);
+  return w;
+}
+
+// A capture's file of `programs`, one stream each, in small blocks.
+void WriteCapture(const std::string& path, const std::vector<const StreamWriter*>& programs) {
+  TraceWriterOptions options;
+  options.block_raw_bytes = 8 * 1024;
+  auto writer = TraceWriter::Create(path, options);
+  REQUIRE(writer.ok());
+  for (size_t i = 0; i < programs.size(); ++i) {
+    TraceWriter::Stream& stream = i == 0 ? writer.value()->first_stream() : writer.value()->AddStream();
+    gnomon::test::AppendPieces(stream, *programs[i]);
+  }
+  REQUIRE(writer.value()->Publish(Overwrite::kYes).ok());
+  REQUIRE(writer.value()->Finish().ok());
+}
+
+TraceModel Built(const StreamWriter& w) { return gnomon::test::BuildWholeModel(w); }
+
+}  // namespace
+
+TEST_CASE("merge: two captures' files become one trace whose programs load as they were, in order") {
+  ScratchDir dir;
+  const StreamWriter a0 = Program("a0", 10, 111, 20'000), a1 = Program("a1", 11, 111, 5'000);
+  const StreamWriter b0 = Program("b0", 20, 222, 12'000);
+  WriteCapture(dir.File("a.gnomon"), {&a0, &a1});
+  WriteCapture(dir.File("b.gnomon"), {&b0});
+  std::ostringstream log;
+  auto merged =
+      MergeTraces({dir.File("a.gnomon"), dir.File("b.gnomon")}, dir.File("all.gnomon"), Overwrite::kNo, log);
+  REQUIRE_MESSAGE(merged.ok(), merged.status().message());
+  CHECK(merged->files == 2);
+  CHECK(merged->streams == 3);
+  CHECK(merged->incomplete_files == 0);
+  CHECK(merged->blocks > 10);
+  // Blocks are copied, not recompressed: the merge is the inputs' blocks and one header.
+  const size_t a_bytes = gnomon::test::ReadFile(dir.File("a.gnomon")).size();
+  const size_t b_bytes = gnomon::test::ReadFile(dir.File("b.gnomon")).size();
+  CHECK(merged->bytes == gnomon::test::ReadFile(dir.File("all.gnomon")).size());
+  CHECK(merged->bytes == a_bytes + b_bytes - sizeof(FileHeader) - sizeof(BlockHeader));
+  CHECK(log.str().find("b.gnomon: 1 program(s)") != std::string::npos);
+  CHECK(log.str().find("as programs 3 to 3") != std::string::npos);
+
+  TraceSet set;
+  auto loaded = LoadTraceSet(dir.File("all.gnomon"), set);
+  REQUIRE_MESSAGE(loaded.ok(), loaded.status().message());
+  CHECK(loaded->warning.empty());
+  CHECK(loaded->anomalies.missing_blocks == 0);
+  REQUIRE(set.processes.size() == 3);
+  const StreamWriter* expected[] = {&a0, &a1, &b0};
+  for (size_t i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    CHECK(set.processes[i].stream == i);
+    CHECK(DescribeFirstDifference(Built(*expected[i]), set.processes[i].model) == "");
+  }
+  CHECK(set.processes[0].model.capture.capture_id == 111);
+  CHECK(set.processes[2].model.capture.capture_id == 222);
+  CHECK(set.processes[2].model.capture.readings.size() == 6);
+  CHECK(set.processes[2].model.capture.domain == "boot-1");
+
+  // The merge of merges holds them all; the output is never one of the inputs.
+  auto again = MergeTraces({dir.File("all.gnomon"), dir.File("b.gnomon")}, dir.File("more.gnomon"),
+                           Overwrite::kNo, log);
+  REQUIRE(again.ok());
+  CHECK(again->streams == 4);
+  const auto onto_input =
+      MergeTraces({dir.File("a.gnomon"), dir.File("b.gnomon")}, dir.File("b.gnomon"), Overwrite::kYes, log);
+  REQUIRE_FALSE(onto_input.ok());
+  CHECK(onto_input.status().message().find("is also an input") != std::string::npos);
+  const auto existing = MergeTraces({dir.File("a.gnomon")}, dir.File("all.gnomon"), Overwrite::kNo, log);
+  REQUIRE_FALSE(existing.ok());
+  CHECK(existing.status().message().find("exists") != std::string::npos);
+}
+
+TEST_CASE("merge: an input cut short or damaged keeps its blocks before the damage, and says so") {
+  ScratchDir dir;
+  const StreamWriter a = Program("a", 10, 111, 30'000), b = Program("b", 20, 222, 3'000);
+  WriteCapture(dir.File("a.gnomon"), {&a});
+  WriteCapture(dir.File("b.gnomon"), {&b});
+  const std::string whole = gnomon::test::ReadFile(dir.File("a.gnomon"));
+  // Cut in the middle of the file, and damaged in a block header a third of the way in.
+  std::ofstream(dir.File("cut.gnomon"), std::ios::binary)
+      .write(whole.data(), std::streamsize(whole.size() / 2));
+  std::string damaged = whole;
+  size_t at = sizeof(FileHeader);
+  for (int block = 0; block < 5; ++block) {
+    BlockHeader header{};
+    std::memcpy(&header, damaged.data() + at, sizeof(header));
+    at += sizeof(header) + header.compressed_bytes;
+  }
+  damaged[at + 9] = char(damaged[at + 9] ^ 0x40);
+  std::ofstream(dir.File("damaged.gnomon"), std::ios::binary) << damaged;
+
+  for (const char* input : {"cut.gnomon", "damaged.gnomon"}) {
+    CAPTURE(input);
+    std::ostringstream log;
+    auto merged = MergeTraces({dir.File(input), dir.File("b.gnomon")}, dir.File(std::string("m-") + input),
+                              Overwrite::kNo, log);
+    REQUIRE_MESSAGE(merged.ok(), merged.status().message());
+    CHECK(merged->incomplete_files == 1);
+    CHECK(merged->streams == 2);
+    CHECK(log.str().find("those were merged, nothing after them") != std::string::npos);
+    TraceSet set;
+    auto loaded = LoadTraceSet(dir.File(std::string("m-") + input), set);
+    REQUIRE_MESSAGE(loaded.ok(), loaded.status().message());
+    REQUIRE(set.processes.size() == 2);
+    CHECK(set.processes[0].model.zone_count > 0);
+    CHECK(set.processes[0].model.zone_count < 30'000);
+    if (std::string(input) == "damaged.gnomon")
+      CHECK(log.str().find("after 5 block(s)") != std::string::npos);
+    CHECK(DescribeFirstDifference(Built(b), set.processes[1].model) == "");  // the next input whole
+  }
+}
+
+TEST_CASE("merge: files that are not traces of this format are refused and nothing is written") {
+  ScratchDir dir;
+  const StreamWriter a = Program("a", 10, 111, 100);
+  WriteCapture(dir.File("a.gnomon"), {&a});
+  std::ofstream(dir.File("text.gnomon")) << "not a trace at all, but long enough to hold a header .........";
+  std::string old = gnomon::test::ReadFile(dir.File("a.gnomon"));
+  FileHeader header{};
+  std::memcpy(&header, old.data(), sizeof(header));
+  header.format_version = kTraceFormatVersion - 1;
+  std::memcpy(old.data(), &header, sizeof(header));
+  std::ofstream(dir.File("old.gnomon"), std::ios::binary) << old;
+
+  const std::pair<const char*, const char*> cases[] = {
+      {"text.gnomon", "is not a Gnomon trace"},
+      {"old.gnomon", "gnomon-merge takes format"},
+      {"missing.gnomon", "cannot open"},
+  };
+  for (const auto& [input, expected] : cases) {
+    CAPTURE(input);
+    std::ostringstream log;
+    auto merged =
+        MergeTraces({dir.File("a.gnomon"), dir.File(input)}, dir.File("out.gnomon"), Overwrite::kNo, log);
+    REQUIRE_FALSE(merged.ok());
+    CHECK(merged.status().message().find(expected) != std::string::npos);
+    CHECK(access(dir.File("out.gnomon").c_str(), F_OK) != 0);
+  }
+  std::ostringstream log;
+  CHECK_FALSE(MergeTraces({}, dir.File("out.gnomon"), Overwrite::kNo, log).ok());
+}
