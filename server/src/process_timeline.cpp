@@ -27,6 +27,11 @@ ProcessTimeline::ProcessTimeline(const TraceModel& model)
       name_(model.program.name),
       origin_ns_(model.first_tick == kOpenZone ? 0 : model.clock.TickToNs(model.first_tick)) {}
 
+uint64_t ProcessTimeline::ReferenceErrorNs() const {
+  return capture_->domain == base_->domain ? 0
+                                           : AddSaturated(capture_->stated_error_ns, base_->stated_error_ns);
+}
+
 HostClockModel::Mapping ProcessTimeline::At(int64_t program_ns) const {
   HostClockModel::Mapping mapping = host_ ? host_->At(program_ns) : HostClockModel::Mapping{};
   if (capture_ == nullptr) return mapping;
@@ -41,10 +46,8 @@ HostClockModel::Mapping ProcessTimeline::At(int64_t program_ns) const {
   base_ns = Sub(reference_ns, base_->reference.At(base_ns).offset_ns);
   const HostClockModel::Mapping down = base_->reference.At(base_ns);
   base_ns = Sub(reference_ns, down.offset_ns);
-  uint64_t bound = AddSaturated(mapping.uncertainty_ns, AddSaturated(up.uncertainty_ns, down.uncertainty_ns));
-  if (capture_->domain != base_->domain) {
-    bound = AddSaturated(bound, AddSaturated(capture_->stated_error_ns, base_->stated_error_ns));
-  }
+  const uint64_t bound = AddSaturated(AddSaturated(mapping.uncertainty_ns, ReferenceErrorNs()),
+                                      AddSaturated(up.uncertainty_ns, down.uncertainty_ns));
   return {.valid = mapping.valid, .offset_ns = Sub(base_ns, program_ns), .uncertainty_ns = bound};
 }
 
@@ -59,16 +62,23 @@ std::optional<HostClockSummary> SummarizeHostClock(const HostClockModel& clock) 
 std::optional<HostClockSummary> ProcessTimeline::Summary() const {
   if (!host_) return std::nullopt;
   if (capture_ == nullptr) return SummarizeHostClock(*host_);
+  // Through the reference: the offset at the first exchange; the bound, the widest of
+  // each of the three mappings added (wherever in the trace each is widest), as a
+  // single capture's states its widest.
   const HostClockModel::Epoch& epoch = *host_->main_epoch();
   const int64_t first = epoch.knots.front().program_ns, last = epoch.knots.back().program_ns;
-  const HostClockModel::Mapping at_first = At(first), at_middle = At(first + (last - first) / 2),
-                                at_last = At(last);
-  HostClockSummary summary{.offset_ns = at_first.offset_ns,
-                           .drift_ppm = std::nullopt,
-                           .uncertainty_ns = std::max(
-                               {at_first.uncertainty_ns, at_middle.uncertainty_ns, at_last.uncertainty_ns})};
+  auto widest = [](const HostClockModel& model) {
+    uint64_t bound = 0;
+    for (const HostClockModel::Epoch& e : model.epochs()) bound = std::max(bound, e.uncertainty_ns());
+    return bound;
+  };
+  const uint64_t bound = AddSaturated(AddSaturated(widest(*host_), ReferenceErrorNs()),
+                                      AddSaturated(widest(capture_->reference), widest(base_->reference)));
+  const HostClockModel::Mapping at_first = At(first);
+  HostClockSummary summary{
+      .offset_ns = at_first.offset_ns, .drift_ppm = std::nullopt, .uncertainty_ns = bound};
   if (epoch.drift_known()) {
-    summary.drift_ppm = double(Sub(at_last.offset_ns, at_first.offset_ns)) / double(last - first) * 1e6;
+    summary.drift_ppm = double(Sub(At(last).offset_ns, at_first.offset_ns)) / double(last - first) * 1e6;
   }
   return summary;
 }

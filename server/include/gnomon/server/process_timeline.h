@@ -81,6 +81,9 @@ class ProcessTimeline {
     uint64_t stated_error_ns = 0;
     std::string domain;
   };
+  // Both captures' stated reference errors where they read different hosts' clocks; 0
+  // on one host (through the reference only).
+  uint64_t ReferenceErrorNs() const;
   int64_t OffsetNs(int64_t program_ns) const {
     if (capture_ == nullptr) return host_ ? host_->At(program_ns).offset_ns : 0;
     return At(program_ns).offset_ns;
