@@ -402,10 +402,9 @@ int ListenCapture(const std::string& listen, const std::string& output, gnomon::
     for (auto it = arrivals.begin(); it != arrivals.end();) {
       Arrival& a = *it;
       const int state = a.state.load();
-      if (state == 2) {  // never answered: said, and forgotten
+      if (state == 2) {  // never answered: said (the message names the peer), and forgotten
         a.handshake.join();
-        if (!quiet)
-          std::fprintf(stderr, "gnomon-capture: %s: %s\n", a.where.c_str(), a.status.message().c_str());
+        if (!quiet) std::fprintf(stderr, "gnomon-capture: %s\n", a.status.message().c_str());
         it = arrivals.erase(it);
         continue;
       }

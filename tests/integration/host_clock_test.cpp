@@ -3,7 +3,10 @@
 // number of seconds, as another host's would be) are placed by the capture's clock
 // exchanges within the stated bound. Needs root (unshare --time); skipped with a
 // message elsewhere.
+#include <arpa/inet.h>
 #include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -296,7 +299,7 @@ TEST_CASE("host clocks: one capture of three programs on this machine: three pro
 TEST_CASE("--listen: programs that connect out come and go during the capture, and every one is a process") {
   gnomon::test::ScratchDir dir;
   gnomon::test::ChildProcess capture(
-      {GNOMON_CAPTURE, "-q", "-o", dir.File("cluster.gnomon"), "--listen", "127.0.0.1:0"}, {},
+      {GNOMON_CAPTURE, "-o", dir.File("cluster.gnomon"), "--listen", "127.0.0.1:0"}, {},
       dir.File("capture.log"));
   const std::string collector = ListeningAt(dir.File("capture.log"));  // it says where
   REQUIRE_MESSAGE(collector.starts_with("127.0.0.1:"), gnomon::test::ReadFile(dir.File("capture.log")));
@@ -312,6 +315,17 @@ TEST_CASE("--listen: programs that connect out come and go during the capture, a
   auto first = run("first", "0.3");
   pids.insert(uint32_t(first->pid()));
   CHECK(first->Wait() == 0);
+  // A peer that connects and leaves without a word is named once, and forgotten.
+  const int peer = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(uint16_t(std::stoi(collector.substr(10))));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(connect(peer, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0);
+  sockaddr_in local{};
+  socklen_t local_size = sizeof(local);
+  REQUIRE(getsockname(peer, reinterpret_cast<sockaddr*>(&local), &local_size) == 0);
+  close(peer);
   auto second = run("second", "0.5");
   auto third = run("third", "0.2");
   pids.insert(uint32_t(second->pid()));
@@ -320,6 +334,13 @@ TEST_CASE("--listen: programs that connect out come and go during the capture, a
   CHECK(third->Wait() == 0);
   capture.Signal(SIGINT);
   CHECK_MESSAGE(capture.Wait() == 0, gnomon::test::ReadFile(dir.File("capture.log")));
+  const std::string log = gnomon::test::ReadFile(dir.File("capture.log"));
+  const std::string silent = "127.0.0.1:" + std::to_string(ntohs(local.sin_port));
+  const size_t said = log.find(silent);
+  CHECK_MESSAGE(said != std::string::npos, log);
+  CHECK_MESSAGE(log.find(silent, said + 1) == std::string::npos, log);  // named once
+  CHECK(log.find("gnomon-capture: " + silent + " closed the connection during the handshake") !=
+        std::string::npos);
 
   gnomon::server::TraceSet set;
   auto loaded = gnomon::server::LoadTraceSet(dir.File("cluster.gnomon"), set);
