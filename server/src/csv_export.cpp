@@ -8,15 +8,30 @@
 #include <unordered_map>
 
 #include "gnomon/protocol/messages.h"
+#include "gnomon/server/process_timeline.h"
 #include "gnomon/server/text.h"
 
 namespace gnomon::server {
 namespace {
 
+// A program of the table: its times go on the trace's timeline; where the trace holds
+// several, every row names it (process, pid).
+struct Program {
+  const TraceModel& model;
+  const ProcessTimeline& timeline;
+  bool named = false;
+  int64_t Ns(uint64_t tick) const { return timeline.Tick(tick); }
+};
+
 // One CSV line, its fields joined by the separator.
 class Row {
  public:
   Row(std::ostream& out, const std::string& separator) : out_(out), separator_(separator) {}
+  // A row of `program`: where the table holds several, it begins with the two columns
+  // that name it.
+  Row(std::ostream& out, const std::string& separator, const Program& program) : Row(out, separator) {
+    if (program.named) Text(program.timeline.name()).Int(program.timeline.pid());
+  }
   ~Row() { out_ << '\n'; }
   Row(const Row&) = delete;
   Row& operator=(const Row&) = delete;
@@ -62,7 +77,9 @@ class Row {
   bool first_ = true;
 };
 
-void Header(std::ostream& out, const std::string& separator, std::initializer_list<const char*> names) {
+void Header(std::ostream& out, const std::string& separator, bool named,
+            std::initializer_list<const char*> names) {
+  if (named) out << "process" << separator << "pid" << separator;
   bool first = true;
   for (const char* name : names) {
     if (!first) out << separator;
@@ -80,11 +97,13 @@ std::string ThreadName(const ThreadTimeline& thread) {
   return thread.name.empty() ? "thread " + std::to_string(thread.id) : thread.name;
 }
 
-void WriteZones(const TraceModel& model, const CsvOptions& options, std::ostream& out) {
+void WriteZones(const Program& program, const CsvOptions& options, bool header, std::ostream& out) {
+  const TraceModel& model = program.model;
   const std::string& sep = options.separator;
-  Header(out, sep,
-         {"thread", "thread_id", "name", "file", "line", "depth", "start_ns", "duration_ns", "self_ns"});
-  const int64_t origin = model.clock.TickToNs(model.first_tick);
+  if (header) {
+    Header(out, sep, program.named,
+           {"thread", "thread_id", "name", "file", "line", "depth", "start_ns", "duration_ns", "self_ns"});
+  }
   std::vector<int64_t> child_ns;
   std::vector<std::pair<size_t, uint16_t>> open;  // index and depth of the enclosing zones
   for (const ThreadTimeline& thread : model.threads) {
@@ -108,27 +127,29 @@ void WriteZones(const TraceModel& model, const CsvOptions& options, std::ostream
       if (!Matches(zone_name, options)) continue;
       const SourceLocation& location = model.Location(zone.source_location);
       const int64_t duration = model.DurationNs(zone.begin_tick, zone.end_tick);
-      Row(out, sep)
+      Row(out, sep, program)
           .Text(name)
           .Int(thread.os_thread_id)
           .Text(zone_name)
           .Text(location.file)
           .Int(location.line)
           .Int(zone.depth)
-          .Int(model.clock.TickToNs(zone.begin_tick) - origin)
+          .Int(program.Ns(zone.begin_tick))
           .Int(duration)
           .Int(std::max<int64_t>(0, duration - child_ns[i]));  // damaged nesting: never below 0
     }
   }
 }
 
-void WriteGpuZones(const TraceModel& model, const CsvOptions& options, std::ostream& out) {
+void WriteGpuZones(const Program& program, const CsvOptions& options, bool header, std::ostream& out) {
+  const TraceModel& model = program.model;
   const std::string& sep = options.separator;
-  Header(out, sep,
-         {"context", "name", "file", "line", "thread", "start_ns", "duration_ns", "submit_to_start_ns"});
+  if (header) {
+    Header(out, sep, program.named,
+           {"context", "name", "file", "line", "thread", "start_ns", "duration_ns", "submit_to_start_ns"});
+  }
   std::unordered_map<uint32_t, std::string> thread_names;
   for (const ThreadTimeline& thread : model.threads) thread_names[thread.id] = ThreadName(thread);
-  const int64_t origin = model.clock.TickToNs(model.first_tick);
   for (const auto& [id, context] : model.gpu_contexts) {
     const std::string label = context.label();
     for (size_t i = 0; i < context.zones.size(); ++i) {
@@ -138,13 +159,13 @@ void WriteGpuZones(const TraceModel& model, const CsvOptions& options, std::ostr
       if (!Matches(location.name, options)) continue;
       const auto mapped = model.MapGpuZone(context, zone);
       const auto thread = thread_names.find(zone.thread_id);
-      Row(out, sep)
+      Row(out, sep, program)
           .Text(label)
           .Text(location.name)
           .Text(location.file)
           .Int(location.line)
           .Text(thread != thread_names.end() ? thread->second : "thread " + std::to_string(zone.thread_id))
-          .Int(mapped.begin_ns - origin)
+          .Int(program.timeline.Ns(mapped.begin_ns))
           .Int(zone.gpu_end >= zone.gpu_begin
                    ? std::llround(context.clock.TicksToNs(zone.gpu_end - zone.gpu_begin))
                    : 0)  // times out of order: no length
@@ -153,48 +174,51 @@ void WriteGpuZones(const TraceModel& model, const CsvOptions& options, std::ostr
   }
 }
 
-void WriteMessages(const TraceModel& model, const CsvOptions& options, std::ostream& out) {
+void WriteMessages(const Program& program, const CsvOptions& options, bool header, std::ostream& out) {
+  const TraceModel& model = program.model;
   const std::string& sep = options.separator;
-  Header(out, sep, {"time_ns", "thread", "severity", "text"});
+  if (header) Header(out, sep, program.named, {"time_ns", "thread", "severity", "text"});
   std::unordered_map<uint32_t, std::string> thread_names;
   for (const ThreadTimeline& thread : model.threads) thread_names[thread.id] = ThreadName(thread);
   for (const LogMessage& message : model.messages) {
     if (!Matches(message.text, options)) continue;
     const auto thread = thread_names.find(message.thread_id);
-    Row(out, sep)
-        .Int(model.RelativeNs(message.tick))
+    Row(out, sep, program)
+        .Int(program.Ns(message.tick))
         .Text(thread != thread_names.end() ? thread->second : "thread " + std::to_string(message.thread_id))
         .Text(protocol::SeverityName(message.severity))
         .Text(message.text);
   }
 }
 
-void WritePlots(const TraceModel& model, const CsvOptions& options, std::ostream& out) {
+void WritePlots(const Program& program, const CsvOptions& options, bool header, std::ostream& out) {
+  const TraceModel& model = program.model;
   const std::string& sep = options.separator;
-  Header(out, sep, {"plot", "time_ns", "value"});
+  if (header) Header(out, sep, program.named, {"plot", "time_ns", "value"});
   for (const auto& [id, plot] : model.plots) {
     const std::string name = plot.name.empty() ? "plot " + std::to_string(id) : plot.name;
     if (!Matches(name, options)) continue;
     for (const auto& [tick, value] : plot.points)
-      Row(out, sep).Text(name).Int(model.RelativeNs(tick)).Exact(value);
+      Row(out, sep, program).Text(name).Int(program.Ns(tick)).Exact(value);
   }
 }
 
-}  // namespace
-
-void WriteStatisticsCsv(const TraceModel& model, const std::vector<ZoneStatistics>& stats, std::ostream& out,
-                        const CsvOptions& options) {
+void WriteStatistics(const Program& program, const std::vector<ZoneStatistics>& stats,
+                     const CsvOptions& options, bool header, std::ostream& out) {
+  const TraceModel& model = program.model;
   const std::string& sep = options.separator;
-  Header(out, sep,
-         {"name", "function", "file", "line", "count", "total_ns", "self_ns", "mean_ns", "median_ns",
-          "min_ns", "max_ns", "stddev_ns", "total_perc", "self_perc"});
+  if (header) {
+    Header(out, sep, program.named,
+           {"name", "function", "file", "line", "count", "total_ns", "self_ns", "mean_ns", "median_ns",
+            "min_ns", "max_ns", "stddev_ns", "total_perc", "self_perc"});
+  }
   const int64_t duration =
       model.first_tick == kOpenZone ? 0 : model.DurationNs(model.first_tick, model.last_tick);
   auto percent = [&](int64_t ns) { return duration > 0 ? 100.0 * double(ns) / double(duration) : 0.0; };
   for (const ZoneStatistics& s : stats) {
     const SourceLocation& location = model.Location(s.source_location);
     if (!Matches(location.name, options)) continue;
-    Row(out, sep)
+    Row(out, sep, program)
         .Text(location.name)
         .Text(location.function)
         .Text(location.file)
@@ -212,27 +236,44 @@ void WriteStatisticsCsv(const TraceModel& model, const std::vector<ZoneStatistic
   }
 }
 
-void WriteCsv(const TraceModel& model, const CsvOptions& options, std::ostream& out) {
-  switch (options.table) {
-    case CsvOptions::Table::kZoneStatistics:
-      WriteStatisticsCsv(model, ComputeZoneStatistics(model), out, options);
-      break;
-    case CsvOptions::Table::kGpuZoneStatistics:
-      WriteStatisticsCsv(model, ComputeGpuZoneStatistics(model), out, options);
-      break;
-    case CsvOptions::Table::kZones:
-      WriteZones(model, options, out);
-      break;
-    case CsvOptions::Table::kGpuZones:
-      WriteGpuZones(model, options, out);
-      break;
-    case CsvOptions::Table::kMessages:
-      WriteMessages(model, options, out);
-      break;
-    case CsvOptions::Table::kPlots:
-      WritePlots(model, options, out);
-      break;
+}  // namespace
+
+void WriteStatisticsCsv(const TraceModel& model, const std::vector<ZoneStatistics>& stats, std::ostream& out,
+                        const CsvOptions& options) {
+  const ProcessTimeline timeline(model);
+  WriteStatistics({.model = model, .timeline = timeline}, stats, options, true, out);
+}
+
+void WriteCsv(const std::vector<const TraceModel*>& processes, const CsvOptions& options, std::ostream& out) {
+  const std::vector<ProcessTimeline> timelines = ProcessTimeline::Of(processes);
+  for (size_t i = 0; i < processes.size(); ++i) {
+    const Program program{.model = *processes[i], .timeline = timelines[i], .named = processes.size() > 1};
+    const bool header = i == 0;
+    switch (options.table) {
+      case CsvOptions::Table::kZoneStatistics:
+        WriteStatistics(program, ComputeZoneStatistics(program.model), options, header, out);
+        break;
+      case CsvOptions::Table::kGpuZoneStatistics:
+        WriteStatistics(program, ComputeGpuZoneStatistics(program.model), options, header, out);
+        break;
+      case CsvOptions::Table::kZones:
+        WriteZones(program, options, header, out);
+        break;
+      case CsvOptions::Table::kGpuZones:
+        WriteGpuZones(program, options, header, out);
+        break;
+      case CsvOptions::Table::kMessages:
+        WriteMessages(program, options, header, out);
+        break;
+      case CsvOptions::Table::kPlots:
+        WritePlots(program, options, header, out);
+        break;
+    }
   }
+}
+
+void WriteCsv(const TraceModel& model, const CsvOptions& options, std::ostream& out) {
+  WriteCsv(std::vector<const TraceModel*>{&model}, options, out);
 }
 
 }  // namespace gnomon::server

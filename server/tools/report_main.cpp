@@ -31,7 +31,9 @@ messages, dropped events), a table of zone statistics per source location sorted
 total time, and the memory pools and locks when the trace has them. A trace of several
 programs (gnomon-capture -a A -a B) reports each, with its clock against the capture's;
 --json lists them all under "processes"; --chrome and --perfetto give each program its
-own pid, all on the capture's clock; --csv covers the first.
+own pid, all on the capture's clock; --csv gives every program's rows, each beginning
+with its process and pid, times on that clock. A merged trace (gnomon-merge) is on the
+first capture's clock.
 
   --csv            print a table as CSV instead (times in ns from the first event):
                    by default the CPU zone statistics per source location (count,
@@ -229,14 +231,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!loaded->warning.empty()) std::fprintf(stderr, "gnomon-report: warning: %s\n", loaded->warning.c_str());
-  // A capture of several programs: each is reported; tables and exports are the first's.
+  // A capture of several programs: each is reported, and every table and export holds
+  // them all.
   const gnomon::server::TraceModel& model = set.processes.front().model;
   std::vector<const gnomon::server::TraceModel*> processes;
   for (const auto& process : set.processes) processes.push_back(&process.model);
-  if (processes.size() > 1 && csv) {
-    std::fprintf(stderr, "gnomon-report: %s holds %zu programs; --csv covers the first, %s\n", path.c_str(),
-                 processes.size(), gnomon::server::Printable(model.program.name).c_str());
-  }
   const char* to_stdout = nullptr;  // the option that writes to standard output
   for (const auto& [option, output] :
        {std::pair{"--json", &json_path}, {"--chrome", &chrome_path}, {"--perfetto", &perfetto_path}}) {
@@ -258,7 +257,7 @@ int main(int argc, char** argv) {
   if (!text) {
     // The file goes to standard output alone.
   } else if (csv) {
-    gnomon::server::WriteCsv(model, csv_options, std::cout);
+    gnomon::server::WriteCsv(processes, csv_options, std::cout);
   } else {
     std::vector<std::vector<gnomon::server::ZoneStatistics>> stats;
     for (size_t i = 0; i < processes.size(); ++i) {

@@ -400,6 +400,40 @@ TEST_CASE("the CSV tables: every zone with its self time, messages, plots, a fil
   CHECK(csv(Table::kMessages, "nothing like it") == "time_ns,thread,severity,text\n");
 }
 
+TEST_CASE("the CSV tables of several programs: every program's rows, named, on one clock") {
+  const TraceModel first = SampleModel();
+  TraceModel second = SampleModel();
+  second.program.pid = 77;
+  second.program.host = "node2";
+  // The second program's clock reads 500 ns ahead of the capture's: each exchange
+  // brackets that offset by 10 ns on either side.
+  for (uint64_t t = 1000; t <= 9000; t += 2000) {
+    second.host_clock_exchanges.push_back(
+        {.probe_sent_ns = t - 510, .receive_ns = t, .send_ns = t + 100, .reply_received_ns = t + 100 - 490});
+  }
+  CsvOptions options;
+  options.table = CsvOptions::Table::kZones;
+  std::ostringstream zones;
+  WriteCsv({&first, &second}, options, zones);
+  // The earliest event is the second's first zone, 500 ns before the first's.
+  const std::string a = "\"" + ProcessLabel(first) + "\",5,", b = "\"" + ProcessLabel(second) + "\",77,";
+  CHECK(zones.str() == "process,pid,thread,thread_id,name,file,line,depth,start_ns,duration_ns,self_ns\n" +
+                           a + "\"io thread\",11,\"Load \"\"assets\"\"\",\"io.cpp\",3,0,500,8000,5000\n" + a +
+                           "\"io thread\",11,\"Parse\",\"io.cpp\",9,1,1500,3000,3000\n" + b +
+                           "\"io thread\",11,\"Load \"\"assets\"\"\",\"io.cpp\",3,0,0,8000,5000\n" + b +
+                           "\"io thread\",11,\"Parse\",\"io.cpp\",9,1,1000,3000,3000\n");
+  options.table = CsvOptions::Table::kZoneStatistics;
+  std::ostringstream stats;
+  WriteCsv({&first, &second}, options, stats);
+  CHECK(stats.str().starts_with("process,pid,name,function,"));
+  CHECK(stats.str().find(a + "\"Load") != std::string::npos);
+  CHECK(stats.str().find(b + "\"Load") != std::string::npos);
+  // One program: no process columns, as before.
+  std::ostringstream one;
+  WriteCsv({&first}, options, one);
+  CHECK(one.str().starts_with("name,function,"));
+}
+
 TEST_CASE("the GPU CSV tables: statistics on the GPU's clock, every zone placed on the CPU timeline") {
   gnomon::test::StreamWriter w;
   w.AppInfo("gpu csv", 9).Calibration(0, 0, 0, 1).Calibration(1'000'000, 1'000'000, 1'000'000, 1);

@@ -32,6 +32,12 @@ struct CsvOptions {
 // The table the options name, with its header line. Zones come thread by thread (GPU:
 // context by context), each in begin order.
 void WriteCsv(const TraceModel& model, const CsvOptions& options, std::ostream& out);
+// The same for every program of a trace, one after the other under one header. With
+// several, each row begins with the program (`process`: its name, pid, host and rank)
+// and its `pid` on the trace's timeline (ProcessTimeline), and times are on that
+// timeline: ns from the earliest event of any program, each program's clock mapped
+// onto the capture's.
+void WriteCsv(const std::vector<const TraceModel*>& processes, const CsvOptions& options, std::ostream& out);
 
 // Statistics rows already computed (by ComputeZoneStatistics or ComputeGpuZoneStatistics),
 // in the order given, filtered as the options say.
