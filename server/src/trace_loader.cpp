@@ -513,6 +513,7 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
               std::to_string(kMaxTraceStreams) + " are loaded");
     ids.resize(kMaxTraceStreams);
   }
+  report.programs = uint32_t(ids.size());
   const std::vector<StreamTarget> targets = choose(ids, notes);
   GNOMON_CHECK(targets.size() == ids.size(), "a target for every stream");
   for (size_t i = 0; i < ids.size(); ++i) {
@@ -584,14 +585,22 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
   return report;
 }
 
-// The first stream into `model`, the others skipped with a note.
-ChooseTargets FirstStreamInto(TraceModel& model, SharedModel* shared) {
-  return [&model, shared](const std::vector<uint32_t>& streams, Notes& notes) {
+// One stream into `model` (the program-th, by stream number), the others skipped with a
+// note.
+ChooseTargets ProgramInto(TraceModel& model, SharedModel* shared, uint32_t program) {
+  return [&model, shared, program](const std::vector<uint32_t>& streams, Notes& notes) {
     std::vector<StreamTarget> targets(streams.size());
-    targets[0] = {&model, shared};
-    if (streams.size() > 1) {
-      notes.Add("it holds " + std::to_string(streams.size()) +
-                " programs; only the first is loaded here (gnomon-report shows them all)");
+    const std::string count = std::to_string(streams.size());
+    if (program >= streams.size()) {
+      notes.Add("it holds " + count + " program(s); there is no program " +
+                std::to_string(uint64_t{program} + 1) + ", so nothing was loaded");
+    } else {
+      targets[program] = {&model, shared};
+      if (streams.size() > 1) {
+        notes.Add("it holds " + count + " programs; " +
+                  (program == 0 ? std::string("only the first") : "program " + std::to_string(program + 1)) +
+                  " is loaded here (gnomon-report shows them all)");
+      }
     }
     return targets;
   };
@@ -672,11 +681,11 @@ bool TraceSource::ReadAt(void* out, size_t size, uint64_t offset) const {
 }
 
 Result<LoadReport> LoadTrace(const TraceSource& source, TraceModel& model, const LoadOptions& options) {
-  return Load(source, options, FirstStreamInto(model, nullptr));
+  return Load(source, options, ProgramInto(model, nullptr, options.program));
 }
 
 Result<LoadReport> LoadTrace(const TraceSource& source, SharedModel& model, const LoadOptions& options) {
-  return Load(source, options, FirstStreamInto(model.unshared(), &model));
+  return Load(source, options, ProgramInto(model.unshared(), &model, options.program));
 }
 
 Result<LoadReport> LoadTraceSet(const TraceSource& source, TraceSet& set, const LoadOptions& options) {

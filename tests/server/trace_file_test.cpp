@@ -138,7 +138,22 @@ TEST_CASE("several programs in one file: streams appended from their own threads
   auto single = LoadTrace(path, one);
   REQUIRE(single.ok());
   CHECK(single->warning.find("it holds 2 programs; only the first is loaded here") != std::string::npos);
+  CHECK(single->programs == 2);
   CHECK(DescribeFirstDifference(BuildDirect(first), one) == "");
+  // Any one of them, by its place.
+  LoadOptions pick;
+  pick.program = 1;
+  TraceModel other;
+  auto picked = LoadTrace(path, other, pick);
+  REQUIRE(picked.ok());
+  CHECK(picked->warning.find("it holds 2 programs; program 2 is loaded here") != std::string::npos);
+  CHECK(DescribeFirstDifference(BuildDirect(second), other) == "");
+  pick.program = 2;
+  TraceModel none;
+  auto beyond = LoadTrace(path, none, pick);
+  REQUIRE(beyond.ok());
+  CHECK(beyond->warning.find("there is no program 3, so nothing was loaded") != std::string::npos);
+  CHECK(none.zone_count == 0);
 
   // A block of the second stream lost: the first loads whole, the second around the gap.
   const std::string bytes = gnomon::test::ReadFile(path);

@@ -177,7 +177,7 @@ TEST_CASE("with thousands of threads, only the lanes in the window make items") 
     CHECK(timeline.IsLaneVisible(lane, top, bottom));
     CHECK(item.lane >= 99);
   }
-  CHECK(timeline.Title(model, timeline.lanes()[4999]) == "thread 5000 (1 zones)");
+  CHECK(timeline.Title(model, timeline.lanes()[4999]) == "thread 5000 (1 zone)");
 }
 
 namespace {

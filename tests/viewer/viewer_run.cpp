@@ -21,10 +21,18 @@ bool Close(uint32_t a, uint32_t b) {
 }
 
 std::string WriteTraceFile(const std::string& path, const StreamWriter& w) {
+  return WriteTraceFile(path, {&w});
+}
+
+std::string WriteTraceFile(const std::string& path, const std::vector<const StreamWriter*>& programs) {
   auto writer = server::TraceWriter::Create(path);
   REQUIRE(writer.ok());
   REQUIRE(writer.value()->Publish(server::Overwrite::kYes).ok());
-  writer.value()->Append(w.data(), w.size());
+  for (size_t i = 0; i < programs.size(); ++i) {
+    server::TraceWriter::Stream& stream =
+        i == 0 ? writer.value()->first_stream() : writer.value()->AddStream();
+    stream.Append(programs[i]->data(), programs[i]->size());
+  }
   REQUIRE(writer.value()->Finish().ok());
   return path;
 }

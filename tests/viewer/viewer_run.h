@@ -38,6 +38,8 @@ struct ViewerRun {
 
 // Writes the stream `w` to a trace file at `path` (replacing it); returns the path.
 std::string WriteTraceFile(const std::string& path, const StreamWriter& w);
+// The same with a stream per program, as a capture of several programs writes them.
+std::string WriteTraceFile(const std::string& path, const std::vector<const StreamWriter*>& programs);
 
 // Runs gnomon-viewer with `args` plus a window size (1200x700 unless `args` says) and
 // the screenshot and layout dump options; `env` adds to the environment (XDG_CONFIG_HOME

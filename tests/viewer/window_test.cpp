@@ -93,6 +93,45 @@ TEST_CASE("the viewer window draws every lane and zone where its layout says") {
   CHECK_FALSE(Close(background, 0xFFD05030u));
 }
 
+TEST_CASE("a file of several programs: the one asked for is shown, and the viewer says which of how many") {
+  gnomon::test::ScratchDir dir;
+  std::vector<gnomon::test::StreamWriter> programs(3);
+  for (size_t i = 0; i < programs.size(); ++i) {
+    const std::string name = "rank" + std::to_string(i);
+    programs[i].AppInfo(name, uint32_t(100 + i)).SourceLocation(1, "Step", "step", "train.cpp", 7);
+    programs[i].ThreadInfo(1, uint32_t(200 + i), name + " main").ThreadContext(1);
+    for (uint64_t k = 0; k <= i; ++k)
+      programs[i].ZoneBegin(1, 1'000'000 + k * 1000).ZoneEnd(1'000'500 + k * 1000);
+    programs[i].End(1'010'000);
+  }
+  const std::string path =
+      gnomon::test::WriteTraceFile(dir.File("job.gnomon"), {&programs[0], &programs[1], &programs[2]});
+  for (int k = 1; k <= 3; ++k) {
+    CAPTURE(k);
+    ViewerRun run = RunViewer(dir, {path, "--frames", "3", "--program", std::to_string(k)});
+    REQUIRE_MESSAGE(run.exit_code == 0, run.log);
+    const JsonValue* session = run.layout.Find("session");
+    REQUIRE(session != nullptr);
+    CHECK(session->Find("program")->number == k);
+    CHECK(session->Find("programs")->number == 3);
+    CHECK(session->Find("warning")->string.find("it holds 3 programs") != std::string::npos);
+    std::set<std::string> titles;
+    for (const JsonValue& lane : run.layout.Find("lanes")->array) titles.insert(lane.Find("title")->string);
+    const std::string expected =
+        "rank" + std::to_string(k - 1) + " main (" + std::to_string(k) + (k == 1 ? " zone)" : " zones)");
+    CHECK_MESSAGE(titles.count(expected) == 1, expected);
+  }
+  // One the file does not hold: said, and nothing shown.
+  ViewerRun beyond = RunViewer(dir, {path, "--frames", "3", "--program", "4"});
+  REQUIRE_MESSAGE(beyond.exit_code == 0, beyond.log);
+  CHECK(beyond.layout.Find("session")->Find("warning")->string.find("there is no program 4") !=
+        std::string::npos);
+  CHECK(beyond.layout.Find("lanes")->array.empty());
+  std::string output;
+  CHECK(gnomon::test::RunCommand(std::string(GNOMON_VIEWER) + " " + path + " --program 0", &output) == 1);
+  CHECK(output.find("--program: '0' is not a whole number from 1 to 65536") != std::string::npos);
+}
+
 TEST_CASE("live: the viewer's worker connects to the running demo and draws its threads") {
   gnomon::test::ScratchDir dir;
   gnomon::test::ChildProcess demo({GNOMON_DEMO, "--seconds", "4"},

@@ -12,6 +12,7 @@
 
 #include "config_dir.h"
 #include "gnomon/protocol/settings.h"
+#include "gnomon/server/report.h"
 #include "gnomon/server/text.h"
 #include "widgets.h"
 
@@ -173,6 +174,10 @@ void App::Frame(float width, float height) {
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_MenuBar |
                    ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoSavedSettings);
   MainMenu();
+  if (program_chosen_ && session_) {
+    Show(Session::OpenFile(session_->path(), options_.max_expansion, *program_chosen_));
+    program_chosen_.reset();
+  }
   SaveDialog();
   file_browser_.Draw(recent_files_);
   if (!session_ || session_->failed()) {
@@ -197,7 +202,13 @@ void App::Frame(float width, float height) {
       last_sync_ = now;
     }
     debug_window_.Measure(model, *session_);
-    ImGui::Text("%s  |  %s  |  %llu zones, %zu threads, %zu GPU contexts", session_->title().c_str(),
+    std::string title = session_->title();
+    if (session_->programs() > 1 && model.has_program_info) {
+      title += ": program " + std::to_string(session_->program() + 1) + " of " +
+               std::to_string(session_->programs()) + ", " + server::ProcessLabel(model) +
+               "; the Program menu shows the others";
+    }
+    ImGui::Text("%s  |  %s  |  %llu zones, %zu threads, %zu GPU contexts", title.c_str(),
                 session_->StateText().c_str(), static_cast<unsigned long long>(model.zone_count),
                 model.threads.size(), model.gpu_contexts.size());
     if (session_->is_loading()) {
@@ -315,6 +326,7 @@ void App::MainMenu() {
     ImGui::EndMenu();
   }
   LanesMenu();
+  ProgramMenu();
   if (workspace_.range) {
     ImGui::TextDisabled(
         "  selected: %s",
@@ -377,6 +389,22 @@ void App::SaveDialog() {
     ImGui::CloseCurrentPopup();
   }
   ImGui::EndPopup();
+}
+
+void App::ProgramMenu() {
+  if (!session_ || session_->path().empty() || session_->programs() < 2) return;
+  const uint32_t count = session_->programs(), current = session_->program();
+  if (!ImGui::BeginMenu("Program")) return;
+  constexpr uint32_t kListed = 64;  // beyond, Previous and Next step through them
+  if (ImGui::MenuItem("Previous", nullptr, false, current > 0)) program_chosen_ = current - 1;
+  if (ImGui::MenuItem("Next", nullptr, false, current + 1 < count)) program_chosen_ = current + 1;
+  ImGui::Separator();
+  for (uint32_t i = 0; i < std::min(count, kListed); ++i) {
+    const std::string label = "Program " + std::to_string(i + 1) + " of " + std::to_string(count);
+    if (ImGui::MenuItem(label.c_str(), nullptr, i == current) && i != current) program_chosen_ = i;
+  }
+  if (count > kListed) ImGui::TextDisabled("%u more: Next steps through them", count - kListed);
+  ImGui::EndMenu();
 }
 
 void App::LanesMenu() {

@@ -111,6 +111,9 @@ class App {
   void MainMenu();
   void FileMenu();
   void LanesMenu();
+  // Which program of a file of several is shown (a capture of several programs, a
+  // merged trace); the choice is made in the menu and acted on after it.
+  void ProgramMenu();
   void SaveDialog();
   // Places the open side windows in the panel below the timeline.
   void TileSideWindows(float top, float width, float height);
@@ -143,6 +146,7 @@ class App {
   char save_path_[1024] = "capture.gnomon";
   std::string confirm_replace_;  // a path the user is asked about replacing
   std::string status_line_;
+  std::optional<uint32_t> program_chosen_;           // in the menu this frame: shown from the next
   std::string pending_recent_;                       // an address to remember once its session receives data
   std::chrono::steady_clock::time_point last_sync_;  // of the timeline with the model
 };

@@ -2,20 +2,24 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
 namespace gnomon::viewer {
 
-std::unique_ptr<Session> Session::OpenFile(const std::string& path, uint32_t max_expansion) {
+std::unique_ptr<Session> Session::OpenFile(const std::string& path, uint32_t max_expansion,
+                                           uint32_t program) {
   std::unique_ptr<Session> session(new Session);
   Session* s = session.get();
   s->title_ = std::filesystem::path(path).filename().string();
   s->path_ = path;
+  s->program_ = program;
   s->loading_ = true;
-  s->loader_ = std::thread([s, path, max_expansion] {
+  s->loader_ = std::thread([s, path, max_expansion, program] {
     server::LoadOptions options;
     options.max_expansion = max_expansion;
+    options.program = program;
     options.bytes_done = &s->bytes_done_;
     options.bytes_total = &s->bytes_total_;
     options.cancel = &s->cancel_;
@@ -32,6 +36,7 @@ std::unique_ptr<Session> Session::OpenFile(const std::string& path, uint32_t max
         s->failed_ = true;
       } else {
         s->warning_ = report->warning;
+        s->programs_ = std::max<uint32_t>(1, report->programs);
       }
     }
     s->loading_ = false;

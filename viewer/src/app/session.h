@@ -23,8 +23,11 @@ namespace gnomon::viewer {
 
 class Session {
  public:
+  // Loads the file's `program`-th program (0: the first; a capture of several programs,
+  // or a merged trace, holds more: programs() says how many once loaded).
   static std::unique_ptr<Session> OpenFile(const std::string& path,
-                                           uint32_t max_expansion = server::kDefaultMaxExpansion);
+                                           uint32_t max_expansion = server::kDefaultMaxExpansion,
+                                           uint32_t program = 0);
   // A session over a model built elsewhere (benchmarks, tests).
   static std::unique_ptr<Session> FromModel(server::TraceModel model, std::string title);
   // Starts connecting on a thread of its own and returns at once; until the handshake is
@@ -41,6 +44,11 @@ class Session {
   std::string error() const;
   std::string warning() const;  // e.g. a truncated file
   std::string title() const { return title_; }
+  // The file read (empty for a live session or a model built elsewhere).
+  const std::string& path() const { return path_; }
+  // The programs the file holds (known once loaded; 1 before) and which one is shown.
+  uint32_t programs() const { return programs_.load(); }
+  uint32_t program() const { return program_; }
   // 0..1 while a file loads.
   float load_progress() const;
   // "loading", "receiving", "ended", "disconnected: ..." and the like.
@@ -74,6 +82,8 @@ class Session {
   std::atomic<bool> failed_{false};
   std::atomic<bool> cancel_{false};
   std::atomic<uint64_t> bytes_done_{0};
+  std::atomic<uint32_t> programs_{1};
+  uint32_t program_ = 0;
   uint64_t bytes_total_ = 0;
   mutable std::mutex text_mutex_;
   std::string error_;

@@ -64,7 +64,7 @@ void Usage(FILE* out) {
   std::fprintf(
       out,
       "Usage: gnomon-viewer [FILE | HOST[:PORT]] [--size WxH] [--scale S] [--show LIST] [--select A:B]\n"
-      "                     [--compare FILE2] [--all-windows] [--counters] [--range A:B]\n"
+      "                     [--compare FILE2] [--all-windows] [--counters] [--range A:B] [--program K]\n"
       "                     [--frames N] [--screenshot OUT.png] [--layout-dump OUT.json]\n"
       "                     [--keys LIST] [--keep-settings]\n"
       "\n"
@@ -90,6 +90,8 @@ void Usage(FILE* out) {
       "  --counters        a lane for every GPU counter (the Lanes menu chooses them), and\n"
       "                    the first counted GPU zone in view selected\n"
       "  --range A:B       show milliseconds A to B of the trace\n"
+      "  --program K       of a file of several programs (a capture of several, a merged\n"
+      "                    trace), show the K-th (default 1; the Program menu picks another)\n"
       "  --max-expansion N load file blocks that decompress to up to N times their size\n"
       "                    (default 1024; past it a block is a bomb or damage, and skipped)\n"
       "  --frames N        render N frames, then exit (for scripts and tests)\n"
@@ -140,8 +142,13 @@ void WriteLayout(const std::string& path, gnomon::viewer::App& app) {
     out << "{\"title\":" << gnomon::server::JsonQuote(r.title) << ",\"x0\":" << r.x0 << ",\"y0\":" << r.y0
         << ",\"x1\":" << r.x1 << ",\"y1\":" << r.y1 << "}";
   };
-  out << "],\"view\":{\"begin_ns\":" << app.view().begin_ns() << ",\"end_ns\":" << app.view().end_ns()
-      << "},\"timeline\":";
+  out << "],\"view\":{\"begin_ns\":" << app.view().begin_ns() << ",\"end_ns\":" << app.view().end_ns() << "}";
+  if (gnomon::viewer::Session* session = app.session()) {
+    out << ",\"session\":{\"title\":" << gnomon::server::JsonQuote(session->title())
+        << ",\"program\":" << session->program() + 1 << ",\"programs\":" << session->programs()
+        << ",\"warning\":" << gnomon::server::JsonQuote(session->warning()) << "}";
+  }
+  out << ",\"timeline\":";
   rect(app.timeline_rect());
   out << ",\"side_windows\":[";
   first = true;
@@ -210,7 +217,8 @@ void LoadFont(float scale) {
 int main(int argc, char** argv) {
   gnomon::viewer::App::Options options;
   int width = 1400, height = 900, frames = -1;
-  float scale = 0;  // 0: the monitor's
+  float scale = 0;       // 0: the monitor's
+  uint32_t program = 0;  // of a file of several, the one shown
   std::string screenshot, layout_dump;
   std::vector<int> tap_keys;
   bool keep_settings = false;
@@ -285,6 +293,13 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "gnomon-viewer: --scale wants a number from 0.5 to 4\n");
         return 1;
       }
+    } else if (arg == "--program") {
+      const auto n = gnomon::protocol::ParseUnsigned(value(), 1, gnomon::server::kMaxTraceStreams);
+      if (!n) {
+        std::fprintf(stderr, "gnomon-viewer: --program: %s\n", n.error.c_str());
+        return 1;
+      }
+      program = uint32_t(*n - 1);
     } else if (arg == "--max-expansion") {
       const auto n = gnomon::protocol::ParseUnsigned(value(), 1, UINT32_MAX);
       if (!n) {
@@ -312,7 +327,7 @@ int main(int argc, char** argv) {
   std::string loading_path;
   if (std::error_code ec; !options.open.empty() && std::filesystem::is_regular_file(options.open, ec)) {
     loading_path = std::exchange(options.open, {});
-    loading = gnomon::viewer::Session::OpenFile(loading_path, options.max_expansion);
+    loading = gnomon::viewer::Session::OpenFile(loading_path, options.max_expansion, program);
   }
 
   if (!glfwInit()) {

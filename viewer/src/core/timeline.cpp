@@ -240,7 +240,7 @@ std::string Timeline::Title(const TraceModel& model, const Lane& lane) const {
   if (lane.key.kind != LaneKind::kThread) return Name(model, lane.key);
   auto it = model.thread_index.find(lane.key.id);
   const size_t zones = it == model.thread_index.end() ? 0 : model.threads[it->second].zones.size();
-  return Name(model, lane.key) + " (" + std::to_string(zones) + " zones)";
+  return Name(model, lane.key) + " (" + std::to_string(zones) + (zones == 1 ? " zone)" : " zones)");
 }
 
 void Timeline::Layout(const TraceModel& model, const std::map<LaneKey, LaneState>& states, float top) {

@@ -240,7 +240,8 @@ struct LoadReport {
   uint64_t raw_bytes = 0;  // of the stream the blocks held
   uint64_t messages = 0;
   FileAnomalies anomalies;
-  std::string warning;  // "" for a sound file; else one sentence per anomaly, with bytes
+  std::string warning;    // "" for a sound file; else one sentence per anomaly, with bytes
+  uint32_t programs = 0;  // streams in the file: programs captured (1 for a file of one)
 };
 
 struct LoadOptions {
@@ -248,6 +249,7 @@ struct LoadOptions {
   uint64_t* bytes_total = nullptr;                // set once the file is opened
   std::atomic<bool>* cancel = nullptr;            // stop between blocks when set
   uint32_t max_expansion = kDefaultMaxExpansion;  // see kDefaultMaxExpansion
+  uint32_t program = 0;  // which program LoadTrace loads: 0 the first, by stream number
 };
 
 // Where a trace's bytes come from: a regular file, or bytes in memory (a trace received
@@ -290,8 +292,8 @@ Result<LoadReport> LoadTrace(const TraceSource& source, TraceModel& model, const
 Result<LoadReport> LoadTrace(const TraceSource& source, SharedModel& model, const LoadOptions& options = {});
 // The file at `path` (TraceSource::OpenFile) into `model`.
 Result<LoadReport> LoadTrace(const std::string& path, TraceModel& model, const LoadOptions& options = {});
-// The three above load a file's first program; a file of several (a capture of several
-// programs) says so in LoadReport::warning.
+// The three above load a file's first program (LoadOptions::program another); a file of
+// several (a capture of several programs) says so in LoadReport::warning.
 
 // Every program of a trace: a capture of several programs has a stream for each.
 struct TraceProcess {
