@@ -111,8 +111,14 @@ void WriteProcess(const ProcessTimeline& timeline, std::ostream& out, const Expo
           << ",\"relative_bound_ns\":" << mapped.relative_ns
           << ",\"absolute_bound_ns\":" << mapped.absolute_ns() << ",\"absolute_early_ns\":" << mapped.early_ns
           << ",\"absolute_late_ns\":" << mapped.late_ns << ",\"cpu_thread\":" << zone.thread_id
-          << ",\"cpu_to_gpu_latency_ns\":" << (mapped.begin_ns - model.clock.TickToNs(zone.cpu_begin_tick))
-          << "}}";
+          << ",\"cpu_to_gpu_latency_ns\":" << (mapped.begin_ns - model.clock.TickToNs(zone.cpu_begin_tick));
+      // On a timeline of several programs the program's own clock is placed too: its bound
+      // adds to the zone's.
+      if (const auto host = timeline.At(mapped.begin_ns); host.valid) {
+        out << ",\"host_bound_ns\":" << host.uncertainty_ns
+            << ",\"timeline_bound_ns\":" << AddBounds(mapped.absolute_ns(), host.uncertainty_ns);
+      }
+      out << "}}";
     }
     // Counters as counter tracks: a zone's (or a frame's) value from its begin, back to 0
     // at its end.

@@ -642,6 +642,13 @@ class PerfettoWriter {
       Annotate(sequence, event, "absolute_late_ns").set_uint_value(k.mapped.late_ns);
       Annotate(sequence, event, "cpu_to_gpu_latency_ns")
           .set_int_value(k.mapped.begin_ns - model_.clock.TickToNs(zone.cpu_begin_tick));
+      // On a timeline of several programs the program's own clock is placed too: its bound
+      // adds to the zone's.
+      if (const auto host = timeline_.At(k.mapped.begin_ns); host.valid) {
+        Annotate(sequence, event, "host_bound_ns").set_uint_value(host.uncertainty_ns);
+        Annotate(sequence, event, "timeline_bound_ns")
+            .set_uint_value(AddBounds(k.mapped.absolute_ns(), host.uncertainty_ns));
+      }
       sequence.Send();
     }
     track.CloseAll();

@@ -10,7 +10,6 @@
 namespace gnomon::server {
 namespace {
 
-uint64_t AddSaturated(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 // a + b, or a - b, saturated: a crafted trace's offsets can be anything.
 int64_t Add(int64_t a, int64_t b) {
   return int64_t(std::clamp<__int128>(__int128(a) + b, INT64_MIN, INT64_MAX));
@@ -28,8 +27,7 @@ ProcessTimeline::ProcessTimeline(const TraceModel& model)
       origin_ns_(model.first_tick == kOpenZone ? 0 : model.clock.TickToNs(model.first_tick)) {}
 
 uint64_t ProcessTimeline::ReferenceErrorNs() const {
-  return capture_->domain == base_->domain ? 0
-                                           : AddSaturated(capture_->stated_error_ns, base_->stated_error_ns);
+  return capture_->domain == base_->domain ? 0 : AddBounds(capture_->stated_error_ns, base_->stated_error_ns);
 }
 
 HostClockModel::Mapping ProcessTimeline::At(int64_t program_ns) const {
@@ -46,8 +44,8 @@ HostClockModel::Mapping ProcessTimeline::At(int64_t program_ns) const {
   base_ns = Sub(reference_ns, base_->reference.At(base_ns).offset_ns);
   const HostClockModel::Mapping down = base_->reference.At(base_ns);
   base_ns = Sub(reference_ns, down.offset_ns);
-  const uint64_t bound = AddSaturated(AddSaturated(mapping.uncertainty_ns, ReferenceErrorNs()),
-                                      AddSaturated(up.uncertainty_ns, down.uncertainty_ns));
+  const uint64_t bound = AddBounds(AddBounds(mapping.uncertainty_ns, ReferenceErrorNs()),
+                                   AddBounds(up.uncertainty_ns, down.uncertainty_ns));
   return {.valid = mapping.valid, .offset_ns = Sub(base_ns, program_ns), .uncertainty_ns = bound};
 }
 
@@ -72,8 +70,8 @@ std::optional<HostClockSummary> ProcessTimeline::Summary() const {
     for (const HostClockModel::Epoch& e : model.epochs()) bound = std::max(bound, e.uncertainty_ns());
     return bound;
   };
-  const uint64_t bound = AddSaturated(AddSaturated(widest(*host_), ReferenceErrorNs()),
-                                      AddSaturated(widest(capture_->reference), widest(base_->reference)));
+  const uint64_t bound = AddBounds(AddBounds(widest(*host_), ReferenceErrorNs()),
+                                   AddBounds(widest(capture_->reference), widest(base_->reference)));
   const HostClockModel::Mapping at_first = At(first);
   HostClockSummary summary{
       .offset_ns = at_first.offset_ns, .drift_ppm = std::nullopt, .uncertainty_ns = bound};

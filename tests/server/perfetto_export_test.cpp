@@ -621,6 +621,53 @@ TEST_CASE("several programs: each a process of its own pid, placed on the captur
   CHECK(read.Of(pb::TrackEvent::TYPE_SLICE_BEGIN, "thread").size() == 2 * first.zone_count);
 }
 
+TEST_CASE("several programs: a GPU zone's bound on the timeline adds its program's host clock bound") {
+  // The H200 demo twice; the second with one clock exchange whose round trip is 35 ns
+  // longer than the program's handling: a host bound of 17 ns.
+  const TraceModel first = Load("h200_vulkan_demo.gnomon");
+  TraceModel placed = Load("h200_vulkan_demo.gnomon");
+  REQUIRE(!placed.gpu_contexts.empty());
+  const uint64_t program_ns = uint64_t(placed.clock.TickToNs(placed.first_tick));
+  placed.host_clock_exchanges.push_back({program_ns - 10, program_ns, program_ns + 5, program_ns + 30});
+  const std::vector<const TraceModel*> both{&first, &placed};
+  const int64_t other = 0x400000;  // the same pid twice: the second gets the first number past pid_max
+
+  std::ostringstream chrome;
+  gnomon::server::WriteChromeTrace(both, chrome);
+  gnomon::test::JsonValue root;
+  std::string error;
+  REQUIRE_MESSAGE(gnomon::test::ParseJson(chrome.str(), root, error), error);
+  size_t with_host = 0, without = 0;
+  for (const auto& e : root.Find("traceEvents")->array) {
+    if (e.Find("ph")->string != "X" || e.Find("cat")->string != "gpu") continue;
+    const auto* args = e.Find("args");
+    if (int64_t(e.Find("pid")->number) != other) {
+      without += args->Find("host_bound_ns") == nullptr;  // on its own clock: nothing to add
+      continue;
+    }
+    REQUIRE(args->Find("host_bound_ns") != nullptr);
+    CHECK(args->Find("host_bound_ns")->number >= 17);
+    CHECK(args->Find("timeline_bound_ns")->number ==
+          args->Find("absolute_bound_ns")->number + args->Find("host_bound_ns")->number);
+    ++with_host;
+  }
+  CHECK(with_host > 0);
+  CHECK(without == with_host);
+
+  std::ostringstream perfetto;
+  gnomon::server::WritePerfettoTrace(both, perfetto);
+  const ReadBack read = Read(perfetto.str());
+  size_t annotated = 0;
+  for (const Event& e : read.Of(pb::TrackEvent::TYPE_SLICE_BEGIN, "other")) {
+    if (!e.annotations.contains("timeline_bound_ns")) continue;
+    CHECK(std::stoull(e.annotations.at("timeline_bound_ns")) ==
+          std::stoull(e.annotations.at("absolute_bound_ns")) +
+              std::stoull(e.annotations.at("host_bound_ns")));
+    ++annotated;
+  }
+  CHECK(annotated == with_host);
+}
+
 TEST_CASE("several programs: 1,100 without a pid each get a number of their own") {
   std::deque<TraceModel> models(1100);
   std::vector<const TraceModel*> programs;

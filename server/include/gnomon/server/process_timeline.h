@@ -27,6 +27,9 @@
 
 namespace gnomon::server {
 
+// Two bounds (ns) added, saturated: a crafted trace's bounds can be anything.
+inline uint64_t AddBounds(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
 // A program's clock against another, as reports state it: timeline = program + offset
 // within the bound, the drift known after 10 s of exchanges.
 struct HostClockSummary {
