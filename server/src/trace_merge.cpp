@@ -1,22 +1,17 @@
 #include "gnomon/server/trace_merge.h"
 
 #include <sys/stat.h>
-#include <zstd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <memory>
+#include <map>
 
-#include "gnomon/server/trace_file.h"
+#include "trace_index.h"
 
 namespace gnomon::server {
 namespace {
-
-struct FileCloser {
-  void operator()(std::FILE* file) const { std::fclose(file); }
-};
-using InputFile = std::unique_ptr<std::FILE, FileCloser>;
 
 bool SameFile(const std::string& a, const std::string& b) {
   struct stat sa {};
@@ -25,19 +20,22 @@ bool SameFile(const std::string& a, const std::string& b) {
          sa.st_ino == sb.st_ino;
 }
 
-// One input's blocks, copied to `out` with their new sequence and stream numbers.
+// The inputs' blocks, copied to `out` with their new sequence and stream numbers.
 class InputCopier {
  public:
   InputCopier(MergeSummary& summary, OutputFile& out, std::ostream& log)
       : summary_(summary), out_(out), log_(log) {}
 
-  // Copies every block of `path`; its streams are numbered from summary.streams. An
-  // error only for what makes the whole merge wrong (not a trace, a write failure).
+  // Copies the sound blocks of `path`, in the order a reader loads them (the loader's
+  // index: by sequence, repeats dropped, damage skipped); its streams are numbered from
+  // summary.streams in their order. An error only for what makes the whole merge wrong
+  // (not a trace of this format, too many programs, a write failure).
   Status Copy(const std::string& path) {
-    InputFile in(std::fopen(path.c_str(), "rb"));
-    if (!in) return Status::Error("cannot open " + path + ": " + std::strerror(errno));
+    Result<TraceSource> opened = TraceSource::OpenFile(path);  // refuses FIFOs, devices, folders
+    if (!opened.ok()) return opened.status();
+    const TraceSource& source = opened.value();
     FileHeader header{};
-    if (std::fread(&header, sizeof(header), 1, in.get()) != 1 ||
+    if (!source.ReadAt(&header, sizeof(header), 0) ||
         std::memcmp(header.magic, kTraceMagic, sizeof(kTraceMagic)) != 0) {
       return Status::Error(path + " is not a Gnomon trace (no GNOMONTF header)");
     }
@@ -47,67 +45,54 @@ class InputCopier {
                            " only (older captures recorded no common reference clock, so their programs "
                            "cannot be placed against the others)");
     }
-    if (header.header_bytes < sizeof(FileHeader) ||
-        std::fseek(in.get(), header.header_bytes, SEEK_SET) != 0) {
-      return Status::Error(path + " has a damaged file header");
+    if (header.header_bytes < sizeof(FileHeader) || header.header_bytes > source.size()) {
+      return Status::Error(path + " has a damaged header (header size " +
+                           std::to_string(header.header_bytes) + ")");
     }
+    FileAnomalies anomalies;
+    Notes notes;
+    std::vector<IndexedBlock> blocks =
+        IndexBlocks(source, source.size(), header, kDefaultMaxExpansion, anomalies, notes);
+    std::erase_if(blocks, [](const IndexedBlock& block) { return block.rejected; });
+    // Its streams, in order, numbered after the previous inputs' without holes.
+    std::map<uint32_t, uint32_t> streams;
+    for (const IndexedBlock& block : blocks) streams.emplace(block.stream, 0);
+    if (summary_.streams + streams.size() > kMaxTraceStreams) {
+      return Status::Error("the merged file would hold more than " + std::to_string(kMaxTraceStreams) +
+                           " programs (" + path + " brings " + std::to_string(streams.size()) + " after " +
+                           std::to_string(summary_.streams) + "); merge fewer files at once");
+    }
+    if (summary_.blocks + blocks.size() >= UINT32_MAX) {
+      return Status::Error("the merged file would hold more than 2^32 blocks");
+    }
+    uint32_t next = uint32_t(summary_.streams);
+    for (auto& [stream, renumbered] : streams) renumbered = next++;
     if (summary_.files == 0) {
       FileHeader first = header;
       first.header_bytes = sizeof(FileHeader);
+      first.flags |= kMergedTrace;
       if (Status s = Write(&first, sizeof(first)); !s.ok()) return s;
     }
-    const uint64_t first_stream = summary_.streams;
-    uint64_t streams = 0;  // of this input: one past its highest stream number
-    uint64_t blocks = 0;
-    const char* stopped = nullptr;
-    while (true) {
-      BlockHeader block{};
-      const size_t got = std::fread(&block, 1, sizeof(block), in.get());
-      if (got == 0) {
-        stopped = "it ends without its end marker (the capture was cut short)";
-        break;
+    for (const IndexedBlock& block : blocks) {
+      data_.resize(block.compressed_bytes);  // inside the file: the index checked
+      if (!source.ReadAt(data_.data(), data_.size(), block.data_offset())) {
+        return Status::Error("cannot read " + path + ": " + std::strerror(errno));
       }
-      if (got < sizeof(block) || block.header_check != BlockHeaderCheck(block)) {
-        stopped = "a block header is damaged or cut off";
-        break;
-      }
-      if (block.magic == kEndMagic) break;
-      if (block.magic != kBlockMagic || block.compressed_bytes == 0 ||
-          block.compressed_bytes > ZSTD_compressBound(kMaxBlockRawBytes) ||
-          block.raw_bytes > kMaxBlockRawBytes) {
-        stopped = "a block header is damaged";
-        break;
-      }
-      if (summary_.blocks >= UINT32_MAX)
-        return Status::Error("the merged file would hold more than 2^32 blocks");
-      if (first_stream + block.stream >= kMaxTraceStreams) {
-        return Status::Error("the merged file would hold more than " + std::to_string(kMaxTraceStreams) +
-                             " programs (" + path + " brings program " +
-                             std::to_string(first_stream + block.stream + 1) +
-                             "); merge fewer files at once");
-      }
-      data_.resize(block.compressed_bytes);
-      if (std::fread(data_.data(), 1, data_.size(), in.get()) != data_.size()) {
-        stopped = "its last block is cut off";
-        break;
-      }
-      streams = std::max<uint64_t>(streams, uint64_t{block.stream} + 1);
       const BlockHeader moved =
           MakeBlockHeader(kBlockMagic, uint32_t(summary_.blocks), block.raw_bytes, block.compressed_bytes,
-                          uint32_t(first_stream + block.stream), block.stream_sequence);
+                          streams.at(block.stream), block.stream_sequence);
       if (Status s = Write(&moved, sizeof(moved)); !s.ok()) return s;
       if (Status s = Write(data_.data(), data_.size()); !s.ok()) return s;
       ++summary_.blocks;
-      ++blocks;
     }
-    if (stopped != nullptr) {
+    if (anomalies.any()) {
       ++summary_.incomplete_files;
-      log_ << "gnomon-merge: " << path << ": " << stopped << " after " << blocks
-           << " block(s); those were merged, nothing after them\n";
+      log_ << "gnomon-merge: " << notes.Join(path) << " (its sound blocks were merged)\n";
     }
-    log_ << "gnomon-merge: " << path << ": " << streams << " program(s), " << blocks
-         << " block(s), as programs " << first_stream + 1 << " to " << first_stream + streams << "\n";
-    summary_.streams += streams;
+    log_ << "gnomon-merge: " << path << ": " << streams.size() << " program(s), " << blocks.size()
+         << " block(s), as programs " << summary_.streams + 1 << " to " << summary_.streams + streams.size()
+         << "\n";
+    summary_.streams += streams.size();
     ++summary_.files;
     return Status::Ok();
   }
@@ -132,9 +117,15 @@ class InputCopier {
 Result<MergeSummary> MergeTraces(const std::vector<std::string>& inputs, const std::string& output,
                                  Overwrite overwrite, std::ostream& log) {
   if (inputs.empty()) return Status::Error("nothing to merge: name the trace files");
-  for (const std::string& input : inputs) {
-    if (SameFile(input, output))
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (SameFile(inputs[i], output))
       return Status::Error(output + " is also an input; write the merge elsewhere");
+    for (size_t j = 0; j < i; ++j) {
+      if (SameFile(inputs[i], inputs[j])) {
+        return Status::Error(inputs[i] + " is named twice (as " + inputs[j] +
+                             "): its programs would be in the merge twice");
+      }
+    }
   }
   if (Status s = CheckOutputPath(output, overwrite); !s.ok()) return s;
   auto out = OutputFile::Create(output);

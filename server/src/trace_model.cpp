@@ -96,6 +96,8 @@ std::string DescribeFirstDifference(const TraceModel& a, const TraceModel& b) {
   if (!(a.samples == b.samples) || !(a.context_switches == b.context_switches))
     return "samples or context switches differ";
   if (!(a.clock == b.clock)) return "CPU clock models differ";
+  if (!(a.host_clock_exchanges == b.host_clock_exchanges) || !(a.capture == b.capture))
+    return "host clock exchanges or capture clock readings differ";
   // Whatever the lines above do not name (indexes of ids, say) is still compared.
   if (!(a == b)) return "the models differ (id indexes)";
   return "";

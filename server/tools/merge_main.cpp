@@ -35,9 +35,10 @@ capture's, and its capture's against the reference, the two bounds added
 Exit codes:
   0  merged
   1  bad command line
-  2  nothing written: an input is not a trace of format 5 or cannot be read, there
-     would be more than 65,536 programs, or OUT cannot be written
-  3  merged, but an input was cut short or damaged: what came before was merged
+  2  nothing written: an input is not a trace of format 5 or cannot be read, a file
+     is named twice, there would be more than 65,536 programs, or OUT cannot be written
+  3  merged, but an input was cut short or damaged: its sound blocks were merged, as
+     gnomon-report would load them, and what was wrong is said
 )";
 
 }  // namespace

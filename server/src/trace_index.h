@@ -1,0 +1,66 @@
+// The index of a trace file's blocks (trace_file.h): every block header read, damage
+// found and skipped, blocks put in sequence order with repeats dropped and gaps noted.
+// What the loader and gnomon-merge read a file by, so both see the same blocks.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gnomon/server/trace_file.h"
+
+namespace gnomon::server {
+
+// A block header as the index reads it, whatever the format.
+struct IndexedBlock {
+  uint64_t offset = 0;           // of its header in the file
+  uint32_t header_bytes = 0;     // 28 (format 5), 20 (format 4) or 16
+  uint32_t sequence = 0;         // formats 4 and 5: as written; before: its place among the blocks
+  uint32_t stream = 0;           // format 5: as written; before: 0
+  uint32_t stream_sequence = 0;  // format 5: as written; before: the sequence
+  uint32_t raw_bytes = 0;
+  uint32_t compressed_bytes = 0;
+  bool rejected = false;   // its sizes are absurd: it is skipped
+  bool after_gap = false;  // something before it in the stream is lost
+  uint64_t data_offset() const { return offset + header_bytes; }
+  uint64_t end_offset() const { return data_offset() + compressed_bytes; }
+};
+
+enum class HeaderKind { kBlock, kEnd, kInvalid, kCut };
+
+// Reads and checks the header at `offset`, laid out as files of `format` lay it.
+HeaderKind ReadHeader(const TraceSource& source, uint64_t offset, uint64_t file_bytes, uint16_t format,
+                      IndexedBlock& out);
+
+// Sentences for LoadReport::warning, at most kMaxNotes of them: a file damaged all over
+// gets the first ones and a count of the rest, not a megabyte of warnings.
+class Notes {
+ public:
+  static constexpr size_t kMaxNotes = 12;
+  void Add(std::string sentence) {
+    if (count_++ < kMaxNotes) notes_.push_back(std::move(sentence));
+  }
+  std::string Join(const std::string& path) const {
+    std::string text;
+    for (const std::string& note : notes_) text += (text.empty() ? path + ": " : "; ") + note;
+    if (count_ > kMaxNotes)
+      text += "; and " + std::to_string(count_ - kMaxNotes) + " more problem(s) of these kinds";
+    return text;
+  }
+
+ private:
+  std::vector<std::string> notes_;
+  size_t count_ = 0;
+};
+
+// "at byte N", as notes name a place.
+std::string At(uint64_t offset);
+
+// Every block header of the file, in the order to load the blocks (formats 4 and 5: by
+// sequence, repeats dropped), and what was wrong, counted in `anomalies` and said in
+// `notes`. A block whose sizes are absurd is kept, marked rejected.
+std::vector<IndexedBlock> IndexBlocks(const TraceSource& source, uint64_t file_bytes,
+                                      const FileHeader& header, uint32_t max_expansion,
+                                      FileAnomalies& anomalies, Notes& notes);
+
+}  // namespace gnomon::server
