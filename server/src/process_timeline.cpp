@@ -38,11 +38,20 @@ HostClockModel::Mapping ProcessTimeline::At(int64_t program_ns) const {
   const int64_t capture_ns = Add(program_ns, mapping.offset_ns);
   const HostClockModel::Mapping up = capture_->reference.At(capture_ns);
   const int64_t reference_ns = Add(capture_ns, up.offset_ns);
-  // The timeline's capture time whose reference time this is: its offset changes by
-  // ppm, so two steps from its offset at the reference time converge to the ns.
-  int64_t base_ns = Sub(reference_ns, base_->reference.At(reference_ns).offset_ns);
-  base_ns = Sub(reference_ns, base_->reference.At(base_ns).offset_ns);
-  const HostClockModel::Mapping down = base_->reference.At(base_ns);
+  // The timeline's capture time whose reference time this is. Its offset changes by
+  // ppm: from the offset of its first reading, each step shrinks the error by that much,
+  // so a few steps reach the ns.
+  const HostClockModel::Epoch* first = base_->reference.main_epoch();
+  int64_t base_ns = Sub(reference_ns, first != nullptr ? first->offset_ns() : 0);
+  HostClockModel::Mapping down = base_->reference.At(base_ns);
+  for (int step = 0; step < 8; ++step) {
+    const int64_t next = Sub(reference_ns, down.offset_ns);
+    const int64_t moved = Sub(next, base_ns);
+    const bool settled = moved >= -1 && moved <= 1;
+    base_ns = next;
+    down = base_->reference.At(base_ns);
+    if (settled) break;
+  }
   base_ns = Sub(reference_ns, down.offset_ns);
   const uint64_t bound = AddBounds(AddBounds(mapping.uncertainty_ns, ReferenceErrorNs()),
                                    AddBounds(up.uncertainty_ns, down.uncertainty_ns));
@@ -84,57 +93,87 @@ std::optional<HostClockSummary> ProcessTimeline::Summary() const {
 std::vector<ProcessTimeline> ProcessTimeline::Of(const std::vector<const TraceModel*>& processes) {
   std::vector<ProcessTimeline> timelines;
   if (processes.size() == 1) return {ProcessTimeline(*processes[0])};
-  // The captures of a merged trace, each against the reference, with every reading
-  // shifted by the earliest (so that offsets stay small and exact in the models).
-  std::map<uint64_t, const CaptureReference*> captures;
+  // The captures, each with the readings of all its streams: the tightest of each second
+  // of its clock (the model keeps no more), so that a capture of many programs costs
+  // its duration, not its programs times it.
+  struct Pooled {
+    std::map<uint64_t, HostClockExchange> by_second;
+    uint64_t error_ns = 0;
+    std::string domain;
+  };
+  std::map<uint64_t, Pooled> pooled;
+  std::unordered_set<uint64_t> ids;
+  bool flagged = false;
   uint64_t shift = UINT64_MAX;
   for (const TraceModel* model : processes) {
-    if (model->capture.capture_id == 0 || model->capture.readings.empty()) continue;
-    captures.emplace(model->capture.capture_id, &model->capture);
-    for (const HostClockExchange& reading : model->capture.readings)
+    const CaptureReference& capture = model->capture;
+    flagged |= capture.merged;
+    ids.insert(capture.capture_id);
+    if (capture.capture_id == 0 || capture.readings.empty()) continue;
+    Pooled& pool = pooled[capture.capture_id];
+    pool.error_ns = std::max(pool.error_ns, capture.reference_error_ns);
+    if (pool.domain.empty()) pool.domain = capture.domain;
+    for (const HostClockExchange& reading : capture.readings) {
+      auto [it, added] = pool.by_second.try_emplace(reading.receive_ns / 1'000'000'000, reading);
+      if (!added && reading.send_ns - reading.receive_ns < it->second.send_ns - it->second.receive_ns) {
+        it->second = reading;
+      }
       shift = std::min(shift, reading.probe_sent_ns);
+    }
   }
+  // A merged file, or programs of several captures: each placed through its capture's
+  // readings, each reading shifted by the earliest (offsets stay small and exact).
+  const bool merged = flagged || ids.size() > 1;
   std::map<uint64_t, std::shared_ptr<const Capture>> models;
-  if (captures.size() > 1) {
-    for (const auto& [id, reference] : captures) {
-      std::vector<HostClockExchange> readings = reference->readings;
-      for (HostClockExchange& reading : readings) {
-        reading.probe_sent_ns -= shift;
-        reading.reply_received_ns -= shift;
+  if (merged) {
+    for (const auto& [id, pool] : pooled) {
+      std::vector<HostClockExchange> readings;
+      readings.reserve(pool.by_second.size());
+      for (const auto& [second, reading] : pool.by_second) {
+        readings.push_back(reading);
+        readings.back().probe_sent_ns -= shift;
+        readings.back().reply_received_ns -= shift;
       }
       HostClockModel model(readings);
       if (model.valid()) {
-        models[id] = std::make_shared<const Capture>(
-            Capture{std::move(model), reference->reference_error_ns, reference->domain});
+        models[id] = std::make_shared<const Capture>(Capture{std::move(model), pool.error_ns, pool.domain});
       }
     }
   }
   std::shared_ptr<const Capture> base;  // the first placed program's capture
-  int64_t origin = std::numeric_limits<int64_t>::max();
   std::unordered_set<uint32_t> pids;
+  uint32_t spare_pid = 0x400000u;  // past Linux's pid_max (2^22): numbers no process of the trace has
   for (const TraceModel* model : processes) {
     ProcessTimeline& timeline = timelines.emplace_back(*model);
     timeline.origin_ns_ = 0;
-    // Past Linux's pid_max (2^22): numbers no process of the trace has.
-    for (uint32_t n = 0; !pids.insert(timeline.pid_).second; ++n) timeline.pid_ = 0x400000u + n;
+    while (!pids.insert(timeline.pid_).second) timeline.pid_ = spare_pid++;
     timeline.name_ = ProcessLabel(*model);
     HostClockModel host(model->host_clock_exchanges);
     if (host.valid()) timeline.host_.emplace(std::move(host));
-    if (captures.size() > 1) {
-      // A program whose own clock is not tied to its capture's cannot be placed.
-      const auto it = models.find(model->capture.capture_id);
-      if (it == models.end() || !timeline.host_) {
-        timeline.aligned_ = false;
-      } else {
-        if (base == nullptr) base = it->second;
-        if (it->second != base) {
-          timeline.capture_ = it->second;
-          timeline.base_ = base;
-        }
-      }
+    if (!merged) continue;
+    // A program whose own clock is not tied to its capture's, or whose capture is not
+    // tied to the reference, cannot be placed.
+    const auto it = models.find(model->capture.capture_id);
+    if (it == models.end() || !timeline.host_) {
+      timeline.aligned_ = false;
+      continue;
     }
-    if (model->first_tick != kOpenZone) origin = std::min(origin, timeline.Tick(model->first_tick));
+    if (base == nullptr) base = it->second;
+    if (it->second != base) {
+      timeline.capture_ = it->second;
+      timeline.base_ = base;
+    }
   }
+  // The earliest event of the programs placed (of all, when none is): a program on a
+  // foreign clock must not move the others.
+  int64_t origin = std::numeric_limits<int64_t>::max(), any_origin = origin;
+  for (size_t i = 0; i < processes.size(); ++i) {
+    if (processes[i]->first_tick == kOpenZone) continue;
+    const int64_t first = timelines[i].Tick(processes[i]->first_tick);
+    any_origin = std::min(any_origin, first);
+    if (timelines[i].aligned_) origin = std::min(origin, first);
+  }
+  if (origin == std::numeric_limits<int64_t>::max()) origin = any_origin;
   if (origin == std::numeric_limits<int64_t>::max()) origin = 0;
   for (ProcessTimeline& timeline : timelines) timeline.origin_ns_ = origin;
   return timelines;

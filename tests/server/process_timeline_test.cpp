@@ -62,39 +62,45 @@ struct Merged {
   TraceModel p, q;
 };
 
-Merged MakeMerged(const std::string& domain_a, const std::string& domain_b) {
+// The two programs, capture A's clock reading `start_a` when the exchanges begin (its
+// uptime: a day, or months).
+Merged MakeMerged(const std::string& domain_a, const std::string& domain_b, double start_a = 100e9) {
   Merged m;
   m.p.program.name = "p";
   m.p.program.pid = 1;
   m.q.program.name = "q";
   m.q.program.pid = 2;
-  m.p.host_clock_exchanges = Exchanges([](double p) { return p - 5000e9; }, 5100e9, 1);
-  m.q.host_clock_exchanges = Exchanges([](double q) { return q + 200e9; }, BOfA(100e9) - 200e9, 2);
-  m.p.first_tick = uint64_t(5100e9);
-  m.q.first_tick = uint64_t(BOfA(100e9) - 200e9);
+  m.p.host_clock_exchanges = Exchanges([](double p) { return p - 5000e9; }, start_a + 5000e9, 1);
+  m.q.host_clock_exchanges = Exchanges([](double q) { return q + 200e9; }, BOfA(start_a) - 200e9, 2);
+  m.p.first_tick = uint64_t(start_a + 5000e9);
+  m.q.first_tick = uint64_t(BOfA(start_a) - 200e9);
   m.p.capture.capture_id = 11;
   m.p.capture.domain = domain_a;
   m.p.capture.reference_error_ns = 2'000'000;
   AddReadings(
-      m.p.capture, [](double a) { return a + kReference; }, 100e9, 3);
+      m.p.capture, [](double a) { return a + kReference; }, start_a, 3);
   m.q.capture.capture_id = 22;
   m.q.capture.domain = domain_b;
   m.q.capture.reference_error_ns = 3'000'000;
   AddReadings(
-      m.q.capture, [](double b) { return AOfB(b) + kReference; }, BOfA(100e9), 4);
+      m.q.capture, [](double b) { return AOfB(b) + kReference; }, BOfA(start_a), 4);
   return m;
 }
 
 }  // namespace
 
 TEST_CASE("merged trace: a program of another capture lands on the first capture's clock, within its bound") {
-  const Merged m = MakeMerged("boot-1", "boot-1");
+  double start_a = 100e9;
+  SUBCASE("a capture up for 100 s") {}
+  SUBCASE("a capture up for 50 days: the inverse mapping still converges to the ns") { start_a = 4.32e15; }
+  CAPTURE(start_a);
+  const Merged m = MakeMerged("boot-1", "boot-1", start_a);
   const auto timelines = ProcessTimeline::Of({&m.p, &m.q});
   REQUIRE(timelines.size() == 2);
   CHECK(timelines[0].aligned());
   CHECK(timelines[1].aligned());
   uint64_t widest = 0;
-  for (double q = BOfA(100e9) - 200e9; q < BOfA(130e9) - 200e9; q += 0.77e9) {
+  for (double q = BOfA(start_a) - 200e9; q < BOfA(start_a + 30e9) - 200e9; q += 0.77e9) {
     const double truth = AOfB(q + 200e9) - q;  // timeline = q + truth
     const auto at = timelines[1].At(int64_t(q));
     REQUIRE(at.valid);
@@ -104,14 +110,14 @@ TEST_CASE("merged trace: a program of another capture lands on the first capture
   }
   // One host's reference: its stated error cancels; what is left is the brackets.
   CHECK(widest < 300'000);  // brackets of 80 us at most, and 100 ppm over half a second, three times
-  // Both programs on one timeline: P's time 5,100 s is A's 100 s; Q's time of the same
-  // moment maps there too.
-  const int64_t p_ns = timelines[0].Ns(int64_t(5110e9));
-  const int64_t q_ns = timelines[1].Ns(int64_t(BOfA(110e9) - 200e9));
-  CHECK(std::llabs(p_ns - q_ns) <= int64_t(timelines[0].At(int64_t(5110e9)).uncertainty_ns +
-                                           timelines[1].At(int64_t(BOfA(110e9) - 200e9)).uncertainty_ns));
+  // Both programs on one timeline: P's time and Q's of the same moment map to one place.
+  const int64_t p_time = int64_t(start_a + 5010e9), q_time = int64_t(BOfA(start_a + 10e9) - 200e9);
+  const int64_t p_ns = timelines[0].Ns(p_time);
+  const int64_t q_ns = timelines[1].Ns(q_time);
+  CHECK(std::llabs(p_ns - q_ns) <=
+        int64_t(timelines[0].At(p_time).uncertainty_ns + timelines[1].At(q_time).uncertainty_ns) + 2);
   // The first capture's program maps through its own exchanges only.
-  const auto p_at = timelines[0].At(int64_t(5110e9));
+  const auto p_at = timelines[0].At(p_time);
   CHECK(std::llabs(p_at.offset_ns + 5'000'000'000'000) <= int64_t(p_at.uncertainty_ns));
   CHECK(p_at.uncertainty_ns < 150'000);
 }
@@ -150,4 +156,43 @@ TEST_CASE(
   const auto wild = ProcessTimeline::Of({&m.p, &m.q});
   // (the sanitizer build checks the arithmetic)
   for (int64_t t : {INT64_MIN, int64_t(0), INT64_MAX}) (void)wild[1].Ns(t), (void)wild[1].At(t);
+}
+
+TEST_CASE("merged trace: a capture's readings serve all its programs; without readings nothing is placed") {
+  Merged m = MakeMerged("boot-1", "boot-1");
+  // A second program of capture B whose stream holds no readings of its own (it came
+  // and went between two): placed through the readings of its capture's other stream.
+  TraceModel late;
+  late.program.pid = 5;
+  late.capture.capture_id = m.q.capture.capture_id;
+  late.host_clock_exchanges = Exchanges([](double q) { return q + 300e9; }, BOfA(100e9) - 300e9, 5);
+  late.first_tick = uint64_t(BOfA(100e9) - 300e9);
+  const auto timelines = ProcessTimeline::Of({&m.p, &m.q, &late});
+  REQUIRE(timelines[2].aligned());
+  CHECK(timelines[2].through_reference());
+  const double program = BOfA(115e9) - 300e9;
+  const auto at = timelines[2].At(int64_t(program));
+  CHECK(std::fabs(double(at.offset_ns) - (AOfB(program + 300e9) - program)) <= double(at.uncertainty_ns) + 2);
+
+  // A merged file of captures that recorded no readings (an older capture's): no program
+  // is placed, even where they would all seem to share one clock, and the timeline
+  // starts at the earliest event of them all.
+  Merged bare = MakeMerged("boot-1", "boot-1");
+  bare.p.capture = {};
+  bare.q.capture = {};
+  bare.p.capture.merged = bare.q.capture.merged = true;
+  const auto unplaced = ProcessTimeline::Of({&bare.p, &bare.q});
+  CHECK_FALSE(unplaced[0].aligned());
+  CHECK_FALSE(unplaced[1].aligned());
+  CHECK_FALSE(unplaced[0].through_reference());
+
+  // Placed programs set the timeline's start; one on a foreign clock does not move it.
+  TraceModel foreign;
+  foreign.program.pid = 6;
+  foreign.first_tick = 1;  // far before everything, on its own clock
+  const auto with_foreign = ProcessTimeline::Of({&m.p, &m.q, &foreign});
+  const auto without = ProcessTimeline::Of({&m.p, &m.q});
+  CHECK_FALSE(with_foreign[2].aligned());
+  CHECK(with_foreign[0].Tick(m.p.first_tick) == without[0].Tick(m.p.first_tick));
+  CHECK(with_foreign[0].Tick(m.p.first_tick) >= 0);
 }

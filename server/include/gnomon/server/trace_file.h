@@ -40,6 +40,9 @@ inline constexpr char kTraceMagic[8] = {'G', 'N', 'O', 'M', 'O', 'N', 'T', 'F'};
 // marker counts them. 5: each block names its stream (a capture of several programs).
 // Readers load all five.
 inline constexpr uint16_t kTraceFormatVersion = 5;
+// FileHeader::flags: the streams come from several captures (gnomon-merge), each placed
+// through its capture's CaptureClock readings.
+inline constexpr uint16_t kMergedTrace = 1;
 inline constexpr uint32_t kBlockMagic = 0x4B4C4247;  // "GBLK"
 inline constexpr uint32_t kEndMagic = 0x444E4547;    // "GEND": the capture finished
 inline constexpr uint32_t kMaxBlockRawBytes = 64u << 20;
@@ -57,7 +60,7 @@ struct FileHeader {
   uint16_t format_version;
   uint16_t header_bytes;      // sizeof(FileHeader); readers skip what they do not know
   uint16_t protocol_version;  // of the stream inside
-  uint16_t flags;             // 0
+  uint16_t flags;             // kMergedTrace, or 0
   int64_t created_unix_ns;
   uint64_t reserved;  // 0
 };

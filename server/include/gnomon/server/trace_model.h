@@ -258,6 +258,9 @@ struct CaptureReference {
   std::string domain;               // the capture's kernel (boot id): one reference clock per domain
   uint64_t reference_error_ns = 0;  // the largest the reference's keeper stated
   std::vector<HostClockExchange> readings;
+  // The file said its streams come from several captures (gnomon-merge): a program
+  // without readings cannot be placed against the others, even where it is alone.
+  bool merged = false;
   friend bool operator==(const CaptureReference&, const CaptureReference&) = default;
 };
 
