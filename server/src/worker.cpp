@@ -1,6 +1,7 @@
 #include "gnomon/server/worker.h"
 
 #include <poll.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/timex.h>
 #include <unistd.h>
@@ -12,7 +13,6 @@
 #include <ctime>
 #include <fstream>
 #include <memory>
-#include <random>
 #include <vector>
 
 #include "gnomon/protocol/byte_io.h"
@@ -94,8 +94,14 @@ struct CaptureIdentity {
 const CaptureIdentity& ThisCapture() {
   static const CaptureIdentity identity = [] {
     CaptureIdentity made;
-    std::random_device random;
-    while (made.id == 0) made.id = (uint64_t(random()) << 32) ^ random();
+    // Random where the kernel gives randomness; else the time and pid, still unlikely to
+    // meet another capture's.
+    if (getrandom(&made.id, sizeof(made.id), 0) != ssize_t(sizeof(made.id))) {
+      timespec ts{};
+      clock_gettime(CLOCK_REALTIME, &ts);
+      made.id = (uint64_t(ts.tv_sec) * 1'000'000'000 + uint64_t(ts.tv_nsec)) ^ (uint64_t(getpid()) << 40);
+    }
+    if (made.id == 0) made.id = 1;
     std::ifstream boot_id("/proc/sys/kernel/random/boot_id");
     if (!std::getline(boot_id, made.domain) || made.domain.empty()) {
       char host[256] = {};
@@ -126,9 +132,14 @@ void AppendCaptureClock(std::vector<uint8_t>& out) {
     reading.after_ns = uint64_t(after);
     reading.reference_ns = uint64_t(ts.tv_sec) * 1'000'000'000 + uint64_t(ts.tv_nsec);
   }
+  // The kernel's stated error, but none where the clock is not synchronised: its maxerror
+  // then stops growing at 16 s while the clock may be off by any amount.
   timex state{};  // modes 0: only read
+  const int clock_state = adjtimex(&state);
   reading.reference_error_ns =
-      adjtimex(&state) < 0 ? UINT64_MAX : uint64_t(std::max(0L, state.maxerror)) * 1000;
+      clock_state < 0 || clock_state == TIME_ERROR || (state.status & STA_UNSYNC) != 0
+          ? UINT64_MAX
+          : uint64_t(std::max(0L, state.maxerror)) * 1000;
   const std::string_view domain = ThisCapture().domain;
   protocol::AppendMessage(out, reading, {.domain = domain.substr(0, protocol::kMaxStringBytes)});
 }
@@ -411,6 +422,7 @@ class ReceiveBuffer {
 
 template <typename Handler>
 void Worker::ReceiveLoop(Handler& handler) {
+  (void)ThisCapture();  // its first call reads /proc: here, not under the model's lock
   ReceiveBuffer buffer(kReceiveBufferBytes);
   size_t filled = 0;
   size_t undecoded = 0;        // bytes at the end of buffer[0, filled) not yet offered to the decoder
