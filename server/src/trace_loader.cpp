@@ -373,8 +373,9 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
 
 // One stream into `model` (the program-th, by stream number), the others skipped with a
 // note.
-ChooseTargets ProgramInto(TraceModel& model, SharedModel* shared, uint32_t program) {
-  return [&model, shared, program](const std::vector<uint32_t>& streams, Notes& notes) {
+ChooseTargets ProgramInto(TraceModel& model, SharedModel* shared, uint32_t program,
+                          bool others_skipped = true) {
+  return [&model, shared, program, others_skipped](const std::vector<uint32_t>& streams, Notes& notes) {
     std::vector<StreamTarget> targets(streams.size());
     const std::string count = std::to_string(streams.size());
     if (program >= streams.size()) {
@@ -382,7 +383,7 @@ ChooseTargets ProgramInto(TraceModel& model, SharedModel* shared, uint32_t progr
                 std::to_string(uint64_t{program} + 1) + ", so nothing was loaded");
     } else {
       targets[program] = {&model, shared};
-      if (streams.size() > 1) {
+      if (streams.size() > 1 && others_skipped) {
         notes.Add("it holds " + count + " programs; " +
                   (program == 0 ? std::string("only the first") : "program " + std::to_string(program + 1)) +
                   " is loaded here (gnomon-report shows them all)");
@@ -481,6 +482,21 @@ Result<LoadReport> LoadTraceSet(const TraceSource& source, TraceSet& set, const 
       TraceProcess& process = set.processes.emplace_back();
       process.stream = stream;
       targets.push_back({&process.model, nullptr});
+    }
+    return targets;
+  });
+}
+
+Result<LoadReport> LoadTraceSet(const TraceSource& source, SharedModel& shown, TraceSet& others,
+                                const LoadOptions& options) {
+  return Load(source, options, [&](const std::vector<uint32_t>& streams, Notes& notes) {
+    std::vector<StreamTarget> targets =
+        ProgramInto(shown.unshared(), &shown, options.program, false)(streams, notes);
+    for (size_t i = 0; i < streams.size(); ++i) {
+      if (targets[i].model != nullptr) continue;
+      TraceProcess& process = others.processes.emplace_back();
+      process.stream = streams[i];
+      targets[i] = {&process.model, nullptr};
     }
     return targets;
   });

@@ -4,6 +4,7 @@
 // running demo draws the demo's threads.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <set>
@@ -114,7 +115,17 @@ TEST_CASE("a file of several programs: the one asked for is shown, and the viewe
     REQUIRE(session != nullptr);
     CHECK(session->Find("program")->number == k);
     CHECK(session->Find("programs")->number == 3);
-    CHECK(session->Find("warning")->string.find("it holds 3 programs") != std::string::npos);
+    CHECK(session->Find("warning")->string.empty());  // the status line says which of how many
+    // The other two below it, each a group of lanes titled with its place and name.
+    const auto& groups = run.layout.Find("groups")->array;
+    REQUIRE(groups.size() == 2);
+    for (const JsonValue& group : groups) {
+      const int program = int(group.Find("program")->number);
+      CHECK(program != k);
+      CHECK(group.Find("title")->string.starts_with("program " + std::to_string(program) + ": rank" +
+                                                    std::to_string(program - 1) + " (pid"));
+      CHECK(group.Find("lanes")->array.size() >= 1);
+    }
     std::set<std::string> titles;
     for (const JsonValue& lane : run.layout.Find("lanes")->array) titles.insert(lane.Find("title")->string);
     const std::string expected =
@@ -127,9 +138,57 @@ TEST_CASE("a file of several programs: the one asked for is shown, and the viewe
   CHECK(beyond.layout.Find("session")->Find("warning")->string.find("there is no program 4") !=
         std::string::npos);
   CHECK(beyond.layout.Find("lanes")->array.empty());
+  CHECK(beyond.layout.Find("groups")->array.size() == 3);
   std::string output;
   CHECK(gnomon::test::RunCommand(std::string(GNOMON_VIEWER) + " " + path + " --program 0", &output) == 1);
   CHECK(output.find("--program: '0' is not a whole number from 1 to 65536") != std::string::npos);
+}
+
+TEST_CASE("programs on clocks 1,000 s apart are drawn on one time axis, each in its group of lanes") {
+  // Two programs of one capture, the same zones; the second's clock reads 1,000 s ahead
+  // (its clock exchange says so) and its zones run 30 us later.
+  gnomon::test::ScratchDir dir;
+  constexpr uint64_t kAhead = 1'000'000'000'000, kLater = 30'000;
+  gnomon::test::StreamWriter first, second;
+  for (auto* w : {&first, &second}) {
+    const bool ahead = w == &second;
+    const uint64_t base = (ahead ? kAhead + kLater : 0) + 1'000'000;
+    w->AppInfo(ahead ? "second" : "first", ahead ? 2 : 1)
+        .SourceLocation(1, "Step", "step", "s.cpp", 1, 0xD03030)
+        .ThreadInfo(1, ahead ? 20 : 10, "steps")
+        .ThreadContext(1);
+    for (uint64_t i = 0; i < 10; ++i)
+      w->ZoneBegin(1, base + i * 100'000).ZoneEnd(base + i * 100'000 + 60'000);
+    // capture = program + offset, bracketed by [-1000 s - 10 ns, -1000 s + 15 ns] (or 0).
+    const uint64_t t = base, shift = ahead ? kAhead : 0;
+    w->Add(gnomon::protocol::ClockReply{.sequence = 1, .receive_ns = t, .send_ns = t + 5});
+    w->Add(gnomon::protocol::ClockSample{
+        .sequence = 1, .probe_sent_ns = t - shift - 10, .reply_received_ns = t - shift + 20});
+    w->End(base + 1'100'000);
+  }
+  const std::string path = gnomon::test::WriteTraceFile(dir.File("two.gnomon"), {&first, &second});
+  ViewerRun run = RunViewer(dir, {path, "--frames", "4", "--range", "0:1.2", "--size", "1200x900"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.log);
+  const auto& groups = run.layout.Find("groups")->array;
+  REQUIRE(groups.size() == 1);
+  CHECK(groups[0].Find("title")->string.find("program 2: second (pid 2)") == 0);
+  std::vector<double> shown, other;
+  for (const JsonValue& item : run.layout.Find("items")->array) {
+    if (int(item.Find("kind")->number) == 0) shown.push_back(item.Find("x0")->number);
+  }
+  for (const JsonValue& item : groups[0].Find("items")->array) {
+    if (int(item.Find("kind")->number) == 0) other.push_back(item.Find("x0")->number);
+  }
+  REQUIRE(shown.size() == 10);
+  REQUIRE(other.size() == 10);
+  const double px_per_ns = (shown[1] - shown[0]) / 100'000;
+  for (size_t i = 0; i < 10; ++i) {
+    CAPTURE(i);
+    CHECK(std::fabs(other[i] - shown[i] - kLater * px_per_ns) <= 1.0);  // 30 us later, not 1,000 s
+  }
+  // The group's title row is drawn where the layout says, in the group bar's colour.
+  const int y = int(groups[0].Find("y")->number) + 4;
+  CHECK(Close(run.shot.At(run.shot.width - 40, y), 0xFF423834u));
 }
 
 TEST_CASE("live: the viewer's worker connects to the running demo and draws its threads") {

@@ -9,9 +9,11 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "config_dir.h"
 #include "gnomon/protocol/settings.h"
+#include "gnomon/server/process_timeline.h"
 #include "gnomon/server/report.h"
 #include "gnomon/server/text.h"
 #include "widgets.h"
@@ -119,6 +121,9 @@ void App::Show(std::unique_ptr<Session> session) {
   flame_graph_window_.Reset();
   frame_times_window_.Reset();
   compare_window_.Reset();
+  workspace_.groups.clear();  // they point into the session's models: before it goes
+  workspace_.groups_built = false;
+  workspace_.shown_title.clear();
   workspace_.timeline = Timeline();
   workspace_.selected.reset();
   workspace_.fitted = false;
@@ -201,6 +206,7 @@ void App::Frame(float width, float height) {
       workspace_.timeline.Sync(model, session_->is_loading() ? session_->load_progress() : 1.0);
       last_sync_ = now;
     }
+    if (!workspace_.groups_built && session_->others() != nullptr) BuildProcessGroups(model);
     debug_window_.Measure(model, *session_);
     std::string title = session_->title();
     if (session_->programs() > 1 && model.has_program_info) {
@@ -389,6 +395,50 @@ void App::SaveDialog() {
     ImGui::CloseCurrentPopup();
   }
   ImGui::EndPopup();
+}
+
+void App::BuildProcessGroups(const server::TraceModel& shown) {
+  workspace_.groups_built = true;
+  const server::TraceSet& others = *session_->others();
+  if (others.processes.empty()) return;
+  std::vector<const server::TraceModel*> models{&shown};
+  for (const server::TraceProcess& process : others.processes) models.push_back(&process.model);
+  const std::vector<server::ProcessTimeline> timelines = server::ProcessTimeline::Of(models);
+  auto describe = [&](size_t i, uint32_t program) {
+    std::string title = "program " + std::to_string(program + 1) + ": " + server::ProcessLabel(*models[i]);
+    const std::optional<server::HostClockSummary> clock = timelines[i].Summary();
+    if (!timelines[i].aligned()) {
+      title += "; not placed (no clock exchanges, or its capture read no reference): from its first event";
+    } else if (clock) {
+      title += "; clock +/- " + server::FormatDuration(double(clock->uncertainty_ns));
+    }
+    return title;
+  };
+  workspace_.shown_title = describe(0, session_->program());
+  // Each program's times go on the shown one's axis by the difference of where their
+  // first events land on the trace's timeline (its clock's drift over the trace is not
+  // followed here; the report and the exports follow it).
+  const bool shown_placed = timelines[0].aligned() && shown.first_tick != server::kOpenZone;
+  uint32_t program = 0;
+  for (size_t k = 0; k < others.processes.size(); ++k, ++program) {
+    if (program == session_->program()) ++program;
+    const server::TraceModel& model = *models[k + 1];
+    ProcessGroup& group = workspace_.groups.emplace_back();
+    group.model = &model;
+    group.program = program;
+    group.title = describe(k + 1, program);
+    if (shown_placed && timelines[k + 1].aligned() && model.first_tick != server::kOpenZone) {
+      group.shift_ns = timelines[k + 1].Tick(model.first_tick) - timelines[0].Tick(shown.first_tick);
+    }
+    group.collapsed = others.processes.size() > 7;  // many: each opened when wanted
+    group.timeline.Sync(model);
+  }
+  // By host, then rank, then place in the file.
+  std::stable_sort(workspace_.groups.begin(), workspace_.groups.end(),
+                   [](const ProcessGroup& a, const ProcessGroup& b) {
+                     return std::tie(a.model->program.host, a.model->program.rank, a.program) <
+                            std::tie(b.model->program.host, b.model->program.rank, b.program);
+                   });
 }
 
 void App::ProgramMenu() {

@@ -101,6 +101,11 @@ class App {
   bool has_session() const { return session_ != nullptr; }
   Session* session() { return session_.get(); }
   TimelineView& view() { return workspace_.view; }
+  // The other programs' groups of lanes, as the last frame drew them.
+  const std::vector<ProcessGroup>& groups() const { return workspace_.groups; }
+  std::string GroupLaneTitle(const ProcessGroup& group, const Lane& lane) const {
+    return group.timeline.Title(*group.model, lane);
+  }
 
  private:
   struct SideWindow {
@@ -114,6 +119,9 @@ class App {
   // Which program of a file of several is shown (a capture of several programs, a
   // merged trace); the choice is made in the menu and acted on after it.
   void ProgramMenu();
+  // The file's other programs as groups of lanes under the shown one's, placed on its
+  // time axis by their clocks (ProcessTimeline), once the file has loaded.
+  void BuildProcessGroups(const server::TraceModel& shown);
   void SaveDialog();
   // Places the open side windows in the panel below the timeline.
   void TileSideWindows(float top, float width, float height);

@@ -25,7 +25,7 @@ std::unique_ptr<Session> Session::OpenFile(const std::string& path, uint32_t max
     options.cancel = &s->cancel_;
     server::Result<server::LoadReport> report = server::Status::Error("");
     if (auto source = server::TraceSource::OpenFile(path); source.ok()) {
-      report = server::LoadTrace(source.value(), s->model_, options);
+      report = server::LoadTraceSet(source.value(), s->model_, s->others_, options);
     } else {
       report = source.status();
     }

@@ -49,6 +49,9 @@ class Session {
   // The programs the file holds (known once loaded; 1 before) and which one is shown.
   uint32_t programs() const { return programs_.load(); }
   uint32_t program() const { return program_; }
+  // The file's other programs, once it has loaded (nullptr before, and for a live
+  // session); read-only from then on, so read without a lock.
+  const server::TraceSet* others() const { return loading_.load() || failed_.load() ? nullptr : &others_; }
   // 0..1 while a file loads.
   float load_progress() const;
   // "loading", "receiving", "ended", "disconnected: ..." and the like.
@@ -76,6 +79,7 @@ class Session {
   std::string title_;
   std::string path_;
   server::SharedModel model_;  // of a file session; a live one's is the worker's
+  server::TraceSet others_;    // a file's other programs, filled by the loader
   std::thread loader_;         // loads a file
   std::thread connector_;      // connects a live session
   std::atomic<bool> loading_{false};

@@ -15,6 +15,8 @@ namespace {
 constexpr uint32_t kBackground = IM_COL32(30, 31, 34, 255);
 constexpr uint32_t kLaneTitle = IM_COL32(200, 200, 205, 255);
 constexpr uint32_t kRulerText = IM_COL32(170, 170, 175, 255);
+constexpr uint32_t kGroupBar = IM_COL32(52, 56, 66, 255);
+constexpr uint32_t kGroupText = IM_COL32(215, 220, 235, 255);
 
 }  // namespace
 
@@ -43,12 +45,12 @@ void TimelineWindow::DrawRuler(ImDrawList* draw, const TimelineView& view, ImVec
   }
 }
 
-std::string TimelineWindow::Label(const server::TraceModel& model, const Workspace& ws, const DrawItem& item,
-                                  float width) const {
+std::string TimelineWindow::Label(const server::TraceModel& model, const Timeline& timeline,
+                                  const DrawItem& item, float width) const {
   const std::string& name = *item.label;
   int64_t duration = -1;
-  if (item.lane < ws.timeline.lanes().size()) {
-    const LaneKey& key = ws.timeline.lanes()[item.lane].key;
+  if (item.lane < timeline.lanes().size()) {
+    const LaneKey& key = timeline.lanes()[item.lane].key;
     if (item.kind == DrawItem::Kind::kZone) {
       auto it = model.thread_index.find(key.id);
       if (it != model.thread_index.end() && item.index < model.threads[it->second].zones.size()) {
@@ -56,10 +58,10 @@ std::string TimelineWindow::Label(const server::TraceModel& model, const Workspa
         if (!z.is_open()) duration = model.DurationNs(z.begin_tick, z.end_tick);
       }
     } else if (item.kind == DrawItem::Kind::kGpuZone) {
-      const Span span = ws.timeline.GpuSpan(key.id, item.index);
+      const Span span = timeline.GpuSpan(key.id, item.index);
       if (span.begin_ns != INT64_MIN) duration = span.end_ns - span.begin_ns;
     } else if (item.kind == DrawItem::Kind::kLockHold || item.kind == DrawItem::Kind::kLockWait) {
-      const Span span = ws.timeline.LockSpan(key.id, item.index, item.kind == DrawItem::Kind::kLockWait);
+      const Span span = timeline.LockSpan(key.id, item.index, item.kind == DrawItem::Kind::kLockWait);
       if (span.begin_ns != INT64_MIN) duration = span.end_ns - span.begin_ns;
     }
   }
@@ -70,9 +72,11 @@ std::string TimelineWindow::Label(const server::TraceModel& model, const Workspa
   return FitText(name, width);
 }
 
-void TimelineWindow::DrawItems(ImDrawList* draw, const server::TraceModel& model, const Workspace& ws) {
+void TimelineWindow::DrawItems(ImDrawList* draw, const server::TraceModel& model, const Timeline& timeline,
+                               const std::vector<DrawItem>& items, const Selection* selected,
+                               float right) const {
   const ImVec2 o = origin_;
-  for (const DrawItem& item : items_) {
+  for (const DrawItem& item : items) {
     const ImVec2 a(o.x + item.x0, o.y + item.y0);
     const ImVec2 b(o.x + item.x1, o.y + item.y1);
     switch (item.kind) {
@@ -85,14 +89,14 @@ void TimelineWindow::DrawItems(ImDrawList* draw, const server::TraceModel& model
       default: {
         draw->AddRectFilled(a, b, item.color);
         if (item.kind == DrawItem::Kind::kGpuZone) draw->AddRect(a, b, IM_COL32(255, 255, 255, 90));
-        const bool is_selected = ws.selected && ws.selected->index == item.index &&
-                                 item.lane < ws.timeline.lanes().size() &&
-                                 ws.selected->lane == ws.timeline.lanes()[item.lane].key;
+        const bool is_selected = selected != nullptr && selected->index == item.index &&
+                                 item.lane < timeline.lanes().size() &&
+                                 selected->lane == timeline.lanes()[item.lane].key;
         if (is_selected) draw->AddRect(a, b, IM_COL32(255, 255, 255, 255), 0, 0, 2.0f);
         if (item.label != nullptr && b.x - a.x > 24) {
           const float clip_left = std::max(a.x, o.x);
-          const float clip_right = std::min(b.x, o.x + float(ws.view.width_px()));
-          const std::string label = Label(model, ws, item, clip_right - clip_left - 6);
+          const float clip_right = std::min(b.x, o.x + right);
+          const std::string label = Label(model, timeline, item, clip_right - clip_left - 6);
           if (!label.empty()) {
             draw->PushClipRect(ImVec2(clip_left, a.y), b, true);
             draw->AddText(ImVec2(clip_left + 3, a.y + 2), IM_COL32(15, 15, 18, 255), label.c_str());
@@ -156,10 +160,16 @@ void TimelineWindow::Draw(const server::TraceModel& model, Workspace& ws, float 
   area_min_ = ImVec2(area_min.x, ruler_at.y);
   area_max_ = area_max;
   draw->AddRectFilled(area_min, area_max, kBackground);
-  ws.timeline.Layout(model, ws.lane_states, 0);
+  // With other programs below, the shown one's lanes start under a title row of its own.
+  const float group_title = ws.groups.empty() ? 0 : ws.timeline.metrics().title_height + 4;
+  ws.timeline.Layout(model, ws.lane_states, group_title);
   const float visible_top = area_min.y - origin_.y;  // the lanes the scrolled child shows
   const float visible_bottom = area_max.y - origin_.y;
   ws.timeline.BuildItems(model, ws.view, items_, visible_top, visible_bottom);
+  if (!ws.groups.empty()) {
+    draw->AddRectFilled(origin_, ImVec2(origin_.x + timeline_width, origin_.y + group_title - 2), kGroupBar);
+    draw->AddText(ImVec2(origin_.x + 4, origin_.y + 1), kGroupText, ws.shown_title.c_str());
+  }
 
   SelectForScreenshot(model, ws);
 
@@ -180,18 +190,93 @@ void TimelineWindow::Draw(const server::TraceModel& model, Workspace& ws, float 
     ImGui::PopStyleColor();
     ImGui::PopID();
   }
-  DrawItems(draw, model, ws);
+  DrawItems(draw, model, ws.timeline, items_, ws.selected ? &*ws.selected : nullptr,
+            float(ws.view.width_px()));
   DrawPlotAxes(draw, model, ws, visible_top, visible_bottom);
+  const float lanes_end =
+      DrawGroups(draw, ws, group_title + ws.timeline.total_height(), visible_top, visible_bottom);
   DrawRange(draw, ws, area_min, area_max);
 
   // The area the lanes take, so that the child scrolls.
   ImGui::SetCursorScreenPos(origin_);
-  ImGui::InvisibleButton(
-      "lanes", ImVec2(std::max(1.0f, timeline_width - 16), std::max(1.0f, ws.timeline.total_height())),
-      ImGuiButtonFlags_MouseButtonLeft);
+  ImGui::InvisibleButton("lanes", ImVec2(std::max(1.0f, timeline_width - 16), std::max(1.0f, lanes_end)),
+                         ImGuiButtonFlags_MouseButtonLeft);
   const bool hovered = ImGui::IsItemHovered() || ImGui::IsWindowHovered();
   HandleInput(model, ws, hovered);
   ImGui::EndChild();
+}
+
+float TimelineWindow::DrawGroups(ImDrawList* draw, Workspace& ws, float top, float visible_top,
+                                 float visible_bottom) {
+  static const std::map<LaneKey, LaneState> kNoStates;
+  const float title_height = ws.timeline.metrics().title_height + 4;
+  const float width = float(ws.view.width_px());
+  float y = top;
+  for (size_t i = 0; i < ws.groups.size(); ++i) {
+    ProcessGroup& group = ws.groups[i];
+    group.header_y = y;
+    // Its title row: click to open or close the group.
+    draw->AddRectFilled(ImVec2(origin_.x, origin_.y + y),
+                        ImVec2(origin_.x + width, origin_.y + y + title_height - 2), kGroupBar);
+    ImGui::SetCursorScreenPos(ImVec2(origin_.x + 4, origin_.y + y + 1));
+    ImGui::PushID(int(i));
+    ImGui::PushStyleColor(ImGuiCol_Text, kGroupText);
+    const std::string label = std::string(group.collapsed ? "> " : "v ") + group.title;
+    if (ImGui::Selectable(label.c_str(), false, 0, ImVec2(ImGui::CalcTextSize(label.c_str()).x, 0))) {
+      group.collapsed = !group.collapsed;
+    }
+    ImGui::PopStyleColor();
+    ImGui::PopID();
+    y += title_height;
+    group.items.clear();
+    if (group.collapsed) continue;
+    group.timeline.SetFontSize(ImGui::GetFontSize());
+    group.timeline.Layout(*group.model, kNoStates, y);
+    TimelineView view = ws.view;  // the same moment, in the group's own times
+    view.Fit(ws.view.begin_ns() - group.shift_ns, ws.view.end_ns() - group.shift_ns, ws.view.width_px());
+    group.timeline.BuildItems(*group.model, view, group.items, visible_top, visible_bottom);
+    for (const Lane& lane : group.timeline.lanes()) {
+      if (!group.timeline.IsLaneVisible(lane, visible_top, visible_bottom)) continue;
+      const float title_y = origin_.y + lane.y - group.timeline.metrics().title_height;
+      draw->AddText(ImVec2(origin_.x + 12, title_y), kLaneTitle,
+                    group.timeline.Title(*group.model, lane).c_str());
+    }
+    DrawItems(draw, *group.model, group.timeline, group.items, nullptr, width);
+    y += group.timeline.total_height();
+  }
+  return y;
+}
+
+bool TimelineWindow::GroupTooltip(const Workspace& ws, float x, float y) const {
+  for (const ProcessGroup& group : ws.groups) {
+    if (group.collapsed || y < group.header_y) continue;
+    TimelineView view = ws.view;
+    view.Fit(ws.view.begin_ns() - group.shift_ns, ws.view.end_ns() - group.shift_ns, ws.view.width_px());
+    const std::optional<Hit> hit = group.timeline.HitTest(*group.model, view, x, y);
+    if (!hit) continue;
+    const server::TraceModel& model = *group.model;
+    ImGui::BeginTooltip();
+    if (hit->kind == DrawItem::Kind::kZone) {
+      const auto& thread = model.threads[model.thread_index.at(hit->lane.id)];
+      const server::Zone z = thread.zones[hit->index];
+      ImGui::TextUnformatted(model.ZoneName(thread, hit->index).c_str());
+      ImGui::Text("%s",
+                  z.is_open()
+                      ? "unfinished"
+                      : server::FormatDuration(double(model.DurationNs(z.begin_tick, z.end_tick))).c_str());
+    } else if (hit->kind == DrawItem::Kind::kGpuZone) {
+      const Span span = group.timeline.GpuSpan(hit->lane.id, hit->index);
+      ImGui::TextUnformatted(
+          model.Location(model.gpu_contexts.at(hit->lane.id).zones[hit->index].source_location).name.c_str());
+      ImGui::Text("GPU %s", server::FormatDuration(double(span.end_ns - span.begin_ns)).c_str());
+    } else {
+      ImGui::TextUnformatted(Timeline::Name(model, hit->lane).c_str());
+    }
+    ImGui::TextDisabled("%s (the Program menu shows it with every window)", group.title.c_str());
+    ImGui::EndTooltip();
+    return true;
+  }
+  return false;
 }
 
 void TimelineWindow::SelectForScreenshot(const server::TraceModel& model, Workspace& ws) {
@@ -261,7 +346,11 @@ void TimelineWindow::HandleInput(const server::TraceModel& model, Workspace& ws,
       ws.range.reset();
     }
     hovered_ = ws.timeline.HitTest(model, ws.view, x, y);
-    if (hovered_) Tooltip(model, ws, *hovered_);
+    if (hovered_) {
+      Tooltip(model, ws, *hovered_);
+    } else {
+      GroupTooltip(ws, x, y);
+    }
     if (ImGui::IsMouseReleased(ImGuiMouseButton_Left) &&
         ImGui::GetMouseDragDelta(ImGuiMouseButton_Left).x == 0 && !io.KeyShift) {
       if (hovered_ && hovered_->kind == DrawItem::Kind::kFrame) {

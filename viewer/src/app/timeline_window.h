@@ -39,10 +39,17 @@ class TimelineWindow {
 
  private:
   void DrawRuler(ImDrawList* draw, const TimelineView& view, ImVec2 at, float width);
-  void DrawItems(ImDrawList* draw, const server::TraceModel& model, const Workspace& ws);
+  // Paints `items` of `timeline`'s lanes; the selected one (of the shown program) outlined.
+  void DrawItems(ImDrawList* draw, const server::TraceModel& model, const Timeline& timeline,
+                 const std::vector<DrawItem>& items, const Selection* selected, float right) const;
   // The zone's label: its name and duration when they fit, else as much of the name as fits.
-  std::string Label(const server::TraceModel& model, const Workspace& ws, const DrawItem& item,
+  std::string Label(const server::TraceModel& model, const Timeline& timeline, const DrawItem& item,
                     float width) const;
+  // The other programs of the file below the shown one's lanes, from `top` (lane
+  // coordinates); returns where they end.
+  float DrawGroups(ImDrawList* draw, Workspace& ws, float top, float visible_top, float visible_bottom);
+  // What is under (x, y) in another program's lanes, as a tooltip; false when nothing.
+  bool GroupTooltip(const Workspace& ws, float x, float y) const;
   void DrawPlotAxes(ImDrawList* draw, const server::TraceModel& model, const Workspace& ws, float visible_top,
                     float visible_bottom);
   void DrawRange(ImDrawList* draw, const Workspace& ws, ImVec2 area_min, ImVec2 area_max);

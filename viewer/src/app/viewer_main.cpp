@@ -143,6 +143,32 @@ void WriteLayout(const std::string& path, gnomon::viewer::App& app) {
         << ",\"x1\":" << r.x1 << ",\"y1\":" << r.y1 << "}";
   };
   out << "],\"view\":{\"begin_ns\":" << app.view().begin_ns() << ",\"end_ns\":" << app.view().end_ns() << "}";
+  out << ",\"groups\":[";
+  first = true;
+  for (const auto& group : app.groups()) {
+    out << (first ? "" : ",") << "{\"title\":" << gnomon::server::JsonQuote(group.title)
+        << ",\"program\":" << group.program + 1 << ",\"collapsed\":" << (group.collapsed ? "true" : "false")
+        << ",\"y\":" << o.y + group.header_y << ",\"lanes\":[";
+    bool first_lane = true;
+    for (const auto& lane : group.timeline.lanes()) {
+      if (group.collapsed) break;
+      out << (first_lane ? "" : ",")
+          << "{\"title\":" << gnomon::server::JsonQuote(app.GroupLaneTitle(group, lane))
+          << ",\"y\":" << o.y + lane.y << ",\"height\":" << lane.height << "}";
+      first_lane = false;
+    }
+    out << "],\"items\":[";
+    bool first_item = true;
+    for (const auto& item : group.items) {
+      out << (first_item ? "" : ",") << "{\"kind\":" << int(item.kind) << ",\"x0\":" << o.x + item.x0
+          << ",\"x1\":" << o.x + item.x1 << ",\"y0\":" << o.y + item.y0
+          << ",\"label\":" << gnomon::server::JsonQuote(item.label ? *item.label : "") << "}";
+      first_item = false;
+    }
+    out << "]}";
+    first = false;
+  }
+  out << "]";
   if (gnomon::viewer::Session* session = app.session()) {
     out << ",\"session\":{\"title\":" << gnomon::server::JsonQuote(session->title())
         << ",\"program\":" << session->program() + 1 << ",\"programs\":" << session->programs()

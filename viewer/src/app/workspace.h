@@ -32,9 +32,27 @@ struct Selection {
   uint32_t index;
 };
 
+// Another program of the file, drawn below the one shown as a group of lanes on the same
+// time axis (read-only: the Program menu makes it the one shown).
+struct ProcessGroup {
+  const server::TraceModel* model = nullptr;
+  uint32_t program = 0;  // its place in the file
+  std::string title;     // "program 2: name (pid, host, rank); clock +/- bound"
+  int64_t shift_ns = 0;  // its times (from its first event) + shift = the shown program's
+  bool collapsed = false;
+  Timeline timeline;
+  std::vector<DrawItem> items;
+  float header_y = 0;  // where its title row was drawn (lane coordinates)
+};
+
 struct Workspace {
   Session* session = nullptr;
   Timeline timeline;
+  // The file's other programs, once loaded (several programs in one file), ordered by
+  // host, rank and place; the shown program's own group title.
+  std::vector<ProcessGroup> groups;
+  bool groups_built = false;
+  std::string shown_title;
   TimelineView view;
   std::map<LaneKey, LaneState> lane_states;  // only the lanes the user changed
   std::optional<Selection> selected;

@@ -308,6 +308,10 @@ struct TraceSet {
 };
 // Reads every stream of a trace, each into its own model; damage as LoadTrace says.
 Result<LoadReport> LoadTraceSet(const TraceSource& source, TraceSet& set, const LoadOptions& options = {});
+// The same, the program LoadOptions::program names into `shown` (others read it as it
+// loads, as LoadTrace's SharedModel), every other into `others`.
+Result<LoadReport> LoadTraceSet(const TraceSource& source, SharedModel& shown, TraceSet& others,
+                                const LoadOptions& options = {});
 Result<LoadReport> LoadTraceSet(const std::string& path, TraceSet& set, const LoadOptions& options = {});
 
 }  // namespace gnomon::server
