@@ -172,6 +172,13 @@ TEST_CASE("programs on clocks 1,000 s apart are drawn on one time axis, each in 
   const auto& groups = run.layout.Find("groups")->array;
   REQUIRE(groups.size() == 1);
   CHECK(groups[0].Find("title")->string.find("program 2: second (pid 2)") == 0);
+  CHECK(groups[0].Find("title")->string.find("; clock +/- ") != std::string::npos);
+  // The shown program's own clock bound, which its zones' tooltips add: its one
+  // exchange's half round trip, 12.5 ns.
+  const JsonValue* bound = run.layout.Find("session")->Find("clock_bound_ns");
+  REQUIRE(bound != nullptr);
+  CHECK(bound->number >= 12);
+  CHECK(bound->number <= 13);
   std::vector<double> shown, other;
   for (const JsonValue& item : run.layout.Find("items")->array) {
     if (int(item.Find("kind")->number) == 0) shown.push_back(item.Find("x0")->number);

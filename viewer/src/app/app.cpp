@@ -124,6 +124,7 @@ void App::Show(std::unique_ptr<Session> session) {
   workspace_.groups.clear();  // they point into the session's models: before it goes
   workspace_.groups_built = false;
   workspace_.shown_title.clear();
+  workspace_.shown_clock_bound_ns.reset();
   workspace_.timeline = Timeline();
   workspace_.selected.reset();
   workspace_.fitted = false;
@@ -415,6 +416,9 @@ void App::BuildProcessGroups(const server::TraceModel& shown) {
     return title;
   };
   workspace_.shown_title = describe(0, session_->program());
+  if (const auto clock = timelines[0].Summary(); clock && timelines[0].aligned()) {
+    workspace_.shown_clock_bound_ns = clock->uncertainty_ns;
+  }
   // Each program's times go on the shown one's axis by the difference of where their
   // first events land on the trace's timeline (its clock's drift over the trace is not
   // followed here; the report and the exports follow it).

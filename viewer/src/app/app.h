@@ -103,6 +103,8 @@ class App {
   TimelineView& view() { return workspace_.view; }
   // The other programs' groups of lanes, as the last frame drew them.
   const std::vector<ProcessGroup>& groups() const { return workspace_.groups; }
+  // The shown program's clock bound among the others (its zones' tooltips add it).
+  std::optional<uint64_t> shown_clock_bound_ns() const { return workspace_.shown_clock_bound_ns; }
   std::string GroupLaneTitle(const ProcessGroup& group, const Lane& lane) const {
     return group.timeline.Title(*group.model, lane);
   }

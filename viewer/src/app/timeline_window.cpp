@@ -446,6 +446,10 @@ void TimelineWindow::Tooltip(const server::TraceModel& model, const Workspace& w
                     ? "unfinished"
                     : server::FormatDuration(double(model.DurationNs(z.begin_tick, z.end_tick))).c_str());
     ImGui::TextDisabled("%s:%u  %s", location.file.c_str(), location.line, location.function.c_str());
+    if (ws.shown_clock_bound_ns) {
+      ImGui::TextDisabled("placed among the programs +/- %s (its program's clock)",
+                          server::FormatDuration(double(*ws.shown_clock_bound_ns)).c_str());
+    }
   } else if (hit.kind == DrawItem::Kind::kGpuZone) {
     const auto& context = model.gpu_contexts.at(hit.lane.id);
     const server::GpuZone& z = context.zones[hit.index];
@@ -455,6 +459,10 @@ void TimelineWindow::Tooltip(const server::TraceModel& model, const Workspace& w
                 server::FormatDuration(double(mapped.end_ns - mapped.begin_ns)).c_str(),
                 server::FormatDuration(double(mapped.relative_ns)).c_str(),
                 server::FormatBound(mapped.early_ns, mapped.late_ns).c_str());
+    if (ws.shown_clock_bound_ns) {
+      ImGui::Text("among the programs: +/- %s more (its program's clock)",
+                  server::FormatDuration(double(*ws.shown_clock_bound_ns)).c_str());
+    }
     ImGui::Text(
         "CPU record -> GPU start: %s",
         server::FormatDuration(double(mapped.begin_ns - model.clock.TickToNs(z.cpu_begin_tick))).c_str());

@@ -172,7 +172,13 @@ void WriteLayout(const std::string& path, gnomon::viewer::App& app) {
   if (gnomon::viewer::Session* session = app.session()) {
     out << ",\"session\":{\"title\":" << gnomon::server::JsonQuote(session->title())
         << ",\"program\":" << session->program() + 1 << ",\"programs\":" << session->programs()
-        << ",\"warning\":" << gnomon::server::JsonQuote(session->warning()) << "}";
+        << ",\"warning\":" << gnomon::server::JsonQuote(session->warning()) << ",\"clock_bound_ns\":";
+    if (const auto bound = app.shown_clock_bound_ns()) {
+      out << *bound;
+    } else {
+      out << "null";
+    }
+    out << "}";
   }
   out << ",\"timeline\":";
   rect(app.timeline_rect());

@@ -53,6 +53,9 @@ struct Workspace {
   std::vector<ProcessGroup> groups;
   bool groups_built = false;
   std::string shown_title;
+  // With other programs: the shown program's clock bound on their common timeline, which
+  // adds to where each of its zones is placed among them.
+  std::optional<uint64_t> shown_clock_bound_ns;
   TimelineView view;
   std::map<LaneKey, LaneState> lane_states;  // only the lanes the user changed
   std::optional<Selection> selected;
