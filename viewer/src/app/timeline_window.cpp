@@ -18,6 +18,13 @@ constexpr uint32_t kRulerText = IM_COL32(170, 170, 175, 255);
 constexpr uint32_t kGroupBar = IM_COL32(52, 56, 66, 255);
 constexpr uint32_t kGroupText = IM_COL32(215, 220, 235, 255);
 
+// What `view` shows, in another program's own times.
+TimelineView GroupView(const TimelineView& view, const ProcessGroup& group) {
+  TimelineView moved = view;
+  moved.Fit(view.begin_ns() - group.shift_ns, view.end_ns() - group.shift_ns, view.width_px());
+  return moved;
+}
+
 }  // namespace
 
 void TimelineWindow::Reset() {
@@ -232,9 +239,8 @@ float TimelineWindow::DrawGroups(ImDrawList* draw, Workspace& ws, float top, flo
     if (group.collapsed) continue;
     group.timeline.SetFontSize(ImGui::GetFontSize());
     group.timeline.Layout(*group.model, kNoStates, y);
-    TimelineView view = ws.view;  // the same moment, in the group's own times
-    view.Fit(ws.view.begin_ns() - group.shift_ns, ws.view.end_ns() - group.shift_ns, ws.view.width_px());
-    group.timeline.BuildItems(*group.model, view, group.items, visible_top, visible_bottom);
+    group.timeline.BuildItems(*group.model, GroupView(ws.view, group), group.items, visible_top,
+                              visible_bottom);
     for (const Lane& lane : group.timeline.lanes()) {
       if (!group.timeline.IsLaneVisible(lane, visible_top, visible_bottom)) continue;
       const float title_y = origin_.y + lane.y - group.timeline.metrics().title_height;
@@ -250,9 +256,7 @@ float TimelineWindow::DrawGroups(ImDrawList* draw, Workspace& ws, float top, flo
 bool TimelineWindow::GroupTooltip(const Workspace& ws, float x, float y) const {
   for (const ProcessGroup& group : ws.groups) {
     if (group.collapsed || y < group.header_y) continue;
-    TimelineView view = ws.view;
-    view.Fit(ws.view.begin_ns() - group.shift_ns, ws.view.end_ns() - group.shift_ns, ws.view.width_px());
-    const std::optional<Hit> hit = group.timeline.HitTest(*group.model, view, x, y);
+    const std::optional<Hit> hit = group.timeline.HitTest(*group.model, GroupView(ws.view, group), x, y);
     if (!hit) continue;
     const server::TraceModel& model = *group.model;
     ImGui::BeginTooltip();
