@@ -56,6 +56,19 @@ void WriteCapture(const std::string& path, const std::vector<const StreamWriter*
 }
 
 // The model `w` builds, as a merged file holds it: marked as of several captures.
+// Each block of a trace file's bytes (the end marker too): its offset and size.
+std::vector<std::pair<size_t, size_t>> BlockSpans(const std::string& file) {
+  std::vector<std::pair<size_t, size_t>> spans;
+  for (size_t at = sizeof(FileHeader); at + sizeof(BlockHeader) <= file.size();) {
+    BlockHeader header{};
+    std::memcpy(&header, file.data() + at, sizeof(header));
+    const size_t size = sizeof(header) + (header.magic == kEndMagic ? 0 : header.compressed_bytes);
+    spans.emplace_back(at, size);
+    at += size;
+  }
+  return spans;
+}
+
 TraceModel Built(const StreamWriter& w) {
   TraceModel model = gnomon::test::BuildWholeModel(w);
   model.capture.merged = true;
@@ -127,12 +140,9 @@ TEST_CASE("merge: an input cut short or damaged gives its sound blocks, as a rea
   std::ofstream(dir.File("cut.gnomon"), std::ios::binary)
       .write(whole.data(), std::streamsize(whole.size() / 2));
   std::string damaged = whole;
-  size_t at = sizeof(FileHeader);
-  for (int block = 0; block < 5; ++block) {
-    BlockHeader header{};
-    std::memcpy(&header, damaged.data() + at, sizeof(header));
-    at += sizeof(header) + header.compressed_bytes;
-  }
+  const std::vector<std::pair<size_t, size_t>> spans = BlockSpans(whole);
+  REQUIRE(spans.size() > 6);
+  const size_t at = spans[5].first;
   damaged[at + 9] = char(damaged[at + 9] ^ 0x40);
   std::ofstream(dir.File("damaged.gnomon"), std::ios::binary) << damaged;
 
@@ -169,14 +179,7 @@ TEST_CASE("merge: a repeated block is merged once and a missing one is said, as 
   WriteCapture(dir.File("b.gnomon"), {&b});
   // The input's third block written twice over its fourth: one repeat, one missing.
   const std::string whole = gnomon::test::ReadFile(dir.File("a.gnomon"));
-  std::vector<std::pair<size_t, size_t>> spans;  // each block: offset and size
-  for (size_t at = sizeof(FileHeader); at + sizeof(BlockHeader) <= whole.size();) {
-    BlockHeader header{};
-    std::memcpy(&header, whole.data() + at, sizeof(header));
-    const size_t size = sizeof(header) + (header.magic == kEndMagic ? 0 : header.compressed_bytes);
-    spans.emplace_back(at, size);
-    at += size;
-  }
+  const std::vector<std::pair<size_t, size_t>> spans = BlockSpans(whole);
   REQUIRE(spans.size() > 6);
   std::string repeated = whole.substr(0, spans[3].first) + whole.substr(spans[2].first, spans[2].second) +
                          whole.substr(spans[4].first);
