@@ -39,7 +39,7 @@ void DecodeTickDeltas(uint8_t* block, size_t size);
 // last tick before these messages in their block (0 at the block's start) and is
 // updated, so a block can be built piece by piece: pieces compacted in turn equal their
 // concatenation compacted at once.
-inline size_t CompactBound(size_t size) { return size + size / 4 + 16; }
+constexpr size_t CompactBound(size_t size) { return size + size / 4 + 16; }
 size_t CompactMessages(const uint8_t* data, size_t size, uint8_t* out, uint64_t& previous);
 
 inline int64_t UnZigZag(uint64_t v) { return int64_t((v >> 1) ^ (0 - (v & 1))); }

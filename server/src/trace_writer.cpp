@@ -1,9 +1,11 @@
+#include <pthread.h>
 #include <zstd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <utility>
 
 #include "block_codec.h"
 #include "gnomon/protocol/check.h"
@@ -13,7 +15,10 @@
 namespace gnomon::server {
 namespace {
 
-constexpr size_t kMaxQueuedBlocks = 4;
+// The most stream bytes a block takes: its compact form (at most CompactBound of them)
+// stays under kMaxBlockRawBytes.
+constexpr size_t kMaxBlockStreamBytes = 48u << 20;
+static_assert(CompactBound(kMaxBlockStreamBytes) <= kMaxBlockRawBytes);
 
 struct CCtxDeleter {
   void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
@@ -23,6 +28,23 @@ int64_t UnixNowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+unsigned CompressThreads(unsigned asked) {
+  if (asked != 0) return std::min(asked, 64u);
+  return std::clamp(std::thread::hardware_concurrency() / 4, 1u, 4u);
+}
+
+// The length of the whole messages at the start of [data, data + size) that fit in
+// `limit` bytes (at least one message, or `limit` bytes of what is not one).
+size_t WholeMessagesWithin(const uint8_t* data, size_t size, size_t limit) {
+  size_t taken = 0;
+  while (taken < size) {
+    const protocol::MessageSpan span = protocol::MeasureMessage(data + taken, size - taken);
+    if (span.status != protocol::MessageSpan::kWhole || taken + span.size > limit) break;
+    taken += span.size;
+  }
+  return taken == 0 ? std::min(size, limit) : taken;
 }
 
 }  // namespace
@@ -45,13 +67,29 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path
 }
 
 TraceWriter::TraceWriter(std::unique_ptr<OutputFile> output, const TraceWriterOptions& options)
-    : output_(std::move(output)), options_(options), file_bytes_(sizeof(FileHeader)) {
+    : output_(std::move(output)),
+      options_(options),
+      thread_count_(CompressThreads(options.compress_threads)),
+      max_queued_(thread_count_ + 2),
+      file_bytes_(sizeof(FileHeader)) {
   streams_.push_back(std::unique_ptr<Stream>(new Stream(*this, 0)));
   first_ = streams_.front().get();
-  thread_ = std::thread([this] {
-    if (options_.on_thread_start != nullptr) options_.on_thread_start();
-    CompressLoop();
-  });
+  for (unsigned i = 0; i < thread_count_; ++i) {
+    threads_.emplace_back([this] {
+      pthread_setname_np(pthread_self(), "gnomon-compress");
+      if (options_.on_thread_start != nullptr) options_.on_thread_start();
+      CompressLoop();
+    });
+  }
+}
+
+void TraceWriter::Bytes::Reserve(size_t size, size_t keep) {
+  if (size <= capacity) return;
+  const size_t grown = std::max(size, capacity * 2);
+  std::unique_ptr<uint8_t[]> bigger(new uint8_t[grown]);  // not zero-filled
+  if (keep > 0) std::memcpy(bigger.get(), data.get(), keep);
+  data = std::move(bigger);
+  capacity = grown;
 }
 
 Status TraceWriter::Publish(Overwrite overwrite) {
@@ -65,7 +103,7 @@ std::string TraceWriter::current_path() const {
 }
 
 TraceWriter::~TraceWriter() {
-  if (thread_.joinable()) Finish();
+  if (!threads_.empty()) Finish();
 }
 
 TraceWriter::Stream& TraceWriter::AddStream() {
@@ -88,21 +126,28 @@ uint64_t TraceWriter::raw_bytes() const {
 }
 
 void TraceWriter::Stream::Append(const uint8_t* data, size_t size) {
-  if (size == 0) return;
-  // A block never exceeds kMaxBlockRawBytes; Append() only ever gets whole messages,
-  // and one piece is far smaller than a block.
-  if (size_ + CompactBound(size) > kMaxBlockRawBytes) CutBlock();
-  if (size_ == 0) started_ = std::chrono::steady_clock::now();
-  const size_t room = size_ + CompactBound(size);
-  if (data_.size() < room) data_.resize(std::max(room, data_.size() * 2));
-  size_ += CompactMessages(data, size, data_.data() + size_, previous_tick_);
-  GNOMON_CHECK(size_ <= data_.size() && size_ <= kMaxBlockRawBytes,
-               "a block outgrew its buffer or the largest block");
-  stream_bytes_ += size;
-  raw_bytes_total_.fetch_add(size, std::memory_order_relaxed);
-  if (stream_bytes_ >= writer_.options_.block_raw_bytes ||
-      std::chrono::steady_clock::now() - started_ >= writer_.options_.max_block_age) {
-    CutBlock();
+  const TraceWriterOptions& options = writer_.options_;
+  while (size > 0) {
+    // A piece too big for one block (a backlog let go at once) is split between messages.
+    const size_t piece =
+        size <= kMaxBlockStreamBytes ? size : WholeMessagesWithin(data, size, kMaxBlockStreamBytes);
+    if (size_ + piece > kMaxBlockStreamBytes) CutBlock();
+    if (size_ == 0) {
+      started_ = std::chrono::steady_clock::now();
+      // Twice the usual block: the piece that fills it seldom needs a bigger buffer, and
+      // pages never written are never touched.
+      data_.Reserve(2 * options.block_raw_bytes, 0);
+    }
+    data_.Reserve(size_ + piece, size_);
+    std::memcpy(data_.data.get() + size_, data, piece);
+    size_ += piece;
+    raw_bytes_total_.fetch_add(piece, std::memory_order_relaxed);
+    data += piece;
+    size -= piece;
+    if (size_ >= options.block_raw_bytes ||
+        std::chrono::steady_clock::now() - started_ >= options.max_block_age) {
+      CutBlock();
+    }
   }
 }
 
@@ -118,9 +163,9 @@ void TraceWriter::Stream::Close() {
 void TraceWriter::Stream::CutBlock() {
   if (size_ == 0) return;
   std::unique_lock lock(writer_.mutex_);
-  writer_.cv_.wait(lock, [this] { return writer_.queue_.size() < kMaxQueuedBlocks; });
-  writer_.queue_.push_back({id_, blocks_cut_++, std::move(data_), size_});
-  // A buffer the compressor is done with, rather than fresh pages for every block.
+  writer_.cv_.wait(lock, [this] { return writer_.queue_.size() < writer_.max_queued_; });
+  writer_.queue_.push_back({id_, blocks_cut_++, writer_.blocks_cut_++, std::move(data_), size_});
+  // A buffer a compressing thread is done with, rather than fresh pages for every block.
   if (writer_.spare_.empty()) {
     data_ = {};
   } else {
@@ -128,8 +173,6 @@ void TraceWriter::Stream::CutBlock() {
     writer_.spare_.pop_back();
   }
   size_ = 0;
-  stream_bytes_ = 0;
-  previous_tick_ = 0;
   writer_.cv_.notify_all();
 }
 
@@ -137,7 +180,8 @@ void TraceWriter::CompressLoop() {
   std::unique_ptr<ZSTD_CCtx, CCtxDeleter> cctx(ZSTD_createCCtx());
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, options_.compression_level);
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_checksumFlag, 1);
-  std::vector<uint8_t> compressed;  // only ever grows: no zero-filling per block
+  Bytes compact;     // the block's compact form
+  Bytes compressed;  // and that compressed
   while (true) {
     Block raw;
     {
@@ -149,25 +193,33 @@ void TraceWriter::CompressLoop() {
       ++blocks_in_flight_;
       cv_.notify_all();
     }
-    if (compressed.size() < ZSTD_compressBound(raw.size)) compressed.resize(ZSTD_compressBound(raw.size));
-    const size_t n =
-        ZSTD_compress2(cctx.get(), compressed.data(), compressed.size(), raw.data.data(), raw.size);
-    std::lock_guard lock(mutex_);
-    WriteBlock(raw, compressed.data(), n);
-    if (spare_.size() < kMaxQueuedBlocks) spare_.push_back(std::move(raw.data));
+    compact.Reserve(CompactBound(raw.size), 0);
+    uint64_t previous_tick = 0;  // each block starts from 0: blocks decode on their own
+    const size_t compact_bytes =
+        CompactMessages(raw.data.data.get(), raw.size, compact.data.get(), previous_tick);
+    compressed.Reserve(ZSTD_compressBound(compact_bytes), 0);
+    const size_t n = ZSTD_compress2(cctx.get(), compressed.data.get(), compressed.capacity,
+                                    compact.data.get(), compact_bytes);
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock,
+             [&] { return blocks_written_ == uint32_t(raw.cut); });  // the file keeps the order of cutting
+    WriteBlock(raw, compact_bytes, compressed.data.get(), n);
+    ++blocks_written_;
+    if (spare_.size() < max_queued_) spare_.push_back(std::move(raw.data));
     --blocks_in_flight_;
     cv_.notify_all();
   }
 }
 
-void TraceWriter::WriteBlock(const Block& raw, const uint8_t* compressed, size_t n) {
+void TraceWriter::WriteBlock(const Block& raw, size_t compact_bytes, const uint8_t* compressed, size_t n) {
   if (!error_.empty()) return;
   if (ZSTD_isError(n)) {
     error_ = std::string("zstd compression failed: ") + ZSTD_getErrorName(n);
     return;
   }
-  const BlockHeader header = MakeBlockHeader(kBlockMagic, blocks_written_, static_cast<uint32_t>(raw.size),
-                                             static_cast<uint32_t>(n), raw.stream, raw.stream_sequence);
+  const BlockHeader header =
+      MakeBlockHeader(kBlockMagic, uint32_t(raw.cut), static_cast<uint32_t>(compact_bytes),
+                      static_cast<uint32_t>(n), raw.stream, raw.stream_sequence);
   std::FILE* file = output_->file();
   if (std::fwrite(&header, sizeof(header), 1, file) != 1 || std::fwrite(compressed, 1, n, file) != n ||
       std::fflush(file) != 0) {
@@ -175,7 +227,6 @@ void TraceWriter::WriteBlock(const Block& raw, const uint8_t* compressed, size_t
     return;
   }
   file_bytes_ += sizeof(header) + n;
-  ++blocks_written_;
 }
 
 Status TraceWriter::Finish() {
@@ -190,7 +241,8 @@ Status TraceWriter::Finish() {
     finishing_ = true;
     cv_.notify_all();
   }
-  if (thread_.joinable()) thread_.join();
+  for (std::thread& thread : threads_) thread.join();
+  threads_.clear();
   std::lock_guard lock(mutex_);
   if (output_->file() != nullptr && error_.empty()) {
     const BlockHeader end = MakeBlockHeader(kEndMagic, blocks_written_, 0, 0);

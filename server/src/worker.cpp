@@ -1,6 +1,7 @@
 #include "gnomon/server/worker.h"
 
 #include <poll.h>
+#include <pthread.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/timex.h>
@@ -372,6 +373,7 @@ Status Worker::Handshake(int fd, const std::string& where) {
 
 void Worker::Start() {
   thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "gnomon-receive");
     if (options_.build_model) {
       BuildingHandler handler(model_.unshared());  // written only inside model_.Write
       ReceiveLoop(handler);

@@ -605,3 +605,89 @@ TEST_CASE("only regular files are read: a FIFO, a folder or a device is refused 
   REQUIRE_FALSE(device.ok());
   CHECK(device.status().message().find("is a device") != std::string::npos);
 }
+
+TEST_CASE("several compressing threads: every stream loads whole, its blocks in the file in the order cut") {
+  ScratchDir dir;
+  std::vector<StreamWriter> streams;
+  for (uint32_t s = 0; s < 3; ++s) {
+    StreamWriter w;
+    w.AppInfo("program " + std::to_string(s), 100 + s);
+    w.Calibration(0, 1000, 2000, 10).SourceLocation(1, "zone", "fn", "a.cpp", 3);
+    for (uint64_t i = 0; i < 40'000; ++i) {
+      if (i % 500 == 0) w.ThreadContext(1 + s);
+      w.ZoneBegin(1, 10 * i + s).ZoneEnd(10 * i + 5 + s);
+    }
+    w.End(400'000);
+    streams.push_back(std::move(w));
+  }
+  TraceWriterOptions options;
+  options.block_raw_bytes = 4 * 1024;  // hundreds of blocks, compressed four at a time
+  options.compress_threads = 4;
+  const std::string path = dir.File("parallel.gnomon");
+  {
+    auto writer = TraceWriter::Create(path, options);
+    REQUIRE(writer.ok());
+    std::vector<TraceWriter::Stream*> targets{&writer.value()->first_stream()};
+    targets.push_back(&writer.value()->AddStream());
+    targets.push_back(&writer.value()->AddStream());
+    std::vector<std::thread> appenders;
+    for (size_t s = 0; s < 3; ++s) appenders.emplace_back([&, s] { AppendPieces(*targets[s], streams[s]); });
+    for (std::thread& t : appenders) t.join();
+    REQUIRE(writer.value()->Publish(Overwrite::kYes).ok());
+    REQUIRE(writer.value()->Finish().ok());
+  }
+  TraceSet set;
+  auto report = LoadTraceSet(path, set);
+  REQUIRE_MESSAGE(report.ok(), report.status().message());
+  CHECK(report->warning.empty());  // no block reordered, missing or repeated
+  CHECK(!report->anomalies.any());
+  CHECK(report->blocks > 300);
+  REQUIRE(set.processes.size() == 3);
+  for (size_t s = 0; s < 3; ++s) {
+    CHECK(DescribeFirstDifference(BuildDirect(streams[s]), set.processes[s].model) == "");
+  }
+  // The blocks' sequence numbers, read in file order, count up from 0 without a gap.
+  const std::string bytes = gnomon::test::ReadFile(path);
+  size_t at = sizeof(FileHeader);
+  uint32_t expected = 0;
+  while (at + sizeof(BlockHeader) <= bytes.size()) {
+    BlockHeader header;
+    std::memcpy(&header, bytes.data() + at, sizeof(header));
+    CHECK(header.sequence == expected);
+    if (header.magic == kEndMagic) break;
+    ++expected;
+    at += sizeof(header) + header.compressed_bytes;
+  }
+  CHECK(expected == report->blocks);
+}
+
+TEST_CASE("a piece bigger than a block may be is split between messages") {
+  ScratchDir dir;
+  StreamWriter w;
+  w.AppInfo("big", 5).Calibration(0, 1000, 2000, 10);
+  for (uint32_t id = 1; id <= 4; ++id) w.SourceLocation(id, "zone", "fn", "a.cpp", id);
+  w.ThreadContext(1);
+  std::mt19937_64 rng(7);
+  uint64_t tick = 0;
+  while (w.size() < (50u << 20)) {  // ticks as a real loop's: compressed past 1024 times a block is refused
+    const uint64_t begin = tick + 30 + rng() % 64;
+    tick = begin + 30 + rng() % 64;
+    w.ZoneBegin(1 + uint32_t(rng() % 4), begin).ZoneEnd(tick);
+  }
+  w.End(tick);
+  const std::string path = dir.File("big.gnomon");
+  {
+    auto writer = TraceWriter::Create(path);
+    REQUIRE(writer.ok());
+    writer.value()->Append(w.data(), w.size());  // one piece, over 48 MiB
+    REQUIRE(writer.value()->Publish(Overwrite::kYes).ok());
+    REQUIRE(writer.value()->Finish().ok());
+  }
+  TraceModel loaded;
+  auto report = LoadTrace(path, loaded);
+  REQUIRE_MESSAGE(report.ok(), report.status().message());
+  CHECK_MESSAGE(report->warning.empty(), report->warning);
+  CHECK(report->blocks == 2);
+  CHECK(report->raw_bytes == w.size());
+  CHECK(DescribeFirstDifference(BuildDirect(w), loaded) == "");
+}

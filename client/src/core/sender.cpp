@@ -70,7 +70,8 @@ void InstallSaveSignal(int number) {
 // is refused with nothing written beside it.
 server::Result<std::unique_ptr<server::TraceWriter>> CreateTraceFile(const std::string& path) {
   if (server::Status s = server::CheckOutputPath(path, server::Overwrite::kYes); !s.ok()) return s;
-  return server::TraceWriter::Create(path, {.on_thread_start = &MarkLibraryThread});
+  // One compressing thread: the program's own file takes little of its cores.
+  return server::TraceWriter::Create(path, {.compress_threads = 1, .on_thread_start = &MarkLibraryThread});
 }
 
 std::string MiB(uint64_t bytes) {

@@ -108,15 +108,21 @@ struct TraceWriterOptions {
   size_t block_raw_bytes = 4u << 20;              // a block is cut when it holds this many stream bytes...
   std::chrono::milliseconds max_block_age{1000};  // ...or this age, whichever first
   int compression_level = 3;
-  // Run first on the writer's compressing thread (a profiled program's own file marks it
-  // as the library's, so that its allocations are not the program's).
+  // Threads that compact and compress blocks, side by side (0: a quarter of the
+  // machine's cores, 1 to 4). Blocks reach the file in the order they were cut whatever
+  // their number.
+  unsigned compress_threads = 0;
+  // Run first on each of the writer's compressing threads (a profiled program's own file
+  // marks them as the library's, so that their allocations are not the program's).
   void (*on_thread_start)() = nullptr;
 };
 
 // Writes a trace file while a capture runs: one stream per program (a capture of one
 // program uses only first_stream()). Each stream is appended to from one thread at a
-// time, streams from as many threads as there are; compression runs on the writer's own
-// thread, and blocks of all streams go to the file in the order they are cut.
+// time, streams from as many threads as there are. Appending only copies the bytes
+// into the stream's block; the writer's own threads turn each block into its compact
+// form and compress it, several blocks at once, and blocks of all streams go to the file
+// in the order they are cut.
 //
 // The file is written beside `path` under a temporary name (OutputFile) and appears at
 // `path` when Publish() is called: a capture publishes once its program answered, so a
@@ -128,13 +134,21 @@ class TraceWriter {
                                                      const TraceWriterOptions& options = {});
   ~TraceWriter();
 
+  // A buffer of bytes that is never zero-filled: a block's pages are touched only by
+  // what is written into them, and a reused one not at all.
+  struct Bytes {
+    std::unique_ptr<uint8_t[]> data;
+    size_t capacity = 0;
+    // Room for `size` bytes, keeping the first `keep`.
+    void Reserve(size_t size, size_t keep);
+  };
+
   // One program's messages: its blocks carry its stream number.
   class Stream {
    public:
-    // Appends whole messages, turned into their compact form (block_codec.h) on the
-    // calling thread: 5 bytes a back-to-back zone are kept instead of 22, and the
-    // compressing thread only compresses. Blocks (back-pressure) when compression falls
-    // behind.
+    // Appends whole messages: a copy into the current block, cut once it holds
+    // block_raw_bytes; the compressing threads turn it into its compact form
+    // (block_codec.h). Blocks (back-pressure) when compression falls behind.
     void Append(const uint8_t* data, size_t size);
     // Cuts the current block when it is older than max_block_age, so an idle capture
     // still reaches the disk. Call it periodically from the appending thread.
@@ -152,12 +166,9 @@ class TraceWriter {
 
     TraceWriter& writer_;
     const uint32_t id_;
-    // A block being filled: the compact form of its messages in data[0, size) (data
-    // only grows, so a reused buffer is never zero-filled again).
-    std::vector<uint8_t> data_;
+    // A block being filled: its stream bytes in data[0, size), as appended.
+    Bytes data_;
     size_t size_ = 0;
-    size_t stream_bytes_ = 0;  // stream bytes the current block holds
-    uint64_t previous_tick_ = 0;
     std::chrono::steady_clock::time_point started_;
     std::atomic<uint64_t> raw_bytes_total_{0};
     uint32_t blocks_cut_ = 0;  // the next block's stream_sequence
@@ -193,30 +204,36 @@ class TraceWriter {
   TraceWriter(std::unique_ptr<OutputFile> output, const TraceWriterOptions& options);
   void CompressLoop();
 
-  std::unique_ptr<OutputFile> output_;  // guarded by mutex_ once the compressing thread runs
+  std::unique_ptr<OutputFile> output_;  // guarded by mutex_ once the compressing threads run
   TraceWriterOptions options_;
-  // A block waiting for compression: its stream, and its compact bytes in data[0, size).
+  const unsigned thread_count_;  // compressing threads
+  const size_t max_queued_;      // blocks cut and waiting, at most (then appending waits)
+  // A block waiting for compression: its stream, its place among the blocks cut, and
+  // its stream bytes in data[0, size).
   struct Block {
     uint32_t stream = 0;
     uint32_t stream_sequence = 0;
-    std::vector<uint8_t> data;
+    uint64_t cut = 0;  // blocks of every stream cut before it
+    Bytes data;
     size_t size = 0;
   };
 
-  void WriteBlock(const Block& raw, const uint8_t* compressed, size_t compressed_size);  // under mutex_
+  // Under mutex_: writes block `raw`, compressed from its `compact_bytes` compact bytes.
+  void WriteBlock(const Block& raw, size_t compact_bytes, const uint8_t* compressed, size_t compressed_size);
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<std::unique_ptr<Stream>> streams_;  // guarded by mutex_; never shrinks
   Stream* first_ = nullptr;
   std::deque<Block> queue_;
-  std::vector<std::vector<uint8_t>> spare_;  // compressed blocks' buffers, for reuse
+  std::vector<Bytes> spare_;  // compressed blocks' buffers, for reuse
   bool finishing_ = false;
-  int blocks_in_flight_ = 0;     // taken by the compressor, not yet written
-  uint32_t blocks_written_ = 0;  // the next block's sequence
+  int blocks_in_flight_ = 0;     // taken by a compressing thread, not yet written
+  uint64_t blocks_cut_ = 0;      // the next block's Block::cut
+  uint32_t blocks_written_ = 0;  // the next block's sequence (== the next Block::cut to write)
   uint64_t file_bytes_ = 0;
   std::string error_;
-  std::thread thread_;
+  std::vector<std::thread> threads_;
 };
 
 // What a load found wrong with a file, counted. Each kind also has a line in
