@@ -32,7 +32,7 @@ int64_t UnixNowNs() {
 
 unsigned CompressThreads(unsigned asked) {
   if (asked != 0) return std::min(asked, 64u);
-  return std::clamp(std::thread::hardware_concurrency() / 4, 1u, 4u);
+  return std::clamp(std::thread::hardware_concurrency() / 2, 1u, 8u);
 }
 
 // The length of the whole messages at the start of [data, data + size) that fit in
@@ -205,7 +205,9 @@ void TraceWriter::CompressLoop() {
              [&] { return blocks_written_ == uint32_t(raw.cut); });  // the file keeps the order of cutting
     WriteBlock(raw, compact_bytes, compressed.data.get(), n);
     ++blocks_written_;
-    if (spare_.size() < max_queued_) spare_.push_back(std::move(raw.data));
+    // Kept for the blocks to come: those queued, those being compressed, and each
+    // stream's own; a capture of many programs that come and go frees the rest.
+    if (spare_.size() < max_queued_ + thread_count_) spare_.push_back(std::move(raw.data));
     --blocks_in_flight_;
     cv_.notify_all();
   }

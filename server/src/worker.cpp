@@ -60,6 +60,7 @@ struct CountingHandler : ClockExchanges {
   bool ended = false;
   std::string program_name;
   void OnZoneBegin(const protocol::ZoneBegin&) { ++zones; }
+  void OnLeafZone(uint32_t, uint64_t, uint64_t) { ++zones; }  // a begin and its end: one step
   void OnAppInfo(const protocol::AppInfo&, const protocol::AppInfoTail& t) {
     AssignUtf8(program_name, t.name);
   }

@@ -3,6 +3,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <list>
 #include <mutex>
 #include <optional>
@@ -75,6 +77,8 @@ capture's (docs/architecture.md, "Host clocks").
   -w SECONDS   keep retrying the connection this long (default 10)
   -l LEVEL     zstd level of the file, -7 (fastest, largest) to 19 (smallest, slowest;
                default 3)
+  -j THREADS   threads that compress the file, 1 to 64 (default: half the cores, at
+               most 8); a busy program on a big machine needs several
   -q           no progress line
   -h, --help   this text
 
@@ -126,6 +130,21 @@ Totals Sum(const std::vector<std::unique_ptr<Worker>>& workers) {
   return t;
 }
 
+// What the capture holds in memory now (its resident set), 0 when unknown.
+uint64_t ResidentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t pages = 0, resident = 0;
+  if (!(statm >> pages >> resident)) return 0;
+  return resident * uint64_t(sysconf(_SC_PAGESIZE));
+}
+
+// The most the capture held in memory so far (its peak resident set).
+uint64_t PeakResidentBytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return uint64_t(usage.ru_maxrss) * 1024;
+}
+
 void PrintProgress(const Totals& totals, size_t receiving, size_t programs, const TraceWriter& writer,
                    double elapsed_s, bool tty, bool final) {
   static uint64_t last_messages = 0;
@@ -137,10 +156,12 @@ void PrintProgress(const Totals& totals, size_t receiving, size_t programs, cons
   last_elapsed = elapsed_s;
   char who[48] = "";
   if (programs > 1) std::snprintf(who, sizeof(who), "  %zu of %zu programs", receiving, programs);
-  std::fprintf(stderr, "%s%8.1f s  %12llu zones  %12llu events  %9.2f M events/s  %9.2f MB written%s%s",
+  std::fprintf(stderr,
+               "%s%8.1f s  %12llu zones  %12llu events  %9.2f M events/s  %9.2f MB written  %6.0f MB in "
+               "memory%s%s",
                tty ? "\r" : "", elapsed_s, static_cast<unsigned long long>(totals.zones),
-               static_cast<unsigned long long>(messages), rate / 1e6, double(writer.file_bytes()) / 1e6, who,
-               tty && !final ? "" : "\n");
+               static_cast<unsigned long long>(messages), rate / 1e6, double(writer.file_bytes()) / 1e6,
+               double(ResidentBytes()) / 1e6, who, tty && !final ? "" : "\n");
   std::fflush(stderr);
 }
 
@@ -202,13 +223,13 @@ int EndCapture(std::vector<std::unique_ptr<Worker>>& workers,
   const Totals totals = Sum(workers);
   if (!quiet) PrintProgress(totals, 0, answered, writer, elapsed, tty, true);
   const uint64_t file_bytes = writer.file_bytes();
-  std::fprintf(stderr,
-               "gnomon-capture: %llu zones, %llu events, %.2f MB received in %.1f s -> %s (%.2f MB, %.2f "
-               "bytes/zone)\n",
-               static_cast<unsigned long long>(totals.zones),
-               static_cast<unsigned long long>(totals.messages), double(totals.bytes) / 1e6, elapsed,
-               output.c_str(), double(file_bytes) / 1e6,
-               totals.zones ? double(file_bytes) / double(totals.zones) : 0.0);
+  std::fprintf(
+      stderr,
+      "gnomon-capture: %llu zones, %llu events, %.2f MB received in %.1f s -> %s (%.2f MB, %.2f "
+      "bytes/zone); at most %.0f MB in memory\n",
+      static_cast<unsigned long long>(totals.zones), static_cast<unsigned long long>(totals.messages),
+      double(totals.bytes) / 1e6, elapsed, output.c_str(), double(file_bytes) / 1e6,
+      totals.zones ? double(file_bytes) / double(totals.zones) : 0.0, double(PeakResidentBytes()) / 1e6);
   if (totals.dropped > 0) {
     std::fprintf(stderr,
                  "gnomon-capture: %s dropped %llu event(s): %s event buffer was full (its "
@@ -533,6 +554,13 @@ int main(int argc, char** argv) {
         return kExitUsage;
       }
       writer_options.compression_level = int(level);
+    } else if (arg == "-j") {
+      const auto threads = gnomon::protocol::ParseUnsigned(value(), 1, 64);
+      if (!threads) {
+        std::fprintf(stderr, "gnomon-capture: -j: %s\n", threads.error.c_str());
+        return kExitUsage;
+      }
+      writer_options.compress_threads = unsigned(*threads);
     } else if (arg == "--list") {
       list = true;
     } else if (arg == "--lan") {

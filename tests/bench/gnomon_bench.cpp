@@ -41,6 +41,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <barrier>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -49,7 +51,9 @@
 #include <filesystem>
 #include <fstream>
 #include <gnomon/gnomon.hpp>
+#include <map>
 #include <mutex>
+#include <numeric>
 #include <random>
 #include <string>
 #include <thread>
@@ -497,32 +501,132 @@ std::string CapturePath(const Args& args) {
   return (std::filesystem::path(self).parent_path().parent_path() / "server" / "gnomon-capture").string();
 }
 
+// CPU time of the calling thread.
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+// The CPU time of every thread of some processes, read from /proc while they run (a
+// thread's last reading stands once it is gone), summed by thread name: which of a
+// capture's threads is its ceiling.
+class ThreadCpuSampler {
+ public:
+  explicit ThreadCpuSampler(std::vector<std::pair<std::string, pid_t>> processes)
+      : processes_(std::move(processes)), thread_([this] { Run(); }) {}
+  ~ThreadCpuSampler() { Stop(); }
+  void Stop() {
+    stop_.store(true);
+    if (thread_.joinable()) thread_.join();
+  }
+  // {"capture gnomon-receive":{"threads":1,"cpu_s":1.2,"busiest_s":1.2},...}
+  std::string Json() const {
+    struct Sum {
+      int threads = 0;
+      double cpu_s = 0, busiest_s = 0;
+    };
+    std::map<std::string, Sum> sums;
+    for (const auto& [tid, reading] : readings_) {
+      Sum& sum = sums[reading.first];
+      ++sum.threads;
+      sum.cpu_s += reading.second;
+      sum.busiest_s = std::max(sum.busiest_s, reading.second);
+    }
+    std::string json = "{";
+    char text[256];
+    for (const auto& [name, sum] : sums) {
+      std::snprintf(text, sizeof(text), "%s\"%s\":{\"threads\":%d,\"cpu_s\":%.2f,\"busiest_s\":%.2f}",
+                    json.size() > 1 ? "," : "", name.c_str(), sum.threads, sum.cpu_s, sum.busiest_s);
+      json += text;
+    }
+    return json + "}";
+  }
+
+ private:
+  void Run() {
+    const double tick_s = 1.0 / double(sysconf(_SC_CLK_TCK));
+    while (!stop_.load()) {
+      for (const auto& [label, pid] : processes_) {
+        std::error_code error;
+        const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+        for (const auto& entry : std::filesystem::directory_iterator(tasks, error)) {
+          std::ifstream stat(entry.path() / "stat");
+          std::string line;
+          if (!std::getline(stat, line)) continue;
+          const size_t open = line.find('('), close = line.rfind(')');
+          if (open == std::string::npos || close == std::string::npos) continue;
+          unsigned long long utime = 0, stime = 0;
+          // After the name: state and 10 more fields, then utime and stime.
+          if (std::sscanf(line.c_str() + close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+                          &utime, &stime) != 2) {
+            continue;
+          }
+          const std::string name = label + " " + line.substr(open + 1, close - open - 1);
+          readings_[label + "/" + entry.path().filename().string()] = {name, double(utime + stime) * tick_s};
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+
+  std::vector<std::pair<std::string, pid_t>> processes_;
+  std::map<std::string, std::pair<std::string, double>> readings_;  // process/tid: name, CPU seconds
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
 // The program side of `ingest --live`: N zones of the workload on each thread, as fast
 // as possible.
 int IngestProducer(const Args& args) {
+  // First every thread reads the timer in pairs, all at once, before the capture starts
+  // (what two reads cost with this many cores busy: the clock slows as more of them
+  // run); then each records its zones, timed by the wall clock and by the thread's own
+  // CPU time (which leaves out waiting for a core).
+  gnomon_startup();  // the timer the zones read (the TSC where there is one) is chosen here
+  std::vector<double> timer_pair_ns(size_t(args.threads));
+  {
+    std::barrier ready(args.threads);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < args.threads; ++t) {
+      threads.emplace_back([&, t] {
+        constexpr int kPairs = 2'000'000;
+        ready.arrive_and_wait();
+        const auto pairs_start = Clock::now();
+        uint64_t sink = 0;
+        for (int i = 0; i < kPairs; ++i) sink += gnomon::detail::Now() ^ gnomon::detail::Now();
+        timer_pair_ns[size_t(t)] = Seconds(pairs_start) * 1e9 / kPairs + double(sink & 1) * 1e-12;
+      });
+    }
+    for (auto& t : threads) t.join();
+  }
+  if (!args.output.empty()) std::ofstream(args.output) << "ready\n";  // the capture may start
   gnomon_wait_for_server(10000);
-  const auto start = Clock::now();
-  std::vector<double> ns_per_zone(size_t(args.threads));
+  std::vector<double> ns_per_zone(size_t(args.threads)), cpu_ns_per_zone(size_t(args.threads));
   std::vector<std::thread> threads;
+  const auto start = Clock::now();
   for (int t = 0; t < args.threads; ++t) {
     threads.emplace_back([&, t] {
       const auto thread_start = Clock::now();
+      const double cpu_start = ThreadCpuSeconds();
       if (args.workload == "tight") {
         TightWorkload(args.zones);
       } else {
         RealisticWorkload(args.zones);
       }
       ns_per_zone[size_t(t)] = Seconds(thread_start) * 1e9 / double(args.zones);
+      cpu_ns_per_zone[size_t(t)] = (ThreadCpuSeconds() - cpu_start) * 1e9 / double(args.zones);
     });
   }
   for (auto& t : threads) t.join();
-  double sum = 0, worst = 0;
-  for (double v : ns_per_zone) {
-    sum += v;
-    worst = std::max(worst, v);
-  }
-  std::printf("recorded in %.3f s, dropped %llu\nns_per_zone %.2f worst %.2f\n", Seconds(start),
-              (unsigned long long)gnomon_dropped_events(), sum / args.threads, worst);
+  auto mean = [&](const std::vector<double>& v) {
+    return std::accumulate(v.begin(), v.end(), 0.0) / args.threads;
+  };
+  std::printf(
+      "recorded in %.3f s, dropped %llu\nns_per_zone %.2f worst %.2f cpu %.2f worst %.2f timer_pair %.2f\n",
+      Seconds(start), (unsigned long long)gnomon_dropped_events(), mean(ns_per_zone),
+      *std::max_element(ns_per_zone.begin(), ns_per_zone.end()), mean(cpu_ns_per_zone),
+      *std::max_element(cpu_ns_per_zone.begin(), cpu_ns_per_zone.end()), mean(timer_pair_ns));
   return 0;
 }
 
@@ -531,17 +635,23 @@ int IngestLive(const Args& args) {
   const std::string self = SelfPath();
   gnomon::test::ChildProcess producer(
       {self, "ingest-producer", "--zones", std::to_string(args.zones), "--workload", args.workload,
-       "--threads", std::to_string(args.threads)},
+       "--threads", std::to_string(args.threads), "--output", dir.File("ready")},
       {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}, {"GNOMON_EXIT_FLUSH_MS", "600000"}},
       dir.File("producer.log"));
   const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
   if (port == 0) Usage("the producer did not start");
+  for (int waited_ms = 0; !std::filesystem::exists(dir.File("ready")); waited_ms += 5) {
+    if (waited_ms > 60'000) Usage("the producer did not get ready");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   const auto start = Clock::now();
   gnomon::test::ChildProcess capture(
       {CapturePath(args), "-q", "-p", std::to_string(port), "-o", dir.File("live.gnomon")}, {},
       dir.File("capture.log"));
+  ThreadCpuSampler sampler({{"program", producer.pid()}, {"capture", capture.pid()}});
   capture.Wait(std::chrono::hours(1));
   const double seconds = Seconds(start);
+  sampler.Stop();
   producer.Wait(std::chrono::seconds(60));
   TraceModel model;
   auto loaded = gnomon::server::LoadTrace(dir.File("live.gnomon"), model);
@@ -549,19 +659,23 @@ int IngestLive(const Args& args) {
   const double zones = double(model.zone_count);
   const std::string producer_log = gnomon::test::ReadFile(dir.File("producer.log"));
   std::fprintf(stderr, "program: %s", producer_log.c_str());
-  double client_ns = 0, client_worst_ns = 0;
+  double client_ns = 0, client_worst_ns = 0, client_cpu_ns = 0, client_cpu_worst_ns = 0, timer_pair_ns = 0;
   if (const size_t at = producer_log.find("ns_per_zone "); at != std::string::npos) {
-    std::sscanf(producer_log.c_str() + at, "ns_per_zone %lf worst %lf", &client_ns, &client_worst_ns);
+    std::sscanf(producer_log.c_str() + at, "ns_per_zone %lf worst %lf cpu %lf worst %lf timer_pair %lf",
+                &client_ns, &client_worst_ns, &client_cpu_ns, &client_cpu_worst_ns, &timer_pair_ns);
   }
   std::printf(
       "{\"bench\":\"ingest\",\"live\":true,\"workload\":\"%s\",\"threads\":%d,\"zones\":%.0f,"
       "\"seconds\":%.3f,\"zones_per_s\":%.0f,\"capture_cpu_s\":%.3f,\"capture_cpu_ns_per_zone\":%.2f,"
       "\"capture_peak_rss_mb\":%.1f,\"file_bytes_per_zone\":%.3f,\"client_ns_per_zone\":%.2f,"
-      "\"client_ns_per_zone_worst_thread\":%.2f,\"dropped_events\":%llu}\n",
+      "\"client_ns_per_zone_worst_thread\":%.2f,\"client_cpu_ns_per_zone\":%.2f,"
+      "\"client_cpu_ns_per_zone_worst_thread\":%.2f,\"timer_pair_ns\":%.2f,\"dropped_events\":%llu,"
+      "\"thread_cpu\":%s}\n",
       args.workload.c_str(), args.threads, zones, seconds, zones / seconds, capture.cpu_seconds(),
       capture.cpu_seconds() * 1e9 / std::max(zones, 1.0), double(capture.peak_rss_bytes()) / double(1 << 20),
       double(std::filesystem::file_size(dir.File("live.gnomon"))) / std::max(zones, 1.0), client_ns,
-      client_worst_ns, (unsigned long long)model.diagnostics.client_dropped_events);
+      client_worst_ns, client_cpu_ns, client_cpu_worst_ns, timer_pair_ns,
+      (unsigned long long)model.diagnostics.client_dropped_events, sampler.Json().c_str());
   std::fflush(stdout);
   return 0;
 }
@@ -589,13 +703,6 @@ int Matrix(const Args& args) {
   }
   std::printf("{\"bench\":\"matrix\",\"zones_per_thread\":%ld,\"rows\":[%s]}\n", args.zones, rows.c_str());
   return 0;
-}
-
-// CPU time of the calling thread.
-double ThreadCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
 int Ingest(const Args& args) {

@@ -42,11 +42,12 @@ TEST_CASE(
   const uint16_t port = StartDemo(dir, demo, "1");
   const std::string trace = dir.File("demo.gnomon");
   std::string output;
-  const int capture_rc =
-      RunCommand(std::string(GNOMON_CAPTURE) + " -q -p " + std::to_string(port) + " -o " + trace, &output);
+  const int capture_rc = RunCommand(
+      std::string(GNOMON_CAPTURE) + " -q -j 3 -p " + std::to_string(port) + " -o " + trace, &output);
   CHECK_MESSAGE(capture_rc == 0, output);
   CHECK(demo->Wait() == 0);
   CHECK(output.find("zones") != std::string::npos);
+  CHECK(output.find("MB in memory") != std::string::npos);
 
   const std::string json = dir.File("demo.json");
   std::string report;
@@ -252,6 +253,8 @@ TEST_CASE("the tools explain bad use and bad input") {
   CHECK(output.find("--chrome") != std::string::npos);
   CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " -p 1", &output) == 1);
   CHECK(output.find("-o FILE") != std::string::npos);
+  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " -j 0 -p 1 -o " + dir.File("x.gnomon"), &output) == 1);
+  CHECK(output.find("-j: '0' is not a whole number from 1 to 64") != std::string::npos);
   CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " -w 0.2 -p 1 -o " + dir.File("x.gnomon"), &output) == 2);
   CHECK(output.find("cannot connect to 127.0.0.1:1") != std::string::npos);
   CHECK(output.find("waiting for a program") == std::string::npos);  // too short a wait to say so

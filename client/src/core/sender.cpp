@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -378,6 +379,7 @@ void Sender::Announce() {
 
 void Sender::Run() {
   MarkLibraryThread();
+  pthread_setname_np(pthread_self(), "gnomon-sender");  // as top and debuggers show it
   // Here, not on the thread that made the first Gnomon call: a slow file system delays
   // the announcement, never the program.
   Announce();

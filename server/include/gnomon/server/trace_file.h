@@ -108,9 +108,9 @@ struct TraceWriterOptions {
   size_t block_raw_bytes = 4u << 20;              // a block is cut when it holds this many stream bytes...
   std::chrono::milliseconds max_block_age{1000};  // ...or this age, whichever first
   int compression_level = 3;
-  // Threads that compact and compress blocks, side by side (0: a quarter of the
-  // machine's cores, 1 to 4). Blocks reach the file in the order they were cut whatever
-  // their number.
+  // Threads that compact and compress blocks, side by side (0: half the machine's
+  // cores, 1 to 8). Blocks reach the file in the order they were cut whatever their
+  // number.
   unsigned compress_threads = 0;
   // Run first on each of the writer's compressing threads (a profiled program's own file
   // marks them as the library's, so that their allocations are not the program's).
@@ -226,7 +226,7 @@ class TraceWriter {
   std::deque<std::unique_ptr<Stream>> streams_;  // guarded by mutex_; never shrinks
   Stream* first_ = nullptr;
   std::deque<Block> queue_;
-  std::vector<Bytes> spare_;  // compressed blocks' buffers, for reuse
+  std::vector<Bytes> spare_;  // compressed blocks' buffers, for reuse (as many as can be in use)
   bool finishing_ = false;
   int blocks_in_flight_ = 0;     // taken by a compressing thread, not yet written
   uint64_t blocks_cut_ = 0;      // the next block's Block::cut
