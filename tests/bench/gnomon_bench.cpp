@@ -19,12 +19,14 @@
 //       with no capture (the ring recycling its oldest chunks), writing the program's
 //       own trace file (with the time until the file is complete), or compiled out.
 //   gnomon-bench ingest [--zones N] [--workload tight|realistic] [--live [--threads N]]
-//                       [--capture PATH]
+//                       [--capture PATH] [--viewer]
 //       the worker's decode + store rate (zones/s) and memory per stored zone, on a
 //       stream held in memory (no socket); with --live, end to end instead: a program
 //       records N zones on each of its threads as fast as it can while gnomon-capture
 //       receives them over loopback into a trace file (zones/s into the file, the
 //       capture's CPU time per zone and peak memory, the program's ns per zone, drops).
+//       With --viewer, received as a connected viewer does instead (a model built as the
+//       bytes come, teed to a file), without drawing.
 //   gnomon-bench matrix [--zones N] [--capture PATH]
 //       `ingest --live` for 1, 2, 4, 8 and 16 threads, tight and realistic: one JSON
 //       object with a row for each.
@@ -84,6 +86,8 @@ struct Args {
   long rate = 500000;
   std::string capture;
   bool live = false;
+  bool viewer = false;  // ingest --live: received as the viewer does, into a model and its tee file
+  std::string port;     // live-model: the producer's port
   std::string mode = "connected";
   std::string output;  // file: keep the trace here
   uint32_t sampling_hz = 0;
@@ -104,8 +108,8 @@ double Seconds(Clock::time_point since) {
                "                           [--sampling-hz N [--bare-perf-event]]\n"
                "                           [--mode connected|buffering|on-demand|ring|own-file|disabled]\n"
                "       gnomon-bench ingest [--zones N] [--workload tight|realistic] [--live [--threads N]] "
-               "[--capture PATH]\n"
-               "       gnomon-bench matrix [--zones N] [--capture PATH]\n"
+               "[--capture PATH | --viewer]\n"
+               "       gnomon-bench matrix [--zones N] [--capture PATH | --viewer]\n"
                "       gnomon-bench file [--zones N] [--workload tight|realistic] [--output PATH]\n"
                "       gnomon-bench load FILE | load [--zones N] [--workload tight|realistic]\n"
                "       gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]\n"
@@ -148,6 +152,10 @@ Args Parse(int argc, char** argv) {
       args.output = value();
     } else if (arg == "--live") {
       args.live = true;
+    } else if (arg == "--viewer") {
+      args.viewer = true;
+    } else if (arg == "-p") {
+      args.port = value();
     } else if (arg == "--mode") {
       args.mode = value();
       static const char* const kModes[] = {"connected", "buffering", "on-demand",
@@ -646,8 +654,11 @@ int IngestLive(const Args& args) {
   }
   const auto start = Clock::now();
   gnomon::test::ChildProcess capture(
-      {CapturePath(args), "-q", "-p", std::to_string(port), "-o", dir.File("live.gnomon")}, {},
-      dir.File("capture.log"));
+      args.viewer ? std::vector<std::string>{self, "live-model", "-p", std::to_string(port), "--output",
+                                             dir.File("live.gnomon")}
+                  : std::vector<std::string>{CapturePath(args), "-q", "-p", std::to_string(port), "-o",
+                                             dir.File("live.gnomon")},
+      {}, dir.File("capture.log"));
   ThreadCpuSampler sampler({{"program", producer.pid()}, {"capture", capture.pid()}});
   capture.Wait(std::chrono::hours(1));
   const double seconds = Seconds(start);
@@ -665,18 +676,40 @@ int IngestLive(const Args& args) {
                 &client_ns, &client_worst_ns, &client_cpu_ns, &client_cpu_worst_ns, &timer_pair_ns);
   }
   std::printf(
-      "{\"bench\":\"ingest\",\"live\":true,\"workload\":\"%s\",\"threads\":%d,\"zones\":%.0f,"
+      "{\"bench\":\"ingest\",\"live\":true,\"receiver\":\"%s\",\"workload\":\"%s\",\"threads\":%d,\"zones\":%"
+      ".0f,"
       "\"seconds\":%.3f,\"zones_per_s\":%.0f,\"capture_cpu_s\":%.3f,\"capture_cpu_ns_per_zone\":%.2f,"
       "\"capture_peak_rss_mb\":%.1f,\"file_bytes_per_zone\":%.3f,\"client_ns_per_zone\":%.2f,"
       "\"client_ns_per_zone_worst_thread\":%.2f,\"client_cpu_ns_per_zone\":%.2f,"
       "\"client_cpu_ns_per_zone_worst_thread\":%.2f,\"timer_pair_ns\":%.2f,\"dropped_events\":%llu,"
       "\"thread_cpu\":%s}\n",
-      args.workload.c_str(), args.threads, zones, seconds, zones / seconds, capture.cpu_seconds(),
-      capture.cpu_seconds() * 1e9 / std::max(zones, 1.0), double(capture.peak_rss_bytes()) / double(1 << 20),
+      args.viewer ? "viewer" : "capture", args.workload.c_str(), args.threads, zones, seconds,
+      zones / seconds, capture.cpu_seconds(), capture.cpu_seconds() * 1e9 / std::max(zones, 1.0),
+      double(capture.peak_rss_bytes()) / double(1 << 20),
       double(std::filesystem::file_size(dir.File("live.gnomon"))) / std::max(zones, 1.0), client_ns,
       client_worst_ns, client_cpu_ns, client_cpu_worst_ns, timer_pair_ns,
       (unsigned long long)model.diagnostics.client_dropped_events, sampler.Json().c_str());
   std::fflush(stdout);
+  return 0;
+}
+
+// The receiving side of `ingest --live --viewer`: what a viewer connected to a running
+// program does, without drawing: a worker builds the model as the bytes come and tees
+// them to a trace file.
+int LiveModel(const Args& args) {
+  auto tee = gnomon::server::TraceWriter::Create(args.output);
+  if (!tee.ok() || !tee.value()->Publish(gnomon::server::Overwrite::kYes).ok()) Usage("cannot write the tee");
+  Worker::Options options;
+  options.port = uint16_t(std::stoi(args.port));
+  options.writer = &tee.value()->first_stream();
+  Worker worker(options);
+  if (const auto connected = worker.Connect(); !connected.ok()) Usage(connected.message().c_str());
+  worker.Start();
+  while (!worker.WaitFinished(std::chrono::seconds(1))) {
+  }
+  worker.Join();
+  if (!tee.value()->Finish().ok()) Usage("the tee could not be written");
+  std::printf("model zones %llu\n", (unsigned long long)worker.model().zone_count);
   return 0;
 }
 
@@ -690,10 +723,19 @@ int Matrix(const Args& args) {
     for (int threads : {1, 2, 4, 8, 16}) {
       std::fprintf(stderr, "matrix: %s, %d thread(s), %ld zones each\n", workload, threads, args.zones);
       const std::string out = dir.File("row.txt");
-      gnomon::test::ChildProcess row(
-          {self, "ingest", "--live", "--workload", workload, "--threads", std::to_string(threads), "--zones",
-           std::to_string(args.zones), "--capture", CapturePath(args)},
-          {}, out);
+      std::vector<std::string> argv{self,
+                                    "ingest",
+                                    "--live",
+                                    "--workload",
+                                    workload,
+                                    "--threads",
+                                    std::to_string(threads),
+                                    "--zones",
+                                    std::to_string(args.zones),
+                                    "--capture",
+                                    CapturePath(args)};
+      if (args.viewer) argv.push_back("--viewer");
+      gnomon::test::ChildProcess row(argv, {}, out);
       row.Wait(std::chrono::hours(1));
       const std::string text = gnomon::test::ReadFile(out);
       const size_t line = text.rfind("{\"bench\"");
@@ -912,5 +954,6 @@ int main(int argc, char** argv) {
   if (args.command == "soak-producer") return SoakProducer(args);
   if (args.command == "ingest-producer") return IngestProducer(args);
   if (args.command == "matrix") return Matrix(args);
+  if (args.command == "live-model") return LiveModel(args);
   Usage(("unknown subcommand " + args.command).c_str());
 }
