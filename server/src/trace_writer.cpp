@@ -180,55 +180,60 @@ void TraceWriter::CompressLoop() {
   std::unique_ptr<ZSTD_CCtx, CCtxDeleter> cctx(ZSTD_createCCtx());
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, options_.compression_level);
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_checksumFlag, 1);
-  Bytes compact;     // the block's compact form
-  Bytes compressed;  // and that compressed
+  Bytes compact;  // the block's compact form
   while (true) {
-    Block raw;
+    Block block;
     {
       std::unique_lock lock(mutex_);
-      cv_.wait(lock, [this] { return !queue_.empty() || finishing_; });
+      // A compressed block waits for those cut before it; with twice as many blocks
+      // taken as there are threads, one of those is slow: wait for it rather than hold more.
+      cv_.wait(lock, [this] { return queue_.empty() ? finishing_ : blocks_in_flight_ < 2 * thread_count_; });
       if (queue_.empty()) return;
-      raw = std::move(queue_.front());
+      block = std::move(queue_.front());
       queue_.pop_front();
       ++blocks_in_flight_;
       cv_.notify_all();
     }
-    compact.Reserve(CompactBound(raw.size), 0);
+    compact.Reserve(CompactBound(block.size), 0);
     uint64_t previous_tick = 0;  // each block starts from 0: blocks decode on their own
-    const size_t compact_bytes =
-        CompactMessages(raw.data.data.get(), raw.size, compact.data.get(), previous_tick);
-    compressed.Reserve(ZSTD_compressBound(compact_bytes), 0);
-    const size_t n = ZSTD_compress2(cctx.get(), compressed.data.get(), compressed.capacity,
-                                    compact.data.get(), compact_bytes);
-    std::unique_lock lock(mutex_);
-    cv_.wait(lock,
-             [&] { return blocks_written_ == uint32_t(raw.cut); });  // the file keeps the order of cutting
-    WriteBlock(raw, compact_bytes, compressed.data.get(), n);
-    ++blocks_written_;
-    // Kept for the blocks to come: those queued, those being compressed, and each
-    // stream's own; a capture of many programs that come and go frees the rest.
-    if (spare_.size() < max_queued_ + thread_count_) spare_.push_back(std::move(raw.data));
-    --blocks_in_flight_;
+    block.size = CompactMessages(block.data.data.get(), block.size, compact.data.get(), previous_tick);
+    block.data.Reserve(ZSTD_compressBound(block.size), 0);  // the stream bytes are done with
+    block.compressed_bytes = ZSTD_compress2(cctx.get(), block.data.data.get(), block.data.capacity,
+                                            compact.data.get(), block.size);
+    std::lock_guard lock(mutex_);
+    done_.emplace(block.cut, std::move(block));
+    // Whoever compressed the oldest block writes it and those done after it: the file
+    // keeps the order of cutting, and no thread waits for another.
+    for (auto next = done_.find(blocks_written_); next != done_.end(); next = done_.find(blocks_written_)) {
+      WriteBlock(next->second);
+      ++blocks_written_;
+      // Kept for the blocks to come (those queued, taken, and each stream's own); a
+      // capture of many programs that come and go frees the rest.
+      if (spare_.size() < max_queued_ + 2 * thread_count_) spare_.push_back(std::move(next->second.data));
+      done_.erase(next);
+      --blocks_in_flight_;
+    }
     cv_.notify_all();
   }
 }
 
-void TraceWriter::WriteBlock(const Block& raw, size_t compact_bytes, const uint8_t* compressed, size_t n) {
+void TraceWriter::WriteBlock(const Block& block) {
   if (!error_.empty()) return;
-  if (ZSTD_isError(n)) {
-    error_ = std::string("zstd compression failed: ") + ZSTD_getErrorName(n);
+  if (ZSTD_isError(block.compressed_bytes)) {
+    error_ = std::string("zstd compression failed: ") + ZSTD_getErrorName(block.compressed_bytes);
     return;
   }
   const BlockHeader header =
-      MakeBlockHeader(kBlockMagic, uint32_t(raw.cut), static_cast<uint32_t>(compact_bytes),
-                      static_cast<uint32_t>(n), raw.stream, raw.stream_sequence);
+      MakeBlockHeader(kBlockMagic, uint32_t(block.cut), static_cast<uint32_t>(block.size),
+                      static_cast<uint32_t>(block.compressed_bytes), block.stream, block.stream_sequence);
   std::FILE* file = output_->file();
-  if (std::fwrite(&header, sizeof(header), 1, file) != 1 || std::fwrite(compressed, 1, n, file) != n ||
+  if (std::fwrite(&header, sizeof(header), 1, file) != 1 ||
+      std::fwrite(block.data.data.get(), 1, block.compressed_bytes, file) != block.compressed_bytes ||
       std::fflush(file) != 0) {
     error_ = "cannot write to " + output_->current_path() + ": " + std::strerror(errno);
     return;
   }
-  file_bytes_ += sizeof(header) + n;
+  file_bytes_ += sizeof(header) + block.compressed_bytes;
 }
 
 Status TraceWriter::Finish() {

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -208,29 +209,31 @@ class TraceWriter {
   TraceWriterOptions options_;
   const unsigned thread_count_;  // compressing threads
   const size_t max_queued_;      // blocks cut and waiting, at most (then appending waits)
-  // A block waiting for compression: its stream, its place among the blocks cut, and
-  // its stream bytes in data[0, size).
+  // A block: its stream, its place among the blocks cut, and its stream bytes in
+  // data[0, size); once compressed, its zstd frame there instead, of the compact form's
+  // `size` bytes.
   struct Block {
     uint32_t stream = 0;
     uint32_t stream_sequence = 0;
     uint64_t cut = 0;  // blocks of every stream cut before it
     Bytes data;
     size_t size = 0;
+    size_t compressed_bytes = 0;  // or a zstd error code
   };
 
-  // Under mutex_: writes block `raw`, compressed from its `compact_bytes` compact bytes.
-  void WriteBlock(const Block& raw, size_t compact_bytes, const uint8_t* compressed, size_t compressed_size);
+  void WriteBlock(const Block& block);  // under mutex_
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<std::unique_ptr<Stream>> streams_;  // guarded by mutex_; never shrinks
   Stream* first_ = nullptr;
   std::deque<Block> queue_;
-  std::vector<Bytes> spare_;  // compressed blocks' buffers, for reuse (as many as can be in use)
+  std::map<uint64_t, Block> done_;  // compressed, waiting for a block cut before them, by cut
+  std::vector<Bytes> spare_;        // written blocks' buffers, for reuse (as many as can be in use)
   bool finishing_ = false;
-  int blocks_in_flight_ = 0;     // taken by a compressing thread, not yet written
-  uint64_t blocks_cut_ = 0;      // the next block's Block::cut
-  uint32_t blocks_written_ = 0;  // the next block's sequence (== the next Block::cut to write)
+  unsigned blocks_in_flight_ = 0;  // taken by a compressing thread, not yet written
+  uint64_t blocks_cut_ = 0;        // the next block's Block::cut
+  uint32_t blocks_written_ = 0;    // the next block's sequence (== the next Block::cut to write)
   uint64_t file_bytes_ = 0;
   std::string error_;
   std::vector<std::thread> threads_;
