@@ -54,7 +54,10 @@ int64_t ClampedNs(double ns) {
 }
 
 // The mapping of one epoch at a program time: interpolated between its knots, else
-// extrapolated along its drift from the nearer end.
+// extrapolated from the nearer end: along the drift where the knots tell it (then the
+// bound also covers the true rate differing from it by all the drift allowed), flat
+// where they do not. A slope fitted to a second of wide brackets can be thousands of
+// ppm of noise; followed for a few hundred ms it would put the offset outside its bound.
 HostClockModel::Mapping MapInEpoch(const HostClockModel::Epoch& epoch, int64_t program_ns) {
   using Knot = HostClockModel::Knot;
   const auto& k = epoch.knots;
@@ -63,9 +66,13 @@ HostClockModel::Mapping MapInEpoch(const HostClockModel::Epoch& epoch, int64_t p
   if (after == k.begin() || after == k.end()) {
     const Knot& edge = after == k.begin() ? k.front() : k.back();
     const double gap = double(program_ns) - double(edge.program_ns);
+    const double drift = epoch.drift_known() ? std::clamp(epoch.drift_ppm, -HostClockModel::kMaxDriftPpm,
+                                                          HostClockModel::kMaxDriftPpm)
+                                             : 0.0;
     return {.valid = true,
-            .offset_ns = ClampedNs(double(edge.offset_ns) + gap * epoch.drift_ppm * 1e-6),
-            .uncertainty_ns = Saturate(double(edge.half_ns) + DriftAllowance(gap))};
+            .offset_ns = ClampedNs(double(edge.offset_ns) + gap * drift * 1e-6),
+            .uncertainty_ns =
+                Saturate(double(edge.half_ns) + DriftAllowance(gap) + std::fabs(gap * drift * 1e-6))};
   }
   const Knot& a = *(after - 1);
   const Knot& b = *after;

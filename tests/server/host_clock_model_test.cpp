@@ -76,6 +76,29 @@ TEST_CASE("host clock: a drift of 20 ppm is followed, and outside the exchanges 
   CHECK(late.uncertainty_ns > model.At(int64_t(30e9)).uncertainty_ns + 5'000'000);
 }
 
+TEST_CASE(
+    "host clock: past the last knot, a slope fitted to wide brackets is not followed out of the bound") {
+  // A loaded machine: both knots' round trips took 80 ms, one early in its bracket and
+  // one late, so their middles differ by 70 ms a second apart though the truth (0) stays
+  // put. Following that slope, 150 ms after the last knot, would miss by 10 ms more than
+  // the bound.
+  auto exchange = [](double t2, double low_ms, double high_ms) {
+    HostClockExchange e;
+    e.receive_ns = e.send_ns = uint64_t(t2);
+    e.probe_sent_ns = uint64_t(t2 + low_ms * 1e6);       // offset >= low
+    e.reply_received_ns = uint64_t(t2 + high_ms * 1e6);  // offset <= high
+    return e;
+  };
+  const HostClockModel model({exchange(1e9, -75, 5), exchange(2e9, -5, 75)});
+  REQUIRE(model.epochs().size() == 1);
+  CHECK(!model.main_epoch()->drift_known());
+  CheckMapping(
+      model, [](double) { return 0.0; }, 0.5e9, 3e9);
+  const auto after = model.At(int64_t(2.15e9));
+  CHECK(std::llabs(after.offset_ns) <= int64_t(after.uncertainty_ns));
+  CHECK(after.uncertainty_ns < 41'000'000);  // the bracket and 100 ppm: no wider
+}
+
 TEST_CASE("host clock: a clock that steps by 5 ms starts a new epoch, not a smeared line") {
   const Offset offset = [](double t) { return t < 6e9 ? 1e6 : 1e6 - 5e6; };
   const HostClockModel model(Exchanges(offset, 10));

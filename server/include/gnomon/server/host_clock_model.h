@@ -14,8 +14,9 @@
 // knot. Between two knots the mapping interpolates, and its bound is the knots'
 // brackets grown by what kMaxDriftPpm allows since the nearer one (so that a clock that
 // did anything a real oscillator can between them is still inside); outside them it
-// follows the drift with a bound grown the same way; between two epochs it is the hull
-// of both. A knot that no drift can join to the one before starts a new epoch (the
+// follows the drift where the knots tell it (10 s and three knots; at most kMaxDriftPpm)
+// and stays flat where they do not, with a bound grown the same way plus the drift
+// followed; between two epochs it is the hull of both. A knot that no drift can join to the one before starts a new epoch (the
 // program's clock stepped), unless the knot after it joins the one before: then it
 // alone is contradicted and left out. Exchanges whose own readings are impossible (a
 // reply sent before it was received, a round trip shorter than the program's own time,
