@@ -5,6 +5,7 @@
  * gnomon::tracy, and without TRACY_ENABLE and without Gnomon (it must run and open no
  * port). tracy_compat_test.cpp checks the capture. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,9 +43,12 @@ static void* locker(void* arg) {
 }
 
 /* Waits for the lock main holds for 20 ms: an acquisition Tracy's calls cannot tell
- * from a fast one except by its length. */
+ * from a fast one except by its length. Says when it is about to wait, so that a slow
+ * start of the thread (a loaded machine) does not shorten the wait. */
+static int waiter_started;
 static void* waiter(void* arg) {
   (void)arg;
+  __atomic_store_n(&waiter_started, 1, __ATOMIC_RELEASE);
   locked_increment();
   return NULL;
 }
@@ -170,6 +174,7 @@ int main(void) {
     pthread_mutex_lock(&mutex);
     TracyCLockAfterLock(lock_ctx);
     pthread_create(&blocked, NULL, waiter, NULL);
+    while (!__atomic_load_n(&waiter_started, __ATOMIC_ACQUIRE)) sched_yield();
     struct timespec hold = {0, 20000000};
     nanosleep(&hold, NULL);
     pthread_mutex_unlock(&mutex);
