@@ -1,10 +1,12 @@
 #include <pthread.h>
+#include <sched.h>
 #include <zstd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <system_error>
 #include <utility>
 
 #include "block_codec.h"
@@ -32,7 +34,12 @@ int64_t UnixNowNs() {
 
 unsigned CompressThreads(unsigned asked) {
   if (asked != 0) return std::min(asked, 64u);
-  return std::clamp(std::thread::hardware_concurrency() / 2, 1u, 8u);
+  // The cores this process may run on (taskset, a container's cpuset), not the host's.
+  cpu_set_t allowed;
+  const unsigned cores = sched_getaffinity(0, sizeof(allowed), &allowed) == 0
+                             ? unsigned(CPU_COUNT(&allowed))
+                             : std::thread::hardware_concurrency();
+  return std::clamp(cores / 2, 1u, 8u);
 }
 
 // The length of the whole messages at the start of [data, data + size) that fit in
@@ -63,7 +70,11 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path
   if (std::fwrite(&header, sizeof(header), 1, file) != 1 || std::fflush(file) != 0) {
     return Status::Error("cannot write to " + output.value()->current_path() + ": " + std::strerror(errno));
   }
-  return std::unique_ptr<TraceWriter>(new TraceWriter(std::move(output.value()), options));
+  try {
+    return std::unique_ptr<TraceWriter>(new TraceWriter(std::move(output.value()), options));
+  } catch (const std::system_error& e) {
+    return Status::Error(std::string("cannot start the threads that compress the trace: ") + e.what());
+  }
 }
 
 TraceWriter::TraceWriter(std::unique_ptr<OutputFile> output, const TraceWriterOptions& options)
@@ -74,12 +85,18 @@ TraceWriter::TraceWriter(std::unique_ptr<OutputFile> output, const TraceWriterOp
       file_bytes_(sizeof(FileHeader)) {
   streams_.push_back(std::unique_ptr<Stream>(new Stream(*this, 0)));
   first_ = streams_.front().get();
-  for (unsigned i = 0; i < thread_count_; ++i) {
-    threads_.emplace_back([this] {
-      pthread_setname_np(pthread_self(), "gnomon-compress");
-      if (options_.on_thread_start != nullptr) options_.on_thread_start();
-      CompressLoop();
-    });
+  try {
+    for (unsigned i = 0; i < thread_count_; ++i) {
+      threads_.emplace_back([this] {
+        pthread_setname_np(pthread_self(), "gnomon-compress");
+        if (options_.on_thread_start != nullptr) options_.on_thread_start();
+        CompressLoop();
+      });
+    }
+  } catch (const std::system_error&) {
+    if (threads_.empty()) throw;  // nothing started: Create() says why
+    std::lock_guard lock(mutex_);
+    thread_count_ = unsigned(threads_.size());  // the system gave fewer: go on with those
   }
 }
 
@@ -127,48 +144,54 @@ uint64_t TraceWriter::raw_bytes() const {
 
 void TraceWriter::Stream::Append(const uint8_t* data, size_t size) {
   const TraceWriterOptions& options = writer_.options_;
+  std::lock_guard lock(mutex_);
   while (size > 0) {
     // A piece too big for one block (a backlog let go at once) is split between messages.
     const size_t piece =
         size <= kMaxBlockStreamBytes ? size : WholeMessagesWithin(data, size, kMaxBlockStreamBytes);
-    if (size_ + piece > kMaxBlockStreamBytes) CutBlock();
-    if (size_ == 0) {
-      started_ = std::chrono::steady_clock::now();
-      // Twice the usual block: the piece that fills it seldom needs a bigger buffer, and
-      // pages never written are never touched.
-      data_.Reserve(2 * options.block_raw_bytes, 0);
-    }
-    data_.Reserve(size_ + piece, size_);
+    if (size_ + piece > kMaxBlockStreamBytes) CutBlockLocked(true);
+    if (size_ == 0) started_ = std::chrono::steady_clock::now();
+    // Grown as it fills (a quiet stream's block stays small); a busy stream's blocks come
+    // in buffers reused whole.
+    data_.Reserve(std::max(size_ + piece, size_t{64} << 10), size_);
     std::memcpy(data_.data.get() + size_, data, piece);
     size_ += piece;
     raw_bytes_total_.fetch_add(piece, std::memory_order_relaxed);
     data += piece;
     size -= piece;
-    if (size_ >= options.block_raw_bytes ||
-        std::chrono::steady_clock::now() - started_ >= options.max_block_age) {
-      CutBlock();
+    if (size_ >= options.block_raw_bytes) {
+      CutBlockLocked(true);
+    } else if (std::chrono::steady_clock::now() - started_ >= options.max_block_age) {
+      CutBlockLocked(false);
     }
   }
 }
 
 void TraceWriter::Stream::FlushIfOld() {
-  if (size_ != 0 && std::chrono::steady_clock::now() - started_ >= writer_.options_.max_block_age) CutBlock();
+  std::lock_guard lock(mutex_);
+  if (size_ != 0 && std::chrono::steady_clock::now() - started_ >= writer_.options_.max_block_age) {
+    CutBlockLocked(false);
+  }
 }
 
 void TraceWriter::Stream::Close() {
-  CutBlock();
+  std::lock_guard lock(mutex_);
+  CutBlockLocked(false);
   data_ = {};
 }
 
 void TraceWriter::Stream::CutBlock() {
+  std::lock_guard lock(mutex_);
+  CutBlockLocked(false);
+}
+
+void TraceWriter::Stream::CutBlockLocked(bool reuse) {
   if (size_ == 0) return;
   std::unique_lock lock(writer_.mutex_);
   writer_.cv_.wait(lock, [this] { return writer_.queue_.size() < writer_.max_queued_; });
   writer_.queue_.push_back({id_, blocks_cut_++, writer_.blocks_cut_++, std::move(data_), size_});
   // A buffer a compressing thread is done with, rather than fresh pages for every block.
-  if (writer_.spare_.empty()) {
-    data_ = {};
-  } else {
+  if (reuse && !writer_.spare_.empty()) {
     data_ = std::move(writer_.spare_.back());
     writer_.spare_.pop_back();
   }
@@ -252,7 +275,7 @@ Status TraceWriter::Finish() {
   threads_.clear();
   std::lock_guard lock(mutex_);
   if (output_->file() != nullptr && error_.empty()) {
-    const BlockHeader end = MakeBlockHeader(kEndMagic, blocks_written_, 0, 0);
+    const BlockHeader end = MakeBlockHeader(kEndMagic, uint32_t(blocks_written_), 0, 0);
     if (std::fwrite(&end, sizeof(end), 1, output_->file()) != 1) {
       error_ = "cannot write to " + output_->current_path() + ": " + std::strerror(errno);
     } else {
@@ -267,13 +290,16 @@ Status TraceWriter::SaveCopy(const std::string& path, Overwrite overwrite) {
   if (Status s = CheckOutputPath(path, overwrite); !s.ok()) return s;
   first_stream().CutBlock();
   std::unique_lock lock(mutex_);
-  cv_.wait(lock, [this] { return (queue_.empty() && blocks_in_flight_ == 0) || !error_.empty(); });
+  // Every block cut so far written (not the whole pipeline idle: a busy capture never is);
+  // under the lock the file's bytes are always whole blocks.
+  const uint64_t cut = blocks_cut_;
+  cv_.wait(lock, [&] { return blocks_written_ >= cut || !error_.empty(); });
   if (!error_.empty()) return Status::Error(error_);
   auto out = OutputFile::Create(path);
   if (!out.ok()) return out.status();
   if (Status copied = CopyFileBytes(output_->current_path(), file_bytes_, *out.value()); !copied.ok())
     return copied;
-  const BlockHeader end = MakeBlockHeader(kEndMagic, blocks_written_, 0, 0);
+  const BlockHeader end = MakeBlockHeader(kEndMagic, uint32_t(blocks_written_), 0, 0);
   if (std::fwrite(&end, sizeof(end), 1, out.value()->file()) != 1) {
     return Status::Error("cannot write " + path + ": " + std::strerror(errno));
   }

@@ -46,8 +46,8 @@ enum ExitCode {
 
 constexpr const char* kUsageFormat =
     R"(Usage: gnomon-capture -o FILE [-a HOST[:PORT]]... [-p PORT | --pid PID] [-s SECONDS] [-f]
-                      [-w SECONDS] [-l LEVEL] [-q]
-       gnomon-capture -o FILE --listen [ADDR:]PORT [-s SECONDS] [-f] [-l LEVEL] [-q]
+                      [-w SECONDS] [-l LEVEL] [-j THREADS] [-q]
+       gnomon-capture -o FILE --listen [ADDR:]PORT [-s SECONDS] [-f] [-l LEVEL] [-j THREADS] [-q]
        gnomon-capture --list [--lan]
 
 Connects to one or more programs profiled with Gnomon and records their events to one
@@ -77,8 +77,9 @@ capture's (docs/architecture.md, "Host clocks").
   -w SECONDS   keep retrying the connection this long (default 10)
   -l LEVEL     zstd level of the file, -7 (fastest, largest) to 19 (smallest, slowest;
                default 3)
-  -j THREADS   threads that compress the file, 1 to 64 (default: half the cores, at
-               most 8); a busy program on a big machine needs several
+  -j THREADS   threads that compress the file, 1 to 64 (default: half the cores the
+               capture may run on, at most 8); a busy program on a big machine needs
+               several
   -q           no progress line
   -h, --help   this text
 

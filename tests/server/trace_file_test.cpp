@@ -691,3 +691,42 @@ TEST_CASE("a piece bigger than a block may be is split between messages") {
   CHECK(report->raw_bytes == w.size());
   CHECK(DescribeFirstDifference(BuildDirect(w), loaded) == "");
 }
+
+TEST_CASE("copies saved while another thread appends are whole traces, and the file stays whole") {
+  ScratchDir dir;
+  const StreamWriter stream = SampleStream(20000);
+  TraceWriterOptions options;
+  options.block_raw_bytes = 16 * 1024;
+  options.compress_threads = 3;
+  const std::string path = dir.File("live.gnomon");
+  auto writer = TraceWriter::Create(path, options);
+  REQUIRE(writer.ok());
+  std::atomic<bool> appended{false};
+  std::thread appender([&] {
+    AppendPieces(writer.value()->first_stream(), stream);  // as a viewer's receiving thread does
+    appended = true;
+  });
+  int copies = 0;
+  uint64_t last_zones = 0;
+  while (!appended || copies < 3) {  // as a viewer's "Save trace as" does, from its own thread
+    const std::string copy = dir.File("copy" + std::to_string(copies) + ".gnomon");
+    REQUIRE(writer.value()->SaveCopy(copy, Overwrite::kNo).ok());
+    TraceModel loaded;
+    auto report = LoadTrace(copy, loaded);
+    REQUIRE(report.ok());
+    CHECK_MESSAGE(report->warning.empty(), report->warning);
+    CHECK(report->anomalies.has_end_marker);
+    CHECK(loaded.zone_count >= last_zones);  // each copy holds at least what the one before did
+    last_zones = loaded.zone_count;
+    ++copies;
+  }
+  appender.join();
+  REQUIRE(writer.value()->Publish(Overwrite::kYes).ok());
+  REQUIRE(writer.value()->Finish().ok());
+  TraceModel loaded;
+  auto report = LoadTrace(path, loaded);
+  REQUIRE(report.ok());
+  CHECK(report->warning.empty());
+  CHECK(DescribeFirstDifference(BuildDirect(stream), loaded) == "");
+  MESSAGE(copies, " copies saved while appending");
+}

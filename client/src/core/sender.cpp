@@ -71,8 +71,9 @@ void InstallSaveSignal(int number) {
 // is refused with nothing written beside it.
 server::Result<std::unique_ptr<server::TraceWriter>> CreateTraceFile(const std::string& path) {
   if (server::Status s = server::CheckOutputPath(path, server::Overwrite::kYes); !s.ok()) return s;
-  // One compressing thread: the program's own file takes little of its cores.
-  return server::TraceWriter::Create(path, {.compress_threads = 1, .on_thread_start = &MarkLibraryThread});
+  // Two compressing threads: the program's own file takes little of its cores, and one
+  // block compresses while the next is compacted.
+  return server::TraceWriter::Create(path, {.compress_threads = 2, .on_thread_start = &MarkLibraryThread});
 }
 
 std::string MiB(uint64_t bytes) {

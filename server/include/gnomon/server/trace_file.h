@@ -26,6 +26,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gnomon/server/output_file.h"
@@ -109,9 +110,9 @@ struct TraceWriterOptions {
   size_t block_raw_bytes = 4u << 20;              // a block is cut when it holds this many stream bytes...
   std::chrono::milliseconds max_block_age{1000};  // ...or this age, whichever first
   int compression_level = 3;
-  // Threads that compact and compress blocks, side by side (0: half the machine's
-  // cores, 1 to 8). Blocks reach the file in the order they were cut whatever their
-  // number.
+  // Threads that compact and compress blocks, side by side (0: half the cores this
+  // process may run on, 1 to 8; at most 64). Blocks reach the file in the order they
+  // were cut whatever their number.
   unsigned compress_threads = 0;
   // Run first on each of the writer's compressing threads (a profiled program's own file
   // marks them as the library's, so that their allocations are not the program's).
@@ -140,6 +141,13 @@ class TraceWriter {
   struct Bytes {
     std::unique_ptr<uint8_t[]> data;
     size_t capacity = 0;
+    Bytes() = default;
+    Bytes(Bytes&& other) noexcept : data(std::move(other.data)), capacity(std::exchange(other.capacity, 0)) {}
+    Bytes& operator=(Bytes&& other) noexcept {
+      data = std::move(other.data);
+      capacity = std::exchange(other.capacity, 0);
+      return *this;
+    }
     // Room for `size` bytes, keeping the first `keep`.
     void Reserve(size_t size, size_t keep);
   };
@@ -157,6 +165,7 @@ class TraceWriter {
     // The stream is done: its last block is cut now and its buffer freed (appending
     // again starts a new one). From the appending thread.
     void Close();
+    // (Another thread may cut the block while one appends: SaveCopy does.)
     uint32_t id() const { return id_; }
     uint64_t raw_bytes() const { return raw_bytes_total_.load(std::memory_order_relaxed); }
 
@@ -164,9 +173,13 @@ class TraceWriter {
     friend class TraceWriter;
     Stream(TraceWriter& writer, uint32_t id) : writer_(writer), id_(id) {}
     void CutBlock();
+    // Under mutex_. A busy stream's next block gets a reused buffer (`reuse`); a quiet
+    // one's, or a closed one's, none: a spare's touched pages would stay with it.
+    void CutBlockLocked(bool reuse);
 
     TraceWriter& writer_;
     const uint32_t id_;
+    std::mutex mutex_;  // the block being filled: taken once a piece, and by a cut from elsewhere
     // A block being filled: its stream bytes in data[0, size), as appended.
     Bytes data_;
     size_t size_ = 0;
@@ -207,8 +220,8 @@ class TraceWriter {
 
   std::unique_ptr<OutputFile> output_;  // guarded by mutex_ once the compressing threads run
   TraceWriterOptions options_;
-  const unsigned thread_count_;  // compressing threads
-  const size_t max_queued_;      // blocks cut and waiting, at most (then appending waits)
+  unsigned thread_count_;    // compressing threads (fewer when the system gave no more)
+  const size_t max_queued_;  // blocks cut and waiting, at most (then appending waits)
   // A block: its stream, its place among the blocks cut, and its stream bytes in
   // data[0, size); once compressed, its zstd frame there instead, of the compact form's
   // `size` bytes.
@@ -233,7 +246,7 @@ class TraceWriter {
   bool finishing_ = false;
   unsigned blocks_in_flight_ = 0;  // taken by a compressing thread, not yet written
   uint64_t blocks_cut_ = 0;        // the next block's Block::cut
-  uint32_t blocks_written_ = 0;    // the next block's sequence (== the next Block::cut to write)
+  uint64_t blocks_written_ = 0;    // the next Block::cut to write (its sequence: the low 32 bits)
   uint64_t file_bytes_ = 0;
   std::string error_;
   std::vector<std::thread> threads_;
