@@ -205,9 +205,10 @@ class TraceWriter {
   Status Finish();
 
   // Writes what was captured so far to `path` as a complete trace (the first stream's
-  // current block cut, every queued block written, an end marker added); capturing goes
-  // on. Called from the thread that appends to the first stream. The copy is published
-  // as Publish() does: only a regular file is replaced, when asked.
+  // current block cut, every block cut before it written, an end marker added);
+  // capturing goes on. From any thread, while another appends (the viewer saves from
+  // its window's thread). The copy is published as Publish() does: only a regular file
+  // is replaced, when asked.
   Status SaveCopy(const std::string& path, Overwrite overwrite);
 
   uint64_t file_bytes() const;
