@@ -16,13 +16,14 @@
 // did anything a real oscillator can between them is still inside); outside them it
 // follows the drift where the knots tell it (10 s and three knots; at most kMaxDriftPpm)
 // and stays flat where they do not, with a bound grown the same way plus the drift
-// followed; between two epochs it is the hull of both. A knot that no drift can join to the one before starts a new epoch (the
-// program's clock stepped), unless the knot after it joins the one before: then it
-// alone is contradicted and left out. Exchanges whose own readings are impossible (a
-// reply sent before it was received, a round trip shorter than the program's own time,
-// readings going backwards) are rejected, as are those the program held for more than
-// kMaxHandlingNs (useless, and they would put knots out of order). A program clock that
-// goes back for good (a restored snapshot) has every later exchange rejected.
+// followed; between two epochs it is the hull of both. A knot that no drift can join to
+// the one before starts a new epoch (the program's clock stepped), unless the knot after
+// it joins the one before: then it alone is contradicted and left out. Exchanges whose
+// own readings are impossible (a reply sent before it was received, a round trip shorter
+// than the program's own time, readings going backwards) are rejected, as are those the
+// program held for more than kMaxHandlingNs (useless, and they would put knots out of
+// order). A program clock that goes back for good (a restored snapshot) has every later
+// exchange rejected.
 #pragma once
 
 #include <cstddef>
