@@ -100,6 +100,14 @@ double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
 }
 
+// Wall ns of two timer reads, over `pairs` of them (the reads go into `sink`, so that
+// they are not left out).
+double TimerPairNs(int pairs, uint64_t& sink) {
+  const auto start = Clock::now();
+  for (int i = 0; i < pairs; ++i) sink += gnomon::detail::Now() ^ gnomon::detail::Now();
+  return Seconds(start) * 1e9 / pairs;
+}
+
 [[noreturn]] void Usage(const char* why) {
   if (why) std::fprintf(stderr, "gnomon-bench: %s\n\n", why);
   std::fprintf(why ? stderr : stdout,
@@ -348,10 +356,8 @@ int Client(const Args& args) {
       args.workload == "tight" || args.workload == "realistic" || args.workload == "callstack";
   const double untracked_lock_ns = args.workload == "lock" ? UntrackedLockNs(10000000) : 0;
   // Baseline: what two timer reads cost here.
-  const auto base_start = Clock::now();
   uint64_t sink = 0;
-  for (int i = 0; i < 10000000; ++i) sink += gnomon::detail::Now() ^ gnomon::detail::Now();
-  const double timer_pair_ns = Seconds(base_start) * 1e9 / 1e7;
+  const double timer_pair_ns = TimerPairNs(10'000'000, sink);
   // Buffering has two phases: recording into the budget, then dropping. The zones are
   // recorded in blocks, each timed and put in the phase the program was in for all of it
   // (no event dropped by its end / some dropped before it began); blocks that saw the
@@ -598,12 +604,9 @@ int IngestProducer(const Args& args) {
     std::vector<std::thread> threads;
     for (int t = 0; t < args.threads; ++t) {
       threads.emplace_back([&, t] {
-        constexpr int kPairs = 2'000'000;
         ready.arrive_and_wait();
-        const auto pairs_start = Clock::now();
         uint64_t sink = 0;
-        for (int i = 0; i < kPairs; ++i) sink += gnomon::detail::Now() ^ gnomon::detail::Now();
-        timer_pair_ns[size_t(t)] = Seconds(pairs_start) * 1e9 / kPairs + double(sink & 1) * 1e-12;
+        timer_pair_ns[size_t(t)] = TimerPairNs(2'000'000, sink) + double(sink & 1) * 1e-12;
       });
     }
     for (auto& t : threads) t.join();
