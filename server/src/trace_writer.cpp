@@ -15,6 +15,13 @@
 #include "gnomon/server/trace_file.h"
 
 namespace gnomon::server {
+unsigned AllowedCores() {
+  cpu_set_t allowed;
+  return sched_getaffinity(0, sizeof(allowed), &allowed) == 0
+             ? unsigned(CPU_COUNT(&allowed))
+             : std::max(1u, std::thread::hardware_concurrency());
+}
+
 namespace {
 
 // The most stream bytes a block takes: its compact form (at most CompactBound of them)
@@ -34,12 +41,7 @@ int64_t UnixNowNs() {
 
 unsigned CompressThreads(unsigned asked) {
   if (asked != 0) return std::min(asked, 64u);
-  // The cores this process may run on (taskset, a container's cpuset), not the host's.
-  cpu_set_t allowed;
-  const unsigned cores = sched_getaffinity(0, sizeof(allowed), &allowed) == 0
-                             ? unsigned(CPU_COUNT(&allowed))
-                             : std::thread::hardware_concurrency();
-  return std::clamp(cores / 2, 1u, 8u);
+  return std::clamp(AllowedCores() / 2, 1u, 8u);
 }
 
 // The length of the whole messages at the start of [data, data + size) that fit in

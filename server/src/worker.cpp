@@ -1,5 +1,6 @@
 #include "gnomon/server/worker.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sys/random.h>
@@ -59,6 +60,8 @@ struct CountingHandler : ClockExchanges {
   uint64_t dropped = 0;
   bool ended = false;
   std::string program_name;
+  std::optional<uint32_t> context;  // the thread of the last ThreadContext
+  void OnThreadContext(const protocol::ThreadContext& m) { context = m.thread_id; }
   void OnZoneBegin(const protocol::ZoneBegin&) { ++zones; }
   void OnLeafZone(uint32_t, uint64_t, uint64_t) { ++zones; }  // a begin and its end: one step
   void OnAppInfo(const protocol::AppInfo&, const protocol::AppInfoTail& t) {
@@ -69,6 +72,21 @@ struct CountingHandler : ClockExchanges {
     dropped = std::max(dropped, uint64_t{m.total_events});
   }
   void OnClockReply(const protocol::ClockReply& m) { replies.push_back(m); }
+};
+
+// A lane carries threads' events: what only the main connection says is refused there.
+struct LaneHandler : CountingHandler {
+  const char* Refuse(uint8_t type) const {
+    switch (protocol::MessageType(type)) {
+      case protocol::MessageType::kAppInfo:
+      case protocol::MessageType::kClockReply:
+      case protocol::MessageType::kEndOfStream:
+        return "a lane carried a message only the main connection carries (AppInfo, ClockReply or "
+               "EndOfStream)";
+      default:
+        return CountingHandler::Refuse(type);
+    }
+  }
 };
 
 // TraceBuilder with the same progress view as CountingHandler.
@@ -176,6 +194,14 @@ bool Ended(const CountingHandler& h) { return h.ended; }
 bool Ended(const BuildingHandler& h) { return h.model.diagnostics.ended_cleanly; }
 const std::string& NameOf(const CountingHandler& h) { return h.program_name; }
 const std::string& NameOf(const BuildingHandler& h) { return h.model.program.name; }
+std::optional<uint32_t> ContextOf(const CountingHandler& h) { return h.context; }
+std::optional<uint32_t> ContextOf(const BuildingHandler&) { return std::nullopt; }  // never with lanes
+
+// Waits up to `timeout` for fd to be ready for `events`; false on timeout or error.
+bool WaitFor(int fd, short events, std::chrono::milliseconds timeout) {
+  pollfd pfd{fd, events, 0};
+  return poll(&pfd, 1, int(timeout.count())) == 1 && (pfd.revents & events) != 0;
+}
 
 }  // namespace
 
@@ -230,6 +256,7 @@ Worker::~Worker() {
   RequestStop();
   Join();
   if (fd_ >= 0) ::close(fd_);
+  for (const int fd : lane_fds_) ::close(fd);
 }
 
 bool Worker::is_finished() const {
@@ -253,10 +280,9 @@ std::string Worker::program_name() const {
 }
 
 void Worker::Fail(State state, std::string error) {
-  {
-    std::lock_guard lock(error_mutex_);
-    error_ = std::move(error);
-  }
+  std::lock_guard lock(error_mutex_);
+  if (is_finished()) return;  // the first ending stands (a lane's and the main thread's may race)
+  error_ = std::move(error);
   state_.store(state);
 }
 
@@ -315,12 +341,71 @@ Status Worker::Connect() {
                          "(GNOMON_PORT)?");
   }
   asio::error_code released;
-  return Handshake(socket.release(released), where);
+  const uint32_t lanes = options_.build_model ? 0 : std::min(options_.lanes, protocol::kMaxLanes);
+  return Handshake(socket.release(released), where, lanes);
 }
 
-Status Worker::Adopt(int fd, const std::string& where) { return Handshake(fd, where); }
+Status Worker::Adopt(int fd, const std::string& where) { return Handshake(fd, where, 0); }
 
-Status Worker::Handshake(int fd, const std::string& where) {
+Status Worker::OpenLanes() {
+  sockaddr_storage peer{};
+  socklen_t length = sizeof(peer);
+  if (getpeername(fd_, reinterpret_cast<sockaddr*>(&peer), &length) != 0)
+    return Status::Error(std::string("cannot open lanes: ") + std::strerror(errno));
+  protocol::ServerHello hello{};
+  std::memcpy(hello.magic, protocol::kServerMagic, sizeof(hello.magic));
+  hello.version = protocol::kProtocolVersion;
+  hello.flags = protocol::kServerLaneHello;
+  hello.reserved = lane_token_;
+  std::vector<int> opened;
+  auto fail = [&](const std::string& why) {
+    for (const int fd : opened) ::close(fd);
+    return Status::Error("cannot open lane " + std::to_string(opened.size()) + " to " + where_ + ": " + why);
+  };
+  // All of them within the handshake's time, a slice at a time so that a stop ends it.
+  const auto deadline = Clock::now() + kHandshakeTimeout;
+  auto wait_for = [&](int fd, short events) {
+    while (!lanes_stop_.load() && !stop_requested_.load() && Clock::now() < deadline) {
+      if (WaitFor(fd, events, std::chrono::milliseconds(100))) return true;
+    }
+    return false;
+  };
+  for (uint32_t lane = 1; lane <= std::min(options_.lanes, protocol::kMaxLanes); ++lane) {
+    const int fd = socket(peer.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) return fail(std::strerror(errno));
+    opened.push_back(fd);
+    if (connect(fd, reinterpret_cast<const sockaddr*>(&peer), length) != 0 && errno != EINPROGRESS)
+      return fail(std::strerror(errno));
+    int error = 0;
+    socklen_t error_length = sizeof(error);
+    if (!wait_for(fd, POLLOUT) || getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &error_length) != 0 ||
+        error != 0)
+      return fail(error != 0 ? std::strerror(error) : "no answer");
+    if (send(fd, &hello, sizeof(hello), MSG_NOSIGNAL) != ssize_t(sizeof(hello)))
+      return fail("the hello did not go");
+    uint8_t reply[sizeof(protocol::ClientHello)];
+    size_t got = 0;
+    while (got < sizeof(reply) && wait_for(fd, POLLIN)) {
+      const ssize_t n = recv(fd, reply + got, sizeof(reply) - got, 0);
+      if (n <= 0) break;
+      got += size_t(n);
+    }
+    const auto answer = protocol::ParseClientHello(reply, got);
+    if (answer && answer->status == protocol::HandshakeStatus::kBusy)
+      return fail("the program refused it (it gave up waiting for its lanes)");
+    if (Status s = CheckClientHello(reply, got, where_); !s.ok()) return fail(s.message());
+    if ((answer->capabilities & protocol::kCapLanes) == 0)
+      return fail("the program did not take it as a lane");
+  }
+  for (const int fd : opened) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  std::lock_guard lock(append_mutex_);
+  lane_fds_ = std::move(opened);
+  lanes_up_.store(uint32_t(lane_fds_.size()));
+  return Status::Ok();
+}
+
+Status Worker::Handshake(int fd, const std::string& where, uint32_t lanes) {
+  where_ = where;
   asio::io_context io;
   tcp::socket socket(io);
   sockaddr_storage local{};
@@ -340,6 +425,10 @@ Status Worker::Handshake(int fd, const std::string& where) {
   std::memcpy(hello.magic, protocol::kServerMagic, sizeof(hello.magic));
   hello.version = protocol::kProtocolVersion;
   hello.flags = options_.clock_probes ? protocol::kServerSendsClockProbes : 0;
+  if (lanes > 0) {
+    hello.flags |= protocol::kServerWantsLanes;
+    hello.reserved = lanes;
+  }
   uint8_t reply[sizeof(protocol::ClientHello)];
   asio::error_code write_error = asio::error::would_block;
   asio::error_code read_error = asio::error::would_block;
@@ -363,9 +452,9 @@ Status Worker::Handshake(int fd, const std::string& where) {
   }
   if (Status hello_status = CheckClientHello(reply, sizeof(reply), where); !hello_status.ok())
     return hello_status;
-  program_answers_probes_ =
-      options_.clock_probes &&
-      (protocol::ParseClientHello(reply, sizeof(reply))->capabilities & protocol::kCapClockReplies) != 0;
+  const auto answer = protocol::ParseClientHello(reply, sizeof(reply));
+  program_answers_probes_ = options_.clock_probes && (answer->capabilities & protocol::kCapClockReplies) != 0;
+  lane_token_ = lanes > 0 && (answer->capabilities & protocol::kCapLanes) != 0 ? answer->reserved : 0;
   fd_ = ::dup(socket.native_handle());
   if (fd_ < 0) return Status::Error(std::string("cannot keep the connection: ") + std::strerror(errno));
   state_.store(State::kReceiving);
@@ -373,6 +462,12 @@ Status Worker::Handshake(int fd, const std::string& where) {
 }
 
 void Worker::Start() {
+  if (lane_token_ != 0) {
+    // Opened while the main connection is received: a program with much buffered is
+    // sending it, and answers the lanes' hellos only between its sends.
+    lanes_open_ = std::min(options_.lanes, protocol::kMaxLanes);
+    lanes_thread_ = std::thread([this] { RunLanes(); });
+  }
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "gnomon-receive");
     if (options_.build_model) {
@@ -382,6 +477,7 @@ void Worker::Start() {
       CountingHandler handler;
       ReceiveLoop(handler);
     }
+    EndLanes();
     // Its last block goes to the file now, and its buffer back, not when the whole
     // capture ends: a capture of programs that come and go holds only the live ones'.
     if (options_.writer != nullptr) options_.writer->Close();
@@ -391,8 +487,8 @@ void Worker::Start() {
 }
 
 void Worker::Join() {
-  if (thread_.joinable()) thread_.join();
-  if (fd_ >= 0 && is_finished()) {  // the connection is done with: a long capture keeps no descriptor
+  if (thread_.joinable()) thread_.join();  // it ended the lanes
+  if (fd_ >= 0 && is_finished()) {         // the connection is done with: a long capture keeps no descriptor
     ::close(fd_);
     fd_ = -1;
   }
@@ -435,6 +531,8 @@ void Worker::ReceiveLoop(Handler& handler) {
   uint32_t probe_sequence = 0;
   auto next_probe = Clock::now();
   int64_t received_ns = 0;       // when the latest bytes arrived: no reply came later
+  uint64_t zones_counted = 0;    // of ZonesSoFar(handler), added to zones_received_
+  bool end_placed = false;       // the goodbye went to the writer (after the lanes)
   std::vector<uint8_t> samples;  // the ClockSamples for the replies just decoded, and CaptureClocks
   auto next_reference = Clock::now();
   auto send_probe = [&] {
@@ -479,6 +577,7 @@ void Worker::ReceiveLoop(Handler& handler) {
   // Decodes what the buffer holds, unless readers hold the model and `may_wait` is
   // false: then the bytes wait for the next turn. False once the stream failed.
   auto decode = [&](bool may_wait) {
+    const std::optional<uint32_t> context = ContextOf(handler);  // the thread the bytes start on
     DecodeResult result;
     if (options_.build_model) {
       auto build = [&](TraceModel&) { result = decode_with_samples(); };
@@ -490,12 +589,44 @@ void Worker::ReceiveLoop(Handler& handler) {
       result = decode_with_samples();
     }
     undecoded = 0;
-    if (options_.writer != nullptr) {
-      options_.writer->Append(buffer.data(), result.consumed);
-      options_.writer->Append(samples.data(), samples.size());
+    // With lanes the goodbye waits for them: what they still hold goes before it.
+    size_t before_end = result.consumed;
+    if (!lane_fds_.empty() && !end_placed && Ended(handler)) {
+      protocol::WalkMessages(buffer.data(), result.consumed, [&](const uint8_t* p, size_t) {
+        if (p[0] != uint8_t(protocol::MessageType::kEndOfStream)) return true;
+        before_end = size_t(p - buffer.data());
+        return false;
+      });
+      end_placed = true;
+    }
+    {
+      std::unique_lock lock(append_mutex_);
+      AppendFrom(0, context, buffer.data(), before_end);
+      if (options_.writer != nullptr) options_.writer->Append(samples.data(), samples.size());
+      main_appended_ = stream_offset + before_end;
+      if (before_end < result.consumed) {
+        main_final_ = true;
+        appended_.notify_all();
+        // The program closed its lanes before its goodbye: they end once they have added
+        // what they hold. One that adds nothing for 5 s is not waited for.
+        uint64_t seen = lane_appends_;
+        auto progress = Clock::now();
+        while (lanes_open_ > 0 && !stop_requested_.load() && !lane_failed_.load() &&
+               Clock::now() - progress < std::chrono::seconds(5)) {
+          appended_.wait_for(lock, std::chrono::milliseconds(100));
+          if (lane_appends_ != seen) {
+            seen = lane_appends_;
+            progress = Clock::now();
+          }
+        }
+        AppendFrom(0, context, buffer.data() + before_end, result.consumed - before_end);
+        main_appended_ = stream_offset + result.consumed;
+      }
+      appended_.notify_all();
     }
     messages_received_.fetch_add(result.messages, std::memory_order_relaxed);
-    zones_received_.store(ZonesSoFar(handler), std::memory_order_relaxed);
+    zones_received_.fetch_add(ZonesSoFar(handler) - zones_counted, std::memory_order_relaxed);
+    zones_counted = ZonesSoFar(handler);
     program_dropped_.store(DroppedSoFar(handler), std::memory_order_relaxed);
     if (!NameOf(handler).empty()) {
       std::lock_guard lock(error_mutex_);
@@ -512,6 +643,7 @@ void Worker::ReceiveLoop(Handler& handler) {
     return true;
   };
   while (true) {
+    if (lane_failed_.load()) break;  // it said why
     if (stop_requested_.load()) {
       if (undecoded > 0) decode(true);
       Fail(State::kStopped, "");
@@ -536,9 +668,10 @@ void Worker::ReceiveLoop(Handler& handler) {
     const ssize_t n = ready < 0 ? -1 : recv(fd_, buffer.data() + filled, buffer.size() - filled, 0);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) {
+      if (lane_failed_.load()) break;  // it closed this connection, and said why
       if (undecoded > 0 && !decode(true)) break;
       if (Ended(handler)) {
-        state_.store(State::kEnded);
+        Fail(State::kEnded, "");
       } else if (filled > 0) {
         Fail(State::kDisconnected, "the connection closed mid-message at stream byte " +
                                        std::to_string(stream_offset) + ": " +
@@ -558,11 +691,150 @@ void Worker::ReceiveLoop(Handler& handler) {
     bytes_received_.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
     if (!decode(false)) break;
     if (undecoded == 0 && Ended(handler) && filled == 0) {
-      state_.store(State::kEnded);
+      Fail(State::kEnded, "");
       break;
     }
   }
   ::shutdown(fd_, SHUT_RDWR);
+}
+
+void Worker::AppendFrom(int from, std::optional<uint32_t> context, const uint8_t* bytes, size_t size) {
+  if (options_.writer == nullptr || size == 0) return;
+  if (last_appender_ != from && last_appender_ >= 0 && context) {
+    uint8_t restate[sizeof(protocol::ThreadContext)];
+    protocol::StoreLe(restate, protocol::ThreadContext{.thread_id = *context});
+    options_.writer->Append(restate, sizeof(restate));
+  }
+  options_.writer->Append(bytes, size);
+  last_appender_ = from;
+  if (from > 0) ++lane_appends_;
+}
+
+void Worker::RunLanes() {
+  pthread_setname_np(pthread_self(), "gnomon-lane");
+  if (Status s = OpenLanes(); !s.ok()) {
+    // The program keeps everything on the main connection while not all have come.
+    if (!lanes_stop_.load() && !stop_requested_.load())
+      std::fprintf(stderr, "gnomon: %s; receiving over one connection\n", s.message().c_str());
+    std::lock_guard lock(append_mutex_);
+    lanes_open_ = 0;
+    appended_.notify_all();
+    return;
+  }
+  std::vector<std::thread> others;
+  for (size_t lane = 1; lane < lane_fds_.size(); ++lane)
+    others.emplace_back([this, lane] { LaneLoop(lane); });
+  LaneLoop(0);
+  for (std::thread& other : others) other.join();
+}
+
+void Worker::LaneLoop(size_t index) {
+  pthread_setname_np(pthread_self(), "gnomon-lane");  // the first lane's is RunLanes()'s
+  const int fd = lane_fds_[index];
+  const int from = int(index) + 1;
+  LaneHandler handler;
+  ReceiveBuffer buffer(kReceiveBufferBytes);
+  size_t filled = 0;
+  uint64_t batch_left = 0;  // bytes of the current batch not taken yet
+  uint64_t after = 0;       // what of the main stream the current batch needs first
+  uint64_t lane_offset = 0;
+  uint64_t zones_counted = 0;
+  std::string error;
+  bool placeable = true;  // false once a batch needs main bytes that never came
+  while (error.empty() && placeable && !lanes_stop_.load()) {
+    size_t pos = 0;
+    while (error.empty()) {
+      if (batch_left == 0) {
+        if (filled - pos < sizeof(protocol::LaneBatch)) break;
+        const auto header = protocol::LoadLe<protocol::LaneBatch>(buffer.data() + pos);
+        const uint32_t size = header.size;  // packed: copied before use
+        const uint64_t needs = header.after;
+        if (std::memcmp(header.magic, protocol::kLaneBatchMagic, sizeof(header.magic)) != 0) {
+          error = "not a lane batch";
+        } else if (size == 0 || size > protocol::kMaxLaneBatchBytes) {
+          error = "a lane batch of " + std::to_string(size) + " bytes (1 to 16 MiB)";
+        } else if (needs < after) {
+          error = "a lane batch goes back in the main stream";
+        }
+        if (!error.empty()) break;
+        after = needs;
+        batch_left = size;
+        pos += sizeof(header);
+        lane_offset += sizeof(header);
+        continue;
+      }
+      const size_t available = size_t(std::min<uint64_t>(batch_left, filled - pos));
+      const std::optional<uint32_t> context = handler.context;
+      const DecodeResult result = DecodeMessages(buffer.data() + pos, available, handler);
+      if (result.failed) {
+        error = result.error;
+      } else if (result.consumed == 0) {
+        if (available == batch_left) error = "a lane batch ends inside a message";
+        break;
+      }
+      {
+        std::unique_lock lock(append_mutex_);
+        while (main_appended_ < after && !main_final_ && !lanes_stop_.load())
+          appended_.wait_for(lock, std::chrono::milliseconds(100));
+        if (main_appended_ < after) {  // the main connection ended first: this has no place
+          placeable = false;
+          break;
+        }
+        AppendFrom(from, context, buffer.data() + pos, result.consumed);
+      }
+      zones_received_.fetch_add(handler.zones - zones_counted, std::memory_order_relaxed);
+      zones_counted = handler.zones;
+      messages_received_.fetch_add(result.messages, std::memory_order_relaxed);
+      pos += result.consumed;
+      batch_left -= result.consumed;
+      lane_offset += result.consumed;
+    }
+    std::memmove(buffer.data(), buffer.data() + pos, filled - pos);
+    filled -= pos;
+    if (!error.empty() || !placeable) break;
+    if (buffer.size() - filled < kReceiveBufferBytes / 4)
+      buffer.Grow(buffer.size() + kReceiveBufferBytes, filled);
+    pollfd pfd{fd, POLLIN, 0};
+    const int ready = poll(&pfd, 1, kPollMs);
+    if (ready == 0) continue;
+    const ssize_t n = ready < 0 ? -1 : recv(fd, buffer.data() + filled, buffer.size() - filled, 0);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) break;  // the program closed it: it ends, or it left (the main connection says which)
+    filled += size_t(n);
+    bytes_received_.fetch_add(uint64_t(n), std::memory_order_relaxed);
+    lane_bytes_received_.fetch_add(uint64_t(n), std::memory_order_relaxed);
+  }
+  if (!error.empty()) {
+    Fail(State::kFailed, "malformed stream on lane " + std::to_string(from) + " at byte " +
+                             std::to_string(lane_offset) + ": " + error +
+                             "; closed the connection, kept everything before it");
+    lane_failed_.store(true);
+    ::shutdown(fd_, SHUT_RDWR);  // the main thread wakes, and ends
+  }
+  std::lock_guard lock(append_mutex_);
+  --lanes_open_;
+  appended_.notify_all();
+}
+
+void Worker::EndLanes() {
+  if (!lanes_thread_.joinable()) return;
+  {
+    // What the lanes hold that the main stream allows still goes to the writer; a lane
+    // the program keeps open past that is not waited for long.
+    std::unique_lock lock(append_mutex_);
+    main_final_ = true;
+    appended_.notify_all();
+    const auto deadline = Clock::now() + std::chrono::seconds(2);
+    while (lanes_open_ > 0 && !stop_requested_.load() && Clock::now() < deadline)
+      appended_.wait_for(lock, std::chrono::milliseconds(100));
+  }
+  {
+    std::lock_guard lock(append_mutex_);  // the lanes may still be opening
+    lanes_stop_.store(true);
+    for (const int fd : lane_fds_) ::shutdown(fd, SHUT_RDWR);
+    appended_.notify_all();
+  }
+  lanes_thread_.join();
 }
 
 }  // namespace gnomon::server

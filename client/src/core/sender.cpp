@@ -7,6 +7,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -38,6 +39,7 @@ constexpr auto kModulesPeriod = std::chrono::seconds(1);
 constexpr auto kFirstCalibrationGap = std::chrono::milliseconds(20);
 constexpr size_t kFlushBytes = 1 << 20;
 constexpr auto kHandshakeTimeout = std::chrono::seconds(2);  // per connection, never blocking
+constexpr auto kLanesWait = std::chrono::seconds(10);        // for all the lanes a server asked for
 constexpr size_t kMaxPendingHandshakes = 16;                 // more: the oldest waiting one is dropped
 constexpr auto kCollectorRetry = std::chrono::seconds(1);    // GNOMON_COLLECTOR: between attempts
 constexpr int kListenBacklog = 64;
@@ -92,6 +94,7 @@ Sender::Sender(Registry& registry)
 }
 
 Sender::~Sender() {
+  JoinLanes();
   for (const PendingHandshake& pending : pending_) close(pending.fd);
   if (conn_fd_ >= 0) close(conn_fd_);
   if (listen_fd_ >= 0) close(listen_fd_);
@@ -392,6 +395,8 @@ void Sender::Run() {
     if (now >= next_modules_) AnnounceModules();
     announcer_.Tick(now);
     ServeSaveRequests();
+    if (lanes_failed_.load()) Disconnect(nullptr);  // the server left, or broke a lane
+    if (lanes_wanted_ > 0 && lanes_.empty() && now >= lanes_deadline_) ForgetLanes();
     if (!has_sink()) {
       if (!stopping) {
         ServiceConnections(50);
@@ -411,12 +416,23 @@ void Sender::Run() {
       TakeCalibration();
       final_calibration_taken = true;
     }
+    if (stopping && !lane_fds_.empty()) ForgetLanes();  // not all came: the server sees them end
+    if (stopping && !lanes_.empty() && !lanes_finish_.load()) {
+      FinishLanes();
+      if (lanes_failed_.load()) {  // what a lane held is lost: no goodbye, the server says so
+        Disconnect(nullptr);
+        continue;
+      }
+    }
     const int64_t sent = Pump();
     if (sent < 0) continue;
     if (stopping) {
       if (sent == 0 || Clock::now() >= stop_deadline_) {
-        protocol::AppendMessage(out_, protocol::EndOfStream{.tick = detail::Now()});
-        Flush();
+        {
+          std::lock_guard lock(main_mutex_);
+          protocol::AppendMessage(out_, protocol::EndOfStream{.tick = detail::Now()});
+          Flush();
+        }
         // Wait (bounded) for the server to close first, so the last bytes are not lost
         // to a reset: reading what it still sends (clock probes), since closing with
         // bytes unread resets the connection too, and a reset throws away what the
@@ -442,6 +458,7 @@ void Sender::Run() {
     // (busy) and a server that left is noticed without slowing the shipping down.
     ServiceConnections(sent == 0 ? 1 : 0);
   }
+  JoinLanes();
   std::lock_guard lock(save_mutex_);  // a save asked for as the program ended
   if (save_request_ != nullptr && !save_request_->done) {
     save_request_->error = "the profiler has stopped";
@@ -592,12 +609,31 @@ bool Sender::ContinueHandshake(PendingHandshake& pending) {
                  "%u); use a matching Gnomon release\n",
                  unsigned{*server_version}, unsigned{protocol::kProtocolVersion});
     close(pending.fd);
+  } else if ((protocol::ServerHelloFlags(pending.hello) & protocol::kServerLaneHello) != 0) {
+    if (!TakeLane(pending.fd, protocol::ServerHelloReserved(pending.hello))) {
+      Answer(pending.fd, protocol::HandshakeStatus::kBusy);
+      close(pending.fd);
+    }
   } else if (conn_fd_ >= 0) {
     Answer(pending.fd, protocol::HandshakeStatus::kBusy);
     close(pending.fd);
   } else {
-    const bool probes = (protocol::ServerHelloFlags(pending.hello) & protocol::kServerSendsClockProbes) != 0;
-    Answer(pending.fd, protocol::HandshakeStatus::kOk, probes);
+    const uint16_t flags = protocol::ServerHelloFlags(pending.hello);
+    const bool probes = (flags & protocol::kServerSendsClockProbes) != 0;
+    // Lanes connect to the listening socket: none for a program that has none.
+    lanes_wanted_ = (flags & protocol::kServerWantsLanes) != 0 && listen_fd_ >= 0
+                        ? std::min(protocol::ServerHelloReserved(pending.hello), protocol::kMaxLanes)
+                        : 0;
+    lane_token_ = 0;
+    while (lanes_wanted_ > 0 && lane_token_ == 0) {
+      if (getrandom(&lane_token_, sizeof(lane_token_), GRND_NONBLOCK) != ssize_t(sizeof(lane_token_)))
+        lane_token_ = uint32_t(Clock::now().time_since_epoch().count()) ^ uint32_t(getpid());
+    }
+    Answer(pending.fd, protocol::HandshakeStatus::kOk,
+           (probes ? uint64_t{protocol::kCapClockReplies} : 0) |
+               (lanes_wanted_ > 0 ? uint64_t{protocol::kCapLanes} : 0),
+           lane_token_);
+    lanes_deadline_ = Clock::now() + kLanesWait;
     answers_probes_ = probes;  // before Promote: such a server also knows HostInfo
     probe_filled_ = 0;
     probes_this_second_ = 0;
@@ -606,15 +642,15 @@ bool Sender::ContinueHandshake(PendingHandshake& pending) {
   return true;
 }
 
-void Sender::Answer(int fd, protocol::HandshakeStatus status, bool clock_replies) {
+void Sender::Answer(int fd, protocol::HandshakeStatus status, uint64_t capabilities, uint32_t reserved) {
   uint8_t reply[sizeof(protocol::ClientHello)] = {};
   std::memcpy(reply, protocol::kClientMagic, sizeof(protocol::kClientMagic));
   StoreLe<uint16_t>(reply + offsetof(protocol::ClientHello, version), protocol::kProtocolVersion);
   StoreLe<uint16_t>(reply + offsetof(protocol::ClientHello, status), static_cast<uint16_t>(status));
   if (status == protocol::HandshakeStatus::kOk) {
-    const uint64_t clock = clock_replies ? uint64_t{protocol::kCapClockReplies} : 0;
     StoreLe<uint64_t>(reply + offsetof(protocol::ClientHello, capabilities),
-                      uint64_t{protocol::kCapCpuZones} | uint64_t{protocol::kCapGpu} | clock);
+                      uint64_t{protocol::kCapCpuZones} | uint64_t{protocol::kCapGpu} | capabilities);
+    StoreLe<uint32_t>(reply + offsetof(protocol::ClientHello, reserved), reserved);
   }
   send(fd, reply, sizeof(reply), MSG_NOSIGNAL);  // 24 bytes into an empty socket buffer
 }
@@ -627,6 +663,7 @@ void Sender::Promote(int fd) {
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof(send_timeout));
   conn_fd_ = fd;
   global_sent_ = 0;
+  main_sent_ = 0;
   current_context_ = 0;
   dropped_sent_ = 0;
   AppendAppInfo(out_, answers_probes_);
@@ -682,17 +719,19 @@ int64_t Sender::Pump() {
   static thread_local std::vector<ThreadState*> exited;
   snapshot.clear();
   exited.clear();
+  std::unique_lock main_lock(main_mutex_);
+  if (conn_fd_ < 0 && own_file_ == nullptr) return -1;
   {
     std::lock_guard lock(registry_.mutex());
     const std::vector<uint8_t>& log = registry_.global_log();
     out_.insert(out_.end(), log.begin() + static_cast<ptrdiff_t>(global_sent_), log.end());
     global_sent_ = log.size();
-    snapshot = registry_.threads();
+    if (!threads_on_lanes_) snapshot = registry_.threads();
   }
-  int64_t event_bytes = 0;
+  int64_t event_bytes = int64_t(out_.size());  // the log's new bytes
   for (ThreadState* thread : snapshot) {
     const size_t before = out_.size();
-    if (DrainThread(*thread)) exited.push_back(thread);
+    if (DrainThread(*thread, out_, current_context_)) exited.push_back(thread);
     event_bytes += static_cast<int64_t>(out_.size() - before);
     if (out_.size() >= kFlushBytes && !Flush()) return -1;
   }
@@ -702,11 +741,12 @@ int64_t Sender::Pump() {
     dropped_sent_ = dropped;
   }
   if (!Flush()) return -1;
+  main_lock.unlock();
   for (ThreadState* thread : exited) ReleaseThread(thread);
   return event_bytes;
 }
 
-bool Sender::DrainThread(ThreadState& thread) {
+bool Sender::DrainThread(ThreadState& thread, std::vector<uint8_t>& out, uint32_t& context) {
   const bool finished = thread.finished.load(std::memory_order_acquire);
   if (thread.read_chunk == nullptr) {
     thread.read_chunk = thread.head.load(std::memory_order_acquire);
@@ -718,11 +758,11 @@ bool Sender::DrainThread(ThreadState& thread) {
     Chunk* next = chunk->next.load(std::memory_order_acquire);
     const uint32_t end = chunk->committed.load(std::memory_order_acquire);
     if (end > thread.read_pos) {
-      if (current_context_ != thread.id) {
-        protocol::AppendMessage(out_, protocol::ThreadContext{.thread_id = thread.id});
-        current_context_ = thread.id;
+      if (context != thread.id) {
+        protocol::AppendMessage(out, protocol::ThreadContext{.thread_id = thread.id});
+        context = thread.id;
       }
-      out_.insert(out_.end(), chunk->data + thread.read_pos, chunk->data + end);
+      out.insert(out.end(), chunk->data + thread.read_pos, chunk->data + end);
       thread.read_pos = end;
     }
     if (next == nullptr) return finished;
@@ -736,7 +776,7 @@ bool Sender::DrainThread(ThreadState& thread) {
     } else {
       registry_.pool().Release(chunk);
     }
-    if (out_.size() >= kFlushBytes) return false;
+    if (out.size() >= kFlushBytes) return false;
   }
 }
 
@@ -745,6 +785,157 @@ void Sender::ReleaseThread(ThreadState* thread) {
   if (thread->read_chunk != nullptr) registry_.pool().Release(thread->read_chunk);
   if (Chunk* spare = thread->spare.exchange(nullptr)) registry_.pool().Release(spare);
   delete thread;
+}
+
+bool Sender::TakeLane(int fd, uint32_t token) {
+  if (conn_fd_ < 0 || lanes_wanted_ == 0 || lane_token_ == 0 || token != lane_token_ || !lanes_.empty() ||
+      lane_fds_.size() >= lanes_wanted_)
+    return false;
+  lane_fds_.push_back(fd);
+  Answer(fd, protocol::HandshakeStatus::kOk, protocol::kCapLanes, uint32_t(lane_fds_.size()));
+  uint8_t byte;
+  if (recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0) {
+    ForgetLanes();  // the server gave up on them (this program was slow to answer): none
+  } else if (lane_fds_.size() == lanes_wanted_) {
+    StartLanes();
+  }
+  return true;
+}
+
+void Sender::ForgetLanes() {
+  for (const int fd : lane_fds_) close(fd);
+  lane_fds_.clear();
+  lanes_wanted_ = 0;
+  lane_token_ = 0;
+}
+
+void Sender::StartLanes() {
+  // Whatever the connection drained of each thread went before this point of its stream,
+  // and every batch a lane sends names a later one: each thread's order holds.
+  threads_on_lanes_ = true;
+  lanes_stop_.store(false);
+  lanes_finish_.store(false);
+  lanes_failed_.store(false);
+  for (const int fd : lane_fds_) {
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    timeval send_timeout{0, 250 * 1000};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof(send_timeout));
+    auto lane = std::make_unique<Lane>();
+    lane->fd = fd;
+    lane->index = uint32_t(lanes_.size());
+    lane->out.reserve(2 * kFlushBytes);
+    lanes_.push_back(std::move(lane));
+  }
+  lane_fds_.clear();
+  lane_token_ = 0;  // no more lanes for this connection
+  for (const std::unique_ptr<Lane>& lane : lanes_)
+    lane->thread = std::thread([this, &lane = *lane] { RunLane(lane); });
+}
+
+void Sender::RunLane(Lane& lane) {
+  MarkLibraryThread();
+  pthread_setname_np(pthread_self(), "gnomon-lane");
+  const uint32_t lanes = uint32_t(lanes_.size());
+  std::vector<ThreadState*> mine;
+  std::vector<ThreadState*> exited;
+  auto idle = std::chrono::microseconds(1000);  // doubles while there is nothing to drain
+  while (!lanes_stop_.load()) {
+    const bool finishing = lanes_finish_.load();
+    if (finishing && Clock::now() >= stop_deadline_) return;  // threads that record on through the exit
+    mine.clear();
+    {
+      std::lock_guard lock(registry_.mutex());
+      for (ThreadState* thread : registry_.threads())
+        if (thread->id % lanes == lane.index) mine.push_back(thread);
+    }
+    lane.out.assign(sizeof(protocol::LaneBatch), 0);
+    bool drained = false;
+    bool ok = true;
+    for (size_t i = 0; i < mine.size() && ok; ++i) {
+      if (DrainThread(*mine[i], lane.out, lane.context)) exited.push_back(mine[i]);
+      if (lane.out.size() >= kFlushBytes) {
+        drained = true;
+        ok = ShipLane(lane);
+      }
+    }
+    if (ok && lane.out.size() > sizeof(protocol::LaneBatch)) {
+      drained = true;
+      ok = ShipLane(lane);
+    }
+    if (!ok) {
+      if (!lanes_stop_.load()) lanes_failed_.store(true);
+      return;
+    }
+    // Only now: their last bytes are on their way.
+    for (ThreadState* thread : exited) ReleaseThread(thread);
+    exited.clear();
+    if (drained) {
+      idle = std::chrono::microseconds(1000);
+      continue;
+    }
+    if (finishing) return;
+    std::this_thread::sleep_for(idle);
+    idle = std::min(idle * 2, std::chrono::microseconds(8000));
+  }
+}
+
+bool Sender::ShipLane(Lane& lane) {
+  const std::optional<uint64_t> after = SyncMainStream();  // after the drain: see there
+  if (!after) return false;
+  protocol::LaneBatch header{};
+  std::memcpy(header.magic, protocol::kLaneBatchMagic, sizeof(header.magic));
+  header.size = uint32_t(lane.out.size() - sizeof(header));
+  header.after = *after;
+  StoreLe(lane.out.data(), header);
+  const bool sent = SendFully(lane.fd, lane.out.data(), lane.out.size(), nullptr, &lanes_stop_);
+  lane.out.resize(sizeof(header));
+  return sent;
+}
+
+// Called once a batch is drained: a thread published an event only after the
+// definitions it names were in the log, so the log read now holds them all.
+std::optional<uint64_t> Sender::SyncMainStream() {
+  // Tried, not waited for: Disconnect() may hold it while it joins the lanes.
+  std::unique_lock lock(main_mutex_, std::defer_lock);
+  while (!lock.try_lock_for(std::chrono::milliseconds(1))) {
+    if (lanes_stop_.load()) return std::nullopt;
+  }
+  if (conn_fd_ < 0 || lanes_stop_.load()) return std::nullopt;
+  {
+    std::lock_guard registry_lock(registry_.mutex());
+    const std::vector<uint8_t>& log = registry_.global_log();
+    out_.insert(out_.end(), log.begin() + static_cast<ptrdiff_t>(global_sent_), log.end());
+    global_sent_ = log.size();
+  }
+  // out_ holds whatever the connection has not sent yet (AppInfo, right after it came).
+  const bool sent = out_.empty() || SendFully(conn_fd_, out_.data(), out_.size(), &main_sent_, &lanes_stop_);
+  out_.clear();
+  if (!sent) return std::nullopt;
+  return main_sent_;
+}
+
+void Sender::FinishLanes() {
+  lanes_finish_.store(true);
+  for (const std::unique_ptr<Lane>& lane : lanes_) {
+    if (lane->thread.joinable()) lane->thread.join();
+    shutdown(lane->fd, SHUT_WR);  // the server reads the lane's end, then the goodbye
+  }
+}
+
+void Sender::JoinLanes() {
+  lanes_stop_.store(true);
+  for (const std::unique_ptr<Lane>& lane : lanes_) shutdown(lane->fd, SHUT_RDWR);  // a blocked send returns
+  for (const std::unique_ptr<Lane>& lane : lanes_) {
+    if (lane->thread.joinable()) lane->thread.join();
+    close(lane->fd);
+  }
+  lanes_.clear();
+  threads_on_lanes_ = false;
+  lanes_stop_.store(false);
+  lanes_finish_.store(false);
+  lanes_failed_.store(false);
 }
 
 bool Sender::Flush() {
@@ -760,24 +951,32 @@ bool Sender::Flush() {
 }
 
 bool Sender::SendAll(const uint8_t* data, size_t size) {
-  while (size > 0 && conn_fd_ >= 0) {
-    const ssize_t n = send(conn_fd_, data, size, MSG_NOSIGNAL);
+  if (conn_fd_ < 0) return false;
+  if (SendFully(conn_fd_, data, size, &main_sent_, nullptr)) return true;
+  Disconnect(stop_.load() && Clock::now() >= stop_deadline_
+                 ? "the server did not take the remaining events in time"
+                 : nullptr);
+  return false;
+}
+
+bool Sender::SendFully(int fd, const uint8_t* data, size_t size, uint64_t* sent,
+                       const std::atomic<bool>* give_up) {
+  while (size > 0) {
+    const ssize_t n = send(fd, data, size, MSG_NOSIGNAL);  // waits up to the send timeout
     if (n > 0) {
       data += n;
       size -= static_cast<size_t>(n);
+      if (sent != nullptr) *sent += uint64_t(n);
       continue;
     }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-      if (stop_.load() && Clock::now() >= stop_deadline_) {
-        Disconnect("the server did not take the remaining events in time");
+      if ((give_up != nullptr && give_up->load()) || (stop_.load() && Clock::now() >= stop_deadline_))
         return false;
-      }
       continue;
     }
-    Disconnect(nullptr);
     return false;
   }
-  return conn_fd_ >= 0;
+  return true;
 }
 
 bool Sender::PeerClosed() {
@@ -825,6 +1024,7 @@ bool Sender::ReadClockProbes() {
 // The reply goes out at once, behind whatever the socket already holds: its send time
 // is read just before, so the capture's bracket stays honest (only wider) whatever waits.
 void Sender::AnswerClockProbe(uint32_t sequence, int64_t received_ns) {
+  std::lock_guard lock(main_mutex_);
   protocol::AppendMessage(out_, protocol::ClockReply{.sequence = sequence,
                                                      .receive_ns = uint64_t(received_ns),
                                                      .send_ns = uint64_t(ReadClockNs(CLOCK_MONOTONIC_RAW))});
@@ -833,6 +1033,12 @@ void Sender::AnswerClockProbe(uint32_t sequence, int64_t received_ns) {
 
 void Sender::Disconnect(const char* reason) {
   if (reason != nullptr) std::fprintf(stderr, "gnomon: %s\n", reason);
+  // The lanes end first: nothing drains a thread once the connection is gone (a save or
+  // the ring may walk the chains then). This may run under main_mutex_, which a lane
+  // only tries for.
+  JoinLanes();
+  ForgetLanes();
+  std::lock_guard lock(main_mutex_);
   if (conn_fd_ >= 0) {
     // Bytes left unread (clock probes) would turn the close into a reset, which can
     // throw away the last events still on their way.

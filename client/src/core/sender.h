@@ -8,6 +8,12 @@
 // published bytes, each run prefixed by a ThreadContext. The server never sends
 // anything after its hello, so nothing it says can make the program read its memory.
 //
+// A server that asks for lanes (protocol/handshake.h) gets them once all have connected:
+// a thread of its own each ("gnomon-lane"), draining the threads whose id falls to it
+// and sending them as LaneBatches, each stamped with how much of the main connection's
+// stream it needs first. The main connection then carries the global log, drops and
+// clock replies only.
+//
 // Handshakes never block the thread: accepted connections wait, several at once, for
 // their 16-byte hello, each for at most a couple of seconds, while the thread goes on
 // accepting and shipping. A peer that connects and says nothing (or many of them) only
@@ -23,6 +29,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -41,6 +48,15 @@ namespace gnomon::client {
 
 class Registry;
 struct ThreadState;
+
+// A lane's connection and its thread's state.
+struct Lane {
+  int fd = -1;
+  uint32_t index = 0;  // 0 to lanes - 1; the threads whose id % lanes is this
+  std::thread thread;
+  std::vector<uint8_t> out;  // a LaneBatch header, then what was drained
+  uint32_t context = 0;
+};
 
 // An accepted connection whose ServerHello has not fully arrived.
 struct PendingHandshake {
@@ -93,16 +109,39 @@ class Sender {
   std::string WriteRecording(const std::string& path);
   // Takes a save asked for by SaveRecording() or the save signal.
   void ServeSaveRequests();
-  void Answer(int fd, protocol::HandshakeStatus status, bool clock_replies = false);
+  // `capabilities` beside zones and GPU; `reserved` as ClientHello says.
+  void Answer(int fd, protocol::HandshakeStatus status, uint64_t capabilities = 0, uint32_t reserved = 0);
   void Promote(int fd);
   // Sends everything pending; returns the number of event bytes sent, -1 on failure.
   int64_t Pump();
-  // Appends thread's published bytes to out_; true when the thread exited and is empty.
-  bool DrainThread(ThreadState& thread);
+  // Appends thread's published bytes to `out`, after a ThreadContext when `context` (the
+  // thread `out`'s stream is on) is another; true when the thread exited and is empty.
+  bool DrainThread(ThreadState& thread, std::vector<uint8_t>& out, uint32_t& context);
   void ReleaseThread(ThreadState* thread);
   // Ships out_ (to the server, or into the own file).
   bool Flush();
   bool SendAll(const uint8_t* data, size_t size);
+  // Sends all of it on fd (the connection, or a lane), adding to *sent what went; false
+  // when it failed, or when the peer takes nothing more and `give_up` is set or the
+  // stop's deadline passed.
+  bool SendFully(int fd, const uint8_t* data, size_t size, uint64_t* sent, const std::atomic<bool>* give_up);
+
+  // Lanes (protocol/handshake.h). A lane's hello, answered; true when it was taken.
+  bool TakeLane(int fd, uint32_t token);
+  void StartLanes();
+  void RunLane(Lane& lane);
+  // Sends what the lane drained, as one LaneBatch.
+  bool ShipLane(Lane& lane);
+  // Sends the global log's new bytes on the connection; how much of its stream has gone
+  // (what a lane batch drained before the call needs), or nullopt when it failed.
+  std::optional<uint64_t> SyncMainStream();
+  // At a stop: the lanes drain what is left (until the stop's deadline), end, and close
+  // for writing.
+  void FinishLanes();
+  // Ends the lanes' threads and closes them; after it, only the connection drains.
+  void JoinLanes();
+  // Lanes connected but not started: closed, and no more are taken.
+  void ForgetLanes();
   // A server is connected, or the program writes its own file.
   bool has_sink() const { return conn_fd_ >= 0 || own_file_ != nullptr; }
   // Reads what the connected server sent: clock probes, each answered at once with a
@@ -149,9 +188,24 @@ class Sender {
   std::thread::id thread_id_;
   std::atomic<bool> running_{false};  // Start() ran
 
+  // Guards the connection and its stream (conn_fd_'s closing, out_, global_sent_,
+  // main_sent_) from the lanes. Recursive: Disconnect() takes it, and may run under it.
+  std::recursive_timed_mutex main_mutex_;
   std::vector<uint8_t> out_;
   size_t global_sent_ = 0;
+  uint64_t main_sent_ = 0;  // bytes of the connection's stream sent, from AppInfo on
   uint32_t current_context_ = 0;
+  // Lanes: what the server asked for, the token they must bring, those connected and
+  // not started, and those running (their threads drain the program's threads).
+  uint32_t lanes_wanted_ = 0;
+  uint32_t lane_token_ = 0;
+  std::vector<int> lane_fds_;
+  std::chrono::steady_clock::time_point lanes_deadline_;  // not all in by then: none
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  bool threads_on_lanes_ = false;          // only lanes drain threads, until JoinLanes()
+  std::atomic<bool> lanes_stop_{false};    // give up now (the connection is gone)
+  std::atomic<bool> lanes_finish_{false};  // drain what is left, then end
+  std::atomic<bool> lanes_failed_{false};  // a lane lost its connection
   uint64_t dropped_sent_ = 0;
   std::chrono::steady_clock::time_point next_calibration_;
   // Modules announced for call stacks and samples (refreshed every second: dlopen).

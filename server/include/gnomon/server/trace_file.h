@@ -106,6 +106,9 @@ uint32_t BlockHeaderCheck(const BlockHeaderV1& header);
 BlockHeader MakeBlockHeader(uint32_t magic, uint32_t sequence, uint32_t raw_bytes, uint32_t compressed_bytes,
                             uint32_t stream = 0, uint32_t stream_sequence = 0);
 
+// The cores this process may run on (taskset, a container's cpuset), not the host's.
+unsigned AllowedCores();
+
 struct TraceWriterOptions {
   size_t block_raw_bytes = 4u << 20;              // a block is cut when it holds this many stream bytes...
   std::chrono::milliseconds max_block_age{1000};  // ...or this age, whichever first

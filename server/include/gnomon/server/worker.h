@@ -12,6 +12,12 @@
 // and handed, in order, to the optional TraceWriter. Readers of a live model take it
 // through WithModel (a SharedModel): they never stall the receiving thread. A malformed stream closes the
 // connection with an error naming the fault; everything decoded before it is kept.
+//
+// With lanes (Options::lanes, protocol/handshake.h) the worker opens more connections to
+// the program, each received on a thread of its own ("gnomon-lane"), and merges them into
+// the program's one stream: a lane's batch goes to the writer once the main
+// connection's stream has gone there as far as the batch says, restating its thread
+// first when another connection wrote in between; the goodbye goes last.
 #pragma once
 
 #include <atomic>
@@ -19,8 +25,10 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "gnomon/protocol/settings.h"
 #include "gnomon/server/shared_model.h"
@@ -54,6 +62,10 @@ class Worker {
     // (ten in the first 100 ms), each answered in the stream; the capture writes its
     // own readings after each answer. Only with a program that agrees.
     bool clock_probes = true;
+    // Connections besides the main one that carry the program's threads' events, when
+    // the program agrees (up to protocol::kMaxLanes). Only for a worker that connects
+    // (not Adopt) and does not build a model: lanes are for the capture's ceiling.
+    uint32_t lanes = 0;
   };
 
   explicit Worker(Options options);
@@ -87,6 +99,11 @@ class Worker {
   // Events the program said it dropped (its buffer was full; GNOMON_BUFFER_POLICY).
   uint64_t program_dropped() const { return program_dropped_.load(std::memory_order_relaxed); }
   std::string program_name() const;
+  // Lanes open besides the main connection (0 when none were asked for, the program did
+  // not take them, or they are still opening: they open once Start() runs).
+  uint32_t lanes() const { return lanes_up_.load(); }
+  // Of bytes_received(), those that came over the lanes.
+  uint64_t lane_bytes_received() const { return lane_bytes_received_.load(std::memory_order_relaxed); }
 
   // Runs f(const TraceModel&) with the model held for reading; safe while receiving.
   // The receiving thread never waits for a reader: what arrives meanwhile is decoded
@@ -101,8 +118,20 @@ class Worker {
  private:
   template <typename Handler>
   void ReceiveLoop(Handler& handler);
-  // Sends ServerHello on `fd` (a connected socket, owned from here) and checks the answer.
-  Status Handshake(int fd, const std::string& where);
+  // Sends ServerHello on `fd` (a connected socket, owned from here) and checks the answer;
+  // asks for lanes when `lanes` (the program then gives lane_token_).
+  Status Handshake(int fd, const std::string& where, uint32_t lanes);
+  // Opens options_.lanes lanes to the main connection's peer; none (and why) on failure.
+  Status OpenLanes();
+  // The lanes' thread: opens them, then receives them (one here, the others each on a
+  // thread of its own).
+  void RunLanes();
+  void LaneLoop(size_t index);
+  // Under append_mutex_: `bytes` from connection `from` (0 main, lanes from 1) to the
+  // writer, after its thread's ThreadContext when another connection wrote last.
+  void AppendFrom(int from, std::optional<uint32_t> context, const uint8_t* bytes, size_t size);
+  // The main connection's end: the lanes add what they can, then end (see there).
+  void EndLanes();
   void Fail(State state, std::string error);
 
   Options options_;
@@ -111,10 +140,26 @@ class Worker {
   std::atomic<State> state_{State::kIdle};
   std::atomic<bool> stop_requested_{false};
   std::atomic<uint64_t> bytes_received_{0};
+  std::atomic<uint64_t> lane_bytes_received_{0};
   std::atomic<uint64_t> messages_received_{0};
   std::atomic<uint64_t> zones_received_{0};
   std::atomic<uint64_t> program_dropped_{0};
   bool program_answers_probes_ = false;
+  // Lanes: the token the program gave, their connections and threads, and the merge.
+  std::string where_;  // the program, as messages name it
+  uint32_t lane_token_ = 0;
+  std::vector<int> lane_fds_;  // set once, under append_mutex_
+  std::atomic<uint32_t> lanes_up_{0};
+  std::thread lanes_thread_;
+  std::mutex append_mutex_;
+  std::condition_variable appended_;
+  uint64_t main_appended_ = 0;  // bytes of the main stream gone to the writer
+  bool main_final_ = false;     // the main stream adds nothing more before the lanes end
+  uint32_t lanes_open_ = 0;     // lane threads still receiving
+  int last_appender_ = -1;      // the connection that wrote last (0 main, lanes from 1)
+  uint64_t lane_appends_ = 0;   // appends from the lanes, so far
+  std::atomic<bool> lanes_stop_{false};
+  std::atomic<bool> lane_failed_{false};  // a lane's stream was malformed: error() says
   std::string program_name_;
   std::mutex finished_mutex_;
   std::condition_variable finished_;
