@@ -1,9 +1,15 @@
 // Hostile and broken peers: streams that lie, programs that vanish, captures that are
 // killed, networks that stall. Each gets a clear error and bounded memory; the worker
 // survives; what arrived before the fault is kept (and saved, by the capture tool).
+#include <arpa/inet.h>
 #include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -52,6 +58,35 @@ std::unique_ptr<Worker> CaptureToEnd(uint16_t port) {
   worker->Start();
   worker->Join();
   return worker;
+}
+
+// Says a lane's hello to the program at `port` with `token`: the status it answers, or
+// -1 when it answers nothing (within two seconds) and closes.
+int LaneHelloStatus(uint16_t port, uint32_t token) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  gnomon::protocol::ServerHello hello{};
+  std::memcpy(hello.magic, gnomon::protocol::kServerMagic, sizeof(hello.magic));
+  hello.version = gnomon::protocol::kProtocolVersion;
+  hello.flags = gnomon::protocol::kServerLaneHello;
+  hello.reserved = token;
+  uint8_t reply[sizeof(gnomon::protocol::ClientHello)];
+  size_t got = 0;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+      send(fd, &hello, sizeof(hello), MSG_NOSIGNAL) == ssize_t(sizeof(hello))) {
+    pollfd pfd{fd, POLLIN, 0};
+    while (got < sizeof(reply) && poll(&pfd, 1, 2000) == 1) {
+      const ssize_t n = recv(fd, reply + got, sizeof(reply) - got, 0);
+      if (n <= 0) break;
+      got += size_t(n);
+    }
+  }
+  close(fd);
+  const auto parsed = gnomon::protocol::ParseClientHello(reply, got);
+  return parsed ? int(parsed->status) : -1;
 }
 
 }  // namespace
@@ -310,4 +345,35 @@ TEST_CASE("peers that connect and say nothing cannot lock a capture out") {
     CHECK(worker.model().zone_count > 0);
     CHECK(program.Wait() == 0);
   }
+}
+
+TEST_CASE("a lane's hello without the connection's token is refused; the capture's lanes carry on") {
+  gnomon::test::ScratchDir dir;
+  gnomon::test::ChildProcess program(
+      {GNOMON_TEST_PROGRAM, "hold", dir.File("release")},
+      {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}, {"GNOMON_WAIT_FOR_SERVER_MS", "20000"}},
+      dir.File("log"));
+  const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
+  REQUIRE(port != 0);
+  const int busy = int(gnomon::protocol::HandshakeStatus::kBusy);
+  CHECK(LaneHelloStatus(port, 1) == busy);  // no connection yet: no lanes to join
+  Worker::Options options;
+  options.port = port;
+  options.build_model = false;
+  options.lanes = 2;
+  Worker worker(options);
+  REQUIRE(worker.Connect().ok());
+  worker.Start();
+  for (int waited = 0; worker.lanes() < 2 && waited < 300; ++waited)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK(worker.lanes() == 2);
+  // Guessing the token: every guess is refused (the lanes are all taken, and the token
+  // is the connection's own).
+  for (uint32_t guess : {0u, 1u, 0xFFFFFFFFu}) CHECK(LaneHelloStatus(port, guess) == busy);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::ofstream(dir.File("release")) << "done";
+  worker.Join();
+  CHECK(worker.state() == Worker::State::kEnded);
+  CHECK(worker.zones_received() > 0);
+  CHECK(program.Wait() == 0);
 }

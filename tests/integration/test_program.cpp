@@ -6,6 +6,9 @@
 //                                       (tests the buffer budget)
 //   gnomon-test-program flood-after-connect N   N zones once a server connected
 //   gnomon-test-program threads T N     T threads of N zones each, once a server connected
+//   gnomon-test-program waves T N       two waves of T named threads, once a server connected:
+//                                       N "Outer" zones each holding an "Inner", and a
+//                                       "Late" one (first used half-way) in the second half
 //   gnomon-test-program hold FILE       zones once a server connected, until FILE exists
 //   gnomon-test-program fork-exit FILE  a forked child exits; the parent runs until FILE exists
 //   gnomon-test-program on-demand       zones before, across and after a server connects
@@ -106,6 +109,31 @@ int Threads(int count, long zones) {
   for (auto& t : threads) t.join();
   std::printf("recorded %ld zones on %d threads, dropped %llu\n", zones * count, count,
               static_cast<unsigned long long>(gnomon_dropped_events()));
+  std::fflush(stdout);
+  return 0;
+}
+
+// Threads that come and go while a capture receives, with nesting and a source location
+// first seen late: what a capture over several connections must put back in order.
+int Waves(int count, long zones) {
+  if (!gnomon_wait_for_server(20000)) return 3;
+  for (int wave = 0; wave < 2; ++wave) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < count; ++t) {
+      threads.emplace_back([wave, t, zones] {
+        gnomon::SetThreadName(("wave-" + std::to_string(wave) + "-" + std::to_string(t)).c_str());
+        for (long i = 0; i < zones; ++i) {
+          GNOMON_ZONE("Outer");
+          { GNOMON_ZONE("Inner"); }
+          if (i >= zones / 2) {
+            GNOMON_ZONE("Late");
+          }
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+  }
+  std::printf("waves done, dropped %llu\n", static_cast<unsigned long long>(gnomon_dropped_events()));
   std::fflush(stdout);
   return 0;
 }
@@ -329,6 +357,7 @@ int main(int argc, char** argv) {
   if (scenario == "hold" && argc > 2) return Hold(argv[2]);
   if (scenario == "fork-exit" && argc > 2) return ForkExit(argv[2]);
   if (scenario == "threads" && argc > 3) return Threads(std::atoi(argv[2]), std::atol(argv[3]));
+  if (scenario == "waves" && argc > 3) return Waves(std::atoi(argv[2]), std::atol(argv[3]));
   if (scenario == "on-demand") return OnDemand();
   if (scenario == "ring" && argc > 2) return Ring(std::atol(argv[2]), argc > 3 ? argv[3] : nullptr);
   if (scenario == "save-signal" && argc > 2) return SaveSignal(argv[2]);

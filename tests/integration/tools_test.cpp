@@ -429,6 +429,75 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("over several connections (--lanes) the file holds every thread's zones in order, as over one") {
+  // Two waves of threads, nested zones, a source location first used half-way: each
+  // thread's events travel over one of three lanes, the definitions over the main
+  // connection, and the capture puts them back into one stream.
+  constexpr int kThreads = 6;
+  constexpr long kZones = 150'000;
+  for (const char* lanes : {"3", "0"}) {
+    CAPTURE(lanes);
+    ScratchDir dir;
+    ChildProcess program({GNOMON_TEST_PROGRAM, "waves", std::to_string(kThreads), std::to_string(kZones)},
+                         {{"GNOMON_PORT", "0"},
+                          {"GNOMON_PORT_FILE", dir.File("port")},
+                          {"GNOMON_BUFFER_POLICY", "wait"},
+                          {"GNOMON_WAIT_FOR_SERVER_MS", "20000"}},
+                         dir.File("program.log"));
+    const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
+    REQUIRE(port != 0);
+    std::string output;
+    const int rc = RunCommand(std::string(GNOMON_CAPTURE) + " -q --lanes " + lanes + " -p " +
+                                  std::to_string(port) + " -o " + dir.File("waves.gnomon") + " 2>&1",
+                              &output);
+    CHECK_MESSAGE(rc == 0, output);
+    CHECK(program.Wait() == 0);
+    CHECK(ReadFile(dir.File("program.log")).find("waves done, dropped 0") != std::string::npos);
+    // With lanes, they carried nearly everything: the threads' events.
+    const size_t said = output.find("came over 3 more connections (--lanes): ");
+    CHECK((said != std::string::npos) == (std::string(lanes) == "3"));
+    double lane_mb = 0, all_mb = 0;
+    if (said != std::string::npos)
+      std::sscanf(output.c_str() + said, "came over 3 more connections (--lanes): %lf MB of the %lf MB",
+                  &lane_mb, &all_mb);
+    CHECK((lane_mb > 0.9 * all_mb && all_mb > 10) == (std::string(lanes) == "3"));
+    gnomon::server::TraceModel model;
+    auto loaded = gnomon::server::LoadTrace(dir.File("waves.gnomon"), model);
+    REQUIRE(loaded.ok());
+    CHECK(loaded->warning.empty());
+    CHECK(model.diagnostics.ended_cleanly);
+    CHECK(model.diagnostics.zone_ends_without_begin == 0);
+    CHECK(model.diagnostics.clamped_zone_ends == 0);
+    CHECK(model.diagnostics.events_without_thread == 0);
+    CHECK(model.diagnostics.invalid_ids == 0);
+    std::map<std::string, uint64_t> by_name;
+    std::set<std::string> named;
+    for (const auto& thread : model.threads) {
+      if (!thread.name.starts_with("wave-")) continue;
+      named.insert(thread.name);
+      CAPTURE(thread.name);
+      // Each thread whole, in its order: an Outer, its Inner at depth 1, then (in the
+      // second half) its Late at depth 1; every zone nests where it was recorded.
+      CHECK(thread.zones.size() == size_t(2 * kZones + kZones / 2));
+      uint64_t previous_begin = 0;
+      for (size_t i = 0; i < thread.zones.size(); ++i) {
+        const std::string name = model.ZoneName(thread, i);
+        ++by_name[name];
+        const gnomon::server::Zone zone = thread.zones[i];
+        if (zone.depth != (name == "Outer" ? 0u : 1u) || zone.begin_tick < previous_begin || zone.is_open()) {
+          FAIL_CHECK("zone " << i << " (" << name << ") out of place, depth " << zone.depth);
+          break;
+        }
+        previous_begin = zone.begin_tick;
+      }
+    }
+    CHECK(named.size() == size_t(2 * kThreads));
+    CHECK(by_name["Outer"] == uint64_t(2 * kThreads * kZones));
+    CHECK(by_name["Inner"] == uint64_t(2 * kThreads * kZones));
+    CHECK(by_name["Late"] == uint64_t(2 * kThreads * (kZones - kZones / 2)));
+  }
+}
+
 TEST_CASE("a capture says how many events the program dropped, and why, with its own exit code") {
   ScratchDir dir;
   // The flood runs before anyone connects: past its 1 MB budget the program drops.

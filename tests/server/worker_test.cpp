@@ -8,12 +8,15 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <map>
 #include <memory>
 #include <thread>
 
 #include "../support/fake_peers.h"
+#include "../support/process.h"
 #include "../support/stream_writer.h"
 #include "gnomon/protocol/handshake.h"
+#include "gnomon/server/trace_file.h"
 
 using namespace gnomon::server;
 using gnomon::test::StreamWriter;
@@ -22,8 +25,9 @@ namespace {
 
 using gnomon::test::FakeProgram;
 
-std::vector<uint8_t> Hello(uint16_t version, gnomon::protocol::HandshakeStatus status, uint64_t caps = 1) {
-  return gnomon::test::ClientHelloBytes(version, uint16_t(status), caps);
+std::vector<uint8_t> Hello(uint16_t version, gnomon::protocol::HandshakeStatus status, uint64_t caps = 1,
+                           uint32_t reserved = 0) {
+  return gnomon::test::ClientHelloBytes(version, uint16_t(status), caps, reserved);
 }
 
 Worker::Options OptionsFor(uint16_t port) {
@@ -185,4 +189,141 @@ TEST_CASE("a reader that holds the model never stalls the receiving thread; the 
   worker.Join();
   CHECK(worker.state() == Worker::State::kEnded);
   CHECK(worker.model().zone_count == uint64_t(kZones));
+}
+
+namespace {
+
+// A LaneBatch header and its messages.
+std::vector<uint8_t> Batch(uint64_t after, const std::vector<uint8_t>& messages, uint32_t size = 0) {
+  gnomon::protocol::LaneBatch header{};
+  std::memcpy(header.magic, gnomon::protocol::kLaneBatchMagic, 4);
+  header.size = size != 0 ? size : uint32_t(messages.size());
+  header.after = after;
+  std::vector<uint8_t> bytes(sizeof(header));
+  std::memcpy(bytes.data(), &header, sizeof(header));
+  bytes.insert(bytes.end(), messages.begin(), messages.end());
+  return bytes;
+}
+
+std::vector<uint8_t> Concat(std::initializer_list<std::vector<uint8_t>> parts) {
+  std::vector<uint8_t> all;
+  for (const auto& part : parts) all.insert(all.end(), part.begin(), part.end());
+  return all;
+}
+
+std::vector<uint8_t> Zones(uint32_t thread, uint32_t location, uint64_t from, int count) {
+  StreamWriter w;
+  w.ThreadContext(thread);
+  for (int i = 0; i < count; ++i)
+    w.ZoneBegin(location, from + uint64_t(i) * 10).ZoneEnd(from + uint64_t(i) * 10 + 5);
+  return w.bytes();
+}
+
+constexpr uint32_t kToken = 0x5eed;
+
+struct LaneCapture {
+  gnomon::test::ScratchDir dir;
+  std::unique_ptr<Worker> worker;
+  TraceModel model;
+  bool loaded = false;
+};
+
+// Captures a fake program that gives its main stream and one stream per lane, into a
+// file, and loads it.
+std::unique_ptr<LaneCapture> CaptureLanes(const std::vector<uint8_t>& main,
+                                          std::vector<std::vector<uint8_t>> lanes) {
+  auto capture = std::make_unique<LaneCapture>();
+  const uint32_t lane_count = uint32_t(lanes.size());
+  FakeProgram program(Hello(gnomon::protocol::kProtocolVersion, kOk, 1 | gnomon::protocol::kCapLanes, kToken),
+                      main, std::move(lanes));
+  auto writer = TraceWriter::Create(capture->dir.File("lanes.gnomon"));
+  REQUIRE(writer.ok());
+  REQUIRE(writer.value()->Publish(Overwrite::kYes).ok());
+  Worker::Options options = OptionsFor(program.port());
+  options.build_model = false;
+  options.lanes = lane_count;
+  options.clock_probes = false;
+  options.writer = &writer.value()->first_stream();
+  capture->worker = std::make_unique<Worker>(options);
+  REQUIRE(capture->worker->Connect().ok());
+  capture->worker->Start();
+  capture->worker->Join();
+  CHECK(capture->worker->lanes() == lane_count);
+  REQUIRE(writer.value()->Finish().ok());
+  capture->loaded = LoadTrace(capture->dir.File("lanes.gnomon"), capture->model).ok();
+  return capture;
+}
+
+}  // namespace
+
+TEST_CASE("lanes: each batch goes after the main bytes it needs, its thread restated, the goodbye last") {
+  // The main stream defines location 2 only after its first part; lane 2's second batch
+  // names it, and says it needs the main stream past that definition.
+  StreamWriter start;
+  start.AppInfo("laned").SourceLocation(1, "Early", "f", "x.cpp", 1);
+  StreamWriter late;
+  late.SourceLocation(2, "Late", "f", "x.cpp", 2);
+  StreamWriter end;
+  end.End(100000);
+  const std::vector<uint8_t> main = Concat({start.bytes(), late.bytes(), end.bytes()});
+  const uint64_t after_late = start.bytes().size() + late.bytes().size();
+  // Lane 1 carries thread 1; lane 2 threads 2 and 3, switching between them.
+  const auto lane1 = Concat({Batch(0, Zones(1, 1, 1000, 50)), Batch(after_late, Zones(1, 2, 2000, 30))});
+  const auto lane2 = Concat({Batch(start.bytes().size(), Zones(2, 1, 1000, 40)),
+                             Batch(after_late, Concat({Zones(3, 2, 3000, 20), Zones(2, 2, 5000, 10)}))});
+  const auto capture = CaptureLanes(main, {lane1, lane2});
+  CHECK(capture->worker->state() == Worker::State::kEnded);
+  CHECK(capture->worker->zones_received() == 150);
+  REQUIRE(capture->loaded);
+  const TraceModel& model = capture->model;
+  CHECK(model.diagnostics.ended_cleanly);
+  CHECK(model.diagnostics.invalid_ids == 0);
+  std::map<uint32_t, std::map<std::string, uint64_t>> by_thread;
+  for (const auto& thread : model.threads)
+    for (size_t i = 0; i < thread.zones.size(); ++i) ++by_thread[thread.id][model.ZoneName(thread, i)];
+  CHECK(by_thread[1] == std::map<std::string, uint64_t>{{"Early", 50}, {"Late", 30}});
+  CHECK(by_thread[2] == std::map<std::string, uint64_t>{{"Early", 40}, {"Late", 10}});
+  CHECK(by_thread[3] == std::map<std::string, uint64_t>{{"Late", 20}});
+}
+
+TEST_CASE("lanes: a malformed lane closes the capture, names the lane, and keeps what came before") {
+  StreamWriter start;
+  start.AppInfo("laned").SourceLocation(1, "Z", "f", "x.cpp", 1);
+  const auto good = Batch(0, Zones(1, 1, 1000, 25));
+  StreamWriter end_on_lane;
+  end_on_lane.ThreadContext(1).End(9000);
+  const std::vector<std::pair<std::string, std::vector<uint8_t>>> cases = {
+      {"not a lane batch", Concat({good, {'J', 'U', 'N', 'K', 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}})},
+      {"1 to 16 MiB", Concat({good, Batch(0, {}, (16u << 20) + 1)})},
+      {"goes back in the main stream",
+       Concat({Batch(10, Zones(1, 1, 1000, 25)), Batch(5, Zones(1, 1, 5000, 1))})},
+      {"only the main connection carries", Concat({good, Batch(0, end_on_lane.bytes())})},
+      {"ends inside a message",
+       Concat({good, Batch(0, {uint8_t(gnomon::protocol::MessageType::kZoneBegin), 0})})},
+      {"unknown message type 254", Concat({good, Batch(0, {0xFE, 0xFE})})},
+  };
+  for (const auto& [why, lane] : cases) {
+    CAPTURE(why);
+    // The main stream never ends: the program is cut off at the lane's fault.
+    const auto capture = CaptureLanes(start.bytes(), {lane});
+    CHECK(capture->worker->state() == Worker::State::kFailed);
+    CHECK(capture->worker->error().find("lane 1") != std::string::npos);
+    CHECK(capture->worker->error().find(why) != std::string::npos);
+    REQUIRE(capture->loaded);
+    CHECK(capture->model.zone_count == 25);
+  }
+}
+
+TEST_CASE("lanes: a batch that needs main bytes that never come is left out, the rest kept") {
+  StreamWriter start;
+  start.AppInfo("laned").SourceLocation(1, "Z", "f", "x.cpp", 1);
+  StreamWriter end;
+  end.End(100000);
+  const std::vector<uint8_t> main = Concat({start.bytes(), end.bytes()});
+  const auto lane = Concat({Batch(0, Zones(1, 1, 1000, 25)), Batch(1 << 30, Zones(1, 1, 5000, 7))});
+  const auto capture = CaptureLanes(main, {lane});
+  CHECK(capture->worker->state() == Worker::State::kEnded);
+  REQUIRE(capture->loaded);
+  CHECK(capture->model.zone_count == 25);
+  CHECK(capture->model.diagnostics.ended_cleanly);
 }

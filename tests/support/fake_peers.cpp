@@ -14,35 +14,70 @@
 
 namespace gnomon::test {
 
-FakeProgram::FakeProgram(std::vector<uint8_t> reply, std::vector<uint8_t> stream) {
+namespace {
+
+// Reads the 16 bytes of a ServerHello (fewer when the peer stops); how many came.
+size_t ReadHello(int fd, uint8_t (&hello)[sizeof(protocol::ServerHello)]) {
+  size_t got = 0;
+  while (got < sizeof(hello)) {
+    const ssize_t n = recv(fd, hello + got, sizeof(hello) - got, 0);
+    if (n <= 0) break;
+    got += size_t(n);
+  }
+  return got;
+}
+
+void SendAll(int fd, const std::vector<uint8_t>& bytes) {
+  for (size_t sent = 0; sent < bytes.size();) {
+    const ssize_t n = send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;
+    sent += size_t(n);
+  }
+}
+
+}  // namespace
+
+FakeProgram::FakeProgram(std::vector<uint8_t> reply, std::vector<uint8_t> stream,
+                         std::vector<std::vector<uint8_t>> lanes) {
   fd_ = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-  listen(fd_, 1);
+  listen(fd_, 16);
   socklen_t length = sizeof(address);
   getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
   port_ = ntohs(address.sin_port);
-  thread_ = std::thread([this, reply = std::move(reply), stream = std::move(stream)] {
-    const int conn = accept(fd_, nullptr, nullptr);
-    if (conn < 0) return;
-    uint8_t hello[sizeof(protocol::ServerHello)];
-    size_t got = 0;
-    while (got < sizeof(hello)) {
-      const ssize_t n = recv(conn, hello + got, sizeof(hello) - got, 0);
-      if (n <= 0) break;
-      got += size_t(n);
-    }
-    hello_ok_ = protocol::ParseServerHello(hello, got).has_value();
-    send(conn, reply.data(), reply.size(), MSG_NOSIGNAL);
-    for (size_t sent = 0; sent < stream.size();) {
-      const ssize_t n = send(conn, stream.data() + sent, stream.size() - sent, MSG_NOSIGNAL);
-      if (n <= 0) break;
-      sent += size_t(n);
-    }
-    close(conn);
-  });
+  thread_ =
+      std::thread([this, reply = std::move(reply), stream = std::move(stream), lanes = std::move(lanes)] {
+        const int conn = accept(fd_, nullptr, nullptr);
+        if (conn < 0) return;
+        uint8_t hello[sizeof(protocol::ServerHello)];
+        hello_ok_ = protocol::ParseServerHello(hello, ReadHello(conn, hello)).has_value();
+        send(conn, reply.data(), reply.size(), MSG_NOSIGNAL);
+        const uint32_t token = protocol::ParseClientHello(reply.data(), reply.size())->reserved;
+        for (uint32_t lane = 1; lane <= lanes.size(); ++lane) {
+          const int lane_fd = accept(fd_, nullptr, nullptr);
+          if (lane_fd < 0) break;
+          const size_t got = ReadHello(lane_fd, hello);
+          const bool ok = protocol::ParseServerHello(hello, got) &&
+                          (protocol::ServerHelloFlags(hello) & protocol::kServerLaneHello) != 0 &&
+                          protocol::ServerHelloReserved(hello) == token;
+          if (ok) {
+            SendAll(lane_fd, ClientHelloBytes(protocol::kProtocolVersion, 0, protocol::kCapLanes, lane));
+            SendAll(lane_fd, lanes[lane - 1]);
+          }
+          close(lane_fd);
+        }
+        SendAll(conn, stream);
+        if (!lanes.empty()) {  // holds on, as a live program would, until the server has done
+          pollfd pfd{conn, POLLIN, 0};
+          uint8_t unread[64];
+          while (poll(&pfd, 1, 5000) == 1 && recv(conn, unread, sizeof(unread), 0) > 0) {
+          }
+        }
+        close(conn);
+      });
 }
 
 FakeProgram::~FakeProgram() {
@@ -121,11 +156,13 @@ StalledServer::~StalledServer() {
   if (fd_ >= 0) close(fd_);
 }
 
-std::vector<uint8_t> ClientHelloBytes(uint16_t version, uint16_t status, uint64_t capabilities) {
+std::vector<uint8_t> ClientHelloBytes(uint16_t version, uint16_t status, uint64_t capabilities,
+                                      uint32_t reserved) {
   protocol::ClientHello hello{};
   std::memcpy(hello.magic, protocol::kClientMagic, 8);
   hello.version = version;
   hello.status = status;
+  hello.reserved = reserved;
   hello.capabilities = capabilities;
   const auto* p = reinterpret_cast<const uint8_t*>(&hello);
   return {p, p + sizeof(hello)};

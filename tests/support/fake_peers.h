@@ -10,10 +10,15 @@
 namespace gnomon::test {
 
 // A "program" that listens on a free loopback port; on connection it reads the server's
-// hello, answers `reply`, sends `stream`, then closes.
+// hello, answers `reply`, sends `stream`, then closes. With `lanes`, it first takes that
+// many lane connections (their hellos must bring `reply`'s token), answers each, sends
+// each its bytes and closes it, and only then sends `stream`: a lane's batches arrive
+// before the main bytes they need; then it holds the connection until the server closes
+// it.
 class FakeProgram {
  public:
-  FakeProgram(std::vector<uint8_t> reply, std::vector<uint8_t> stream);
+  FakeProgram(std::vector<uint8_t> reply, std::vector<uint8_t> stream,
+              std::vector<std::vector<uint8_t>> lanes = {});
   ~FakeProgram();
   uint16_t port() const { return port_; }
   bool hello_ok() const { return hello_ok_; }
@@ -62,6 +67,7 @@ class IdlePeers {
 };
 
 // A ClientHello with the given fields.
-std::vector<uint8_t> ClientHelloBytes(uint16_t version, uint16_t status, uint64_t capabilities);
+std::vector<uint8_t> ClientHelloBytes(uint16_t version, uint16_t status, uint64_t capabilities,
+                                      uint32_t reserved = 0);
 
 }  // namespace gnomon::test
