@@ -19,15 +19,15 @@
 //       with no capture (the ring recycling its oldest chunks), writing the program's
 //       own trace file (with the time until the file is complete), or compiled out.
 //   gnomon-bench ingest [--zones N] [--workload tight|realistic] [--live [--threads N]]
-//                       [--capture PATH] [--viewer]
+//                       [--capture PATH [--lanes N]] [--viewer]
 //       the worker's decode + store rate (zones/s) and memory per stored zone, on a
 //       stream held in memory (no socket); with --live, end to end instead: a program
 //       records N zones on each of its threads as fast as it can while gnomon-capture
 //       receives them over loopback into a trace file (zones/s into the file, the
 //       capture's CPU time per zone and peak memory, the program's ns per zone, drops).
 //       With --viewer, received as a connected viewer does instead (a model built as the
-//       bytes come, teed to a file), without drawing.
-//   gnomon-bench matrix [--zones N] [--capture PATH]
+//       bytes come, teed to a file), without drawing. --lanes: the capture's.
+//   gnomon-bench matrix [--zones N] [--capture PATH [--lanes N]] [--viewer]
 //       `ingest --live` for 1, 2, 4, 8 and 16 threads, tight and realistic: one JSON
 //       object with a row for each.
 //   gnomon-bench file [--zones N] [--workload tight|realistic]
@@ -85,6 +85,7 @@ struct Args {
   double seconds = 600;
   long rate = 500000;
   std::string capture;
+  std::string lanes;  // ingest --live, matrix: the capture's --lanes ("": its default)
   bool live = false;
   bool viewer = false;  // ingest --live: received as the viewer does, into a model and its tee file
   std::string port;     // live-model: the producer's port
@@ -116,8 +117,8 @@ double TimerPairNs(int pairs, uint64_t& sink) {
                "                           [--sampling-hz N [--bare-perf-event]]\n"
                "                           [--mode connected|buffering|on-demand|ring|own-file|disabled]\n"
                "       gnomon-bench ingest [--zones N] [--workload tight|realistic] [--live [--threads N]] "
-               "[--capture PATH | --viewer]\n"
-               "       gnomon-bench matrix [--zones N] [--capture PATH | --viewer]\n"
+               "[--capture PATH [--lanes N] | --viewer]\n"
+               "       gnomon-bench matrix [--zones N] [--capture PATH [--lanes N] | --viewer]\n"
                "       gnomon-bench file [--zones N] [--workload tight|realistic] [--output PATH]\n"
                "       gnomon-bench load FILE | load [--zones N] [--workload tight|realistic]\n"
                "       gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]\n"
@@ -156,6 +157,8 @@ Args Parse(int argc, char** argv) {
       args.rate = std::atol(value().c_str());
     } else if (arg == "--capture") {
       args.capture = value();
+    } else if (arg == "--lanes") {
+      args.lanes = value();
     } else if (arg == "--output") {
       args.output = value();
     } else if (arg == "--live") {
@@ -655,13 +658,14 @@ int IngestLive(const Args& args) {
     if (waited_ms > 60'000) Usage("the producer did not get ready");
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  std::vector<std::string> receiver =
+      args.viewer ? std::vector<std::string>{self,       "live-model",           "-p", std::to_string(port),
+                                             "--output", dir.File("live.gnomon")}
+                  : std::vector<std::string>{CapturePath(args),    "-q", "-p",
+                                             std::to_string(port), "-o", dir.File("live.gnomon")};
+  if (!args.viewer && !args.lanes.empty()) receiver.insert(receiver.end(), {"--lanes", args.lanes});
   const auto start = Clock::now();
-  gnomon::test::ChildProcess capture(
-      args.viewer ? std::vector<std::string>{self, "live-model", "-p", std::to_string(port), "--output",
-                                             dir.File("live.gnomon")}
-                  : std::vector<std::string>{CapturePath(args), "-q", "-p", std::to_string(port), "-o",
-                                             dir.File("live.gnomon")},
-      {}, dir.File("capture.log"));
+  gnomon::test::ChildProcess capture(receiver, {}, dir.File("capture.log"));
   ThreadCpuSampler sampler({{"program", producer.pid()}, {"capture", capture.pid()}});
   capture.Wait(std::chrono::hours(1));
   const double seconds = Seconds(start);
@@ -673,20 +677,26 @@ int IngestLive(const Args& args) {
   const double zones = double(model.zone_count);
   const std::string producer_log = gnomon::test::ReadFile(dir.File("producer.log"));
   std::fprintf(stderr, "program: %s", producer_log.c_str());
+  // The lanes the capture opened, as its summary says.
+  unsigned lanes = 0;
+  const std::string capture_log = gnomon::test::ReadFile(dir.File("capture.log"));
+  if (const size_t at = capture_log.find("came over "); at != std::string::npos)
+    std::sscanf(capture_log.c_str() + at, "came over %u", &lanes);
   double client_ns = 0, client_worst_ns = 0, client_cpu_ns = 0, client_cpu_worst_ns = 0, timer_pair_ns = 0;
   if (const size_t at = producer_log.find("ns_per_zone "); at != std::string::npos) {
     std::sscanf(producer_log.c_str() + at, "ns_per_zone %lf worst %lf cpu %lf worst %lf timer_pair %lf",
                 &client_ns, &client_worst_ns, &client_cpu_ns, &client_cpu_worst_ns, &timer_pair_ns);
   }
   std::printf(
-      "{\"bench\":\"ingest\",\"live\":true,\"receiver\":\"%s\",\"workload\":\"%s\",\"threads\":%d,\"zones\":%"
-      ".0f,"
+      "{\"bench\":\"ingest\",\"live\":true,\"receiver\":\"%s\",\"lanes\":%u,\"workload\":\"%s\",\"threads\":%"
+      "d,"
+      "\"zones\":%.0f,"
       "\"seconds\":%.3f,\"zones_per_s\":%.0f,\"capture_cpu_s\":%.3f,\"capture_cpu_ns_per_zone\":%.2f,"
       "\"capture_peak_rss_mb\":%.1f,\"file_bytes_per_zone\":%.3f,\"client_ns_per_zone\":%.2f,"
       "\"client_ns_per_zone_worst_thread\":%.2f,\"client_cpu_ns_per_zone\":%.2f,"
       "\"client_cpu_ns_per_zone_worst_thread\":%.2f,\"timer_pair_ns\":%.2f,\"dropped_events\":%llu,"
       "\"thread_cpu\":%s}\n",
-      args.viewer ? "viewer" : "capture", args.workload.c_str(), args.threads, zones, seconds,
+      args.viewer ? "viewer" : "capture", lanes, args.workload.c_str(), args.threads, zones, seconds,
       zones / seconds, capture.cpu_seconds(), capture.cpu_seconds() * 1e9 / std::max(zones, 1.0),
       double(capture.peak_rss_bytes()) / double(1 << 20),
       double(std::filesystem::file_size(dir.File("live.gnomon"))) / std::max(zones, 1.0), client_ns,
@@ -738,6 +748,7 @@ int Matrix(const Args& args) {
                                     "--capture",
                                     CapturePath(args)};
       if (args.viewer) argv.push_back("--viewer");
+      if (!args.lanes.empty()) argv.insert(argv.end(), {"--lanes", args.lanes});
       gnomon::test::ChildProcess row(argv, {}, out);
       row.Wait(std::chrono::hours(1));
       const std::string text = gnomon::test::ReadFile(out);
