@@ -112,7 +112,9 @@ struct CaptureIdentity {
   std::string domain;
 };
 const CaptureIdentity& ThisCapture() {
-  static const CaptureIdentity identity = [] {
+  // Never destroyed: a worker's thread may still read it while the process exits (a
+  // worker held by a static is joined after the statics made since are gone).
+  static const CaptureIdentity& identity = *new CaptureIdentity([] {
     CaptureIdentity made;
     // Random where the kernel gives randomness; else the time and pid, still unlikely to
     // meet another capture's.
