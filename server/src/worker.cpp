@@ -593,7 +593,7 @@ void Worker::ReceiveLoop(Handler& handler) {
     undecoded = 0;
     // With lanes the goodbye waits for them: what they still hold goes before it.
     size_t before_end = result.consumed;
-    if (!lane_fds_.empty() && !end_placed && Ended(handler)) {
+    if (lane_token_ != 0 && !end_placed && Ended(handler)) {
       protocol::WalkMessages(buffer.data(), result.consumed, [&](const uint8_t* p, size_t) {
         if (p[0] != uint8_t(protocol::MessageType::kEndOfStream)) return true;
         before_end = size_t(p - buffer.data());

@@ -453,14 +453,15 @@ TEST_CASE("over several connections (--lanes) the file holds every thread's zone
     CHECK_MESSAGE(rc == 0, output);
     CHECK(program.Wait() == 0);
     CHECK(ReadFile(dir.File("program.log")).find("waves done, dropped 0") != std::string::npos);
-    // With lanes, they carried nearly everything: the threads' events.
+    // With lanes, they carried the threads' events from the moment all were in (a few
+    // ms after the connection: by the second wave at the latest).
     const size_t said = output.find("came over 3 more connections (--lanes): ");
     CHECK((said != std::string::npos) == (std::string(lanes) == "3"));
     double lane_mb = 0, all_mb = 0;
     if (said != std::string::npos)
       std::sscanf(output.c_str() + said, "came over 3 more connections (--lanes): %lf MB of the %lf MB",
                   &lane_mb, &all_mb);
-    CHECK((lane_mb > 0.9 * all_mb && all_mb > 10) == (std::string(lanes) == "3"));
+    CHECK((lane_mb > 0.25 * all_mb && all_mb > 10) == (std::string(lanes) == "3"));
     gnomon::server::TraceModel model;
     auto loaded = gnomon::server::LoadTrace(dir.File("waves.gnomon"), model);
     REQUIRE(loaded.ok());

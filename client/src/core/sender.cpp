@@ -899,8 +899,9 @@ bool Sender::ShipLane(Lane& lane) {
 std::optional<uint64_t> Sender::SyncMainStream() {
   // Tried, not waited for: Disconnect() may hold it while it joins the lanes.
   std::unique_lock lock(main_mutex_, std::defer_lock);
-  while (!lock.try_lock_for(std::chrono::milliseconds(1))) {
+  while (!lock.try_lock()) {
     if (lanes_stop_.load()) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
   if (conn_fd_ < 0 || lanes_stop_.load()) return std::nullopt;
   {

@@ -190,7 +190,7 @@ class Sender {
 
   // Guards the connection and its stream (conn_fd_'s closing, out_, global_sent_,
   // main_sent_) from the lanes. Recursive: Disconnect() takes it, and may run under it.
-  std::recursive_timed_mutex main_mutex_;
+  std::recursive_mutex main_mutex_;
   std::vector<uint8_t> out_;
   size_t global_sent_ = 0;
   uint64_t main_sent_ = 0;  // bytes of the connection's stream sent, from AppInfo on

@@ -1,0 +1,91 @@
+// A program's threads over several connections (lanes), in a program of its own, with a
+// worker in this process merging them into a file. Under thread sanitizer (CI) both
+// sides are instrumented: the program's lane threads draining threads that come and go,
+// and the worker's lane threads appending beside its main one.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+#include <thread>
+
+#include "../support/process.h"
+#include "gnomon/server/trace_file.h"
+#include "gnomon/server/worker.h"
+
+using gnomon::server::Worker;
+using gnomon::test::ChildProcess;
+using gnomon::test::ReadFile;
+using gnomon::test::ScratchDir;
+
+namespace {
+
+struct Run {
+  ScratchDir dir;
+  std::unique_ptr<ChildProcess> program;
+  std::unique_ptr<gnomon::server::TraceWriter> writer;
+  std::unique_ptr<Worker> worker;
+};
+
+// Starts `waves` threads of `zones` zones and connects a worker asking for three lanes.
+std::unique_ptr<Run> Start(long zones, const char* wait_at_exit_ms) {
+  auto run = std::make_unique<Run>();
+  run->program = std::make_unique<ChildProcess>(
+      std::vector<std::string>{GNOMON_TEST_PROGRAM, "waves", "4", std::to_string(zones)},
+      std::map<std::string, std::string>{{"GNOMON_PORT", "0"},
+                                         {"GNOMON_PORT_FILE", run->dir.File("port")},
+                                         {"GNOMON_BUFFER_POLICY", "wait"},
+                                         {"GNOMON_WAIT_FOR_SERVER_MS", wait_at_exit_ms}},
+      run->dir.File("log"));
+  const uint16_t port = gnomon::test::WaitForPortFile(run->dir.File("port"));
+  REQUIRE(port != 0);
+  auto writer = gnomon::server::TraceWriter::Create(run->dir.File("lanes.gnomon"));
+  REQUIRE(writer.ok());
+  run->writer = std::move(writer.value());
+  REQUIRE(run->writer->Publish(gnomon::server::Overwrite::kYes).ok());
+  Worker::Options options;
+  options.port = port;
+  options.build_model = false;
+  options.lanes = 3;
+  options.writer = &run->writer->first_stream();
+  run->worker = std::make_unique<Worker>(options);
+  REQUIRE(run->worker->Connect().ok());
+  run->worker->Start();
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("lanes: threads that come and go, drained over three connections and merged, all in the file") {
+  constexpr long kZones = 20'000;
+  const auto run = Start(kZones, "20000");
+  run->worker->Join();
+  REQUIRE(run->writer->Finish().ok());
+  CHECK(run->worker->state() == Worker::State::kEnded);
+  CHECK(run->worker->lanes() == 3);
+  CHECK(run->worker->lane_bytes_received() > run->worker->bytes_received() / 2);
+  const int exit_code = run->program->Wait(std::chrono::seconds(60));
+  CHECK_MESSAGE(exit_code == 0, ReadFile(run->dir.File("log")));
+  gnomon::server::TraceModel model;
+  auto loaded = gnomon::server::LoadTrace(run->dir.File("lanes.gnomon"), model);
+  REQUIRE(loaded.ok());
+  CHECK(model.diagnostics.ended_cleanly);
+  CHECK(model.diagnostics.zone_ends_without_begin == 0);
+  CHECK(model.zone_count == uint64_t(2 * 4 * (2 * kZones + kZones / 2)));
+}
+
+TEST_CASE("lanes: a capture that stops mid-stream leaves the program running and whole") {
+  const auto run = Start(400'000, "0");
+  while (run->worker->lane_bytes_received() == 0 && !run->worker->is_finished())
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  run->worker->RequestStop();
+  run->worker->Join();
+  REQUIRE(run->writer->Finish().ok());
+  CHECK(run->worker->state() == Worker::State::kStopped);
+  // The program's lanes lose their server while they send: it lets them go and records on.
+  const int exit_code = run->program->Wait(std::chrono::seconds(60));
+  const std::string log = ReadFile(run->dir.File("log"));
+  CHECK_MESSAGE(exit_code == 0, log);
+  CHECK(log.find("waves done") != std::string::npos);
+  gnomon::server::TraceModel model;
+  CHECK(gnomon::server::LoadTrace(run->dir.File("lanes.gnomon"), model).ok());
+}
