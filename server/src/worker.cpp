@@ -131,7 +131,7 @@ const CaptureIdentity& ThisCapture() {
       made.domain = std::string("host:") + host;
     }
     return made;
-  }();
+  }());
   return identity;
 }
 
@@ -470,9 +470,19 @@ void Worker::Start() {
     lanes_open_ = std::min(options_.lanes, protocol::kMaxLanes);
     lanes_thread_ = std::thread([this] { RunLanes(); });
   }
+  if (options_.build_model) {
+    // A few blocks ahead (16 MiB): a quiet program's model holds no more than that.
+    prefault_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "gnomon-prefault");
+      while (!is_finished()) {
+        if (!reserve_.AddOne(8)) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    });
+  }
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "gnomon-receive");
     if (options_.build_model) {
+      const chunk_memory::UseBlockReserve use_reserve(reserve_);
       BuildingHandler handler(model_.unshared());  // written only inside model_.Write
       ReceiveLoop(handler);
     } else {
@@ -490,7 +500,9 @@ void Worker::Start() {
 
 void Worker::Join() {
   if (thread_.joinable()) thread_.join();  // it ended the lanes
-  if (fd_ >= 0 && is_finished()) {         // the connection is done with: a long capture keeps no descriptor
+  if (prefault_.joinable()) prefault_.join();
+  reserve_.Clear();
+  if (fd_ >= 0 && is_finished()) {  // the connection is done with: a long capture keeps no descriptor
     ::close(fd_);
     fd_ = -1;
   }

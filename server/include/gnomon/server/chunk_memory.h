@@ -19,6 +19,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -55,7 +56,8 @@ inline void Populate(void* block) {
 // takes 1.2 GB for 100 M zones, and its reader thread, waiting for the builder, can pay
 // that instead of the builder. Each load owns one: its reader fills it, and its builder
 // thread draws on it (UseBlockReserve) while the load lasts; what is left is given back
-// when it is destroyed. Thread-safe.
+// when it is destroyed. A worker building a live model keeps one filled the same way.
+// Thread-safe.
 class BlockReserve {
  public:
   static constexpr size_t kMaxBlocks = 16;
@@ -73,11 +75,12 @@ class BlockReserve {
     blocks_.pop_back();
     return block;
   }
-  // Touches one more block when fewer than kMaxBlocks wait; false when full.
-  bool AddOne() {
+  // Touches one more block when fewer than `limit` (at most kMaxBlocks) wait; false when
+  // full.
+  bool AddOne(size_t limit = kMaxBlocks) {
     {
       std::lock_guard lock(mutex_);
-      if (blocks_.size() >= kMaxBlocks) return false;
+      if (blocks_.size() >= std::min(limit, kMaxBlocks)) return false;
     }
     void* block = MapBlock();
     Populate(block);

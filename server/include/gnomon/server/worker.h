@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "gnomon/protocol/settings.h"
+#include "gnomon/server/chunk_memory.h"
 #include "gnomon/server/shared_model.h"
 #include "gnomon/server/status.h"
 #include "gnomon/server/trace_file.h"
@@ -137,6 +138,10 @@ class Worker {
   Options options_;
   int fd_ = -1;
   std::thread thread_;
+  // Building a model: blocks for its zones, faulted in ahead by a thread of their own
+  // ("gnomon-prefault") so that the receiving thread's stores find their pages there.
+  chunk_memory::BlockReserve reserve_;
+  std::thread prefault_;
   std::atomic<State> state_{State::kIdle};
   std::atomic<bool> stop_requested_{false};
   std::atomic<uint64_t> bytes_received_{0};
