@@ -78,6 +78,16 @@ server::Result<std::unique_ptr<server::TraceWriter>> CreateTraceFile(const std::
   return server::TraceWriter::Create(path, {.compress_threads = 2, .on_thread_start = &MarkLibraryThread});
 }
 
+// A connection events go out on: sends wait, a quarter second at a time (SendFully),
+// and leave at once.
+void MakeShipping(int fd) {
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  timeval send_timeout{0, 250 * 1000};
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof(send_timeout));
+}
+
 std::string MiB(uint64_t bytes) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.1f MiB", double(bytes) / double(1 << 20));
@@ -656,11 +666,7 @@ void Sender::Answer(int fd, protocol::HandshakeStatus status, uint64_t capabilit
 }
 
 void Sender::Promote(int fd) {
-  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);  // sends wait, up to the timeout below
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  timeval send_timeout{0, 250 * 1000};
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof(send_timeout));
+  MakeShipping(fd);
   conn_fd_ = fd;
   global_sent_ = 0;
   main_sent_ = 0;
@@ -817,11 +823,7 @@ void Sender::StartLanes() {
   lanes_finish_.store(false);
   lanes_failed_.store(false);
   for (const int fd : lane_fds_) {
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    timeval send_timeout{0, 250 * 1000};
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof(send_timeout));
+    MakeShipping(fd);
     auto lane = std::make_unique<Lane>();
     lane->fd = fd;
     lane->index = uint32_t(lanes_.size());
