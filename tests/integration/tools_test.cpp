@@ -255,6 +255,12 @@ TEST_CASE("the tools explain bad use and bad input") {
   CHECK(output.find("-o FILE") != std::string::npos);
   CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " -j 0 -p 1 -o " + dir.File("x.gnomon"), &output) == 1);
   CHECK(output.find("-j: '0' is not a whole number from 1 to 64") != std::string::npos);
+  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " --lanes 9 -p 1 -o " + dir.File("x.gnomon"), &output) == 1);
+  CHECK(output.find("--lanes: '9' is not a whole number from 0 to 8") != std::string::npos);
+  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " --lanes 2 --listen 0 -o " + dir.File("x.gnomon"),
+                   &output) == 1);
+  CHECK(output.find("--lanes needs the capture to connect to the program, not --listen") !=
+        std::string::npos);
   CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " -w 0.2 -p 1 -o " + dir.File("x.gnomon"), &output) == 2);
   CHECK(output.find("cannot connect to 127.0.0.1:1") != std::string::npos);
   CHECK(output.find("waiting for a program") == std::string::npos);  // too short a wait to say so
