@@ -360,9 +360,10 @@ Status Worker::OpenLanes() {
   hello.flags = protocol::kServerLaneHello;
   hello.reserved = lane_token_;
   std::vector<int> opened;
+  uint32_t lane = 1;
   auto fail = [&](const std::string& why) {
     for (const int fd : opened) ::close(fd);
-    return Status::Error("cannot open lane " + std::to_string(opened.size()) + " to " + where_ + ": " + why);
+    return Status::Error("cannot open lane " + std::to_string(lane) + " to " + where_ + ": " + why);
   };
   // All of them within the handshake's time, a slice at a time so that a stop ends it.
   const auto deadline = Clock::now() + kHandshakeTimeout;
@@ -372,7 +373,7 @@ Status Worker::OpenLanes() {
     }
     return false;
   };
-  for (uint32_t lane = 1; lane <= std::min(options_.lanes, protocol::kMaxLanes); ++lane) {
+  for (; lane <= std::min(options_.lanes, protocol::kMaxLanes); ++lane) {
     const int fd = socket(peer.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) return fail(std::strerror(errno));
     opened.push_back(fd);
