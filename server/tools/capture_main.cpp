@@ -82,9 +82,9 @@ capture's (docs/architecture.md, "Host clocks").
                capture may run on, at most 8); a busy program on a big machine needs
                several
   --lanes N    connections besides the first that carry each program's threads'
-               events, 0 to 8 (default: 0 on fewer than 8 cores, else a quarter of
-               them, at most 4): one connection carries about 120 M zones a second.
-               Not with --listen
+               events, 0 to 8 (default: 0 below 16 cores, else one for every 8, at
+               most 4): one connection carries about 100 M zones a second. Not with
+               --listen
   -q           no progress line
   -h, --help   this text
 
@@ -679,9 +679,10 @@ int main(int argc, char** argv) {
                  "gnomon-capture: --lanes needs the capture to connect to the program, not --listen\n");
     return kExitUsage;
   }
-  // Lanes take a core each on both sides: only where there are cores to spare.
+  // Lanes take a thread each on both sides: only where there are cores to spare (on 16,
+  // two carried as much as three or four, docs/benchmarks.md).
   const unsigned cores = gnomon::server::AllowedCores();
-  options.lanes = lanes_asked ? *lanes_asked : cores < 8 ? 0 : std::min(4u, cores / 4);
+  options.lanes = lanes_asked ? *lanes_asked : cores < 16 ? 0 : std::min(4u, cores / 8);
   if (output.empty()) {
     std::fprintf(stderr, "gnomon-capture: say where to write the trace with -o FILE\n\n%s", Usage());
     return kExitUsage;

@@ -8,7 +8,7 @@
 // starting with AppInfo. Otherwise the program closes the connection, and the status
 // says why, so both ends can print an error that tells the user what to do.
 //
-// Lanes: one connection carries about 120 M zones a second (one thread each side), so a
+// Lanes: one connection carries about 100 M zones a second (one thread each side), so a
 // server may ask for more. Its ServerHello sets kServerWantsLanes with the number it
 // wants in `reserved`; a program that agrees announces kCapLanes and a token in its
 // ClientHello's `reserved`. The server then opens that many more connections, each
