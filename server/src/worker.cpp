@@ -61,7 +61,8 @@ struct CountingHandler : ClockExchanges {
   bool ended = false;
   std::string program_name;
   std::optional<uint32_t> context;  // the thread of the last ThreadContext
-  void OnThreadContext(const protocol::ThreadContext& m) { context = m.thread_id; }
+  // The packed field copied first: the optional would bind a reference to it.
+  void OnThreadContext(const protocol::ThreadContext& m) { context = uint32_t{m.thread_id}; }
   void OnZoneBegin(const protocol::ZoneBegin&) { ++zones; }
   void OnLeafZone(uint32_t, uint64_t, uint64_t) { ++zones; }  // a begin and its end: one step
   void OnAppInfo(const protocol::AppInfo&, const protocol::AppInfoTail& t) {
