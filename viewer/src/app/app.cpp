@@ -171,6 +171,18 @@ std::string App::LaneTitle(const Lane& lane) const {
   return title;
 }
 
+std::vector<std::string> App::ItemLabels() const {
+  std::vector<std::string> labels(items().size());
+  if (session_) {
+    session_->WithModel([&](const server::TraceModel&) {
+      for (size_t i = 0; i < labels.size(); ++i) {
+        if (const std::string* label = items()[i].label) labels[i] = *label;
+      }
+    });
+  }
+  return labels;
+}
+
 void App::Frame(float width, float height) {
   workspace_.reports.clear();
   workspace_.tiles.clear();

@@ -88,6 +88,9 @@ class App {
   // A lane's title, as its title bar shows it.
   std::string LaneTitle(const Lane& lane) const;
   const std::vector<DrawItem>& items() const { return timeline_window_.items(); }
+  // Their labels ("" for none), copied under the model's lock: an item's label points
+  // into the model, which a live capture may have grown since the frame.
+  std::vector<std::string> ItemLabels() const;
   ImVec2 timeline_origin() const { return timeline_window_.origin(); }
   // Where the timeline and each open side window were on the screen in the last frame.
   struct ScreenRect {

@@ -130,13 +130,12 @@ void WriteLayout(const std::string& path, gnomon::viewer::App& app) {
     first = false;
   }
   out << "],\"items\":[";
-  first = true;
-  for (const auto& item : app.items()) {
-    out << (first ? "" : ",") << "{\"kind\":" << int(item.kind) << ",\"x0\":" << o.x + item.x0
+  const std::vector<std::string> labels = app.ItemLabels();
+  for (size_t i = 0; i < app.items().size(); ++i) {
+    const auto& item = app.items()[i];
+    out << (i == 0 ? "" : ",") << "{\"kind\":" << int(item.kind) << ",\"x0\":" << o.x + item.x0
         << ",\"y0\":" << o.y + item.y0 << ",\"x1\":" << o.x + item.x1 << ",\"y1\":" << o.y + item.y1
-        << ",\"color\":" << item.color
-        << ",\"label\":" << gnomon::server::JsonQuote(item.label ? *item.label : "") << "}";
-    first = false;
+        << ",\"color\":" << item.color << ",\"label\":" << gnomon::server::JsonQuote(labels[i]) << "}";
   }
   auto rect = [&out](const gnomon::viewer::App::ScreenRect& r) {
     out << "{\"title\":" << gnomon::server::JsonQuote(r.title) << ",\"x0\":" << r.x0 << ",\"y0\":" << r.y0
