@@ -1,5 +1,6 @@
 #include "block_codec.h"
 
+#include <cstddef>
 #include <cstring>
 
 #include "gnomon/protocol/byte_io.h"
@@ -51,41 +52,49 @@ void DecodeTickDeltas(uint8_t* block, size_t size) {
 }
 
 size_t CompactMessages(const uint8_t* data, size_t size, uint8_t* out, uint64_t& previous) {
+  using protocol::LoadLe;
+  using protocol::ZoneBegin;
+  using protocol::ZoneEnd;
   constexpr uint8_t kBegin = uint8_t(protocol::MessageType::kZoneBegin);
   constexpr uint8_t kEnd = uint8_t(protocol::MessageType::kZoneEnd);
+  // Fields are loaded one by one, not as the packed struct: a struct copied to the stack
+  // and read back across its stores stalls the loop on every message. The last tick
+  // stays in a register: `out` could alias `previous`.
+  uint64_t last = previous;
   uint8_t* o = out;
   size_t pos = 0;
   while (pos < size) {
     const uint8_t* p = data + pos;
     // Zone begins and ends are nearly every message of a big trace: straight through.
-    if (p[0] == kBegin && size - pos >= sizeof(protocol::ZoneBegin)) {
-      const auto m = protocol::LoadLe<protocol::ZoneBegin>(p);
+    if (p[0] == kBegin && size - pos >= sizeof(ZoneBegin)) {
+      const uint64_t tick = LoadLe<uint64_t>(p + offsetof(ZoneBegin, tick));
       *o++ = kBegin;
-      o = PutVarint(o, m.srcloc_id);
-      o = PutVarint(o, ZigZag(int64_t(m.tick - previous)));
-      previous = m.tick;
-      pos += sizeof(protocol::ZoneBegin);
+      o = PutVarint(o, LoadLe<uint32_t>(p + offsetof(ZoneBegin, srcloc_id)));
+      o = PutVarint(o, ZigZag(int64_t(tick - last)));
+      last = tick;
+      pos += sizeof(ZoneBegin);
       continue;
     }
-    if (p[0] == kEnd && size - pos >= sizeof(protocol::ZoneEnd)) {
-      const auto m = protocol::LoadLe<protocol::ZoneEnd>(p);
+    if (p[0] == kEnd && size - pos >= sizeof(ZoneEnd)) {
+      const uint64_t tick = LoadLe<uint64_t>(p + offsetof(ZoneEnd, tick));
       *o++ = kEnd;
-      o = PutVarint(o, ZigZag(int64_t(m.tick - previous)));
-      previous = m.tick;
-      pos += sizeof(protocol::ZoneEnd);
+      o = PutVarint(o, ZigZag(int64_t(tick - last)));
+      last = tick;
+      pos += sizeof(ZoneEnd);
       continue;
     }
     const protocol::MessageSpan span = protocol::MeasureMessage(p, size - pos);
     if (span.status != protocol::MessageSpan::kWhole) break;  // the rest as it is, below
     std::memcpy(o, p, span.size);
     if (const uint8_t offset = protocol::kCatalogue[p[0]].tick_offset; offset != 0) {
-      const uint64_t tick = protocol::LoadLe<uint64_t>(p + offset);
-      protocol::StoreLe<uint64_t>(o + offset, ZigZag(int64_t(tick - previous)));
-      previous = tick;
+      const uint64_t tick = LoadLe<uint64_t>(p + offset);
+      protocol::StoreLe<uint64_t>(o + offset, ZigZag(int64_t(tick - last)));
+      last = tick;
     }
     o += span.size;
     pos += span.size;
   }
+  previous = last;
   // Not a whole message from here on (unknown, or cut short): the rest as it is.
   std::memcpy(o, data + pos, size - pos);
   o += size - pos;
