@@ -51,7 +51,12 @@ void DecodeTickDeltas(uint8_t* block, size_t size) {
   });
 }
 
-size_t CompactMessages(const uint8_t* data, size_t size, uint8_t* out, uint64_t& previous) {
+namespace {
+
+// Both compact forms: format 3's records, their tick deltas inline (`kColumns` false: out
+// and deltas are one buffer) or appended to `deltas` in order (format 6's tick column).
+template <bool kColumns>
+size_t Compact(const uint8_t* data, size_t size, uint8_t* out, uint8_t*& deltas, uint64_t& previous) {
   using protocol::LoadLe;
   using protocol::ZoneBegin;
   using protocol::ZoneEnd;
@@ -59,27 +64,33 @@ size_t CompactMessages(const uint8_t* data, size_t size, uint8_t* out, uint64_t&
   constexpr uint8_t kEnd = uint8_t(protocol::MessageType::kZoneEnd);
   // Fields are loaded one by one, not as the packed struct: a struct copied to the stack
   // and read back across its stores stalls the loop on every message. The last tick
-  // stays in a register: `out` could alias `previous`.
+  // and the cursors stay in registers: `out` could alias them.
   uint64_t last = previous;
   uint8_t* o = out;
+  uint8_t* d = deltas;
+  auto put_delta = [&](uint64_t tick) {
+    const uint64_t delta = ZigZag(int64_t(tick - last));
+    if constexpr (kColumns) {
+      d = PutVarint(d, delta);
+    } else {
+      o = PutVarint(o, delta);
+    }
+    last = tick;
+  };
   size_t pos = 0;
   while (pos < size) {
     const uint8_t* p = data + pos;
     // Zone begins and ends are nearly every message of a big trace: straight through.
     if (p[0] == kBegin && size - pos >= sizeof(ZoneBegin)) {
-      const uint64_t tick = LoadLe<uint64_t>(p + offsetof(ZoneBegin, tick));
       *o++ = kBegin;
       o = PutVarint(o, LoadLe<uint32_t>(p + offsetof(ZoneBegin, srcloc_id)));
-      o = PutVarint(o, ZigZag(int64_t(tick - last)));
-      last = tick;
+      put_delta(LoadLe<uint64_t>(p + offsetof(ZoneBegin, tick)));
       pos += sizeof(ZoneBegin);
       continue;
     }
     if (p[0] == kEnd && size - pos >= sizeof(ZoneEnd)) {
-      const uint64_t tick = LoadLe<uint64_t>(p + offsetof(ZoneEnd, tick));
       *o++ = kEnd;
-      o = PutVarint(o, ZigZag(int64_t(tick - last)));
-      last = tick;
+      put_delta(LoadLe<uint64_t>(p + offsetof(ZoneEnd, tick)));
       pos += sizeof(ZoneEnd);
       continue;
     }
@@ -95,11 +106,33 @@ size_t CompactMessages(const uint8_t* data, size_t size, uint8_t* out, uint64_t&
     pos += span.size;
   }
   previous = last;
+  deltas = d;
   // Not a whole message from here on (unknown, or cut short): the rest as it is.
   std::memcpy(o, data + pos, size - pos);
   o += size - pos;
-  GNOMON_CHECK(size_t(o - out) <= CompactBound(size), "compaction wrote past CompactBound");
   return size_t(o - out);
+}
+
+}  // namespace
+
+size_t CompactMessages(const uint8_t* data, size_t size, uint8_t* out, uint64_t& previous) {
+  uint8_t* unused = out;
+  const size_t length = Compact<false>(data, size, out, unused, previous);
+  GNOMON_CHECK(length <= CompactBound(size), "compaction wrote past CompactBound");
+  return length;
+}
+
+size_t CompactBlock(const uint8_t* data, size_t size, uint8_t* out, uint8_t* scratch) {
+  uint64_t previous = 0;  // each block starts from 0: blocks decode on their own
+  uint8_t* deltas = scratch;
+  out[0] = kColumnsMark;
+  const size_t records = Compact<true>(data, size, out + kColumnsHeader, deltas, previous);
+  protocol::StoreLe<uint32_t>(out + 1, uint32_t(records));
+  const size_t tick_bytes = size_t(deltas - scratch);
+  const size_t length = kColumnsHeader + records + tick_bytes;
+  GNOMON_CHECK(length <= CompactBound(size), "compaction wrote past CompactBound");
+  std::memcpy(out + kColumnsHeader + records, scratch, tick_bytes);
+  return length;
 }
 
 }  // namespace gnomon::server

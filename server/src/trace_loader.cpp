@@ -44,7 +44,8 @@ struct DCtxDeleter {
 struct ReadyBlock {
   std::vector<uint8_t> raw;  // the block's bytes in raw[0, size): the stream, or its compact form
   size_t size = 0;
-  bool compact = false;  // formats 3 and 4 (block_codec.h)
+  bool compact = false;  // formats 3 and later (block_codec.h)
+  bool columns = false;  // format 6 and later: the block may hold its ticks in a column
   IndexedBlock where;
   bool is_last = false;  // nothing follows
   std::string failure;   // why this block cannot be loaded ("" when it can)
@@ -111,14 +112,16 @@ class BlockPipeline {
   bool stopped_ = false;
 };
 
-// Decodes a compact block (formats 3 and 4) into the builder, the zone records straight from their
-// varints; consumed == size unless a record cannot be read (failed, with the reason).
-// stream_bytes grows by the size the decoded messages have in the stream.
-DecodeResult DecodeCompactBlock(uint8_t* block, size_t size, TraceBuilder& builder, uint64_t& stream_bytes) {
+// Decodes a compact block (formats 3 and later; `columns`: 6 and later) into the builder,
+// the zone records straight from their varints; consumed == size unless a record cannot
+// be read (failed, with the reason). stream_bytes grows by the size the decoded messages
+// have in the stream.
+DecodeResult DecodeCompactBlock(uint8_t* block, size_t size, bool columns, TraceBuilder& builder,
+                                uint64_t& stream_bytes) {
   DecodeResult result;
   uint64_t zone_begins = 0, zone_ends = 0, others = 0;
   const CompactWalk walk = WalkCompactBlock(
-      block, size,
+      block, size, columns,
       [&](uint32_t location, uint64_t tick) {
         builder.BeginZone(location, tick);
         ++zone_begins;
@@ -233,6 +236,7 @@ void ReadBlocks(const TraceSource& source, const FileHeader& header, const std::
     if (ready.failure.empty()) {
       ready.size = block.raw_bytes;
       ready.compact = header.format_version >= 3;
+      ready.columns = header.format_version >= 6;
       if (header.format_version == 2) DecodeTickDeltas(ready.raw.data(), ready.size);
     }
     if (!pipeline.Push(std::move(ready))) return;
@@ -340,9 +344,9 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
     DecodeResult decoded;
     write(stream.target, [&] {
       if (where.after_gap || stream.failed) stream.builder->OnStreamGap();
-      decoded = ready.compact
-                    ? DecodeCompactBlock(ready.raw.data(), ready.size, *stream.builder, stream_bytes)
-                    : DecodeMessages(ready.raw.data(), ready.size, *stream.builder);
+      decoded = ready.compact ? DecodeCompactBlock(ready.raw.data(), ready.size, ready.columns,
+                                                   *stream.builder, stream_bytes)
+                              : DecodeMessages(ready.raw.data(), ready.size, *stream.builder);
     });
     stream.failed = false;
     GNOMON_CHECK(decoded.consumed <= ready.size, "a block decoded past its end");

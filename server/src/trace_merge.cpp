@@ -13,6 +13,8 @@
 namespace gnomon::server {
 namespace {
 
+constexpr uint16_t kFirstMergeableFormat = 5;
+
 bool SameFile(const std::string& a, const std::string& b) {
   struct stat sa {};
   struct stat sb {};
@@ -39,11 +41,16 @@ class InputCopier {
         std::memcmp(header.magic, kTraceMagic, sizeof(kTraceMagic)) != 0) {
       return Status::Error(path + " is not a Gnomon trace (no GNOMONTF header)");
     }
-    if (header.format_version != kTraceFormatVersion) {
+    // Format 5 on: every capture records a common reference clock. A block of format 5
+    // is one of format 6 too, so the merged file says 6 whatever its inputs.
+    if (header.format_version < kFirstMergeableFormat || header.format_version > kTraceFormatVersion) {
       return Status::Error(path + " is trace format " + std::to_string(header.format_version) +
-                           "; gnomon-merge takes format " + std::to_string(kTraceFormatVersion) +
-                           " only (older captures recorded no common reference clock, so their programs "
-                           "cannot be placed against the others)");
+                           "; gnomon-merge takes formats " + std::to_string(kFirstMergeableFormat) + " to " +
+                           std::to_string(kTraceFormatVersion) +
+                           (header.format_version > kTraceFormatVersion
+                                ? " (written by a newer Gnomon: merge it with that one)"
+                                : " (older captures recorded no common reference clock, so their programs "
+                                  "cannot be placed against the others)"));
     }
     if (header.header_bytes < sizeof(FileHeader) || header.header_bytes > source.size()) {
       return Status::Error(path + " has a damaged header (header size " +
@@ -69,6 +76,7 @@ class InputCopier {
     for (auto& [stream, renumbered] : streams) renumbered = next++;
     if (summary_.files == 0) {
       FileHeader first = header;
+      first.format_version = kTraceFormatVersion;
       first.header_bytes = sizeof(FileHeader);
       first.flags |= kMergedTrace;
       if (Status s = Write(&first, sizeof(first)); !s.ok()) return s;

@@ -206,6 +206,7 @@ void TraceWriter::CompressLoop() {
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, options_.compression_level);
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_checksumFlag, 1);
   Bytes compact;  // the block's compact form
+  Bytes ticks;    // its tick column, while it is built
   while (true) {
     Block block;
     {
@@ -220,8 +221,8 @@ void TraceWriter::CompressLoop() {
       cv_.notify_all();
     }
     compact.Reserve(CompactBound(block.size), 0);
-    uint64_t previous_tick = 0;  // each block starts from 0: blocks decode on their own
-    block.size = CompactMessages(block.data.data.get(), block.size, compact.data.get(), previous_tick);
+    ticks.Reserve(CompactBound(block.size), 0);
+    block.size = CompactBlock(block.data.data.get(), block.size, compact.data.get(), ticks.data.get());
     block.data.Reserve(ZSTD_compressBound(block.size), 0);  // the stream bytes are done with
     block.compressed_bytes = ZSTD_compress2(cctx.get(), block.data.data.get(), block.data.capacity,
                                             compact.data.get(), block.size);

@@ -57,8 +57,16 @@ TEST_CASE("tick deltas round-trip every message, any tick, and leave a broken ta
 
 namespace {
 
-std::vector<uint8_t> Compact(const std::vector<uint8_t>& stream) {
+// A whole block's compact form: format 3's records (as formats 3 to 5 write it) or
+// format 6's, with the ticks in a column.
+enum class Form { kRecords, kColumns };
+std::vector<uint8_t> Compact(const std::vector<uint8_t>& stream, Form form = Form::kRecords) {
   std::vector<uint8_t> out(gnomon::server::CompactBound(stream.size()));
+  if (form == Form::kColumns) {
+    std::vector<uint8_t> scratch(out.size());
+    out.resize(gnomon::server::CompactBlock(stream.data(), stream.size(), out.data(), scratch.data()));
+    return out;
+  }
   uint64_t previous = 0;  // a whole block
   out.resize(gnomon::server::CompactMessages(stream.data(), stream.size(), out.data(), previous));
   return out;
@@ -66,7 +74,8 @@ std::vector<uint8_t> Compact(const std::vector<uint8_t>& stream) {
 
 // The stream a compact block stands for, rebuilt through the walk the loader decodes
 // with (by value: the walk restores ticks in the block it reads).
-gnomon::server::CompactWalk Expand(std::vector<uint8_t> compact, std::vector<uint8_t>& out) {
+gnomon::server::CompactWalk Expand(std::vector<uint8_t> compact, std::vector<uint8_t>& out,
+                                   bool columns = true) {
   using gnomon::protocol::StoreLe;
   out.clear();
   auto put = [&](auto value) {
@@ -86,7 +95,7 @@ gnomon::server::CompactWalk Expand(std::vector<uint8_t> compact, std::vector<uin
     return true;
   };
   return gnomon::server::WalkCompactBlock(
-      compact.data(), compact.size(), begin, end,
+      compact.data(), compact.size(), columns, begin, end,
       [&](uint32_t location, uint64_t begin_tick, uint64_t end_tick) {
         return begin(location, begin_tick) && end(end_tick);
       },
@@ -98,7 +107,7 @@ gnomon::server::CompactWalk Expand(std::vector<uint8_t> compact, std::vector<uin
 
 }  // namespace
 
-TEST_CASE("compact blocks (format 3) round-trip every message, any tick and any location") {
+TEST_CASE("compact blocks (formats 3 and 6) round-trip every message, any tick and any location") {
   std::mt19937_64 rng(5);
   StreamWriter w;
   w.AppInfo("compact").ThreadContext(1);
@@ -139,13 +148,16 @@ TEST_CASE("compact blocks (format 3) round-trip every message, any tick and any 
     }
   }
   w.End(~uint64_t{0});
-  const std::vector<uint8_t> compact = Compact(w.bytes());
-  CHECK(compact.size() < w.size());  // absurd ticks take 10-byte varints; the tight case is below
-  std::vector<uint8_t> back;
-  const auto walk = Expand(compact, back);
-  CHECK(walk.ok);
-  CHECK(walk.stopped_at == compact.size());
-  CHECK(back == w.bytes());
+  for (const Form form : {Form::kRecords, Form::kColumns}) {
+    CAPTURE(int(form));
+    const std::vector<uint8_t> compact = Compact(w.bytes(), form);
+    CHECK(compact.size() < w.size());  // absurd ticks take 10-byte varints; the tight case is below
+    std::vector<uint8_t> back;
+    const auto walk = Expand(compact, back);
+    CHECK(walk.ok);
+    CHECK(walk.stopped_at == compact.size());
+    CHECK(back == w.bytes());
+  }
 }
 
 TEST_CASE("a block compacted piece by piece, as the trace writer appends, equals it compacted at once") {
@@ -187,18 +199,42 @@ TEST_CASE("a block compacted piece by piece, as the trace writer appends, equals
   CHECK(previous == last);  // the last message's tick, for the next piece
 }
 
-TEST_CASE("a tight loop's zones take 5 bytes each in a compact block") {
+TEST_CASE("a tight loop's zones take 5 bytes each in a compact block, in both forms") {
   StreamWriter w;
   uint64_t tick = 0x0123'4567'89AB'CDEFull;
   for (int i = 0; i < 10000; ++i) {
     w.ZoneBegin(7, tick += 35);
     w.ZoneEnd(tick += 33);
   }
-  const std::vector<uint8_t> compact = Compact(w.bytes());
-  CHECK(compact.size() <= 10000 * 5 + 16);  // the first delta is the whole tick
-  std::vector<uint8_t> back;
-  CHECK(Expand(compact, back).ok);
-  CHECK(back == w.bytes());
+  for (const Form form : {Form::kRecords, Form::kColumns}) {
+    CAPTURE(int(form));
+    const std::vector<uint8_t> compact = Compact(w.bytes(), form);
+    CHECK(compact.size() <= 10000 * 5 + 16);  // the first delta is the whole tick
+    std::vector<uint8_t> back;
+    CHECK(Expand(compact, back).ok);
+    CHECK(back == w.bytes());
+  }
+}
+
+TEST_CASE("format 6 puts a tight loop's ticks after its records, which then repeat exactly") {
+  StreamWriter w;
+  uint64_t tick = 1000;
+  for (int i = 0; i < 100; ++i) {
+    w.ZoneBegin(7, tick += 35 + uint64_t(i % 3));
+    w.ZoneEnd(tick += 33);
+  }
+  const std::vector<uint8_t> columns = Compact(w.bytes(), Form::kColumns);
+  REQUIRE(columns.size() > gnomon::server::kColumnsHeader + 300);
+  CHECK(columns[0] == gnomon::server::kColumnsMark);
+  CHECK(gnomon::protocol::LoadLe<uint32_t>(columns.data() + 1) == 300);  // begin, location, end
+  for (int i = 0; i < 100; ++i) {
+    CHECK(columns[gnomon::server::kColumnsHeader + 3 * size_t(i)] == 2);
+    CHECK(columns[gnomon::server::kColumnsHeader + 3 * size_t(i) + 1] == 7);
+    CHECK(columns[gnomon::server::kColumnsHeader + 3 * size_t(i) + 2] == 3);
+  }
+  // The ticks: the first begin's whole tick (2 bytes), then 199 one-byte deltas.
+  CHECK(columns.size() == gnomon::server::kColumnsHeader + 300 + 2 + 199);
+  CHECK(columns.back() == 33 * 2);  // zigzag
 }
 
 TEST_CASE("a damaged compact block gives its whole messages before the damage, and where it stopped") {
@@ -253,9 +289,63 @@ TEST_CASE("a damaged compact block gives its whole messages before the damage, a
     for (int i = 0; i < 2000; ++i) {
       std::vector<uint8_t> noise(rng() % 64);
       for (uint8_t& b : noise) b = uint8_t(rng() % 5 == 0 ? rng() % 4 : rng());
-      const auto r = Expand(noise, back);  // ASan checks every read stays in the block
-      CHECK(r.stopped_at <= noise.size());
-      CHECK(r.ok == (r.stopped_at == noise.size()));
+      for (const bool mark : {false, true}) {
+        if (mark) noise.insert(noise.begin(), {gnomon::server::kColumnsMark, uint8_t(rng() % 64), 0, 0, 0});
+        const auto r = Expand(noise, back);  // ASan checks every read stays in the block
+        CHECK(r.stopped_at <= noise.size());
+        CHECK(r.ok == (r.stopped_at == noise.size()));
+      }
     }
+  }
+}
+
+TEST_CASE("a damaged format-6 block gives its whole records before the damage, and where it stopped") {
+  using gnomon::server::kColumnsHeader;
+  StreamWriter w;
+  w.ThreadContext(1).ZoneBegin(1, 100).ZoneEnd(200).ZoneBegin(2, 300).Plot(3, 350, 1.5).ZoneEnd(400);
+  const std::vector<uint8_t> good = Compact(w.bytes(), Form::kColumns);
+  const uint32_t records = gnomon::protocol::LoadLe<uint32_t>(good.data() + 1);
+  std::vector<uint8_t> back;
+  REQUIRE(Expand(good, back).ok);
+  REQUIRE(back == w.bytes());
+
+  SUBCASE("ticks missing: the records up to the first without its tick") {
+    std::vector<uint8_t> bad = good;
+    bad.pop_back();  // the last end's tick
+    const auto r = Expand(bad, back);
+    CHECK_FALSE(r.ok);
+    CHECK(r.error.find("cut short") != std::string::npos);
+    StreamWriter expected;
+    expected.ThreadContext(1).ZoneBegin(1, 100).ZoneEnd(200).ZoneBegin(2, 300).Plot(3, 350, 1.5);
+    CHECK(back == expected.bytes());
+  }
+  SUBCASE("ticks left over") {
+    std::vector<uint8_t> bad = good;
+    bad.insert(bad.end(), {4, 4});
+    const auto r = Expand(bad, back);
+    CHECK_FALSE(r.ok);
+    CHECK(r.error.find("2 byte(s) of ticks that no record takes") != std::string::npos);
+    CHECK(r.stopped_at == kColumnsHeader + records);
+    CHECK(back == w.bytes());
+  }
+  SUBCASE("records claimed past the block's end") {
+    std::vector<uint8_t> bad = good;
+    gnomon::protocol::StoreLe<uint32_t>(bad.data() + 1, uint32_t(bad.size()));
+    const auto r = Expand(bad, back);
+    CHECK_FALSE(r.ok);
+    CHECK(r.error.find("records claim") != std::string::npos);
+    CHECK(r.stopped_at == 0);
+    CHECK(back.empty());
+  }
+  SUBCASE("a header cut short") {
+    const auto r = Expand({gnomon::server::kColumnsMark, 1, 0}, back);
+    CHECK_FALSE(r.ok);
+    CHECK(back.empty());
+  }
+  SUBCASE("in a file of format 3 to 5, the mark is an unknown message type") {
+    const auto r = Expand(good, back, /*columns=*/false);
+    CHECK_FALSE(r.ok);
+    CHECK(r.error.find("unknown message type 255") != std::string::npos);
+    CHECK(r.stopped_at == 0);
   }
 }

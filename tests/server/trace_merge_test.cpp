@@ -130,6 +130,33 @@ TEST_CASE("merge: two captures' files become one trace whose programs load as th
   CHECK(existing.status().message().find("exists") != std::string::npos);
 }
 
+TEST_CASE("merge: a format-5 capture and one of today merge into a file of today's format, both whole") {
+  ScratchDir dir;
+  const std::string old_file = std::string(GNOMON_DATA_DIR) + "/golden/format5-two-programs.gnomon";
+  TraceSet old_set;
+  REQUIRE(LoadTraceSet(old_file, old_set).ok());
+  const StreamWriter b0 = Program("b0", 20, 222, 12'000);
+  WriteCapture(dir.File("b.gnomon"), {&b0});
+  std::ostringstream log;
+  auto merged = MergeTraces({old_file, dir.File("b.gnomon")}, dir.File("all.gnomon"), Overwrite::kNo, log);
+  REQUIRE_MESSAGE(merged.ok(), merged.status().message());
+  FileHeader header{};
+  std::memcpy(&header, gnomon::test::ReadFile(dir.File("all.gnomon")).data(), sizeof(header));
+  CHECK(header.format_version == kTraceFormatVersion);
+  TraceSet set;
+  auto loaded = LoadTraceSet(dir.File("all.gnomon"), set);
+  REQUIRE_MESSAGE(loaded.ok(), loaded.status().message());
+  CHECK(loaded->warning.empty());
+  REQUIRE(set.processes.size() == 3);
+  for (size_t i = 0; i < 2; ++i) {
+    CAPTURE(i);
+    TraceModel expected = std::move(old_set.processes[i].model);
+    expected.capture.merged = true;
+    CHECK(DescribeFirstDifference(expected, set.processes[i].model) == "");
+  }
+  CHECK(DescribeFirstDifference(Built(b0), set.processes[2].model) == "");
+}
+
 TEST_CASE("merge: an input cut short or damaged gives its sound blocks, as a reader would, and says so") {
   ScratchDir dir;
   const StreamWriter a = Program("a", 10, 111, 30'000), b = Program("b", 20, 222, 3'000);
@@ -209,9 +236,12 @@ TEST_CASE("merge: files that are not traces of this format are refused and nothi
   std::string old = gnomon::test::ReadFile(dir.File("a.gnomon"));
   FileHeader header{};
   std::memcpy(&header, old.data(), sizeof(header));
-  header.format_version = kTraceFormatVersion - 1;
+  header.format_version = 4;  // before the captures' common reference clock
   std::memcpy(old.data(), &header, sizeof(header));
   std::ofstream(dir.File("old.gnomon"), std::ios::binary) << old;
+  header.format_version = kTraceFormatVersion + 1;
+  std::memcpy(old.data(), &header, sizeof(header));
+  std::ofstream(dir.File("newer.gnomon"), std::ios::binary) << old;
 
   REQUIRE(mkfifo(dir.File("fifo.gnomon").c_str(), 0600) == 0);  // a read would wait for a writer forever
   std::string huge_header = gnomon::test::ReadFile(dir.File("a.gnomon"));
@@ -222,7 +252,8 @@ TEST_CASE("merge: files that are not traces of this format are refused and nothi
 
   const std::pair<const char*, const char*> cases[] = {
       {"text.gnomon", "is not a Gnomon trace"},
-      {"old.gnomon", "gnomon-merge takes format"},
+      {"old.gnomon", "gnomon-merge takes formats 5 to"},
+      {"newer.gnomon", "written by a newer Gnomon"},
       {"missing.gnomon", "cannot open"},
       {"fifo.gnomon", "is a FIFO"},
       {"huge-header.gnomon", "has a damaged header"},
