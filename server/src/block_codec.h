@@ -37,7 +37,7 @@ namespace gnomon::server {
 
 // Both walk whole messages and stop, leaving the rest untouched, at the first unknown
 // type or incomplete message (the decoder then reports it). Files are written in format
-// 3 now; format 2 files still load through DecodeTickDeltas, which is tested against
+// 6 now; format 2 files still load through DecodeTickDeltas, which is tested against
 // EncodeTickDeltas.
 void EncodeTickDeltas(uint8_t* block, size_t size);
 void DecodeTickDeltas(uint8_t* block, size_t size);
@@ -187,13 +187,18 @@ CompactWalk WalkCompactBlock(uint8_t* block, size_t size, bool columns, Begin&& 
     return codec_detail::WalkRecords<false>(block, block, block + size, nullptr, nullptr, on_begin, on_end,
                                             on_leaf, on_message);
   }
-  const uint32_t records = size >= kColumnsHeader ? protocol::LoadLe<uint32_t>(block + 1) : 0;
-  if (size < kColumnsHeader || records > size - kColumnsHeader) {
-    CompactWalk walk;
-    walk.ok = false;
-    walk.error = "the block's records claim " + std::to_string(records) + " of its " + std::to_string(size) +
-                 " bytes at byte 0 of the block";
-    return walk;
+  CompactWalk refused;
+  refused.ok = false;
+  if (size < kColumnsHeader) {
+    refused.error =
+        "the block's header is cut short (" + std::to_string(size) + " bytes) at byte 0 of the block";
+    return refused;
+  }
+  const uint32_t records = protocol::LoadLe<uint32_t>(block + 1);
+  if (records > size - kColumnsHeader) {
+    refused.error = "the block's records claim " + std::to_string(records) + " of its " +
+                    std::to_string(size) + " bytes at byte 0 of the block";
+    return refused;
   }
   uint8_t* const ticks = block + kColumnsHeader + records;
   CompactWalk walk = codec_detail::WalkRecords<true>(block, block + kColumnsHeader, ticks, ticks,

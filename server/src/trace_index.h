@@ -14,10 +14,10 @@ namespace gnomon::server {
 // A block header as the index reads it, whatever the format.
 struct IndexedBlock {
   uint64_t offset = 0;           // of its header in the file
-  uint32_t header_bytes = 0;     // 28 (format 5), 20 (format 4) or 16
-  uint32_t sequence = 0;         // formats 4 and 5: as written; before: its place among the blocks
-  uint32_t stream = 0;           // format 5: as written; before: 0
-  uint32_t stream_sequence = 0;  // format 5: as written; before: the sequence
+  uint32_t header_bytes = 0;     // 28 (format 5 on), 20 (format 4) or 16
+  uint32_t sequence = 0;         // format 4 on: as written; before: its place among the blocks
+  uint32_t stream = 0;           // format 5 on: as written; before: 0
+  uint32_t stream_sequence = 0;  // format 5 on: as written; before: the sequence
   uint32_t raw_bytes = 0;
   uint32_t compressed_bytes = 0;
   bool rejected = false;   // its sizes are absurd: it is skipped

@@ -41,8 +41,9 @@ class InputCopier {
         std::memcmp(header.magic, kTraceMagic, sizeof(kTraceMagic)) != 0) {
       return Status::Error(path + " is not a Gnomon trace (no GNOMONTF header)");
     }
-    // Format 5 on: every capture records a common reference clock. A block of format 5
-    // is one of format 6 too, so the merged file says 6 whatever its inputs.
+    // Format 5 on: every capture records a common reference clock. A block a capture
+    // wrote in format 5 reads the same in format 6 (it never starts with format 6's
+    // mark), so the merged file says 6 whatever its inputs.
     if (header.format_version < kFirstMergeableFormat || header.format_version > kTraceFormatVersion) {
       return Status::Error(path + " is trace format " + std::to_string(header.format_version) +
                            "; gnomon-merge takes formats " + std::to_string(kFirstMergeableFormat) + " to " +

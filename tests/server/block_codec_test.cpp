@@ -157,6 +157,10 @@ TEST_CASE("compact blocks (formats 3 and 6) round-trip every message, any tick a
     CHECK(walk.ok);
     CHECK(walk.stopped_at == compact.size());
     CHECK(back == w.bytes());
+    if (form == Form::kRecords) {  // as a file of format 3 to 5 reads it
+      CHECK(Expand(compact, back, /*columns=*/false).ok);
+      CHECK(back == w.bytes());
+    }
   }
 }
 
@@ -340,7 +344,21 @@ TEST_CASE("a damaged format-6 block gives its whole records before the damage, a
   SUBCASE("a header cut short") {
     const auto r = Expand({gnomon::server::kColumnsMark, 1, 0}, back);
     CHECK_FALSE(r.ok);
+    CHECK(r.error.find("header is cut short (3 bytes)") != std::string::npos);
+    CHECK(r.stopped_at == 0);
     CHECK(back.empty());
+  }
+  SUBCASE("a walk stopped by its caller is not damage, and says where") {
+    std::vector<uint8_t> block = good;
+    int leaves = 0;
+    const auto r = gnomon::server::WalkCompactBlock(
+        block.data(), block.size(), true, [](uint32_t, uint64_t) { return true; },
+        [](uint64_t) { return true; }, [&](uint32_t, uint64_t, uint64_t) { return ++leaves < 1; },
+        [](const uint8_t*, size_t) { return true; });
+    CHECK(r.ok);
+    CHECK(leaves == 1);
+    CHECK(r.stopped_at == kColumnsHeader + 5);  // at the leaf: after the 5-byte ThreadContext
+    CHECK(r.stopped_at < block.size());
   }
   SUBCASE("in a file of format 3 to 5, the mark is an unknown message type") {
     const auto r = Expand(good, back, /*columns=*/false);
