@@ -60,7 +60,7 @@ std::string App::CheckWindowNames(const std::vector<std::string>& show) {
 App::App(const Options& options)
     : options_(options),
       timeline_window_({options.select_longest_zone, options.show_counters, options.range_begin_ns,
-                        options.range_end_ns}) {
+                        options.range_end_ns, options.keep_item_labels}) {
   if (options.keep_settings) LoadSettings();
   if (options.show_all_windows) {
     statistics_window_.open = clock_window_.open = messages_window_.open = debug_window_.open = true;
@@ -169,18 +169,6 @@ std::string App::LaneTitle(const Lane& lane) const {
         [&](const server::TraceModel& model) { title = workspace_.timeline.Title(model, lane); });
   }
   return title;
-}
-
-std::vector<std::string> App::ItemLabels() const {
-  std::vector<std::string> labels(items().size());
-  if (session_) {
-    session_->WithModel([&](const server::TraceModel&) {
-      for (size_t i = 0; i < labels.size(); ++i) {
-        if (const std::string* label = items()[i].label) labels[i] = *label;
-      }
-    });
-  }
-  return labels;
 }
 
 void App::Frame(float width, float height) {

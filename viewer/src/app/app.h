@@ -58,6 +58,7 @@ class App {
     int64_t range_end_ns = -1;
     uint32_t max_expansion = server::kDefaultMaxExpansion;  // for trace files (LoadOptions)
     bool keep_settings = true;                              // read and write the settings file
+    bool keep_item_labels = false;                          // for tests: ItemLabels()
   };
   explicit App(const Options& options);
   ~App();
@@ -88,9 +89,8 @@ class App {
   // A lane's title, as its title bar shows it.
   std::string LaneTitle(const Lane& lane) const;
   const std::vector<DrawItem>& items() const { return timeline_window_.items(); }
-  // Their labels ("" for none), copied under the model's lock: an item's label points
-  // into the model, which a live capture may have grown since the frame.
-  std::vector<std::string> ItemLabels() const;
+  // Their labels ("" for none), as the frame drew them (Options::keep_item_labels).
+  const std::vector<std::string>& ItemLabels() const { return timeline_window_.labels(); }
   ImVec2 timeline_origin() const { return timeline_window_.origin(); }
   // Where the timeline and each open side window were on the screen in the last frame.
   struct ScreenRect {

@@ -29,6 +29,7 @@ TimelineView GroupView(const TimelineView& view, const ProcessGroup& group) {
 
 void TimelineWindow::Reset() {
   items_.clear();
+  labels_.clear();
   hovered_.reset();
 }
 
@@ -173,6 +174,11 @@ void TimelineWindow::Draw(const server::TraceModel& model, Workspace& ws, float 
   const float visible_top = area_min.y - origin_.y;  // the lanes the scrolled child shows
   const float visible_bottom = area_max.y - origin_.y;
   ws.timeline.BuildItems(model, ws.view, items_, visible_top, visible_bottom);
+  if (options_.keep_labels) {
+    labels_.clear();
+    for (const DrawItem& item : items_)
+      labels_.push_back(item.label != nullptr ? *item.label : std::string());
+  }
   if (!ws.groups.empty()) {
     draw->AddRectFilled(origin_, ImVec2(origin_.x + timeline_width, origin_.y + group_title - 2), kGroupBar);
     draw->AddText(ImVec2(origin_.x + 4, origin_.y + 1), kGroupText, ws.shown_title.c_str());

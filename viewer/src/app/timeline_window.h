@@ -21,6 +21,7 @@ class TimelineWindow {
     bool show_counters = false;        // a lane for every GPU counter; select a counted zone
     int64_t range_begin_ns = -1;       // for screenshots: the time range to show
     int64_t range_end_ns = -1;
+    bool keep_labels = false;  // for --layout: each item's label copied as the frame draws it
   };
   explicit TimelineWindow(const Options& options) : options_(options) {}
 
@@ -33,6 +34,9 @@ class TimelineWindow {
   void Reset();
 
   const std::vector<DrawItem>& items() const { return items_; }
+  // With Options::keep_labels, the last frame's items' labels ("" for none), one per item.
+  // An item's own label points into the model, which a live capture may have grown since.
+  const std::vector<std::string>& labels() const { return labels_; }
   ImVec2 origin() const { return origin_; }
   // The screen rectangle the timeline took in the last frame (its ruler and lanes).
   std::pair<ImVec2, ImVec2> area() const { return {area_min_, area_max_}; }
@@ -57,6 +61,7 @@ class TimelineWindow {
   void HandleInput(const server::TraceModel& model, Workspace& ws, bool hovered);
   void Tooltip(const server::TraceModel& model, const Workspace& ws, const Hit& hit);
 
+  std::vector<std::string> labels_;
   Options options_;
   std::vector<DrawItem> items_;
   ImVec2 origin_{0, 0};

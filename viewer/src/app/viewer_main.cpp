@@ -130,12 +130,13 @@ void WriteLayout(const std::string& path, gnomon::viewer::App& app) {
     first = false;
   }
   out << "],\"items\":[";
-  const std::vector<std::string> labels = app.ItemLabels();
+  const std::vector<std::string>& labels = app.ItemLabels();
   for (size_t i = 0; i < app.items().size(); ++i) {
     const auto& item = app.items()[i];
     out << (i == 0 ? "" : ",") << "{\"kind\":" << int(item.kind) << ",\"x0\":" << o.x + item.x0
         << ",\"y0\":" << o.y + item.y0 << ",\"x1\":" << o.x + item.x1 << ",\"y1\":" << o.y + item.y1
-        << ",\"color\":" << item.color << ",\"label\":" << gnomon::server::JsonQuote(labels[i]) << "}";
+        << ",\"color\":" << item.color
+        << ",\"label\":" << gnomon::server::JsonQuote(i < labels.size() ? labels[i] : "") << "}";
   }
   auto rect = [&out](const gnomon::viewer::App::ScreenRect& r) {
     out << "{\"title\":" << gnomon::server::JsonQuote(r.title) << ",\"x0\":" << r.x0 << ",\"y0\":" << r.y0
@@ -379,7 +380,8 @@ int main(int argc, char** argv) {
   glfwSwapInterval(frames < 0 ? 1 : 0);
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
-  options.keep_settings = frames < 0 || keep_settings;  // a scripted run is the same every time
+  options.keep_settings = frames < 0 || keep_settings;
+  options.keep_item_labels = !layout_dump.empty();  // a scripted run is the same every time
   static std::string ini_path;
   if (options.keep_settings) {
     const std::string dir = gnomon::viewer::ConfigDirectory();
