@@ -3,6 +3,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -151,6 +153,12 @@ uint64_t PeakResidentBytes() {
   return uint64_t(usage.ru_maxrss) * 1024;
 }
 
+// The columns of the terminal stderr writes to (80 when it does not say).
+size_t TerminalColumns() {
+  winsize size{};
+  return ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0 ? size.ws_col : 80;
+}
+
 void PrintProgress(const Totals& totals, size_t receiving, size_t programs, const TraceWriter& writer,
                    double elapsed_s, bool tty, bool final) {
   static uint64_t last_messages = 0;
@@ -160,14 +168,25 @@ void PrintProgress(const Totals& totals, size_t receiving, size_t programs, cons
       elapsed_s > last_elapsed ? double(messages - last_messages) / (elapsed_s - last_elapsed) : 0;
   last_messages = messages;
   last_elapsed = elapsed_s;
-  char who[48] = "";
-  if (programs > 1) std::snprintf(who, sizeof(who), "  %zu of %zu programs", receiving, programs);
-  std::fprintf(stderr,
-               "%s%8.1f s  %12llu zones  %12llu events  %9.2f M events/s  %9.2f MB written  %6.0f MB in "
-               "memory%s%s",
-               tty ? "\r" : "", elapsed_s, static_cast<unsigned long long>(totals.zones),
-               static_cast<unsigned long long>(messages), rate / 1e6, double(writer.file_bytes()) / 1e6,
-               double(ResidentBytes()) / 1e6, who, tty && !final ? "" : "\n");
+  // The fields by importance. On a terminal, as many as fit in its width: a line that
+  // wraps cannot be redrawn in place. What the last line left beyond is erased.
+  char fields[6][64] = {};
+  std::snprintf(fields[0], sizeof(fields[0]), "%6.1f s", elapsed_s);
+  std::snprintf(fields[1], sizeof(fields[1]), "%llu zones", static_cast<unsigned long long>(totals.zones));
+  std::snprintf(fields[2], sizeof(fields[2]), "%.2f M events/s", rate / 1e6);
+  std::snprintf(fields[3], sizeof(fields[3]), "%.2f MB written", double(writer.file_bytes()) / 1e6);
+  std::snprintf(fields[4], sizeof(fields[4]), "%.0f MB in memory", double(ResidentBytes()) / 1e6);
+  if (programs > 1) std::snprintf(fields[5], sizeof(fields[5]), "%zu of %zu programs", receiving, programs);
+  const size_t width = tty ? std::max<size_t>(TerminalColumns(), 20) - 1 : SIZE_MAX;
+  std::string line;
+  for (const char* field : fields) {
+    if (field[0] == '\0') continue;
+    const std::string longer = line.empty() ? std::string(field) : line + "  " + field;
+    if (longer.size() > width) break;
+    line = longer;
+  }
+  std::fprintf(stderr, "%s%s%s%s", tty ? "\r" : "", line.c_str(), tty ? "\x1b[K" : "",
+               tty && !final ? "" : "\n");
   std::fflush(stderr);
 }
 
