@@ -131,8 +131,7 @@ CompactWalk WalkRecords(uint8_t* block, uint8_t* p, uint8_t* const end, const ui
       previous += uint64_t(UnZigZag(delta));
       if (type == kBegin && q < end && *q == kEnd) {  // a leaf; a cut end fails on the next turn
         const uint8_t* r = q + 1;
-        const uint8_t* const d_before = d;
-        uint64_t end_delta = 0;
+        uint64_t end_delta = 0;  // a failed read leaves the tick cursor where it was
         if (read_delta(r, end_delta)) {
           const uint64_t end_tick = previous + uint64_t(UnZigZag(end_delta));
           if (!on_leaf(uint32_t(location), previous, end_tick)) break;
@@ -141,7 +140,6 @@ CompactWalk WalkRecords(uint8_t* block, uint8_t* p, uint8_t* const end, const ui
           walk.records += 2;
           continue;
         }
-        d = d_before;
       }
       if (!(type == kBegin ? on_begin(uint32_t(location), previous) : on_end(previous))) break;
       p = const_cast<uint8_t*>(q);
