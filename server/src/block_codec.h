@@ -117,16 +117,35 @@ CompactWalk WalkRecords(uint8_t* block, uint8_t* p, uint8_t* const end, const ui
     if (type == kBegin || type == kEnd) {
       uint64_t location = 0, delta = 0;
       const uint8_t* q = p + 1;
-      if (type == kBegin) {
-        if (q < end && *q < 0x80) {
+      // Every field one byte, checked at once: the usual case.
+      bool whole = false;
+      if constexpr (kColumns) {
+        if (type == kEnd && d < d_end && *d < 0x80) {
+          delta = *d++;
+          whole = true;
+        } else if (type == kBegin && end - q >= 1 && *q < 0x80 && d < d_end && *d < 0x80) {
           location = *q++;
-        } else {
-          q = GetVarint(q, end, location);
+          delta = *d++;
+          whole = true;
+        }
+      } else {
+        if (type == kBegin && end - p >= 3 && p[1] < 0x80 && p[2] < 0x80) {
+          location = p[1];
+          delta = p[2];
+          q = p + 3;
+          whole = true;
+        } else if (type == kEnd && end - p >= 2 && p[1] < 0x80) {
+          delta = p[1];
+          q = p + 2;
+          whole = true;
         }
       }
-      if (q == nullptr || location > UINT32_MAX || !read_delta(q, delta)) {
-        fail("a zone record is cut short or too long");
-        break;
+      if (!whole) {
+        if (type == kBegin) q = GetVarint(q, end, location);
+        if (q == nullptr || location > UINT32_MAX || !read_delta(q, delta)) {
+          fail("a zone record is cut short or too long");
+          break;
+        }
       }
       previous += uint64_t(UnZigZag(delta));
       if (type == kBegin && q < end && *q == kEnd) {  // a leaf; a cut end fails on the next turn
