@@ -61,9 +61,9 @@ class TimelineWindow {
   void HandleInput(const server::TraceModel& model, Workspace& ws, bool hovered);
   void Tooltip(const server::TraceModel& model, const Workspace& ws, const Hit& hit);
 
-  std::vector<std::string> labels_;
   Options options_;
   std::vector<DrawItem> items_;
+  std::vector<std::string> labels_;  // items_' labels, with Options::keep_labels
   ImVec2 origin_{0, 0};
   ImVec2 area_min_{0, 0}, area_max_{0, 0};
   std::optional<Hit> hovered_;

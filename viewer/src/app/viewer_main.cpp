@@ -380,8 +380,8 @@ int main(int argc, char** argv) {
   glfwSwapInterval(frames < 0 ? 1 : 0);
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
-  options.keep_settings = frames < 0 || keep_settings;
-  options.keep_item_labels = !layout_dump.empty();  // a scripted run is the same every time
+  options.keep_settings = frames < 0 || keep_settings;  // a scripted run is the same every time
+  options.keep_item_labels = !layout_dump.empty();
   static std::string ini_path;
   if (options.keep_settings) {
     const std::string dir = gnomon::viewer::ConfigDirectory();
