@@ -138,6 +138,8 @@ DecodeResult DecodeMessages(const uint8_t* data, size_t size, Handler& handler) 
         break;
       }
     }
+    // A handler may keep the bytes of the messages it does not pair (ZoneOps).
+    if constexpr (requires { handler.OnMessageBytes(p, size_t{0}); }) handler.OnMessageBytes(p, span.size);
     DispatchMessage(p, handler);
     pos += span.size;
     ++result.messages;

@@ -34,6 +34,78 @@ inline constexpr uint32_t kMaxCounterSets = 1u << 12;
 // Most modules (mapped files) accepted from one program.
 inline constexpr size_t kMaxModules = 1u << 14;
 
+class TraceBuilder;
+
+// A connection's zone begins and ends, paired ahead of the builder on another thread (a
+// lane of a live capture that builds a model, worker.cpp), so that the builder only
+// stores them: runs of zones whose ends and depths within the run are known, between the
+// connection's other messages, kept as their bytes. Replayed in order on the builder, it
+// builds exactly what decoding the connection's bytes would.
+class ZoneOps {
+ public:
+  struct RunZone {
+    uint64_t begin_tick;
+    uint64_t end_tick;  // kOpenZone: still open at the end of its run
+    uint32_t source_location;
+    uint32_t depth;  // below the zones open when the run begins
+  };
+
+  void Clear() {
+    zones_.clear();
+    ops_.clear();
+    open_.clear();
+  }
+  void Leaf(uint32_t source_location, uint64_t begin_tick, uint64_t end_tick) {
+    Run();
+    zones_.push_back({begin_tick, end_tick, source_location, uint32_t(open_.size())});
+    ++ops_.back().b;
+  }
+  void Begin(uint32_t source_location, uint64_t tick) {
+    Run();
+    open_.push_back(zones_.size());
+    zones_.push_back({tick, kOpenZone, source_location, uint32_t(open_.size() - 1)});
+    ++ops_.back().b;
+  }
+  // Closes the run's innermost open zone; one begun before the run (or with another
+  // message since) is the builder's to close.
+  void End(uint64_t tick) {
+    if (!open_.empty() && ops_.back().kind == Op::kRun) {
+      zones_[open_.back()].end_tick = tick;
+      open_.pop_back();
+      return;
+    }
+    ops_.push_back({Op::kEnd, tick, 0});
+  }
+  // Any other whole message, decoded by the builder in its turn (the bytes must live
+  // until the replay).
+  void Bytes(const uint8_t* p, size_t size) {
+    if (!ops_.empty() && ops_.back().kind == Op::kBytes && ops_.back().a + ops_.back().b == uintptr_t(p)) {
+      ops_.back().b += size;
+      return;
+    }
+    ops_.push_back({Op::kBytes, uintptr_t(p), size});
+  }
+
+  // Replays on `builder`; decode(bytes, size) decodes the other messages with it.
+  template <typename Decode>
+  void Replay(TraceBuilder& builder, Decode&& decode) const;
+
+ private:
+  struct Op {
+    enum Kind : uint8_t { kRun, kEnd, kBytes } kind;
+    uint64_t a;  // kRun: first zone; kEnd: the tick; kBytes: the address
+    uint64_t b;  // kRun: past its last zone; kBytes: the size
+  };
+  void Run() {
+    if (!ops_.empty() && ops_.back().kind == Op::kRun) return;
+    ops_.push_back({Op::kRun, zones_.size(), zones_.size()});
+    open_.clear();  // zones of an earlier run still open are the builder's now
+  }
+  std::vector<RunZone> zones_;
+  std::vector<Op> ops_;
+  std::vector<size_t> open_;  // the current run's open zones, into zones_
+};
+
 class TraceBuilder {
  public:
   explicit TraceBuilder(TraceModel& model) : model_(model), memory_(model), locks_(model) {}
@@ -77,6 +149,9 @@ class TraceBuilder {
     if (thread_->zones.CloseOpen(open.index, open.begin_tick, tick)) ++model_.diagnostics.clamped_zone_ends;
     SeeTick(tick);
   }
+  // Zones paired ahead (ZoneOps), for the current thread: the same as their begins and
+  // ends one by one, each zone written once.
+  void AddZoneRun(const ZoneOps::RunZone* zones, size_t count);
   // A zone whose end came right after its begin, nothing between (most zones of a big
   // trace): the same as OnZoneBegin then OnZoneEnd, with the zone written once.
   void OnLeafZone(uint32_t source_location, uint64_t begin_tick, uint64_t end_tick) {
@@ -221,5 +296,22 @@ class TraceBuilder {
   bool thread_refused_ = false;                        // thread_id_ is past kMaxThreads (counted once)
   uint32_t identity_limit_ = 1;                        // ids below it are their own index (0: "unknown")
 };
+
+template <typename Decode>
+void ZoneOps::Replay(TraceBuilder& builder, Decode&& decode) const {
+  for (const Op& op : ops_) {
+    switch (op.kind) {
+      case Op::kRun:
+        builder.AddZoneRun(zones_.data() + op.a, size_t(op.b - op.a));
+        break;
+      case Op::kEnd:
+        builder.EndZone(op.a);
+        break;
+      case Op::kBytes:
+        decode(reinterpret_cast<const uint8_t*>(op.a), size_t(op.b));
+        break;
+    }
+  }
+}
 
 }  // namespace gnomon::server

@@ -15,6 +15,7 @@
 #include <ctime>
 #include <fstream>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "gnomon/protocol/byte_io.h"
@@ -88,6 +89,22 @@ struct LaneHandler : CountingHandler {
         return CountingHandler::Refuse(type);
     }
   }
+};
+
+// A lane of a worker that builds a model: pairs the zones ahead of the builder, on the
+// lane's thread (ZoneOps), and keeps the other messages' bytes.
+struct ModelLaneHandler : LaneHandler {
+  ZoneOps ops;
+  void OnLeafZone(uint32_t location, uint64_t begin, uint64_t end) {
+    ++zones;
+    ops.Leaf(location, begin, end);
+  }
+  void OnZoneBegin(const protocol::ZoneBegin& m) {
+    ++zones;
+    ops.Begin(m.srcloc_id, m.tick);
+  }
+  void OnZoneEnd(const protocol::ZoneEnd& m) { ops.End(m.tick); }
+  void OnMessageBytes(const uint8_t* p, size_t size) { ops.Bytes(p, size); }
 };
 
 // TraceBuilder with the same progress view as CountingHandler.
@@ -207,6 +224,24 @@ bool WaitFor(int fd, short events, std::chrono::milliseconds timeout) {
 }
 
 }  // namespace
+
+// Building a model with lanes: the merged stream, decoded into the model as it goes to
+// the writer. What comes while readers hold the model waits here, in order, for them to
+// let go (up to kMaxBacklogBytes; past that the adding thread waits).
+struct Worker::ModelSink {
+  explicit ModelSink(TraceModel& model) : handler(model) {
+    handler.writing_samples = true;  // the connections' handlers refused what the program may not send
+  }
+  // The bytes are whole messages their connection's handler decoded already.
+  void Decode(const uint8_t* bytes, size_t size) { DecodeMessages(bytes, size, handler); }
+  BuildingHandler handler;  // written only inside the model's Write
+  std::vector<uint8_t> held;
+};
+
+uint32_t DefaultLanes() {
+  const unsigned cores = AllowedCores();
+  return cores < 16 ? 0 : std::min(4u, cores / 8);
+}
 
 const char* StateName(Worker::State state) {
   switch (state) {
@@ -344,8 +379,7 @@ Status Worker::Connect() {
                          "(GNOMON_PORT)?");
   }
   asio::error_code released;
-  const uint32_t lanes = options_.build_model ? 0 : std::min(options_.lanes, protocol::kMaxLanes);
-  return Handshake(socket.release(released), where, lanes);
+  return Handshake(socket.release(released), where, std::min(options_.lanes, protocol::kMaxLanes));
 }
 
 Status Worker::Adopt(int fd, const std::string& where) { return Handshake(fd, where, 0); }
@@ -466,6 +500,7 @@ Status Worker::Handshake(int fd, const std::string& where, uint32_t lanes) {
 }
 
 void Worker::Start() {
+  if (options_.build_model && lane_token_ != 0) model_sink_ = std::make_unique<ModelSink>(model_.unshared());
   if (lane_token_ != 0) {
     // Opened while the main connection is received: a program with much buffered is
     // sending it, and answers the lanes' hellos only between its sends.
@@ -483,8 +518,8 @@ void Worker::Start() {
   }
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "gnomon-receive");
-    if (options_.build_model) {
-      const chunk_memory::UseBlockReserve use_reserve(reserve_);
+    const chunk_memory::UseBlockReserve use_reserve(reserve_);
+    if (options_.build_model && !model_sink_) {
       BuildingHandler handler(model_.unshared());  // written only inside model_.Write
       ReceiveLoop(handler);
     } else {
@@ -492,6 +527,10 @@ void Worker::Start() {
       ReceiveLoop(handler);
     }
     EndLanes();
+    if (model_sink_) {
+      std::lock_guard lock(append_mutex_);
+      DrainModelSink(true);
+    }
     // Its last block goes to the file now, and its buffer back, not when the whole
     // capture ends: a capture of programs that come and go holds only the live ones'.
     if (options_.writer != nullptr) options_.writer->Close();
@@ -595,7 +634,7 @@ void Worker::ReceiveLoop(Handler& handler) {
   auto decode = [&](bool may_wait) {
     const std::optional<uint32_t> context = ContextOf(handler);  // the thread the bytes start on
     DecodeResult result;
-    if (options_.build_model) {
+    if constexpr (std::is_same_v<Handler, BuildingHandler>) {
       auto build = [&](TraceModel&) { result = decode_with_samples(); };
       if (!model_.TryWrite(build)) {
         if (!may_wait && filled < kMaxBacklogBytes) return true;
@@ -618,7 +657,7 @@ void Worker::ReceiveLoop(Handler& handler) {
     {
       std::unique_lock lock(append_mutex_);
       AppendFrom(0, context, buffer.data(), before_end);
-      if (options_.writer != nullptr) options_.writer->Append(samples.data(), samples.size());
+      if (!samples.empty()) Emit(samples.data(), samples.size());
       main_appended_ = stream_offset + before_end;
       if (before_end < result.consumed) {
         main_final_ = true;
@@ -676,6 +715,10 @@ void Worker::ReceiveLoop(Handler& handler) {
     const int ready = poll(&pfd, 1, timeout_ms);
     if (ready == 0) {
       if (undecoded > 0 && !decode(false)) break;
+      if (model_sink_) {
+        std::lock_guard lock(append_mutex_);
+        DrainModelSink(false);
+      }
       if (options_.writer != nullptr) options_.writer->FlushIfOld();
       continue;
     }
@@ -714,16 +757,48 @@ void Worker::ReceiveLoop(Handler& handler) {
   ::shutdown(fd_, SHUT_RDWR);
 }
 
-void Worker::AppendFrom(int from, std::optional<uint32_t> context, const uint8_t* bytes, size_t size) {
-  if (options_.writer == nullptr || size == 0) return;
+void Worker::AppendFrom(int from, std::optional<uint32_t> context, const uint8_t* bytes, size_t size,
+                        const ZoneOps* ops) {
+  if ((options_.writer == nullptr && !model_sink_) || size == 0) return;
   if (last_appender_ != from && last_appender_ >= 0 && context) {
     uint8_t restate[sizeof(protocol::ThreadContext)];
     protocol::StoreLe(restate, protocol::ThreadContext{.thread_id = *context});
-    options_.writer->Append(restate, sizeof(restate));
+    Emit(restate, sizeof(restate));
   }
-  options_.writer->Append(bytes, size);
+  Emit(bytes, size, ops);
   last_appender_ = from;
   if (from > 0) ++lane_appends_;
+}
+
+void Worker::Emit(const uint8_t* bytes, size_t size, const ZoneOps* ops) {
+  if (options_.writer != nullptr) options_.writer->Append(bytes, size);
+  if (!model_sink_) return;
+  ModelSink& sink = *model_sink_;
+  auto build = [&](TraceModel&) {
+    if (!sink.held.empty()) sink.Decode(sink.held.data(), sink.held.size());
+    sink.held.clear();
+    if (ops == nullptr) {
+      sink.Decode(bytes, size);
+    } else {
+      ops->Replay(sink.handler, [&](const uint8_t* p, size_t n) { sink.Decode(p, n); });
+    }
+  };
+  if (model_.TryWrite(build)) return;
+  if (sink.held.size() + size > kMaxBacklogBytes) {
+    model_.Write(build);
+    return;
+  }
+  sink.held.insert(sink.held.end(), bytes, bytes + size);
+}
+
+void Worker::DrainModelSink(bool may_wait) {
+  ModelSink& sink = *model_sink_;
+  if (sink.held.empty()) return;
+  auto build = [&](TraceModel&) {
+    sink.Decode(sink.held.data(), sink.held.size());
+    sink.held.clear();
+  };
+  if (!model_.TryWrite(build) && may_wait) model_.Write(build);
 }
 
 void Worker::RunLanes() {
@@ -737,18 +812,28 @@ void Worker::RunLanes() {
     appended_.notify_all();
     return;
   }
+  auto receive = [this](size_t lane) {
+    if (model_sink_) {
+      ModelLaneHandler handler;
+      LaneLoop(lane, handler);
+    } else {
+      LaneHandler handler;
+      LaneLoop(lane, handler);
+    }
+  };
   std::vector<std::thread> others;
-  for (size_t lane = 1; lane < lane_fds_.size(); ++lane)
-    others.emplace_back([this, lane] { LaneLoop(lane); });
-  LaneLoop(0);
+  for (size_t lane = 1; lane < lane_fds_.size(); ++lane) others.emplace_back(receive, lane);
+  receive(0);
   for (std::thread& other : others) other.join();
 }
 
-void Worker::LaneLoop(size_t index) {
-  pthread_setname_np(pthread_self(), "gnomon-lane");  // the first lane's is RunLanes()'s
+template <typename Handler>
+void Worker::LaneLoop(size_t index, Handler& handler) {
+  pthread_setname_np(pthread_self(), "gnomon-lane");          // the first lane's is RunLanes()'s
+  const chunk_memory::UseBlockReserve use_reserve(reserve_);  // a model is built here too
   const int fd = lane_fds_[index];
   const int from = int(index) + 1;
-  LaneHandler handler;
+  constexpr bool kPairs = std::is_same_v<Handler, ModelLaneHandler>;
   ReceiveBuffer buffer(kReceiveBufferBytes);
   size_t filled = 0;
   uint64_t batch_left = 0;  // bytes of the current batch not taken yet
@@ -781,6 +866,7 @@ void Worker::LaneLoop(size_t index) {
       }
       const size_t available = size_t(std::min<uint64_t>(batch_left, filled - pos));
       const std::optional<uint32_t> context = handler.context;
+      if constexpr (kPairs) handler.ops.Clear();
       const DecodeResult result = DecodeMessages(buffer.data() + pos, available, handler);
       if (result.failed) {
         error = result.error;
@@ -796,7 +882,9 @@ void Worker::LaneLoop(size_t index) {
           placeable = false;
           break;
         }
-        AppendFrom(from, context, buffer.data() + pos, result.consumed);
+        const ZoneOps* ops = nullptr;
+        if constexpr (kPairs) ops = &handler.ops;
+        AppendFrom(from, context, buffer.data() + pos, result.consumed, ops);
       }
       zones_received_.fetch_add(handler.zones - zones_counted, std::memory_order_relaxed);
       zones_counted = handler.zones;
@@ -812,7 +900,13 @@ void Worker::LaneLoop(size_t index) {
       buffer.Grow(buffer.size() + kReceiveBufferBytes, filled);
     pollfd pfd{fd, POLLIN, 0};
     const int ready = poll(&pfd, 1, kPollMs);
-    if (ready == 0) continue;
+    if (ready == 0) {
+      if (model_sink_) {
+        std::lock_guard lock(append_mutex_);
+        DrainModelSink(false);
+      }
+      continue;
+    }
     const ssize_t n = ready < 0 ? -1 : recv(fd, buffer.data() + filled, buffer.size() - filled, 0);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) break;  // the program closed it: it ends, or it left (the main connection says which)

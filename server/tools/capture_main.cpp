@@ -698,10 +698,7 @@ int main(int argc, char** argv) {
                  "gnomon-capture: --lanes needs the capture to connect to the program, not --listen\n");
     return kExitUsage;
   }
-  // Lanes take a thread each on both sides: only where there are cores to spare (on 16,
-  // two carried as much as three or four, docs/benchmarks.md).
-  const unsigned cores = gnomon::server::AllowedCores();
-  options.lanes = lanes_asked ? *lanes_asked : cores < 16 ? 0 : std::min(4u, cores / 8);
+  options.lanes = lanes_asked ? *lanes_asked : gnomon::server::DefaultLanes();
   if (output.empty()) {
     std::fprintf(stderr, "gnomon-capture: say where to write the trace with -o FILE\n\n%s", Usage());
     return kExitUsage;

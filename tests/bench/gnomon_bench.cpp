@@ -19,15 +19,16 @@
 //       with no capture (the ring recycling its oldest chunks), writing the program's
 //       own trace file (with the time until the file is complete), or compiled out.
 //   gnomon-bench ingest [--zones N] [--workload tight|realistic] [--live [--threads N]]
-//                       [--capture PATH [--lanes N]] [--viewer]
+//                       [--capture PATH | --viewer] [--lanes N]
 //       the worker's decode + store rate (zones/s) and memory per stored zone, on a
 //       stream held in memory (no socket); with --live, end to end instead: a program
 //       records N zones on each of its threads as fast as it can while gnomon-capture
 //       receives them over loopback into a trace file (zones/s into the file, the
 //       capture's CPU time per zone and peak memory, the program's ns per zone, drops).
 //       With --viewer, received as a connected viewer does instead (a model built as the
-//       bytes come, teed to a file), without drawing. --lanes: the capture's.
-//   gnomon-bench matrix [--zones N] [--capture PATH [--lanes N]] [--viewer]
+//       bytes come, teed to a file), without drawing. --lanes: the receiver's (default:
+//       what gnomon-capture and the viewer ask for on this machine).
+//   gnomon-bench matrix [--zones N] [--capture PATH | --viewer] [--lanes N]
 //       `ingest --live` for 1, 2, 4, 8 and 16 threads, tight and realistic: one JSON
 //       object with a row for each.
 //   gnomon-bench file [--zones N] [--workload tight|realistic]
@@ -117,8 +118,8 @@ double TimerPairNs(int pairs, uint64_t& sink) {
                "                           [--sampling-hz N [--bare-perf-event]]\n"
                "                           [--mode connected|buffering|on-demand|ring|own-file|disabled]\n"
                "       gnomon-bench ingest [--zones N] [--workload tight|realistic] [--live [--threads N]] "
-               "[--capture PATH [--lanes N] | --viewer]\n"
-               "       gnomon-bench matrix [--zones N] [--capture PATH [--lanes N] | --viewer]\n"
+               "[--capture PATH | --viewer] [--lanes N]\n"
+               "       gnomon-bench matrix [--zones N] [--capture PATH | --viewer] [--lanes N]\n"
                "       gnomon-bench file [--zones N] [--workload tight|realistic] [--output PATH]\n"
                "       gnomon-bench load FILE | load [--zones N] [--workload tight|realistic]\n"
                "       gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]\n"
@@ -663,7 +664,7 @@ int IngestLive(const Args& args) {
                                              "--output", dir.File("live.gnomon")}
                   : std::vector<std::string>{CapturePath(args),    "-q", "-p",
                                              std::to_string(port), "-o", dir.File("live.gnomon")};
-  if (!args.viewer && !args.lanes.empty()) receiver.insert(receiver.end(), {"--lanes", args.lanes});
+  if (!args.lanes.empty()) receiver.insert(receiver.end(), {"--lanes", args.lanes});
   const auto start = Clock::now();
   gnomon::test::ChildProcess capture(receiver, {}, dir.File("capture.log"));
   ThreadCpuSampler sampler({{"program", producer.pid()}, {"capture", capture.pid()}});
@@ -715,6 +716,7 @@ int LiveModel(const Args& args) {
   Worker::Options options;
   options.port = uint16_t(std::stoi(args.port));
   options.writer = &tee.value()->first_stream();
+  options.lanes = args.lanes.empty() ? gnomon::server::DefaultLanes() : uint32_t(std::stoul(args.lanes));
   Worker worker(options);
   if (const auto connected = worker.Connect(); !connected.ok()) Usage(connected.message().c_str());
   worker.Start();
@@ -723,6 +725,9 @@ int LiveModel(const Args& args) {
   worker.Join();
   if (!tee.value()->Finish().ok()) Usage("the tee could not be written");
   std::printf("model zones %llu\n", (unsigned long long)worker.model().zone_count);
+  // As gnomon-capture's summary says it, for IngestLive.
+  if (worker.lanes() > 0)
+    std::fprintf(stderr, "its threads' events came over %u more connections\n", worker.lanes());
   return 0;
 }
 

@@ -229,9 +229,9 @@ struct LaneCapture {
 };
 
 // Captures a fake program that gives its main stream and one stream per lane, into a
-// file, and loads it.
+// file, and loads it; with `build_model`, as a viewer does: the worker builds a model too.
 std::unique_ptr<LaneCapture> CaptureLanes(const std::vector<uint8_t>& main,
-                                          std::vector<std::vector<uint8_t>> lanes) {
+                                          std::vector<std::vector<uint8_t>> lanes, bool build_model = false) {
   auto capture = std::make_unique<LaneCapture>();
   const uint32_t lane_count = uint32_t(lanes.size());
   FakeProgram program(Hello(gnomon::protocol::kProtocolVersion, kOk, 1 | gnomon::protocol::kCapLanes, kToken),
@@ -240,7 +240,7 @@ std::unique_ptr<LaneCapture> CaptureLanes(const std::vector<uint8_t>& main,
   REQUIRE(writer.ok());
   REQUIRE(writer.value()->Publish(Overwrite::kYes).ok());
   Worker::Options options = OptionsFor(program.port());
-  options.build_model = false;
+  options.build_model = build_model;
   options.lanes = lane_count;
   options.clock_probes = false;
   options.writer = &writer.value()->first_stream();
@@ -251,6 +251,8 @@ std::unique_ptr<LaneCapture> CaptureLanes(const std::vector<uint8_t>& main,
   CHECK(capture->worker->lanes() == lane_count);
   REQUIRE(writer.value()->Finish().ok());
   capture->loaded = LoadTrace(capture->dir.File("lanes.gnomon"), capture->model).ok();
+  // Built from the connections as they were merged, the live model is the file's.
+  if (build_model && capture->loaded) CHECK(capture->worker->model() == capture->model);
   return capture;
 }
 
@@ -271,19 +273,22 @@ TEST_CASE("lanes: each batch goes after the main bytes it needs, its thread rest
   const auto lane1 = Concat({Batch(0, Zones(1, 1, 1000, 50)), Batch(after_late, Zones(1, 2, 2000, 30))});
   const auto lane2 = Concat({Batch(start.bytes().size(), Zones(2, 1, 1000, 40)),
                              Batch(after_late, Concat({Zones(3, 2, 3000, 20), Zones(2, 2, 5000, 10)}))});
-  const auto capture = CaptureLanes(main, {lane1, lane2});
-  CHECK(capture->worker->state() == Worker::State::kEnded);
-  CHECK(capture->worker->zones_received() == 150);
-  REQUIRE(capture->loaded);
-  const TraceModel& model = capture->model;
-  CHECK(model.diagnostics.ended_cleanly);
-  CHECK(model.diagnostics.invalid_ids == 0);
-  std::map<uint32_t, std::map<std::string, uint64_t>> by_thread;
-  for (const auto& thread : model.threads)
-    for (size_t i = 0; i < thread.zones.size(); ++i) ++by_thread[thread.id][model.ZoneName(thread, i)];
-  CHECK(by_thread[1] == std::map<std::string, uint64_t>{{"Early", 50}, {"Late", 30}});
-  CHECK(by_thread[2] == std::map<std::string, uint64_t>{{"Early", 40}, {"Late", 10}});
-  CHECK(by_thread[3] == std::map<std::string, uint64_t>{{"Late", 20}});
+  for (const bool build_model : {false, true}) {
+    CAPTURE(build_model);
+    const auto capture = CaptureLanes(main, {lane1, lane2}, build_model);
+    CHECK(capture->worker->state() == Worker::State::kEnded);
+    CHECK(capture->worker->zones_received() == 150);
+    REQUIRE(capture->loaded);
+    const TraceModel& model = capture->model;
+    CHECK(model.diagnostics.ended_cleanly);
+    CHECK(model.diagnostics.invalid_ids == 0);
+    std::map<uint32_t, std::map<std::string, uint64_t>> by_thread;
+    for (const auto& thread : model.threads)
+      for (size_t i = 0; i < thread.zones.size(); ++i) ++by_thread[thread.id][model.ZoneName(thread, i)];
+    CHECK(by_thread[1] == std::map<std::string, uint64_t>{{"Early", 50}, {"Late", 30}});
+    CHECK(by_thread[2] == std::map<std::string, uint64_t>{{"Early", 40}, {"Late", 10}});
+    CHECK(by_thread[3] == std::map<std::string, uint64_t>{{"Late", 20}});
+  }
 }
 
 TEST_CASE("lanes: a malformed lane closes the capture, names the lane, and keeps what came before") {
@@ -303,14 +308,17 @@ TEST_CASE("lanes: a malformed lane closes the capture, names the lane, and keeps
       {"unknown message type 254", Concat({good, Batch(0, {0xFE, 0xFE})})},
   };
   for (const auto& [why, lane] : cases) {
-    CAPTURE(why);
-    // The main stream never ends: the program is cut off at the lane's fault.
-    const auto capture = CaptureLanes(start.bytes(), {lane});
-    CHECK(capture->worker->state() == Worker::State::kFailed);
-    CHECK(capture->worker->error().find("lane 1") != std::string::npos);
-    CHECK(capture->worker->error().find(why) != std::string::npos);
-    REQUIRE(capture->loaded);
-    CHECK(capture->model.zone_count == 25);
+    for (const bool build_model : {false, true}) {
+      CAPTURE(why);
+      CAPTURE(build_model);
+      // The main stream never ends: the program is cut off at the lane's fault.
+      const auto capture = CaptureLanes(start.bytes(), {lane}, build_model);
+      CHECK(capture->worker->state() == Worker::State::kFailed);
+      CHECK(capture->worker->error().find("lane 1") != std::string::npos);
+      CHECK(capture->worker->error().find(why) != std::string::npos);
+      REQUIRE(capture->loaded);
+      CHECK(capture->model.zone_count == 25);
+    }
   }
 }
 
@@ -321,9 +329,110 @@ TEST_CASE("lanes: a batch that needs main bytes that never come is left out, the
   end.End(100000);
   const std::vector<uint8_t> main = Concat({start.bytes(), end.bytes()});
   const auto lane = Concat({Batch(0, Zones(1, 1, 1000, 25)), Batch(1 << 30, Zones(1, 1, 5000, 7))});
-  const auto capture = CaptureLanes(main, {lane});
+  for (const bool build_model : {false, true}) {
+    CAPTURE(build_model);
+    const auto capture = CaptureLanes(main, {lane}, build_model);
+    CHECK(capture->worker->state() == Worker::State::kEnded);
+    REQUIRE(capture->loaded);
+    CHECK(capture->model.zone_count == 25);
+    CHECK(capture->model.diagnostics.ended_cleanly);
+  }
+}
+
+TEST_CASE("lanes building a model: zones paired on the lanes build what decoding the file does") {
+  // Nesting across messages and batches, ends of zones begun elsewhere (on the main
+  // connection, in an earlier batch, before another message), ends with no begin, ends
+  // before their begin, depths past the limit, attributes and callstacks on open zones,
+  // memory freed on another lane.
+  StreamWriter start;
+  start.AppInfo("laned").SourceLocation(1, "A", "f", "x.cpp", 1).SourceLocation(2, "B", "f", "x.cpp", 2);
+  start.SourceLocation(3, "C", "f", "x.cpp", 3).ThreadContext(1).ZoneBegin(1, 100);
+  StreamWriter end;
+  end.End(1'000'000);
+  const std::vector<uint8_t> main = Concat({start.bytes(), end.bytes()});
+  const uint64_t after = start.bytes().size();
+  StreamWriter a;
+  a.ThreadContext(1).ZoneBegin(2, 200).ZoneText("x").ZoneBegin(3, 210).ZoneEnd(220);
+  a.ZoneBegin(3, 230).ZoneEnd(240).Plot(1, 245, 1.5).ZoneEnd(250).ZoneEnd(260).ZoneEnd(270);
+  a.ZoneBegin(1, 300).Callstack({0x1000, 0x2000}).ZoneBegin(2, 301).ZoneEnd(302).ZoneValue(7);
+  a.Alloc(0, 0xabc, 64, 303).ZoneBegin(3, 304);
+  StreamWriter b;
+  b.ThreadContext(1).ZoneBegin(2, 310).ZoneEnd(305).ZoneEnd(400).ZoneEnd(410).ZoneEnd(420).ThreadContext(4);
+  for (int i = 0; i < 4100; ++i) b.ZoneBegin(1, 1000 + uint64_t(i));
+  for (int i = 0; i < 4100; ++i) b.ZoneEnd(10'000 + uint64_t(i));
+  StreamWriter c;
+  c.ThreadContext(2).ZoneBegin(2, 500).Free(0, 0xabc, 505).ZoneEnd(510);
+  const auto lane1 = Concat({Batch(after, a.bytes()), Batch(after, b.bytes())});
+  const auto lane2 = Batch(after, c.bytes());
+  const auto capture = CaptureLanes(main, {lane1, lane2}, true);  // checks the model is the file's
   CHECK(capture->worker->state() == Worker::State::kEnded);
   REQUIRE(capture->loaded);
-  CHECK(capture->model.zone_count == 25);
-  CHECK(capture->model.diagnostics.ended_cleanly);
+  const TraceModel& model = capture->worker->model();
+  CHECK(model.zone_count == 4100 + 8 + 1);
+  CHECK(model.open_zone_count == 0);
+  CHECK(model.diagnostics.zone_ends_without_begin == 2);  // 270, and 420
+  CHECK(model.diagnostics.clamped_zone_ends == 1);
+  std::map<uint32_t, const ThreadTimeline*> threads;
+  for (const auto& thread : model.threads) threads[thread.id] = &thread;
+  REQUIRE(threads.contains(1));
+  const ThreadTimeline& one = *threads[1];
+  REQUIRE(one.zones.size() == 8);
+  CHECK(one.zones[0].end_tick == 260);  // begun on the main connection
+  CHECK(one.zones[1].end_tick == 250);  // closed after a plot
+  CHECK(one.zones[1].depth == 1);
+  CHECK(one.attributes.at(1).text == "x");
+  CHECK(one.zones[2].depth == 2);
+  CHECK(one.zones[4].end_tick == 410);  // begun in the batch before
+  CHECK(one.callstacks.contains(4));
+  CHECK(one.attributes.at(4).has_value);
+  CHECK(one.zones[6].end_tick == 400);  // begun in the batch before
+  CHECK(one.zones[7].flags == kZoneEndClamped);
+  REQUIRE(threads.contains(4));
+  CHECK(threads[4]->zones.size() == 4100);
+  CHECK(threads[4]->zones[4099].depth == ZoneArray::kMaxDepth);
+}
+
+TEST_CASE("lanes building a model: a reader that holds it stalls no connection; the model catches up after") {
+  // Threads 1 and 2 over two lanes, 300,000 zones each (6.6 MB a lane, more than the
+  // sockets hold), and a zone of thread 3 on the main connection before them.
+  StreamWriter start;
+  start.AppInfo("laned").SourceLocation(1, "Z", "f", "x.cpp", 1);
+  start.ThreadContext(3).ZoneBegin(1, 10).ZoneEnd(20);
+  StreamWriter end;
+  end.End(100'000'000);
+  const std::vector<uint8_t> main = Concat({start.bytes(), end.bytes()});
+  constexpr int kZones = 300'000;
+  const uint64_t after = start.bytes().size();
+  const auto lane1 = Concat(
+      {Batch(after, Zones(1, 1, 1000, kZones / 2)), Batch(after, Zones(1, 1, 10'000'000, kZones / 2))});
+  const auto lane2 = Batch(after, Zones(2, 1, 1000, kZones));
+  FakeProgram program(Hello(gnomon::protocol::kProtocolVersion, kOk, 1 | gnomon::protocol::kCapLanes, kToken),
+                      main, {lane1, lane2});
+  Worker::Options options = OptionsFor(program.port());
+  options.lanes = 2;
+  options.clock_probes = false;
+  Worker worker(options);
+  REQUIRE(worker.Connect().ok());
+  const uint64_t total = main.size() + lane1.size() + lane2.size();
+  uint64_t received_while_held = 0;
+  uint64_t zones_while_held = 0;
+  worker.WithModel([&](const TraceModel& m) {
+    worker.Start();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (worker.bytes_received() < total && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    received_while_held = worker.bytes_received();
+    zones_while_held = m.zone_count;
+  });
+  CHECK(received_while_held == total);  // every connection was drained while the model was held
+  CHECK(zones_while_held == 0);         // and nothing was decoded under the reader
+  worker.Join();
+  CHECK(worker.state() == Worker::State::kEnded);
+  CHECK(worker.lanes() == 2);
+  const TraceModel& model = worker.model();
+  CHECK(model.zone_count == uint64_t(2 * kZones + 1));
+  CHECK(model.diagnostics.ended_cleanly);
+  std::map<uint32_t, size_t> by_thread;
+  for (const auto& thread : model.threads) by_thread[thread.id] = thread.zones.size();
+  CHECK(by_thread == std::map<uint32_t, size_t>{{1, kZones}, {2, kZones}, {3, 1}});
 }

@@ -56,6 +56,9 @@ FakeProgram::FakeProgram(std::vector<uint8_t> reply, std::vector<uint8_t> stream
         hello_ok_ = protocol::ParseServerHello(hello, ReadHello(conn, hello)).has_value();
         send(conn, reply.data(), reply.size(), MSG_NOSIGNAL);
         const uint32_t token = protocol::ParseClientHello(reply.data(), reply.size())->reserved;
+        // Every lane answered first, then each sent on a thread of its own, beside the main
+        // stream: a lane's stream may be more than its socket holds.
+        std::vector<std::thread> senders;
         for (uint32_t lane = 1; lane <= lanes.size(); ++lane) {
           const int lane_fd = accept(fd_, nullptr, nullptr);
           if (lane_fd < 0) break;
@@ -63,13 +66,18 @@ FakeProgram::FakeProgram(std::vector<uint8_t> reply, std::vector<uint8_t> stream
           const bool ok = protocol::ParseServerHello(hello, got) &&
                           (protocol::ServerHelloFlags(hello) & protocol::kServerLaneHello) != 0 &&
                           protocol::ServerHelloReserved(hello) == token;
-          if (ok) {
-            SendAll(lane_fd, ClientHelloBytes(protocol::kProtocolVersion, 0, protocol::kCapLanes, lane));
-            SendAll(lane_fd, lanes[lane - 1]);
+          if (!ok) {
+            close(lane_fd);
+            continue;
           }
-          close(lane_fd);
+          SendAll(lane_fd, ClientHelloBytes(protocol::kProtocolVersion, 0, protocol::kCapLanes, lane));
+          senders.emplace_back([lane_fd, &bytes = lanes[lane - 1]] {
+            SendAll(lane_fd, bytes);
+            close(lane_fd);
+          });
         }
         SendAll(conn, stream);
+        for (std::thread& sender : senders) sender.join();
         if (!lanes.empty()) {  // holds on, as a live program would, until the server has done
           pollfd pfd{conn, POLLIN, 0};
           uint8_t unread[64];

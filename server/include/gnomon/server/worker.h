@@ -17,13 +17,17 @@
 // the program, each received on a thread of its own ("gnomon-lane"), and merges them into
 // the program's one stream: a lane's batch goes to the writer once the main
 // connection's stream has gone there as far as the batch says, restating its thread
-// first when another connection wrote in between; the goodbye goes last.
+// first when another connection wrote in between; the goodbye goes last. A worker that
+// builds a model with lanes builds it from that merged stream, in its order, so that the
+// model holds what the file will: each lane pairs its zone begins and ends on its own
+// thread, and only stores them in the model in its turn (ZoneOps, trace_builder.h).
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -40,6 +44,8 @@
 namespace gnomon::server {
 
 inline constexpr uint16_t kDefaultPort = protocol::kDefaultPort;
+
+class ZoneOps;  // trace_builder.h
 
 class Worker {
  public:
@@ -65,7 +71,7 @@ class Worker {
     bool clock_probes = true;
     // Connections besides the main one that carry the program's threads' events, when
     // the program agrees (up to protocol::kMaxLanes). Only for a worker that connects
-    // (not Adopt) and does not build a model: lanes are for the capture's ceiling.
+    // (not Adopt). DefaultLanes() is what this machine's cores call for.
     uint32_t lanes = 0;
   };
 
@@ -127,10 +133,19 @@ class Worker {
   // The lanes' thread: opens them, then receives them (one here, the others each on a
   // thread of its own).
   void RunLanes();
-  void LaneLoop(size_t index);
+  template <typename Handler>
+  void LaneLoop(size_t index, Handler& handler);
   // Under append_mutex_: `bytes` from connection `from` (0 main, lanes from 1) to the
-  // writer, after its thread's ThreadContext when another connection wrote last.
-  void AppendFrom(int from, std::optional<uint32_t> context, const uint8_t* bytes, size_t size);
+  // writer, after its thread's ThreadContext when another connection wrote last. `ops`:
+  // the same bytes with their zones paired ahead, for the model.
+  void AppendFrom(int from, std::optional<uint32_t> context, const uint8_t* bytes, size_t size,
+                  const ZoneOps* ops = nullptr);
+  // Under append_mutex_: `bytes` to the writer, and into the model when it is built from
+  // the merged stream (model_sink_), replaying `ops` when given.
+  void Emit(const uint8_t* bytes, size_t size, const ZoneOps* ops = nullptr);
+  // Under append_mutex_: decodes what the model sink holds back (readers held the model
+  // when it came); waits for them when `may_wait`.
+  void DrainModelSink(bool may_wait);
   // The main connection's end: the lanes add what they can, then end (see there).
   void EndLanes();
   void Fail(State state, std::string error);
@@ -165,6 +180,9 @@ class Worker {
   uint64_t lane_appends_ = 0;   // appends from the lanes, so far
   std::atomic<bool> lanes_stop_{false};
   std::atomic<bool> lane_failed_{false};  // a lane's stream was malformed: error() says
+  // Building a model with lanes: what decodes the merged stream into it (worker.cpp).
+  struct ModelSink;
+  std::unique_ptr<ModelSink> model_sink_;
   std::string program_name_;
   std::mutex finished_mutex_;
   std::condition_variable finished_;
@@ -174,6 +192,11 @@ class Worker {
 };
 
 const char* StateName(Worker::State state);
+
+// The lanes a worker asks for when not told: each takes a thread on both sides, so only
+// where there are cores to spare: none below 16 cores, one per 8 up to 4 (on 16, two
+// carried as much as three or four, docs/benchmarks.md).
+uint32_t DefaultLanes();
 
 // Checks a program's ClientHello (`size` bytes as received from `where`): ok, or the
 // one-line reason the connection cannot go on.
