@@ -39,37 +39,27 @@ ThreadTimeline* TraceBuilder::ResolveThread() {
   return thread_;
 }
 
-void TraceBuilder::AddZoneRun(const ZoneOps::RunZone* zones, size_t count) {
-  if (count == 0) return;
+void TraceBuilder::AddZoneRun(const ZoneOps::Run& run) {
+  if (run.count == 0) return;
   if (CurrentThread() == nullptr) {
-    for (size_t i = 0; i < count; ++i)
-      model_.diagnostics.events_without_thread += zones[i].end_tick == kOpenZone ? 1 : 2;
+    for (size_t i = 0; i < run.count; ++i)
+      model_.diagnostics.events_without_thread += run.zones[i].end_tick == kOpenZone ? 1 : 2;
     return;
   }
-  const size_t base_depth = open_->size();
-  uint64_t first = kOpenZone;
-  uint64_t last = 0;
-  for (size_t i = 0; i < count; ++i) {
-    const ZoneOps::RunZone& z = zones[i];
-    const uint32_t location = LocationIndex(z.source_location);
-    const uint32_t depth = uint32_t(std::min<size_t>(base_depth + z.depth, ZoneArray::kMaxDepth));
-    first = std::min(first, z.begin_tick);
-    last = std::max(last, z.begin_tick);
-    if (z.end_tick == kOpenZone) {
-      open_->push_back({thread_->zones.size(), z.begin_tick});
-      thread_->zones.push_back(
-          Zone{.begin_tick = z.begin_tick, .source_location = location, .depth = uint16_t(depth)});
-      ++model_.open_zone_count;
-      continue;
-    }
-    if (thread_->zones.PushClosed(z.begin_tick, z.end_tick, location, depth))
-      ++model_.diagnostics.clamped_zone_ends;
-    first = std::min(first, z.end_tick);
-    last = std::max(last, z.end_tick);
+  RunTotals totals;
+  StoreZones(run, *thread_, *open_, totals, [&](uint32_t id) { return LocationIndex(id); });
+  AddRunTotals(totals);
+}
+
+void TraceBuilder::AddRunTotals(RunTotals& totals) {
+  model_.zone_count += totals.zones;
+  model_.open_zone_count += totals.opened;
+  model_.diagnostics.clamped_zone_ends += totals.clamped;
+  if (totals.zones > 0) {
+    SeeTick(totals.first_tick);
+    SeeTick(totals.last_tick);
   }
-  model_.zone_count += count;
-  SeeTick(first);
-  SeeTick(last);
+  totals = RunTotals{};
 }
 
 ZoneAttributes* TraceBuilder::InnermostAttributes() {

@@ -40,7 +40,9 @@ class TraceBuilder;
 // lane of a live capture that builds a model, worker.cpp), so that the builder only
 // stores them: runs of zones whose ends and depths within the run are known, between the
 // connection's other messages, kept as their bytes. Replayed in order on the builder, it
-// builds exactly what decoding the connection's bytes would.
+// builds exactly what decoding the connection's bytes would. Frame marks, plot values and
+// log messages do not cut a run (they change nothing of a thread's zones, nor depend on
+// them), so a thread's zones between them make one run.
 class ZoneOps {
  public:
   struct RunZone {
@@ -49,61 +51,96 @@ class ZoneOps {
     uint32_t source_location;
     uint32_t depth;  // below the zones open when the run begins
   };
+  // A run's zones, for TraceBuilder::AddZoneRun.
+  struct Run {
+    const RunZone* zones = nullptr;
+    size_t count = 0;
+    uint32_t max_location = 0;  // the largest source location id among them
+  };
 
   void Clear() {
     zones_.clear();
     ops_.clear();
     open_.clear();
+    run_ = kNoRun;
   }
   void Leaf(uint32_t source_location, uint64_t begin_tick, uint64_t end_tick) {
-    Run();
+    Extend(source_location);
     zones_.push_back({begin_tick, end_tick, source_location, uint32_t(open_.size())});
-    ++ops_.back().b;
   }
   void Begin(uint32_t source_location, uint64_t tick) {
-    Run();
+    Extend(source_location);
     open_.push_back(zones_.size());
     zones_.push_back({tick, kOpenZone, source_location, uint32_t(open_.size() - 1)});
-    ++ops_.back().b;
   }
-  // Closes the run's innermost open zone; one begun before the run (or with another
-  // message since) is the builder's to close.
+  // Closes the run's innermost open zone; one begun before the run is the builder's to
+  // close.
   void End(uint64_t tick) {
-    if (!open_.empty() && ops_.back().kind == Op::kRun) {
+    if (!open_.empty()) {
       zones_[open_.back()].end_tick = tick;
       open_.pop_back();
       return;
     }
-    ops_.push_back({Op::kEnd, tick, 0});
+    Cut({Op::kEnd, tick, 0});
   }
   // Any other whole message, decoded by the builder in its turn (the bytes must live
   // until the replay).
   void Bytes(const uint8_t* p, size_t size) {
-    if (!ops_.empty() && ops_.back().kind == Op::kBytes && ops_.back().a + ops_.back().b == uintptr_t(p)) {
+    const bool detached = p[0] == uint8_t(protocol::MessageType::kFrameMark) ||
+                          p[0] == uint8_t(protocol::MessageType::kFrameBegin) ||
+                          p[0] == uint8_t(protocol::MessageType::kFrameEnd) ||
+                          p[0] == uint8_t(protocol::MessageType::kPlotValue) ||
+                          p[0] == uint8_t(protocol::MessageType::kLogMessage);
+    const Op::Kind kind = detached ? Op::kDetached : Op::kBytes;
+    if (!ops_.empty() && ops_.back().kind == kind && ops_.back().a + ops_.back().b == uintptr_t(p)) {
       ops_.back().b += size;
       return;
     }
-    ops_.push_back({Op::kBytes, uintptr_t(p), size});
+    if (detached) {
+      ops_.push_back({kind, uintptr_t(p), size});
+    } else {
+      Cut({kind, uintptr_t(p), size});
+    }
   }
 
-  // Replays on `builder`; decode(bytes, size) decodes the other messages with it.
+  // Replays on `builder`: decode(bytes, size) decodes the other messages with it. The
+  // last run, when nothing after it but detached messages, may go to `last` instead
+  // (when last(run) returns true it stores the run itself, later, for the current
+  // thread as it is at that point).
+  template <typename Decode, typename Last>
+  void Replay(TraceBuilder& builder, Decode&& decode, Last&& last) const;
   template <typename Decode>
-  void Replay(TraceBuilder& builder, Decode&& decode) const;
+  void Replay(TraceBuilder& builder, Decode&& decode) const {
+    Replay(builder, decode, [](const Run&) { return false; });
+  }
 
  private:
+  static constexpr size_t kNoRun = ~size_t{0};
   struct Op {
-    enum Kind : uint8_t { kRun, kEnd, kBytes } kind;
-    uint64_t a;  // kRun: first zone; kEnd: the tick; kBytes: the address
-    uint64_t b;  // kRun: past its last zone; kBytes: the size
+    enum Kind : uint8_t { kRun, kEnd, kBytes, kDetached } kind;
+    uint64_t a;                 // kRun: first zone; kEnd: the tick; kBytes, kDetached: the address
+    uint64_t b;                 // kRun: past its last zone; kBytes, kDetached: the size
+    uint32_t max_location = 0;  // kRun
   };
-  void Run() {
-    if (!ops_.empty() && ops_.back().kind == Op::kRun) return;
-    ops_.push_back({Op::kRun, zones_.size(), zones_.size()});
-    open_.clear();  // zones of an earlier run still open are the builder's now
+  void Extend(uint32_t source_location) {
+    if (run_ == kNoRun) {
+      run_ = ops_.size();
+      ops_.push_back({Op::kRun, zones_.size(), zones_.size()});
+    }
+    Op& run = ops_[run_];
+    ++run.b;
+    run.max_location = std::max(run.max_location, source_location);
+  }
+  // An op the current run cannot go on past.
+  void Cut(const Op& op) {
+    ops_.push_back(op);
+    run_ = kNoRun;
+    open_.clear();  // zones of the run still open are the builder's now
   }
   std::vector<RunZone> zones_;
   std::vector<Op> ops_;
   std::vector<size_t> open_;  // the current run's open zones, into zones_
+  size_t run_ = kNoRun;       // the current run, into ops_
 };
 
 class TraceBuilder {
@@ -149,9 +186,41 @@ class TraceBuilder {
     if (thread_->zones.CloseOpen(open.index, open.begin_tick, tick)) ++model_.diagnostics.clamped_zone_ends;
     SeeTick(tick);
   }
+  // A zone begun and not yet ended, on its thread's stack.
+  struct OpenZone {
+    uint64_t index;  // into the thread's zones
+    uint64_t begin_tick;
+  };
+  // What storing runs changed of the model's totals.
+  struct RunTotals {
+    uint64_t zones = 0;
+    uint64_t opened = 0;  // zones left open
+    uint64_t clamped = 0;
+    uint64_t first_tick = kOpenZone;
+    uint64_t last_tick = 0;
+  };
+
   // Zones paired ahead (ZoneOps), for the current thread: the same as their begins and
   // ends one by one, each zone written once.
-  void AddZoneRun(const ZoneOps::RunZone* zones, size_t count);
+  void AddZoneRun(const ZoneOps::Run& run);
+  // A run to be stored by another thread beside this builder (ZoneOps::Replay's `last`):
+  // the current thread and its stack of open zones, or false when the builder must store
+  // it itself (no thread, or a location that needs looking up).
+  bool HoldRun(const ZoneOps::Run& run, ThreadTimeline*& thread, std::vector<OpenZone>*& open) {
+    if (CurrentThread() == nullptr || run.max_location >= identity_limit_) return false;
+    thread = thread_;
+    open = open_;
+    return true;
+  }
+  // Stores a held run. It touches only its thread (the model's totals go to `totals`,
+  // for AddRunTotals), so it may run beside the builder while nothing else writes that
+  // thread and no one reads the model.
+  static void StoreRun(const ZoneOps::Run& run, ThreadTimeline& thread, std::vector<OpenZone>& open,
+                       RunTotals& totals) {
+    StoreZones(run, thread, open, totals, [](uint32_t id) { return id; });
+  }
+  // Adds what stored runs changed to the model's totals, and clears `totals`.
+  void AddRunTotals(RunTotals& totals);
   // A zone whose end came right after its begin, nothing between (most zones of a big
   // trace): the same as OnZoneBegin then OnZoneEnd, with the zone written once.
   void OnLeafZone(uint32_t source_location, uint64_t begin_tick, uint64_t end_tick) {
@@ -209,11 +278,6 @@ class TraceBuilder {
   void OnCaptureClock(const protocol::CaptureClock& m, const protocol::CaptureClockTail& t);
 
  private:
-  // A zone begun and not yet ended, on its thread's stack.
-  struct OpenZone {
-    uint64_t index;  // into the thread's zones
-    uint64_t begin_tick;
-  };
   // What a GPU context still waits for, and what came before its zone.
   struct GpuContextState {
     GpuContextTimeline* context = nullptr;  // in the model (a std::map: stable)
@@ -227,6 +291,9 @@ class TraceBuilder {
   };
 
   void SwitchThread(uint32_t thread_id);
+  template <typename Locate>
+  static void StoreZones(const ZoneOps::Run& run, ThreadTimeline& thread, std::vector<OpenZone>& open,
+                         RunTotals& totals, Locate&& locate);
   // A frame series' mark, begin or end.
   void AddFrameEvent(protocol::MessageType type, uint32_t name_id, uint64_t tick);
   GpuContextState* FindGpuContext(uint32_t id);
@@ -297,17 +364,53 @@ class TraceBuilder {
   uint32_t identity_limit_ = 1;                        // ids below it are their own index (0: "unknown")
 };
 
-template <typename Decode>
-void ZoneOps::Replay(TraceBuilder& builder, Decode&& decode) const {
-  for (const Op& op : ops_) {
+template <typename Locate>
+void TraceBuilder::StoreZones(const ZoneOps::Run& run, ThreadTimeline& thread, std::vector<OpenZone>& open,
+                              RunTotals& totals, Locate&& locate) {
+  const size_t base_depth = open.size();
+  uint64_t first = totals.first_tick;
+  uint64_t last = totals.last_tick;
+  for (size_t i = 0; i < run.count; ++i) {
+    const ZoneOps::RunZone& z = run.zones[i];
+    const uint32_t location = locate(z.source_location);
+    const uint32_t depth = uint32_t(std::min<size_t>(base_depth + z.depth, ZoneArray::kMaxDepth));
+    first = std::min(first, z.begin_tick);
+    last = std::max(last, z.begin_tick);
+    if (z.end_tick == kOpenZone) {
+      open.push_back({thread.zones.size(), z.begin_tick});
+      thread.zones.push_back(
+          Zone{.begin_tick = z.begin_tick, .source_location = location, .depth = uint16_t(depth)});
+      ++totals.opened;
+      continue;
+    }
+    if (thread.zones.PushClosed(z.begin_tick, z.end_tick, location, depth)) ++totals.clamped;
+    first = std::min(first, z.end_tick);
+    last = std::max(last, z.end_tick);
+  }
+  totals.zones += run.count;
+  totals.first_tick = first;
+  totals.last_tick = last;
+}
+
+template <typename Decode, typename Last>
+void ZoneOps::Replay(TraceBuilder& builder, Decode&& decode, Last&& last) const {
+  // The last op that is not a detached message: a run there may be stored later.
+  size_t tail = ops_.size();
+  while (tail > 0 && ops_[tail - 1].kind == Op::kDetached) --tail;
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    const Op& op = ops_[i];
     switch (op.kind) {
-      case Op::kRun:
-        builder.AddZoneRun(zones_.data() + op.a, size_t(op.b - op.a));
+      case Op::kRun: {
+        const Run run{zones_.data() + op.a, size_t(op.b - op.a), op.max_location};
+        if (i + 1 == tail && last(run)) break;
+        builder.AddZoneRun(run);
         break;
+      }
       case Op::kEnd:
         builder.EndZone(op.a);
         break;
       case Op::kBytes:
+      case Op::kDetached:
         decode(reinterpret_cast<const uint8_t*>(op.a), size_t(op.b));
         break;
     }

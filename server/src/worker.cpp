@@ -225,6 +225,15 @@ bool WaitFor(int fd, short events, std::chrono::milliseconds timeout) {
 
 }  // namespace
 
+// A lane's last run of zones, stored once the merge's turn is over (Worker::Emit), and
+// the model's totals its stores changed (added in its next turn).
+struct Worker::LaterRun {
+  ThreadTimeline* thread = nullptr;
+  std::vector<TraceBuilder::OpenZone>* open = nullptr;
+  ZoneOps::Run run;
+  TraceBuilder::RunTotals totals;
+};
+
 // Building a model with lanes: the merged stream, decoded into the model as it goes to
 // the writer. What comes while readers hold the model waits here, in order, for them to
 // let go (up to kMaxBacklogBytes; past that the adding thread waits).
@@ -238,9 +247,10 @@ struct Worker::ModelSink {
   std::vector<uint8_t> held;
 };
 
-uint32_t DefaultLanes() {
+uint32_t DefaultLanes(bool build_model) {
   const unsigned cores = AllowedCores();
-  return cores < 16 ? 0 : std::min(4u, cores / 8);
+  if (cores < 16) return 0;
+  return build_model ? std::min(8u, cores / 4) : std::min(4u, cores / 8);
 }
 
 const char* StateName(Worker::State state) {
@@ -758,37 +768,63 @@ void Worker::ReceiveLoop(Handler& handler) {
 }
 
 void Worker::AppendFrom(int from, std::optional<uint32_t> context, const uint8_t* bytes, size_t size,
-                        const ZoneOps* ops) {
+                        const ZoneOps* ops, LaterRun* later) {
   if ((options_.writer == nullptr && !model_sink_) || size == 0) return;
   if (last_appender_ != from && last_appender_ >= 0 && context) {
     uint8_t restate[sizeof(protocol::ThreadContext)];
     protocol::StoreLe(restate, protocol::ThreadContext{.thread_id = *context});
     Emit(restate, sizeof(restate));
   }
-  Emit(bytes, size, ops);
+  Emit(bytes, size, ops, later);
   last_appender_ = from;
   if (from > 0) ++lane_appends_;
 }
 
-void Worker::Emit(const uint8_t* bytes, size_t size, const ZoneOps* ops) {
+void Worker::Emit(const uint8_t* bytes, size_t size, const ZoneOps* ops, LaterRun* later) {
   if (options_.writer != nullptr) options_.writer->Append(bytes, size);
   if (!model_sink_) return;
   ModelSink& sink = *model_sink_;
-  auto build = [&](TraceModel&) {
+  auto decode_held = [&] {
     if (!sink.held.empty()) sink.Decode(sink.held.data(), sink.held.size());
     sink.held.clear();
-    if (ops == nullptr) {
-      sink.Decode(bytes, size);
-    } else {
-      ops->Replay(sink.handler, [&](const uint8_t* p, size_t n) { sink.Decode(p, n); });
-    }
   };
-  if (model_.TryWrite(build)) return;
-  if (sink.held.size() + size > kMaxBacklogBytes) {
-    model_.Write(build);
-    return;
+  const bool room = sink.held.size() + size <= kMaxBacklogBytes;
+  if (ops == nullptr) {
+    auto build = [&](TraceModel&) {
+      decode_held();
+      sink.Decode(bytes, size);
+    };
+    if (model_.TryWrite(build)) return;
+    if (!room) {
+      model_.Write(build);
+      return;
+    }
+  } else {
+    // A lane's paired zones: beside the other lanes storing their threads' zones.
+    if (model_.TryJoinWriters() || (!room && (model_.JoinWriters(), true))) {
+      decode_held();
+      sink.handler.AddRunTotals(later->totals);
+      // Its last run, when only detached messages follow, it stores once the merge's
+      // turn is over (and then leaves the model).
+      ops->Replay(
+          sink.handler, [&](const uint8_t* p, size_t n) { sink.Decode(p, n); },
+          [&](const ZoneOps::Run& run) {
+            if (!sink.handler.HoldRun(run, later->thread, later->open)) return false;
+            later->run = run;
+            return true;
+          });
+      if (later->run.count == 0) model_.LeaveWriters();
+      return;
+    }
   }
   sink.held.insert(sink.held.end(), bytes, bytes + size);
+}
+
+void Worker::StoreLaterRun(LaterRun& later) {
+  if (later.run.count == 0) return;
+  TraceBuilder::StoreRun(later.run, *later.thread, *later.open, later.totals);
+  later.run = {};
+  model_.LeaveWriters();
 }
 
 void Worker::DrainModelSink(bool may_wait) {
@@ -834,6 +870,7 @@ void Worker::LaneLoop(size_t index, Handler& handler) {
   const int fd = lane_fds_[index];
   const int from = int(index) + 1;
   constexpr bool kPairs = std::is_same_v<Handler, ModelLaneHandler>;
+  LaterRun later;
   ReceiveBuffer buffer(kReceiveBufferBytes);
   size_t filled = 0;
   uint64_t batch_left = 0;  // bytes of the current batch not taken yet
@@ -884,8 +921,9 @@ void Worker::LaneLoop(size_t index, Handler& handler) {
         }
         const ZoneOps* ops = nullptr;
         if constexpr (kPairs) ops = &handler.ops;
-        AppendFrom(from, context, buffer.data() + pos, result.consumed, ops);
+        AppendFrom(from, context, buffer.data() + pos, result.consumed, ops, &later);
       }
+      if constexpr (kPairs) StoreLaterRun(later);  // beside the next lane's turn
       zones_received_.fetch_add(handler.zones - zones_counted, std::memory_order_relaxed);
       zones_counted = handler.zones;
       messages_received_.fetch_add(result.messages, std::memory_order_relaxed);
@@ -922,6 +960,13 @@ void Worker::LaneLoop(size_t index, Handler& handler) {
     ::shutdown(fd_, SHUT_RDWR);  // the main thread wakes, and ends
   }
   std::lock_guard lock(append_mutex_);
+  if constexpr (kPairs) {
+    if (later.totals.zones > 0) {  // what its last stores added, before the lane counts as done
+      model_.JoinWriters();
+      model_sink_->handler.AddRunTotals(later.totals);
+      model_.LeaveWriters();
+    }
+  }
   --lanes_open_;
   appended_.notify_all();
 }

@@ -698,7 +698,7 @@ int main(int argc, char** argv) {
                  "gnomon-capture: --lanes needs the capture to connect to the program, not --listen\n");
     return kExitUsage;
   }
-  options.lanes = lanes_asked ? *lanes_asked : gnomon::server::DefaultLanes();
+  options.lanes = lanes_asked ? *lanes_asked : gnomon::server::DefaultLanes(false);
   if (output.empty()) {
     std::fprintf(stderr, "gnomon-capture: say where to write the trace with -o FILE\n\n%s", Usage());
     return kExitUsage;

@@ -716,7 +716,7 @@ int LiveModel(const Args& args) {
   Worker::Options options;
   options.port = uint16_t(std::stoi(args.port));
   options.writer = &tee.value()->first_stream();
-  options.lanes = args.lanes.empty() ? gnomon::server::DefaultLanes() : uint32_t(std::stoul(args.lanes));
+  options.lanes = args.lanes.empty() ? gnomon::server::DefaultLanes(true) : uint32_t(std::stoul(args.lanes));
   Worker worker(options);
   if (const auto connected = worker.Connect(); !connected.ok()) Usage(connected.message().c_str());
   worker.Start();

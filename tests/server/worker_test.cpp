@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -390,6 +391,72 @@ TEST_CASE("lanes building a model: zones paired on the lanes build what decoding
   REQUIRE(threads.contains(4));
   CHECK(threads[4]->zones.size() == 4100);
   CHECK(threads[4]->zones[4099].depth == ZoneArray::kMaxDepth);
+}
+
+TEST_CASE(
+    "lanes building a model: the lanes store their threads' zones side by side while readers come and go") {
+  StreamWriter start;
+  start.AppInfo("laned").SourceLocation(1, "Z", "f", "x.cpp", 1);
+  StreamWriter end;
+  end.End(100'000'000);
+  const std::vector<uint8_t> main = Concat({start.bytes(), end.bytes()});
+  constexpr int kZones = 200'000;
+  const uint64_t after = start.bytes().size();
+  std::vector<std::vector<uint8_t>> lanes;
+  for (uint32_t lane = 1; lane <= 3; ++lane) {
+    std::vector<uint8_t> stream;
+    for (int part = 0; part < 4; ++part) {  // each thread's zones in four batches, one open across them
+      StreamWriter w;
+      w.ThreadContext(lane);
+      if (part == 0) w.ZoneBegin(1, 100);
+      const uint64_t from = 1000 + uint64_t(part) * 10 * kZones;
+      for (int i = 0; i < kZones / 4; ++i)
+        w.ZoneBegin(1, from + uint64_t(i) * 10).ZoneEnd(from + uint64_t(i) * 10 + 5);
+      if (part == 3) w.ZoneEnd(50'000'000);
+      stream = Concat({stream, Batch(after, w.bytes())});
+    }
+    lanes.push_back(stream);
+  }
+  FakeProgram program(Hello(gnomon::protocol::kProtocolVersion, kOk, 1 | gnomon::protocol::kCapLanes, kToken),
+                      main, lanes);
+  Worker::Options options = OptionsFor(program.port());
+  options.lanes = 3;
+  options.clock_probes = false;
+  Worker worker(options);
+  REQUIRE(worker.Connect().ok());
+  worker.Start();
+  // Readers all along: each sees every thread's zones whole, in order.
+  std::atomic<bool> done{false};
+  std::atomic<int> bad{0};
+  std::thread reader([&] {
+    while (!done.load()) {
+      worker.WithModel([&](const TraceModel& m) {
+        for (const auto& thread : m.threads) {
+          uint64_t previous = 0;
+          for (size_t i = 0; i < thread.zones.size(); i += 101) {
+            if (thread.zones[i].begin_tick < previous) ++bad;
+            previous = thread.zones[i].begin_tick;
+          }
+        }
+      });
+    }
+  });
+  worker.Join();
+  done.store(true);
+  reader.join();
+  CHECK(bad.load() == 0);
+  CHECK(worker.state() == Worker::State::kEnded);
+  const TraceModel& model = worker.model();
+  CHECK(model.zone_count == uint64_t(3 * (kZones + 1)));
+  CHECK(model.open_zone_count == 0);
+  CHECK(model.first_tick == 100);
+  CHECK(model.last_tick == 100'000'000);
+  for (const auto& thread : model.threads) {
+    CAPTURE(thread.id);
+    REQUIRE(thread.zones.size() == size_t(kZones + 1));
+    CHECK(thread.zones[0].end_tick == 50'000'000);
+    CHECK(thread.zones[kZones].depth == 1);
+  }
 }
 
 TEST_CASE("lanes building a model: a reader that holds it stalls no connection; the model catches up after") {

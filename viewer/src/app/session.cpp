@@ -66,7 +66,7 @@ std::unique_ptr<Session> Session::Connect(const std::string& host, uint16_t port
   options.host = host;
   options.port = port;
   options.connect_timeout = timeout;
-  options.lanes = server::DefaultLanes();  // as gnomon-capture: where there are cores to spare
+  options.lanes = server::DefaultLanes(true);  // where there are cores to spare
   if (tee.ok()) {
     session->tee_ = std::move(tee.value());
     options.writer = &session->tee_->first_stream();

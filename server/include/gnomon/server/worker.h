@@ -137,12 +137,17 @@ class Worker {
   void LaneLoop(size_t index, Handler& handler);
   // Under append_mutex_: `bytes` from connection `from` (0 main, lanes from 1) to the
   // writer, after its thread's ThreadContext when another connection wrote last. `ops`:
-  // the same bytes with their zones paired ahead, for the model.
+  // the same bytes with their zones paired ahead, for the model; its last run may be left
+  // in `later`, for StoreLaterRun.
+  struct LaterRun;
   void AppendFrom(int from, std::optional<uint32_t> context, const uint8_t* bytes, size_t size,
-                  const ZoneOps* ops = nullptr);
+                  const ZoneOps* ops = nullptr, LaterRun* later = nullptr);
   // Under append_mutex_: `bytes` to the writer, and into the model when it is built from
   // the merged stream (model_sink_), replaying `ops` when given.
-  void Emit(const uint8_t* bytes, size_t size, const ZoneOps* ops = nullptr);
+  void Emit(const uint8_t* bytes, size_t size, const ZoneOps* ops = nullptr, LaterRun* later = nullptr);
+  // Outside append_mutex_: stores a run Emit left, beside the other lanes, and lets go
+  // of the model.
+  void StoreLaterRun(LaterRun& later);
   // Under append_mutex_: decodes what the model sink holds back (readers held the model
   // when it came); waits for them when `may_wait`.
   void DrainModelSink(bool may_wait);
@@ -194,9 +199,11 @@ class Worker {
 const char* StateName(Worker::State state);
 
 // The lanes a worker asks for when not told: each takes a thread on both sides, so only
-// where there are cores to spare: none below 16 cores, one per 8 up to 4 (on 16, two
-// carried as much as three or four, docs/benchmarks.md).
-uint32_t DefaultLanes();
+// where there are cores to spare: none below 16 cores; then, for a capture, one per 8 up
+// to 4 (on 16, two carried as much as three or four), and for a worker that builds a
+// model, whose lanes also pair and store the zones, one per 4 up to 8
+// (docs/benchmarks.md).
+uint32_t DefaultLanes(bool build_model);
 
 // Checks a program's ClientHello (`size` bytes as received from `where`): ok, or the
 // one-line reason the connection cannot go on.
