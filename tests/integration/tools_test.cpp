@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <csignal>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "../support/json_check.h"
 #include "../support/process.h"
 #include "gnomon/server/trace_file.h"
+#include "gnomon/server/worker.h"
 
 using gnomon::test::ChildProcess;
 using gnomon::test::ReadFile;
@@ -503,6 +505,61 @@ TEST_CASE("over several connections (--lanes) the file holds every thread's zone
     CHECK(by_name["Inner"] == uint64_t(2 * kThreads * kZones));
     CHECK(by_name["Late"] == uint64_t(2 * kThreads * (kZones - kZones / 2)));
   }
+}
+
+TEST_CASE("a viewer's worker over lanes builds, while a window reads it, the model its tee file holds") {
+  // The program's threads over three lanes, each lane pairing and storing its threads'
+  // zones beside the others, a reader in the model all along, as a viewer's window.
+  constexpr int kThreads = 6;
+  constexpr long kZones = 100'000;
+  ScratchDir dir;
+  ChildProcess program({GNOMON_TEST_PROGRAM, "waves", std::to_string(kThreads), std::to_string(kZones)},
+                       {{"GNOMON_PORT", "0"},
+                        {"GNOMON_PORT_FILE", dir.File("port")},
+                        {"GNOMON_BUFFER_POLICY", "wait"},
+                        {"GNOMON_WAIT_FOR_SERVER_MS", "20000"}},
+                       dir.File("program.log"));
+  const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
+  REQUIRE(port != 0);
+  auto tee = gnomon::server::TraceWriter::Create(dir.File("tee.gnomon"));
+  REQUIRE(tee.ok());
+  REQUIRE(tee.value()->Publish(gnomon::server::Overwrite::kYes).ok());
+  gnomon::server::Worker::Options options;
+  options.port = port;
+  options.lanes = 3;
+  options.writer = &tee.value()->first_stream();
+  gnomon::server::Worker worker(options);
+  REQUIRE(worker.Connect().ok());
+  worker.Start();
+  std::atomic<bool> done{false};
+  std::atomic<uint64_t> reads{0};
+  std::thread window([&] {
+    while (!done.load()) {
+      worker.WithModel([&](const gnomon::server::TraceModel& m) {
+        // What the window draws: each thread's zones, the last one too.
+        for (const auto& thread : m.threads)
+          if (!thread.zones.empty() && thread.zones[thread.zones.size() - 1].begin_tick == 0) return;
+        ++reads;
+      });
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  });
+  worker.Join();
+  done.store(true);
+  window.join();
+  CHECK(program.Wait() == 0);
+  REQUIRE(tee.value()->Finish().ok());
+  CHECK(worker.state() == gnomon::server::Worker::State::kEnded);
+  CHECK(worker.lanes() == 3);
+  CHECK(worker.lane_bytes_received() > worker.bytes_received() / 4);
+  CHECK(reads.load() > 0);
+  const gnomon::server::TraceModel& live = worker.model();
+  CHECK(live.zone_count == uint64_t(2 * kThreads * (2 * kZones + kZones / 2)));
+  CHECK(live.open_zone_count == 0);
+  CHECK(live.diagnostics.zone_ends_without_begin == 0);
+  gnomon::server::TraceModel loaded;
+  REQUIRE(gnomon::server::LoadTrace(dir.File("tee.gnomon"), loaded).ok());
+  CHECK(live == loaded);
 }
 
 TEST_CASE("a capture says how many events the program dropped, and why, with its own exit code") {
