@@ -35,6 +35,8 @@ ThreadTimeline* TraceBuilder::ResolveThread() {
   if (thread_ == nullptr) {
     thread_refused_ = true;
     ++model_.diagnostics.invalid_ids;
+  } else if (thread_gate_) {
+    thread_gate_(*thread_);
   }
   return thread_;
 }
@@ -42,24 +44,19 @@ ThreadTimeline* TraceBuilder::ResolveThread() {
 void TraceBuilder::AddZoneRun(const ZoneOps::Run& run) {
   if (run.count == 0) return;
   if (CurrentThread() == nullptr) {
-    for (size_t i = 0; i < run.count; ++i)
-      model_.diagnostics.events_without_thread += run.zones[i].end_tick == kOpenZone ? 1 : 2;
+    model_.diagnostics.events_without_thread += 2 * run.count - run.opened;  // a begin and an end each
     return;
   }
-  RunTotals totals;
-  StoreZones(run, *thread_, *open_, totals, [&](uint32_t id) { return LocationIndex(id); });
-  AddRunTotals(totals);
+  StoreZones(run, *thread_, *open_, [&](uint32_t id) { return LocationIndex(id); });
+  AddRunTotals(run);
 }
 
-void TraceBuilder::AddRunTotals(RunTotals& totals) {
-  model_.zone_count += totals.zones;
-  model_.open_zone_count += totals.opened;
-  model_.diagnostics.clamped_zone_ends += totals.clamped;
-  if (totals.zones > 0) {
-    SeeTick(totals.first_tick);
-    SeeTick(totals.last_tick);
-  }
-  totals = RunTotals{};
+void TraceBuilder::AddRunTotals(const ZoneOps::Run& run) {
+  model_.zone_count += run.count;
+  model_.open_zone_count += run.opened;
+  model_.diagnostics.clamped_zone_ends += run.clamped;
+  SeeTick(run.first_tick);
+  SeeTick(run.last_tick);
 }
 
 ZoneAttributes* TraceBuilder::InnermostAttributes() {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -47,38 +48,48 @@ class ZoneOps {
  public:
   struct RunZone {
     uint64_t begin_tick;
-    uint64_t end_tick;  // kOpenZone: still open at the end of its run
+    uint64_t end_tick;
     uint32_t source_location;
-    uint32_t depth;  // below the zones open when the run begins
+    uint32_t depth : 31;  // below the zones open when the run begins
+    uint32_t open : 1;    // still open at the end of its run
   };
-  // A run's zones, for TraceBuilder::AddZoneRun.
+  // A run's zones, and what they add to the model's totals, for TraceBuilder.
   struct Run {
     const RunZone* zones = nullptr;
     size_t count = 0;
     uint32_t max_location = 0;  // the largest source location id among them
+    uint64_t opened = 0;        // zones left open
+    uint64_t clamped = 0;       // ends before their begin
+    uint64_t first_tick = kOpenZone;
+    uint64_t last_tick = 0;
   };
 
   void Clear() {
     zones_.clear();
+    runs_.clear();
     ops_.clear();
     open_.clear();
-    run_ = kNoRun;
+    current_ = nullptr;
   }
   void Leaf(uint32_t source_location, uint64_t begin_tick, uint64_t end_tick) {
-    Extend(source_location);
-    zones_.push_back({begin_tick, end_tick, source_location, uint32_t(open_.size())});
+    Run& run = Extend(source_location, begin_tick);
+    See(run, end_tick, end_tick < begin_tick);
+    zones_.push_back({begin_tick, end_tick, source_location, uint32_t(open_.size()), 0});
   }
   void Begin(uint32_t source_location, uint64_t tick) {
-    Extend(source_location);
+    Extend(source_location, tick);
     open_.push_back(zones_.size());
-    zones_.push_back({tick, kOpenZone, source_location, uint32_t(open_.size() - 1)});
+    zones_.push_back({tick, 0, source_location, uint32_t(open_.size() - 1), 1});
   }
   // Closes the run's innermost open zone; one begun before the run is the builder's to
   // close.
   void End(uint64_t tick) {
     if (!open_.empty()) {
-      zones_[open_.back()].end_tick = tick;
+      RunZone& zone = zones_[open_.back()];
       open_.pop_back();
+      zone.end_tick = tick;
+      zone.open = 0;
+      See(runs_.back(), tick, tick < zone.begin_tick);
       return;
     }
     Cut({Op::kEnd, tick, 0});
@@ -108,39 +119,47 @@ class ZoneOps {
   // (when last(run) returns true it stores the run itself, later, for the current
   // thread as it is at that point).
   template <typename Decode, typename Last>
-  void Replay(TraceBuilder& builder, Decode&& decode, Last&& last) const;
+  void Replay(TraceBuilder& builder, Decode&& decode, Last&& last);
   template <typename Decode>
-  void Replay(TraceBuilder& builder, Decode&& decode) const {
+  void Replay(TraceBuilder& builder, Decode&& decode) {
     Replay(builder, decode, [](const Run&) { return false; });
   }
 
  private:
-  static constexpr size_t kNoRun = ~size_t{0};
   struct Op {
     enum Kind : uint8_t { kRun, kEnd, kBytes, kDetached } kind;
-    uint64_t a;                 // kRun: first zone; kEnd: the tick; kBytes, kDetached: the address
-    uint64_t b;                 // kRun: past its last zone; kBytes, kDetached: the size
-    uint32_t max_location = 0;  // kRun
+    uint64_t a;  // kRun: into runs_; kEnd: the tick; kBytes, kDetached: the address
+    uint64_t b;  // kBytes, kDetached: the size
   };
-  void Extend(uint32_t source_location) {
-    if (run_ == kNoRun) {
-      run_ = ops_.size();
-      ops_.push_back({Op::kRun, zones_.size(), zones_.size()});
+  Run& Extend(uint32_t source_location, uint64_t begin_tick) {
+    if (current_ == nullptr) {
+      ops_.push_back({Op::kRun, runs_.size(), 0});
+      runs_.push_back({});
+      runs_.back().count = zones_.size();  // where it starts, until the replay
+      current_ = &runs_.back();
     }
-    Op& run = ops_[run_];
-    ++run.b;
+    Run& run = *current_;
     run.max_location = std::max(run.max_location, source_location);
+    See(run, begin_tick, false);
+    return run;
   }
-  // An op the current run cannot go on past.
+  static void See(Run& run, uint64_t tick, bool clamped) {
+    run.first_tick = std::min(run.first_tick, tick);
+    run.last_tick = std::max(run.last_tick, tick);
+    run.clamped += clamped;
+  }
+  // An op the current run cannot go on past: its zones still open are the builder's now.
   void Cut(const Op& op) {
+    if (current_ != nullptr) current_->opened = open_.size();
     ops_.push_back(op);
-    run_ = kNoRun;
-    open_.clear();  // zones of the run still open are the builder's now
+    current_ = nullptr;
+    open_.clear();
   }
   std::vector<RunZone> zones_;
+  std::vector<Run> runs_;  // by kRun op
   std::vector<Op> ops_;
   std::vector<size_t> open_;  // the current run's open zones, into zones_
-  size_t run_ = kNoRun;       // the current run, into ops_
+  Run* current_ = nullptr;    // the run zones go to, in runs_
 };
 
 class TraceBuilder {
@@ -191,36 +210,33 @@ class TraceBuilder {
     uint64_t index;  // into the thread's zones
     uint64_t begin_tick;
   };
-  // What storing runs changed of the model's totals.
-  struct RunTotals {
-    uint64_t zones = 0;
-    uint64_t opened = 0;  // zones left open
-    uint64_t clamped = 0;
-    uint64_t first_tick = kOpenZone;
-    uint64_t last_tick = 0;
-  };
-
   // Zones paired ahead (ZoneOps), for the current thread: the same as their begins and
   // ends one by one, each zone written once.
   void AddZoneRun(const ZoneOps::Run& run);
   // A run to be stored by another thread beside this builder (ZoneOps::Replay's `last`):
-  // the current thread and its stack of open zones, or false when the builder must store
-  // it itself (no thread, or a location that needs looking up).
+  // adds what it changes of the model's totals now, and gives the current thread and its
+  // stack of open zones; false when the builder must store it itself (no thread, or a
+  // location that needs looking up).
   bool HoldRun(const ZoneOps::Run& run, ThreadTimeline*& thread, std::vector<OpenZone>*& open) {
     if (CurrentThread() == nullptr || run.max_location >= identity_limit_) return false;
+    AddRunTotals(run);
     thread = thread_;
     open = open_;
     return true;
   }
-  // Stores a held run. It touches only its thread (the model's totals go to `totals`,
-  // for AddRunTotals), so it may run beside the builder while nothing else writes that
-  // thread and no one reads the model.
-  static void StoreRun(const ZoneOps::Run& run, ThreadTimeline& thread, std::vector<OpenZone>& open,
-                       RunTotals& totals) {
-    StoreZones(run, thread, open, totals, [](uint32_t id) { return id; });
+  // Stores a held run. It touches only its thread, so it may run beside the builder
+  // while nothing else uses that thread and no one reads the model.
+  static void StoreRun(const ZoneOps::Run& run, ThreadTimeline& thread, std::vector<OpenZone>& open) {
+    StoreZones(run, thread, open, [](uint32_t id) { return id; });
   }
-  // Adds what stored runs changed to the model's totals, and clears `totals`.
-  void AddRunTotals(RunTotals& totals);
+  // The builder takes its current thread again at the next event that needs it (after
+  // another writer may have stored into it), through `gate` when set: called with each
+  // thread it takes, before it touches it.
+  void ForgetThread() {
+    thread_ = nullptr;
+    open_ = nullptr;
+  }
+  void SetThreadGate(std::function<void(const ThreadTimeline&)> gate) { thread_gate_ = std::move(gate); }
   // A zone whose end came right after its begin, nothing between (most zones of a big
   // trace): the same as OnZoneBegin then OnZoneEnd, with the zone written once.
   void OnLeafZone(uint32_t source_location, uint64_t begin_tick, uint64_t end_tick) {
@@ -293,7 +309,8 @@ class TraceBuilder {
   void SwitchThread(uint32_t thread_id);
   template <typename Locate>
   static void StoreZones(const ZoneOps::Run& run, ThreadTimeline& thread, std::vector<OpenZone>& open,
-                         RunTotals& totals, Locate&& locate);
+                         Locate&& locate);
+  void AddRunTotals(const ZoneOps::Run& run);
   // A frame series' mark, begin or end.
   void AddFrameEvent(protocol::MessageType type, uint32_t name_id, uint64_t tick);
   GpuContextState* FindGpuContext(uint32_t id);
@@ -362,50 +379,46 @@ class TraceBuilder {
   uint32_t thread_id_ = 0;                             // from the last ThreadContext; 0: none
   bool thread_refused_ = false;                        // thread_id_ is past kMaxThreads (counted once)
   uint32_t identity_limit_ = 1;                        // ids below it are their own index (0: "unknown")
+  std::function<void(const ThreadTimeline&)> thread_gate_;
 };
 
 template <typename Locate>
 void TraceBuilder::StoreZones(const ZoneOps::Run& run, ThreadTimeline& thread, std::vector<OpenZone>& open,
-                              RunTotals& totals, Locate&& locate) {
+                              Locate&& locate) {
   const size_t base_depth = open.size();
-  uint64_t first = totals.first_tick;
-  uint64_t last = totals.last_tick;
   for (size_t i = 0; i < run.count; ++i) {
     const ZoneOps::RunZone& z = run.zones[i];
     const uint32_t location = locate(z.source_location);
     const uint32_t depth = uint32_t(std::min<size_t>(base_depth + z.depth, ZoneArray::kMaxDepth));
-    first = std::min(first, z.begin_tick);
-    last = std::max(last, z.begin_tick);
-    if (z.end_tick == kOpenZone) {
+    if (z.open) {
       open.push_back({thread.zones.size(), z.begin_tick});
       thread.zones.push_back(
           Zone{.begin_tick = z.begin_tick, .source_location = location, .depth = uint16_t(depth)});
-      ++totals.opened;
-      continue;
+    } else {
+      thread.zones.PushClosed(z.begin_tick, z.end_tick, location, depth);
     }
-    if (thread.zones.PushClosed(z.begin_tick, z.end_tick, location, depth)) ++totals.clamped;
-    first = std::min(first, z.end_tick);
-    last = std::max(last, z.end_tick);
   }
-  totals.zones += run.count;
-  totals.first_tick = first;
-  totals.last_tick = last;
 }
 
 template <typename Decode, typename Last>
-void ZoneOps::Replay(TraceBuilder& builder, Decode&& decode, Last&& last) const {
+void ZoneOps::Replay(TraceBuilder& builder, Decode&& decode, Last&& last) {
+  if (current_ != nullptr) current_->opened = open_.size();
+  // Each run's zones: from its start to the next run's.
+  for (size_t i = 0; i < runs_.size(); ++i) {
+    const size_t first = runs_[i].count;
+    runs_[i].zones = zones_.data() + first;
+    runs_[i].count = (i + 1 < runs_.size() ? runs_[i + 1].count : zones_.size()) - first;
+  }
   // The last op that is not a detached message: a run there may be stored later.
   size_t tail = ops_.size();
   while (tail > 0 && ops_[tail - 1].kind == Op::kDetached) --tail;
   for (size_t i = 0; i < ops_.size(); ++i) {
     const Op& op = ops_[i];
     switch (op.kind) {
-      case Op::kRun: {
-        const Run run{zones_.data() + op.a, size_t(op.b - op.a), op.max_location};
-        if (i + 1 == tail && last(run)) break;
-        builder.AddZoneRun(run);
+      case Op::kRun:
+        if (i + 1 == tail && last(runs_[op.a])) break;
+        builder.AddZoneRun(runs_[op.a]);
         break;
-      }
       case Op::kEnd:
         builder.EndZone(op.a);
         break;

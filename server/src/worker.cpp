@@ -225,13 +225,11 @@ bool WaitFor(int fd, short events, std::chrono::milliseconds timeout) {
 
 }  // namespace
 
-// A lane's last run of zones, stored once the merge's turn is over (Worker::Emit), and
-// the model's totals its stores changed (added in its next turn).
+// A lane's last run of zones in its turn, stored once the turn is over (Worker::Emit).
 struct Worker::LaterRun {
   ThreadTimeline* thread = nullptr;
   std::vector<TraceBuilder::OpenZone>* open = nullptr;
   ZoneOps::Run run;
-  TraceBuilder::RunTotals totals;
 };
 
 // Building a model with lanes: the merged stream, decoded into the model as it goes to
@@ -242,9 +240,25 @@ struct Worker::ModelSink {
     handler.writing_samples = true;  // the connections' handlers refused what the program may not send
   }
   // The bytes are whole messages their connection's handler decoded already.
-  void Decode(const uint8_t* bytes, size_t size) { DecodeMessages(bytes, size, handler); }
-  BuildingHandler handler;  // written only inside the model's Write
+  void Decode(const uint8_t* bytes, size_t size) {
+    DecodeMessages(bytes, size, handler);
+    handler.replies.clear();  // the main connection's handler answers them
+  }
+  BuildingHandler handler;  // written only while holding the model (alone, or joined in a turn)
   std::vector<uint8_t> held;
+  // Threads whose runs lanes are storing now (under store_mutex), which a turn waits for
+  // before it takes one (the thread gate); a stream that keeps each thread on its lane
+  // never waits.
+  std::mutex store_mutex;
+  std::condition_variable stored;
+  std::vector<const ThreadTimeline*> storing;
+  void WaitStored(const ThreadTimeline* thread) {  // nullptr: every thread
+    std::unique_lock lock(store_mutex);
+    stored.wait(lock, [&] {
+      return thread == nullptr ? storing.empty()
+                               : std::find(storing.begin(), storing.end(), thread) == storing.end();
+    });
+  }
 };
 
 uint32_t DefaultLanes(bool build_model) {
@@ -510,7 +524,11 @@ Status Worker::Handshake(int fd, const std::string& where, uint32_t lanes) {
 }
 
 void Worker::Start() {
-  if (options_.build_model && lane_token_ != 0) model_sink_ = std::make_unique<ModelSink>(model_.unshared());
+  if (options_.build_model && lane_token_ != 0) {
+    model_sink_ = std::make_unique<ModelSink>(model_.unshared());
+    model_sink_->handler.SetThreadGate(
+        [sink = model_sink_.get()](const ThreadTimeline& t) { sink->WaitStored(&t); });
+  }
   if (lane_token_ != 0) {
     // Opened while the main connection is received: a program with much buffered is
     // sending it, and answers the lanes' hellos only between its sends.
@@ -768,7 +786,7 @@ void Worker::ReceiveLoop(Handler& handler) {
 }
 
 void Worker::AppendFrom(int from, std::optional<uint32_t> context, const uint8_t* bytes, size_t size,
-                        const ZoneOps* ops, LaterRun* later) {
+                        ZoneOps* ops, LaterRun* later) {
   if ((options_.writer == nullptr && !model_sink_) || size == 0) return;
   if (last_appender_ != from && last_appender_ >= 0 && context) {
     uint8_t restate[sizeof(protocol::ThreadContext)];
@@ -780,7 +798,7 @@ void Worker::AppendFrom(int from, std::optional<uint32_t> context, const uint8_t
   if (from > 0) ++lane_appends_;
 }
 
-void Worker::Emit(const uint8_t* bytes, size_t size, const ZoneOps* ops, LaterRun* later) {
+void Worker::Emit(const uint8_t* bytes, size_t size, ZoneOps* ops, LaterRun* later) {
   if (options_.writer != nullptr) options_.writer->Append(bytes, size);
   if (!model_sink_) return;
   ModelSink& sink = *model_sink_;
@@ -802,18 +820,31 @@ void Worker::Emit(const uint8_t* bytes, size_t size, const ZoneOps* ops, LaterRu
   } else {
     // A lane's paired zones: beside the other lanes storing their threads' zones.
     if (model_.TryJoinWriters() || (!room && (model_.JoinWriters(), true))) {
+      // Left when the turn is over, unless a run is left to store (StoreLaterRun leaves).
+      struct Joined {
+        SharedModel& model;
+        const LaterRun& later;
+        ~Joined() {
+          if (later.run.count == 0) model.LeaveWriters();
+        }
+      } joined{model_, *later};
+      // Other lanes may be storing their threads' zones: the builder takes a thread again
+      // through the gate, and the backlog (any thread, a goodbye that tidies them all)
+      // waits for every store.
+      sink.handler.ForgetThread();
+      if (!sink.held.empty()) sink.WaitStored(nullptr);
       decode_held();
-      sink.handler.AddRunTotals(later->totals);
       // Its last run, when only detached messages follow, it stores once the merge's
-      // turn is over (and then leaves the model).
+      // turn is over.
       ops->Replay(
           sink.handler, [&](const uint8_t* p, size_t n) { sink.Decode(p, n); },
           [&](const ZoneOps::Run& run) {
             if (!sink.handler.HoldRun(run, later->thread, later->open)) return false;
+            std::lock_guard lock(sink.store_mutex);
+            sink.storing.push_back(later->thread);
             later->run = run;
             return true;
           });
-      if (later->run.count == 0) model_.LeaveWriters();
       return;
     }
   }
@@ -822,8 +853,14 @@ void Worker::Emit(const uint8_t* bytes, size_t size, const ZoneOps* ops, LaterRu
 
 void Worker::StoreLaterRun(LaterRun& later) {
   if (later.run.count == 0) return;
-  TraceBuilder::StoreRun(later.run, *later.thread, *later.open, later.totals);
+  TraceBuilder::StoreRun(later.run, *later.thread, *later.open);
   later.run = {};
+  ModelSink& sink = *model_sink_;
+  {
+    std::lock_guard lock(sink.store_mutex);
+    sink.storing.erase(std::find(sink.storing.begin(), sink.storing.end(), later.thread));
+  }
+  sink.stored.notify_all();
   model_.LeaveWriters();
 }
 
@@ -919,7 +956,7 @@ void Worker::LaneLoop(size_t index, Handler& handler) {
           placeable = false;
           break;
         }
-        const ZoneOps* ops = nullptr;
+        ZoneOps* ops = nullptr;
         if constexpr (kPairs) ops = &handler.ops;
         AppendFrom(from, context, buffer.data() + pos, result.consumed, ops, &later);
       }
@@ -960,13 +997,6 @@ void Worker::LaneLoop(size_t index, Handler& handler) {
     ::shutdown(fd_, SHUT_RDWR);  // the main thread wakes, and ends
   }
   std::lock_guard lock(append_mutex_);
-  if constexpr (kPairs) {
-    if (later.totals.zones > 0) {  // what its last stores added, before the lane counts as done
-      model_.JoinWriters();
-      model_sink_->handler.AddRunTotals(later.totals);
-      model_.LeaveWriters();
-    }
-  }
   --lanes_open_;
   appended_.notify_all();
 }

@@ -251,9 +251,13 @@ std::unique_ptr<LaneCapture> CaptureLanes(const std::vector<uint8_t>& main,
   capture->worker->Join();
   CHECK(capture->worker->lanes() == lane_count);
   REQUIRE(writer.value()->Finish().ok());
-  capture->loaded = LoadTrace(capture->dir.File("lanes.gnomon"), capture->model).ok();
+  auto loaded = LoadTrace(capture->dir.File("lanes.gnomon"), capture->model);
+  capture->loaded = loaded.ok();
+  if (capture->loaded) CHECK_MESSAGE(loaded->warning.empty(), loaded->warning);
   // Built from the connections as they were merged, the live model is the file's.
-  if (build_model && capture->loaded) CHECK(capture->worker->model() == capture->model);
+  if (build_model && capture->loaded)
+    CHECK_MESSAGE(capture->worker->model() == capture->model,
+                  DescribeFirstDifference(capture->worker->model(), capture->model));
   return capture;
 }
 
@@ -391,6 +395,58 @@ TEST_CASE("lanes building a model: zones paired on the lanes build what decoding
   REQUIRE(threads.contains(4));
   CHECK(threads[4]->zones.size() == 4100);
   CHECK(threads[4]->zones[4099].depth == ZoneArray::kMaxDepth);
+}
+
+TEST_CASE("lanes building a model: threads on the wrong lane, batches with no thread, split allocations") {
+  // What a program should not send, or sends split where a turn may end: the model is
+  // still what decoding the file gives (CaptureLanes compares them), in whatever order
+  // the lanes' batches were merged, and nothing breaks.
+  StreamWriter start;
+  start.AppInfo("laned").SourceLocation(1, "A", "f", "x.cpp", 1).SourceLocation(2, "B", "f", "x.cpp", 2);
+  StreamWriter end;
+  end.End(900'000'000);
+  const std::vector<uint8_t> main = Concat({start.bytes(), end.bytes()});
+  const uint64_t after = start.bytes().size();
+  std::vector<uint8_t> lane1, lane2, lane3;
+  for (int batch = 0; batch < 12; ++batch) {
+    const uint64_t from = 1000 + uint64_t(batch) * 1'000'000;
+    // Lane 1: thread 1, an allocation at the end of one batch and its callstack at the
+    // start of the next, zones between.
+    StreamWriter one;
+    one.ThreadContext(1);
+    if (batch > 0) one.Callstack({0x10, 0x20, uint64_t(batch)});
+    // Ticks as a clock gives them, not a perfect pattern (which compresses past what a
+    // loader takes from a block).
+    auto tick = [from](int i, int salt) { return from + uint64_t(i) * 10 + uint64_t(i * 7919 + salt) % 7; };
+    for (int i = 0; i < 5000; ++i) one.ZoneBegin(1, tick(i, 1)).ZoneEnd(tick(i, 1) + 5);
+    one.Alloc(0, 0x1000 + uint64_t(batch), 64, from + 60'000);
+    lane1 = Concat({lane1, Batch(after, one.bytes())});
+    // Lane 2: zones with no ThreadContext (they land on whichever thread the stream is
+    // on), then thread 1's zones though it belongs to lane 1, nested, one end at the last tick.
+    StreamWriter two;
+    for (int i = 0; i < 3000; ++i) two.ZoneBegin(2, tick(i, 2)).ZoneEnd(tick(i, 2) + 3);
+    two.ThreadContext(1)
+        .ZoneBegin(1, from + 100)
+        .ZoneBegin(2, from + 110)
+        .ZoneEnd(~uint64_t{0})
+        .ZoneEnd(from + 90);
+    lane2 = Concat({lane2, Batch(after, two.bytes())});
+    // Lane 3: thread 3's zones alone, a run stored after each turn.
+    StreamWriter three;
+    three.ThreadContext(3);
+    for (int i = 0; i < 8000; ++i) three.ZoneBegin(2, tick(i, 3)).ZoneEnd(tick(i, 3) + 4);
+    lane3 = Concat({lane3, Batch(after, three.bytes())});
+  }
+  for (int round = 0; round < 3; ++round) {
+    CAPTURE(round);
+    const auto capture = CaptureLanes(main, {lane1, lane2, lane3}, true);  // checks the model is the file's
+    CHECK(capture->worker->state() == Worker::State::kEnded);
+    REQUIRE(capture->loaded);
+    // Lane 2's first zones have no thread when its batch is merged first.
+    const TraceModel& model = capture->worker->model();
+    CHECK(model.zone_count + model.diagnostics.events_without_thread / 2 ==
+          uint64_t(12 * (5000 + 3000 + 2 + 8000)));
+  }
 }
 
 TEST_CASE(

@@ -31,7 +31,9 @@ class SharedModel {
   SharedModel(const SharedModel&) = delete;
   SharedModel& operator=(const SharedModel&) = delete;
 
-  // Runs f(const TraceModel&) while no write runs; returns what f returns.
+  // Runs f(const TraceModel&) while no write runs; returns what f returns. Not from
+  // inside another Read of the same model (a writer waiting between the two would wait
+  // for the first, and the second for it).
   template <typename F>
   decltype(auto) Read(F&& f) const {
     {

@@ -141,10 +141,10 @@ class Worker {
   // in `later`, for StoreLaterRun.
   struct LaterRun;
   void AppendFrom(int from, std::optional<uint32_t> context, const uint8_t* bytes, size_t size,
-                  const ZoneOps* ops = nullptr, LaterRun* later = nullptr);
+                  ZoneOps* ops = nullptr, LaterRun* later = nullptr);
   // Under append_mutex_: `bytes` to the writer, and into the model when it is built from
   // the merged stream (model_sink_), replaying `ops` when given.
-  void Emit(const uint8_t* bytes, size_t size, const ZoneOps* ops = nullptr, LaterRun* later = nullptr);
+  void Emit(const uint8_t* bytes, size_t size, ZoneOps* ops = nullptr, LaterRun* later = nullptr);
   // Outside append_mutex_: stores a run Emit left, beside the other lanes, and lets go
   // of the model.
   void StoreLaterRun(LaterRun& later);
