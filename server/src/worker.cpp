@@ -15,6 +15,7 @@
 #include <ctime>
 #include <fstream>
 #include <memory>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -236,7 +237,16 @@ struct Worker::LaterRun {
 // the writer. What comes while readers hold the model waits here, in order, for them to
 // let go (up to kMaxBacklogBytes; past that the adding thread waits).
 struct Worker::ModelSink {
-  explicit ModelSink(TraceModel& model) : handler(model) {
+  // The builder, and a goodbye that tidies every thread once no lane is storing.
+  struct Handler : BuildingHandler {
+    Handler(TraceModel& model, ModelSink& sink) : BuildingHandler(model), sink(sink) {}
+    void OnEndOfStream(const protocol::EndOfStream& m) {
+      sink.WaitStored(nullptr);
+      BuildingHandler::OnEndOfStream(m);
+    }
+    ModelSink& sink;
+  };
+  explicit ModelSink(TraceModel& model) : handler(model, *this) {
     handler.writing_samples = true;  // the connections' handlers refused what the program may not send
   }
   // The bytes are whole messages their connection's handler decoded already.
@@ -244,7 +254,7 @@ struct Worker::ModelSink {
     DecodeMessages(bytes, size, handler);
     handler.replies.clear();  // the main connection's handler answers them
   }
-  BuildingHandler handler;  // written only while holding the model (alone, or joined in a turn)
+  Handler handler;  // written only while holding the model (alone, or joined in a turn)
   std::vector<uint8_t> held;
   // Threads whose runs lanes are storing now (under store_mutex), which a turn waits for
   // before it takes one (the thread gate); a stream that keeps each thread on its lane
@@ -788,25 +798,35 @@ void Worker::ReceiveLoop(Handler& handler) {
 void Worker::AppendFrom(int from, std::optional<uint32_t> context, const uint8_t* bytes, size_t size,
                         ZoneOps* ops, LaterRun* later) {
   if ((options_.writer == nullptr && !model_sink_) || size == 0) return;
+  uint8_t restate[sizeof(protocol::ThreadContext)];
+  size_t restate_size = 0;
   if (last_appender_ != from && last_appender_ >= 0 && context) {
-    uint8_t restate[sizeof(protocol::ThreadContext)];
     protocol::StoreLe(restate, protocol::ThreadContext{.thread_id = *context});
-    Emit(restate, sizeof(restate));
+    restate_size = sizeof(restate);
   }
-  Emit(bytes, size, ops, later);
+  if (ops == nullptr) {
+    if (restate_size > 0) Emit(restate, restate_size);
+    Emit(bytes, size);
+  } else {
+    Emit(bytes, size, ops, later, {restate, restate_size});  // the restate in the lane's turn
+  }
   last_appender_ = from;
   if (from > 0) ++lane_appends_;
 }
 
-void Worker::Emit(const uint8_t* bytes, size_t size, ZoneOps* ops, LaterRun* later) {
-  if (options_.writer != nullptr) options_.writer->Append(bytes, size);
+void Worker::Emit(const uint8_t* bytes, size_t size, ZoneOps* ops, LaterRun* later,
+                  std::span<const uint8_t> before) {
+  if (options_.writer != nullptr) {
+    if (!before.empty()) options_.writer->Append(before.data(), before.size());
+    options_.writer->Append(bytes, size);
+  }
   if (!model_sink_) return;
   ModelSink& sink = *model_sink_;
   auto decode_held = [&] {
     if (!sink.held.empty()) sink.Decode(sink.held.data(), sink.held.size());
     sink.held.clear();
   };
-  const bool room = sink.held.size() + size <= kMaxBacklogBytes;
+  const bool room = sink.held.size() + before.size() + size <= kMaxBacklogBytes;
   if (ops == nullptr) {
     auto build = [&](TraceModel&) {
       decode_held();
@@ -829,11 +849,10 @@ void Worker::Emit(const uint8_t* bytes, size_t size, ZoneOps* ops, LaterRun* lat
         }
       } joined{model_, *later};
       // Other lanes may be storing their threads' zones: the builder takes a thread again
-      // through the gate, and the backlog (any thread, a goodbye that tidies them all)
-      // waits for every store.
+      // through the gate (and a goodbye, which tidies them all, waits for every store).
       sink.handler.ForgetThread();
-      if (!sink.held.empty()) sink.WaitStored(nullptr);
       decode_held();
+      if (!before.empty()) sink.Decode(before.data(), before.size());
       // Its last run, when only detached messages follow, it stores once the merge's
       // turn is over.
       ops->Replay(
@@ -848,6 +867,7 @@ void Worker::Emit(const uint8_t* bytes, size_t size, ZoneOps* ops, LaterRun* lat
       return;
     }
   }
+  sink.held.insert(sink.held.end(), before.begin(), before.end());
   sink.held.insert(sink.held.end(), bytes, bytes + size);
 }
 

@@ -30,6 +30,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -143,8 +144,10 @@ class Worker {
   void AppendFrom(int from, std::optional<uint32_t> context, const uint8_t* bytes, size_t size,
                   ZoneOps* ops = nullptr, LaterRun* later = nullptr);
   // Under append_mutex_: `bytes` to the writer, and into the model when it is built from
-  // the merged stream (model_sink_), replaying `ops` when given.
-  void Emit(const uint8_t* bytes, size_t size, ZoneOps* ops = nullptr, LaterRun* later = nullptr);
+  // the merged stream (model_sink_), replaying `ops` when given (after `before`, a
+  // restated thread).
+  void Emit(const uint8_t* bytes, size_t size, ZoneOps* ops = nullptr, LaterRun* later = nullptr,
+            std::span<const uint8_t> before = {});
   // Outside append_mutex_: stores a run Emit left, beside the other lanes, and lets go
   // of the model.
   void StoreLaterRun(LaterRun& later);
