@@ -67,7 +67,7 @@ class SharedModel {
   bool TryJoinWriters() { return TryEnter(kJoined); }
   // The same, waiting for readers and a writer alone to be done.
   void JoinWriters() { Enter(kJoined); }
-  void LeaveWriters() { Leave{*this, &SharedModel::writers_}; }
+  void LeaveWriters() { const Leave leave{*this, &SharedModel::writers_}; }
   // Inside a join: the model, for the parts this writer alone changes.
   TraceModel& joined() { return model_; }
 
