@@ -254,6 +254,10 @@ struct Worker::ModelSink {
     DecodeMessages(bytes, size, handler);
     handler.replies.clear();  // the main connection's handler answers them
   }
+  void DecodeHeld() {
+    if (!held.empty()) Decode(held.data(), held.size());
+    held.clear();
+  }
   Handler handler;  // written only while holding the model (alone, or joined in a turn)
   std::vector<uint8_t> held;
   // Threads whose runs lanes are storing now (under store_mutex), which a turn waits for
@@ -804,12 +808,7 @@ void Worker::AppendFrom(int from, std::optional<uint32_t> context, const uint8_t
     protocol::StoreLe(restate, protocol::ThreadContext{.thread_id = *context});
     restate_size = sizeof(restate);
   }
-  if (ops == nullptr) {
-    if (restate_size > 0) Emit(restate, restate_size);
-    Emit(bytes, size);
-  } else {
-    Emit(bytes, size, ops, later, {restate, restate_size});  // the restate in the lane's turn
-  }
+  Emit(bytes, size, ops, later, {restate, restate_size});
   last_appender_ = from;
   if (from > 0) ++lane_appends_;
 }
@@ -822,14 +821,11 @@ void Worker::Emit(const uint8_t* bytes, size_t size, ZoneOps* ops, LaterRun* lat
   }
   if (!model_sink_) return;
   ModelSink& sink = *model_sink_;
-  auto decode_held = [&] {
-    if (!sink.held.empty()) sink.Decode(sink.held.data(), sink.held.size());
-    sink.held.clear();
-  };
   const bool room = sink.held.size() + before.size() + size <= kMaxBacklogBytes;
   if (ops == nullptr) {
     auto build = [&](TraceModel&) {
-      decode_held();
+      sink.DecodeHeld();
+      if (!before.empty()) sink.Decode(before.data(), before.size());
       sink.Decode(bytes, size);
     };
     if (model_.TryWrite(build)) return;
@@ -851,7 +847,7 @@ void Worker::Emit(const uint8_t* bytes, size_t size, ZoneOps* ops, LaterRun* lat
       // Other lanes may be storing their threads' zones: the builder takes a thread again
       // through the gate (and a goodbye, which tidies them all, waits for every store).
       sink.handler.ForgetThread();
-      decode_held();
+      sink.DecodeHeld();
       if (!before.empty()) sink.Decode(before.data(), before.size());
       // Its last run, when only detached messages follow, it stores once the merge's
       // turn is over.
@@ -887,10 +883,7 @@ void Worker::StoreLaterRun(LaterRun& later) {
 void Worker::DrainModelSink(bool may_wait) {
   ModelSink& sink = *model_sink_;
   if (sink.held.empty()) return;
-  auto build = [&](TraceModel&) {
-    sink.Decode(sink.held.data(), sink.held.size());
-    sink.held.clear();
-  };
+  auto build = [&](TraceModel&) { sink.DecodeHeld(); };
   if (!model_.TryWrite(build) && may_wait) model_.Write(build);
 }
 

@@ -437,6 +437,17 @@ TEST_CASE(
   }
 }
 
+// The test program's two waves of `threads` threads, `zones` zones each, waiting for a
+// server (its port in dir/port), nothing dropped.
+ChildProcess StartWaves(const ScratchDir& dir, int threads, long zones) {
+  return ChildProcess({GNOMON_TEST_PROGRAM, "waves", std::to_string(threads), std::to_string(zones)},
+                      {{"GNOMON_PORT", "0"},
+                       {"GNOMON_PORT_FILE", dir.File("port")},
+                       {"GNOMON_BUFFER_POLICY", "wait"},
+                       {"GNOMON_WAIT_FOR_SERVER_MS", "20000"}},
+                      dir.File("program.log"));
+}
+
 TEST_CASE("over several connections (--lanes) the file holds every thread's zones in order, as over one") {
   // Two waves of threads, nested zones, a source location first used half-way: each
   // thread's events travel over one of three lanes, the definitions over the main
@@ -446,12 +457,7 @@ TEST_CASE("over several connections (--lanes) the file holds every thread's zone
   for (const char* lanes : {"3", "0"}) {
     CAPTURE(lanes);
     ScratchDir dir;
-    ChildProcess program({GNOMON_TEST_PROGRAM, "waves", std::to_string(kThreads), std::to_string(kZones)},
-                         {{"GNOMON_PORT", "0"},
-                          {"GNOMON_PORT_FILE", dir.File("port")},
-                          {"GNOMON_BUFFER_POLICY", "wait"},
-                          {"GNOMON_WAIT_FOR_SERVER_MS", "20000"}},
-                         dir.File("program.log"));
+    ChildProcess program = StartWaves(dir, kThreads, kZones);
     const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
     REQUIRE(port != 0);
     std::string output;
@@ -513,12 +519,7 @@ TEST_CASE("a viewer's worker over lanes builds, while a window reads it, the mod
   constexpr int kThreads = 6;
   constexpr long kZones = 100'000;
   ScratchDir dir;
-  ChildProcess program({GNOMON_TEST_PROGRAM, "waves", std::to_string(kThreads), std::to_string(kZones)},
-                       {{"GNOMON_PORT", "0"},
-                        {"GNOMON_PORT_FILE", dir.File("port")},
-                        {"GNOMON_BUFFER_POLICY", "wait"},
-                        {"GNOMON_WAIT_FOR_SERVER_MS", "20000"}},
-                       dir.File("program.log"));
+  ChildProcess program = StartWaves(dir, kThreads, kZones);
   const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
   REQUIRE(port != 0);
   auto tee = gnomon::server::TraceWriter::Create(dir.File("tee.gnomon"));

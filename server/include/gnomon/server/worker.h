@@ -20,7 +20,8 @@
 // first when another connection wrote in between; the goodbye goes last. A worker that
 // builds a model with lanes builds it from that merged stream, in its order, so that the
 // model holds what the file will: each lane pairs its zone begins and ends on its own
-// thread, and only stores them in the model in its turn (ZoneOps, trace_builder.h).
+// thread (ZoneOps, trace_builder.h), and stores its turn's last run of them after its
+// turn, beside the other lanes (each writes only its own threads' zones).
 #pragma once
 
 #include <atomic>
@@ -72,7 +73,7 @@ class Worker {
     bool clock_probes = true;
     // Connections besides the main one that carry the program's threads' events, when
     // the program agrees (up to protocol::kMaxLanes). Only for a worker that connects
-    // (not Adopt). DefaultLanes() is what this machine's cores call for.
+    // (not Adopt). DefaultLanes(build_model) is what this machine's cores call for.
     uint32_t lanes = 0;
   };
 
@@ -143,9 +144,9 @@ class Worker {
   struct LaterRun;
   void AppendFrom(int from, std::optional<uint32_t> context, const uint8_t* bytes, size_t size,
                   ZoneOps* ops = nullptr, LaterRun* later = nullptr);
-  // Under append_mutex_: `bytes` to the writer, and into the model when it is built from
-  // the merged stream (model_sink_), replaying `ops` when given (after `before`, a
-  // restated thread).
+  // Under append_mutex_: `before` (a restated thread) and `bytes` to the writer, and into
+  // the model when it is built from the merged stream (model_sink_), `bytes` as `ops`
+  // when given.
   void Emit(const uint8_t* bytes, size_t size, ZoneOps* ops = nullptr, LaterRun* later = nullptr,
             std::span<const uint8_t> before = {});
   // Outside append_mutex_: stores a run Emit left, beside the other lanes, and lets go
