@@ -129,7 +129,8 @@ uint16_t gnomon_listen_port(void);
 /* Nonzero while a server is connected. */
 int gnomon_is_connected(void);
 
-/* Waits up to timeout_ms for a server to connect. Returns nonzero when connected. */
+/* Waits up to timeout_ms for a server to connect, and for the extra connections (lanes)
+   it asked for to come. Returns nonzero when connected. */
 int gnomon_wait_for_server(uint32_t timeout_ms);
 
 /* Ships everything recorded to a connected server (up to the exit wait, see

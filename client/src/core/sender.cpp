@@ -342,8 +342,10 @@ void Sender::Stop() {
 
 bool Sender::WaitForServer(std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
-  while (!registry_.is_connected()) {
-    if (Clock::now() >= deadline || listen_fd_ < 0) return false;
+  // Connected, and the lanes it asked for are up (or given up on): what is recorded from
+  // here on goes the way the rest of the capture will.
+  while (!registry_.is_connected() || lanes_pending_.load()) {
+    if (Clock::now() >= deadline || listen_fd_ < 0) return registry_.is_connected();
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   return true;
@@ -415,7 +417,9 @@ void Sender::Run() {
       const uint32_t wait_ms = registry_.config().exit_wait_for_server_ms;
       if (wait_ms == 0 || (listen_fd_ < 0 && registry_.config().collector_host.empty())) break;
       const auto wait_deadline = Clock::now() + std::chrono::milliseconds(wait_ms);
-      while (conn_fd_ < 0 && Clock::now() < wait_deadline) {
+      // Its lanes too, while they may come: a program at its end sends all it has.
+      while ((conn_fd_ < 0 || (lanes_pending_.load() && Clock::now() < lanes_deadline_)) &&
+             Clock::now() < wait_deadline) {
         announcer_.Tick(Clock::now());  // still announced while it waits to be connected to
         ServiceConnections(50);
       }
@@ -644,6 +648,7 @@ bool Sender::ContinueHandshake(PendingHandshake& pending) {
                (lanes_wanted_ > 0 ? uint64_t{protocol::kCapLanes} : 0),
            lane_token_);
     lanes_deadline_ = Clock::now() + kLanesWait;
+    lanes_pending_.store(lanes_wanted_ > 0);
     answers_probes_ = probes;  // before Promote: such a server also knows HostInfo
     probe_filled_ = 0;
     probes_this_second_ = 0;
@@ -813,6 +818,7 @@ void Sender::ForgetLanes() {
   lane_fds_.clear();
   lanes_wanted_ = 0;
   lane_token_ = 0;
+  lanes_pending_.store(false);
 }
 
 void Sender::StartLanes() {
@@ -832,6 +838,7 @@ void Sender::StartLanes() {
   }
   lane_fds_.clear();
   lane_token_ = 0;  // no more lanes for this connection
+  lanes_pending_.store(false);
   for (const std::unique_ptr<Lane>& lane : lanes_)
     lane->thread = std::thread([this, &lane = *lane] { RunLane(lane); });
 }

@@ -202,10 +202,11 @@ class Sender {
   std::vector<int> lane_fds_;
   std::chrono::steady_clock::time_point lanes_deadline_;  // not all in by then: none
   std::vector<std::unique_ptr<Lane>> lanes_;
-  bool threads_on_lanes_ = false;          // only lanes drain threads, until JoinLanes()
-  std::atomic<bool> lanes_stop_{false};    // give up now (the connection is gone)
-  std::atomic<bool> lanes_finish_{false};  // drain what is left, then end
-  std::atomic<bool> lanes_failed_{false};  // a lane lost its connection
+  bool threads_on_lanes_ = false;           // only lanes drain threads, until JoinLanes()
+  std::atomic<bool> lanes_stop_{false};     // give up now (the connection is gone)
+  std::atomic<bool> lanes_finish_{false};   // drain what is left, then end
+  std::atomic<bool> lanes_failed_{false};   // a lane lost its connection
+  std::atomic<bool> lanes_pending_{false};  // asked for, neither all started nor given up on
   uint64_t dropped_sent_ = 0;
   std::chrono::steady_clock::time_point next_calibration_;
   // Modules announced for call stacks and samples (refreshed every second: dlopen).
