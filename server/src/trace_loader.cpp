@@ -26,6 +26,7 @@
 #include <utility>
 
 #include "block_codec.h"
+#include "gnomon/protocol/byte_io.h"
 #include "gnomon/protocol/check.h"
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/trace_file.h"
@@ -150,10 +151,19 @@ DecodeResult DecodeCompactBlock(uint8_t* block, size_t size, bool columns, Trace
   return result;
 }
 
-// Decompresses one zstd frame into out[0, expected). A buffer already big enough (the
-// usual case: buffers are reused) takes it in one call; a smaller one grows only as far
-// as the frame really produces, so a header claiming 64 MiB costs nothing until zstd
-// delivers them. "" on success, else what is wrong.
+// The skippable frame a writer may put after a block's frame (kWriterMaxExpansion):
+// exactly the rest of the block.
+bool IsPadding(const uint8_t* p, size_t size) {
+  if (size < kSkippableFrameHeader) return false;
+  const uint32_t magic = protocol::LoadLe<uint32_t>(p);
+  return (magic & 0xFFFFFFF0u) == kSkippableFrameMagic &&
+         protocol::LoadLe<uint32_t>(p + 4) == size - kSkippableFrameHeader;
+}
+
+// Decompresses one zstd frame, and the padding after it if any, into out[0, expected).
+// A buffer already big enough (the usual case: buffers are reused) takes it in one call;
+// a smaller one grows only as far as the frame really produces, so a header claiming
+// 64 MiB costs nothing until zstd delivers them. "" on success, else what is wrong.
 std::string DecompressFrame(ZSTD_DCtx* dctx, const uint8_t* src, size_t size, size_t expected,
                             bool need_checksum, std::vector<uint8_t>& out) {
   // RFC 8878: a frame starts with its magic number, then a descriptor byte whose bit 2
@@ -194,7 +204,7 @@ std::string DecompressFrame(ZSTD_DCtx* dctx, const uint8_t* src, size_t size, si
     const bool progressed = o.pos != produced || in.pos != in_before;
     produced = o.pos;
     if (left == 0) {
-      if (in.pos != size) return "bytes follow its frame";
+      if (in.pos != size && !IsPadding(src + in.pos, size - in.pos)) return "bytes follow its frame";
       return produced == expected ? ""
                                   : "it decompresses to " + std::to_string(produced) +
                                         " bytes, its header says " + std::to_string(expected);

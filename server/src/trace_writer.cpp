@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "block_codec.h"
+#include "gnomon/protocol/byte_io.h"
 #include "gnomon/protocol/check.h"
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/trace_file.h"
@@ -201,6 +202,22 @@ void TraceWriter::Stream::CutBlockLocked(bool reuse) {
   writer_.cv_.notify_all();
 }
 
+// A block that would decompress more than kWriterMaxExpansion times its compressed
+// size gets a skippable frame of zeros after its frame, so that no reader takes what
+// this writer made for a decompression bomb.
+void TraceWriter::PadToExpansionLimit(Block& block) {
+  if (ZSTD_isError(block.compressed_bytes)) return;
+  const size_t least = (block.size + kWriterMaxExpansion - 1) / kWriterMaxExpansion;
+  if (block.compressed_bytes >= least) return;
+  const size_t padding = std::max(least - block.compressed_bytes, kSkippableFrameHeader);
+  block.data.Reserve(block.compressed_bytes + padding, block.compressed_bytes);
+  uint8_t* frame = block.data.data.get() + block.compressed_bytes;
+  protocol::StoreLe<uint32_t>(frame, kSkippableFrameMagic);
+  protocol::StoreLe<uint32_t>(frame + 4, uint32_t(padding - kSkippableFrameHeader));
+  std::memset(frame + kSkippableFrameHeader, 0, padding - kSkippableFrameHeader);
+  block.compressed_bytes += padding;
+}
+
 void TraceWriter::CompressLoop() {
   std::unique_ptr<ZSTD_CCtx, CCtxDeleter> cctx(ZSTD_createCCtx());
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, options_.compression_level);
@@ -226,6 +243,7 @@ void TraceWriter::CompressLoop() {
     block.data.Reserve(ZSTD_compressBound(block.size), 0);  // the stream bytes are done with
     block.compressed_bytes = ZSTD_compress2(cctx.get(), block.data.data.get(), block.data.capacity,
                                             compact.data.get(), block.size);
+    PadToExpansionLimit(block);
     std::lock_guard lock(mutex_);
     done_.emplace(block.cut, std::move(block));
     // Whoever compressed the oldest block writes it and those done after it: the file

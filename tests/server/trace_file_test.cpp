@@ -57,6 +57,14 @@ StreamWriter SampleStream(int zones_per_thread) {
   return w;
 }
 
+// Every zone the same length and distance apart: a clock that never jitters.
+StreamWriter RegularZones(int zones) {
+  StreamWriter w;
+  w.AppInfo("regular").ThreadContext(1);
+  for (int i = 0; i < zones; ++i) w.ZoneBegin(1, uint64_t(i) * 100).ZoneEnd(uint64_t(i) * 100 + 50);
+  return w;
+}
+
 TraceModel BuildDirect(const StreamWriter& w) { return gnomon::test::BuildModel(w); }
 
 std::string WriteTrace(const ScratchDir& dir, const StreamWriter& w, size_t block_bytes) {
@@ -515,19 +523,57 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("a block of perfectly regular zones is padded within half the loader's limit, and loads whole") {
+  ScratchDir dir;
+  const StreamWriter w = RegularZones(180'000);
+  const std::string bytes = gnomon::test::ReadFile(WriteTrace(dir, w, 1 << 20));
+  const FileParts parts = Split(bytes);
+  REQUIRE(parts.blocks.size() >= 3);  // the first decompressed in steps, the others in one call
+  int padded = 0;
+  for (const std::string& block : parts.blocks) {
+    BlockHeader h{};
+    std::memcpy(&h, block.data(), sizeof(h));
+    CHECK(uint64_t(h.raw_bytes) <= uint64_t(kWriterMaxExpansion) * h.compressed_bytes);
+    const uint8_t* data = reinterpret_cast<const uint8_t*>(block.data()) + sizeof(h);
+    const size_t frame = ZSTD_findFrameCompressedSize(data, h.compressed_bytes);
+    REQUIRE(!ZSTD_isError(frame));
+    if (frame == h.compressed_bytes) continue;
+    ++padded;
+    uint32_t magic = 0, content = 0;  // a skippable frame, the rest of the block
+    std::memcpy(&magic, data + frame, 4);
+    std::memcpy(&content, data + frame + 4, 4);
+    CHECK(magic == kSkippableFrameMagic);
+    CHECK(frame + kSkippableFrameHeader + content == h.compressed_bytes);
+    CHECK(uint64_t(h.raw_bytes) >
+          uint64_t(kWriterMaxExpansion - 16) * h.compressed_bytes);  // no more than needed
+  }
+  CHECK(padded >= 2);
+  const Loaded loaded = LoadBytes(dir, bytes);
+  CHECK(loaded.report.warning.empty());
+  CHECK(loaded.report.anomalies.rejected_blocks == 0);
+  CHECK(loaded.model == BuildDirect(w));
+  CHECK(loaded.model.zone_count == 180'000);
+}
+
 TEST_CASE("a decompression bomb is refused with a clear error; a trusted file loads with a higher limit") {
   // Every zone the same: zstd packs millions into a few hundred bytes, which no capture
-  // from a real clock ever does.
+  // from a real clock ever does. The writer pads such a block; without its padding it is
+  // a bomb.
   ScratchDir dir;
-  StreamWriter w;
-  w.AppInfo("bomb").ThreadContext(1);
-  for (int i = 0; i < 180'000; ++i) w.ZoneBegin(1, uint64_t(i) * 100).ZoneEnd(uint64_t(i) * 100 + 50);
-  const std::string bytes = gnomon::test::ReadFile(WriteTrace(dir, w, 4 << 20));
-  const FileParts parts = Split(bytes);
+  const std::string padded = gnomon::test::ReadFile(WriteTrace(dir, RegularZones(180'000), 4 << 20));
+  const FileParts parts = Split(padded);
   REQUIRE(parts.blocks.size() == 1);
   BlockHeader h{};
   std::memcpy(&h, parts.blocks[0].data(), sizeof(h));
-  REQUIRE(h.raw_bytes > 1024 * h.compressed_bytes);
+  const size_t frame = ZSTD_findFrameCompressedSize(parts.blocks[0].data() + sizeof(h), h.compressed_bytes);
+  REQUIRE(!ZSTD_isError(frame));
+  REQUIRE(h.raw_bytes > 1024 * frame);
+  const BlockHeader unpadded = MakeBlockHeader(kBlockMagic, 0, h.raw_bytes, uint32_t(frame));
+  std::string bytes = parts.header;
+  bytes.append(reinterpret_cast<const char*>(&unpadded), sizeof(unpadded))
+      .append(parts.blocks[0].substr(sizeof(h), frame))
+      .append(parts.end);
+  h = unpadded;
   const int64_t heap_before = gnomon::test::HeapBytes();
   gnomon::test::ResetHeapPeak();
   const Loaded refused = LoadBytes(dir, bytes);
@@ -551,7 +597,7 @@ TEST_CASE("a decompression bomb is refused with a clear error; a trusted file lo
   std::string short_claim = parts.header;
   const BlockHeader smaller = MakeBlockHeader(kBlockMagic, 0, h.raw_bytes / 2, h.compressed_bytes);
   short_claim.append(reinterpret_cast<const char*>(&smaller), sizeof(smaller))
-      .append(parts.blocks[0].substr(sizeof(h)));
+      .append(parts.blocks[0].substr(sizeof(h), frame));
   const Loaded mismatched = LoadBytes(dir, short_claim, trusting);
   CHECK(mismatched.report.anomalies.damaged_blocks == 1);
   CHECK(mismatched.report.warning.find("its frame holds") != std::string::npos);

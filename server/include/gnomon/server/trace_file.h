@@ -55,6 +55,13 @@ inline constexpr size_t kMaxTraceStreams = 65536;
 // (a tight loop of empty zones: about 10 to 70; a log message repeated word for word:
 // about 460); a block past it is a decompression bomb or damage, and is skipped.
 inline constexpr uint32_t kDefaultMaxExpansion = 1024;
+// The writer keeps every block within half of that: a block that compresses further (a
+// stream of perfectly regular ticks) ends with a zstd skippable frame of padding.
+inline constexpr uint32_t kWriterMaxExpansion = kDefaultMaxExpansion / 2;
+// RFC 8878: a skippable frame is a magic number 0x184D2A50 to 0x184D2A5F, the size of its
+// content (32 bits, little-endian), then that content, which decoders skip.
+inline constexpr uint32_t kSkippableFrameMagic = 0x184D2A50;
+inline constexpr size_t kSkippableFrameHeader = 8;
 
 #pragma pack(push, 1)
 struct FileHeader {
@@ -238,6 +245,7 @@ class TraceWriter {
     size_t compressed_bytes = 0;  // or a zstd error code
   };
 
+  static void PadToExpansionLimit(Block& block);
   void WriteBlock(const Block& block);  // under mutex_
 
   mutable std::mutex mutex_;
