@@ -70,6 +70,7 @@ class ZoneOps {
     ops_.clear();
     open_.clear();
     current_ = nullptr;
+    context_known_ = false;
   }
   void Leaf(uint32_t source_location, uint64_t begin_tick, uint64_t end_tick) {
     Run& run = Extend(source_location, begin_tick);
@@ -92,7 +93,7 @@ class ZoneOps {
       See(runs_.back(), tick, tick < zone.begin_tick);
       return;
     }
-    Cut({Op::kEnd, tick, 0});
+    Cut(MakeOp(Op::kEnd, tick, 0));
   }
   // Any other whole message, decoded by the builder in its turn (the bytes must live
   // until the replay).
@@ -103,23 +104,31 @@ class ZoneOps {
                           p[0] == uint8_t(protocol::MessageType::kPlotValue) ||
                           p[0] == uint8_t(protocol::MessageType::kLogMessage);
     const Op::Kind kind = detached ? Op::kDetached : Op::kBytes;
-    if (!ops_.empty() && ops_.back().kind == kind && ops_.back().a + ops_.back().b == uintptr_t(p)) {
+    // A thread switch starts an op of its own: every op knows its thread.
+    const bool context =
+        p[0] == uint8_t(protocol::MessageType::kThreadContext) && size >= sizeof(protocol::ThreadContext);
+    if (!context && !ops_.empty() && ops_.back().kind == kind &&
+        ops_.back().a + ops_.back().b == uintptr_t(p)) {
       ops_.back().b += size;
       return;
     }
+    if (context) {
+      context_thread_ = protocol::LoadLe<uint32_t>(p + offsetof(protocol::ThreadContext, thread_id));
+      context_known_ = true;
+    }
     if (detached) {
-      ops_.push_back({kind, uintptr_t(p), size});
+      ops_.push_back(MakeOp(kind, uintptr_t(p), size));
     } else {
-      Cut({kind, uintptr_t(p), size});
+      Cut(MakeOp(kind, uintptr_t(p), size));
     }
   }
 
-  // Replays on `builder`: decode(bytes, size) decodes the other messages with it. The
-  // last run, when nothing after it but detached messages, may go to `last` instead
-  // (when last(run) returns true it stores the run itself, later, for the current
-  // thread as it is at that point).
-  template <typename Decode, typename Last>
-  void Replay(TraceBuilder& builder, Decode&& decode, Last&& last);
+  // Replays on `builder`: decode(bytes, size) decodes the other messages with it. A run
+  // whose thread nothing after it touches (but detached messages) may go to `hold`
+  // instead: when hold(run) returns true, its caller stores the run itself, later, for
+  // the current thread as it is at that point.
+  template <typename Decode, typename Hold>
+  void Replay(TraceBuilder& builder, Decode&& decode, Hold&& hold);
   template <typename Decode>
   void Replay(TraceBuilder& builder, Decode&& decode) {
     Replay(builder, decode, [](const Run&) { return false; });
@@ -128,12 +137,17 @@ class ZoneOps {
  private:
   struct Op {
     enum Kind : uint8_t { kRun, kEnd, kBytes, kDetached } kind;
-    uint64_t a;  // kRun: into runs_; kEnd: the tick; kBytes, kDetached: the address
-    uint64_t b;  // kBytes, kDetached: the size
+    bool thread_known;  // false before the first ThreadContext of these bytes
+    uint32_t thread;    // the ThreadContext in force (a ThreadContext's op: its own)
+    uint64_t a;         // kRun: into runs_; kEnd: the tick; kBytes, kDetached: the address
+    uint64_t b;         // kBytes, kDetached: the size
   };
+  Op MakeOp(Op::Kind kind, uint64_t a, uint64_t b) const {
+    return {kind, context_known_, context_thread_, a, b};
+  }
   Run& Extend(uint32_t source_location, uint64_t begin_tick) {
     if (current_ == nullptr) {
-      ops_.push_back({Op::kRun, runs_.size(), 0});
+      ops_.push_back(MakeOp(Op::kRun, runs_.size(), 0));
       runs_.push_back({});
       runs_.back().count = zones_.size();  // where it starts, until the replay
       current_ = &runs_.back();
@@ -160,6 +174,10 @@ class ZoneOps {
   std::vector<Op> ops_;
   std::vector<size_t> open_;  // the current run's open zones, into zones_
   Run* current_ = nullptr;    // the run zones go to, in runs_
+  bool context_known_ = false;
+  uint32_t context_thread_ = 0;
+  std::vector<uint8_t> holdable_;            // by op, in Replay
+  std::unordered_set<uint32_t> used_later_;  // in Replay
 };
 
 class TraceBuilder {
@@ -400,8 +418,8 @@ void TraceBuilder::StoreZones(const ZoneOps::Run& run, ThreadTimeline& thread, s
   }
 }
 
-template <typename Decode, typename Last>
-void ZoneOps::Replay(TraceBuilder& builder, Decode&& decode, Last&& last) {
+template <typename Decode, typename Hold>
+void ZoneOps::Replay(TraceBuilder& builder, Decode&& decode, Hold&& hold) {
   if (current_ != nullptr) current_->opened = open_.size();
   // Each run's zones: from its start to the next run's.
   for (size_t i = 0; i < runs_.size(); ++i) {
@@ -409,14 +427,25 @@ void ZoneOps::Replay(TraceBuilder& builder, Decode&& decode, Last&& last) {
     runs_[i].zones = zones_.data() + first;
     runs_[i].count = (i + 1 < runs_.size() ? runs_[i + 1].count : zones_.size()) - first;
   }
-  // The last op that is not a detached message: a run there may be stored later.
-  size_t tail = ops_.size();
-  while (tail > 0 && ops_[tail - 1].kind == Op::kDetached) --tail;
+  // The runs that may be stored later: the last op that is not a detached message, and
+  // any run on a thread that no op after it names (from the end back: the threads named
+  // after each op).
+  holdable_.assign(ops_.size(), 0);
+  used_later_.clear();
+  bool any_later = false;
+  for (size_t i = ops_.size(); i-- > 0;) {
+    const Op& op = ops_[i];
+    if (op.kind == Op::kDetached) continue;
+    if (op.kind == Op::kRun)
+      holdable_[i] = !any_later || (op.thread_known && !used_later_.contains(op.thread));
+    any_later = true;
+    if (op.thread_known) used_later_.insert(op.thread);
+  }
   for (size_t i = 0; i < ops_.size(); ++i) {
     const Op& op = ops_[i];
     switch (op.kind) {
       case Op::kRun:
-        if (i + 1 == tail && last(runs_[op.a])) break;
+        if (holdable_[i] && hold(runs_[op.a])) break;
         builder.AddZoneRun(runs_[op.a]);
         break;
       case Op::kEnd:

@@ -226,11 +226,15 @@ bool WaitFor(int fd, short events, std::chrono::milliseconds timeout) {
 
 }  // namespace
 
-// A lane's last run of zones in its turn, stored once the turn is over (Worker::Emit).
-struct Worker::LaterRun {
-  ThreadTimeline* thread = nullptr;
-  std::vector<TraceBuilder::OpenZone>* open = nullptr;
-  ZoneOps::Run run;
+// A lane's runs of zones on threads nothing after them in its turn touches, stored once
+// the turn is over (Worker::Emit).
+struct Worker::LaterRuns {
+  struct Held {
+    ThreadTimeline* thread;
+    std::vector<TraceBuilder::OpenZone>* open;
+    ZoneOps::Run run;
+  };
+  std::vector<Held> runs;
 };
 
 // Building a model with lanes: the merged stream, decoded into the model as it goes to
@@ -800,7 +804,7 @@ void Worker::ReceiveLoop(Handler& handler) {
 }
 
 void Worker::AppendFrom(int from, std::optional<uint32_t> context, const uint8_t* bytes, size_t size,
-                        ZoneOps* ops, LaterRun* later) {
+                        ZoneOps* ops, LaterRuns* later) {
   if ((options_.writer == nullptr && !model_sink_) || size == 0) return;
   uint8_t restate[sizeof(protocol::ThreadContext)];
   size_t restate_size = 0;
@@ -813,7 +817,7 @@ void Worker::AppendFrom(int from, std::optional<uint32_t> context, const uint8_t
   if (from > 0) ++lane_appends_;
 }
 
-void Worker::Emit(const uint8_t* bytes, size_t size, ZoneOps* ops, LaterRun* later,
+void Worker::Emit(const uint8_t* bytes, size_t size, ZoneOps* ops, LaterRuns* later,
                   std::span<const uint8_t> before) {
   if (options_.writer != nullptr) {
     if (!before.empty()) options_.writer->Append(before.data(), before.size());
@@ -836,12 +840,12 @@ void Worker::Emit(const uint8_t* bytes, size_t size, ZoneOps* ops, LaterRun* lat
   } else {
     // A lane's paired zones: beside the other lanes storing their threads' zones.
     if (model_.TryJoinWriters() || (!room && (model_.JoinWriters(), true))) {
-      // Left when the turn is over, unless a run is left to store (StoreLaterRun leaves).
+      // Left when the turn is over, unless runs are left to store (StoreLaterRuns leaves).
       struct Joined {
         SharedModel& model;
-        const LaterRun& later;
+        const LaterRuns& later;
         ~Joined() {
-          if (later.run.count == 0) model.LeaveWriters();
+          if (later.runs.empty()) model.LeaveWriters();
         }
       } joined{model_, *later};
       // Other lanes may be storing their threads' zones: the builder takes a thread again
@@ -849,15 +853,16 @@ void Worker::Emit(const uint8_t* bytes, size_t size, ZoneOps* ops, LaterRun* lat
       sink.handler.ForgetThread();
       sink.DecodeHeld();
       if (!before.empty()) sink.Decode(before.data(), before.size());
-      // Its last run, when only detached messages follow, it stores once the merge's
-      // turn is over.
+      // The runs on threads nothing after them touches (in a lane's batch, each thread's
+      // last), it stores once the merge's turn is over.
       ops->Replay(
           sink.handler, [&](const uint8_t* p, size_t n) { sink.Decode(p, n); },
           [&](const ZoneOps::Run& run) {
-            if (!sink.handler.HoldRun(run, later->thread, later->open)) return false;
+            LaterRuns::Held held{nullptr, nullptr, run};
+            if (!sink.handler.HoldRun(run, held.thread, held.open)) return false;
             std::lock_guard lock(sink.store_mutex);
-            sink.storing.push_back(later->thread);
-            later->run = run;
+            sink.storing.push_back(held.thread);
+            later->runs.push_back(held);
             return true;
           });
       return;
@@ -867,16 +872,18 @@ void Worker::Emit(const uint8_t* bytes, size_t size, ZoneOps* ops, LaterRun* lat
   sink.held.insert(sink.held.end(), bytes, bytes + size);
 }
 
-void Worker::StoreLaterRun(LaterRun& later) {
-  if (later.run.count == 0) return;
-  TraceBuilder::StoreRun(later.run, *later.thread, *later.open);
-  later.run = {};
+void Worker::StoreLaterRuns(LaterRuns& later) {
+  if (later.runs.empty()) return;
   ModelSink& sink = *model_sink_;
-  {
-    std::lock_guard lock(sink.store_mutex);
-    sink.storing.erase(std::find(sink.storing.begin(), sink.storing.end(), later.thread));
+  for (const LaterRuns::Held& held : later.runs) {
+    TraceBuilder::StoreRun(held.run, *held.thread, *held.open);
+    {
+      std::lock_guard lock(sink.store_mutex);
+      sink.storing.erase(std::find(sink.storing.begin(), sink.storing.end(), held.thread));
+    }
+    sink.stored.notify_all();
   }
-  sink.stored.notify_all();
+  later.runs.clear();
   model_.LeaveWriters();
 }
 
@@ -920,7 +927,7 @@ void Worker::LaneLoop(size_t index, Handler& handler) {
   const int fd = lane_fds_[index];
   const int from = int(index) + 1;
   constexpr bool kPairs = std::is_same_v<Handler, ModelLaneHandler>;
-  LaterRun later;
+  LaterRuns later;
   ReceiveBuffer buffer(kReceiveBufferBytes);
   size_t filled = 0;
   uint64_t batch_left = 0;  // bytes of the current batch not taken yet
@@ -973,7 +980,7 @@ void Worker::LaneLoop(size_t index, Handler& handler) {
         if constexpr (kPairs) ops = &handler.ops;
         AppendFrom(from, context, buffer.data() + pos, result.consumed, ops, &later);
       }
-      if constexpr (kPairs) StoreLaterRun(later);  // beside the next lane's turn
+      if constexpr (kPairs) StoreLaterRuns(later);  // beside the next lane's turn
       zones_received_.fetch_add(handler.zones - zones_counted, std::memory_order_relaxed);
       zones_counted = handler.zones;
       messages_received_.fetch_add(result.messages, std::memory_order_relaxed);

@@ -397,6 +397,68 @@ TEST_CASE("lanes building a model: zones paired on the lanes build what decoding
   CHECK(threads[4]->zones[4099].depth == ZoneArray::kMaxDepth);
 }
 
+TEST_CASE(
+    "lanes building a model: a batch of several threads, one of them twice, keeps each thread's order") {
+  // A thread's run is stored after the merge's turn only when nothing after it in the
+  // batch names its thread: thread 1 comes back (its first run is stored in turn), thread
+  // 2's open zone gets an attribute after thread 3's run, thread 4 ends the batch.
+  StreamWriter start;
+  start.AppInfo("laned").SourceLocation(1, "A", "f", "x.cpp", 1).SourceLocation(2, "B", "f", "x.cpp", 2);
+  StreamWriter end;
+  end.End(900'000'000);
+  const std::vector<uint8_t> main = Concat({start.bytes(), end.bytes()});
+  const uint64_t after = start.bytes().size();
+  std::vector<uint8_t> lane1, lane2;
+  for (int batch = 0; batch < 8; ++batch) {
+    const uint64_t from = 1000 + uint64_t(batch) * 1'000'000;
+    auto tick = [from](int i, int salt) { return from + uint64_t(i) * 10 + uint64_t(i * 7919 + salt) % 7; };
+    StreamWriter w;
+    w.ThreadContext(1).ZoneBegin(1, from);  // open until thread 1 comes back
+    for (int i = 1; i < 600; ++i) w.ZoneBegin(2, tick(i, 1)).ZoneEnd(tick(i, 1) + 5);
+    w.ThreadContext(2).ZoneBegin(1, from + 1);
+    for (int i = 1; i < 500; ++i) w.ZoneBegin(2, tick(i, 2)).ZoneEnd(tick(i, 2) + 3);
+    w.ThreadContext(3);
+    for (int i = 1; i < 700; ++i) w.ZoneBegin(2, tick(i, 3)).ZoneEnd(tick(i, 3) + 4);
+    w.ThreadContext(2).ZoneText("late").ZoneEnd(from + 9000);
+    w.ThreadContext(1);
+    for (int i = 600; i < 900; ++i) w.ZoneBegin(2, tick(i, 1)).ZoneEnd(tick(i, 1) + 5);
+    w.ZoneEnd(from + 9500).Plot(1, from + 9600, 2.0);
+    w.ThreadContext(4);
+    for (int i = 1; i < 400; ++i) w.ZoneBegin(1, tick(i, 4)).ZoneEnd(tick(i, 4) + 2);
+    lane1 = Concat({lane1, Batch(after, w.bytes())});
+    StreamWriter other;  // thread 5 on a lane of its own, merged between
+    other.ThreadContext(5);
+    for (int i = 1; i < 300; ++i) other.ZoneBegin(1, tick(i, 5)).ZoneEnd(tick(i, 5) + 6);
+    lane2 = Concat({lane2, Batch(after, other.bytes())});
+  }
+  for (int round = 0; round < 3; ++round) {
+    CAPTURE(round);
+    const auto capture = CaptureLanes(main, {lane1, lane2}, true);  // checks the model is the file's
+    CHECK(capture->worker->state() == Worker::State::kEnded);
+    REQUIRE(capture->loaded);
+    const TraceModel& model = capture->worker->model();
+    CHECK(model.zone_count == uint64_t(8 * (900 + 500 + 699 + 399 + 299)));
+    CHECK(model.open_zone_count == 0);
+    CHECK(model.diagnostics.zone_ends_without_begin == 0);
+    std::map<uint32_t, const ThreadTimeline*> threads;
+    for (const auto& thread : model.threads) threads[thread.id] = &thread;
+    REQUIRE(threads.contains(1));
+    REQUIRE(threads.contains(2));
+    for (const auto& [id, thread] : threads) {
+      CAPTURE(id);
+      uint64_t previous = 0;
+      for (size_t i = 0; i < thread->zones.size(); ++i) {
+        CHECK(thread->zones[i].begin_tick >= previous);  // in the order recorded
+        previous = thread->zones[i].begin_tick;
+      }
+    }
+    CHECK(threads[1]->zones[0].end_tick == 1000 + 9500);  // closed after thread 1 came back
+    CHECK(threads[1]->zones[1].depth == 1);
+    CHECK(threads[2]->zones[0].end_tick == 1000 + 9000);
+    CHECK(threads[2]->attributes.at(0).text == "late");
+  }
+}
+
 TEST_CASE("lanes building a model: threads on the wrong lane, batches with no thread, split allocations") {
   // What a program should not send, or sends split where a turn may end: the model is
   // still what decoding the file gives (CaptureLanes compares them), in whatever order

@@ -139,19 +139,19 @@ class Worker {
   void LaneLoop(size_t index, Handler& handler);
   // Under append_mutex_: `bytes` from connection `from` (0 main, lanes from 1) to the
   // writer, after its thread's ThreadContext when another connection wrote last. `ops`:
-  // the same bytes with their zones paired ahead, for the model; its last run may be left
-  // in `later`, for StoreLaterRun.
-  struct LaterRun;
+  // the same bytes with their zones paired ahead, for the model; runs on threads nothing
+  // after them touches may be left in `later`, for StoreLaterRuns.
+  struct LaterRuns;
   void AppendFrom(int from, std::optional<uint32_t> context, const uint8_t* bytes, size_t size,
-                  ZoneOps* ops = nullptr, LaterRun* later = nullptr);
+                  ZoneOps* ops = nullptr, LaterRuns* later = nullptr);
   // Under append_mutex_: `before` (a restated thread) and `bytes` to the writer, and into
   // the model when it is built from the merged stream (model_sink_), `bytes` as `ops`
   // when given.
-  void Emit(const uint8_t* bytes, size_t size, ZoneOps* ops = nullptr, LaterRun* later = nullptr,
+  void Emit(const uint8_t* bytes, size_t size, ZoneOps* ops = nullptr, LaterRuns* later = nullptr,
             std::span<const uint8_t> before = {});
-  // Outside append_mutex_: stores a run Emit left, beside the other lanes, and lets go
-  // of the model.
-  void StoreLaterRun(LaterRun& later);
+  // Outside append_mutex_: stores the runs Emit left, beside the other lanes, and lets
+  // go of the model.
+  void StoreLaterRuns(LaterRuns& later);
   // Under append_mutex_: decodes what the model sink holds back (readers held the model
   // when it came); waits for them when `may_wait`.
   void DrainModelSink(bool may_wait);
