@@ -212,6 +212,16 @@ std::vector<uint8_t> Concat(std::initializer_list<std::vector<uint8_t>> parts) {
   return all;
 }
 
+// A main connection that names the program and two source locations, then says goodbye
+// at 900 M ticks; and where its goodbye starts (what lane batches need first).
+std::pair<std::vector<uint8_t>, uint64_t> LanedMain() {
+  StreamWriter start;
+  start.AppInfo("laned").SourceLocation(1, "A", "f", "x.cpp", 1).SourceLocation(2, "B", "f", "x.cpp", 2);
+  StreamWriter end;
+  end.End(900'000'000);
+  return {Concat({start.bytes(), end.bytes()}), start.bytes().size()};
+}
+
 std::vector<uint8_t> Zones(uint32_t thread, uint32_t location, uint64_t from, int count) {
   StreamWriter w;
   w.ThreadContext(thread);
@@ -312,7 +322,9 @@ TEST_CASE("lanes: a malformed lane closes the capture, names the lane, and keeps
        Concat({good, Batch(0, {uint8_t(gnomon::protocol::MessageType::kZoneBegin), 0})})},
       {"unknown message type 254", Concat({good, Batch(0, {0xFE, 0xFE})})},
   };
-  for (const auto& [why, lane] : cases) {
+  for (const auto& c : cases) {
+    const std::string& why = c.first;
+    const std::vector<uint8_t>& lane = c.second;
     for (const bool build_model : {false, true}) {
       CAPTURE(why);
       CAPTURE(build_model);
@@ -402,12 +414,7 @@ TEST_CASE(
   // A thread's run is stored after the merge's turn only when nothing after it in the
   // batch names its thread: thread 1 comes back (its first run is stored in turn), thread
   // 2's open zone gets an attribute after thread 3's run, thread 4 ends the batch.
-  StreamWriter start;
-  start.AppInfo("laned").SourceLocation(1, "A", "f", "x.cpp", 1).SourceLocation(2, "B", "f", "x.cpp", 2);
-  StreamWriter end;
-  end.End(900'000'000);
-  const std::vector<uint8_t> main = Concat({start.bytes(), end.bytes()});
-  const uint64_t after = start.bytes().size();
+  const auto [main, after] = LanedMain();
   std::vector<uint8_t> lane1, lane2;
   for (int batch = 0; batch < 8; ++batch) {
     const uint64_t from = 1000 + uint64_t(batch) * 1'000'000;
@@ -444,12 +451,12 @@ TEST_CASE(
     for (const auto& thread : model.threads) threads[thread.id] = &thread;
     REQUIRE(threads.contains(1));
     REQUIRE(threads.contains(2));
-    for (const auto& [id, thread] : threads) {
-      CAPTURE(id);
+    for (const ThreadTimeline& thread : model.threads) {
+      CAPTURE(thread.id);
       uint64_t previous = 0;
-      for (size_t i = 0; i < thread->zones.size(); ++i) {
-        CHECK(thread->zones[i].begin_tick >= previous);  // in the order recorded
-        previous = thread->zones[i].begin_tick;
+      for (size_t i = 0; i < thread.zones.size(); ++i) {
+        CHECK(thread.zones[i].begin_tick >= previous);  // in the order recorded
+        previous = thread.zones[i].begin_tick;
       }
     }
     CHECK(threads[1]->zones[0].end_tick == 1000 + 9500);  // closed after thread 1 came back
@@ -463,12 +470,7 @@ TEST_CASE("lanes building a model: threads on the wrong lane, batches with no th
   // What a program should not send, or sends split where a turn may end: the model is
   // still what decoding the file gives (CaptureLanes compares them), in whatever order
   // the lanes' batches were merged, and nothing breaks.
-  StreamWriter start;
-  start.AppInfo("laned").SourceLocation(1, "A", "f", "x.cpp", 1).SourceLocation(2, "B", "f", "x.cpp", 2);
-  StreamWriter end;
-  end.End(900'000'000);
-  const std::vector<uint8_t> main = Concat({start.bytes(), end.bytes()});
-  const uint64_t after = start.bytes().size();
+  const auto [main, after] = LanedMain();
   std::vector<uint8_t> lane1, lane2, lane3;
   for (int batch = 0; batch < 12; ++batch) {
     const uint64_t from = 1000 + uint64_t(batch) * 1'000'000;
