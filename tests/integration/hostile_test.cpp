@@ -60,9 +60,11 @@ std::unique_ptr<Worker> CaptureToEnd(uint16_t port) {
   return worker;
 }
 
-// Says a lane's hello to the program at `port` with `token`: the status it answers, or
-// -1 when it answers nothing (within two seconds) and closes.
-int LaneHelloStatus(uint16_t port, uint32_t token) {
+// Connects to the program at `port` as a server and says `flags` and `reserved` in its
+// hello: the open socket, and the program's answer (nullopt when it answers nothing
+// within two seconds).
+std::pair<int, std::optional<gnomon::protocol::ParsedClientHello>> Hello(uint16_t port, uint16_t flags,
+                                                                         uint32_t reserved) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
@@ -71,8 +73,8 @@ int LaneHelloStatus(uint16_t port, uint32_t token) {
   gnomon::protocol::ServerHello hello{};
   std::memcpy(hello.magic, gnomon::protocol::kServerMagic, sizeof(hello.magic));
   hello.version = gnomon::protocol::kProtocolVersion;
-  hello.flags = gnomon::protocol::kServerLaneHello;
-  hello.reserved = token;
+  hello.flags = flags;
+  hello.reserved = reserved;
   uint8_t reply[sizeof(gnomon::protocol::ClientHello)];
   size_t got = 0;
   if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
@@ -84,9 +86,15 @@ int LaneHelloStatus(uint16_t port, uint32_t token) {
       got += size_t(n);
     }
   }
+  return {fd, gnomon::protocol::ParseClientHello(reply, got)};
+}
+
+// Says a lane's hello to the program at `port` with `token`: the status it answers, or
+// -1 when it answers nothing (within two seconds) and closes.
+int LaneHelloStatus(uint16_t port, uint32_t token) {
+  const auto [fd, answer] = Hello(port, gnomon::protocol::kServerLaneHello, token);
   close(fd);
-  const auto parsed = gnomon::protocol::ParseClientHello(reply, got);
-  return parsed ? int(parsed->status) : -1;
+  return answer ? int(answer->status) : -1;
 }
 
 }  // namespace
@@ -375,5 +383,43 @@ TEST_CASE("a lane's hello without the connection's token is refused; the capture
   worker.Join();
   CHECK(worker.state() == Worker::State::kEnded);
   CHECK(worker.zones_received() > 0);
+  CHECK(program.Wait() == 0);
+}
+
+TEST_CASE(
+    "a server that gives up on its lanes is let go of at once: the program records on over one connection") {
+  // The program waits for its server (and the lanes it asks for) before it records: the
+  // first "Held" zone shows when that wait ended.
+  gnomon::test::ScratchDir dir;
+  gnomon::test::ChildProcess program({GNOMON_TEST_PROGRAM, "hold", dir.File("release")},
+                                     {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}},
+                                     dir.File("log"));
+  const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
+  REQUIRE(port != 0);
+  const auto [main, answer] = Hello(port, gnomon::protocol::kServerWantsLanes, 2);
+  REQUIRE(answer);
+  REQUIRE(answer->status == gnomon::protocol::HandshakeStatus::kOk);
+  REQUIRE((answer->capabilities & gnomon::protocol::kCapLanes) != 0);
+  // One lane of the two, then the server gives up on them (as a worker whose second
+  // lane could not connect does) and goes on with the main connection alone.
+  const auto [lane, lane_answer] = Hello(port, gnomon::protocol::kServerLaneHello, answer->reserved);
+  REQUIRE(lane_answer);
+  CHECK(lane_answer->status == gnomon::protocol::HandshakeStatus::kOk);
+  close(lane);
+  const auto gave_up = std::chrono::steady_clock::now();
+  std::string received;
+  char chunk[4096];
+  pollfd pfd{main, POLLIN, 0};
+  while (received.find("Held") == std::string::npos &&
+         std::chrono::steady_clock::now() - gave_up < std::chrono::seconds(20) && poll(&pfd, 1, 100) >= 0) {
+    const ssize_t n = recv(main, chunk, sizeof(chunk), MSG_DONTWAIT);
+    if (n == 0) break;
+    if (n > 0) received.append(chunk, size_t(n));
+  }
+  // Not the lanes' own deadline (10 s): the lane's close says it.
+  CHECK(received.find("Held") != std::string::npos);
+  CHECK(std::chrono::steady_clock::now() - gave_up < std::chrono::seconds(5));
+  std::ofstream(dir.File("release")) << "done";
+  close(main);
   CHECK(program.Wait() == 0);
 }

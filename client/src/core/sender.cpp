@@ -417,9 +417,7 @@ void Sender::Run() {
       const uint32_t wait_ms = registry_.config().exit_wait_for_server_ms;
       if (wait_ms == 0 || (listen_fd_ < 0 && registry_.config().collector_host.empty())) break;
       const auto wait_deadline = Clock::now() + std::chrono::milliseconds(wait_ms);
-      // Its lanes too, while they may come: a program at its end sends all it has.
-      while ((conn_fd_ < 0 || (lanes_pending_.load() && Clock::now() < lanes_deadline_)) &&
-             Clock::now() < wait_deadline) {
+      while (conn_fd_ < 0 && Clock::now() < wait_deadline) {
         announcer_.Tick(Clock::now());  // still announced while it waits to be connected to
         ServiceConnections(50);
       }
@@ -429,6 +427,13 @@ void Sender::Run() {
     if (stopping && !final_calibration_taken) {
       TakeCalibration();
       final_calibration_taken = true;
+    }
+    if (stopping && lanes_pending_.load() &&
+        Clock::now() < std::min(lanes_deadline_, stop_deadline_.load())) {
+      // A server that connected just now: its lanes may still come, and a program at its
+      // end sends all it has over them rather than over one connection.
+      ServiceConnections(5);
+      continue;
     }
     if (stopping && !lane_fds_.empty()) ForgetLanes();  // not all came: the server sees them end
     if (stopping && !lanes_.empty() && !lanes_finish_.load()) {
@@ -441,7 +446,7 @@ void Sender::Run() {
     const int64_t sent = Pump();
     if (sent < 0) continue;
     if (stopping) {
-      if (sent == 0 || Clock::now() >= stop_deadline_) {
+      if (sent == 0 || Clock::now() >= stop_deadline_.load()) {
         {
           std::lock_guard lock(main_mutex_);
           protocol::AppendMessage(out_, protocol::EndOfStream{.tick = detail::Now()});
@@ -454,7 +459,8 @@ void Sender::Run() {
         // seconds behind: it has until the exit flush's deadline.
         if (conn_fd_ >= 0) {
           shutdown(conn_fd_, SHUT_WR);
-          const auto deadline = std::max(Clock::now() + std::chrono::milliseconds(500), stop_deadline_);
+          const auto deadline =
+              std::max(Clock::now() + std::chrono::milliseconds(500), stop_deadline_.load());
           uint8_t unread[256];
           while (Clock::now() < deadline) {
             pollfd pfd{conn_fd_, POLLIN, 0};
@@ -488,13 +494,17 @@ void Sender::ServiceConnections(int timeout_ms) {
     return;
   }
   std::vector<pollfd> fds;
-  fds.reserve(pending_.size() + 3);
+  fds.reserve(pending_.size() + lane_fds_.size() + 3);
   fds.push_back({listen_fd_, POLLIN, 0});  // a negative fd is ignored by poll
   fds.push_back({conn_fd_, POLLIN, 0});
   for (const PendingHandshake& pending : pending_) fds.push_back({pending.fd, POLLIN, 0});
   const size_t collector_index = fds.size();
   fds.push_back({collector_fd_, POLLOUT, 0});  // connected (or refused) once writable
-  if (!pending_.empty()) {                     // wake up for the nearest handshake deadline
+  // Lanes taken while the others are awaited: the server sends nothing on them, so a
+  // closed one means it gave up on them (it goes on over one connection).
+  const size_t lanes_index = fds.size();
+  for (const int fd : lane_fds_) fds.push_back({fd, POLLIN, 0});
+  if (!pending_.empty()) {  // wake up for the nearest handshake deadline
     auto nearest = pending_.front().deadline;
     for (const PendingHandshake& pending : pending_) nearest = std::min(nearest, pending.deadline);
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(nearest - Clock::now()).count();
@@ -513,6 +523,11 @@ void Sender::ServiceConnections(int timeout_ms) {
     return true;
   });
   if (collector_fd_ >= 0 && fds[collector_index].revents != 0) FinishCollectorConnect();
+  for (size_t lane = lanes_index; lane < fds.size(); ++lane) {
+    if (fds[lane].revents == 0) continue;
+    ForgetLanes();
+    break;
+  }
   if (fds[0].revents & POLLIN) AcceptPending();
 }
 
@@ -852,7 +867,8 @@ void Sender::RunLane(Lane& lane) {
   auto idle = std::chrono::microseconds(1000);  // doubles while there is nothing to drain
   while (!lanes_stop_.load()) {
     const bool finishing = lanes_finish_.load();
-    if (finishing && Clock::now() >= stop_deadline_) return;  // threads that record on through the exit
+    if (finishing && Clock::now() >= stop_deadline_.load())
+      return;  // threads that record on through the exit
     mine.clear();
     {
       std::lock_guard lock(registry_.mutex());
@@ -963,7 +979,7 @@ bool Sender::Flush() {
 bool Sender::SendAll(const uint8_t* data, size_t size) {
   if (conn_fd_ < 0) return false;
   if (SendFully(conn_fd_, data, size, &main_sent_, nullptr)) return true;
-  Disconnect(stop_.load() && Clock::now() >= stop_deadline_
+  Disconnect(stop_.load() && Clock::now() >= stop_deadline_.load()
                  ? "the server did not take the remaining events in time"
                  : nullptr);
   return false;
@@ -980,7 +996,7 @@ bool Sender::SendFully(int fd, const uint8_t* data, size_t size, uint64_t* sent,
       continue;
     }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-      if ((give_up != nullptr && give_up->load()) || (stop_.load() && Clock::now() >= stop_deadline_))
+      if ((give_up != nullptr && give_up->load()) || (stop_.load() && Clock::now() >= stop_deadline_.load()))
         return false;
       continue;
     }

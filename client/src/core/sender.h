@@ -212,7 +212,7 @@ class Sender {
   // Modules announced for call stacks and samples (refreshed every second: dlopen).
   ModuleMap module_map_;
   std::chrono::steady_clock::time_point next_modules_;
-  std::chrono::steady_clock::time_point stop_deadline_;
+  std::atomic<std::chrono::steady_clock::time_point> stop_deadline_{};  // lanes read it
   CalibrationPair first_pair_;
   double ticks_per_second_ = 0;
   int64_t start_unix_ns_ = 0;
