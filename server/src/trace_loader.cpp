@@ -171,6 +171,13 @@ std::string DecompressFrame(ZSTD_DCtx* dctx, const uint8_t* src, size_t size, si
   constexpr uint8_t kFrameMagic[4] = {0x28, 0xB5, 0x2F, 0xFD};
   if (size < 5 || std::memcmp(src, kFrameMagic, 4) != 0) return "no zstd frame";
   if (need_checksum && (src[4] & 0x04) == 0) return "its frame has no content checksum";
+  // One frame, and nothing after it but the writer's padding: both paths below take
+  // exactly that frame.
+  const size_t frame = ZSTD_findFrameCompressedSize(src, size);
+  if (ZSTD_isError(frame))
+    return std::string("its zstd frame is damaged or cut short (") + ZSTD_getErrorName(frame) + ")";
+  if (frame != size && !IsPadding(src + frame, size - frame)) return "bytes follow its frame";
+  size = frame;
   const unsigned long long content = ZSTD_getFrameContentSize(src, size);
   if (content == ZSTD_CONTENTSIZE_ERROR) return "its zstd frame header is damaged";
   if (content != ZSTD_CONTENTSIZE_UNKNOWN && content != expected) {
@@ -204,7 +211,7 @@ std::string DecompressFrame(ZSTD_DCtx* dctx, const uint8_t* src, size_t size, si
     const bool progressed = o.pos != produced || in.pos != in_before;
     produced = o.pos;
     if (left == 0) {
-      if (in.pos != size && !IsPadding(src + in.pos, size - in.pos)) return "bytes follow its frame";
+      if (in.pos != size) return "bytes follow its frame";
       return produced == expected ? ""
                                   : "it decompresses to " + std::to_string(produced) +
                                         " bytes, its header says " + std::to_string(expected);

@@ -17,6 +17,7 @@
 #include <memory>
 #include <span>
 #include <type_traits>
+#include <unordered_set>
 #include <vector>
 
 #include "gnomon/protocol/byte_io.h"
@@ -269,13 +270,10 @@ struct Worker::ModelSink {
   // never waits.
   std::mutex store_mutex;
   std::condition_variable stored;
-  std::vector<const ThreadTimeline*> storing;
-  void WaitStored(const ThreadTimeline* thread) {  // nullptr: every thread
+  std::unordered_multiset<const ThreadTimeline*> storing;  // a batch may hold thousands
+  void WaitStored(const ThreadTimeline* thread) {          // nullptr: every thread
     std::unique_lock lock(store_mutex);
-    stored.wait(lock, [&] {
-      return thread == nullptr ? storing.empty()
-                               : std::find(storing.begin(), storing.end(), thread) == storing.end();
-    });
+    stored.wait(lock, [&] { return thread == nullptr ? storing.empty() : !storing.contains(thread); });
   }
 };
 
@@ -861,7 +859,7 @@ void Worker::Emit(const uint8_t* bytes, size_t size, ZoneOps* ops, LaterRuns* la
             LaterRuns::Held held{nullptr, nullptr, run};
             if (!sink.handler.HoldRun(run, held.thread, held.open)) return false;
             std::lock_guard lock(sink.store_mutex);
-            sink.storing.push_back(held.thread);
+            sink.storing.insert(held.thread);
             later->runs.push_back(held);
             return true;
           });
@@ -879,7 +877,7 @@ void Worker::StoreLaterRuns(LaterRuns& later) {
     TraceBuilder::StoreRun(held.run, *held.thread, *held.open);
     {
       std::lock_guard lock(sink.store_mutex);
-      sink.storing.erase(std::find(sink.storing.begin(), sink.storing.end(), held.thread));
+      sink.storing.erase(sink.storing.find(held.thread));
     }
     sink.stored.notify_all();
   }
