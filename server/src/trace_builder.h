@@ -138,12 +138,13 @@ class ZoneOps {
   struct Op {
     enum Kind : uint8_t { kRun, kEnd, kBytes, kDetached } kind;
     bool thread_known;  // false before the first ThreadContext of these bytes
+    bool holdable;      // kRun: may be stored later (set by Replay)
     uint32_t thread;    // the ThreadContext in force (a ThreadContext's op: its own)
     uint64_t a;         // kRun: into runs_; kEnd: the tick; kBytes, kDetached: the address
     uint64_t b;         // kBytes, kDetached: the size
   };
   Op MakeOp(Op::Kind kind, uint64_t a, uint64_t b) const {
-    return {kind, context_known_, context_thread_, a, b};
+    return {kind, context_known_, false, context_thread_, a, b};
   }
   Run& Extend(uint32_t source_location, uint64_t begin_tick) {
     if (current_ == nullptr) {
@@ -176,7 +177,6 @@ class ZoneOps {
   Run* current_ = nullptr;    // the run zones go to, in runs_
   bool context_known_ = false;
   uint32_t context_thread_ = 0;
-  std::vector<uint8_t> holdable_;            // by op, in Replay
   std::unordered_set<uint32_t> used_later_;  // in Replay
 };
 
@@ -430,22 +430,20 @@ void ZoneOps::Replay(TraceBuilder& builder, Decode&& decode, Hold&& hold) {
   // The runs that may be stored later: the last op that is not a detached message, and
   // any run on a thread that no op after it names (from the end back: the threads named
   // after each op).
-  holdable_.assign(ops_.size(), 0);
   used_later_.clear();
   bool any_later = false;
   for (size_t i = ops_.size(); i-- > 0;) {
-    const Op& op = ops_[i];
+    Op& op = ops_[i];
     if (op.kind == Op::kDetached) continue;
     if (op.kind == Op::kRun)
-      holdable_[i] = !any_later || (op.thread_known && !used_later_.contains(op.thread));
+      op.holdable = !any_later || (op.thread_known && !used_later_.contains(op.thread));
     any_later = true;
     if (op.thread_known) used_later_.insert(op.thread);
   }
-  for (size_t i = 0; i < ops_.size(); ++i) {
-    const Op& op = ops_[i];
+  for (const Op& op : ops_) {
     switch (op.kind) {
       case Op::kRun:
-        if (holdable_[i] && hold(runs_[op.a])) break;
+        if (op.holdable && hold(runs_[op.a])) break;
         builder.AddZoneRun(runs_[op.a]);
         break;
       case Op::kEnd:
