@@ -40,6 +40,7 @@
 //       default): the capture's memory and throughput every 10 s, then the file loads.
 #include <linux/perf_event.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -618,10 +619,15 @@ int IngestProducer(const Args& args) {
   if (!args.output.empty()) std::ofstream(args.output) << "ready\n";  // the capture may start
   gnomon_wait_for_server(10000);
   std::vector<double> ns_per_zone(size_t(args.threads)), cpu_ns_per_zone(size_t(args.threads));
+  // Per thread, what the kernel did to it while it recorded: page faults (fresh memory
+  // touched) and switches away from it, voluntary (it slept) and not (a core was wanted).
+  std::vector<rusage> used(size_t(args.threads));
   std::vector<std::thread> threads;
   const auto start = Clock::now();
   for (int t = 0; t < args.threads; ++t) {
     threads.emplace_back([&, t] {
+      rusage before{};
+      getrusage(RUSAGE_THREAD, &before);
       const auto thread_start = Clock::now();
       const double cpu_start = ThreadCpuSeconds();
       if (args.workload == "tight") {
@@ -631,17 +637,29 @@ int IngestProducer(const Args& args) {
       }
       ns_per_zone[size_t(t)] = Seconds(thread_start) * 1e9 / double(args.zones);
       cpu_ns_per_zone[size_t(t)] = (ThreadCpuSeconds() - cpu_start) * 1e9 / double(args.zones);
+      rusage& after = used[size_t(t)];
+      getrusage(RUSAGE_THREAD, &after);
+      after.ru_minflt -= before.ru_minflt;
+      after.ru_nvcsw -= before.ru_nvcsw;
+      after.ru_nivcsw -= before.ru_nivcsw;
     });
   }
   for (auto& t : threads) t.join();
   auto mean = [&](const std::vector<double>& v) {
     return std::accumulate(v.begin(), v.end(), 0.0) / args.threads;
   };
+  auto mean_of = [&](long rusage::*field) {
+    double sum = 0;
+    for (const rusage& u : used) sum += double(u.*field);
+    return sum / args.threads;
+  };
   std::printf(
-      "recorded in %.3f s, dropped %llu\nns_per_zone %.2f worst %.2f cpu %.2f worst %.2f timer_pair %.2f\n",
+      "recorded in %.3f s, dropped %llu\nns_per_zone %.2f worst %.2f cpu %.2f worst %.2f timer_pair %.2f "
+      "faults %.0f switches %.0f preempted %.0f\n",
       Seconds(start), (unsigned long long)gnomon_dropped_events(), mean(ns_per_zone),
       *std::max_element(ns_per_zone.begin(), ns_per_zone.end()), mean(cpu_ns_per_zone),
-      *std::max_element(cpu_ns_per_zone.begin(), cpu_ns_per_zone.end()), mean(timer_pair_ns));
+      *std::max_element(cpu_ns_per_zone.begin(), cpu_ns_per_zone.end()), mean(timer_pair_ns),
+      mean_of(&rusage::ru_minflt), mean_of(&rusage::ru_nvcsw), mean_of(&rusage::ru_nivcsw));
   return 0;
 }
 
@@ -684,9 +702,13 @@ int IngestLive(const Args& args) {
   if (const size_t at = capture_log.find("came over "); at != std::string::npos)
     std::sscanf(capture_log.c_str() + at, "came over %u", &lanes);
   double client_ns = 0, client_worst_ns = 0, client_cpu_ns = 0, client_cpu_worst_ns = 0, timer_pair_ns = 0;
+  double faults = 0, switches = 0, preempted = 0;  // a producer thread's, on average
   if (const size_t at = producer_log.find("ns_per_zone "); at != std::string::npos) {
-    std::sscanf(producer_log.c_str() + at, "ns_per_zone %lf worst %lf cpu %lf worst %lf timer_pair %lf",
-                &client_ns, &client_worst_ns, &client_cpu_ns, &client_cpu_worst_ns, &timer_pair_ns);
+    std::sscanf(
+        producer_log.c_str() + at,
+        "ns_per_zone %lf worst %lf cpu %lf worst %lf timer_pair %lf faults %lf switches %lf preempted %lf",
+        &client_ns, &client_worst_ns, &client_cpu_ns, &client_cpu_worst_ns, &timer_pair_ns, &faults,
+        &switches, &preempted);
   }
   std::printf(
       "{\"bench\":\"ingest\",\"live\":true,\"receiver\":\"%s\",\"lanes\":%u,\"workload\":\"%s\",\"threads\":%"
@@ -695,13 +717,14 @@ int IngestLive(const Args& args) {
       "\"seconds\":%.3f,\"zones_per_s\":%.0f,\"capture_cpu_s\":%.3f,\"capture_cpu_ns_per_zone\":%.2f,"
       "\"capture_peak_rss_mb\":%.1f,\"file_bytes_per_zone\":%.3f,\"client_ns_per_zone\":%.2f,"
       "\"client_ns_per_zone_worst_thread\":%.2f,\"client_cpu_ns_per_zone\":%.2f,"
-      "\"client_cpu_ns_per_zone_worst_thread\":%.2f,\"timer_pair_ns\":%.2f,\"dropped_events\":%llu,"
+      "\"client_cpu_ns_per_zone_worst_thread\":%.2f,\"timer_pair_ns\":%.2f,\"client_thread_faults\":%.0f,"
+      "\"client_thread_switches\":%.0f,\"client_thread_preempted\":%.0f,\"dropped_events\":%llu,"
       "\"thread_cpu\":%s}\n",
       args.viewer ? "viewer" : "capture", lanes, args.workload.c_str(), args.threads, zones, seconds,
       zones / seconds, capture.cpu_seconds(), capture.cpu_seconds() * 1e9 / std::max(zones, 1.0),
       double(capture.peak_rss_bytes()) / double(1 << 20),
       double(std::filesystem::file_size(dir.File("live.gnomon"))) / std::max(zones, 1.0), client_ns,
-      client_worst_ns, client_cpu_ns, client_cpu_worst_ns, timer_pair_ns,
+      client_worst_ns, client_cpu_ns, client_cpu_worst_ns, timer_pair_ns, faults, switches, preempted,
       (unsigned long long)model.diagnostics.client_dropped_events, sampler.Json().c_str());
   std::fflush(stdout);
   return 0;
