@@ -146,27 +146,59 @@ uint64_t TraceWriter::raw_bytes() const {
 }
 
 void TraceWriter::Stream::Append(const uint8_t* data, size_t size) {
-  const TraceWriterOptions& options = writer_.options_;
   std::lock_guard lock(mutex_);
   while (size > 0) {
     // A piece too big for one block (a backlog let go at once) is split between messages.
     const size_t piece =
         size <= kMaxBlockStreamBytes ? size : WholeMessagesWithin(data, size, kMaxBlockStreamBytes);
-    if (size_ + piece > kMaxBlockStreamBytes) CutBlockLocked(true);
-    if (size_ == 0) started_ = std::chrono::steady_clock::now();
     // Grown as it fills (a quiet stream's block stays small); a busy stream's blocks come
     // in buffers reused whole.
-    data_.Reserve(std::max(size_ + piece, size_t{64} << 10), size_);
+    MakeRoomLocked(piece, size_t{64} << 10);
     std::memcpy(data_.data.get() + size_, data, piece);
     size_ += piece;
     raw_bytes_total_.fetch_add(piece, std::memory_order_relaxed);
     data += piece;
     size -= piece;
-    if (size_ >= options.block_raw_bytes) {
-      CutBlockLocked(true);
-    } else if (std::chrono::steady_clock::now() - started_ >= options.max_block_age) {
-      CutBlockLocked(false);
-    }
+    CutIfDueLocked();
+  }
+}
+
+TraceWriter::Stream::Placement TraceWriter::Stream::Place(size_t size) {
+  std::lock_guard lock(mutex_);
+  // Turns come often: the whole block at once, not grown (and moved) as it fills.
+  MakeRoomLocked(size, writer_.options_.block_raw_bytes + size);
+  if (pending_ == nullptr) pending_ = std::make_unique<std::atomic<uint32_t>>(0);
+  pending_->fetch_add(1, std::memory_order_relaxed);
+  const Placement placement{data_.data.get() + size_, pending_.get()};
+  size_ += size;
+  raw_bytes_total_.fetch_add(size, std::memory_order_relaxed);
+  CutIfDueLocked();
+  return placement;
+}
+
+void TraceWriter::Stream::Placed(std::atomic<uint32_t>* pending) {
+  if (pending->fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  // Under the writer's lock: a compressing thread that found the block not ready is
+  // waiting by now, not about to.
+  std::lock_guard lock(writer_.mutex_);
+  writer_.cv_.notify_all();
+}
+
+void TraceWriter::Stream::MakeRoomLocked(size_t size, size_t least_capacity) {
+  if (size_ + size > kMaxBlockStreamBytes) CutBlockLocked(true);
+  if (size_ + size > data_.capacity) {
+    // A buffer other threads still copy into stays where it is.
+    if (pending_ != nullptr && pending_->load(std::memory_order_acquire) != 0) CutBlockLocked(true);
+    data_.Reserve(std::max(size_ + size, least_capacity), size_);
+  }
+  if (size_ == 0) started_ = std::chrono::steady_clock::now();
+}
+
+void TraceWriter::Stream::CutIfDueLocked() {
+  if (size_ >= writer_.options_.block_raw_bytes) {
+    CutBlockLocked(true);
+  } else if (std::chrono::steady_clock::now() - started_ >= writer_.options_.max_block_age) {
+    CutBlockLocked(false);
   }
 }
 
@@ -192,7 +224,13 @@ void TraceWriter::Stream::CutBlockLocked(bool reuse) {
   if (size_ == 0) return;
   std::unique_lock lock(writer_.mutex_);
   writer_.cv_.wait(lock, [this] { return writer_.queue_.size() < writer_.max_queued_; });
-  writer_.queue_.push_back({id_, blocks_cut_++, writer_.blocks_cut_++, std::move(data_), size_});
+  Block& block = writer_.queue_.emplace_back();
+  block.stream = id_;
+  block.stream_sequence = blocks_cut_++;
+  block.cut = writer_.blocks_cut_++;
+  block.data = std::move(data_);
+  block.size = size_;
+  block.pending = std::move(pending_);
   // A buffer a compressing thread is done with, rather than fresh pages for every block.
   if (reuse && !writer_.spare_.empty()) {
     data_ = std::move(writer_.spare_.back());
@@ -230,7 +268,10 @@ void TraceWriter::CompressLoop() {
       std::unique_lock lock(mutex_);
       // A compressed block waits for those cut before it; with twice as many blocks
       // taken as there are threads, one of those is slow: wait for it rather than hold more.
-      cv_.wait(lock, [this] { return queue_.empty() ? finishing_ : blocks_in_flight_ < 2 * thread_count_; });
+      // (The oldest block may still have bytes being copied in: Place().)
+      cv_.wait(lock, [this] {
+        return queue_.empty() ? finishing_ : blocks_in_flight_ < 2 * thread_count_ && queue_.front().ready();
+      });
       if (queue_.empty()) return;
       block = std::move(queue_.front());
       queue_.pop_front();

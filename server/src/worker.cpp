@@ -280,7 +280,7 @@ struct Worker::ModelSink {
 uint32_t DefaultLanes(bool build_model) {
   const unsigned cores = AllowedCores();
   if (cores < 16) return 0;
-  return build_model ? std::min(8u, cores / 4) : std::min(4u, cores / 8);
+  return std::min(build_model ? 8u : 4u, cores / 4);
 }
 
 const char* StateName(Worker::State state) {
@@ -802,7 +802,7 @@ void Worker::ReceiveLoop(Handler& handler) {
 }
 
 void Worker::AppendFrom(int from, std::optional<uint32_t> context, const uint8_t* bytes, size_t size,
-                        ZoneOps* ops, LaterRuns* later) {
+                        ZoneOps* ops, LaterRuns* later, TeeCopy* tee) {
   if ((options_.writer == nullptr && !model_sink_) || size == 0) return;
   uint8_t restate[sizeof(protocol::ThreadContext)];
   size_t restate_size = 0;
@@ -810,14 +810,25 @@ void Worker::AppendFrom(int from, std::optional<uint32_t> context, const uint8_t
     protocol::StoreLe(restate, protocol::ThreadContext{.thread_id = *context});
     restate_size = sizeof(restate);
   }
-  Emit(bytes, size, ops, later, {restate, restate_size});
+  Emit(bytes, size, ops, later, {restate, restate_size}, tee);
   last_appender_ = from;
   if (from > 0) ++lane_appends_;
 }
 
+void Worker::TeeCopy::Finish() {
+  if (stream == nullptr) return;
+  std::memcpy(to, from, size);
+  stream->Placed(pending);
+  stream = nullptr;
+}
+
 void Worker::Emit(const uint8_t* bytes, size_t size, ZoneOps* ops, LaterRuns* later,
-                  std::span<const uint8_t> before) {
-  if (options_.writer != nullptr) {
+                  std::span<const uint8_t> before, TeeCopy* tee) {
+  if (options_.writer != nullptr && tee != nullptr) {
+    const TraceWriter::Stream::Placement placement = options_.writer->Place(before.size() + size);
+    if (!before.empty()) std::memcpy(placement.to, before.data(), before.size());
+    *tee = {options_.writer, placement.to + before.size(), bytes, size, placement.pending};
+  } else if (options_.writer != nullptr) {
     if (!before.empty()) options_.writer->Append(before.data(), before.size());
     options_.writer->Append(bytes, size);
   }
@@ -966,6 +977,7 @@ void Worker::LaneLoop(size_t index, Handler& handler) {
         if (available == batch_left) error = "a lane batch ends inside a message";
         break;
       }
+      TeeCopy tee;
       {
         std::unique_lock lock(append_mutex_);
         while (main_appended_ < after && !main_final_ && !lanes_stop_.load())
@@ -976,9 +988,11 @@ void Worker::LaneLoop(size_t index, Handler& handler) {
         }
         ZoneOps* ops = nullptr;
         if constexpr (kPairs) ops = &handler.ops;
-        AppendFrom(from, context, buffer.data() + pos, result.consumed, ops, &later);
+        AppendFrom(from, context, buffer.data() + pos, result.consumed, ops, &later, &tee);
       }
-      if constexpr (kPairs) StoreLaterRuns(later);  // beside the next lane's turn
+      // Beside the next lane's turn: the copy into the writer, and the runs left to store.
+      tee.Finish();
+      if constexpr (kPairs) StoreLaterRuns(later);
       zones_received_.fetch_add(handler.zones - zones_counted, std::memory_order_relaxed);
       zones_counted = handler.zones;
       messages_received_.fetch_add(result.messages, std::memory_order_relaxed);

@@ -84,7 +84,7 @@ capture's (docs/architecture.md, "Host clocks").
                capture may run on, at most 8); a busy program on a big machine needs
                several
   --lanes N    connections besides the first that carry each program's threads'
-               events, 0 to 8 (default: 0 below 16 cores, else one for every 8, at
+               events, 0 to 8 (default: 0 below 16 cores, else one for every 4, at
                most 4): one connection carries about 100 M zones a second. Not with
                --listen
   -q           no progress line

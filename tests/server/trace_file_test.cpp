@@ -761,6 +761,64 @@ TEST_CASE("a piece bigger than a block may be is split between messages") {
   CHECK(DescribeFirstDifference(BuildDirect(w), loaded) == "");
 }
 
+TEST_CASE(
+    "bytes placed in their turn and copied in after: blocks wait for them, and no buffer moves under them") {
+  ScratchDir dir;
+  const StreamWriter w = SampleStream(3000);
+  // Whole-message pieces of 1 - 3 KiB, and every tenth of 20 KiB: a piece that does not
+  // fit the block's buffer while others are still being copied in.
+  std::vector<std::pair<size_t, size_t>> pieces;  // offset, size
+  std::mt19937_64 rng(11);
+  for (size_t pos = 0; pos < w.size();) {
+    const size_t want = pieces.size() % 10 == 9 ? 20 * 1024 : 1024 + rng() % 2048;
+    gnomon::server::NullHandler ignore;
+    const auto decoded = DecodeMessages(w.data() + pos, std::min(want, w.size() - pos), ignore);
+    const size_t take = decoded.consumed > 0 ? decoded.consumed : w.size() - pos;
+    pieces.emplace_back(pos, take);
+    pos += take;
+  }
+  REQUIRE(pieces.size() > 100);
+  TraceWriterOptions options;
+  options.block_raw_bytes = 16 * 1024;
+  options.compress_threads = 2;
+  const std::string path = dir.File("placed.gnomon");
+  auto writer = TraceWriter::Create(path, options);
+  REQUIRE(writer.ok());
+  REQUIRE(writer.value()->Publish(Overwrite::kYes).ok());
+  TraceWriter::Stream& stream = writer.value()->first_stream();
+  std::vector<TraceWriter::Stream::Placement> placed;
+  // Copies the pieces placed since `from`, the latest first.
+  auto copy_in = [&](size_t from) {
+    for (size_t i = placed.size(); i-- > from;) {
+      std::memcpy(placed[i].to, w.data() + pieces[i].first, pieces[i].second);
+      stream.Placed(placed[i].pending);
+    }
+  };
+  // Three blocks cut, none of their bytes in yet: nothing is written.
+  while (stream.raw_bytes() < 3 * options.block_raw_bytes) {
+    placed.push_back(stream.Place(pieces[placed.size()].second));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(writer.value()->file_bytes() == sizeof(FileHeader));
+  copy_in(0);
+  // The rest a few at a time, as lanes take turns.
+  while (placed.size() < pieces.size()) {
+    const size_t from = placed.size();
+    for (size_t n = 1 + rng() % 8; n > 0 && placed.size() < pieces.size(); --n)
+      placed.push_back(stream.Place(pieces[placed.size()].second));
+    copy_in(from);
+  }
+  REQUIRE(writer.value()->Finish().ok());
+  CHECK(writer.value()->file_bytes() > sizeof(FileHeader));
+  TraceModel loaded;
+  auto report = LoadTrace(path, loaded);
+  REQUIRE_MESSAGE(report.ok(), report.status().message());
+  CHECK_MESSAGE(report->warning.empty(), report->warning);
+  CHECK(report->raw_bytes == w.size());
+  CHECK(report->blocks > 10);
+  CHECK(DescribeFirstDifference(BuildDirect(w), loaded) == "");
+}
+
 TEST_CASE("copies saved while another thread appends are whole traces, and the file stays whole") {
   ScratchDir dir;
   const StreamWriter stream = SampleStream(20000);

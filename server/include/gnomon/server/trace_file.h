@@ -169,6 +169,17 @@ class TraceWriter {
     // block_raw_bytes; the compressing threads turn it into its compact form
     // (block_codec.h). Blocks (back-pressure) when compression falls behind.
     void Append(const uint8_t* data, size_t size);
+    // Append() in two steps, for appenders that take turns (a capture's lanes), so that
+    // the copy is out of the turn: Place() takes the stream's next `size` bytes (whole
+    // messages, at most 16 MiB) in the current block and says where they go; the caller
+    // copies them there, with no lock held, and calls Placed(pending) once they are in.
+    // A block cut before its bytes are all in is compressed once they are.
+    struct Placement {
+      uint8_t* to = nullptr;
+      std::atomic<uint32_t>* pending = nullptr;  // for Placed()
+    };
+    Placement Place(size_t size);
+    void Placed(std::atomic<uint32_t>* pending);
     // Cuts the current block when it is older than max_block_age, so an idle capture
     // still reaches the disk. Call it periodically from the appending thread.
     void FlushIfOld();
@@ -186,6 +197,12 @@ class TraceWriter {
     // Under mutex_. A busy stream's next block gets a reused buffer (`reuse`); a quiet
     // one's, or a closed one's, none: a spare's touched pages would stay with it.
     void CutBlockLocked(bool reuse);
+    // Under mutex_: room for `size` more bytes in the block (cut first when that is past
+    // the largest block), a buffer grown to at least `least_capacity`; the buffer is
+    // moved only while no Place() is copying into it (the block is cut instead).
+    void MakeRoomLocked(size_t size, size_t least_capacity);
+    // Under mutex_, after bytes were added: cuts the block once it is full, or old.
+    void CutIfDueLocked();
 
     TraceWriter& writer_;
     const uint32_t id_;
@@ -193,6 +210,8 @@ class TraceWriter {
     // A block being filled: its stream bytes in data[0, size), as appended.
     Bytes data_;
     size_t size_ = 0;
+    // Placements into data_ not yet Placed() (made at the first Place() into a block).
+    std::unique_ptr<std::atomic<uint32_t>> pending_;
     std::chrono::steady_clock::time_point started_;
     std::atomic<uint64_t> raw_bytes_total_{0};
     uint32_t blocks_cut_ = 0;  // the next block's stream_sequence
@@ -242,7 +261,9 @@ class TraceWriter {
     uint64_t cut = 0;  // blocks of every stream cut before it
     Bytes data;
     size_t size = 0;
-    size_t compressed_bytes = 0;  // or a zstd error code
+    size_t compressed_bytes = 0;                     // or a zstd error code
+    std::unique_ptr<std::atomic<uint32_t>> pending;  // placements still copying in (Place())
+    bool ready() const { return pending == nullptr || pending->load(std::memory_order_acquire) == 0; }
   };
 
   static void PadToExpansionLimit(Block& block);

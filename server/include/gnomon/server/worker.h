@@ -142,13 +142,25 @@ class Worker {
   // the same bytes with their zones paired ahead, for the model; runs on threads nothing
   // after them touches may be left in `later`, for StoreLaterRuns.
   struct LaterRuns;
+  // A lane's bytes given their place in the writer in its turn, copied there after it,
+  // beside the next lane's turn (TraceWriter::Stream::Place).
+  struct TeeCopy {
+    TraceWriter::Stream* stream = nullptr;  // none: nothing to copy
+    uint8_t* to = nullptr;
+    const uint8_t* from = nullptr;
+    size_t size = 0;
+    std::atomic<uint32_t>* pending = nullptr;
+    // Outside append_mutex_: copies the bytes in and tells the writer.
+    void Finish();
+  };
+  // (`tee`: the writer's copy is left there, for after the turn.)
   void AppendFrom(int from, std::optional<uint32_t> context, const uint8_t* bytes, size_t size,
-                  ZoneOps* ops = nullptr, LaterRuns* later = nullptr);
-  // Under append_mutex_: `before` (a restated thread) and `bytes` to the writer, and into
-  // the model when it is built from the merged stream (model_sink_), `bytes` as `ops`
-  // when given.
+                  ZoneOps* ops = nullptr, LaterRuns* later = nullptr, TeeCopy* tee = nullptr);
+  // Under append_mutex_: `before` (a restated thread) and `bytes` to the writer (`bytes`
+  // placed there only, and left in `tee` to copy, when given), and into the model when
+  // it is built from the merged stream (model_sink_), `bytes` as `ops` when given.
   void Emit(const uint8_t* bytes, size_t size, ZoneOps* ops = nullptr, LaterRuns* later = nullptr,
-            std::span<const uint8_t> before = {});
+            std::span<const uint8_t> before = {}, TeeCopy* tee = nullptr);
   // Outside append_mutex_: stores the runs Emit left, beside the other lanes, and lets
   // go of the model.
   void StoreLaterRuns(LaterRuns& later);
