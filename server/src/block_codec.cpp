@@ -55,8 +55,10 @@ namespace {
 
 // Both compact forms: format 3's records, their tick deltas inline (`kColumns` false: out
 // and deltas are one buffer) or appended to `deltas` in order (format 6's tick column).
+// `whole` turns false when the bytes stop being whole messages (the rest is copied).
 template <bool kColumns>
-size_t Compact(const uint8_t* data, size_t size, uint8_t* out, uint8_t*& deltas, uint64_t& previous) {
+size_t Compact(const uint8_t* data, size_t size, uint8_t* out, uint8_t*& deltas, uint64_t& previous,
+               bool& whole) {
   using protocol::LoadLe;
   using protocol::ZoneBegin;
   using protocol::ZoneEnd;
@@ -107,6 +109,7 @@ size_t Compact(const uint8_t* data, size_t size, uint8_t* out, uint8_t*& deltas,
   }
   previous = last;
   deltas = d;
+  whole = pos == size;
   // Not a whole message from here on (unknown, or cut short): the rest as it is.
   std::memcpy(o, data + pos, size - pos);
   o += size - pos;
@@ -117,22 +120,40 @@ size_t Compact(const uint8_t* data, size_t size, uint8_t* out, uint8_t*& deltas,
 
 size_t CompactMessages(const uint8_t* data, size_t size, uint8_t* out, uint64_t& previous) {
   uint8_t* unused = out;
-  const size_t length = Compact<false>(data, size, out, unused, previous);
+  bool whole = true;
+  const size_t length = Compact<false>(data, size, out, unused, previous, whole);
   GNOMON_CHECK(length <= CompactBound(size), "compaction wrote past CompactBound");
   return length;
 }
 
-size_t CompactBlock(const uint8_t* data, size_t size, uint8_t* out, uint8_t* scratch) {
+size_t CompactBlock(std::span<const std::span<const uint8_t>> pieces, uint8_t* out, uint8_t* scratch) {
   uint64_t previous = 0;  // each block starts from 0: blocks decode on their own
   uint8_t* deltas = scratch;
   out[0] = kColumnsMark;
-  const size_t records = Compact<true>(data, size, out + kColumnsHeader, deltas, previous);
+  size_t records = 0;
+  size_t size = 0;
+  bool whole = true;
+  for (const std::span<const uint8_t> piece : pieces) {
+    uint8_t* to = out + kColumnsHeader + records;
+    if (whole) {
+      records += Compact<true>(piece.data(), piece.size(), to, deltas, previous, whole);
+    } else {  // past what was not a whole message, as the rest of one buffer would be
+      std::memcpy(to, piece.data(), piece.size());
+      records += piece.size();
+    }
+    size += piece.size();
+  }
   protocol::StoreLe<uint32_t>(out + 1, uint32_t(records));
   const size_t tick_bytes = size_t(deltas - scratch);
   const size_t length = kColumnsHeader + records + tick_bytes;
   GNOMON_CHECK(length <= CompactBound(size), "compaction wrote past CompactBound");
   std::memcpy(out + kColumnsHeader + records, scratch, tick_bytes);
   return length;
+}
+
+size_t CompactBlock(const uint8_t* data, size_t size, uint8_t* out, uint8_t* scratch) {
+  const std::span<const uint8_t> piece(data, size);
+  return CompactBlock({&piece, 1}, out, scratch);
 }
 
 }  // namespace gnomon::server

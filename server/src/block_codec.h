@@ -28,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "gnomon/protocol/byte_io.h"
@@ -61,6 +62,10 @@ size_t CompactMessages(const uint8_t* data, size_t size, uint8_t* out, uint64_t&
 // Writes the format-6 form of the block [data, data + size) to `out`, the same way, and
 // returns its length; `out` and `scratch` each have room for CompactBound(size) bytes.
 size_t CompactBlock(const uint8_t* data, size_t size, uint8_t* out, uint8_t* scratch);
+// The same for a block whose bytes lie in pieces, in order: equal to CompactBlock of
+// their concatenation when each piece ends with a whole message. `out` and `scratch`
+// each have room for CompactBound of their total.
+size_t CompactBlock(std::span<const std::span<const uint8_t>> pieces, uint8_t* out, uint8_t* scratch);
 
 inline int64_t UnZigZag(uint64_t v) { return int64_t((v >> 1) ^ (0 - (v & 1))); }
 

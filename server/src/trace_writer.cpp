@@ -153,7 +153,7 @@ void TraceWriter::Stream::Append(const uint8_t* data, size_t size) {
         size <= kMaxBlockStreamBytes ? size : WholeMessagesWithin(data, size, kMaxBlockStreamBytes);
     // Grown as it fills (a quiet stream's block stays small); a busy stream's blocks come
     // in buffers reused whole.
-    MakeRoomLocked(piece, size_t{64} << 10);
+    MakeRoomLocked(piece, piece, size_t{64} << 10);
     std::memcpy(data_.data.get() + size_, data, piece);
     size_ += piece;
     raw_bytes_total_.fetch_add(piece, std::memory_order_relaxed);
@@ -163,39 +163,34 @@ void TraceWriter::Stream::Append(const uint8_t* data, size_t size) {
   }
 }
 
-TraceWriter::Stream::Placement TraceWriter::Stream::Place(size_t size) {
+void TraceWriter::Stream::Refer(std::span<const uint8_t> before, const uint8_t* data, size_t size,
+                                std::shared_ptr<const void> owner) {
   std::lock_guard lock(mutex_);
-  // Turns come often: the whole block at once, not grown (and moved) as it fills.
-  MakeRoomLocked(size, writer_.options_.block_raw_bytes + size);
-  if (pending_ == nullptr) pending_ = std::make_unique<std::atomic<uint32_t>>(0);
-  pending_->fetch_add(1, std::memory_order_relaxed);
-  const Placement placement{data_.data.get() + size_, pending_.get()};
-  size_ += size;
-  raw_bytes_total_.fetch_add(size, std::memory_order_relaxed);
-  CutIfDueLocked();
-  return placement;
-}
-
-void TraceWriter::Stream::Placed(std::atomic<uint32_t>* pending) {
-  if (pending->fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  // Under the writer's lock: a compressing thread that found the block not ready is
-  // waiting by now, not about to.
-  std::lock_guard lock(writer_.mutex_);
-  writer_.cv_.notify_all();
-}
-
-void TraceWriter::Stream::MakeRoomLocked(size_t size, size_t least_capacity) {
-  if (size_ + size > kMaxBlockStreamBytes) CutBlockLocked(true);
-  if (size_ + size > data_.capacity) {
-    // A buffer other threads still copy into stays where it is.
-    if (pending_ != nullptr && pending_->load(std::memory_order_acquire) != 0) CutBlockLocked(true);
-    data_.Reserve(std::max(size_ + size, least_capacity), size_);
+  MakeRoomLocked(before.size() + size, before.size(), size_t{64} << 10);
+  if (!before.empty()) {
+    std::memcpy(data_.data.get() + size_, before.data(), before.size());
+    size_ += before.size();
   }
-  if (size_ == 0) started_ = std::chrono::steady_clock::now();
+  if (size_ > size_in_pieces_) {
+    pieces_.push_back({nullptr, size_ - size_in_pieces_});
+    size_in_pieces_ = size_;
+  }
+  pieces_.push_back({data, size});
+  referred_ += size;
+  // A lane's batches follow one another in its buffer: one owner for many of them.
+  if (owners_.empty() || owners_.back() != owner) owners_.push_back(std::move(owner));
+  raw_bytes_total_.fetch_add(before.size() + size, std::memory_order_relaxed);
+  CutIfDueLocked();
+}
+
+void TraceWriter::Stream::MakeRoomLocked(size_t size, size_t copied, size_t least_capacity) {
+  if (BlockBytesLocked() + size > kMaxBlockStreamBytes) CutBlockLocked(true);
+  if (size_ + copied > data_.capacity) data_.Reserve(std::max(size_ + copied, least_capacity), size_);
+  if (BlockBytesLocked() == 0) started_ = std::chrono::steady_clock::now();
 }
 
 void TraceWriter::Stream::CutIfDueLocked() {
-  if (size_ >= writer_.options_.block_raw_bytes) {
+  if (BlockBytesLocked() >= writer_.options_.block_raw_bytes) {
     CutBlockLocked(true);
   } else if (std::chrono::steady_clock::now() - started_ >= writer_.options_.max_block_age) {
     CutBlockLocked(false);
@@ -204,7 +199,8 @@ void TraceWriter::Stream::CutIfDueLocked() {
 
 void TraceWriter::Stream::FlushIfOld() {
   std::lock_guard lock(mutex_);
-  if (size_ != 0 && std::chrono::steady_clock::now() - started_ >= writer_.options_.max_block_age) {
+  if (BlockBytesLocked() != 0 &&
+      std::chrono::steady_clock::now() - started_ >= writer_.options_.max_block_age) {
     CutBlockLocked(false);
   }
 }
@@ -221,7 +217,7 @@ void TraceWriter::Stream::CutBlock() {
 }
 
 void TraceWriter::Stream::CutBlockLocked(bool reuse) {
-  if (size_ == 0) return;
+  if (BlockBytesLocked() == 0) return;
   std::unique_lock lock(writer_.mutex_);
   writer_.cv_.wait(lock, [this] { return writer_.queue_.size() < writer_.max_queued_; });
   Block& block = writer_.queue_.emplace_back();
@@ -229,8 +225,20 @@ void TraceWriter::Stream::CutBlockLocked(bool reuse) {
   block.stream_sequence = blocks_cut_++;
   block.cut = writer_.blocks_cut_++;
   block.data = std::move(data_);
-  block.size = size_;
-  block.pending = std::move(pending_);
+  block.size = BlockBytesLocked();
+  if (!pieces_.empty()) {
+    if (size_ > size_in_pieces_) pieces_.push_back({nullptr, size_ - size_in_pieces_});
+    const uint8_t* appended = block.data.data.get();
+    for (const Piece& piece : pieces_) {
+      block.pieces.emplace_back(piece.at != nullptr ? piece.at : appended, piece.size);
+      if (piece.at == nullptr) appended += piece.size;
+    }
+    block.owners = std::move(owners_);
+    pieces_.clear();
+    owners_.clear();
+    size_in_pieces_ = 0;
+    referred_ = 0;
+  }
   // A buffer a compressing thread is done with, rather than fresh pages for every block.
   if (reuse && !writer_.spare_.empty()) {
     data_ = std::move(writer_.spare_.back());
@@ -268,10 +276,7 @@ void TraceWriter::CompressLoop() {
       std::unique_lock lock(mutex_);
       // A compressed block waits for those cut before it; with twice as many blocks
       // taken as there are threads, one of those is slow: wait for it rather than hold more.
-      // (The oldest block may still have bytes being copied in: Place().)
-      cv_.wait(lock, [this] {
-        return queue_.empty() ? finishing_ : blocks_in_flight_ < 2 * thread_count_ && queue_.front().ready();
-      });
+      cv_.wait(lock, [this] { return queue_.empty() ? finishing_ : blocks_in_flight_ < 2 * thread_count_; });
       if (queue_.empty()) return;
       block = std::move(queue_.front());
       queue_.pop_front();
@@ -280,7 +285,13 @@ void TraceWriter::CompressLoop() {
     }
     compact.Reserve(CompactBound(block.size), 0);
     ticks.Reserve(CompactBound(block.size), 0);
-    block.size = CompactBlock(block.data.data.get(), block.size, compact.data.get(), ticks.data.get());
+    if (block.pieces.empty()) {
+      block.size = CompactBlock(block.data.data.get(), block.size, compact.data.get(), ticks.data.get());
+    } else {
+      block.size = CompactBlock(block.pieces, compact.data.get(), ticks.data.get());
+      block.pieces.clear();
+      block.owners.clear();  // what was referred to is read: its owners may use it again
+    }
     block.data.Reserve(ZSTD_compressBound(block.size), 0);  // the stream bytes are done with
     block.compressed_bytes = ZSTD_compress2(cctx.get(), block.data.data.get(), block.data.capacity,
                                             compact.data.get(), block.size);

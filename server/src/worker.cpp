@@ -616,6 +616,82 @@ class ReceiveBuffer {
   size_t size_;
 };
 
+// The lanes' receive buffers (4 MiB, not zero-filled), given back by whoever lets go of
+// one last, a lane or a compressing thread done with what the writer kept of it: the
+// next lane to want one takes it rather than fault in fresh pages.
+class SlabPool : public std::enable_shared_from_this<SlabPool> {
+ public:
+  std::shared_ptr<uint8_t> Take(size_t size) {
+    std::unique_ptr<uint8_t[]> bytes;
+    if (size == kReceiveBufferBytes) {
+      std::lock_guard lock(mutex_);
+      if (!free_.empty()) {
+        bytes = std::move(free_.back());
+        free_.pop_back();
+      }
+    }
+    if (bytes == nullptr) bytes.reset(new uint8_t[size]);
+    return std::shared_ptr<uint8_t>(bytes.release(),
+                                    [pool = shared_from_this(), size](uint8_t* p) { pool->Give(p, size); });
+  }
+
+ private:
+  // As many as the blocks a writer holds can keep, about: 128 MiB.
+  static constexpr size_t kMaxFree = 32;
+  void Give(uint8_t* p, size_t size) {
+    std::unique_ptr<uint8_t[]> bytes(p);
+    if (size != kReceiveBufferBytes) return;
+    std::lock_guard lock(mutex_);
+    if (free_.size() < kMaxFree) free_.push_back(std::move(bytes));
+  }
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<uint8_t[]>> free_;
+};
+
+// A lane's receive buffer. The writer reads the bytes a lane gives it where they were
+// received (TraceWriter::Stream::Refer), so once it shared them, nothing in the buffer
+// moves or is received over: the bytes left to decode move to a fresh one instead, once
+// room runs low.
+class LaneBuffer {
+ public:
+  explicit LaneBuffer(std::shared_ptr<SlabPool> pool)
+      : pool_(std::move(pool)), slab_(pool_->Take(kReceiveBufferBytes)), size_(kReceiveBufferBytes) {}
+  uint8_t* data() const { return slab_.get(); }
+  size_t size() const { return size_; }
+  // What keeps the buffer's bytes where they are, for the writer.
+  std::shared_ptr<const void> Share() {
+    shared_ = true;
+    return slab_;
+  }
+  // Room to receive after [begin, filled), the bytes left to decode, which move to the
+  // front (of a fresh buffer when this one is shared or too small: a bigger one for a
+  // message bigger than a buffer). Returns where they begin now.
+  size_t MakeRoom(size_t begin, size_t& filled) {
+    const size_t rest = filled - begin;
+    if (!shared_) {
+      std::memmove(slab_.get(), slab_.get() + begin, rest);
+      begin = 0;
+      filled = rest;
+    }
+    if (size_ - filled >= kReceiveBufferBytes / 4) return begin;
+    const size_t size = rest + kReceiveBufferBytes / 4 <= kReceiveBufferBytes ? kReceiveBufferBytes
+                                                                              : rest + kReceiveBufferBytes;
+    std::shared_ptr<uint8_t> fresh = pool_->Take(size);
+    std::memcpy(fresh.get(), slab_.get() + begin, rest);
+    slab_ = std::move(fresh);
+    size_ = size;
+    shared_ = false;
+    filled = rest;
+    return 0;
+  }
+
+ private:
+  std::shared_ptr<SlabPool> pool_;
+  std::shared_ptr<uint8_t> slab_;
+  size_t size_;
+  bool shared_ = false;
+};
+
 }  // namespace
 
 template <typename Handler>
@@ -802,7 +878,7 @@ void Worker::ReceiveLoop(Handler& handler) {
 }
 
 void Worker::AppendFrom(int from, std::optional<uint32_t> context, const uint8_t* bytes, size_t size,
-                        ZoneOps* ops, LaterRuns* later, TeeCopy* tee) {
+                        ZoneOps* ops, LaterRuns* later, const std::shared_ptr<const void>& owner) {
   if ((options_.writer == nullptr && !model_sink_) || size == 0) return;
   uint8_t restate[sizeof(protocol::ThreadContext)];
   size_t restate_size = 0;
@@ -810,24 +886,15 @@ void Worker::AppendFrom(int from, std::optional<uint32_t> context, const uint8_t
     protocol::StoreLe(restate, protocol::ThreadContext{.thread_id = *context});
     restate_size = sizeof(restate);
   }
-  Emit(bytes, size, ops, later, {restate, restate_size}, tee);
+  Emit(bytes, size, ops, later, {restate, restate_size}, owner);
   last_appender_ = from;
   if (from > 0) ++lane_appends_;
 }
 
-void Worker::TeeCopy::Finish() {
-  if (stream == nullptr) return;
-  std::memcpy(to, from, size);
-  stream->Placed(pending);
-  stream = nullptr;
-}
-
 void Worker::Emit(const uint8_t* bytes, size_t size, ZoneOps* ops, LaterRuns* later,
-                  std::span<const uint8_t> before, TeeCopy* tee) {
-  if (options_.writer != nullptr && tee != nullptr) {
-    const TraceWriter::Stream::Placement placement = options_.writer->Place(before.size() + size);
-    if (!before.empty()) std::memcpy(placement.to, before.data(), before.size());
-    *tee = {options_.writer, placement.to + before.size(), bytes, size, placement.pending};
+                  std::span<const uint8_t> before, const std::shared_ptr<const void>& owner) {
+  if (options_.writer != nullptr && owner != nullptr) {
+    options_.writer->Refer(before, bytes, size, owner);
   } else if (options_.writer != nullptr) {
     if (!before.empty()) options_.writer->Append(before.data(), before.size());
     options_.writer->Append(bytes, size);
@@ -914,13 +981,15 @@ void Worker::RunLanes() {
     appended_.notify_all();
     return;
   }
-  auto receive = [this](size_t lane) {
+  const auto slabs = std::make_shared<SlabPool>();
+  auto receive = [this, &slabs](size_t lane) {
+    LaneBuffer buffer(slabs);
     if (model_sink_) {
       ModelLaneHandler handler;
-      LaneLoop(lane, handler);
+      LaneLoop(lane, handler, buffer);
     } else {
       LaneHandler handler;
-      LaneLoop(lane, handler);
+      LaneLoop(lane, handler, buffer);
     }
   };
   std::vector<std::thread> others;
@@ -929,15 +998,15 @@ void Worker::RunLanes() {
   for (std::thread& other : others) other.join();
 }
 
-template <typename Handler>
-void Worker::LaneLoop(size_t index, Handler& handler) {
+template <typename Handler, typename LaneBuffer>
+void Worker::LaneLoop(size_t index, Handler& handler, LaneBuffer& buffer) {
   pthread_setname_np(pthread_self(), "gnomon-lane");          // the first lane's is RunLanes()'s
   const chunk_memory::UseBlockReserve use_reserve(reserve_);  // a model is built here too
   const int fd = lane_fds_[index];
   const int from = int(index) + 1;
   constexpr bool kPairs = std::is_same_v<Handler, ModelLaneHandler>;
   LaterRuns later;
-  ReceiveBuffer buffer(kReceiveBufferBytes);
+  size_t begin = 0;  // in the buffer: the first byte not taken yet
   size_t filled = 0;
   uint64_t batch_left = 0;  // bytes of the current batch not taken yet
   uint64_t after = 0;       // what of the main stream the current batch needs first
@@ -946,7 +1015,7 @@ void Worker::LaneLoop(size_t index, Handler& handler) {
   std::string error;
   bool placeable = true;  // false once a batch needs main bytes that never came
   while (error.empty() && placeable && !lanes_stop_.load()) {
-    size_t pos = 0;
+    size_t pos = begin;
     while (error.empty()) {
       if (batch_left == 0) {
         if (filled - pos < sizeof(protocol::LaneBatch)) break;
@@ -977,7 +1046,6 @@ void Worker::LaneLoop(size_t index, Handler& handler) {
         if (available == batch_left) error = "a lane batch ends inside a message";
         break;
       }
-      TeeCopy tee;
       {
         std::unique_lock lock(append_mutex_);
         while (main_appended_ < after && !main_final_ && !lanes_stop_.load())
@@ -988,10 +1056,11 @@ void Worker::LaneLoop(size_t index, Handler& handler) {
         }
         ZoneOps* ops = nullptr;
         if constexpr (kPairs) ops = &handler.ops;
-        AppendFrom(from, context, buffer.data() + pos, result.consumed, ops, &later, &tee);
+        // The writer reads the bytes where they are: no copy in the turn, nor after it.
+        AppendFrom(from, context, buffer.data() + pos, result.consumed, ops, &later,
+                   options_.writer != nullptr ? buffer.Share() : nullptr);
       }
-      // Beside the next lane's turn: the copy into the writer, and the runs left to store.
-      tee.Finish();
+      // Beside the next lane's turn: the runs left to store.
       if constexpr (kPairs) StoreLaterRuns(later);
       zones_received_.fetch_add(handler.zones - zones_counted, std::memory_order_relaxed);
       zones_counted = handler.zones;
@@ -1000,11 +1069,8 @@ void Worker::LaneLoop(size_t index, Handler& handler) {
       batch_left -= result.consumed;
       lane_offset += result.consumed;
     }
-    std::memmove(buffer.data(), buffer.data() + pos, filled - pos);
-    filled -= pos;
+    begin = buffer.MakeRoom(pos, filled);
     if (!error.empty() || !placeable) break;
-    if (buffer.size() - filled < kReceiveBufferBytes / 4)
-      buffer.Grow(buffer.size() + kReceiveBufferBytes, filled);
     pollfd pfd{fd, POLLIN, 0};
     const int ready = poll(&pfd, 1, kPollMs);
     if (ready == 0) {

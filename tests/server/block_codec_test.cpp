@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <random>
+#include <span>
 
 #include "../support/stream_writer.h"
 
@@ -164,7 +165,8 @@ TEST_CASE("compact blocks (formats 3 and 6) round-trip every message, any tick a
   }
 }
 
-TEST_CASE("a block compacted piece by piece, as the trace writer appends, equals it compacted at once") {
+TEST_CASE(
+    "a block compacted piece by piece, as the trace writer appends or refers, equals it compacted at once") {
   std::mt19937_64 rng(11);
   std::vector<StreamWriter> pieces(7);
   std::vector<uint8_t> whole;
@@ -201,6 +203,24 @@ TEST_CASE("a block compacted piece by piece, as the trace writer appends, equals
   in_turn.resize(used);
   CHECK(in_turn == at_once);
   CHECK(previous == last);  // the last message's tick, for the next piece
+
+  // Format 6 from pieces that lie apart (bytes a capture's lanes received), and with a
+  // piece that is not messages among them: from there on the bytes stay as they are.
+  auto compact_pieces = [](const std::vector<std::span<const uint8_t>>& spans) {
+    size_t size = 0;
+    for (const auto& span : spans) size += span.size();
+    std::vector<uint8_t> out(gnomon::server::CompactBound(size)), scratch(out.size());
+    out.resize(gnomon::server::CompactBlock(spans, out.data(), scratch.data()));
+    return out;
+  };
+  std::vector<std::span<const uint8_t>> spans;
+  for (const StreamWriter& piece : pieces) spans.emplace_back(piece.bytes().data(), piece.size());
+  CHECK(compact_pieces(spans) == Compact(whole, Form::kColumns));
+  const std::vector<uint8_t> junk(40, 0xFF);  // the columns mark, never a message type
+  spans.insert(spans.begin() + 3, std::span<const uint8_t>(junk));
+  std::vector<uint8_t> with_junk;
+  for (const auto& span : spans) with_junk.insert(with_junk.end(), span.begin(), span.end());
+  CHECK(compact_pieces(spans) == Compact(with_junk, Form::kColumns));
 }
 
 TEST_CASE("a tight loop's zones take 5 bytes each in a compact block, in both forms") {

@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <utility>
@@ -132,9 +133,9 @@ struct TraceWriterOptions {
 // Writes a trace file while a capture runs: one stream per program (a capture of one
 // program uses only first_stream()). Each stream is appended to from one thread at a
 // time, streams from as many threads as there are. Appending only copies the bytes
-// into the stream's block; the writer's own threads turn each block into its compact
-// form and compress it, several blocks at once, and blocks of all streams go to the file
-// in the order they are cut.
+// into the stream's block (or refers to them where they lie); the writer's own threads
+// turn each block into its compact form and compress it, several blocks at once, and
+// blocks of all streams go to the file in the order they are cut.
 //
 // The file is written beside `path` under a temporary name (OutputFile) and appears at
 // `path` when Publish() is called: a capture publishes once its program answered, so a
@@ -169,17 +170,12 @@ class TraceWriter {
     // block_raw_bytes; the compressing threads turn it into its compact form
     // (block_codec.h). Blocks (back-pressure) when compression falls behind.
     void Append(const uint8_t* data, size_t size);
-    // Append() in two steps, for appenders that take turns (a capture's lanes), so that
-    // the copy is out of the turn: Place() takes the stream's next `size` bytes (whole
-    // messages, at most 16 MiB) in the current block and says where they go; the caller
-    // copies them there, with no lock held, and calls Placed(pending) once they are in.
-    // A block cut before its bytes are all in is compressed once they are.
-    struct Placement {
-      uint8_t* to = nullptr;
-      std::atomic<uint32_t>* pending = nullptr;  // for Placed()
-    };
-    Placement Place(size_t size);
-    void Placed(std::atomic<uint32_t>* pending);
+    // Appends `before` (copied, a few bytes), then the whole messages [data, data + size)
+    // (at most 16 MiB) where they lie: not copied, they are read from there when their
+    // block is compacted, and `owner`, which keeps them there unchanged, is let go then.
+    // For appenders whose bytes are already in a buffer of their own (a capture's lanes).
+    void Refer(std::span<const uint8_t> before, const uint8_t* data, size_t size,
+               std::shared_ptr<const void> owner);
     // Cuts the current block when it is older than max_block_age, so an idle capture
     // still reaches the disk. Call it periodically from the appending thread.
     void FlushIfOld();
@@ -198,20 +194,29 @@ class TraceWriter {
     // one's, or a closed one's, none: a spare's touched pages would stay with it.
     void CutBlockLocked(bool reuse);
     // Under mutex_: room for `size` more bytes in the block (cut first when that is past
-    // the largest block), a buffer grown to at least `least_capacity`; the buffer is
-    // moved only while no Place() is copying into it (the block is cut instead).
-    void MakeRoomLocked(size_t size, size_t least_capacity);
+    // the largest block), `copied` of them in its buffer (grown to at least
+    // `least_capacity`).
+    void MakeRoomLocked(size_t size, size_t copied, size_t least_capacity);
+    // Under mutex_: the block's stream bytes, in its buffer and referred to.
+    size_t BlockBytesLocked() const { return size_ + referred_; }
     // Under mutex_, after bytes were added: cuts the block once it is full, or old.
     void CutIfDueLocked();
 
     TraceWriter& writer_;
     const uint32_t id_;
     std::mutex mutex_;  // the block being filled: taken once a piece, and by a cut from elsewhere
-    // A block being filled: its stream bytes in data[0, size), as appended.
+    // A block being filled: the stream bytes appended in data[0, size); once bytes were
+    // referred to, its pieces in order, those in data (`at` null) taken from it in turn.
     Bytes data_;
     size_t size_ = 0;
-    // Placements into data_ not yet Placed() (made at the first Place() into a block).
-    std::unique_ptr<std::atomic<uint32_t>> pending_;
+    struct Piece {
+      const uint8_t* at;
+      size_t size;
+    };
+    std::vector<Piece> pieces_;
+    size_t size_in_pieces_ = 0;  // of data's bytes
+    size_t referred_ = 0;        // bytes referred to
+    std::vector<std::shared_ptr<const void>> owners_;
     std::chrono::steady_clock::time_point started_;
     std::atomic<uint64_t> raw_bytes_total_{0};
     uint32_t blocks_cut_ = 0;  // the next block's stream_sequence
@@ -252,18 +257,20 @@ class TraceWriter {
   TraceWriterOptions options_;
   unsigned thread_count_;    // compressing threads (fewer when the system gave no more)
   const size_t max_queued_;  // blocks cut and waiting, at most (then appending waits)
-  // A block: its stream, its place among the blocks cut, and its stream bytes in
-  // data[0, size); once compressed, its zstd frame there instead, of the compact form's
-  // `size` bytes.
+  // A block: its stream, its place among the blocks cut, and its `size` stream bytes in
+  // data[0, size), or in `pieces`; once compressed, its zstd frame in data instead, of
+  // the compact form's `size` bytes.
   struct Block {
     uint32_t stream = 0;
     uint32_t stream_sequence = 0;
     uint64_t cut = 0;  // blocks of every stream cut before it
     Bytes data;
     size_t size = 0;
-    size_t compressed_bytes = 0;                     // or a zstd error code
-    std::unique_ptr<std::atomic<uint32_t>> pending;  // placements still copying in (Place())
-    bool ready() const { return pending == nullptr || pending->load(std::memory_order_acquire) == 0; }
+    size_t compressed_bytes = 0;  // or a zstd error code
+    // Its stream bytes in order when some were referred to (Stream::Refer), and what
+    // keeps those: let go once the block is compacted.
+    std::vector<std::span<const uint8_t>> pieces;
+    std::vector<std::shared_ptr<const void>> owners;
   };
 
   static void PadToExpansionLimit(Block& block);

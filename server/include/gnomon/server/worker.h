@@ -135,32 +135,23 @@ class Worker {
   // The lanes' thread: opens them, then receives them (one here, the others each on a
   // thread of its own).
   void RunLanes();
-  template <typename Handler>
-  void LaneLoop(size_t index, Handler& handler);
+  template <typename Handler, typename LaneBuffer>
+  void LaneLoop(size_t index, Handler& handler, LaneBuffer& buffer);
   // Under append_mutex_: `bytes` from connection `from` (0 main, lanes from 1) to the
   // writer, after its thread's ThreadContext when another connection wrote last. `ops`:
   // the same bytes with their zones paired ahead, for the model; runs on threads nothing
   // after them touches may be left in `later`, for StoreLaterRuns.
   struct LaterRuns;
-  // A lane's bytes given their place in the writer in its turn, copied there after it,
-  // beside the next lane's turn (TraceWriter::Stream::Place).
-  struct TeeCopy {
-    TraceWriter::Stream* stream = nullptr;  // none: nothing to copy
-    uint8_t* to = nullptr;
-    const uint8_t* from = nullptr;
-    size_t size = 0;
-    std::atomic<uint32_t>* pending = nullptr;
-    // Outside append_mutex_: copies the bytes in and tells the writer.
-    void Finish();
-  };
-  // (`tee`: the writer's copy is left there, for after the turn.)
+  // (`owner`: keeps `bytes` where they are until the writer, which refers to them there
+  // rather than copy them, is done with them: a lane's receive buffer.)
   void AppendFrom(int from, std::optional<uint32_t> context, const uint8_t* bytes, size_t size,
-                  ZoneOps* ops = nullptr, LaterRuns* later = nullptr, TeeCopy* tee = nullptr);
+                  ZoneOps* ops = nullptr, LaterRuns* later = nullptr,
+                  const std::shared_ptr<const void>& owner = nullptr);
   // Under append_mutex_: `before` (a restated thread) and `bytes` to the writer (`bytes`
-  // placed there only, and left in `tee` to copy, when given), and into the model when
-  // it is built from the merged stream (model_sink_), `bytes` as `ops` when given.
+  // referred to there, when they have an `owner`), and into the model when it is built
+  // from the merged stream (model_sink_), `bytes` as `ops` when given.
   void Emit(const uint8_t* bytes, size_t size, ZoneOps* ops = nullptr, LaterRuns* later = nullptr,
-            std::span<const uint8_t> before = {}, TeeCopy* tee = nullptr);
+            std::span<const uint8_t> before = {}, const std::shared_ptr<const void>& owner = nullptr);
   // Outside append_mutex_: stores the runs Emit left, beside the other lanes, and lets
   // go of the model.
   void StoreLaterRuns(LaterRuns& later);
