@@ -100,8 +100,11 @@ DecodeResult DecodeMessages(const uint8_t* data, size_t size, Handler& handler) 
       constexpr size_t kBegin = sizeof(protocol::ZoneBegin);
       if (p[0] == uint8_t(MessageType::kZoneBegin) && size - pos >= kBegin + sizeof(protocol::ZoneEnd) &&
           p[kBegin] == uint8_t(MessageType::kZoneEnd)) {
-        const auto begin = LoadLe<protocol::ZoneBegin>(p);
-        handler.OnLeafZone(begin.srcloc_id, begin.tick, LoadLe<protocol::ZoneEnd>(p + kBegin).tick);
+        // Field by field: the packed struct copied to the stack and read back stalls on
+        // every zone.
+        handler.OnLeafZone(LoadLe<uint32_t>(p + offsetof(protocol::ZoneBegin, srcloc_id)),
+                           LoadLe<uint64_t>(p + offsetof(protocol::ZoneBegin, tick)),
+                           LoadLe<uint64_t>(p + kBegin + offsetof(protocol::ZoneEnd, tick)));
         pos += kBegin + sizeof(protocol::ZoneEnd);
         result.messages += 2;
         continue;

@@ -147,12 +147,8 @@ class ZoneOps {
     return {kind, context_known_, false, context_thread_, a, b};
   }
   Run& Extend(uint32_t source_location, uint64_t begin_tick) {
-    if (current_ == nullptr) {
-      ops_.push_back(MakeOp(Op::kRun, runs_.size(), 0));
-      runs_.push_back({});
-      runs_.back().count = zones_.size();  // where it starts, until the replay
-      current_ = &runs_.back();
-    }
+    if (current_ == nullptr) [[unlikely]]
+      StartRun();
     Run& run = *current_;
     run.max_location = std::max(run.max_location, source_location);
     See(run, begin_tick, false);
@@ -162,6 +158,12 @@ class ZoneOps {
     run.first_tick = std::min(run.first_tick, tick);
     run.last_tick = std::max(run.last_tick, tick);
     run.clamped += clamped;
+  }
+  [[gnu::noinline]] void StartRun() {
+    ops_.push_back(MakeOp(Op::kRun, runs_.size(), 0));
+    runs_.push_back({});
+    runs_.back().count = zones_.size();  // where it starts, until the replay
+    current_ = &runs_.back();
   }
   // An op the current run cannot go on past: its zones still open are the builder's now.
   void Cut(const Op& op) {
