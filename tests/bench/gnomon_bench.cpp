@@ -24,7 +24,9 @@
 //       stream held in memory (no socket); with --live, end to end instead: a program
 //       records N zones on each of its threads as fast as it can while gnomon-capture
 //       receives them over loopback into a trace file (zones/s into the file, the
-//       capture's CPU time per zone and peak memory, the program's ns per zone, drops).
+//       capture's CPU time per zone and peak memory, the program's ns per zone, drops,
+//       how long the program recorded and how long after its last zone the file was
+//       whole: behind_seconds, what the receiver had not kept up with).
 //       With --viewer, received as a connected viewer does instead (a model built as the
 //       bytes come, teed to a file), without drawing. --lanes: the receiver's (default:
 //       what gnomon-capture and the viewer ask for on this machine).
@@ -653,10 +655,13 @@ int IngestProducer(const Args& args) {
     for (const rusage& u : used) sum += double(u.*field);
     return sum / args.threads;
   };
+  // When the last zone was recorded, on the clock every process of the host shares.
+  const long long ended_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
   std::printf(
-      "recorded in %.3f s, dropped %llu\nns_per_zone %.2f worst %.2f cpu %.2f worst %.2f timer_pair %.2f "
-      "faults %.0f switches %.0f preempted %.0f\n",
-      Seconds(start), (unsigned long long)gnomon_dropped_events(), mean(ns_per_zone),
+      "recorded in %.3f s, dropped %llu\nended_at_ns %lld\nns_per_zone %.2f worst %.2f cpu %.2f worst %.2f "
+      "timer_pair %.2f faults %.0f switches %.0f preempted %.0f\n",
+      Seconds(start), (unsigned long long)gnomon_dropped_events(), ended_ns, mean(ns_per_zone),
       *std::max_element(ns_per_zone.begin(), ns_per_zone.end()), mean(cpu_ns_per_zone),
       *std::max_element(cpu_ns_per_zone.begin(), cpu_ns_per_zone.end()), mean(timer_pair_ns),
       mean_of(&rusage::ru_minflt), mean_of(&rusage::ru_nvcsw), mean_of(&rusage::ru_nivcsw));
@@ -688,6 +693,8 @@ int IngestLive(const Args& args) {
   ThreadCpuSampler sampler({{"program", producer.pid()}, {"capture", capture.pid()}});
   capture.Wait(std::chrono::hours(1));
   const double seconds = Seconds(start);
+  const long long capture_ended_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
   sampler.Stop();
   producer.Wait(std::chrono::seconds(60));
   TraceModel model;
@@ -703,6 +710,17 @@ int IngestLive(const Args& args) {
     std::sscanf(capture_log.c_str() + at, "came over %u", &lanes);
   double client_ns = 0, client_worst_ns = 0, client_cpu_ns = 0, client_cpu_worst_ns = 0, timer_pair_ns = 0;
   double faults = 0, switches = 0, preempted = 0;  // a producer thread's, on average
+  // How long the program recorded, and how long after its last zone the receiver was
+  // done (the file whole): what it had not kept up with.
+  double program_seconds = 0, behind_seconds = 0;
+  long long producer_ended_ns = 0;
+  if (const size_t at = producer_log.find("recorded in "); at != std::string::npos)
+    std::sscanf(producer_log.c_str() + at, "recorded in %lf", &program_seconds);
+  if (const size_t at = producer_log.find("ended_at_ns ");
+      at != std::string::npos &&
+      std::sscanf(producer_log.c_str() + at, "ended_at_ns %lld", &producer_ended_ns) == 1) {
+    behind_seconds = double(capture_ended_ns - producer_ended_ns) / 1e9;
+  }
   if (const size_t at = producer_log.find("ns_per_zone "); at != std::string::npos) {
     std::sscanf(
         producer_log.c_str() + at,
@@ -714,15 +732,16 @@ int IngestLive(const Args& args) {
       "{\"bench\":\"ingest\",\"live\":true,\"receiver\":\"%s\",\"lanes\":%u,\"workload\":\"%s\",\"threads\":%"
       "d,"
       "\"zones\":%.0f,"
-      "\"seconds\":%.3f,\"zones_per_s\":%.0f,\"capture_cpu_s\":%.3f,\"capture_cpu_ns_per_zone\":%.2f,"
+      "\"seconds\":%.3f,\"zones_per_s\":%.0f,\"program_seconds\":%.3f,\"behind_seconds\":%.3f,"
+      "\"capture_cpu_s\":%.3f,\"capture_cpu_ns_per_zone\":%.2f,"
       "\"capture_peak_rss_mb\":%.1f,\"file_bytes_per_zone\":%.3f,\"client_ns_per_zone\":%.2f,"
       "\"client_ns_per_zone_worst_thread\":%.2f,\"client_cpu_ns_per_zone\":%.2f,"
       "\"client_cpu_ns_per_zone_worst_thread\":%.2f,\"timer_pair_ns\":%.2f,\"client_thread_faults\":%.0f,"
       "\"client_thread_switches\":%.0f,\"client_thread_preempted\":%.0f,\"dropped_events\":%llu,"
       "\"thread_cpu\":%s}\n",
       args.viewer ? "viewer" : "capture", lanes, args.workload.c_str(), args.threads, zones, seconds,
-      zones / seconds, capture.cpu_seconds(), capture.cpu_seconds() * 1e9 / std::max(zones, 1.0),
-      double(capture.peak_rss_bytes()) / double(1 << 20),
+      zones / seconds, program_seconds, behind_seconds, capture.cpu_seconds(),
+      capture.cpu_seconds() * 1e9 / std::max(zones, 1.0), double(capture.peak_rss_bytes()) / double(1 << 20),
       double(std::filesystem::file_size(dir.File("live.gnomon"))) / std::max(zones, 1.0), client_ns,
       client_worst_ns, client_cpu_ns, client_cpu_worst_ns, timer_pair_ns, faults, switches, preempted,
       (unsigned long long)model.diagnostics.client_dropped_events, sampler.Json().c_str());
