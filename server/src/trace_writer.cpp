@@ -29,6 +29,11 @@ namespace {
 // stays under kMaxBlockRawBytes.
 constexpr size_t kMaxBlockStreamBytes = 48u << 20;
 static_assert(CompactBound(kMaxBlockStreamBytes) <= kMaxBlockRawBytes);
+// Pieces Stream::Refer() keeps where they lie: at most this big (a block holds whole
+// ones), and from this size (smaller ones are copied).
+constexpr size_t kMaxReferredBytes = 16u << 20;
+constexpr size_t kLeastReferredBytes = 4096;
+static_assert(kMaxReferredBytes <= kMaxBlockStreamBytes);
 
 struct CCtxDeleter {
   void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
@@ -165,20 +170,25 @@ void TraceWriter::Stream::Append(const uint8_t* data, size_t size) {
 
 void TraceWriter::Stream::Refer(std::span<const uint8_t> before, const uint8_t* data, size_t size,
                                 std::shared_ptr<const void> owner) {
+  GNOMON_CHECK(size <= kMaxReferredBytes, "a piece referred to past 16 MiB");
   std::lock_guard lock(mutex_);
-  MakeRoomLocked(before.size() + size, before.size(), size_t{64} << 10);
-  if (!before.empty()) {
-    std::memcpy(data_.data.get() + size_, before.data(), before.size());
-    size_ += before.size();
+  // A small piece is copied: keeping track of it would cost more (and a program that
+  // sends its bytes a message at a time would fill memory with pieces, not bytes).
+  const size_t copied = before.size() + (size < kLeastReferredBytes ? size : 0);
+  MakeRoomLocked(before.size() + size, copied, size_t{64} << 10);
+  if (!before.empty()) std::memcpy(data_.data.get() + size_, before.data(), before.size());
+  if (copied > before.size()) std::memcpy(data_.data.get() + size_ + before.size(), data, size);
+  size_ += copied;
+  if (copied == before.size() && size > 0) {
+    if (size_ > size_in_pieces_) {
+      pieces_.push_back({nullptr, size_ - size_in_pieces_});
+      size_in_pieces_ = size_;
+    }
+    pieces_.push_back({data, size});
+    referred_ += size;
+    // A lane's batches follow one another in its buffer: one owner for many of them.
+    if (owners_.empty() || owners_.back() != owner) owners_.push_back(std::move(owner));
   }
-  if (size_ > size_in_pieces_) {
-    pieces_.push_back({nullptr, size_ - size_in_pieces_});
-    size_in_pieces_ = size_;
-  }
-  pieces_.push_back({data, size});
-  referred_ += size;
-  // A lane's batches follow one another in its buffer: one owner for many of them.
-  if (owners_.empty() || owners_.back() != owner) owners_.push_back(std::move(owner));
   raw_bytes_total_.fetch_add(before.size() + size, std::memory_order_relaxed);
   CutIfDueLocked();
 }

@@ -618,7 +618,8 @@ class ReceiveBuffer {
 
 // The lanes' receive buffers (4 MiB, not zero-filled), given back by whoever lets go of
 // one last, a lane or a compressing thread done with what the writer kept of it: the
-// next lane to want one takes it rather than fault in fresh pages.
+// next lane to want one takes it rather than fault in fresh pages. Kept until a lane
+// goes quiet (Trim).
 class SlabPool : public std::enable_shared_from_this<SlabPool> {
  public:
   std::shared_ptr<uint8_t> Take(size_t size) {
@@ -633,6 +634,12 @@ class SlabPool : public std::enable_shared_from_this<SlabPool> {
     if (bytes == nullptr) bytes.reset(new uint8_t[size]);
     return std::shared_ptr<uint8_t>(bytes.release(),
                                     [pool = shared_from_this(), size](uint8_t* p) { pool->Give(p, size); });
+  }
+  // Frees what is kept for later: the program went quiet.
+  void Trim() {
+    std::vector<std::unique_ptr<uint8_t[]>> freed;
+    std::lock_guard lock(mutex_);
+    freed.swap(free_);
   }
 
  private:
@@ -658,6 +665,8 @@ class LaneBuffer {
       : pool_(std::move(pool)), slab_(pool_->Take(kReceiveBufferBytes)), size_(kReceiveBufferBytes) {}
   uint8_t* data() const { return slab_.get(); }
   size_t size() const { return size_; }
+  // The lane is idle: the pool lets go of the buffers it keeps.
+  void Idle() { pool_->Trim(); }
   // What keeps the buffer's bytes where they are, for the writer.
   std::shared_ptr<const void> Share() {
     shared_ = true;
@@ -1074,6 +1083,7 @@ void Worker::LaneLoop(size_t index, Handler& handler, LaneBuffer& buffer) {
     pollfd pfd{fd, POLLIN, 0};
     const int ready = poll(&pfd, 1, kPollMs);
     if (ready == 0) {
+      buffer.Idle();
       if (model_sink_) {
         std::lock_guard lock(append_mutex_);
         DrainModelSink(false);

@@ -763,12 +763,15 @@ TEST_CASE("a piece bigger than a block may be is split between messages") {
 
 TEST_CASE("bytes referred to are compacted where they lie, between appended ones, and let go once read") {
   ScratchDir dir;
-  const StreamWriter w = SampleStream(3000);
-  // Whole-message pieces of 1 - 3 KiB, and every tenth of 20 KiB.
+  const StreamWriter w = SampleStream(10000);
+  // Whole-message pieces of 4 - 12 KiB, every tenth of 40 KiB, and every fourth under
+  // 4 KiB, which the writer copies.
   std::vector<std::pair<size_t, size_t>> pieces;  // offset, size
   std::mt19937_64 rng(11);
   for (size_t pos = 0; pos < w.size();) {
-    const size_t want = pieces.size() % 10 == 9 ? 20 * 1024 : 1024 + rng() % 2048;
+    const size_t want = pieces.size() % 10 == 9  ? 40 * 1024
+                        : pieces.size() % 4 == 0 ? 1024 + rng() % 2048
+                                                 : 4096 + rng() % 8192;
     gnomon::server::NullHandler ignore;
     const auto decoded = DecodeMessages(w.data() + pos, std::min(want, w.size() - pos), ignore);
     const size_t take = decoded.consumed > 0 ? decoded.consumed : w.size() - pos;
@@ -777,7 +780,7 @@ TEST_CASE("bytes referred to are compacted where they lie, between appended ones
   }
   REQUIRE(pieces.size() > 100);
   TraceWriterOptions options;
-  options.block_raw_bytes = 16 * 1024;
+  options.block_raw_bytes = 32 * 1024;
   options.compress_threads = 2;
   const std::string path = dir.File("referred.gnomon");
   auto writer = TraceWriter::Create(path, options);
@@ -812,7 +815,9 @@ TEST_CASE("bytes referred to are compacted where they lie, between appended ones
       stream.Refer(before, at, size, owner);
     }
   };
-  size_t next = 0;
+  give(0, 1);  // under 4 KiB: copied, nothing kept
+  CHECK(owners.back().expired());
+  size_t next = 1;
   auto add = [&](size_t until) {
     while (next < until) {
       if (next % 7 == 3) {  // now and then appended, as the main connection's bytes are

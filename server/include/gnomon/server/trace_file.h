@@ -172,8 +172,9 @@ class TraceWriter {
     void Append(const uint8_t* data, size_t size);
     // Appends `before` (copied, a few bytes), then the whole messages [data, data + size)
     // (at most 16 MiB) where they lie: not copied, they are read from there when their
-    // block is compacted, and `owner`, which keeps them there unchanged, is let go then.
-    // For appenders whose bytes are already in a buffer of their own (a capture's lanes).
+    // block is compacted, and `owner`, which keeps them there unchanged, is let go then
+    // (a piece under 4 KiB is copied, and `owner` let go at once). For appenders whose
+    // bytes are already in a buffer of their own (a capture's lanes).
     void Refer(std::span<const uint8_t> before, const uint8_t* data, size_t size,
                std::shared_ptr<const void> owner);
     // Cuts the current block when it is older than max_block_age, so an idle capture
