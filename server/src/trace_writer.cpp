@@ -174,12 +174,13 @@ void TraceWriter::Stream::Refer(std::span<const uint8_t> before, const uint8_t* 
   std::lock_guard lock(mutex_);
   // A small piece is copied: keeping track of it would cost more (and a program that
   // sends its bytes a message at a time would fill memory with pieces, not bytes).
-  const size_t copied = before.size() + (size < kLeastReferredBytes ? size : 0);
+  const bool referred = size >= kLeastReferredBytes;
+  const size_t copied = before.size() + (referred ? 0 : size);
   MakeRoomLocked(before.size() + size, copied, size_t{64} << 10);
   if (!before.empty()) std::memcpy(data_.data.get() + size_, before.data(), before.size());
-  if (copied > before.size()) std::memcpy(data_.data.get() + size_ + before.size(), data, size);
+  if (!referred && size > 0) std::memcpy(data_.data.get() + size_ + before.size(), data, size);
   size_ += copied;
-  if (copied == before.size() && size > 0) {
+  if (referred) {
     if (size_ > size_in_pieces_) {
       pieces_.push_back({nullptr, size_ - size_in_pieces_});
       size_in_pieces_ = size_;

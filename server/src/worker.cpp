@@ -655,11 +655,13 @@ class SlabPool : public std::enable_shared_from_this<SlabPool> {
   std::vector<std::unique_ptr<uint8_t[]>> free_;
 };
 
+}  // namespace
+
 // A lane's receive buffer. The writer reads the bytes a lane gives it where they were
-// received (TraceWriter::Stream::Refer), so once it shared them, nothing in the buffer
-// moves or is received over: the bytes left to decode move to a fresh one instead, once
-// room runs low.
-class LaneBuffer {
+// received (TraceWriter::Stream::Refer), so nothing it shared moves or is received
+// over: the lane receives after it, and the bytes left to decode move to a fresh buffer
+// once room runs low.
+class Worker::LaneBuffer {
  public:
   explicit LaneBuffer(std::shared_ptr<SlabPool> pool)
       : pool_(std::move(pool)), slab_(pool_->Take(kReceiveBufferBytes)), size_(kReceiveBufferBytes) {}
@@ -700,8 +702,6 @@ class LaneBuffer {
   size_t size_;
   bool shared_ = false;
 };
-
-}  // namespace
 
 template <typename Handler>
 void Worker::ReceiveLoop(Handler& handler) {
@@ -1007,7 +1007,7 @@ void Worker::RunLanes() {
   for (std::thread& other : others) other.join();
 }
 
-template <typename Handler, typename LaneBuffer>
+template <typename Handler>
 void Worker::LaneLoop(size_t index, Handler& handler, LaneBuffer& buffer) {
   pthread_setname_np(pthread_self(), "gnomon-lane");          // the first lane's is RunLanes()'s
   const chunk_memory::UseBlockReserve use_reserve(reserve_);  // a model is built here too

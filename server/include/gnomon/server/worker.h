@@ -135,7 +135,8 @@ class Worker {
   // The lanes' thread: opens them, then receives them (one here, the others each on a
   // thread of its own).
   void RunLanes();
-  template <typename Handler, typename LaneBuffer>
+  class LaneBuffer;  // what a lane receives into (worker.cpp)
+  template <typename Handler>
   void LaneLoop(size_t index, Handler& handler, LaneBuffer& buffer);
   // Under append_mutex_: `bytes` from connection `from` (0 main, lanes from 1) to the
   // writer, after its thread's ThreadContext when another connection wrote last. `ops`:
