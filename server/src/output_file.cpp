@@ -115,6 +115,12 @@ Status OutputFile::Publish(Overwrite overwrite) {
 Status CopyFileBytes(const std::string& from, uint64_t bytes, OutputFile& out) {
   std::FILE* in = std::fopen(from.c_str(), "rb");
   if (in == nullptr) return Status::Error("cannot read " + from + ": " + std::strerror(errno));
+  Status status = CopyFileBytes(in, from, bytes, out);
+  std::fclose(in);
+  return status;
+}
+
+Status CopyFileBytes(std::FILE* in, const std::string& from, uint64_t bytes, OutputFile& out) {
   std::vector<char> buffer(1 << 20);
   Status status = Status::Ok();
   while (bytes > 0) {
@@ -129,7 +135,6 @@ Status CopyFileBytes(const std::string& from, uint64_t bytes, OutputFile& out) {
     }
     bytes -= n;
   }
-  std::fclose(in);
   return status;
 }
 

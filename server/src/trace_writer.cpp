@@ -230,7 +230,7 @@ void TraceWriter::Stream::CutBlock() {
 void TraceWriter::Stream::CutBlockLocked(bool reuse) {
   if (BlockBytesLocked() == 0) return;
   std::unique_lock lock(writer_.mutex_);
-  writer_.cv_.wait(lock, [this] { return writer_.queue_.size() < writer_.max_queued_; });
+  writer_.room_.wait(lock, [this] { return writer_.queue_.size() < writer_.max_queued_; });
   Block& block = writer_.queue_.emplace_back();
   block.stream = id_;
   block.stream_sequence = blocks_cut_++;
@@ -256,7 +256,7 @@ void TraceWriter::Stream::CutBlockLocked(bool reuse) {
     writer_.spare_.pop_back();
   }
   size_ = 0;
-  writer_.cv_.notify_all();
+  writer_.work_.notify_one();
 }
 
 // A block that would decompress more than kWriterMaxExpansion times its compressed
@@ -287,12 +287,13 @@ void TraceWriter::CompressLoop() {
       std::unique_lock lock(mutex_);
       // A compressed block waits for those cut before it; with twice as many blocks
       // taken as there are threads, one of those is slow: wait for it rather than hold more.
-      cv_.wait(lock, [this] { return queue_.empty() ? finishing_ : blocks_in_flight_ < 2 * thread_count_; });
+      work_.wait(lock,
+                 [this] { return queue_.empty() ? finishing_ : blocks_in_flight_ < 2 * thread_count_; });
       if (queue_.empty()) return;
       block = std::move(queue_.front());
       queue_.pop_front();
       ++blocks_in_flight_;
-      cv_.notify_all();
+      room_.notify_all();
     }
     compact.Reserve(CompactBound(block.size), 0);
     ticks.Reserve(CompactBound(block.size), 0);
@@ -307,40 +308,70 @@ void TraceWriter::CompressLoop() {
     block.compressed_bytes = ZSTD_compress2(cctx.get(), block.data.data.get(), block.data.capacity,
                                             compact.data.get(), block.size);
     PadToExpansionLimit(block);
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     done_.emplace(block.cut, std::move(block));
-    // Whoever compressed the oldest block writes it and those done after it: the file
-    // keeps the order of cutting, and no thread waits for another.
-    for (auto next = done_.find(blocks_written_); next != done_.end(); next = done_.find(blocks_written_)) {
-      WriteBlock(next->second);
-      ++blocks_written_;
-      // Kept for the blocks to come (those queued, taken, and each stream's own); a
-      // capture of many programs that come and go frees the rest.
-      if (spare_.size() < max_queued_ + 2 * thread_count_) spare_.push_back(std::move(next->second.data));
-      done_.erase(next);
-      --blocks_in_flight_;
-    }
-    cv_.notify_all();
+    // Whoever compressed the oldest block writes it and those done after it, outside the
+    // lock, so that cutting and taking blocks never wait for the disk; one thread writes
+    // at a time, and it also writes what others finish meanwhile. The file keeps the
+    // order of cutting, and no thread waits for another.
+    if (writing_) continue;
+    writing_ = true;
+    WriteDoneBlocks(lock);
+    writing_ = false;
   }
 }
 
-void TraceWriter::WriteBlock(const Block& block) {
-  if (!error_.empty()) return;
-  if (ZSTD_isError(block.compressed_bytes)) {
-    error_ = std::string("zstd compression failed: ") + ZSTD_getErrorName(block.compressed_bytes);
-    return;
+void TraceWriter::WriteDoneBlocks(std::unique_lock<std::mutex>& lock) {
+  std::vector<Block> ready;
+  while (true) {
+    for (auto next = done_.find(blocks_written_); next != done_.end();
+         next = done_.find(blocks_written_ + ready.size())) {
+      ready.push_back(std::move(next->second));
+      done_.erase(next);
+    }
+    if (ready.empty()) return;
+    const bool failed = !error_.empty();
+    lock.unlock();
+    uint64_t written_bytes = 0;
+    int write_errno = 0;
+    size_t compress_error = 0;
+    for (const Block& block : ready) {
+      if (failed || write_errno != 0 || compress_error != 0) break;  // the file ends at the first error
+      if (ZSTD_isError(block.compressed_bytes)) {
+        compress_error = block.compressed_bytes;
+      } else if (!WriteBlock(block)) {
+        write_errno = errno;
+      } else {
+        written_bytes += sizeof(BlockHeader) + block.compressed_bytes;
+      }
+    }
+    lock.lock();
+    if (compress_error != 0)
+      error_ = std::string("zstd compression failed: ") + ZSTD_getErrorName(compress_error);
+    if (write_errno != 0)
+      error_ = "cannot write to " + output_->current_path() + ": " + std::strerror(write_errno);
+    file_bytes_ += written_bytes;
+    blocks_written_ += ready.size();
+    blocks_in_flight_ -= unsigned(ready.size());
+    // Kept for the blocks to come (those queued, taken, and each stream's own); a
+    // capture of many programs that come and go frees the rest.
+    for (Block& block : ready) {
+      if (spare_.size() < max_queued_ + 2 * thread_count_) spare_.push_back(std::move(block.data));
+    }
+    ready.clear();
+    if (!queue_.empty()) work_.notify_all();  // those that waited for fewer blocks in flight
+    written_.notify_all();
   }
+}
+
+bool TraceWriter::WriteBlock(const Block& block) {
   const BlockHeader header =
       MakeBlockHeader(kBlockMagic, uint32_t(block.cut), static_cast<uint32_t>(block.size),
                       static_cast<uint32_t>(block.compressed_bytes), block.stream, block.stream_sequence);
   std::FILE* file = output_->file();
-  if (std::fwrite(&header, sizeof(header), 1, file) != 1 ||
-      std::fwrite(block.data.data.get(), 1, block.compressed_bytes, file) != block.compressed_bytes ||
-      std::fflush(file) != 0) {
-    error_ = "cannot write to " + output_->current_path() + ": " + std::strerror(errno);
-    return;
-  }
-  file_bytes_ += sizeof(header) + block.compressed_bytes;
+  return std::fwrite(&header, sizeof(header), 1, file) == 1 &&
+         std::fwrite(block.data.data.get(), 1, block.compressed_bytes, file) == block.compressed_bytes &&
+         std::fflush(file) == 0;
 }
 
 Status TraceWriter::Finish() {
@@ -353,7 +384,7 @@ Status TraceWriter::Finish() {
   {
     std::lock_guard lock(mutex_);
     finishing_ = true;
-    cv_.notify_all();
+    work_.notify_all();
   }
   for (std::thread& thread : threads_) thread.join();
   threads_.clear();
@@ -377,13 +408,18 @@ Status TraceWriter::SaveCopy(const std::string& path, Overwrite overwrite) {
   // Every block cut so far written (not the whole pipeline idle: a busy capture never is);
   // under the lock the file's bytes are always whole blocks.
   const uint64_t cut = blocks_cut_;
-  cv_.wait(lock, [&] { return blocks_written_ >= cut || !error_.empty(); });
+  written_.wait(lock, [&] { return blocks_written_ >= cut || !error_.empty(); });
   if (!error_.empty()) return Status::Error(error_);
+  // Those blocks are in the file for good: they are copied while writing goes on.
+  const std::string from = output_->current_path();
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(std::fopen(from.c_str(), "rb"), std::fclose);
+  if (in == nullptr) return Status::Error("cannot read " + from + ": " + std::strerror(errno));
+  const uint64_t bytes = file_bytes_;
+  const BlockHeader end = MakeBlockHeader(kEndMagic, uint32_t(blocks_written_), 0, 0);
+  lock.unlock();
   auto out = OutputFile::Create(path);
   if (!out.ok()) return out.status();
-  if (Status copied = CopyFileBytes(output_->current_path(), file_bytes_, *out.value()); !copied.ok())
-    return copied;
-  const BlockHeader end = MakeBlockHeader(kEndMagic, uint32_t(blocks_written_), 0, 0);
+  if (Status copied = CopyFileBytes(in.get(), from, bytes, *out.value()); !copied.ok()) return copied;
   if (std::fwrite(&end, sizeof(end), 1, out.value()->file()) != 1) {
     return Status::Error("cannot write " + path + ": " + std::strerror(errno));
   }

@@ -1,12 +1,15 @@
 #include "gnomon/server/trace_file.h"
 
 #include <doctest/doctest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <zstd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <csignal>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <random>
@@ -850,6 +853,53 @@ TEST_CASE("bytes referred to are compacted where they lie, between appended ones
       CHECK(report->raw_bytes > w.size() / 3);
     }
   }
+}
+
+TEST_CASE("a file that stops growing: the error is reported, copies refused, and the blocks before it load") {
+  ScratchDir dir;
+  const StreamWriter stream = SampleStream(20000);
+  TraceWriterOptions options;
+  options.block_raw_bytes = 16 * 1024;
+  options.compress_threads = 3;
+  const std::string path = dir.File("full.gnomon");
+  auto writer = TraceWriter::Create(path, options);
+  REQUIRE(writer.ok());
+  REQUIRE(writer.value()->Publish(Overwrite::kNo).ok());
+  {
+    // The file may grow 24 KiB more, as on a disk that fills: writes past it fail (EFBIG).
+    struct FileSizeLimit {
+      rlimit before{};
+      void (*handler)(int);
+      explicit FileSizeLimit(rlim_t bytes) : handler(std::signal(SIGXFSZ, SIG_IGN)) {
+        getrlimit(RLIMIT_FSIZE, &before);
+        rlimit limited = before;
+        limited.rlim_cur = bytes;
+        setrlimit(RLIMIT_FSIZE, &limited);
+      }
+      ~FileSizeLimit() {
+        setrlimit(RLIMIT_FSIZE, &before);
+        std::signal(SIGXFSZ, handler);
+      }
+    } limit(writer.value()->file_bytes() + 24 * 1024);
+    AppendPieces(writer.value()->first_stream(), stream);
+    const Status copied = writer.value()->SaveCopy(dir.File("copy.gnomon"), Overwrite::kNo);
+    CHECK_FALSE(copied.ok());
+    CHECK_MESSAGE(copied.message().find("cannot write to " + path) != std::string::npos, copied.message());
+    const Status finished = writer.value()->Finish();
+    REQUIRE_FALSE(finished.ok());
+    CHECK_MESSAGE(finished.message().find(std::strerror(EFBIG)) != std::string::npos, finished.message());
+  }
+  CHECK_FALSE(std::filesystem::exists(dir.File("copy.gnomon")));
+  const uint64_t size = std::filesystem::file_size(path);
+  CHECK(size <= writer.value()->file_bytes() + 24 * 1024);
+  TraceModel loaded;
+  auto report = LoadTrace(path, loaded);
+  REQUIRE(report.ok());
+  CHECK_FALSE(report->anomalies.has_end_marker);
+  CHECK(report->blocks > 0);
+  CHECK(report->anomalies.damaged_blocks == 0);
+  CHECK(loaded.zone_count > 0);
+  CHECK(loaded.zone_count < BuildDirect(stream).zone_count);
 }
 
 TEST_CASE("copies saved while another thread appends are whole traces, and the file stays whole") {

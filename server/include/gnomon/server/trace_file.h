@@ -275,16 +275,22 @@ class TraceWriter {
   };
 
   static void PadToExpansionLimit(Block& block);
-  void WriteBlock(const Block& block);  // under mutex_
+  // Under mutex_ (`lock`), set writing_ first: writes the blocks done in the order cut,
+  // unlocking while it writes, until the next one is not done.
+  void WriteDoneBlocks(std::unique_lock<std::mutex>& lock);
+  bool WriteBlock(const Block& block);  // false (errno set) when the file refused it
 
   mutable std::mutex mutex_;
-  std::condition_variable cv_;
+  std::condition_variable work_;     // for the compressing threads: a block queued, or fewer in flight
+  std::condition_variable room_;     // for a cut: room in the queue
+  std::condition_variable written_;  // for SaveCopy: blocks written
   std::deque<std::unique_ptr<Stream>> streams_;  // guarded by mutex_; never shrinks
   Stream* first_ = nullptr;
   std::deque<Block> queue_;
   std::map<uint64_t, Block> done_;  // compressed, waiting for a block cut before them, by cut
   std::vector<Bytes> spare_;        // written blocks' buffers, for reuse (as many as can be in use)
   bool finishing_ = false;
+  bool writing_ = false;           // a thread writes blocks to the file (outside the lock)
   unsigned blocks_in_flight_ = 0;  // taken by a compressing thread, not yet written
   uint64_t blocks_cut_ = 0;        // the next block's Block::cut
   uint64_t blocks_written_ = 0;    // the next Block::cut to write (its sequence: the low 32 bits)
