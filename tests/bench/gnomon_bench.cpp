@@ -212,6 +212,9 @@ std::unique_ptr<Worker> ConnectToSelf(gnomon::server::TraceWriter* writer) {
 }
 
 // The realistic mix: nested zones of 20 source locations, frames, plots, messages.
+// Unrecorded (kRecord false), the same program's own work with no Gnomon call: what
+// recording adds is the difference.
+template <bool kRecord = true>
 void RealisticWorkload(long zones) {
   static gnomon_source_location locations[20];
   static const char* names[20] = {"Frame",  "Update", "Physics",    "Broadphase", "Narrowphase",
@@ -221,27 +224,36 @@ void RealisticWorkload(long zones) {
   for (int i = 0; i < 20; ++i)
     locations[i] = {names[i], "RealisticWorkload", __FILE__, uint32_t(100 + i), GNOMON_NO_COLOR, 0};
   std::mt19937 rng(7);
-  const uint32_t plot = gnomon::PlotId("bench value");
+  const uint32_t plot = kRecord ? gnomon::PlotId("bench value") : 0;
+  auto begin = [](gnomon_source_location* location) {
+    if constexpr (kRecord) gnomon::ZoneBegin(location);
+    asm volatile("" ::"r"(location));
+  };
+  auto end = [] {
+    if constexpr (kRecord) gnomon::ZoneEnd();
+  };
   long done = 0;
   volatile uint64_t sink = 0;
   while (done < zones) {
-    gnomon::ZoneBegin(&locations[0]);
+    begin(&locations[0]);
     ++done;
     for (int child = 0; child < 8 && done < zones; ++child) {
-      gnomon::ZoneBegin(&locations[1 + rng() % 9]);
+      begin(&locations[1 + rng() % 9]);
       ++done;
       for (int leaf = 0; leaf < 4 && done < zones; ++leaf) {
-        gnomon::ZoneBegin(&locations[10 + rng() % 10]);
+        begin(&locations[10 + rng() % 10]);
         ++done;
         for (unsigned spin = rng() % 64; spin > 0; --spin) sink = sink + spin;
-        gnomon::ZoneEnd();
+        end();
       }
-      gnomon::ZoneEnd();
+      end();
     }
-    gnomon::Plot(plot, double(done % 1000));
-    if (done % 100000 < 41) gnomon::Message("checkpoint");
-    gnomon::ZoneEnd();
-    gnomon::FrameMark();
+    if constexpr (kRecord) {
+      gnomon::Plot(plot, double(done % 1000));
+      if (done % 100000 < 41) gnomon::Message("checkpoint");
+    }
+    end();
+    if constexpr (kRecord) gnomon::FrameMark();
   }
 }
 
@@ -605,8 +617,11 @@ int IngestProducer(const Args& args) {
   // run); then each records its zones, timed by the wall clock and by the thread's own
   // CPU time (which leaves out waiting for a core).
   gnomon_startup();  // the timer the zones read (the TSC where there is one) is chosen here
-  std::vector<double> timer_pair_ns(size_t(args.threads));
+  std::vector<double> timer_pair_ns(size_t(args.threads)), workload_cpu_ns(size_t(args.threads));
   {
+    // Then the program's own work with nothing recorded, all threads at once: what a
+    // zone costs the program without Gnomon (the host's cores slow down as more of them
+    // are busy, with or without Gnomon).
     std::barrier ready(args.threads);
     std::vector<std::thread> threads;
     for (int t = 0; t < args.threads; ++t) {
@@ -614,6 +629,10 @@ int IngestProducer(const Args& args) {
         ready.arrive_and_wait();
         uint64_t sink = 0;
         timer_pair_ns[size_t(t)] = TimerPairNs(2'000'000, sink) + double(sink & 1) * 1e-12;
+        ready.arrive_and_wait();
+        const double cpu_start = ThreadCpuSeconds();
+        if (args.workload != "tight") RealisticWorkload<false>(args.zones);  // tight: no work of its own
+        workload_cpu_ns[size_t(t)] = (ThreadCpuSeconds() - cpu_start) * 1e9 / double(args.zones);
       });
     }
     for (auto& t : threads) t.join();
@@ -660,11 +679,12 @@ int IngestProducer(const Args& args) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
   std::printf(
       "recorded in %.3f s, dropped %llu\nended_at_ns %lld\nns_per_zone %.2f worst %.2f cpu %.2f worst %.2f "
-      "timer_pair %.2f faults %.0f switches %.0f preempted %.0f\n",
+      "timer_pair %.2f faults %.0f switches %.0f preempted %.0f unrecorded %.2f\n",
       Seconds(start), (unsigned long long)gnomon_dropped_events(), ended_ns, mean(ns_per_zone),
       *std::max_element(ns_per_zone.begin(), ns_per_zone.end()), mean(cpu_ns_per_zone),
       *std::max_element(cpu_ns_per_zone.begin(), cpu_ns_per_zone.end()), mean(timer_pair_ns),
-      mean_of(&rusage::ru_minflt), mean_of(&rusage::ru_nvcsw), mean_of(&rusage::ru_nivcsw));
+      mean_of(&rusage::ru_minflt), mean_of(&rusage::ru_nvcsw), mean_of(&rusage::ru_nivcsw),
+      mean(workload_cpu_ns));
   return 0;
 }
 
@@ -710,41 +730,52 @@ int IngestLive(const Args& args) {
     std::sscanf(capture_log.c_str() + at, "came over %u", &lanes);
   double client_ns = 0, client_worst_ns = 0, client_cpu_ns = 0, client_cpu_worst_ns = 0, timer_pair_ns = 0;
   double faults = 0, switches = 0, preempted = 0;  // a producer thread's, on average
+  double workload_cpu_ns = 0;                      // the same threads' work, unrecorded
   // How long the program recorded, and how long after its last zone the receiver was
   // done (the file whole): what it had not kept up with.
-  double program_seconds = 0, behind_seconds = 0;
-  long long producer_ended_ns = 0;
+  double program_seconds = 0, behind_seconds = 0, model_behind_seconds = -1;
+  long long producer_ended_ns = 0, model_done_ns = 0;
   if (const size_t at = producer_log.find("recorded in "); at != std::string::npos)
     std::sscanf(producer_log.c_str() + at, "recorded in %lf", &program_seconds);
   if (const size_t at = producer_log.find("ended_at_ns ");
       at != std::string::npos &&
       std::sscanf(producer_log.c_str() + at, "ended_at_ns %lld", &producer_ended_ns) == 1) {
     behind_seconds = double(capture_ended_ns - producer_ended_ns) / 1e9;
+    // A viewer's model, whole before its tee file is.
+    if (const size_t done = capture_log.find("model_done_at_ns ");
+        done != std::string::npos &&
+        std::sscanf(capture_log.c_str() + done, "model_done_at_ns %lld", &model_done_ns) == 1) {
+      model_behind_seconds = double(model_done_ns - producer_ended_ns) / 1e9;
+    }
   }
   if (const size_t at = producer_log.find("ns_per_zone "); at != std::string::npos) {
     std::sscanf(
         producer_log.c_str() + at,
-        "ns_per_zone %lf worst %lf cpu %lf worst %lf timer_pair %lf faults %lf switches %lf preempted %lf",
+        "ns_per_zone %lf worst %lf cpu %lf worst %lf timer_pair %lf faults %lf switches %lf preempted %lf "
+        "unrecorded %lf",
         &client_ns, &client_worst_ns, &client_cpu_ns, &client_cpu_worst_ns, &timer_pair_ns, &faults,
-        &switches, &preempted);
+        &switches, &preempted, &workload_cpu_ns);
   }
   std::printf(
       "{\"bench\":\"ingest\",\"live\":true,\"receiver\":\"%s\",\"lanes\":%u,\"workload\":\"%s\",\"threads\":%"
       "d,"
       "\"zones\":%.0f,"
       "\"seconds\":%.3f,\"zones_per_s\":%.0f,\"program_seconds\":%.3f,\"behind_seconds\":%.3f,"
+      "\"model_behind_seconds\":%.3f,"
       "\"capture_cpu_s\":%.3f,\"capture_cpu_ns_per_zone\":%.2f,"
       "\"capture_peak_rss_mb\":%.1f,\"file_bytes_per_zone\":%.3f,\"client_ns_per_zone\":%.2f,"
       "\"client_ns_per_zone_worst_thread\":%.2f,\"client_cpu_ns_per_zone\":%.2f,"
-      "\"client_cpu_ns_per_zone_worst_thread\":%.2f,\"timer_pair_ns\":%.2f,\"client_thread_faults\":%.0f,"
+      "\"client_cpu_ns_per_zone_worst_thread\":%.2f,\"workload_cpu_ns_per_zone\":%.2f,"
+      "\"recording_cpu_ns_per_zone\":%.2f,\"timer_pair_ns\":%.2f,\"client_thread_faults\":%.0f,"
       "\"client_thread_switches\":%.0f,\"client_thread_preempted\":%.0f,\"dropped_events\":%llu,"
       "\"thread_cpu\":%s}\n",
       args.viewer ? "viewer" : "capture", lanes, args.workload.c_str(), args.threads, zones, seconds,
-      zones / seconds, program_seconds, behind_seconds, capture.cpu_seconds(),
+      zones / seconds, program_seconds, behind_seconds, model_behind_seconds, capture.cpu_seconds(),
       capture.cpu_seconds() * 1e9 / std::max(zones, 1.0), double(capture.peak_rss_bytes()) / double(1 << 20),
       double(std::filesystem::file_size(dir.File("live.gnomon"))) / std::max(zones, 1.0), client_ns,
-      client_worst_ns, client_cpu_ns, client_cpu_worst_ns, timer_pair_ns, faults, switches, preempted,
-      (unsigned long long)model.diagnostics.client_dropped_events, sampler.Json().c_str());
+      client_worst_ns, client_cpu_ns, client_cpu_worst_ns, workload_cpu_ns, client_cpu_ns - workload_cpu_ns,
+      timer_pair_ns, faults, switches, preempted, (unsigned long long)model.diagnostics.client_dropped_events,
+      sampler.Json().c_str());
   std::fflush(stdout);
   return 0;
 }
@@ -764,8 +795,12 @@ int LiveModel(const Args& args) {
   worker.Start();
   while (!worker.WaitFinished(std::chrono::seconds(1))) {
   }
+  // The model is whole (what the viewer draws); the tee file may still be compressing.
+  const long long model_done_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
   worker.Join();
   if (!tee.value()->Finish().ok()) Usage("the tee could not be written");
+  std::fprintf(stderr, "model_done_at_ns %lld\n", model_done_ns);
   std::printf("model zones %llu\n", (unsigned long long)worker.model().zone_count);
   // As gnomon-capture's summary says it, for IngestLive.
   if (worker.lanes() > 0)
