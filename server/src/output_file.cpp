@@ -90,8 +90,8 @@ Status OutputFile::Publish(Overwrite overwrite) {
   const auto kept = [&](const std::string& why) {
     return Status::Error(why + "; what was written is kept in " + temp_path_);
   };
+  // (The file is renamed as it is: another thread may be writing to it.)
   if (Status s = CheckOutputPath(path_, overwrite); !s.ok()) return kept(s.message());
-  if (file_ != nullptr) std::fflush(file_);
   int result = 0;
   if (overwrite == Overwrite::kYes) {
     result = std::rename(temp_path_.c_str(), path_.c_str());  // replaces a regular file in one step
@@ -115,6 +115,8 @@ Status OutputFile::Publish(Overwrite overwrite) {
 Status CopyFileBytes(const std::string& from, uint64_t bytes, OutputFile& out) {
   std::FILE* in = std::fopen(from.c_str(), "rb");
   if (in == nullptr) return Status::Error("cannot read " + from + ": " + std::strerror(errno));
+  struct stat st {};
+  if (fstat(fileno(in), &st) == 0) bytes = std::min(bytes, uint64_t(st.st_size));
   Status status = CopyFileBytes(in, from, bytes, out);
   std::fclose(in);
   return status;
@@ -126,7 +128,8 @@ Status CopyFileBytes(std::FILE* in, const std::string& from, uint64_t bytes, Out
   while (bytes > 0) {
     const size_t n = std::fread(buffer.data(), 1, size_t(std::min<uint64_t>(bytes, buffer.size())), in);
     if (n == 0) {
-      if (std::ferror(in)) status = Status::Error("cannot read " + from + ": " + std::strerror(errno));
+      status = Status::Error(std::ferror(in) ? "cannot read " + from + ": " + std::strerror(errno)
+                                             : from + " ended " + std::to_string(bytes) + " bytes early");
       break;
     }
     if (std::fwrite(buffer.data(), 1, n, out.file()) != n) {

@@ -293,7 +293,7 @@ void TraceWriter::CompressLoop() {
       block = std::move(queue_.front());
       queue_.pop_front();
       ++blocks_in_flight_;
-      room_.notify_all();
+      room_.notify_one();  // one block's room
     }
     compact.Reserve(CompactBound(block.size), 0);
     ticks.Reserve(CompactBound(block.size), 0);
@@ -369,9 +369,10 @@ bool TraceWriter::WriteBlock(const Block& block) {
       MakeBlockHeader(kBlockMagic, uint32_t(block.cut), static_cast<uint32_t>(block.size),
                       static_cast<uint32_t>(block.compressed_bytes), block.stream, block.stream_sequence);
   std::FILE* file = output_->file();
+  // (A failed write is remembered by the file: what the buffer lost is never counted.)
   return std::fwrite(&header, sizeof(header), 1, file) == 1 &&
          std::fwrite(block.data.data.get(), 1, block.compressed_bytes, file) == block.compressed_bytes &&
-         std::fflush(file) == 0;
+         std::fflush(file) == 0 && !std::ferror(file);
 }
 
 Status TraceWriter::Finish() {
@@ -406,7 +407,7 @@ Status TraceWriter::SaveCopy(const std::string& path, Overwrite overwrite) {
   first_stream().CutBlock();
   std::unique_lock lock(mutex_);
   // Every block cut so far written (not the whole pipeline idle: a busy capture never is);
-  // under the lock the file's bytes are always whole blocks.
+  // file_bytes_ counts whole blocks only (a block being written lies past it).
   const uint64_t cut = blocks_cut_;
   written_.wait(lock, [&] { return blocks_written_ >= cut || !error_.empty(); });
   if (!error_.empty()) return Status::Error(error_);

@@ -87,6 +87,17 @@ void WritePrefix(const std::string& from, const std::string& to, size_t bytes) {
   std::ofstream(to, std::ios::binary).write(all.data(), std::streamsize(std::min(bytes, all.size())));
 }
 
+// A writer of many small blocks, three compressing them: writing goes on while a test
+// appends.
+std::unique_ptr<TraceWriter> BusyWriter(const std::string& path) {
+  TraceWriterOptions options;
+  options.block_raw_bytes = 16 * 1024;
+  options.compress_threads = 3;
+  auto writer = TraceWriter::Create(path, options);
+  REQUIRE(writer.ok());
+  return std::move(writer.value());
+}
+
 }  // namespace
 
 TEST_CASE("save then load gives back the identical model, zone by zone") {
@@ -855,43 +866,37 @@ TEST_CASE("bytes referred to are compacted where they lie, between appended ones
   }
 }
 
-TEST_CASE("a file that stops growing: the error is reported, copies refused, and the blocks before it load") {
+TEST_CASE(
+    "a file that stops growing: the error is reported, copies refused, and the file ends at the error") {
   ScratchDir dir;
   const StreamWriter stream = SampleStream(20000);
-  TraceWriterOptions options;
-  options.block_raw_bytes = 16 * 1024;
-  options.compress_threads = 3;
   const std::string path = dir.File("full.gnomon");
-  auto writer = TraceWriter::Create(path, options);
-  REQUIRE(writer.ok());
-  REQUIRE(writer.value()->Publish(Overwrite::kNo).ok());
-  {
-    // The file may grow 24 KiB more, as on a disk that fills: writes past it fail (EFBIG).
-    struct FileSizeLimit {
-      rlimit before{};
-      void (*handler)(int);
-      explicit FileSizeLimit(rlim_t bytes) : handler(std::signal(SIGXFSZ, SIG_IGN)) {
-        getrlimit(RLIMIT_FSIZE, &before);
-        rlimit limited = before;
-        limited.rlim_cur = bytes;
-        setrlimit(RLIMIT_FSIZE, &limited);
-      }
-      ~FileSizeLimit() {
-        setrlimit(RLIMIT_FSIZE, &before);
-        std::signal(SIGXFSZ, handler);
-      }
-    } limit(writer.value()->file_bytes() + 24 * 1024);
-    AppendPieces(writer.value()->first_stream(), stream);
-    const Status copied = writer.value()->SaveCopy(dir.File("copy.gnomon"), Overwrite::kNo);
-    CHECK_FALSE(copied.ok());
-    CHECK_MESSAGE(copied.message().find("cannot write to " + path) != std::string::npos, copied.message());
-    const Status finished = writer.value()->Finish();
-    REQUIRE_FALSE(finished.ok());
-    CHECK_MESSAGE(finished.message().find(std::strerror(EFBIG)) != std::string::npos, finished.message());
-  }
+  const auto writer = BusyWriter(path);
+  REQUIRE(writer->Publish(Overwrite::kNo).ok());
+  // The file may grow 24 KiB more, as on a disk that fills: writes past that fail (EFBIG).
+  void (*const handler)(int) = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit before{};
+  REQUIRE(getrlimit(RLIMIT_FSIZE, &before) == 0);
+  rlimit limited = before;
+  limited.rlim_cur = writer->file_bytes() + 24 * 1024;
+  REQUIRE(setrlimit(RLIMIT_FSIZE, &limited) == 0);
+  AppendPieces(writer->first_stream(), stream);
+  const Status copied = writer->SaveCopy(dir.File("copy.gnomon"), Overwrite::kNo);  // every block cut written
+  const uint64_t at_error = std::filesystem::file_size(path);
+  // Room again: nothing more is written after the error all the same.
+  REQUIRE(setrlimit(RLIMIT_FSIZE, &before) == 0);
+  std::signal(SIGXFSZ, handler);
+  CHECK_FALSE(copied.ok());
+  CHECK_MESSAGE(copied.message().find("cannot write to " + path) != std::string::npos, copied.message());
   CHECK_FALSE(std::filesystem::exists(dir.File("copy.gnomon")));
-  const uint64_t size = std::filesystem::file_size(path);
-  CHECK(size <= writer.value()->file_bytes() + 24 * 1024);
+  AppendPieces(writer->first_stream(), SampleStream(2000));
+  const Status finished = writer->Finish();
+  REQUIRE_FALSE(finished.ok());
+  CHECK_MESSAGE(finished.message().find(std::strerror(EFBIG)) != std::string::npos, finished.message());
+  CHECK(std::filesystem::file_size(path) == at_error);
+  // What was counted as written is in the file, whole.
+  CHECK(writer->file_bytes() > sizeof(FileHeader));
+  CHECK(writer->file_bytes() <= at_error);
   TraceModel loaded;
   auto report = LoadTrace(path, loaded);
   REQUIRE(report.ok());
@@ -905,22 +910,18 @@ TEST_CASE("a file that stops growing: the error is reported, copies refused, and
 TEST_CASE("copies saved while another thread appends are whole traces, and the file stays whole") {
   ScratchDir dir;
   const StreamWriter stream = SampleStream(20000);
-  TraceWriterOptions options;
-  options.block_raw_bytes = 16 * 1024;
-  options.compress_threads = 3;
   const std::string path = dir.File("live.gnomon");
-  auto writer = TraceWriter::Create(path, options);
-  REQUIRE(writer.ok());
+  const auto writer = BusyWriter(path);
   std::atomic<bool> appended{false};
   std::thread appender([&] {
-    AppendPieces(writer.value()->first_stream(), stream);  // as a viewer's receiving thread does
+    AppendPieces(writer->first_stream(), stream);  // as a viewer's receiving thread does
     appended = true;
   });
   int copies = 0;
   uint64_t last_zones = 0;
   while (!appended || copies < 3) {  // as a viewer's "Save trace as" does, from its own thread
     const std::string copy = dir.File("copy" + std::to_string(copies) + ".gnomon");
-    REQUIRE(writer.value()->SaveCopy(copy, Overwrite::kNo).ok());
+    REQUIRE(writer->SaveCopy(copy, Overwrite::kNo).ok());
     TraceModel loaded;
     auto report = LoadTrace(copy, loaded);
     REQUIRE(report.ok());
@@ -931,8 +932,8 @@ TEST_CASE("copies saved while another thread appends are whole traces, and the f
     ++copies;
   }
   appender.join();
-  REQUIRE(writer.value()->Publish(Overwrite::kYes).ok());
-  REQUIRE(writer.value()->Finish().ok());
+  REQUIRE(writer->Publish(Overwrite::kYes).ok());
+  REQUIRE(writer->Finish().ok());
   TraceModel loaded;
   auto report = LoadTrace(path, loaded);
   REQUIRE(report.ok());

@@ -66,7 +66,8 @@ class OutputFile {
 
 // Appends the first `bytes` of the file at `from` (all of it when it is shorter) to `out`.
 Status CopyFileBytes(const std::string& from, uint64_t bytes, OutputFile& out);
-// The same from a file open for reading at its start (`from` names it in errors).
+// The first `bytes` of a file open for reading at its start, all of them (`from` names
+// it in errors).
 Status CopyFileBytes(std::FILE* in, const std::string& from, uint64_t bytes, OutputFile& out);
 
 }  // namespace gnomon::server

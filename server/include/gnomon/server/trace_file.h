@@ -254,7 +254,9 @@ class TraceWriter {
   TraceWriter(std::unique_ptr<OutputFile> output, const TraceWriterOptions& options);
   void CompressLoop();
 
-  std::unique_ptr<OutputFile> output_;  // guarded by mutex_ once the compressing threads run
+  // Guarded by mutex_ once the compressing threads run, but its file's writes: those
+  // are the writing thread's (writing_).
+  std::unique_ptr<OutputFile> output_;
   TraceWriterOptions options_;
   unsigned thread_count_;    // compressing threads (fewer when the system gave no more)
   const size_t max_queued_;  // blocks cut and waiting, at most (then appending waits)
