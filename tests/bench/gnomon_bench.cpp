@@ -534,6 +534,12 @@ std::string CapturePath(const Args& args) {
   return (std::filesystem::path(self).parent_path().parent_path() / "server" / "gnomon-capture").string();
 }
 
+// Now on the steady clock, which every process of the host shares: the program's,
+// the receiver's and the bench's times compare.
+long long SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+
 // CPU time of the calling thread.
 double ThreadCpuSeconds() {
   timespec ts{};
@@ -675,8 +681,7 @@ int IngestProducer(const Args& args) {
     return sum / args.threads;
   };
   // When the last zone was recorded, on the clock every process of the host shares.
-  const long long ended_ns =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+  const long long ended_ns = SteadyNowNs();
   std::printf(
       "recorded in %.3f s, dropped %llu\nended_at_ns %lld\nns_per_zone %.2f worst %.2f cpu %.2f worst %.2f "
       "timer_pair %.2f faults %.0f switches %.0f preempted %.0f unrecorded %.2f\n",
@@ -713,8 +718,7 @@ int IngestLive(const Args& args) {
   ThreadCpuSampler sampler({{"program", producer.pid()}, {"capture", capture.pid()}});
   capture.Wait(std::chrono::hours(1));
   const double seconds = Seconds(start);
-  const long long capture_ended_ns =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+  const long long capture_ended_ns = SteadyNowNs();
   sampler.Stop();
   producer.Wait(std::chrono::seconds(60));
   TraceModel model;
@@ -796,8 +800,7 @@ int LiveModel(const Args& args) {
   while (!worker.WaitFinished(std::chrono::seconds(1))) {
   }
   // The model is whole (what the viewer draws); the tee file may still be compressing.
-  const long long model_done_ns =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+  const long long model_done_ns = SteadyNowNs();
   worker.Join();
   if (!tee.value()->Finish().ok()) Usage("the tee could not be written");
   std::fprintf(stderr, "model_done_at_ns %lld\n", model_done_ns);
