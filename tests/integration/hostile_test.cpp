@@ -320,6 +320,19 @@ TEST_CASE("a program ignores a port or a size it cannot use, and says why") {
   CHECK(program.Wait() == 0);
 }
 
+TEST_CASE("a program told an address that is not one says so, and waits for no server") {
+  gnomon::test::ScratchDir dir;
+  // With nowhere to listen and no collector, nothing can connect: gnomon_wait_for_server
+  // says no at once rather than after its 20 s, and the program ends without waiting.
+  gnomon::test::ChildProcess program({GNOMON_TEST_PROGRAM, "before-connect"},
+                                     {{"GNOMON_ADDRESS", "nonsense"}, {"GNOMON_PORT", "0"}}, dir.File("log"));
+  CHECK(program.Wait(std::chrono::seconds(10)) == 3);
+  const std::string log = gnomon::test::ReadFile(dir.File("log"));
+  CHECK(log.find("gnomon: 'nonsense' is not a numeric IP address; set GNOMON_ADDRESS to one") !=
+        std::string::npos);
+  CHECK(log.find("no server connected") != std::string::npos);
+}
+
 TEST_CASE("peers that connect and say nothing cannot lock a capture out") {
   for (const auto& [burst, period_ms] : {std::pair{0, 300}, std::pair{50, 100}}) {
     CAPTURE(burst);

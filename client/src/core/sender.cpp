@@ -165,6 +165,8 @@ bool Sender::Listen() {
                    "gnomon: '%s' is not a numeric IP address; set GNOMON_ADDRESS to one, "
                    "e.g. 127.0.0.1\n",
                    config.address.c_str());
+      close(listen_fd_);  // not listening: nothing is ever accepted on it
+      listen_fd_ = -1;
       return false;
     }
     bound = bind(listen_fd_, reinterpret_cast<sockaddr*>(&storage), length) == 0;
@@ -344,8 +346,10 @@ bool Sender::WaitForServer(std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   // Connected, and the lanes it asked for are up (or given up on): what is recorded from
   // here on goes the way the rest of the capture will.
+  // With no port of its own and no collector to connect to, nothing will come.
+  const bool none_can_come = listen_fd_ < 0 && registry_.config().collector_host.empty();
   while (!registry_.is_connected() || lanes_pending_.load()) {
-    if (Clock::now() >= deadline || listen_fd_ < 0) return registry_.is_connected();
+    if (Clock::now() >= deadline || none_can_come) return registry_.is_connected();
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   return true;
