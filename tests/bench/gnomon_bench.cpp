@@ -90,6 +90,7 @@ struct Args {
   long rate = 500000;
   std::string capture;
   std::string lanes;  // ingest --live, matrix: the capture's --lanes ("": its default)
+  std::string level;  // ingest --live, matrix: the receiver's zstd level ("": its default)
   bool live = false;
   bool viewer = false;  // ingest --live: received as the viewer does, into a model and its tee file
   std::string port;     // live-model: the producer's port
@@ -121,8 +122,8 @@ double TimerPairNs(int pairs, uint64_t& sink) {
                "                           [--sampling-hz N [--bare-perf-event]]\n"
                "                           [--mode connected|buffering|on-demand|ring|own-file|disabled]\n"
                "       gnomon-bench ingest [--zones N] [--workload tight|realistic] [--live [--threads N]] "
-               "[--capture PATH | --viewer] [--lanes N]\n"
-               "       gnomon-bench matrix [--zones N] [--capture PATH | --viewer] [--lanes N]\n"
+               "[--capture PATH | --viewer] [--lanes N] [--level L]\n"
+               "       gnomon-bench matrix [--zones N] [--capture PATH | --viewer] [--lanes N] [--level L]\n"
                "       gnomon-bench file [--zones N] [--workload tight|realistic] [--output PATH]\n"
                "       gnomon-bench load FILE | load [--zones N] [--workload tight|realistic]\n"
                "       gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]\n"
@@ -163,6 +164,12 @@ Args Parse(int argc, char** argv) {
       args.capture = value();
     } else if (arg == "--lanes") {
       args.lanes = value();
+    } else if (arg == "--level") {
+      args.level = value();
+      char* end = nullptr;
+      const long level = std::strtol(args.level.c_str(), &end, 10);
+      if (args.level.empty() || *end != '\0' || level < -7 || level > 19)
+        Usage("--level is a zstd level, -7 to 19");
     } else if (arg == "--output") {
       args.output = value();
     } else if (arg == "--live") {
@@ -186,6 +193,13 @@ Args Parse(int argc, char** argv) {
   }
   if (args.zones <= 0) Usage("--zones must be positive");
   return args;
+}
+
+// The zstd level the receiver of `ingest --live` writes its file at: --level, or its own
+// default (a viewer's tee is written at a cheaper level than a capture's file).
+int ReceiverLevel(const Args& args) {
+  if (!args.level.empty()) return std::stoi(args.level);
+  return args.viewer ? gnomon::server::kLiveTeeLevel : gnomon::server::TraceWriterOptions{}.compression_level;
 }
 
 // Where --mode own-file has the program write its trace.
@@ -713,6 +727,7 @@ int IngestLive(const Args& args) {
                   : std::vector<std::string>{CapturePath(args),    "-q", "-p",
                                              std::to_string(port), "-o", dir.File("live.gnomon")};
   if (!args.lanes.empty()) receiver.insert(receiver.end(), {"--lanes", args.lanes});
+  if (!args.level.empty()) receiver.insert(receiver.end(), {args.viewer ? "--level" : "-l", args.level});
   const auto start = Clock::now();
   gnomon::test::ChildProcess capture(receiver, {}, dir.File("capture.log"));
   ThreadCpuSampler sampler({{"program", producer.pid()}, {"capture", capture.pid()}});
@@ -761,8 +776,8 @@ int IngestLive(const Args& args) {
         &switches, &preempted, &workload_cpu_ns);
   }
   std::printf(
-      "{\"bench\":\"ingest\",\"live\":true,\"receiver\":\"%s\",\"lanes\":%u,\"workload\":\"%s\",\"threads\":%"
-      "d,"
+      "{\"bench\":\"ingest\",\"live\":true,\"receiver\":\"%s\",\"lanes\":%u,\"level\":%d,\"workload\":\"%s\","
+      "\"threads\":%d,"
       "\"zones\":%.0f,"
       "\"seconds\":%.3f,\"zones_per_s\":%.0f,\"program_seconds\":%.3f,\"behind_seconds\":%.3f,"
       "\"model_behind_seconds\":%.3f,"
@@ -773,9 +788,10 @@ int IngestLive(const Args& args) {
       "\"recording_cpu_ns_per_zone\":%.2f,\"timer_pair_ns\":%.2f,\"client_thread_faults\":%.0f,"
       "\"client_thread_switches\":%.0f,\"client_thread_preempted\":%.0f,\"dropped_events\":%llu,"
       "\"thread_cpu\":%s}\n",
-      args.viewer ? "viewer" : "capture", lanes, args.workload.c_str(), args.threads, zones, seconds,
-      zones / seconds, program_seconds, behind_seconds, model_behind_seconds, capture.cpu_seconds(),
-      capture.cpu_seconds() * 1e9 / std::max(zones, 1.0), double(capture.peak_rss_bytes()) / double(1 << 20),
+      args.viewer ? "viewer" : "capture", lanes, ReceiverLevel(args), args.workload.c_str(), args.threads,
+      zones, seconds, zones / seconds, program_seconds, behind_seconds, model_behind_seconds,
+      capture.cpu_seconds(), capture.cpu_seconds() * 1e9 / std::max(zones, 1.0),
+      double(capture.peak_rss_bytes()) / double(1 << 20),
       double(std::filesystem::file_size(dir.File("live.gnomon"))) / std::max(zones, 1.0), client_ns,
       client_worst_ns, client_cpu_ns, client_cpu_worst_ns, workload_cpu_ns, client_cpu_ns - workload_cpu_ns,
       timer_pair_ns, faults, switches, preempted, (unsigned long long)model.diagnostics.client_dropped_events,
@@ -788,7 +804,7 @@ int IngestLive(const Args& args) {
 // program does, without drawing: a worker builds the model as the bytes come and tees
 // them to a trace file.
 int LiveModel(const Args& args) {
-  auto tee = gnomon::server::TraceWriter::Create(args.output);
+  auto tee = gnomon::server::TraceWriter::Create(args.output, {.compression_level = ReceiverLevel(args)});
   if (!tee.ok() || !tee.value()->Publish(gnomon::server::Overwrite::kYes).ok()) Usage("cannot write the tee");
   Worker::Options options;
   options.port = uint16_t(std::stoi(args.port));
@@ -834,6 +850,7 @@ int Matrix(const Args& args) {
                                     CapturePath(args)};
       if (args.viewer) argv.push_back("--viewer");
       if (!args.lanes.empty()) argv.insert(argv.end(), {"--lanes", args.lanes});
+      if (!args.level.empty()) argv.insert(argv.end(), {"--level", args.level});
       gnomon::test::ChildProcess row(argv, {}, out);
       row.Wait(std::chrono::hours(1));
       const std::string text = gnomon::test::ReadFile(out);

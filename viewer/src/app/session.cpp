@@ -61,7 +61,7 @@ std::unique_ptr<Session> Session::Connect(const std::string& host, uint16_t port
           .string();
   // The tee is never published: it lives under a temporary name beside this path,
   // created exclusively, and is removed with the session.
-  auto tee = server::TraceWriter::Create(session->temp_path_);
+  auto tee = server::TraceWriter::Create(session->temp_path_, {.compression_level = server::kLiveTeeLevel});
   server::Worker::Options options;
   options.host = host;
   options.port = port;
