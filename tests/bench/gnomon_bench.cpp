@@ -196,10 +196,12 @@ Args Parse(int argc, char** argv) {
 }
 
 // The zstd level the receiver of `ingest --live` writes its file at: --level, or its own
-// default (a viewer's tee is written at a cheaper level than a capture's file).
+// default (a viewer's tee is written at a cheaper level than a capture's file). The
+// viewer's side runs as `live-model`.
 int ReceiverLevel(const Args& args) {
   if (!args.level.empty()) return std::stoi(args.level);
-  return args.viewer ? gnomon::server::kLiveTeeLevel : gnomon::server::TraceWriterOptions{}.compression_level;
+  const bool viewer = args.viewer || args.command == "live-model";
+  return viewer ? gnomon::server::kLiveTeeLevel : gnomon::server::TraceWriterOptions{}.compression_level;
 }
 
 // Where --mode own-file has the program write its trace.
