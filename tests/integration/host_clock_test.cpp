@@ -509,44 +509,28 @@ TEST_CASE("--listen: 64 programs at once into one capture, each whole") {
   CHECK(ranks.size() == size_t(kPrograms));
 }
 
-namespace {
-
-// A port on the loopback address that nothing listens on now (one the kernel just gave
-// out and took back).
-uint16_t UnusedPort() {
-  const int probe = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t size = sizeof(address);
-  const bool given = bind(probe, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0 &&
-                     getsockname(probe, reinterpret_cast<sockaddr*>(&address), &size) == 0;
-  close(probe);
-  return given ? ntohs(address.sin_port) : 0;
-}
-
-}  // namespace
-
 TEST_CASE("gnomon_wait_for_server: a program that cannot listen waits for the collector it connects to") {
   gnomon::test::ScratchDir dir;
-  // It cannot listen on an address of no interface here; its collector starts half a
-  // second after it, so the first attempts to connect out are refused.
-  const uint16_t collector_port = UnusedPort();
-  REQUIRE(collector_port != 0);
-  const std::string collector = "127.0.0.1:" + std::to_string(collector_port);
+  gnomon::test::ChildProcess capture(
+      {GNOMON_CAPTURE, "-o", dir.File("late.gnomon"), "--listen", "127.0.0.1:0"}, {},
+      dir.File("capture.log"));
+  const std::string collector = ListeningAt(dir.File("capture.log"));
+  REQUIRE_MESSAGE(collector.starts_with("127.0.0.1:"), gnomon::test::ReadFile(dir.File("capture.log")));
+  // The collector answers half a second late (stopped: the kernel accepts the connection
+  // and it waits), and the program has no port of its own.
+  capture.Signal(SIGSTOP);
   gnomon::test::ChildProcess program({GNOMON_TEST_PROGRAM, "before-connect"},
-                                     {{"GNOMON_ADDRESS", "192.0.2.1"},  // TEST-NET-1, never local
+                                     {{"GNOMON_ADDRESS", "nonsense"},
                                       {"GNOMON_PORT", "0"},
                                       {"GNOMON_COLLECTOR", collector},
                                       {"GNOMON_ANNOUNCE", "off"},
                                       {"GNOMON_WAIT_FOR_SERVER_MS", "20000"}},
                                      dir.File("program.log"));
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  gnomon::test::ChildProcess capture({GNOMON_CAPTURE, "-o", dir.File("late.gnomon"), "--listen", collector},
-                                     {}, dir.File("capture.log"));
+  capture.Signal(SIGCONT);
   // It waited (gnomon_wait_for_server said yes), rather than giving up at once.
   CHECK_MESSAGE(program.Wait(std::chrono::seconds(30)) == 0, gnomon::test::ReadFile(dir.File("program.log")));
-  CHECK(gnomon::test::ReadFile(dir.File("program.log")).find("cannot listen on 192.0.2.1") !=
+  CHECK(gnomon::test::ReadFile(dir.File("program.log")).find("'nonsense' is not a numeric IP address") !=
         std::string::npos);
   capture.Signal(SIGINT);
   REQUIRE_MESSAGE(capture.Wait() == 0, gnomon::test::ReadFile(dir.File("capture.log")));

@@ -119,8 +119,9 @@ int gnomon_save_recording(const char* path);
 void gnomon_request_save(void);
 
 /* Starts the profiler now instead of at the first event. Returns 0, or -1 when the
- * listening socket could not be opened (the reason goes to stderr; events are still
- * counted as dropped). */
+ * listening socket could not be opened (the reason goes to stderr): then only the
+ * collector of GNOMON_COLLECTOR, which the program connects to, can receive its events;
+ * they are kept meanwhile as before any capture connects, up to the buffer budget. */
 int gnomon_startup(void);
 
 /* The port actually listened on, 0 before start-up or when listening failed. */
@@ -129,8 +130,11 @@ uint16_t gnomon_listen_port(void);
 /* Nonzero while a server is connected. */
 int gnomon_is_connected(void);
 
-/* Waits up to timeout_ms for a server to connect, and for the extra connections (lanes)
-   it asked for to come. Returns nonzero when connected. */
+/* Waits up to timeout_ms for a server to connect (a capture that connects to the
+   program's port, or the collector the program connects to, GNOMON_COLLECTOR), and for
+   the extra connections (lanes) it asked for to come. Returns nonzero when connected;
+   zero at once when nothing can connect (no port of its own and no collector) or the
+   profiler has shut down. */
 int gnomon_wait_for_server(uint32_t timeout_ms);
 
 /* Ships everything recorded to a connected server (up to the exit wait, see

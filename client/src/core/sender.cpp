@@ -173,8 +173,11 @@ bool Sender::Listen() {
     if (!bound && errno != EADDRINUSE) break;
   }
   if (!bound || listen(listen_fd_, kListenBacklog) != 0) {
-    std::fprintf(stderr, "gnomon: cannot listen on %s port %u: %s; set GNOMON_PORT to a free port\n",
-                 config.address.c_str(), config.port, std::strerror(errno));
+    const int error = errno;
+    std::fprintf(stderr, "gnomon: cannot listen on %s port %u: %s; %s\n", config.address.c_str(), config.port,
+                 std::strerror(error),
+                 error == EADDRNOTAVAIL ? "set GNOMON_ADDRESS to an address of this machine, e.g. 127.0.0.1"
+                                        : "set GNOMON_PORT to a free port");
     close(listen_fd_);
     listen_fd_ = -1;
     return false;
@@ -349,7 +352,8 @@ bool Sender::WaitForServer(std::chrono::milliseconds timeout) {
   // With no port of its own and no collector to connect to, nothing will come.
   const bool none_can_come = listen_fd_ < 0 && registry_.config().collector_host.empty();
   while (!registry_.is_connected() || lanes_pending_.load()) {
-    if (Clock::now() >= deadline || none_can_come) return registry_.is_connected();
+    if (Clock::now() >= deadline || none_can_come || registry_.is_shut_down())
+      return registry_.is_connected();
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   return true;
