@@ -192,6 +192,10 @@ Args Parse(int argc, char** argv) {
     }
   }
   if (args.zones <= 0) Usage("--zones must be positive");
+  if (!args.level.empty() && args.command != "ingest" && args.command != "matrix" &&
+      args.command != "live-model")
+    Usage("--level is for ingest --live and matrix");
+  if (!args.level.empty() && args.command == "ingest" && !args.live) Usage("--level is for ingest --live");
   return args;
 }
 
