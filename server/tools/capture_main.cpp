@@ -582,13 +582,13 @@ int main(int argc, char** argv) {
       }
     } else if (arg == "-l") {
       const char* text = value();
-      char* end = nullptr;
-      const long level = std::strtol(text, &end, 10);
-      if (*end != '\0' || level < -7 || level > 19) {
-        std::fprintf(stderr, "gnomon-capture: -l wants a zstd level from -7 to 19, not '%s'\n", text);
+      const auto level = gnomon::server::ParseCompressionLevel(text);
+      if (!level) {
+        std::fprintf(stderr, "gnomon-capture: -l wants a zstd level from %d to %d, not '%s'\n",
+                     gnomon::server::kMinCompressionLevel, gnomon::server::kMaxCompressionLevel, text);
         return kExitUsage;
       }
-      writer_options.compression_level = int(level);
+      writer_options.compression_level = *level;
     } else if (arg == "-j") {
       const auto threads = gnomon::protocol::ParseUnsigned(value(), 1, 64);
       if (!threads) {

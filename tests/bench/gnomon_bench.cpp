@@ -166,10 +166,7 @@ Args Parse(int argc, char** argv) {
       args.lanes = value();
     } else if (arg == "--level") {
       args.level = value();
-      char* end = nullptr;
-      const long level = std::strtol(args.level.c_str(), &end, 10);
-      if (args.level.empty() || *end != '\0' || level < -7 || level > 19)
-        Usage("--level is a zstd level, -7 to 19");
+      if (!gnomon::server::ParseCompressionLevel(args.level)) Usage("--level is a zstd level, -7 to 19");
     } else if (arg == "--output") {
       args.output = value();
     } else if (arg == "--live") {
@@ -203,7 +200,7 @@ Args Parse(int argc, char** argv) {
 // default (a viewer's tee is written at a cheaper level than a capture's file). The
 // viewer's side runs as `live-model`.
 int ReceiverLevel(const Args& args) {
-  if (!args.level.empty()) return std::stoi(args.level);
+  if (!args.level.empty()) return *gnomon::server::ParseCompressionLevel(args.level);
   const bool viewer = args.viewer || args.command == "live-model";
   return viewer ? gnomon::server::kLiveTeeLevel : gnomon::server::TraceWriterOptions{}.compression_level;
 }

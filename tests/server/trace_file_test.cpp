@@ -941,3 +941,13 @@ TEST_CASE("copies saved while another thread appends are whole traces, and the f
   CHECK(DescribeFirstDifference(BuildDirect(stream), loaded) == "");
   MESSAGE(copies, " copies saved while appending");
 }
+
+TEST_CASE("a zstd level is a whole number from -7 to 19, nothing else") {
+  CHECK(ParseCompressionLevel("-7") == -7);
+  CHECK(ParseCompressionLevel("1") == 1);
+  CHECK(ParseCompressionLevel("19") == 19);
+  for (const char* refused : {"", "-8", "20", "3x", "x", " ", "99999999999999999999"}) {
+    CAPTURE(refused);
+    CHECK_FALSE(ParseCompressionLevel(refused).has_value());
+  }
+}

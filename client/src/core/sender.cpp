@@ -348,8 +348,8 @@ void Sender::Stop() {
 bool Sender::WaitForServer(std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   // Connected, and the lanes it asked for are up (or given up on): what is recorded from
-  // here on goes the way the rest of the capture will.
-  // With no port of its own and no collector to connect to, nothing will come.
+  // here on goes the way the rest of the capture will. With no port of its own and no
+  // collector to connect to, nothing will come.
   const bool none_can_come = listen_fd_ < 0 && registry_.config().collector_host.empty();
   while (!registry_.is_connected() || lanes_pending_.load()) {
     if (Clock::now() >= deadline || none_can_come || registry_.is_shut_down())

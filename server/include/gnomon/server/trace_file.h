@@ -20,10 +20,12 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -129,6 +131,18 @@ struct TraceWriterOptions {
   // marks them as the library's, so that their allocations are not the program's).
   void (*on_thread_start)() = nullptr;
 };
+
+// The zstd levels a writer takes: -7 (fastest, largest) to 19 (smallest, slowest).
+inline constexpr int kMinCompressionLevel = -7;
+inline constexpr int kMaxCompressionLevel = 19;
+// `text` as such a level, or nothing (not a whole number, or out of range).
+inline std::optional<int> ParseCompressionLevel(const std::string& text) {
+  char* end = nullptr;
+  const long level = std::strtol(text.c_str(), &end, 10);
+  if (end == text.c_str() || *end != '\0' || level < kMinCompressionLevel || level > kMaxCompressionLevel)
+    return std::nullopt;
+  return int(level);
+}
 
 // The zstd level of the file a viewer writes beside its live model (the one "Save"
 // copies), below a capture's 3: the viewer also builds the model, and needs the cores.
