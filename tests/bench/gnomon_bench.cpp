@@ -564,9 +564,10 @@ double ThreadCpuSeconds() {
   return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
-// The CPU time of every thread of some processes, read from /proc while they run (a
-// thread's last reading stands once it is gone), summed by thread name: which of a
-// capture's threads is its ceiling.
+// The CPU time of every thread of some processes, and how long each waited for a core,
+// read from /proc while they run (a thread's last reading stands once it is gone), summed
+// by thread name: which of a capture's threads is its ceiling, and whether it was short
+// of work or of cores.
 class ThreadCpuSampler {
  public:
   explicit ThreadCpuSampler(std::vector<std::pair<std::string, pid_t>> processes)
@@ -576,30 +577,42 @@ class ThreadCpuSampler {
     stop_.store(true);
     if (thread_.joinable()) thread_.join();
   }
-  // {"capture gnomon-receive":{"threads":1,"cpu_s":1.2,"busiest_s":1.2},...}
+  // {"capture gnomon-receive":{"threads":1,"cpu_s":1.2,"busiest_s":1.2,"wait_s":0.1},...}
+  // (wait_s: runnable but not running, summed over the threads; absent where the kernel
+  // keeps no such count)
   std::string Json() const {
     struct Sum {
       int threads = 0;
-      double cpu_s = 0, busiest_s = 0;
+      double cpu_s = 0, busiest_s = 0, wait_s = 0;
+      bool waits = true;
     };
     std::map<std::string, Sum> sums;
     for (const auto& [tid, reading] : readings_) {
-      Sum& sum = sums[reading.first];
+      Sum& sum = sums[reading.name];
       ++sum.threads;
-      sum.cpu_s += reading.second;
-      sum.busiest_s = std::max(sum.busiest_s, reading.second);
+      sum.cpu_s += reading.cpu_s;
+      sum.busiest_s = std::max(sum.busiest_s, reading.cpu_s);
+      sum.wait_s += reading.wait_s;
+      sum.waits = sum.waits && reading.wait_s >= 0;
     }
     std::string json = "{";
-    char text[256];
+    char text[320];
     for (const auto& [name, sum] : sums) {
-      std::snprintf(text, sizeof(text), "%s\"%s\":{\"threads\":%d,\"cpu_s\":%.2f,\"busiest_s\":%.2f}",
-                    json.size() > 1 ? "," : "", name.c_str(), sum.threads, sum.cpu_s, sum.busiest_s);
+      char wait[48] = "";
+      if (sum.waits) std::snprintf(wait, sizeof(wait), ",\"wait_s\":%.2f", sum.wait_s);
+      std::snprintf(text, sizeof(text), "%s\"%s\":{\"threads\":%d,\"cpu_s\":%.2f,\"busiest_s\":%.2f%s}",
+                    json.size() > 1 ? "," : "", name.c_str(), sum.threads, sum.cpu_s, sum.busiest_s, wait);
       json += text;
     }
     return json + "}";
   }
 
  private:
+  struct Reading {
+    std::string name;
+    double cpu_s = 0;
+    double wait_s = -1;  // from schedstat; -1: not kept
+  };
   void Run() {
     const double tick_s = 1.0 / double(sysconf(_SC_CLK_TCK));
     while (!stop_.load()) {
@@ -618,8 +631,16 @@ class ThreadCpuSampler {
                           &utime, &stime) != 2) {
             continue;
           }
-          const std::string name = label + " " + line.substr(open + 1, close - open - 1);
-          readings_[label + "/" + entry.path().filename().string()] = {name, double(utime + stime) * tick_s};
+          Reading reading{label + " " + line.substr(open + 1, close - open - 1),
+                          double(utime + stime) * tick_s};
+          // schedstat: nanoseconds on a core, nanoseconds waiting for one, time slices.
+          std::ifstream sched(entry.path() / "schedstat");
+          unsigned long long on_cpu_ns = 0, waited_ns = 0;
+          if (sched >> on_cpu_ns >> waited_ns) {
+            reading.cpu_s = double(on_cpu_ns) * 1e-9;  // finer than the clock ticks of stat
+            reading.wait_s = double(waited_ns) * 1e-9;
+          }
+          readings_[label + "/" + entry.path().filename().string()] = std::move(reading);
         }
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -627,7 +648,7 @@ class ThreadCpuSampler {
   }
 
   std::vector<std::pair<std::string, pid_t>> processes_;
-  std::map<std::string, std::pair<std::string, double>> readings_;  // process/tid: name, CPU seconds
+  std::map<std::string, Reading> readings_;  // by process/tid
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };
