@@ -151,47 +151,53 @@ uint64_t TraceWriter::raw_bytes() const {
 }
 
 void TraceWriter::Stream::Append(const uint8_t* data, size_t size) {
-  std::lock_guard lock(mutex_);
   while (size > 0) {
     // A piece too big for one block (a backlog let go at once) is split between messages.
     const size_t piece =
         size <= kMaxBlockStreamBytes ? size : WholeMessagesWithin(data, size, kMaxBlockStreamBytes);
-    // Grown as it fills (a quiet stream's block stays small); a busy stream's blocks come
-    // in buffers reused whole.
-    MakeRoomLocked(piece, piece, size_t{64} << 10);
-    std::memcpy(data_.data.get() + size_, data, piece);
-    size_ += piece;
-    raw_bytes_total_.fetch_add(piece, std::memory_order_relaxed);
+    {
+      std::lock_guard lock(mutex_);
+      // Grown as it fills (a quiet stream's block stays small); a busy stream's blocks
+      // come in buffers reused whole.
+      MakeRoomLocked(piece, piece, size_t{64} << 10);
+      std::memcpy(data_.data.get() + size_, data, piece);
+      size_ += piece;
+      raw_bytes_total_.fetch_add(piece, std::memory_order_relaxed);
+      CutIfDueLocked();
+    }
     data += piece;
     size -= piece;
-    CutIfDueLocked();
+    HandOverCut(held_.load() > kMaxHeldBlocks);
   }
 }
 
 void TraceWriter::Stream::Refer(std::span<const uint8_t> before, const uint8_t* data, size_t size,
                                 std::shared_ptr<const void> owner) {
   GNOMON_CHECK(size <= kMaxReferredBytes, "a piece referred to past 16 MiB");
-  std::lock_guard lock(mutex_);
-  // A small piece is copied: keeping track of it would cost more (and a program that
-  // sends its bytes a message at a time would fill memory with pieces, not bytes).
-  const bool referred = size >= kLeastReferredBytes;
-  const size_t copied = before.size() + (referred ? 0 : size);
-  MakeRoomLocked(before.size() + size, copied, size_t{64} << 10);
-  if (!before.empty()) std::memcpy(data_.data.get() + size_, before.data(), before.size());
-  if (!referred && size > 0) std::memcpy(data_.data.get() + size_ + before.size(), data, size);
-  size_ += copied;
-  if (referred) {
-    if (size_ > size_in_pieces_) {
-      pieces_.push_back({nullptr, size_ - size_in_pieces_});
-      size_in_pieces_ = size_;
+  {
+    std::lock_guard lock(mutex_);
+    // A small piece is copied: keeping track of it would cost more (and a program that
+    // sends its bytes a message at a time would fill memory with pieces, not bytes).
+    const bool referred = size >= kLeastReferredBytes;
+    const size_t copied = before.size() + (referred ? 0 : size);
+    MakeRoomLocked(before.size() + size, copied, size_t{64} << 10);
+    if (!before.empty()) std::memcpy(data_.data.get() + size_, before.data(), before.size());
+    if (!referred && size > 0) std::memcpy(data_.data.get() + size_ + before.size(), data, size);
+    size_ += copied;
+    if (referred) {
+      if (size_ > size_in_pieces_) {
+        pieces_.push_back({nullptr, size_ - size_in_pieces_});
+        size_in_pieces_ = size_;
+      }
+      pieces_.push_back({data, size});
+      referred_ += size;
+      // A lane's batches follow one another in its buffer: one owner for many of them.
+      if (owners_.empty() || owners_.back() != owner) owners_.push_back(std::move(owner));
     }
-    pieces_.push_back({data, size});
-    referred_ += size;
-    // A lane's batches follow one another in its buffer: one owner for many of them.
-    if (owners_.empty() || owners_.back() != owner) owners_.push_back(std::move(owner));
+    raw_bytes_total_.fetch_add(before.size() + size, std::memory_order_relaxed);
+    CutIfDueLocked();
   }
-  raw_bytes_total_.fetch_add(before.size() + size, std::memory_order_relaxed);
-  CutIfDueLocked();
+  if (held_.load() > kMaxHeldBlocks) HandOverCut(true);  // the caller hands over too seldom
 }
 
 void TraceWriter::Stream::MakeRoomLocked(size_t size, size_t copied, size_t least_capacity) {
@@ -209,32 +215,38 @@ void TraceWriter::Stream::CutIfDueLocked() {
 }
 
 void TraceWriter::Stream::FlushIfOld() {
-  std::lock_guard lock(mutex_);
-  if (BlockBytesLocked() != 0 &&
-      std::chrono::steady_clock::now() - started_ >= writer_.options_.max_block_age) {
-    CutBlockLocked(false);
+  {
+    std::lock_guard lock(mutex_);
+    if (BlockBytesLocked() != 0 &&
+        std::chrono::steady_clock::now() - started_ >= writer_.options_.max_block_age) {
+      CutBlockLocked(false);
+    }
   }
+  HandOverCut(false);  // and what a quiet appender left held
 }
 
 void TraceWriter::Stream::Close() {
-  std::lock_guard lock(mutex_);
-  CutBlockLocked(false);
+  CutBlock();
+  // No hand-over runs now: none gives this stream a buffer after it let go of its own.
+  std::scoped_lock lock(hand_mutex_, mutex_);
   data_ = {};
+  next_data_ = {};
+  wants_spare_ = false;
 }
 
 void TraceWriter::Stream::CutBlock() {
-  std::lock_guard lock(mutex_);
-  CutBlockLocked(false);
+  {
+    std::lock_guard lock(mutex_);
+    CutBlockLocked(false);
+  }
+  HandOverCut(true);
 }
 
 void TraceWriter::Stream::CutBlockLocked(bool reuse) {
   if (BlockBytesLocked() == 0) return;
-  std::unique_lock lock(writer_.mutex_);
-  writer_.room_.wait(lock, [this] { return writer_.queue_.size() < writer_.max_queued_; });
-  Block& block = writer_.queue_.emplace_back();
+  Block& block = cut_.emplace_back();
   block.stream = id_;
   block.stream_sequence = blocks_cut_++;
-  block.cut = writer_.blocks_cut_++;
   block.data = std::move(data_);
   block.size = BlockBytesLocked();
   if (!pieces_.empty()) {
@@ -250,13 +262,51 @@ void TraceWriter::Stream::CutBlockLocked(bool reuse) {
     size_in_pieces_ = 0;
     referred_ = 0;
   }
-  // A buffer a compressing thread is done with, rather than fresh pages for every block.
-  if (reuse && !writer_.spare_.empty()) {
-    data_ = std::move(writer_.spare_.back());
-    writer_.spare_.pop_back();
+  // A buffer a compressing thread is done with, rather than fresh pages for every block:
+  // the one the last hand-over brought, and the next hand-over brings another.
+  if (reuse) {
+    if (next_data_.capacity > 0) data_ = std::move(next_data_);
+    wants_spare_ = true;
   }
   size_ = 0;
-  writer_.work_.notify_one();
+  held_.store(cut_.size());
+}
+
+void TraceWriter::Stream::HandOverCut(bool wait) {
+  while (held_.load() > 0) {
+    std::unique_lock hand(hand_mutex_, std::defer_lock);
+    if (wait) {
+      hand.lock();
+    } else if (!hand.try_lock()) {
+      return;  // the thread handing over takes these too: it looks again once done
+    }
+    std::vector<Block> blocks;
+    bool wants_spare = false;
+    {
+      std::lock_guard lock(mutex_);
+      blocks.swap(cut_);
+      held_.store(0);
+      wants_spare = std::exchange(wants_spare_, false);
+    }
+    Bytes spare;
+    {
+      std::unique_lock lock(writer_.mutex_);
+      for (Block& block : blocks) {
+        writer_.room_.wait(lock, [this] { return writer_.queue_.size() < writer_.max_queued_; });
+        block.cut = writer_.blocks_cut_++;
+        writer_.queue_.push_back(std::move(block));
+        writer_.work_.notify_one();
+      }
+      if (wants_spare && !writer_.spare_.empty()) {
+        spare = std::move(writer_.spare_.back());
+        writer_.spare_.pop_back();
+      }
+    }
+    if (spare.capacity > 0) {
+      std::lock_guard lock(mutex_);
+      if (next_data_.capacity == 0) next_data_ = std::move(spare);
+    }
+  }
 }
 
 // A block that would decompress more than kWriterMaxExpansion times its compressed

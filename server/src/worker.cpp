@@ -1069,8 +1069,10 @@ void Worker::LaneLoop(size_t index, Handler& handler, LaneBuffer& buffer) {
         AppendFrom(from, context, buffer.data() + pos, result.consumed, ops, &later,
                    options_.writer != nullptr ? buffer.Share() : nullptr);
       }
-      // Beside the next lane's turn: the runs left to store.
+      // Beside the next lane's turn: the runs left to store, and the blocks the turn
+      // filled to the compressing threads (whose lock, under a turn, held up every lane).
       if constexpr (kPairs) StoreLaterRuns(later);
+      if (options_.writer != nullptr) options_.writer->HandOver();
       zones_received_.fetch_add(handler.zones - zones_counted, std::memory_order_relaxed);
       zones_counted = handler.zones;
       messages_received_.fetch_add(result.messages, std::memory_order_relaxed);

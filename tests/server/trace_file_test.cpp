@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <thread>
 
@@ -864,6 +865,60 @@ TEST_CASE("bytes referred to are compacted where they lie, between appended ones
       CHECK(report->raw_bytes > w.size() / 3);
     }
   }
+}
+
+TEST_CASE("blocks filled in turns are handed over after them, by any thread, in the order they were cut") {
+  ScratchDir dir;
+  const StreamWriter w = SampleStream(20000);
+  // Whole-message pieces of about 6 KiB, referred to in turns by three threads, as a
+  // capture's lanes do; each hands over after its turn, now and then, and one never.
+  std::vector<std::pair<size_t, size_t>> pieces;  // offset, size
+  for (size_t pos = 0; pos < w.size();) {
+    gnomon::server::NullHandler ignore;
+    const auto decoded = DecodeMessages(w.data() + pos, std::min<size_t>(6 * 1024, w.size() - pos), ignore);
+    const size_t take = decoded.consumed > 0 ? decoded.consumed : w.size() - pos;
+    pieces.emplace_back(pos, take);
+    pos += take;
+  }
+  REQUIRE(pieces.size() > 100);
+  TraceWriterOptions options;
+  options.block_raw_bytes = 16 * 1024;
+  options.compress_threads = 2;
+  const std::string path = dir.File("turns.gnomon");
+  auto writer = TraceWriter::Create(path, options);
+  REQUIRE(writer.ok());
+  REQUIRE(writer.value()->Publish(Overwrite::kYes).ok());
+  TraceWriter::Stream& stream = writer.value()->first_stream();
+  std::mutex turn;
+  size_t next = 0;
+  std::vector<std::weak_ptr<const void>> owners(pieces.size());
+  std::vector<std::thread> lanes;
+  for (int lane = 0; lane < 3; ++lane) {
+    lanes.emplace_back([&, lane] {
+      for (int turns = 0;; ++turns) {
+        {
+          std::lock_guard lock(turn);
+          if (next == pieces.size()) return;
+          const auto [offset, size] = pieces[next];
+          const auto owner =
+              std::make_shared<const std::vector<uint8_t>>(w.data() + offset, w.data() + offset + size);
+          owners[next++] = owner;
+          stream.Refer({}, owner->data(), owner->size(), owner);
+        }
+        if (lane != 2 && turns % (lane + 1) == 0) stream.HandOver();
+      }
+    });
+  }
+  for (std::thread& lane : lanes) lane.join();
+  REQUIRE(writer.value()->Finish().ok());
+  CHECK(std::all_of(owners.begin(), owners.end(), [](const auto& owner) { return owner.expired(); }));
+  TraceModel loaded;
+  auto report = LoadTrace(path, loaded);
+  REQUIRE_MESSAGE(report.ok(), report.status().message());
+  CHECK_MESSAGE(report->warning.empty(), report->warning);
+  CHECK(report->blocks > 20);
+  CHECK(report->raw_bytes == w.size());
+  CHECK(DescribeFirstDifference(BuildDirect(w), loaded) == "");
 }
 
 TEST_CASE(

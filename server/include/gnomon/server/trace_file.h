@@ -184,6 +184,24 @@ class TraceWriter {
     void Reserve(size_t size, size_t keep);
   };
 
+ private:
+  // A block: its stream, its place among the blocks handed over, and its `size` stream
+  // bytes in data[0, size), or in `pieces`; once compressed, its zstd frame in data
+  // instead, of the compact form's `size` bytes.
+  struct Block {
+    uint32_t stream = 0;
+    uint32_t stream_sequence = 0;
+    uint64_t cut = 0;  // blocks of every stream handed over before it
+    Bytes data;
+    size_t size = 0;
+    size_t compressed_bytes = 0;  // or a zstd error code
+    // Its stream bytes in order when some were referred to (Stream::Refer), and what
+    // keeps those: let go once the block is compacted.
+    std::vector<std::span<const uint8_t>> pieces;
+    std::vector<std::shared_ptr<const void>> owners;
+  };
+
+ public:
   // One program's messages: its blocks carry its stream number.
   class Stream {
    public:
@@ -196,8 +214,18 @@ class TraceWriter {
     // block is compacted, and `owner`, which keeps them there unchanged, is let go then
     // (a piece under 4 KiB is copied, and `owner` let go at once). For appenders whose
     // bytes are already in a buffer of their own (a capture's lanes).
+    //
+    // Refer never waits for the compressing threads: a block it fills is cut and held,
+    // for HandOver(), which the caller calls once outside whatever lock orders its
+    // appends (a lane's turn). Handing a block over may wait, for room in the queue and
+    // for the compressing threads' lock, and a wait inside that lock would hold up every
+    // appender behind it. Past kMaxHeldBlocks held, Refer hands them over itself.
     void Refer(std::span<const uint8_t> before, const uint8_t* data, size_t size,
                std::shared_ptr<const void> owner);
+    // Hands the blocks Refer cut to the compressing threads, in the order cut. From any
+    // thread; when another is handing over already, it takes these too and this returns.
+    void HandOver() { HandOverCut(false); }
+    static constexpr size_t kMaxHeldBlocks = 4;
     // Cuts the current block when it is older than max_block_age, so an idle capture
     // still reaches the disk. Call it periodically from the appending thread.
     void FlushIfOld();
@@ -211,10 +239,15 @@ class TraceWriter {
    private:
     friend class TraceWriter;
     Stream(TraceWriter& writer, uint32_t id) : writer_(writer), id_(id) {}
+    // Cuts the block and hands over every block cut.
     void CutBlock();
-    // Under mutex_. A busy stream's next block gets a reused buffer (`reuse`); a quiet
-    // one's, or a closed one's, none: a spare's touched pages would stay with it.
+    // Under mutex_: the block is cut, held in cut_ until handed over. A busy stream's
+    // next block gets a reused buffer (`reuse`); a quiet one's, or a closed one's, none:
+    // a spare's touched pages would stay with it.
     void CutBlockLocked(bool reuse);
+    // Not under mutex_: hands cut_ over, waiting for the thread handing over now when
+    // `wait` (so that every block cut before the call is handed over when it returns).
+    void HandOverCut(bool wait);
     // Under mutex_: room for `size` more bytes in the block (cut first when that is past
     // the largest block), `copied` of them in its buffer (grown to at least
     // `least_capacity`).
@@ -242,6 +275,13 @@ class TraceWriter {
     std::chrono::steady_clock::time_point started_;
     std::atomic<uint64_t> raw_bytes_total_{0};
     uint32_t blocks_cut_ = 0;  // the next block's stream_sequence
+    // Blocks cut, not yet handed over (under mutex_; held_ mirrors its size, read
+    // without the lock), and a reused buffer for the next block, once one was wanted.
+    std::vector<Block> cut_;
+    std::atomic<size_t> held_{0};
+    Bytes next_data_;
+    bool wants_spare_ = false;
+    std::mutex hand_mutex_;  // one thread hands over at a time: blocks queue in the order cut
   };
   Stream& first_stream() { return *first_; }
   // A new stream, numbered after the last; safe while other streams are appended to.
@@ -281,22 +321,6 @@ class TraceWriter {
   TraceWriterOptions options_;
   unsigned thread_count_;    // compressing threads (fewer when the system gave no more)
   const size_t max_queued_;  // blocks cut and waiting, at most (then appending waits)
-  // A block: its stream, its place among the blocks cut, and its `size` stream bytes in
-  // data[0, size), or in `pieces`; once compressed, its zstd frame in data instead, of
-  // the compact form's `size` bytes.
-  struct Block {
-    uint32_t stream = 0;
-    uint32_t stream_sequence = 0;
-    uint64_t cut = 0;  // blocks of every stream cut before it
-    Bytes data;
-    size_t size = 0;
-    size_t compressed_bytes = 0;  // or a zstd error code
-    // Its stream bytes in order when some were referred to (Stream::Refer), and what
-    // keeps those: let go once the block is compacted.
-    std::vector<std::span<const uint8_t>> pieces;
-    std::vector<std::shared_ptr<const void>> owners;
-  };
-
   static void PadToExpansionLimit(Block& block);
   // Under mutex_ (`lock`), set writing_ first: writes the blocks done in the order cut,
   // unlocking while it writes, until the next one is not done.
