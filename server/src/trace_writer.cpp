@@ -167,7 +167,7 @@ void TraceWriter::Stream::Append(const uint8_t* data, size_t size) {
     }
     data += piece;
     size -= piece;
-    HandOverCut(held_.load() > kMaxHeldBlocks);
+    HandOverCut(held_.load() >= kMaxHeldBlocks);
   }
 }
 
@@ -197,7 +197,7 @@ void TraceWriter::Stream::Refer(std::span<const uint8_t> before, const uint8_t* 
     raw_bytes_total_.fetch_add(before.size() + size, std::memory_order_relaxed);
     CutIfDueLocked();
   }
-  if (held_.load() > kMaxHeldBlocks) HandOverCut(true);  // the caller hands over too seldom
+  if (held_.load() >= kMaxHeldBlocks) HandOverCut(true);  // the caller hands over too seldom
 }
 
 void TraceWriter::Stream::MakeRoomLocked(size_t size, size_t copied, size_t least_capacity) {
@@ -267,19 +267,20 @@ void TraceWriter::Stream::CutBlockLocked(bool reuse) {
   if (reuse) {
     if (next_data_.capacity > 0) data_ = std::move(next_data_);
     wants_spare_ = true;
+  } else {
+    next_data_ = {};
   }
   size_ = 0;
   held_.store(cut_.size());
 }
 
 void TraceWriter::Stream::HandOverCut(bool wait) {
-  while (held_.load() > 0) {
-    std::unique_lock hand(hand_mutex_, std::defer_lock);
-    if (wait) {
-      hand.lock();
-    } else if (!hand.try_lock()) {
-      return;  // the thread handing over takes these too: it looks again once done
-    }
+  std::unique_lock hand(hand_mutex_, std::defer_lock);
+  // Waiting, the lock comes first, whatever is held now: a hand-over under way has taken
+  // blocks it has not queued yet, and those were cut before this call too.
+  if (wait) hand.lock();
+  // Not waiting, a thread handing over takes these too: it looks again once done.
+  while (hand.owns_lock() || (held_.load() > 0 && hand.try_lock())) {
     std::vector<Block> blocks;
     bool wants_spare = false;
     {
@@ -306,6 +307,7 @@ void TraceWriter::Stream::HandOverCut(bool wait) {
       std::lock_guard lock(mutex_);
       if (next_data_.capacity == 0) next_data_ = std::move(spare);
     }
+    hand.unlock();
   }
 }
 

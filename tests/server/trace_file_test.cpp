@@ -921,6 +921,48 @@ TEST_CASE("blocks filled in turns are handed over after them, by any thread, in 
   CHECK(DescribeFirstDifference(BuildDirect(w), loaded) == "");
 }
 
+TEST_CASE("a copy holds every piece referred to before it, though a hand-over waits for room meanwhile") {
+  ScratchDir dir;
+  const StreamWriter w = SampleStream(20000);
+  TraceWriterOptions options;
+  options.block_raw_bytes = 8 * 1024;
+  options.compress_threads = 1;
+  options.compression_level = 19;  // slow: the queue fills, and hand-overs wait for room
+  auto writer = TraceWriter::Create(dir.File("live.gnomon"), options);
+  REQUIRE(writer.ok());
+  REQUIRE(writer.value()->Publish(Overwrite::kYes).ok());
+  TraceWriter::Stream& stream = writer.value()->first_stream();
+  std::atomic<uint64_t> referred{0};  // bytes whose Refer returned
+  std::atomic<bool> done{false};
+  std::thread lane([&] {
+    for (size_t pos = 0; pos < w.size();) {
+      gnomon::server::NullHandler ignore;
+      const auto decoded = DecodeMessages(w.data() + pos, std::min<size_t>(5000, w.size() - pos), ignore);
+      const size_t take = decoded.consumed > 0 ? decoded.consumed : w.size() - pos;
+      const auto owner = std::make_shared<const std::vector<uint8_t>>(w.data() + pos, w.data() + pos + take);
+      stream.Refer({}, owner->data(), owner->size(), owner);
+      referred += take;
+      stream.HandOver();
+      pos += take;
+    }
+    done = true;
+  });
+  int copies = 0;
+  while (!done.load() || copies == 0) {
+    const uint64_t before = referred.load();
+    const std::string copy = dir.File("copy" + std::to_string(copies++) + ".gnomon");
+    REQUIRE(writer.value()->SaveCopy(copy, Overwrite::kNo).ok());
+    TraceModel loaded;
+    auto report = LoadTrace(copy, loaded);
+    REQUIRE_MESSAGE(report.ok(), report.status().message());
+    CHECK_MESSAGE(report->warning.empty(), report->warning);
+    CHECK(report->raw_bytes >= before);
+  }
+  lane.join();
+  REQUIRE(writer.value()->Finish().ok());
+  CHECK(copies > 1);
+}
+
 TEST_CASE(
     "a file that stops growing: the error is reported, copies refused, and the file ends at the error") {
   ScratchDir dir;

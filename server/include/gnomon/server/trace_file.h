@@ -156,7 +156,8 @@ inline constexpr int kLiveTeeLevel = 1;
 // time, streams from as many threads as there are. Appending only copies the bytes
 // into the stream's block (or refers to them where they lie); the writer's own threads
 // turn each block into its compact form and compress it, several blocks at once, and
-// blocks of all streams go to the file in the order they are cut.
+// blocks of all streams go to the file in the order they are handed over (a stream's
+// in the order they are cut).
 //
 // The file is written beside `path` under a temporary name (OutputFile) and appears at
 // `path` when Publish() is called: a capture publishes once its program answered, so a
@@ -215,15 +216,16 @@ class TraceWriter {
     // (a piece under 4 KiB is copied, and `owner` let go at once). For appenders whose
     // bytes are already in a buffer of their own (a capture's lanes).
     //
-    // Refer never waits for the compressing threads: a block it fills is cut and held,
-    // for HandOver(), which the caller calls once outside whatever lock orders its
-    // appends (a lane's turn). Handing a block over may wait, for room in the queue and
-    // for the compressing threads' lock, and a wait inside that lock would hold up every
-    // appender behind it. Past kMaxHeldBlocks held, Refer hands them over itself.
+    // A block Refer fills is cut and held, for HandOver(), which the caller calls once
+    // outside whatever lock orders its appends (a lane's turn): handing a block over
+    // may wait, for room in the queue and for the compressing threads' lock, and a
+    // wait inside that lock would hold up every appender behind it. With
+    // kMaxHeldBlocks held, Refer hands them over itself, and waits as Append does.
     void Refer(std::span<const uint8_t> before, const uint8_t* data, size_t size,
                std::shared_ptr<const void> owner);
-    // Hands the blocks Refer cut to the compressing threads, in the order cut. From any
-    // thread; when another is handing over already, it takes these too and this returns.
+    // Hands the blocks cut and held (by Refer, or by any cut meanwhile) to the
+    // compressing threads, in the order cut. From any thread; when another is handing
+    // over already, it takes these too and this returns.
     void HandOver() { HandOverCut(false); }
     static constexpr size_t kMaxHeldBlocks = 4;
     // Cuts the current block when it is older than max_block_age, so an idle capture
@@ -242,11 +244,11 @@ class TraceWriter {
     // Cuts the block and hands over every block cut.
     void CutBlock();
     // Under mutex_: the block is cut, held in cut_ until handed over. A busy stream's
-    // next block gets a reused buffer (`reuse`); a quiet one's, or a closed one's, none:
-    // a spare's touched pages would stay with it.
+    // next block gets a reused buffer (`reuse`); a quiet one keeps none, nor does a
+    // closed one: a spare's touched pages would stay with it.
     void CutBlockLocked(bool reuse);
-    // Not under mutex_: hands cut_ over, waiting for the thread handing over now when
-    // `wait` (so that every block cut before the call is handed over when it returns).
+    // Not under mutex_: hands cut_ over. With `wait`, after the thread handing over
+    // now, so that every block cut before the call is handed over when it returns.
     void HandOverCut(bool wait);
     // Under mutex_: room for `size` more bytes in the block (cut first when that is past
     // the largest block), `copied` of them in its buffer (grown to at least
