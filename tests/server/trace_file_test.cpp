@@ -99,6 +99,22 @@ std::unique_ptr<TraceWriter> BusyWriter(const std::string& path) {
   return std::move(writer.value());
 }
 
+// The stream cut into pieces of whole messages, each about want(pieces so far) bytes
+// (a piece is smaller to end at a message, or bigger to hold one): offset, size.
+template <typename Want>
+std::vector<std::pair<size_t, size_t>> WholeMessagePieces(const StreamWriter& w, Want&& want) {
+  std::vector<std::pair<size_t, size_t>> pieces;
+  for (size_t pos = 0; pos < w.size();) {
+    gnomon::server::NullHandler ignore;
+    const size_t wanted = want(pieces.size());
+    const auto decoded = DecodeMessages(w.data() + pos, std::min(wanted, w.size() - pos), ignore);
+    const size_t take = decoded.consumed > 0 ? decoded.consumed : w.size() - pos;
+    pieces.emplace_back(pos, take);
+    pos += take;
+  }
+  return pieces;
+}
+
 }  // namespace
 
 TEST_CASE("save then load gives back the identical model, zone by zone") {
@@ -781,18 +797,10 @@ TEST_CASE("bytes referred to are compacted where they lie, between appended ones
   const StreamWriter w = SampleStream(10000);
   // Whole-message pieces of 4 - 12 KiB, every tenth of 40 KiB, and every fourth under
   // 4 KiB, which the writer copies.
-  std::vector<std::pair<size_t, size_t>> pieces;  // offset, size
   std::mt19937_64 rng(11);
-  for (size_t pos = 0; pos < w.size();) {
-    const size_t want = pieces.size() % 10 == 9  ? 40 * 1024
-                        : pieces.size() % 4 == 0 ? 1024 + rng() % 2048
-                                                 : 4096 + rng() % 8192;
-    gnomon::server::NullHandler ignore;
-    const auto decoded = DecodeMessages(w.data() + pos, std::min(want, w.size() - pos), ignore);
-    const size_t take = decoded.consumed > 0 ? decoded.consumed : w.size() - pos;
-    pieces.emplace_back(pos, take);
-    pos += take;
-  }
+  const auto pieces = WholeMessagePieces(w, [&](size_t index) -> size_t {
+    return index % 10 == 9 ? 40 * 1024 : index % 4 == 0 ? 1024 + rng() % 2048 : 4096 + rng() % 8192;
+  });
   REQUIRE(pieces.size() > 100);
   TraceWriterOptions options;
   options.block_raw_bytes = 32 * 1024;
@@ -872,23 +880,12 @@ TEST_CASE("blocks filled in turns are handed over after them, by any thread, in 
   const StreamWriter w = SampleStream(20000);
   // Whole-message pieces of about 6 KiB, referred to in turns by three threads, as a
   // capture's lanes do; each hands over after its turn, now and then, and one never.
-  std::vector<std::pair<size_t, size_t>> pieces;  // offset, size
-  for (size_t pos = 0; pos < w.size();) {
-    gnomon::server::NullHandler ignore;
-    const auto decoded = DecodeMessages(w.data() + pos, std::min<size_t>(6 * 1024, w.size() - pos), ignore);
-    const size_t take = decoded.consumed > 0 ? decoded.consumed : w.size() - pos;
-    pieces.emplace_back(pos, take);
-    pos += take;
-  }
+  const auto pieces = WholeMessagePieces(w, [](size_t) -> size_t { return 6 * 1024; });
   REQUIRE(pieces.size() > 100);
-  TraceWriterOptions options;
-  options.block_raw_bytes = 16 * 1024;
-  options.compress_threads = 2;
   const std::string path = dir.File("turns.gnomon");
-  auto writer = TraceWriter::Create(path, options);
-  REQUIRE(writer.ok());
-  REQUIRE(writer.value()->Publish(Overwrite::kYes).ok());
-  TraceWriter::Stream& stream = writer.value()->first_stream();
+  const auto writer = BusyWriter(path);
+  REQUIRE(writer->Publish(Overwrite::kYes).ok());
+  TraceWriter::Stream& stream = writer->first_stream();
   std::mutex turn;
   size_t next = 0;
   std::vector<std::weak_ptr<const void>> owners(pieces.size());
@@ -910,7 +907,7 @@ TEST_CASE("blocks filled in turns are handed over after them, by any thread, in 
     });
   }
   for (std::thread& lane : lanes) lane.join();
-  REQUIRE(writer.value()->Finish().ok());
+  REQUIRE(writer->Finish().ok());
   CHECK(std::all_of(owners.begin(), owners.end(), [](const auto& owner) { return owner.expired(); }));
   TraceModel loaded;
   auto report = LoadTrace(path, loaded);
@@ -935,15 +932,12 @@ TEST_CASE("a copy holds every piece referred to before it, though a hand-over wa
   std::atomic<uint64_t> referred{0};  // bytes whose Refer returned
   std::atomic<bool> done{false};
   std::thread lane([&] {
-    for (size_t pos = 0; pos < w.size();) {
-      gnomon::server::NullHandler ignore;
-      const auto decoded = DecodeMessages(w.data() + pos, std::min<size_t>(5000, w.size() - pos), ignore);
-      const size_t take = decoded.consumed > 0 ? decoded.consumed : w.size() - pos;
-      const auto owner = std::make_shared<const std::vector<uint8_t>>(w.data() + pos, w.data() + pos + take);
+    for (const auto& [offset, size] : WholeMessagePieces(w, [](size_t) -> size_t { return 5000; })) {
+      const auto owner =
+          std::make_shared<const std::vector<uint8_t>>(w.data() + offset, w.data() + offset + size);
       stream.Refer({}, owner->data(), owner->size(), owner);
-      referred += take;
+      referred += size;
       stream.HandOver();
-      pos += take;
     }
     done = true;
   });
