@@ -30,6 +30,10 @@
 //       With --viewer, received as a connected viewer does instead (a model built as the
 //       bytes come, teed to a file), without drawing. --lanes: the receiver's (default:
 //       what gnomon-capture and the viewer ask for on this machine).
+//       With --paired (not --live), on one thread as a viewer's lane builds its model:
+//       each piece's zones paired ahead, replayed in a turn, and each thread's last run
+//       stored after it, into memory faulted in ahead: the lane's own work per zone,
+//       apart from the socket, the other lanes and a busy machine.
 //   gnomon-bench matrix [--zones N] [--capture PATH | --viewer] [--lanes N]
 //       `ingest --live` for 1, 2, 4, 8 and 16 threads, tight and realistic: one JSON
 //       object with a row for each.
@@ -92,6 +96,7 @@ struct Args {
   std::string lanes;  // ingest --live, matrix: the capture's --lanes ("": its default)
   std::string level;  // ingest --live, matrix: the receiver's zstd level ("": its default)
   bool live = false;
+  bool paired = false;  // ingest: as a viewer's lane, on one thread
   bool viewer = false;  // ingest --live: received as the viewer does, into a model and its tee file
   std::string port;     // live-model: the producer's port
   std::string mode = "connected";
@@ -116,18 +121,19 @@ double TimerPairNs(int pairs, uint64_t& sink) {
 
 [[noreturn]] void Usage(const char* why) {
   if (why) std::fprintf(stderr, "gnomon-bench: %s\n\n", why);
-  std::fprintf(why ? stderr : stdout,
-               "Usage: gnomon-bench client [--threads N] [--zones N]\n"
-               "                           [--workload tight|realistic|lock|alloc|callstack|compute]\n"
-               "                           [--sampling-hz N [--bare-perf-event]]\n"
-               "                           [--mode connected|buffering|on-demand|ring|own-file|disabled]\n"
-               "       gnomon-bench ingest [--zones N] [--workload tight|realistic] [--live [--threads N]] "
-               "[--capture PATH | --viewer] [--lanes N] [--level L]\n"
-               "       gnomon-bench matrix [--zones N] [--capture PATH | --viewer] [--lanes N] [--level L]\n"
-               "       gnomon-bench file [--zones N] [--workload tight|realistic] [--output PATH]\n"
-               "       gnomon-bench load FILE | load [--zones N] [--workload tight|realistic]\n"
-               "       gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]\n"
-               "Prints progress on stderr and one JSON object as the last line of stdout.\n");
+  std::fprintf(
+      why ? stderr : stdout,
+      "Usage: gnomon-bench client [--threads N] [--zones N]\n"
+      "                           [--workload tight|realistic|lock|alloc|callstack|compute]\n"
+      "                           [--sampling-hz N [--bare-perf-event]]\n"
+      "                           [--mode connected|buffering|on-demand|ring|own-file|disabled]\n"
+      "       gnomon-bench ingest [--zones N] [--workload tight|realistic] [--paired | --live [--threads N]] "
+      "[--capture PATH | --viewer] [--lanes N] [--level L]\n"
+      "       gnomon-bench matrix [--zones N] [--capture PATH | --viewer] [--lanes N] [--level L]\n"
+      "       gnomon-bench file [--zones N] [--workload tight|realistic] [--output PATH]\n"
+      "       gnomon-bench load FILE | load [--zones N] [--workload tight|realistic]\n"
+      "       gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]\n"
+      "Prints progress on stderr and one JSON object as the last line of stdout.\n");
   std::exit(why ? 1 : 0);
 }
 
@@ -171,6 +177,8 @@ Args Parse(int argc, char** argv) {
       args.output = value();
     } else if (arg == "--live") {
       args.live = true;
+    } else if (arg == "--paired") {
+      args.paired = true;
     } else if (arg == "--viewer") {
       args.viewer = true;
     } else if (arg == "-p") {
@@ -193,6 +201,7 @@ Args Parse(int argc, char** argv) {
       args.command != "live-model")
     Usage("--level is for ingest --live and matrix");
   if (!args.level.empty() && args.command == "ingest" && !args.live) Usage("--level is for ingest --live");
+  if (args.paired && (args.command != "ingest" || args.live)) Usage("--paired is for ingest, without --live");
   return args;
 }
 
@@ -887,8 +896,82 @@ int Matrix(const Args& args) {
   return 0;
 }
 
+// `ingest --paired`: the stream in pieces of whole messages about as big as a lane's
+// turn, each copied into a buffer (as received), decoded there with its zones paired
+// ahead (ZoneOps, as the lane does before its turn), replayed on the builder (the turn),
+// and the runs it holds back stored (after the turn), while a thread of its own faults
+// in the model's memory ahead, as the worker's does. Each step timed apart.
+int IngestPaired(const Args& args) {
+  const auto stream = SyntheticStream(args);
+  TraceModel model;
+  gnomon::server::TraceBuilder builder(model);
+  struct Pairing {
+    gnomon::server::ZoneOps ops;
+    void OnLeafZone(uint32_t location, uint64_t begin, uint64_t end) { ops.Leaf(location, begin, end); }
+    void OnZoneBegin(const gnomon::protocol::ZoneBegin& m) { ops.Begin(m.srcloc_id, m.tick); }
+    void OnZoneEnd(const gnomon::protocol::ZoneEnd& m) { ops.End(m.tick); }
+    void OnMessageBytes(const uint8_t* p, size_t size) { ops.Bytes(p, size); }
+  } pairing;
+  struct Held {
+    gnomon::server::ZoneOps::Run run;
+    gnomon::server::ThreadTimeline* thread = nullptr;
+    std::vector<gnomon::server::TraceBuilder::OpenZone>* open = nullptr;
+  };
+  std::vector<Held> held;
+  gnomon::server::chunk_memory::BlockReserve reserve;
+  std::atomic<bool> done{false};
+  std::thread prefault([&] {
+    while (!done.load()) {
+      if (!reserve.AddOne(8)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  double copy_s = 0, pair_s = 0, turn_s = 0, store_s = 0;
+  {
+    const gnomon::server::chunk_memory::UseBlockReserve use(reserve);
+    constexpr size_t kPiece = 700u << 10;  // a viewer's lane's turn at 16 threads, about
+    // Each piece is copied into a buffer first, as received, and paired from there.
+    std::vector<uint8_t> received(kPiece);
+    for (size_t pos = 0; pos < stream.size();) {
+      auto start = Clock::now();
+      const size_t piece = std::min(kPiece, stream.size() - pos);
+      std::memcpy(received.data(), stream.data() + pos, piece);
+      copy_s += Seconds(start);
+      start = Clock::now();
+      pairing.ops.Clear();
+      const auto result = gnomon::server::DecodeMessages(received.data(), piece, pairing);
+      pair_s += Seconds(start);
+      start = Clock::now();
+      pairing.ops.Replay(
+          builder, [&](const uint8_t* p, size_t n) { gnomon::server::DecodeMessages(p, n, builder); },
+          [&](const gnomon::server::ZoneOps::Run& run) {
+            Held h{run};
+            if (!builder.HoldRun(run, h.thread, h.open)) return false;
+            held.push_back(h);
+            return true;
+          });
+      turn_s += Seconds(start);
+      start = Clock::now();
+      for (const Held& h : held) gnomon::server::TraceBuilder::StoreRun(h.run, *h.thread, *h.open);
+      held.clear();
+      store_s += Seconds(start);
+      pos += result.consumed;
+    }
+  }
+  done = true;
+  prefault.join();
+  const double zones = double(model.zone_count);
+  std::printf(
+      "{\"bench\":\"ingest\",\"paired\":true,\"workload\":\"%s\",\"zones\":%.0f,\"zones_per_s\":%.0f,"
+      "\"copy_ns_per_zone\":%.2f,\"pair_ns_per_zone\":%.2f,\"turn_ns_per_zone\":%.2f,"
+      "\"store_ns_per_zone\":%.2f}\n",
+      args.workload.c_str(), zones, zones / (copy_s + pair_s + turn_s + store_s), copy_s * 1e9 / zones,
+      pair_s * 1e9 / zones, turn_s * 1e9 / zones, store_s * 1e9 / zones);
+  return 0;
+}
+
 int Ingest(const Args& args) {
   if (args.live) return IngestLive(args);
+  if (args.paired) return IngestPaired(args);
   const auto stream = SyntheticStream(args);
   TraceModel model;
   gnomon::server::TraceBuilder builder(model);
