@@ -46,12 +46,14 @@ class TraceBuilder;
 // them), so a thread's zones between them make one run.
 class ZoneOps {
  public:
+  // Plain words, no bit-fields: a bit-field's store reads the slot first, and the slots
+  // are fresh memory, written once.
   struct RunZone {
+    static constexpr uint32_t kOpen = 1u << 31;  // in depth: still open at the end of its run
     uint64_t begin_tick;
     uint64_t end_tick;
     uint32_t source_location;
-    uint32_t depth : 31;  // below the zones open when the run begins
-    uint32_t open : 1;    // still open at the end of its run
+    uint32_t depth;  // below the zones open when the run begins, | kOpen
   };
   // A run's zones, and what they add to the model's totals, for TraceBuilder.
   struct Run {
@@ -73,14 +75,20 @@ class ZoneOps {
     context_known_ = false;
   }
   void Leaf(uint32_t source_location, uint64_t begin_tick, uint64_t end_tick) {
-    Run& run = Extend(source_location, begin_tick);
-    See(run, end_tick, end_tick < begin_tick);
-    zones_.push_back({begin_tick, end_tick, source_location, uint32_t(open_.size()), 0});
+    Run& run = Extend(source_location);
+    if (end_tick >= begin_tick) [[likely]] {
+      run.first_tick = std::min(run.first_tick, begin_tick);
+      run.last_tick = std::max(run.last_tick, end_tick);
+    } else {
+      See(run, begin_tick, false);
+      See(run, end_tick, true);
+    }
+    zones_.push_back({begin_tick, end_tick, source_location, uint32_t(open_.size())});
   }
   void Begin(uint32_t source_location, uint64_t tick) {
-    Extend(source_location, tick);
+    See(Extend(source_location), tick, false);
     open_.push_back(zones_.size());
-    zones_.push_back({tick, 0, source_location, uint32_t(open_.size() - 1), 1});
+    zones_.push_back({tick, 0, source_location, uint32_t(open_.size() - 1) | RunZone::kOpen});
   }
   // Closes the run's innermost open zone; one begun before the run is the builder's to
   // close.
@@ -89,7 +97,7 @@ class ZoneOps {
       RunZone& zone = zones_[open_.back()];
       open_.pop_back();
       zone.end_tick = tick;
-      zone.open = 0;
+      zone.depth &= ~RunZone::kOpen;
       See(runs_.back(), tick, tick < zone.begin_tick);
       return;
     }
@@ -146,12 +154,12 @@ class ZoneOps {
   Op MakeOp(Op::Kind kind, uint64_t a, uint64_t b) const {
     return {kind, context_known_, false, context_thread_, a, b};
   }
-  Run& Extend(uint32_t source_location, uint64_t begin_tick) {
+  // The run a zone goes to, its largest location updated (its ticks are the caller's).
+  Run& Extend(uint32_t source_location) {
     if (current_ == nullptr) [[unlikely]]
       StartRun();
     Run& run = *current_;
     run.max_location = std::max(run.max_location, source_location);
-    See(run, begin_tick, false);
     return run;
   }
   static void See(Run& run, uint64_t tick, bool clamped) {
@@ -406,11 +414,15 @@ template <typename Locate>
 void TraceBuilder::StoreZones(const ZoneOps::Run& run, ThreadTimeline& thread, std::vector<OpenZone>& open,
                               Locate&& locate) {
   const size_t base_depth = open.size();
-  for (size_t i = 0; i < run.count; ++i) {
-    const ZoneOps::RunZone& z = run.zones[i];
+  // The run's fields in registers: the zones' stores could alias them.
+  const ZoneOps::RunZone* const zones = run.zones;
+  const size_t count = run.count;
+  for (size_t i = 0; i < count; ++i) {
+    const ZoneOps::RunZone& z = zones[i];
     const uint32_t location = locate(z.source_location);
-    const uint32_t depth = uint32_t(std::min<size_t>(base_depth + z.depth, ZoneArray::kMaxDepth));
-    if (z.open) {
+    const uint32_t depth =
+        uint32_t(std::min<size_t>(base_depth + (z.depth & ~ZoneOps::RunZone::kOpen), ZoneArray::kMaxDepth));
+    if ((z.depth & ZoneOps::RunZone::kOpen) != 0) {
       open.push_back({thread.zones.size(), z.begin_tick});
       thread.zones.push_back(
           Zone{.begin_tick = z.begin_tick, .source_location = location, .depth = uint16_t(depth)});
