@@ -13,8 +13,11 @@
 #include <asio.hpp>
 #include <cstring>
 #include <ctime>
+#include <deque>
 #include <fstream>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <type_traits>
 #include <unordered_set>
@@ -93,20 +96,32 @@ struct LaneHandler : CountingHandler {
   }
 };
 
+// Pieces of a lane that wait for their turn in the merge, or take it, at most (TurnTaker):
+// one is as fast as four on the 16-core host (docs/benchmarks.md), and each holds its
+// paired zones.
+constexpr size_t kPiecesInFlight = 1;
+
 // A lane of a worker that builds a model: pairs the zones ahead of the builder, on the
-// lane's thread (ZoneOps), and keeps the other messages' bytes.
+// lane's thread (ZoneOps), and keeps the other messages' bytes. Into a ZoneOps of its
+// own while those of the pieces in flight wait for their turn (Next).
 struct ModelLaneHandler : LaneHandler {
-  ZoneOps ops;
+  ModelLaneHandler() = default;
+  ModelLaneHandler(const ModelLaneHandler&) = delete;  // `ops` points into it
+  ModelLaneHandler& operator=(const ModelLaneHandler&) = delete;
+  std::array<ZoneOps, kPiecesInFlight + 1> ring;
+  size_t next = 0;
+  ZoneOps* ops = &ring[0];
+  void Next() { ops = &ring[++next % ring.size()]; }
   void OnLeafZone(uint32_t location, uint64_t begin, uint64_t end) {
     ++zones;
-    ops.Leaf(location, begin, end);
+    ops->Leaf(location, begin, end);
   }
   void OnZoneBegin(const protocol::ZoneBegin& m) {
     ++zones;
-    ops.Begin(m.srcloc_id, m.tick);
+    ops->Begin(m.srcloc_id, m.tick);
   }
-  void OnZoneEnd(const protocol::ZoneEnd& m) { ops.End(m.tick); }
-  void OnMessageBytes(const uint8_t* p, size_t size) { ops.Bytes(p, size); }
+  void OnZoneEnd(const protocol::ZoneEnd& m) { ops->End(m.tick); }
+  void OnMessageBytes(const uint8_t* p, size_t size) { ops->Bytes(p, size); }
 };
 
 // TraceBuilder with the same progress view as CountingHandler.
@@ -655,6 +670,84 @@ class SlabPool : public std::enable_shared_from_this<SlabPool> {
   std::vector<std::unique_ptr<uint8_t[]>> free_;
 };
 
+// A lane's piece of decoded bytes, for its turn in the merge.
+struct LanePiece {
+  const uint8_t* bytes = nullptr;
+  size_t size = 0;
+  uint64_t after = 0;                 // what of the main stream it needs first
+  std::optional<uint32_t> context;    // the lane's thread before it
+  ZoneOps* ops = nullptr;             // its zones, paired
+  std::shared_ptr<const void> owner;  // keeps `bytes` where they are
+  uint64_t zones = 0;                 // received in it, counted once it has its place
+  uint64_t messages = 0;
+};
+
+// Takes a model-building lane's turns in the merge, and stores their runs, on a thread
+// of its own ("gnomon-store"), in the order handed: the lane receives and pairs the next
+// pieces meanwhile, up to kPiecesInFlight ahead. The two halves of a lane's work then
+// overlap, and on a host whose cores are all busy the lane's work gets two threads'
+// share of them rather than one.
+class TurnTaker {
+ public:
+  // turn(piece) takes the piece's turn; false: the piece has no place, and no piece after
+  // it is taken.
+  TurnTaker(chunk_memory::BlockReserve& reserve, std::function<bool(LanePiece&)> turn)
+      : turn_(std::move(turn)), thread_([this, &reserve] { Run(reserve); }) {}
+  ~TurnTaker() { Finish(); }
+  TurnTaker(const TurnTaker&) = delete;
+  TurnTaker& operator=(const TurnTaker&) = delete;
+
+  // Hands a piece, once fewer than kPiecesInFlight are; false when one before had no
+  // place (this one is not taken).
+  bool Hand(LanePiece piece) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [this] { return pieces_.size() < kPiecesInFlight; });
+    if (refused_.load()) return false;
+    pieces_.push_back(std::move(piece));
+    changed_.notify_all();
+    return true;
+  }
+  // A piece had no place: the lane stops.
+  bool refused() const { return refused_.load(); }
+  // Waits for every piece handed to take its turn, and ends the thread.
+  void Finish() {
+    {
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [this] { return pieces_.empty(); });
+      stop_ = true;
+      changed_.notify_all();
+    }
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void Run(chunk_memory::BlockReserve& reserve) {
+    pthread_setname_np(pthread_self(), "gnomon-store");
+    const chunk_memory::UseBlockReserve use_reserve(reserve);  // the runs' zones are stored here
+    std::unique_lock lock(mutex_);
+    while (true) {
+      changed_.wait(lock, [this] { return !pieces_.empty() || stop_; });
+      if (pieces_.empty()) return;
+      LanePiece& piece = pieces_.front();  // stays in flight, its ZoneOps untouched, until done
+      const bool after_refused = refused_.load();
+      lock.unlock();
+      // None after a piece with no place takes a turn: the lane's stream has a hole there.
+      const bool placed = !after_refused && turn_(piece);
+      lock.lock();
+      if (!placed) refused_.store(true);
+      pieces_.pop_front();  // its buffer may go back to the pool
+      changed_.notify_all();
+    }
+  }
+  std::function<bool(LanePiece&)> turn_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<LanePiece> pieces_;  // handed, the first taking its turn
+  bool stop_ = false;
+  std::atomic<bool> refused_{false};  // a piece had no place: none after it takes a turn
+  std::thread thread_;                // last: starts once the rest is made
+};
+
 }  // namespace
 
 // A lane's receive buffer. The writer reads the bytes a lane gives it where they were
@@ -1014,7 +1107,32 @@ void Worker::LaneLoop(size_t index, Handler& handler, LaneBuffer& buffer) {
   const int fd = lane_fds_[index];
   const int from = int(index) + 1;
   constexpr bool kPairs = std::is_same_v<Handler, ModelLaneHandler>;
-  LaterRuns later;
+  // A piece's turn in the merge; then, beside the next lane's turn, the runs left to
+  // store, and the blocks the turn filled to the compressing threads (whose lock, under
+  // a turn, held up every lane). False: it has no place.
+  auto take_turn = [this, from](LanePiece& piece, LaterRuns& later) {
+    {
+      std::unique_lock lock(append_mutex_);
+      while (main_appended_ < piece.after && !main_final_ && !lanes_stop_.load())
+        appended_.wait_for(lock, std::chrono::milliseconds(100));
+      if (main_appended_ < piece.after) return false;  // the main connection ended first
+      // The writer reads the bytes where they are: no copy in the turn, nor after it.
+      AppendFrom(from, piece.context, piece.bytes, piece.size, piece.ops, &later,
+                 options_.writer != nullptr ? piece.owner : nullptr);
+    }
+    zones_received_.fetch_add(piece.zones, std::memory_order_relaxed);
+    messages_received_.fetch_add(piece.messages, std::memory_order_relaxed);
+    StoreLaterRuns(later);
+    if (options_.writer != nullptr) options_.writer->HandOver();
+    return true;
+  };
+  LaterRuns later;  // a lane that takes its own turns
+  std::optional<TurnTaker> taker;
+  if constexpr (kPairs) {
+    taker.emplace(reserve_, [take_turn, later = LaterRuns{}](LanePiece& piece) mutable {
+      return take_turn(piece, later);
+    });
+  }
   size_t begin = 0;  // in the buffer: the first byte not taken yet
   size_t filled = 0;
   uint64_t batch_left = 0;  // bytes of the current batch not taken yet
@@ -1023,7 +1141,7 @@ void Worker::LaneLoop(size_t index, Handler& handler, LaneBuffer& buffer) {
   uint64_t zones_counted = 0;
   std::string error;
   bool placeable = true;  // false once a batch needs main bytes that never came
-  while (error.empty() && placeable && !lanes_stop_.load()) {
+  while (error.empty() && placeable && !lanes_stop_.load() && !(taker && taker->refused())) {
     size_t pos = begin;
     while (error.empty()) {
       if (batch_left == 0) {
@@ -1047,7 +1165,7 @@ void Worker::LaneLoop(size_t index, Handler& handler, LaneBuffer& buffer) {
       }
       const size_t available = size_t(std::min<uint64_t>(batch_left, filled - pos));
       const std::optional<uint32_t> context = handler.context;
-      if constexpr (kPairs) handler.ops.Clear();
+      if constexpr (kPairs) handler.ops->Clear();  // the turn taker is done with it
       const DecodeResult result = DecodeMessages(buffer.data() + pos, available, handler);
       if (result.failed) {
         error = result.error;
@@ -1055,27 +1173,25 @@ void Worker::LaneLoop(size_t index, Handler& handler, LaneBuffer& buffer) {
         if (available == batch_left) error = "a lane batch ends inside a message";
         break;
       }
-      {
-        std::unique_lock lock(append_mutex_);
-        while (main_appended_ < after && !main_final_ && !lanes_stop_.load())
-          appended_.wait_for(lock, std::chrono::milliseconds(100));
-        if (main_appended_ < after) {  // the main connection ended first: this has no place
-          placeable = false;
-          break;
-        }
-        ZoneOps* ops = nullptr;
-        if constexpr (kPairs) ops = &handler.ops;
-        // The writer reads the bytes where they are: no copy in the turn, nor after it.
-        AppendFrom(from, context, buffer.data() + pos, result.consumed, ops, &later,
-                   options_.writer != nullptr ? buffer.Share() : nullptr);
-      }
-      // Beside the next lane's turn: the runs left to store, and the blocks the turn
-      // filled to the compressing threads (whose lock, under a turn, held up every lane).
-      if constexpr (kPairs) StoreLaterRuns(later);
-      if (options_.writer != nullptr) options_.writer->HandOver();
-      zones_received_.fetch_add(handler.zones - zones_counted, std::memory_order_relaxed);
+      // The buffer's bytes stay where they are until the piece's turn is over: the
+      // writer's, and a model-building lane's, taken by another thread.
+      LanePiece piece{buffer.data() + pos,
+                      result.consumed,
+                      after,
+                      context,
+                      nullptr,
+                      kPairs || options_.writer != nullptr ? buffer.Share() : nullptr,
+                      handler.zones - zones_counted,
+                      result.messages};
       zones_counted = handler.zones;
-      messages_received_.fetch_add(result.messages, std::memory_order_relaxed);
+      if constexpr (kPairs) {
+        piece.ops = handler.ops;
+        placeable = taker->Hand(std::move(piece));
+        handler.Next();
+      } else {
+        placeable = take_turn(piece, later);
+      }
+      if (!placeable) break;
       pos += result.consumed;
       batch_left -= result.consumed;
       lane_offset += result.consumed;
@@ -1099,6 +1215,7 @@ void Worker::LaneLoop(size_t index, Handler& handler, LaneBuffer& buffer) {
     bytes_received_.fetch_add(uint64_t(n), std::memory_order_relaxed);
     lane_bytes_received_.fetch_add(uint64_t(n), std::memory_order_relaxed);
   }
+  if (taker) taker->Finish();  // every piece handed takes its turn before the lane ends
   if (!error.empty()) {
     Fail(State::kFailed, "malformed stream on lane " + std::to_string(from) + " at byte " +
                              std::to_string(lane_offset) + ": " + error +

@@ -20,8 +20,9 @@
 // first when another connection wrote in between; the goodbye goes last. A worker that
 // builds a model with lanes builds it from that merged stream, in its order, so that the
 // model holds what the file will: each lane pairs its zone begins and ends on its own
-// thread (ZoneOps, trace_builder.h), and stores its turn's last run of them after its
-// turn, beside the other lanes (each writes only its own threads' zones).
+// thread (ZoneOps, trace_builder.h), and a second thread of its own ("gnomon-store")
+// takes its turns and stores each turn's last run of them after the turn, beside the
+// other lanes (each writes only its own threads' zones).
 #pragma once
 
 #include <atomic>
