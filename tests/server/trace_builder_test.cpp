@@ -8,6 +8,7 @@ using gnomon::protocol::MessageType;
 using gnomon::server::DecodeMessages;
 using gnomon::server::TraceBuilder;
 using gnomon::server::TraceModel;
+using gnomon::server::ZoneOps;
 using gnomon::test::StreamWriter;
 
 namespace {
@@ -170,4 +171,23 @@ TEST_CASE(
   const auto& first = m.capture.readings[0];
   CHECK(int64_t(first.probe_sent_ns - first.receive_ns) == 5'000'000 - 1200);
   CHECK(int64_t(first.reply_received_ns - first.send_ns) == 5'000'000 - 1000);
+}
+
+TEST_CASE("a lane's paired zones keep a normal piece's room for the next, not a hostile piece's") {
+  ZoneOps ops;
+  for (uint64_t i = 0; i < 100'000; ++i) ops.Leaf(1, 10 * i, 10 * i + 5);
+  const size_t normal = ops.capacity_bytes();
+  CHECK(normal >= 100'000 * sizeof(ZoneOps::RunZone));
+  ops.Clear();
+  CHECK(ops.capacity_bytes() == normal);  // the next piece allocates nothing
+  // A begin and a colour, over and over: every zone a run of its own, cut by the colour.
+  StreamWriter colour;
+  colour.ZoneColor(0x123456);
+  for (uint64_t i = 0; i < 400'000; ++i) {
+    ops.Begin(1, i);
+    ops.Bytes(colour.bytes().data(), colour.bytes().size());
+  }
+  CHECK(ops.capacity_bytes() > 4 * ZoneOps::kKeptBytes);
+  ops.Clear();
+  CHECK(ops.capacity_bytes() <= 4 * ZoneOps::kKeptBytes);
 }
