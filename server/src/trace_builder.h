@@ -43,7 +43,8 @@ class TraceBuilder;
 // connection's other messages, kept as their bytes. Replayed in order on the builder, it
 // builds exactly what decoding the connection's bytes would. Frame marks, plot values and
 // log messages do not cut a run (they change nothing of a thread's zones, nor depend on
-// them), so a thread's zones between them make one run.
+// them), so a thread's zones between them make one run. The connection's bytes are
+// decoded with it as the handler (stream_decoder.h; OnMessageBytes keeps the others).
 class ZoneOps {
  public:
   // Plain words, no bit-fields: a bit-field's store reads the slot first, and the slots
@@ -77,12 +78,14 @@ class ZoneOps {
     current_ = nullptr;
     context_known_ = false;
   }
+  // The zones handled since Clear(), leaves and begins.
+  size_t zone_count() const { return zones_.size(); }
   // The room its vectors hold.
   size_t capacity_bytes() const {
     return zones_.capacity() * sizeof(RunZone) + runs_.capacity() * sizeof(Run) +
            ops_.capacity() * sizeof(Op) + open_.capacity() * sizeof(size_t);
   }
-  void Leaf(uint32_t source_location, uint64_t begin_tick, uint64_t end_tick) {
+  void OnLeafZone(uint32_t source_location, uint64_t begin_tick, uint64_t end_tick) {
     Run& run = Extend(source_location);
     if (end_tick >= begin_tick) [[likely]] {
       run.first_tick = std::min(run.first_tick, begin_tick);
@@ -93,14 +96,17 @@ class ZoneOps {
     }
     zones_.push_back({begin_tick, end_tick, source_location, uint32_t(open_.size())});
   }
-  void Begin(uint32_t source_location, uint64_t tick) {
+  void OnZoneBegin(const protocol::ZoneBegin& m) {
+    const uint32_t source_location = m.srcloc_id;
+    const uint64_t tick = m.tick;
     See(Extend(source_location), tick, false);
     open_.push_back(zones_.size());
     zones_.push_back({tick, 0, source_location, uint32_t(open_.size() - 1) | RunZone::kOpen});
   }
   // Closes the run's innermost open zone; one begun before the run is the builder's to
   // close.
-  void End(uint64_t tick) {
+  void OnZoneEnd(const protocol::ZoneEnd& m) {
+    const uint64_t tick = m.tick;
     if (!open_.empty()) {
       RunZone& zone = zones_[open_.back()];
       open_.pop_back();
@@ -113,7 +119,7 @@ class ZoneOps {
   }
   // Any other whole message, decoded by the builder in its turn (the bytes must live
   // until the replay).
-  void Bytes(const uint8_t* p, size_t size) {
+  void OnMessageBytes(const uint8_t* p, size_t size) {
     const bool detached = p[0] == uint8_t(protocol::MessageType::kFrameMark) ||
                           p[0] == uint8_t(protocol::MessageType::kFrameBegin) ||
                           p[0] == uint8_t(protocol::MessageType::kFrameEnd) ||

@@ -112,16 +112,12 @@ struct ModelLaneHandler : LaneHandler {
   size_t next = 0;
   ZoneOps* ops = &ring[0];
   void Next() { ops = &ring[++next % ring.size()]; }
-  void OnLeafZone(uint32_t location, uint64_t begin, uint64_t end) {
-    ++zones;
-    ops->Leaf(location, begin, end);
-  }
-  void OnZoneBegin(const protocol::ZoneBegin& m) {
-    ++zones;
-    ops->Begin(m.srcloc_id, m.tick);
-  }
-  void OnZoneEnd(const protocol::ZoneEnd& m) { ops->End(m.tick); }
-  void OnMessageBytes(const uint8_t* p, size_t size) { ops->Bytes(p, size); }
+  // The zones' messages, and the others' bytes, to the current piece's ops (which count
+  // the zones: zones stays 0).
+  void OnLeafZone(uint32_t location, uint64_t begin, uint64_t end) { ops->OnLeafZone(location, begin, end); }
+  void OnZoneBegin(const protocol::ZoneBegin& m) { ops->OnZoneBegin(m); }
+  void OnZoneEnd(const protocol::ZoneEnd& m) { ops->OnZoneEnd(m); }
+  void OnMessageBytes(const uint8_t* p, size_t size) { ops->OnMessageBytes(p, size); }
 };
 
 // TraceBuilder with the same progress view as CountingHandler.
@@ -1181,9 +1177,14 @@ void Worker::LaneLoop(size_t index, Handler& handler, LaneBuffer& buffer) {
                       context,
                       nullptr,
                       kPairs || options_.writer != nullptr ? buffer.Share() : nullptr,
-                      handler.zones - zones_counted,
+                      0,
                       result.messages};
-      zones_counted = handler.zones;
+      if constexpr (kPairs) {
+        piece.zones = handler.ops->zone_count();
+      } else {
+        piece.zones = handler.zones - zones_counted;
+        zones_counted = handler.zones;
+      }
       if constexpr (kPairs) {
         piece.ops = handler.ops;
         placeable = taker->Hand(std::move(piece));

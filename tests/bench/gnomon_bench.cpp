@@ -905,13 +905,7 @@ int IngestPaired(const Args& args) {
   const auto stream = SyntheticStream(args);
   TraceModel model;
   gnomon::server::TraceBuilder builder(model);
-  struct Pairing {
-    gnomon::server::ZoneOps ops;
-    void OnLeafZone(uint32_t location, uint64_t begin, uint64_t end) { ops.Leaf(location, begin, end); }
-    void OnZoneBegin(const gnomon::protocol::ZoneBegin& m) { ops.Begin(m.srcloc_id, m.tick); }
-    void OnZoneEnd(const gnomon::protocol::ZoneEnd& m) { ops.End(m.tick); }
-    void OnMessageBytes(const uint8_t* p, size_t size) { ops.Bytes(p, size); }
-  } pairing;
+  gnomon::server::ZoneOps ops;
   struct Held {
     gnomon::server::ZoneOps::Run run;
     gnomon::server::ThreadTimeline* thread = nullptr;
@@ -937,11 +931,11 @@ int IngestPaired(const Args& args) {
       std::memcpy(received.data(), stream.data() + pos, piece);
       copy_s += Seconds(start);
       start = Clock::now();
-      pairing.ops.Clear();
-      const auto result = gnomon::server::DecodeMessages(received.data(), piece, pairing);
+      ops.Clear();
+      const auto result = gnomon::server::DecodeMessages(received.data(), piece, ops);
       pair_s += Seconds(start);
       start = Clock::now();
-      pairing.ops.Replay(
+      ops.Replay(
           builder, [&](const uint8_t* p, size_t n) { gnomon::server::DecodeMessages(p, n, builder); },
           [&](const gnomon::server::ZoneOps::Run& run) {
             Held h{run};

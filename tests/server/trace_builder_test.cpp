@@ -175,7 +175,7 @@ TEST_CASE(
 
 TEST_CASE("a lane's paired zones keep a normal piece's room for the next, not a hostile piece's") {
   ZoneOps ops;
-  for (uint64_t i = 0; i < 100'000; ++i) ops.Leaf(1, 10 * i, 10 * i + 5);
+  for (uint64_t i = 0; i < 100'000; ++i) ops.OnLeafZone(1, 10 * i, 10 * i + 5);
   const size_t normal = ops.capacity_bytes();
   CHECK(normal >= 100'000 * sizeof(ZoneOps::RunZone));
   ops.Clear();
@@ -184,8 +184,8 @@ TEST_CASE("a lane's paired zones keep a normal piece's room for the next, not a 
   StreamWriter colour;
   colour.ZoneColor(0x123456);
   for (uint64_t i = 0; i < 400'000; ++i) {
-    ops.Begin(1, i);
-    ops.Bytes(colour.bytes().data(), colour.bytes().size());
+    ops.OnZoneBegin({.srcloc_id = 1, .tick = i});
+    ops.OnMessageBytes(colour.bytes().data(), colour.bytes().size());
   }
   CHECK(ops.capacity_bytes() > 4 * ZoneOps::kKeptBytes);
   ops.Clear();
