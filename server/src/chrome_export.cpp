@@ -81,10 +81,9 @@ void WriteProcess(const ProcessTimeline& timeline, std::ostream& out, const Expo
           << ",\"file\":" << JsonQuote(location.file) << ",\"line\":" << location.line;
       if (zone.is_open()) out << ",\"unfinished\":true";
       if (zone.flags & kZoneHasAttributes) {
-        auto it = thread.attributes.find(i);
-        if (it != thread.attributes.end()) {
-          if (!it->second.text.empty()) out << ",\"text\":" << JsonQuote(it->second.text);
-          if (it->second.has_value) out << ",\"value\":" << it->second.value;
+        if (const auto attributes = thread.attributes.find(i)) {
+          if (!attributes->text.empty()) out << ",\"text\":" << JsonQuote(attributes->text);
+          if (attributes->has_value) out << ",\"value\":" << attributes->value;
         }
       }
       out << "}}";

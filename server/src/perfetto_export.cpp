@@ -392,17 +392,16 @@ class PerfettoWriter {
     if (kept < 0) kept = filter_.KeepsZone(model_.Location(location).name);
     return kept != 0;
   }
-  // The runtime attributes of a zone, or nullptr.
-  static const ZoneAttributes* Attributes(const ThreadTimeline& thread, size_t index, const Zone& zone) {
-    if (!(zone.flags & kZoneHasAttributes)) return nullptr;
-    auto it = thread.attributes.find(index);
-    return it == thread.attributes.end() ? nullptr : &it->second;
+  // The runtime attributes of a zone, if any.
+  static std::optional<ZoneAttributes> Attributes(const ThreadTimeline& thread, size_t index,
+                                                  const Zone& zone) {
+    if (!(zone.flags & kZoneHasAttributes)) return std::nullopt;
+    return thread.attributes.find(index);
   }
   bool KeepsZone(const ThreadTimeline& thread, size_t index, const Zone& zone) {
-    const ZoneAttributes* attributes = Attributes(thread, index, zone);
-    const bool name_kept = attributes != nullptr && !attributes->name.empty()
-                               ? filter_.KeepsZone(attributes->name)
-                               : KeepsLocation(zone.source_location);
+    const auto attributes = Attributes(thread, index, zone);
+    const bool name_kept = attributes && !attributes->name.empty() ? filter_.KeepsZone(attributes->name)
+                                                                   : KeepsLocation(zone.source_location);
     return name_kept &&
            filter_.Overlaps(Ns(zone.begin_tick), Ns(zone.is_open() ? model_.last_tick : zone.end_tick));
   }
@@ -580,13 +579,13 @@ class PerfettoWriter {
       if (!KeepsZone(thread, i, zone)) continue;
       const uint64_t end_tick = zone.is_open() ? model_.last_tick : zone.end_tick;
       pb::TrackEvent& event = track.Open(Ns(zone.begin_tick), Ns(end_tick), zone.depth);
-      const ZoneAttributes* attributes = Attributes(thread, i, zone);
-      if (attributes != nullptr && !attributes->name.empty())
+      const auto attributes = Attributes(thread, i, zone);
+      if (attributes && !attributes->name.empty())
         event.set_name_iid(sequence.Name(attributes->name));
       else
         event.set_name_iid(sequence.LocationName(model_, zone.source_location));
       event.set_source_location_iid(sequence.SourceLocation(model_, zone.source_location));
-      if (attributes != nullptr) {
+      if (attributes) {
         if (!attributes->text.empty()) Annotate(sequence, event, "text").set_string_value(attributes->text);
         if (attributes->has_value) Annotate(sequence, event, "value").set_uint_value(attributes->value);
       }

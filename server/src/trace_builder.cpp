@@ -59,32 +59,38 @@ void TraceBuilder::AddRunTotals(const ZoneOps::Run& run) {
   SeeTick(run.last_tick);
 }
 
-ZoneAttributes* TraceBuilder::InnermostAttributes() {
+ZoneAttributeTable::Entry* TraceBuilder::InnermostAttributes() {
   if (CurrentThread() == nullptr || open_->empty()) {
     ++model_.diagnostics.attributes_without_zone;
     return nullptr;
   }
   const uint64_t index = open_->back().index;
-  thread_->zones.AddFlags(index, kZoneHasAttributes);
-  return &thread_->attributes[index];
+  const bool known = (thread_->zones.Flags(index) & kZoneHasAttributes) != 0;
+  if (!known) thread_->zones.AddFlags(index, kZoneHasAttributes);
+  return &thread_->attributes.Touch(index, known);
+}
+
+uint32_t TraceBuilder::InternUtf8(std::string_view text) {
+  AssignUtf8(text_, text);
+  return thread_->attributes.Intern(text_);
 }
 
 void TraceBuilder::OnZoneName(const protocol::ZoneName&, const protocol::ZoneNameTail& t) {
-  if (ZoneAttributes* a = InnermostAttributes()) AssignUtf8(a->name, t.name);
+  if (ZoneAttributeTable::Entry* a = InnermostAttributes()) a->name = InternUtf8(t.name);
 }
 
 void TraceBuilder::OnZoneText(const protocol::ZoneText&, const protocol::ZoneTextTail& t) {
-  if (ZoneAttributes* a = InnermostAttributes()) AssignUtf8(a->text, t.text);
+  if (ZoneAttributeTable::Entry* a = InnermostAttributes()) a->text = InternUtf8(t.text);
 }
 
 void TraceBuilder::OnZoneColor(const protocol::ZoneColor& m) {
-  if (ZoneAttributes* a = InnermostAttributes()) a->color = m.rgb;
+  if (ZoneAttributeTable::Entry* a = InnermostAttributes()) a->color = m.rgb;
 }
 
 void TraceBuilder::OnZoneValue(const protocol::ZoneValue& m) {
-  if (ZoneAttributes* a = InnermostAttributes()) {
+  if (ZoneAttributeTable::Entry* a = InnermostAttributes()) {
     a->value = m.value;
-    a->has_value = true;
+    a->has_value = 1;
   }
 }
 

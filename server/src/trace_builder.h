@@ -379,7 +379,10 @@ class TraceBuilder {
     return ResolveThread();
   }
   [[gnu::noinline]] ThreadTimeline* ResolveThread();
-  ZoneAttributes* InnermostAttributes();
+  // The innermost open zone's attributes, made at its first (flagged kZoneHasAttributes).
+  ZoneAttributeTable::Entry* InnermostAttributes();
+  // A name or text, made valid UTF-8, kept once in the current thread's table.
+  uint32_t InternUtf8(std::string_view text);
   // The index in model_.source_locations of the program's location `id`; 0
   // ("unknown") for an id past kMaxSourceLocationId, counted. This runs for every zone.
   // A program numbers its locations 1, 2, 3... and its stream defines them in that
@@ -430,6 +433,7 @@ class TraceBuilder {
   bool thread_refused_ = false;                        // thread_id_ is past kMaxThreads (counted once)
   uint32_t identity_limit_ = 1;                        // ids below it are their own index (0: "unknown")
   std::function<void(const ThreadTimeline&)> thread_gate_;
+  std::string text_;  // InternUtf8's
 };
 
 template <typename Locate>

@@ -13,8 +13,8 @@ TraceModel::TraceModel() {
 const std::string& TraceModel::ZoneName(const ThreadTimeline& thread, size_t zone_index) const {
   const Zone& zone = thread.zones[zone_index];
   if (zone.flags & kZoneHasAttributes) {
-    auto it = thread.attributes.find(zone_index);
-    if (it != thread.attributes.end() && !it->second.name.empty()) return it->second.name;
+    const auto attributes = thread.attributes.find(zone_index);
+    if (attributes && !attributes->name.empty()) return attributes->name;
   }
   return Location(zone.source_location).name;
 }

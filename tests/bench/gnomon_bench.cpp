@@ -2,7 +2,7 @@
 // one JSON object on the last line (see docs/benchmarks.md for the recorded results).
 //
 //   gnomon-bench client [--threads N] [--zones N]
-//                       [--workload tight|realistic|lock|alloc|callstack|compute]
+//                       [--workload tight|realistic|attributes|lock|alloc|callstack|compute]
 //                       [--mode connected|buffering|on-demand|ring|own-file|disabled]
 //                       [--sampling-hz N [--bare-perf-event]]
 //       ns per zone (begin + end) on each calling thread -- or, for `lock`, per
@@ -18,7 +18,7 @@
 //       given apart), on demand with no capture (nothing recorded), as a flight recorder
 //       with no capture (the ring recycling its oldest chunks), writing the program's
 //       own trace file (with the time until the file is complete), or compiled out.
-//   gnomon-bench ingest [--zones N] [--workload tight|realistic] [--live [--threads N]]
+//   gnomon-bench ingest [--zones N] [--workload tight|realistic|attributes] [--live [--threads N]]
 //                       [--capture PATH | --viewer] [--lanes N]
 //       the worker's decode + store rate (zones/s) and memory per stored zone, on a
 //       stream held in memory (no socket); with --live, end to end instead: a program
@@ -37,7 +37,7 @@
 //   gnomon-bench matrix [--zones N] [--capture PATH | --viewer] [--lanes N]
 //       `ingest --live` for 1, 2, 4, 8 and 16 threads, tight and realistic: one JSON
 //       object with a row for each.
-//   gnomon-bench file [--zones N] [--workload tight|realistic]
+//   gnomon-bench file [--zones N] [--workload tight|realistic|attributes]
 //       bytes per zone of a trace file written by a live capture of this process.
 //   gnomon-bench load FILE
 //       load time, and bytes per zone of an existing trace file.
@@ -124,14 +124,15 @@ double TimerPairNs(int pairs, uint64_t& sink) {
   std::fprintf(
       why ? stderr : stdout,
       "Usage: gnomon-bench client [--threads N] [--zones N]\n"
-      "                           [--workload tight|realistic|lock|alloc|callstack|compute]\n"
+      "                           [--workload tight|realistic|attributes|lock|alloc|callstack|compute]\n"
       "                           [--sampling-hz N [--bare-perf-event]]\n"
       "                           [--mode connected|buffering|on-demand|ring|own-file|disabled]\n"
-      "       gnomon-bench ingest [--zones N] [--workload tight|realistic] [--paired | --live [--threads N]] "
+      "       gnomon-bench ingest [--zones N] [--workload tight|realistic|attributes] [--paired | --live "
+      "[--threads N]] "
       "[--capture PATH | --viewer] [--lanes N] [--level L]\n"
       "       gnomon-bench matrix [--zones N] [--capture PATH | --viewer] [--lanes N] [--level L]\n"
-      "       gnomon-bench file [--zones N] [--workload tight|realistic] [--output PATH]\n"
-      "       gnomon-bench load FILE | load [--zones N] [--workload tight|realistic]\n"
+      "       gnomon-bench file [--zones N] [--workload tight|realistic|attributes] [--output PATH]\n"
+      "       gnomon-bench load FILE | load [--zones N] [--workload tight|realistic|attributes]\n"
       "       gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]\n"
       "Prints progress on stderr and one JSON object as the last line of stdout.\n");
   std::exit(why ? 1 : 0);
@@ -154,9 +155,10 @@ Args Parse(int argc, char** argv) {
       args.threads = std::max(1, std::atoi(value().c_str()));
     } else if (arg == "--workload") {
       args.workload = value();
-      static const char* const kWorkloads[] = {"tight", "realistic", "lock", "alloc", "callstack", "compute"};
+      static const char* const kWorkloads[] = {"tight", "realistic", "attributes", "lock",
+                                               "alloc", "callstack", "compute"};
       if (std::find(std::begin(kWorkloads), std::end(kWorkloads), args.workload) == std::end(kWorkloads)) {
-        Usage("--workload is tight, realistic, lock, alloc, callstack or compute");
+        Usage("--workload is tight, realistic, attributes, lock, alloc, callstack or compute");
       }
     } else if (arg == "--sampling-hz") {
       args.sampling_hz = uint32_t(std::atol(value().c_str()));
@@ -239,9 +241,11 @@ std::unique_ptr<Worker> ConnectToSelf(gnomon::server::TraceWriter* writer) {
 
 // The realistic mix: nested zones of 20 source locations, frames, plots, messages.
 // Unrecorded (kRecord false), the same program's own work with no Gnomon call: what
-// recording adds is the difference.
+// recording adds is the difference. With `attributes` (the attributes workload), every
+// leaf zone gets a value, every middle zone a text once its leaves are done, and every
+// frame's zone a colour at its end.
 template <bool kRecord = true>
-void RealisticWorkload(long zones) {
+void RealisticWorkload(long zones, bool attributes = false) {
   static gnomon_source_location locations[20];
   static const char* names[20] = {"Frame",  "Update", "Physics",    "Broadphase", "Narrowphase",
                                   "Solve",  "AI",     "Pathfind",   "Animate",    "Skin",
@@ -249,6 +253,8 @@ void RealisticWorkload(long zones) {
                                   "Mix",    "Stream", "Decompress", "Network",    "Serialize"};
   for (int i = 0; i < 20; ++i)
     locations[i] = {names[i], "RealisticWorkload", __FILE__, uint32_t(100 + i), GNOMON_NO_COLOR, 0};
+  static const char* const kTexts[8] = {"batch 0", "batch 1", "batch 2", "batch 3",
+                                        "batch 4", "batch 5", "batch 6", "batch 7"};
   std::mt19937 rng(7);
   const uint32_t plot = kRecord ? gnomon::PlotId("bench value") : 0;
   auto begin = [](gnomon_source_location* location) {
@@ -269,15 +275,18 @@ void RealisticWorkload(long zones) {
       for (int leaf = 0; leaf < 4 && done < zones; ++leaf) {
         begin(&locations[10 + rng() % 10]);
         ++done;
+        if (kRecord && attributes) gnomon::ZoneValue(uint64_t(done));
         for (unsigned spin = rng() % 64; spin > 0; --spin) sink = sink + spin;
         end();
       }
+      if (kRecord && attributes) gnomon::ZoneText(kTexts[child]);
       end();
     }
     if constexpr (kRecord) {
       gnomon::Plot(plot, double(done % 1000));
       if (done % 100000 < 41) gnomon::Message("checkpoint");
     }
+    if (kRecord && attributes) gnomon::ZoneColor(0x3366CC);
     end();
     if constexpr (kRecord) gnomon::FrameMark();
   }
@@ -394,11 +403,11 @@ int Client(const Args& args) {
     } else if (args.workload == "compute") {
       ComputeWorkload(zones);
     } else {
-      RealisticWorkload(zones);
+      RealisticWorkload(zones, args.workload == "attributes");
     }
   };
-  const bool records_zones =
-      args.workload == "tight" || args.workload == "realistic" || args.workload == "callstack";
+  const bool records_zones = args.workload == "tight" || args.workload == "realistic" ||
+                             args.workload == "attributes" || args.workload == "callstack";
   const double untracked_lock_ns = args.workload == "lock" ? UntrackedLockNs(10000000) : 0;
   // Baseline: what two timer reads cost here.
   uint64_t sink = 0;
@@ -534,6 +543,7 @@ gnomon::test::StreamWriter SyntheticStream(const Args& args) {
     w.End(tick);  // the program's goodbye, as the client sends it
     return w;
   }
+  const bool attributes = args.workload == "attributes";  // as RealisticWorkload's
   while (zones < args.zones) {
     w.ZoneBegin(1, tick);
     ++zones;
@@ -543,10 +553,13 @@ gnomon::test::StreamWriter SyntheticStream(const Args& args) {
       for (int leaf = 0; leaf < 4 && zones < args.zones; ++leaf) {
         w.ZoneBegin(11 + uint32_t(rng() % 10), tick += 40);
         ++zones;
+        if (attributes) w.ZoneValue(uint64_t(zones));
         w.ZoneEnd(tick += 50 + rng() % 500);
       }
+      if (attributes) w.ZoneText("batch " + std::to_string(child));
       w.ZoneEnd(tick += 40);
     }
+    if (attributes) w.ZoneColor(0x3366CC);
     w.ZoneEnd(tick += 40);
     w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, tick);
   }
@@ -707,7 +720,7 @@ int IngestProducer(const Args& args) {
       if (args.workload == "tight") {
         TightWorkload(args.zones);
       } else {
-        RealisticWorkload(args.zones);
+        RealisticWorkload(args.zones, args.workload == "attributes");
       }
       ns_per_zone[size_t(t)] = Seconds(thread_start) * 1e9 / double(args.zones);
       cpu_ns_per_zone[size_t(t)] = (ThreadCpuSeconds() - cpu_start) * 1e9 / double(args.zones);
@@ -978,11 +991,13 @@ int Ingest(const Args& args) {
   }
   const double seconds = Seconds(start);
   const double zones = double(model.zone_count);
+  size_t attribute_bytes = 0;
+  for (const auto& thread : model.threads) attribute_bytes += thread.attributes.capacity_bytes();
   std::printf(
       "{\"bench\":\"ingest\",\"workload\":\"%s\",\"zones\":%.0f,\"seconds\":%.3f,\"zones_per_s\":%.0f,"
-      "\"wire_bytes_per_zone\":%.2f,\"worker_bytes_per_zone\":%.2f}\n",
+      "\"wire_bytes_per_zone\":%.2f,\"worker_bytes_per_zone\":%.2f,\"attribute_bytes_per_zone\":%.2f}\n",
       args.workload.c_str(), zones, seconds, zones / seconds, double(stream.size()) / zones,
-      double(model.zone_bytes()) / zones);
+      double(model.zone_bytes()) / zones, double(attribute_bytes) / zones);
   return 0;
 }
 
@@ -1000,7 +1015,7 @@ int File(const Args& args) {
   if (args.workload == "tight") {
     TightWorkload(args.zones);
   } else {
-    RealisticWorkload(args.zones);
+    RealisticWorkload(args.zones, args.workload == "attributes");
   }
   gnomon_shutdown();  // ships everything and says goodbye
   worker->Join();

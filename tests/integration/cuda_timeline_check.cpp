@@ -54,9 +54,8 @@ CudaCheckResult CheckCudaTimeline(const server::TraceModel& m, double duration_t
       const std::string& name = m.ZoneName(thread, i);
       CpuSpan span{m.clock.TickToNs(zone.begin_tick), m.clock.TickToNs(zone.end_tick), 0};
       if (name == "Launch spin") {
-        auto attributes = thread.attributes.find(i);
-        if (attributes != thread.attributes.end() && attributes->second.has_value)
-          span.value = attributes->second.value;
+        const auto attributes = thread.attributes.find(i);
+        if (attributes && attributes->has_value) span.value = attributes->value;
         s.launches.push_back(span);
       } else if (name == "Synchronize") {
         s.syncs.push_back(span);

@@ -78,9 +78,9 @@ std::string DumpModel(const server::TraceModel& m) {
     for (size_t i = 0; i < t.zones.size(); ++i) zones.Add(t.zones[i]);
     Hash attributes;
     for (size_t i = 0; i < t.zones.size(); ++i) {
-      auto a = t.attributes.find(i);
-      if (a == t.attributes.end()) continue;
-      attributes.Add(i).Add(a->second.name).Add(a->second.text).Add(a->second.color).Add(a->second.value);
+      const auto a = t.attributes.find(i);
+      if (!a) continue;
+      attributes.Add(i).Add(a->name).Add(a->text).Add(a->color).Add(a->value);
     }
     out += Line("thread %u os %u '%s' zones %zu hash %016" PRIx64 " attributes %zu hash %016" PRIx64, t.id,
                 t.os_thread_id, t.name.c_str(), t.zones.size(), zones.value(), t.attributes.size(),

@@ -60,6 +60,7 @@ class ChunkedVector {
   T& operator[](size_t i) { return *Locate(i); }
   const T& operator[](size_t i) const { return *Locate(i); }
   T& back() { return (*this)[size_ - 1]; }
+  const T& back() const { return (*this)[size_ - 1]; }
 
   T& push_back(const T& value) {
     if (size_ == capacity_) Grow();

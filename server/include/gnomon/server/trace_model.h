@@ -27,17 +27,9 @@
 #include "gnomon/server/cpu_clock_model.h"
 #include "gnomon/server/gpu_clock_model.h"
 #include "gnomon/server/zone_array.h"
+#include "gnomon/server/zone_attributes.h"
 
 namespace gnomon::server {
-
-struct ZoneAttributes {
-  std::string name;  // replaces the source location's name when not empty
-  std::string text;
-  uint32_t color = 0xFF000000u;
-  uint64_t value = 0;
-  bool has_value = false;
-  friend bool operator==(const ZoneAttributes&, const ZoneAttributes&) = default;
-};
 
 struct SourceLocation {
   uint32_t id = 0;  // as the program numbered it
@@ -58,8 +50,8 @@ struct ThreadTimeline {
   uint32_t os_thread_id = 0;
   std::string name;
   ZoneArray zones;
-  std::unordered_map<uint64_t, ZoneAttributes> attributes;  // by zone index
-  std::unordered_map<uint64_t, uint32_t> callstacks;        // zone index -> TraceModel::callstacks id
+  ZoneAttributeTable attributes;                      // by zone index
+  std::unordered_map<uint64_t, uint32_t> callstacks;  // zone index -> TraceModel::callstacks id
   friend bool operator==(const ThreadTimeline&, const ThreadTimeline&) = default;
 };
 

@@ -134,6 +134,9 @@ class ZoneArray {
     if (clamped) AddFlags(i, kZoneEndClamped);
     return clamped;
   }
+  uint16_t Flags(size_t i) const {
+    return uint16_t(GroupOf(i).meta[i & kGroupMask] >> (kLocationBits + kDepthBits));
+  }
   void AddFlags(size_t i, uint16_t flags) {
     GroupOf(i).meta[i & kGroupMask] |= uint32_t(flags & kFlagMask) << (kLocationBits + kDepthBits);
   }

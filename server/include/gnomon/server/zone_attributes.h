@@ -1,0 +1,185 @@
+// A thread's zone attributes (runtime names, texts, colours, values), by zone index.
+//
+// A program may attach a value or a text to every zone, so this holds hundreds of
+// millions of them: 32 bytes each, in runs of increasing zone index that never move
+// (ChunkedVector), no allocation per zone, strings kept once per thread.
+//
+// An attribute goes to a zone still open, usually the one just begun, whose index is the
+// highest yet: the entry is appended to the first run. An attribute for an outer zone
+// after its children had theirs (a value set at the end of a scope) goes to the first
+// run whose last zone is lower, so every run stays sorted and a zone is found by a
+// binary search in each. Those outer zones are all open at once when their attributes
+// come, so there are at most as many runs as zones nest deep. A hostile stream could
+// nest deeper: past kMaxRuns, entries go to a hash table.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "gnomon/server/chunked_vector.h"
+
+namespace gnomon::server {
+
+// One zone's attributes, as stored: a view into its table.
+struct ZoneAttributes {
+  const std::string& name;  // replaces the source location's name when not empty
+  const std::string& text;
+  uint32_t color = 0xFF000000u;
+  uint64_t value = 0;
+  bool has_value = false;
+  friend bool operator==(const ZoneAttributes& a, const ZoneAttributes& b) {
+    return a.name == b.name && a.text == b.text && a.color == b.color && a.value == b.value &&
+           a.has_value == b.has_value;
+  }
+};
+
+class ZoneAttributeTable {
+ public:
+  static constexpr size_t kMaxRuns = 64;
+
+  // An entry's fields; name and text index the table's strings (0: none).
+  struct Entry {
+    uint64_t zone = 0;
+    uint64_t value = 0;
+    uint32_t color = 0xFF000000u;
+    uint32_t name = 0;
+    uint32_t text = 0;
+    uint32_t has_value = 0;
+  };
+  static_assert(sizeof(Entry) == 32);
+
+  size_t size() const { return held_ ? held_->size : 0; }
+  bool empty() const { return size() == 0; }
+
+  // The entry of `zone`, made when it has none. `known` says whether it has one (the
+  // zone's kZoneHasAttributes flag): a new one is placed without looking for it.
+  Entry& Touch(uint64_t zone, bool known) {
+    if (!held_) held_ = std::make_unique<Held>();
+    std::vector<Run>& runs = held_->runs;
+    if (!runs.empty()) {
+      Entry& last = runs[0].back();
+      if (last.zone == zone) [[likely]]
+        return last;
+      if (last.zone < zone) [[likely]]
+        return Add(runs[0], zone);
+    }
+    if (known) {
+      if (Entry* entry = held_->Find(zone)) return *entry;
+    }
+    // The first run whose last zone is lower: runs' last zones fall from the first run on.
+    auto run =
+        std::partition_point(runs.begin(), runs.end(), [zone](const Run& r) { return r.back().zone > zone; });
+    if (run != runs.end()) return run->back().zone == zone ? run->back() : Add(*run, zone);
+    if (runs.size() < kMaxRuns) {
+      runs.emplace_back();
+      return Add(runs.back(), zone);
+    }
+    auto [it, inserted] = held_->overflow.try_emplace(zone);
+    if (inserted) {
+      it->second.zone = zone;
+      ++held_->size;
+    }
+    return it->second;
+  }
+  // The index of a name or text for an entry, each string kept once per table.
+  uint32_t Intern(std::string_view s) {
+    if (s.empty()) return 0;
+    if (!held_) held_ = std::make_unique<Held>();
+    auto it = held_->string_ids.find(s);
+    if (it != held_->string_ids.end()) return it->second;
+    const uint32_t id = uint32_t(held_->strings.size());
+    const std::string& kept = held_->strings.emplace_back(s);
+    held_->string_ids.emplace(kept, id);
+    held_->string_bytes += sizeof(std::string) + kString + (s.size() > 15 ? s.size() : 0);
+    return id;
+  }
+
+  std::optional<ZoneAttributes> find(uint64_t zone) const {
+    if (!held_) return std::nullopt;
+    const Entry* entry = held_->Find(zone);
+    if (entry == nullptr) return std::nullopt;
+    return View(*entry);
+  }
+  // The attributes of a zone that has some; throws std::out_of_range otherwise.
+  ZoneAttributes at(uint64_t zone) const {
+    if (auto found = find(zone)) return *found;
+    throw std::out_of_range("zone " + std::to_string(zone) + " has no attributes");
+  }
+
+  // Bytes held, about: the runs' chunks, the hash table's entries and the strings.
+  size_t capacity_bytes() const {
+    if (!held_) return 0;
+    size_t bytes = sizeof(Held) + held_->runs.capacity() * sizeof(Run) +
+                   held_->overflow.size() * (sizeof(Entry) + kNode) + held_->string_bytes;
+    for (const Run& run : held_->runs) bytes += run.capacity_bytes();
+    return bytes;
+  }
+
+  // The same zones with the same attributes.
+  friend bool operator==(const ZoneAttributeTable& a, const ZoneAttributeTable& b) {
+    if (a.size() != b.size()) return false;
+    if (a.empty()) return true;
+    bool same = true;
+    auto compare = [&](const Entry& entry) {
+      const auto other = b.find(entry.zone);
+      same = same && other && *other == a.View(entry);
+    };
+    for (const Run& run : a.held_->runs) run.ForEach(compare);
+    for (const auto& [zone, entry] : a.held_->overflow) compare(entry);
+    return same;
+  }
+
+ private:
+  using Run = ChunkedVector<Entry, 2>;
+  static constexpr size_t kNode = 32;            // a hash table's node and bucket, about
+  static constexpr size_t kString = kNode + 16;  // a kept string's index entry
+
+  // Made at the first attribute: most threads have none.
+  struct Held {
+    std::vector<Run> runs;  // each sorted by zone; their last zones fall from the first on
+    std::unordered_map<uint64_t, Entry> overflow;  // past kMaxRuns
+    size_t size = 0;
+    std::deque<std::string> strings{1};  // [0] is "": none
+    size_t string_bytes = 0;             // held by the strings and their index, about
+    std::unordered_map<std::string_view, uint32_t> string_ids;
+    Entry* Find(uint64_t zone) {
+      for (Run& run : runs) {
+        if (run.back().zone < zone) continue;
+        size_t low = 0, high = run.size();
+        while (low < high) {
+          const size_t mid = low + (high - low) / 2;
+          if (run[mid].zone < zone) {
+            low = mid + 1;
+          } else {
+            high = mid;
+          }
+        }
+        if (run[low].zone == zone) return &run[low];
+      }
+      auto it = overflow.find(zone);
+      return it == overflow.end() ? nullptr : &it->second;
+    }
+  };
+
+  ZoneAttributes View(const Entry& e) const {
+    return {held_->strings[e.name], held_->strings[e.text], e.color, e.value, e.has_value != 0};
+  }
+  Entry& Add(Run& run, uint64_t zone) {
+    ++held_->size;
+    Entry entry;
+    entry.zone = zone;
+    return run.push_back(entry);
+  }
+
+  std::unique_ptr<Held> held_;
+};
+
+}  // namespace gnomon::server

@@ -1,0 +1,95 @@
+// Zone attributes kept in sorted runs: every zone's attributes found again, whatever the
+// order they came in, 32 bytes a zone, and the hash table only past kMaxRuns runs.
+#include "gnomon/server/zone_attributes.h"
+
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+
+#include "../support/build_model.h"
+
+using gnomon::server::ZoneAttributeTable;
+using gnomon::test::StreamWriter;
+
+TEST_CASE("zone attributes are found by zone, whether they came in order, late, or again") {
+  ZoneAttributeTable t;
+  CHECK(!t.find(0));
+  for (uint64_t zone : {5, 6, 9}) t.Touch(zone, false).value = zone * 10;
+  t.Touch(2, false).value = 20;       // an outer zone after its children: a run of its own
+  t.Touch(7, false).value = 70;       // after 2 in that run
+  t.Touch(1, false).value = 10;       // a third run
+  t.Touch(6, true).color = 0x123456;  // again, not the last of its run
+  t.Touch(2, true).has_value = 0;
+  CHECK(t.size() == 6);
+  for (uint64_t zone : {1, 5, 6, 7, 9}) {
+    REQUIRE(t.find(zone));
+    CHECK(t.at(zone).value == zone * 10);
+    CHECK(t.at(zone).has_value == false);  // set apart from the value
+  }
+  CHECK(t.at(6).color == 0x123456);
+  CHECK(t.at(5).color == 0xFF000000u);
+  for (uint64_t zone : {0, 3, 4, 8, 10}) CHECK(!t.find(zone));
+  CHECK_THROWS_AS(t.at(3), std::out_of_range);
+}
+
+TEST_CASE("zone attributes past kMaxRuns runs go to a hash table and are found the same") {
+  ZoneAttributeTable t;
+  const uint64_t count = ZoneAttributeTable::kMaxRuns + 100;
+  for (uint64_t i = 0; i < count; ++i) t.Touch(10'000 - i, false).value = i;  // each later than the last
+  for (uint64_t i = 0; i < count; ++i) t.Touch(10'000 - i, true).has_value = 1;
+  CHECK(t.size() == count);
+  for (uint64_t i = 0; i < count; ++i) {
+    REQUIRE(t.find(10'000 - i));
+    CHECK(t.at(10'000 - i).value == i);
+    CHECK(t.at(10'000 - i).has_value);
+  }
+}
+
+TEST_CASE("zone attributes keep each string once, compare by content, and take 32 bytes a zone") {
+  ZoneAttributeTable a;
+  ZoneAttributeTable b;
+  CHECK(a.Intern("") == 0);
+  const uint32_t hello = a.Intern("hello");
+  CHECK(a.Intern("hello") == hello);
+  CHECK(a.Intern("world") != hello);
+  a.Touch(3, false).text = a.Intern("hello");
+  a.Touch(1, false).name = a.Intern("named");
+  b.Touch(1, false).name = b.Intern("named");  // the same, in another order
+  b.Touch(3, false).text = b.Intern("hello");
+  CHECK(a == b);
+  CHECK(a.at(3).text == "hello");
+  CHECK(a.at(1).name == "named");
+  CHECK(a.at(1).text.empty());
+  b.Touch(3, true).value = 1;
+  CHECK(!(a == b));
+
+  ZoneAttributeTable many;
+  constexpr uint64_t kZones = 1'000'000;
+  for (uint64_t zone = 0; zone < kZones; ++zone) many.Touch(zone * 3, false).value = zone;
+  CHECK(many.capacity_bytes() <= kZones * 36);  // 32 bytes each, the last chunk's slack
+  CHECK(many.at(3 * 123'456).value == 123'456);
+}
+
+TEST_CASE("the builder gives a zone the attributes that came while it was innermost, late or again") {
+  StreamWriter w;
+  w.AppInfo("app").SourceLocation(1, "Outer", "f", "a.cpp", 10).SourceLocation(2, "Inner", "g", "a.cpp", 20);
+  w.ThreadContext(7);
+  w.ZoneBegin(1, 100).ZoneValue(1);                                      // zone 0
+  w.ZoneBegin(2, 110).ZoneValue(2).ZoneEnd(120);                         // zone 1
+  w.ZoneText("outer").ZoneBegin(2, 130).ZoneText("inner").ZoneEnd(140);  // zone 2
+  w.ZoneName("renamed").ZoneValue(3).ZoneEnd(200);                       // zone 0 again
+  w.ZoneBegin(2, 210).ZoneEnd(220);                                      // zone 3: none
+  const auto m = gnomon::test::BuildWholeModel(w);
+  REQUIRE(m.threads.size() == 1);
+  const auto& t = m.threads[0];
+  REQUIRE(t.zones.size() == 4);
+  CHECK(t.attributes.size() == 3);
+  CHECK(t.attributes.at(0).value == 3);
+  CHECK(t.attributes.at(0).text == "outer");
+  CHECK(m.ZoneName(t, 0) == "renamed");
+  CHECK(t.attributes.at(1).value == 2);
+  CHECK(t.attributes.at(2).text == "inner");
+  CHECK(!t.attributes.at(2).has_value);
+  CHECK(!t.attributes.find(3));
+  CHECK((t.zones[3].flags & gnomon::server::kZoneHasAttributes) == 0);
+}
