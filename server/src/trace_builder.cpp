@@ -45,6 +45,7 @@ void TraceBuilder::AddZoneRun(const ZoneOps::Run& run) {
   if (run.count == 0) return;
   if (CurrentThread() == nullptr) {
     model_.diagnostics.events_without_thread += 2 * run.count - run.opened;  // a begin and an end each
+    model_.diagnostics.attributes_without_zone += run.attribute_count;
     return;
   }
   StoreZones(run, *thread_, *open_, [&](uint32_t id) { return LocationIndex(id); });
@@ -59,39 +60,63 @@ void TraceBuilder::AddRunTotals(const ZoneOps::Run& run) {
   SeeTick(run.last_tick);
 }
 
-ZoneAttributeTable::Entry* TraceBuilder::InnermostAttributes() {
+namespace {
+
+// Sets a zone's attribute from its message (a decoder handler of the four kinds).
+struct AttributeSetter {
+  ZoneAttributeTable& table;
+  ZoneAttributeTable::Entry& entry;
+  void OnZoneName(const protocol::ZoneName&, const protocol::ZoneNameTail& t) {
+    AssignUtf8(table.String(entry.name), t.name);
+  }
+  void OnZoneText(const protocol::ZoneText&, const protocol::ZoneTextTail& t) {
+    AssignUtf8(table.String(entry.text), t.text);
+  }
+  void OnZoneColor(const protocol::ZoneColor& m) { entry.color = m.rgb; }
+  void OnZoneValue(const protocol::ZoneValue& m) {
+    entry.value = m.value;
+    entry.has_value = 1;
+  }
+};
+
+// Zone `index`'s entry, flagged on the zone, made at its first attribute.
+ZoneAttributeTable::Entry& AttributesOf(ThreadTimeline& thread, uint64_t index) {
+  const bool known = (thread.zones.Flags(index) & kZoneHasAttributes) != 0;
+  if (!known) thread.zones.AddFlags(index, kZoneHasAttributes);
+  return thread.attributes.Touch(index, known);
+}
+
+}  // namespace
+
+void TraceBuilder::SetRunAttributes(const ZoneOps::Run& run, ThreadTimeline& thread, size_t first) {
+  for (size_t i = 0; i < run.attribute_count; ++i) {
+    const ZoneOps::RunAttribute& a = run.attributes[i];
+    AttributeSetter setter{thread.attributes, AttributesOf(thread, first + a.zone)};
+    DispatchMessage(a.message, setter);
+  }
+}
+
+template <typename Set>
+void TraceBuilder::SetInnermostAttribute(Set&& set) {
   if (CurrentThread() == nullptr || open_->empty()) {
     ++model_.diagnostics.attributes_without_zone;
-    return nullptr;
+    return;
   }
-  const uint64_t index = open_->back().index;
-  const bool known = (thread_->zones.Flags(index) & kZoneHasAttributes) != 0;
-  if (!known) thread_->zones.AddFlags(index, kZoneHasAttributes);
-  return &thread_->attributes.Touch(index, known);
+  AttributeSetter setter{thread_->attributes, AttributesOf(*thread_, open_->back().index)};
+  set(setter);
 }
 
-uint32_t TraceBuilder::InternUtf8(std::string_view text) {
-  AssignUtf8(text_, text);
-  return thread_->attributes.Intern(text_);
+void TraceBuilder::OnZoneName(const protocol::ZoneName& m, const protocol::ZoneNameTail& t) {
+  SetInnermostAttribute([&](AttributeSetter& s) { s.OnZoneName(m, t); });
 }
-
-void TraceBuilder::OnZoneName(const protocol::ZoneName&, const protocol::ZoneNameTail& t) {
-  if (ZoneAttributeTable::Entry* a = InnermostAttributes()) a->name = InternUtf8(t.name);
+void TraceBuilder::OnZoneText(const protocol::ZoneText& m, const protocol::ZoneTextTail& t) {
+  SetInnermostAttribute([&](AttributeSetter& s) { s.OnZoneText(m, t); });
 }
-
-void TraceBuilder::OnZoneText(const protocol::ZoneText&, const protocol::ZoneTextTail& t) {
-  if (ZoneAttributeTable::Entry* a = InnermostAttributes()) a->text = InternUtf8(t.text);
-}
-
 void TraceBuilder::OnZoneColor(const protocol::ZoneColor& m) {
-  if (ZoneAttributeTable::Entry* a = InnermostAttributes()) a->color = m.rgb;
+  SetInnermostAttribute([&](AttributeSetter& s) { s.OnZoneColor(m); });
 }
-
 void TraceBuilder::OnZoneValue(const protocol::ZoneValue& m) {
-  if (ZoneAttributeTable::Entry* a = InnermostAttributes()) {
-    a->value = m.value;
-    a->has_value = 1;
-  }
+  SetInnermostAttribute([&](AttributeSetter& s) { s.OnZoneValue(m); });
 }
 
 void TraceBuilder::OnFrameMark(const protocol::FrameMark& m) { AddFrameEvent(m.kType, m.name_id, m.tick); }

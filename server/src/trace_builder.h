@@ -43,8 +43,10 @@ class TraceBuilder;
 // connection's other messages, kept as their bytes. Replayed in order on the builder, it
 // builds exactly what decoding the connection's bytes would. Frame marks, plot values and
 // log messages do not cut a run (they change nothing of a thread's zones, nor depend on
-// them), so a thread's zones between them make one run. The connection's bytes are
-// decoded with it as the handler (stream_decoder.h; OnMessageBytes keeps the others).
+// them), so a thread's zones between them make one run; nor does an attribute (a name,
+// text, colour or value) of a zone of the run: it is kept with the run and set where the
+// run is stored. The connection's bytes are decoded with it as the handler
+// (stream_decoder.h; OnMessageBytes keeps the others).
 class ZoneOps {
  public:
   // Plain words, no bit-fields: a bit-field's store reads the slot first, and the slots
@@ -56,10 +58,17 @@ class ZoneOps {
     uint32_t source_location;
     uint32_t depth;  // below the zones open when the run begins, | kOpen
   };
+  // An attribute's message, for a zone of its run.
+  struct RunAttribute {
+    const uint8_t* message;
+    uint64_t zone;  // in its run (into ZoneOps' staged zones until the replay)
+  };
   // A run's zones, and what they add to the model's totals, for TraceBuilder.
   struct Run {
     const RunZone* zones = nullptr;
     size_t count = 0;
+    const RunAttribute* attributes = nullptr;  // in the order they came
+    size_t attribute_count = 0;
     uint32_t max_location = 0;  // the largest source location id among them
     uint64_t opened = 0;        // zones left open
     uint64_t clamped = 0;       // ends before their begin
@@ -72,6 +81,7 @@ class ZoneOps {
   static constexpr size_t kKeptBytes = 8u << 20;  // a 4 MiB piece of leaf zones stages 4.4 MiB
   void Clear() {
     Empty(zones_);
+    Empty(attributes_);
     Empty(runs_);
     Empty(ops_);
     Empty(open_);
@@ -82,8 +92,8 @@ class ZoneOps {
   size_t zone_count() const { return zones_.size(); }
   // The room its vectors hold.
   size_t capacity_bytes() const {
-    return zones_.capacity() * sizeof(RunZone) + runs_.capacity() * sizeof(Run) +
-           ops_.capacity() * sizeof(Op) + open_.capacity() * sizeof(size_t);
+    return zones_.capacity() * sizeof(RunZone) + attributes_.capacity() * sizeof(RunAttribute) +
+           runs_.capacity() * sizeof(Run) + ops_.capacity() * sizeof(Op) + open_.capacity() * sizeof(size_t);
   }
   void OnLeafZone(uint32_t source_location, uint64_t begin_tick, uint64_t end_tick) {
     Run& run = Extend(source_location);
@@ -120,6 +130,14 @@ class ZoneOps {
   // Any other whole message, decoded by the builder in its turn (the bytes must live
   // until the replay).
   void OnMessageBytes(const uint8_t* p, size_t size) {
+    // An attribute of the run's innermost open zone: set where the run is stored.
+    static_assert(uint8_t(protocol::MessageType::kZoneValue) - uint8_t(protocol::MessageType::kZoneName) == 3,
+                  "ZoneName, ZoneText, ZoneColor, ZoneValue");
+    if (!open_.empty() && p[0] >= uint8_t(protocol::MessageType::kZoneName) &&
+        p[0] <= uint8_t(protocol::MessageType::kZoneValue)) {
+      attributes_.push_back({p, open_.back()});
+      return;
+    }
     const bool detached = p[0] == uint8_t(protocol::MessageType::kFrameMark) ||
                           p[0] == uint8_t(protocol::MessageType::kFrameBegin) ||
                           p[0] == uint8_t(protocol::MessageType::kFrameEnd) ||
@@ -193,6 +211,7 @@ class ZoneOps {
     ops_.push_back(MakeOp(Op::kRun, runs_.size(), 0));
     runs_.push_back({});
     runs_.back().count = zones_.size();  // where it starts, until the replay
+    runs_.back().attribute_count = attributes_.size();
     current_ = &runs_.back();
   }
   // An op the current run cannot go on past: its zones still open are the builder's now.
@@ -203,6 +222,7 @@ class ZoneOps {
     open_.clear();
   }
   std::vector<RunZone> zones_;
+  std::vector<RunAttribute> attributes_;
   std::vector<Run> runs_;  // by kRun op
   std::vector<Op> ops_;
   std::vector<size_t> open_;  // the current run's open zones, into zones_
@@ -357,6 +377,9 @@ class TraceBuilder {
   };
 
   void SwitchThread(uint32_t thread_id);
+  // A run's attributes, on its zones stored from `first` in the thread.
+  [[gnu::noinline]] static void SetRunAttributes(const ZoneOps::Run& run, ThreadTimeline& thread,
+                                                 size_t first);
   template <typename Locate>
   static void StoreZones(const ZoneOps::Run& run, ThreadTimeline& thread, std::vector<OpenZone>& open,
                          Locate&& locate);
@@ -379,10 +402,9 @@ class TraceBuilder {
     return ResolveThread();
   }
   [[gnu::noinline]] ThreadTimeline* ResolveThread();
-  // The innermost open zone's attributes, made at its first (flagged kZoneHasAttributes).
-  ZoneAttributeTable::Entry* InnermostAttributes();
-  // A name or text, made valid UTF-8, kept once in the current thread's table.
-  uint32_t InternUtf8(std::string_view text);
+  // set(AttributeSetter&) on the innermost open zone's attributes (trace_builder.cpp).
+  template <typename Set>
+  void SetInnermostAttribute(Set&& set);
   // The index in model_.source_locations of the program's location `id`; 0
   // ("unknown") for an id past kMaxSourceLocationId, counted. This runs for every zone.
   // A program numbers its locations 1, 2, 3... and its stream defines them in that
@@ -433,7 +455,6 @@ class TraceBuilder {
   bool thread_refused_ = false;                        // thread_id_ is past kMaxThreads (counted once)
   uint32_t identity_limit_ = 1;                        // ids below it are their own index (0: "unknown")
   std::function<void(const ThreadTimeline&)> thread_gate_;
-  std::string text_;  // InternUtf8's
 };
 
 template <typename Locate>
@@ -456,6 +477,7 @@ void TraceBuilder::StoreZones(const ZoneOps::Run& run, ThreadTimeline& thread, s
       thread.zones.PushClosed(z.begin_tick, z.end_tick, location, depth);
     }
   }
+  if (run.attribute_count != 0) SetRunAttributes(run, thread, thread.zones.size() - count);
 }
 
 template <typename Decode, typename Hold>
@@ -466,6 +488,11 @@ void ZoneOps::Replay(TraceBuilder& builder, Decode&& decode, Hold&& hold) {
     const size_t first = runs_[i].count;
     runs_[i].zones = zones_.data() + first;
     runs_[i].count = (i + 1 < runs_.size() ? runs_[i + 1].count : zones_.size()) - first;
+    const size_t first_attribute = runs_[i].attribute_count;
+    runs_[i].attributes = attributes_.data() + first_attribute;
+    runs_[i].attribute_count =
+        (i + 1 < runs_.size() ? runs_[i + 1].attribute_count : attributes_.size()) - first_attribute;
+    for (size_t k = 0; k < runs_[i].attribute_count; ++k) attributes_[first_attribute + k].zone -= first;
   }
   // The runs that may be stored later: the last op that is not a detached message, and
   // any run on a thread that no op after it names (from the end back: the threads named

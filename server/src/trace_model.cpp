@@ -51,7 +51,10 @@ size_t TraceModel::zone_bytes() const {
 }
 
 void TraceModel::ShrinkToFit() {
-  for (ThreadTimeline& thread : threads) thread.zones.ShrinkToFit();
+  for (ThreadTimeline& thread : threads) {
+    thread.zones.ShrinkToFit();
+    thread.attributes.ShrinkToFit();
+  }
   for (auto& [id, context] : gpu_contexts) context.zones.ShrinkToFit();
   for (auto& [id, pool] : memory_pools) pool.allocations.ShrinkToFit();
   for (auto& [id, lock] : locks) lock.holds.ShrinkToFit();

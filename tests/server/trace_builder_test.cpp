@@ -180,12 +180,12 @@ TEST_CASE("a lane's paired zones keep a normal piece's room for the next, not a 
   CHECK(normal >= 100'000 * sizeof(ZoneOps::RunZone));
   ops.Clear();
   CHECK(ops.capacity_bytes() == normal);  // the next piece allocates nothing
-  // A begin and a colour, over and over: every zone a run of its own, cut by the colour.
-  StreamWriter colour;
-  colour.ZoneColor(0x123456);
+  // A begin and a free, over and over: every zone a run of its own, cut by the free.
+  StreamWriter free;
+  free.Free(0, 0xabc, 1);
   for (uint64_t i = 0; i < 400'000; ++i) {
     ops.OnZoneBegin({.srcloc_id = 1, .tick = i});
-    ops.OnMessageBytes(colour.bytes().data(), colour.bytes().size());
+    ops.OnMessageBytes(free.bytes().data(), free.bytes().size());
   }
   CHECK(ops.capacity_bytes() > 4 * ZoneOps::kKeptBytes);
   ops.Clear();

@@ -416,15 +416,20 @@ TEST_CASE(
     "lanes building a model: a batch of several threads, one of them twice, keeps each thread's order") {
   // A thread's run is stored after the merge's turn only when nothing after it in the
   // batch names its thread: thread 1 comes back (its first run is stored in turn), thread
-  // 2's open zone gets an attribute after thread 3's run, thread 4 ends the batch.
+  // 2's open zone gets an attribute after thread 3's run, thread 4 ends the batch. The
+  // attributes of zones of a run go with it: some of thread 1's, thread 4's and 5's.
   const auto [main, after] = LanedMain();
   std::vector<uint8_t> lane1, lane2;
   for (int batch = 0; batch < 8; ++batch) {
     const uint64_t from = 1000 + uint64_t(batch) * 1'000'000;
     auto tick = [from](int i, int salt) { return from + uint64_t(i) * 10 + uint64_t(i * 7919 + salt) % 7; };
     StreamWriter w;
-    w.ThreadContext(1).ZoneBegin(1, from);  // open until thread 1 comes back
-    for (int i = 1; i < 600; ++i) w.ZoneBegin(2, tick(i, 1)).ZoneEnd(tick(i, 1) + 5);
+    w.ThreadContext(1).ZoneBegin(1, from).ZoneColor(0x010203);  // open until thread 1 comes back
+    for (int i = 1; i < 600; ++i) {
+      w.ZoneBegin(2, tick(i, 1));
+      if (i % 3 == 0) w.ZoneValue(uint64_t(i));
+      w.ZoneEnd(tick(i, 1) + 5);
+    }
     w.ThreadContext(2).ZoneBegin(1, from + 1);
     for (int i = 1; i < 500; ++i) w.ZoneBegin(2, tick(i, 2)).ZoneEnd(tick(i, 2) + 3);
     w.ThreadContext(3);
@@ -434,11 +439,15 @@ TEST_CASE(
     for (int i = 600; i < 900; ++i) w.ZoneBegin(2, tick(i, 1)).ZoneEnd(tick(i, 1) + 5);
     w.ZoneEnd(from + 9500).Plot(1, from + 9600, 2.0);
     w.ThreadContext(4);
-    for (int i = 1; i < 400; ++i) w.ZoneBegin(1, tick(i, 4)).ZoneEnd(tick(i, 4) + 2);
+    for (int i = 1; i < 400; ++i) w.ZoneBegin(1, tick(i, 4)).ZoneValue(uint64_t(i)).ZoneEnd(tick(i, 4) + 2);
     lane1 = Concat({lane1, Batch(after, w.bytes())});
     StreamWriter other;  // thread 5 on a lane of its own, merged between
     other.ThreadContext(5);
-    for (int i = 1; i < 300; ++i) other.ZoneBegin(1, tick(i, 5)).ZoneEnd(tick(i, 5) + 6);
+    for (int i = 1; i < 300; ++i) {
+      other.ZoneBegin(1, tick(i, 5));
+      if (i % 100 == 0) other.ZoneText("batch " + std::to_string(batch)).ZoneName("renamed");
+      other.ZoneEnd(tick(i, 5) + 6);
+    }
     lane2 = Concat({lane2, Batch(after, other.bytes())});
   }
   for (int round = 0; round < 3; ++round) {
@@ -466,6 +475,17 @@ TEST_CASE(
     CHECK(threads[1]->zones[1].depth == 1);
     CHECK(threads[2]->zones[0].end_tick == 1000 + 9000);
     CHECK(threads[2]->attributes.at(0).text == "late");
+    CHECK(threads[1]->attributes.at(0).color == 0x010203);
+    CHECK(threads[1]->attributes.at(3).value == 3);
+    CHECK(!threads[1]->attributes.find(4));
+    CHECK(threads[1]->attributes.size() == 8 * (1 + 199));  // the colour, and i % 3 == 0 below 600
+    REQUIRE(threads.contains(4));
+    CHECK(threads[4]->attributes.size() == 8 * 399);
+    CHECK(threads[4]->attributes.at(398 + 399).value == 399);  // the second batch's last
+    REQUIRE(threads.contains(5));
+    CHECK(threads[5]->attributes.size() == 8 * 2);
+    CHECK(threads[5]->attributes.at(99).text.starts_with("batch "));
+    CHECK(model.ZoneName(*threads[5], 199) == "renamed");
   }
 }
 

@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <map>
+#include <random>
 #include <stdexcept>
 
 #include "../support/build_model.h"
@@ -45,29 +47,53 @@ TEST_CASE("zone attributes past kMaxRuns runs go to a hash table and are found t
   }
 }
 
-TEST_CASE("zone attributes keep each string once, compare by content, and take 32 bytes a zone") {
+TEST_CASE("zone attributes keep one name and text a zone, compare by content, and take 32 bytes a zone") {
   ZoneAttributeTable a;
   ZoneAttributeTable b;
-  CHECK(a.Intern("") == 0);
-  const uint32_t hello = a.Intern("hello");
-  CHECK(a.Intern("hello") == hello);
-  CHECK(a.Intern("world") != hello);
-  a.Touch(3, false).text = a.Intern("hello");
-  a.Touch(1, false).name = a.Intern("named");
-  b.Touch(1, false).name = b.Intern("named");  // the same, in another order
-  b.Touch(3, false).text = b.Intern("hello");
+  a.String(a.Touch(3, false).text) = "hello";
+  a.String(a.Touch(1, false).name) = "named";
+  b.String(b.Touch(1, false).name) = "named";  // the same, in another order
+  b.String(b.Touch(3, false).text) = "hello";
   CHECK(a == b);
   CHECK(a.at(3).text == "hello");
   CHECK(a.at(1).name == "named");
   CHECK(a.at(1).text.empty());
   b.Touch(3, true).value = 1;
   CHECK(!(a == b));
+  // A text set again and again on one zone is overwritten, not kept beside the others.
+  for (int i = 0; i < 100'000; ++i) a.String(a.Touch(1, true).text) = "step " + std::to_string(i);
+  CHECK(a.at(1).text == "step 99999");
+  CHECK(a.capacity_bytes() < 4096);
 
   ZoneAttributeTable many;
   constexpr uint64_t kZones = 1'000'000;
   for (uint64_t zone = 0; zone < kZones; ++zone) many.Touch(zone * 3, false).value = zone;
   CHECK(many.capacity_bytes() <= kZones * 36);  // 32 bytes each, the last chunk's slack
   CHECK(many.at(3 * 123'456).value == 123'456);
+}
+
+TEST_CASE("zone attributes in any order are what a map of them holds") {
+  // Zones touched at random, most of them new: runs, later runs and the hash table.
+  std::mt19937_64 rng(11);
+  ZoneAttributeTable table;
+  std::map<uint64_t, uint64_t> reference;  // zone -> value
+  for (int i = 0; i < 20'000; ++i) {
+    const uint64_t zone = i % 7 == 0 ? uint64_t(i) : rng() % 5'000;
+    const uint64_t value = rng();
+    table.Touch(zone, reference.contains(zone)).value = value;
+    reference[zone] = value;
+  }
+  CHECK(table.size() == reference.size());
+  ZoneAttributeTable sorted;  // the same, in order: one run
+  for (const auto& [zone, value] : reference) {
+    REQUIRE(table.find(zone));
+    CHECK(table.at(zone).value == value);
+    sorted.Touch(zone, false).value = value;
+  }
+  for (uint64_t zone = 0; zone < 20'000; ++zone)
+    CHECK(table.find(zone).has_value() == reference.contains(zone));
+  CHECK(table == sorted);
+  CHECK(sorted == table);
 }
 
 TEST_CASE("the builder gives a zone the attributes that came while it was innermost, late or again") {

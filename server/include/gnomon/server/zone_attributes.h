@@ -2,15 +2,16 @@
 //
 // A program may attach a value or a text to every zone, so this holds hundreds of
 // millions of them: 32 bytes each, in runs of increasing zone index that never move
-// (ChunkedVector), no allocation per zone, strings kept once per thread.
+// (ChunkedVector), no allocation per zone but for a name or a text (a string each,
+// overwritten in place when set again: a zone holds one of each however often it is set).
 //
 // An attribute goes to a zone still open, usually the one just begun, whose index is the
 // highest yet: the entry is appended to the first run. An attribute for an outer zone
 // after its children had theirs (a value set at the end of a scope) goes to the first
 // run whose last zone is lower, so every run stays sorted and a zone is found by a
-// binary search in each. Those outer zones are all open at once when their attributes
-// come, so there are at most as many runs as zones nest deep. A hostile stream could
-// nest deeper: past kMaxRuns, entries go to a hash table.
+// binary search in each run whose last zone is not lower. Those outer zones are all open
+// at once when their attributes come, so there are at most as many runs as zones nest
+// deep. A hostile stream could nest deeper: past kMaxRuns, entries go to a hash table.
 #pragma once
 
 #include <algorithm>
@@ -20,7 +21,6 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -63,43 +63,43 @@ class ZoneAttributeTable {
   // zone's kZoneHasAttributes flag): a new one is placed without looking for it.
   Entry& Touch(uint64_t zone, bool known) {
     if (!held_) held_ = std::make_unique<Held>();
-    std::vector<Run>& runs = held_->runs;
-    if (!runs.empty()) {
-      Entry& last = runs[0].back();
+    Held& h = *held_;
+    if (!h.runs.empty()) {
+      Entry& last = h.runs[0].back();
       if (last.zone == zone) [[likely]]
         return last;
       if (last.zone < zone) [[likely]]
-        return Add(runs[0], zone);
+        return Add(h.runs[0], zone);
     }
+    if (h.last != nullptr && h.last->zone == zone) return *h.last;
     if (known) {
-      if (Entry* entry = held_->Find(zone)) return *entry;
+      if (Entry* entry = h.Find(zone)) return *(h.last = entry);
     }
     // The first run whose last zone is lower: runs' last zones fall from the first run on.
-    auto run =
-        std::partition_point(runs.begin(), runs.end(), [zone](const Run& r) { return r.back().zone > zone; });
-    if (run != runs.end()) return run->back().zone == zone ? run->back() : Add(*run, zone);
-    if (runs.size() < kMaxRuns) {
-      runs.emplace_back();
-      return Add(runs.back(), zone);
+    auto run = std::partition_point(h.runs.begin(), h.runs.end(),
+                                    [zone](const Run& r) { return r.back().zone > zone; });
+    if (run != h.runs.end()) return *(h.last = run->back().zone == zone ? &run->back() : &Add(*run, zone));
+    if (h.runs.size() < kMaxRuns) {
+      h.runs.emplace_back();
+      return *(h.last = &Add(h.runs.back(), zone));
     }
-    auto [it, inserted] = held_->overflow.try_emplace(zone);
+    auto [it, inserted] = h.overflow.try_emplace(zone);
     if (inserted) {
       it->second.zone = zone;
-      ++held_->size;
+      ++h.size;
     }
-    return it->second;
+    return *(h.last = &it->second);
   }
-  // The index of a name or text for an entry, each string kept once per table.
-  uint32_t Intern(std::string_view s) {
-    if (s.empty()) return 0;
+  // An entry's name or text (entry.name, entry.text) to set: its string, made the first
+  // time.
+  std::string& String(uint32_t& id) {
     if (!held_) held_ = std::make_unique<Held>();
-    auto it = held_->string_ids.find(s);
-    if (it != held_->string_ids.end()) return it->second;
-    const uint32_t id = uint32_t(held_->strings.size());
-    const std::string& kept = held_->strings.emplace_back(s);
-    held_->string_ids.emplace(kept, id);
-    held_->string_bytes += sizeof(std::string) + kString + (s.size() > 15 ? s.size() : 0);
-    return id;
+    if (id == 0) {
+      if (!held_->strings) held_->strings = std::make_unique<std::deque<std::string>>(1);
+      id = uint32_t(held_->strings->size());
+      held_->strings->emplace_back();
+    }
+    return (*held_->strings)[id];
   }
 
   std::optional<ZoneAttributes> find(uint64_t zone) const {
@@ -117,10 +117,18 @@ class ZoneAttributeTable {
   // Bytes held, about: the runs' chunks, the hash table's entries and the strings.
   size_t capacity_bytes() const {
     if (!held_) return 0;
-    size_t bytes = sizeof(Held) + held_->runs.capacity() * sizeof(Run) +
-                   held_->overflow.size() * (sizeof(Entry) + kNode) + held_->string_bytes;
+    size_t bytes = sizeof(Held) + held_->runs.capacity() * sizeof(Run) + held_->overflow.size() * kNode;
     for (const Run& run : held_->runs) bytes += run.capacity_bytes();
+    if (held_->strings) {
+      for (const std::string& s : *held_->strings)
+        bytes += sizeof(std::string) + (s.size() > 15 ? s.capacity() : 0);
+    }
     return bytes;
+  }
+  // Gives back the unused end of each run's last chunk, once no more are expected.
+  void ShrinkToFit() {
+    if (!held_) return;
+    for (Run& run : held_->runs) run.ShrinkToFit();
   }
 
   // The same zones with the same attributes.
@@ -139,20 +147,18 @@ class ZoneAttributeTable {
 
  private:
   using Run = ChunkedVector<Entry, 2>;
-  static constexpr size_t kNode = 32;            // a hash table's node and bucket, about
-  static constexpr size_t kString = kNode + 16;  // a kept string's index entry
+  static constexpr size_t kNode = sizeof(Entry) + 32;  // a hash table's entry, node and bucket, about
 
   // Made at the first attribute: most threads have none.
   struct Held {
     std::vector<Run> runs;  // each sorted by zone; their last zones fall from the first on
     std::unordered_map<uint64_t, Entry> overflow;  // past kMaxRuns
     size_t size = 0;
-    std::deque<std::string> strings{1};  // [0] is "": none
-    size_t string_bytes = 0;             // held by the strings and their index, about
-    std::unordered_map<std::string_view, uint32_t> string_ids;
+    Entry* last = nullptr;                             // the last entry touched out of order
+    std::unique_ptr<std::deque<std::string>> strings;  // [0] is "": none
     Entry* Find(uint64_t zone) {
       for (Run& run : runs) {
-        if (run.back().zone < zone) continue;
+        if (run.back().zone < zone) break;  // and every later run's
         size_t low = 0, high = run.size();
         while (low < high) {
           const size_t mid = low + (high - low) / 2;
@@ -164,13 +170,17 @@ class ZoneAttributeTable {
         }
         if (run[low].zone == zone) return &run[low];
       }
+      if (overflow.empty()) return nullptr;
       auto it = overflow.find(zone);
       return it == overflow.end() ? nullptr : &it->second;
     }
   };
 
   ZoneAttributes View(const Entry& e) const {
-    return {held_->strings[e.name], held_->strings[e.text], e.color, e.value, e.has_value != 0};
+    static const std::string kNone;
+    const std::deque<std::string>* strings = held_->strings.get();
+    return {e.name == 0 ? kNone : (*strings)[e.name], e.text == 0 ? kNone : (*strings)[e.text], e.color,
+            e.value, e.has_value != 0};
   }
   Entry& Add(Run& run, uint64_t zone) {
     ++held_->size;
