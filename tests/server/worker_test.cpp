@@ -509,9 +509,14 @@ TEST_CASE("lanes building a model: threads on the wrong lane, batches with no th
     one.Alloc(0, 0x1000 + uint64_t(batch), 64, from + 60'000);
     lane1 = Concat({lane1, Batch(after, one.bytes())});
     // Lane 2: zones with no ThreadContext (they land on whichever thread the stream is
-    // on), then thread 1's zones though it belongs to lane 1, nested, one end at the last tick.
+    // on, with their attributes), then thread 1's zones though it belongs to lane 1,
+    // nested, one end at the last tick.
     StreamWriter two;
-    for (int i = 0; i < 3000; ++i) two.ZoneBegin(2, tick(i, 2)).ZoneEnd(tick(i, 2) + 3);
+    for (int i = 0; i < 3000; ++i) {
+      two.ZoneBegin(2, tick(i, 2));
+      if (i % 500 == 0) two.ZoneValue(uint64_t(i)).ZoneText("no thread");
+      two.ZoneEnd(tick(i, 2) + 3);
+    }
     two.ThreadContext(1)
         .ZoneBegin(1, from + 100)
         .ZoneBegin(2, from + 110)

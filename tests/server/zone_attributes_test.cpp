@@ -96,6 +96,21 @@ TEST_CASE("zone attributes in any order are what a map of them holds") {
   CHECK(sorted == table);
 }
 
+TEST_CASE("zone attributes given back their slack take more and find them all") {
+  ZoneAttributeTable t;
+  for (uint64_t zone : {10, 20, 30, 5, 25, 1}) t.Touch(zone, false).value = zone;  // three runs
+  t.ShrinkToFit();
+  t.Touch(5, true).color = 5;  // in the second run, moved back to its full size below
+  t.Touch(7, false).value = 7;
+  t.Touch(40, false).value = 40;
+  t.Touch(25, true).color = 25;
+  t.Touch(2, false).value = 2;
+  CHECK(t.size() == 9);
+  for (uint64_t zone : {1, 2, 5, 7, 10, 20, 25, 30, 40}) CHECK(t.at(zone).value == zone);
+  CHECK(t.at(5).color == 5);
+  CHECK(t.at(25).color == 25);
+}
+
 TEST_CASE("the builder gives a zone the attributes that came while it was innermost, late or again") {
   StreamWriter w;
   w.AppInfo("app").SourceLocation(1, "Outer", "f", "a.cpp", 10).SourceLocation(2, "Inner", "g", "a.cpp", 20);
@@ -118,4 +133,20 @@ TEST_CASE("the builder gives a zone the attributes that came while it was innerm
   CHECK(!t.attributes.at(2).has_value);
   CHECK(!t.attributes.find(3));
   CHECK((t.zones[3].flags & gnomon::server::kZoneHasAttributes) == 0);
+}
+
+TEST_CASE("attributes after the goodbye (which gives back the model's slack) go where they belong") {
+  StreamWriter w;
+  w.AppInfo("app").SourceLocation(1, "A", "f", "a.cpp", 10);
+  w.ThreadContext(1).ZoneBegin(1, 100).ZoneBegin(1, 110).ZoneValue(1).ZoneEnd(120).ZoneValue(
+      2);  // zone 0 late
+  w.End(130);
+  w.ZoneValue(3).ZoneBegin(1, 140).ZoneValue(4).ZoneEnd(150).ZoneEnd(160);
+  const auto m = gnomon::test::BuildWholeModel(w);
+  REQUIRE(m.threads.size() == 1);
+  const auto& t = m.threads[0];
+  REQUIRE(t.zones.size() == 3);
+  CHECK(t.attributes.at(0).value == 3);
+  CHECK(t.attributes.at(1).value == 1);
+  CHECK(t.attributes.at(2).value == 4);
 }

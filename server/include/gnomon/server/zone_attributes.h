@@ -71,24 +71,23 @@ class ZoneAttributeTable {
       if (last.zone < zone) [[likely]]
         return Add(h.runs[0], zone);
     }
-    if (h.last != nullptr && h.last->zone == zone) return *h.last;
     if (known) {
-      if (Entry* entry = h.Find(zone)) return *(h.last = entry);
+      if (Entry* entry = h.Find(zone)) return *entry;
     }
     // The first run whose last zone is lower: runs' last zones fall from the first run on.
     auto run = std::partition_point(h.runs.begin(), h.runs.end(),
                                     [zone](const Run& r) { return r.back().zone > zone; });
-    if (run != h.runs.end()) return *(h.last = run->back().zone == zone ? &run->back() : &Add(*run, zone));
+    if (run != h.runs.end()) return run->back().zone == zone ? run->back() : Add(*run, zone);
     if (h.runs.size() < kMaxRuns) {
       h.runs.emplace_back();
-      return *(h.last = &Add(h.runs.back(), zone));
+      return Add(h.runs.back(), zone);
     }
     auto [it, inserted] = h.overflow.try_emplace(zone);
     if (inserted) {
       it->second.zone = zone;
       ++h.size;
     }
-    return *(h.last = &it->second);
+    return it->second;
   }
   // An entry's name or text (entry.name, entry.text) to set: its string, made the first
   // time.
@@ -154,7 +153,6 @@ class ZoneAttributeTable {
     std::vector<Run> runs;  // each sorted by zone; their last zones fall from the first on
     std::unordered_map<uint64_t, Entry> overflow;  // past kMaxRuns
     size_t size = 0;
-    Entry* last = nullptr;                             // the last entry touched out of order
     std::unique_ptr<std::deque<std::string>> strings;  // [0] is "": none
     Entry* Find(uint64_t zone) {
       for (Run& run : runs) {
