@@ -127,8 +127,9 @@ class ZoneOps {
     }
     Cut(MakeOp(Op::kEnd, tick, 0));
   }
-  // Any other whole message, decoded by the builder in its turn (the bytes must live
-  // until the replay).
+  // Any other whole message: an attribute of a zone of the run goes with the run, the
+  // others are decoded by the builder in its turn (the bytes must live until the run is
+  // stored, or the replay).
   void OnMessageBytes(const uint8_t* p, size_t size) {
     // An attribute of the run's innermost open zone: set where the run is stored.
     static_assert(uint8_t(protocol::MessageType::kZoneValue) - uint8_t(protocol::MessageType::kZoneName) == 3,

@@ -1181,15 +1181,12 @@ void Worker::LaneLoop(size_t index, Handler& handler, LaneBuffer& buffer) {
                       result.messages};
       if constexpr (kPairs) {
         piece.zones = handler.ops->zone_count();
-      } else {
-        piece.zones = handler.zones - zones_counted;
-        zones_counted = handler.zones;
-      }
-      if constexpr (kPairs) {
         piece.ops = handler.ops;
         placeable = taker->Hand(std::move(piece));
         handler.Next();
       } else {
+        piece.zones = handler.zones - zones_counted;
+        zones_counted = handler.zones;
         placeable = take_turn(piece, later);
       }
       if (!placeable) break;

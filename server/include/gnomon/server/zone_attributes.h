@@ -19,6 +19,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <ranges>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -157,16 +158,9 @@ class ZoneAttributeTable {
     Entry* Find(uint64_t zone) {
       for (Run& run : runs) {
         if (run.back().zone < zone) break;  // and every later run's
-        size_t low = 0, high = run.size();
-        while (low < high) {
-          const size_t mid = low + (high - low) / 2;
-          if (run[mid].zone < zone) {
-            low = mid + 1;
-          } else {
-            high = mid;
-          }
-        }
-        if (run[low].zone == zone) return &run[low];
+        const size_t i = *std::ranges::partition_point(std::views::iota(size_t{0}, run.size()),
+                                                       [&](size_t k) { return run[k].zone < zone; });
+        if (run[i].zone == zone) return &run[i];
       }
       if (overflow.empty()) return nullptr;
       auto it = overflow.find(zone);
