@@ -19,7 +19,6 @@
 #include <deque>
 #include <memory>
 #include <optional>
-#include <ranges>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -158,8 +157,16 @@ class ZoneAttributeTable {
     Entry* Find(uint64_t zone) {
       for (Run& run : runs) {
         if (run.back().zone < zone) break;  // and every later run's
-        const size_t i = *std::ranges::partition_point(std::views::iota(size_t{0}, run.size()),
-                                                       [&](size_t k) { return run[k].zone < zone; });
+        size_t i = 0;  // the first at or past `zone`, by halves (clang 14 takes no ranges::iota_view here)
+        for (size_t n = run.size(); n > 0;) {
+          const size_t half = n / 2;
+          if (run[i + half].zone < zone) {
+            i += half + 1;
+            n -= half + 1;
+          } else {
+            n = half;
+          }
+        }
         if (run[i].zone == zone) return &run[i];
       }
       if (overflow.empty()) return nullptr;
