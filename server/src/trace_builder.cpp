@@ -620,8 +620,8 @@ void TraceBuilder::OnCallstack(const protocol::Callstack&, const protocol::Calls
   }
   // Else the zone just begun: the thread's latest zone, still its innermost open one.
   const uint64_t latest = thread_->zones.size() - 1;
-  if (!open_->empty() && open_->back().index == latest && !thread_->callstacks.contains(latest)) {
-    thread_->callstacks.emplace(latest, InternCallstack(t.frames));
+  if (!open_->empty() && open_->back().index == latest && thread_->callstacks.Accepts(latest)) {
+    thread_->callstacks.Add(latest, InternCallstack(t.frames));
     return;
   }
   ++model_.diagnostics.callstacks_without_event;

@@ -54,6 +54,7 @@ void TraceModel::ShrinkToFit() {
   for (ThreadTimeline& thread : threads) {
     thread.zones.ShrinkToFit();
     thread.attributes.ShrinkToFit();
+    thread.callstacks.ShrinkToFit();
   }
   for (auto& [id, context] : gpu_contexts) context.zones.ShrinkToFit();
   for (auto& [id, pool] : memory_pools) pool.allocations.ShrinkToFit();

@@ -18,10 +18,11 @@
 //       given apart), on demand with no capture (nothing recorded), as a flight recorder
 //       with no capture (the ring recycling its oldest chunks), writing the program's
 //       own trace file (with the time until the file is complete), or compiled out.
-//   gnomon-bench ingest [--zones N] [--workload tight|realistic|attributes] [--live [--threads N]]
+//   gnomon-bench ingest [--zones N] [--workload tight|realistic|attributes|callstack] [--live [--threads N]]
 //                       [--capture PATH | --viewer] [--lanes N]
 //       the worker's decode + store rate (zones/s) and memory per stored zone, on a
-//       stream held in memory (no socket); with --live, end to end instead: a program
+//       stream held in memory (no socket; `callstack`: realistic, each zone with an 8-frame
+//       call stack, one of 20 distinct); with --live, end to end instead: a program
 //       records N zones on each of its threads as fast as it can while gnomon-capture
 //       receives them over loopback into a trace file (zones/s into the file, the
 //       capture's CPU time per zone and peak memory, the program's ns per zone, drops,
@@ -127,7 +128,8 @@ double TimerPairNs(int pairs, uint64_t& sink) {
       "                           [--workload tight|realistic|attributes|lock|alloc|callstack|compute]\n"
       "                           [--sampling-hz N [--bare-perf-event]]\n"
       "                           [--mode connected|buffering|on-demand|ring|own-file|disabled]\n"
-      "       gnomon-bench ingest [--zones N] [--workload tight|realistic|attributes] [--paired | --live "
+      "       gnomon-bench ingest [--zones N] [--workload tight|realistic|attributes|callstack] [--paired | "
+      "--live "
       "[--threads N]] "
       "[--capture PATH | --viewer] [--lanes N] [--level L]\n"
       "       gnomon-bench matrix [--zones N] [--capture PATH | --viewer] [--lanes N] [--level L]\n"
@@ -204,6 +206,8 @@ Args Parse(int argc, char** argv) {
     Usage("--level is for ingest --live and matrix");
   if (!args.level.empty() && args.command == "ingest" && !args.live) Usage("--level is for ingest --live");
   if (args.paired && (args.command != "ingest" || args.live)) Usage("--paired is for ingest, without --live");
+  if (args.command == "ingest" && args.live && args.workload == "callstack")
+    Usage("ingest --workload callstack is for the stream held in memory, without --live");
   return args;
 }
 
@@ -544,14 +548,24 @@ gnomon::test::StreamWriter SyntheticStream(const Args& args) {
     return w;
   }
   const bool attributes = args.workload == "attributes";  // as RealisticWorkload's
+  const bool callstacks = args.workload == "callstack";
+  // A zone begins, with its stack when the workload has them: 8 frames, one stack for
+  // each of the 20 locations.
+  auto begin = [&](uint32_t location, uint64_t at) {
+    w.ZoneBegin(location, at);
+    if (callstacks) {
+      const uint64_t base = 0x400000 + uint64_t(location) * 0x100;
+      w.Callstack({base, base + 0x1010, base + 0x2020, base + 0x3030, 0x41000, 0x42000, 0x43000, 0x44000});
+    }
+  };
   while (zones < args.zones) {
-    w.ZoneBegin(1, tick);
+    begin(1, tick);
     ++zones;
     for (int child = 0; child < 8 && zones < args.zones; ++child) {
-      w.ZoneBegin(2 + uint32_t(rng() % 9), tick += 40);
+      begin(2 + uint32_t(rng() % 9), tick += 40);
       ++zones;
       for (int leaf = 0; leaf < 4 && zones < args.zones; ++leaf) {
-        w.ZoneBegin(11 + uint32_t(rng() % 10), tick += 40);
+        begin(11 + uint32_t(rng() % 10), tick += 40);
         ++zones;
         if (attributes) w.ZoneValue(uint64_t(zones));
         w.ZoneEnd(tick += 50 + rng() % 500);
@@ -991,13 +1005,17 @@ int Ingest(const Args& args) {
   }
   const double seconds = Seconds(start);
   const double zones = double(model.zone_count);
-  size_t attribute_bytes = 0;
-  for (const auto& thread : model.threads) attribute_bytes += thread.attributes.capacity_bytes();
+  size_t attribute_bytes = 0, callstack_bytes = 0;
+  for (const auto& thread : model.threads) {
+    attribute_bytes += thread.attributes.capacity_bytes();
+    callstack_bytes += thread.callstacks.capacity_bytes();
+  }
   std::printf(
       "{\"bench\":\"ingest\",\"workload\":\"%s\",\"zones\":%.0f,\"seconds\":%.3f,\"zones_per_s\":%.0f,"
-      "\"wire_bytes_per_zone\":%.2f,\"worker_bytes_per_zone\":%.2f,\"attribute_bytes_per_zone\":%.2f}\n",
+      "\"wire_bytes_per_zone\":%.2f,\"worker_bytes_per_zone\":%.2f,\"attribute_bytes_per_zone\":%.2f,"
+      "\"callstack_bytes_per_zone\":%.2f}\n",
       args.workload.c_str(), zones, seconds, zones / seconds, double(stream.size()) / zones,
-      double(model.zone_bytes()) / zones, double(attribute_bytes) / zones);
+      double(model.zone_bytes()) / zones, double(attribute_bytes) / zones, double(callstack_bytes) / zones);
   return 0;
 }
 

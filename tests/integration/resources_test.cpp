@@ -199,8 +199,8 @@ TEST_CASE("call stacks: every zone and allocation three known functions deep, an
   for (size_t i = 0; i < main_thread->zones.size(); ++i) {
     const std::string& name = m.ZoneName(*main_thread, i);
     const auto stack = main_thread->callstacks.find(i);
-    REQUIRE(stack != main_thread->callstacks.end());
-    const auto functions = StackFunctions(m, symbolizer, stack->second);
+    REQUIRE(stack);
+    const auto functions = StackFunctions(m, symbolizer, *stack);
     if (name == "stack inner") {
       ++inner;
       CHECK_MESSAGE(InOrder(functions, {"StackInner", "StackMiddle", "StackOuter", "main"}), Join(functions));

@@ -10,6 +10,7 @@ using gnomon::protocol::StringKind;
 using gnomon::server::CallstackTable;
 using gnomon::server::kMaxCallstackDepth;
 using gnomon::server::TraceModel;
+using gnomon::server::ZoneCallstacks;
 using gnomon::test::StreamWriter;
 
 TEST_CASE("the table stores each distinct stack once; empty stacks have no id") {
@@ -51,6 +52,46 @@ TEST_CASE("a stack follows its zone begin or its allocation, on the thread that 
   CHECK(m.callstacks.Frames(allocation.callstack)[0] == 0x102);
   CHECK(m.callstacks.size() == 3);
   CHECK(m.diagnostics.callstacks_without_event == 0);
+}
+
+TEST_CASE("a thread's zone stacks are found by zone, among hundreds of thousands, and after shrinking") {
+  ZoneCallstacks stacks;
+  CHECK(stacks.empty());
+  CHECK_FALSE(stacks.find(0));
+  CHECK_THROWS_AS(stacks.at(0), std::out_of_range);
+  // Every third zone of 300,000 has a stack; its id says which zone.
+  for (uint64_t zone = 1; zone < 300'000; zone += 3) {
+    REQUIRE(stacks.Accepts(zone));
+    stacks.Add(zone, uint32_t(zone * 7));
+  }
+  CHECK(stacks.size() == 100'000);
+  CHECK_FALSE(stacks.Accepts(299'998));  // a stack goes to the latest zone only
+  stacks.Add(4, 1);                      // one that does not come after the others is not kept
+  CHECK(stacks.size() == 100'000);
+  CHECK(stacks.capacity_bytes() >= 100'000 * 16);
+  CHECK(stacks.capacity_bytes() < 100'000 * 16 * 2);
+  auto check_all = [&](uint64_t zones) {
+    for (uint64_t zone = 0; zone < zones; ++zone) {
+      const auto id = stacks.find(zone);
+      if (zone % 3 == 1 && zone < 300'000) {
+        REQUIRE(id);
+        CHECK(*id == uint32_t(zone * 7));
+      } else {
+        REQUIRE_FALSE(id);
+      }
+    }
+  };
+  check_all(300'010);
+  stacks.ShrinkToFit();  // a stream ended; a later one may still add
+  check_all(300'010);
+  stacks.Add(300'001, 5);
+  CHECK(stacks.at(300'001) == 5);
+  CHECK(stacks.at(299'998) == 299'998 * 7);
+  ZoneCallstacks other;
+  for (uint64_t zone = 1; zone < 300'000; zone += 3) other.Add(zone, uint32_t(zone * 7));
+  CHECK_FALSE(other == stacks);
+  other.Add(300'001, 5);
+  CHECK(other == stacks);
 }
 
 TEST_CASE("stacks deeper than the limit are cut and counted; stacks after nothing are counted") {

@@ -121,12 +121,12 @@ void DetailsWindow::DrawCpuZone(const server::TraceModel& model, Workspace& ws,
     if (a.has_value) ImGui::Text("Value     %llu", static_cast<unsigned long long>(a.value));
   }
   // Its call stack: the Call stack window follows the selected zone.
-  if (auto stack = thread.callstacks.find(index); stack != thread.callstacks.end()) {
-    ImGui::Text("Called in %s", CallstackSummary(model, ws, stack->second).c_str());
+  if (const std::optional<uint32_t> stack = thread.callstacks.find(index)) {
+    ImGui::Text("Called in %s", CallstackSummary(model, ws, *stack).c_str());
     ImGui::SameLine();
     if (ImGui::SmallButton("call stack")) ws.show_callstack = true;
-    if (!ws.callstack || ws.callstack->id != stack->second) {
-      ws.callstack = Workspace::ShownCallstack{stack->second, "zone " + model.ZoneName(thread, index)};
+    if (!ws.callstack || ws.callstack->id != *stack) {
+      ws.callstack = Workspace::ShownCallstack{*stack, "zone " + model.ZoneName(thread, index)};
     }
   }
   auto go_to = [&](uint32_t i) {

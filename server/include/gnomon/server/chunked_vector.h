@@ -89,6 +89,23 @@ class ChunkedVector {
     capacity_ = size_;
   }
 
+  // In a vector ordered so that below(element) holds for a first part and not after it:
+  // the index where that part ends (a binary search).
+  template <typename Below>
+  size_t PartitionPoint(Below&& below) const {
+    size_t first = 0;
+    for (size_t n = size_; n > 0;) {
+      const size_t half = n / 2;
+      if (below((*this)[first + half])) {
+        first += half + 1;
+        n -= half + 1;
+      } else {
+        n = half;
+      }
+    }
+    return first;
+  }
+
   // Bytes held, counting whole chunks.
   size_t capacity_bytes() const { return capacity_ * sizeof(T); }
 

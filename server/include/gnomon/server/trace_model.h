@@ -50,8 +50,8 @@ struct ThreadTimeline {
   uint32_t os_thread_id = 0;
   std::string name;
   ZoneArray zones;
-  ZoneAttributeTable attributes;                      // by zone index
-  std::unordered_map<uint64_t, uint32_t> callstacks;  // zone index -> TraceModel::callstacks id
+  ZoneAttributeTable attributes;  // by zone index
+  ZoneCallstacks callstacks;      // zone index -> TraceModel::callstacks id
   friend bool operator==(const ThreadTimeline&, const ThreadTimeline&) = default;
 };
 

@@ -157,16 +157,7 @@ class ZoneAttributeTable {
     Entry* Find(uint64_t zone) {
       for (Run& run : runs) {
         if (run.back().zone < zone) break;  // and every later run's
-        size_t i = 0;  // the first at or past `zone`, by halves (clang 14 takes no ranges::iota_view here)
-        for (size_t n = run.size(); n > 0;) {
-          const size_t half = n / 2;
-          if (run[i + half].zone < zone) {
-            i += half + 1;
-            n -= half + 1;
-          } else {
-            n = half;
-          }
-        }
+        const size_t i = run.PartitionPoint([zone](const Entry& e) { return e.zone < zone; });
         if (run[i].zone == zone) return &run[i];
       }
       if (overflow.empty()) return nullptr;
