@@ -44,12 +44,31 @@ ThreadTimeline* TraceBuilder::ResolveThread() {
 void TraceBuilder::AddZoneRun(const ZoneOps::Run& run) {
   if (run.count == 0) return;
   if (CurrentThread() == nullptr) {
-    model_.diagnostics.events_without_thread += 2 * run.count - run.opened;  // a begin and an end each
+    // A begin and an end each, and the stacks.
+    model_.diagnostics.events_without_thread += 2 * run.count - run.opened + run.callstack_count;
     model_.diagnostics.attributes_without_zone += run.attribute_count;
     return;
   }
+  InternRunCallstacks(run);
   StoreZones(run, *thread_, *open_, [&](uint32_t id) { return LocationIndex(id); });
   AddRunTotals(run);
+}
+
+// A Callstack message's frames, interned (a decoder handler of that one kind).
+struct TraceBuilder::CallstackInterner {
+  TraceBuilder& builder;
+  uint32_t id = 0;
+  void OnCallstack(const protocol::Callstack&, const protocol::CallstackTail& t) {
+    id = builder.InternCallstack(t.frames);
+  }
+};
+
+void TraceBuilder::InternRunCallstacks(const ZoneOps::Run& run) {
+  for (size_t i = 0; i < run.callstack_count; ++i) {
+    CallstackInterner interner{*this};
+    DispatchMessage(run.callstacks[i].message, interner);
+    run.callstacks[i].id = interner.id;
+  }
 }
 
 void TraceBuilder::AddRunTotals(const ZoneOps::Run& run) {

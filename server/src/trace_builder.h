@@ -44,8 +44,9 @@ class TraceBuilder;
 // builds exactly what decoding the connection's bytes would. Frame marks, plot values and
 // log messages do not cut a run (they change nothing of a thread's zones, nor depend on
 // them), so a thread's zones between them make one run; nor does an attribute (a name,
-// text, colour or value) of a zone of the run: it is kept with the run and set where the
-// run is stored. The connection's bytes are decoded with it as the handler
+// text, colour or value) of a zone of the run, nor the call stack of the zone just begun:
+// they are kept with the run and set where the run is stored (a stack is interned in the
+// model's table in the run's turn). The connection's bytes are decoded with it as the handler
 // (stream_decoder.h; OnMessageBytes keeps the others).
 class ZoneOps {
  public:
@@ -63,12 +64,21 @@ class ZoneOps {
     const uint8_t* message;
     uint64_t zone;  // in its run (into ZoneOps' staged zones until the replay)
   };
+  // A Callstack message, for the zone just begun in its run; its id in the model's table
+  // is set in the run's turn (TraceBuilder::InternRunCallstacks).
+  struct RunCallstack {
+    const uint8_t* message;
+    uint64_t zone;  // in its run (into ZoneOps' staged zones until the replay)
+    uint32_t id;
+  };
   // A run's zones, and what they add to the model's totals, for TraceBuilder.
   struct Run {
     const RunZone* zones = nullptr;
     size_t count = 0;
     const RunAttribute* attributes = nullptr;  // in the order they came
     size_t attribute_count = 0;
+    RunCallstack* callstacks = nullptr;  // by zone
+    size_t callstack_count = 0;
     uint32_t max_location = 0;  // the largest source location id among them
     uint64_t opened = 0;        // zones left open
     uint64_t clamped = 0;       // ends before their begin
@@ -82,6 +92,7 @@ class ZoneOps {
   void Clear() {
     Empty(zones_);
     Empty(attributes_);
+    Empty(callstacks_);
     Empty(runs_);
     Empty(ops_);
     Empty(open_);
@@ -93,7 +104,8 @@ class ZoneOps {
   // The room its vectors hold.
   size_t capacity_bytes() const {
     return zones_.capacity() * sizeof(RunZone) + attributes_.capacity() * sizeof(RunAttribute) +
-           runs_.capacity() * sizeof(Run) + ops_.capacity() * sizeof(Op) + open_.capacity() * sizeof(size_t);
+           callstacks_.capacity() * sizeof(RunCallstack) + runs_.capacity() * sizeof(Run) +
+           ops_.capacity() * sizeof(Op) + open_.capacity() * sizeof(size_t);
   }
   void OnLeafZone(uint32_t source_location, uint64_t begin_tick, uint64_t end_tick) {
     Run& run = Extend(source_location);
@@ -137,6 +149,14 @@ class ZoneOps {
     if (!open_.empty() && p[0] >= uint8_t(protocol::MessageType::kZoneName) &&
         p[0] <= uint8_t(protocol::MessageType::kZoneValue)) {
       attributes_.push_back({p, open_.back()});
+      return;
+    }
+    // The call stack of the zone just begun, the run's last and its innermost open one,
+    // which has none yet (a second one is the builder's to count).
+    if (p[0] == uint8_t(protocol::MessageType::kCallstack) && !open_.empty() &&
+        open_.back() + 1 == zones_.size() &&
+        (callstacks_.empty() || callstacks_.back().zone != open_.back())) {
+      callstacks_.push_back({p, open_.back(), 0});
       return;
     }
     const bool detached = p[0] == uint8_t(protocol::MessageType::kFrameMark) ||
@@ -213,6 +233,7 @@ class ZoneOps {
     runs_.push_back({});
     runs_.back().count = zones_.size();  // where it starts, until the replay
     runs_.back().attribute_count = attributes_.size();
+    runs_.back().callstack_count = callstacks_.size();
     current_ = &runs_.back();
   }
   // An op the current run cannot go on past: its zones still open are the builder's now.
@@ -224,6 +245,7 @@ class ZoneOps {
   }
   std::vector<RunZone> zones_;
   std::vector<RunAttribute> attributes_;
+  std::vector<RunCallstack> callstacks_;
   std::vector<Run> runs_;  // by kRun op
   std::vector<Op> ops_;
   std::vector<size_t> open_;  // the current run's open zones, into zones_
@@ -291,6 +313,7 @@ class TraceBuilder {
   bool HoldRun(const ZoneOps::Run& run, ThreadTimeline*& thread, std::vector<OpenZone>*& open) {
     if (CurrentThread() == nullptr || run.max_location >= identity_limit_) return false;
     AddRunTotals(run);
+    InternRunCallstacks(run);
     thread = thread_;
     open = open_;
     return true;
@@ -385,6 +408,9 @@ class TraceBuilder {
   static void StoreZones(const ZoneOps::Run& run, ThreadTimeline& thread, std::vector<OpenZone>& open,
                          Locate&& locate);
   void AddRunTotals(const ZoneOps::Run& run);
+  // Interns the stacks of a run's zones in the model's table (the run's ids set).
+  void InternRunCallstacks(const ZoneOps::Run& run);
+  struct CallstackInterner;
   // A frame series' mark, begin or end.
   void AddFrameEvent(protocol::MessageType type, uint32_t name_id, uint64_t tick);
   GpuContextState* FindGpuContext(uint32_t id);
@@ -479,6 +505,10 @@ void TraceBuilder::StoreZones(const ZoneOps::Run& run, ThreadTimeline& thread, s
     }
   }
   if (run.attribute_count != 0) SetRunAttributes(run, thread, thread.zones.size() - count);
+  for (size_t i = 0; i < run.callstack_count; ++i) {
+    const ZoneOps::RunCallstack& stack = run.callstacks[i];
+    thread.callstacks.Add(thread.zones.size() - count + stack.zone, stack.id);
+  }
 }
 
 template <typename Decode, typename Hold>
@@ -494,6 +524,11 @@ void ZoneOps::Replay(TraceBuilder& builder, Decode&& decode, Hold&& hold) {
     runs_[i].attribute_count =
         (i + 1 < runs_.size() ? runs_[i + 1].attribute_count : attributes_.size()) - first_attribute;
     for (size_t k = 0; k < runs_[i].attribute_count; ++k) attributes_[first_attribute + k].zone -= first;
+    const size_t first_callstack = runs_[i].callstack_count;
+    runs_[i].callstacks = callstacks_.data() + first_callstack;
+    runs_[i].callstack_count =
+        (i + 1 < runs_.size() ? runs_[i + 1].callstack_count : callstacks_.size()) - first_callstack;
+    for (size_t k = 0; k < runs_[i].callstack_count; ++k) callstacks_[first_callstack + k].zone -= first;
   }
   // The runs that may be stored later: the last op that is not a detached message, and
   // any run on a thread that no op after it names (from the end back: the threads named
