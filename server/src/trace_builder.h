@@ -77,7 +77,7 @@ class ZoneOps {
     size_t count = 0;
     const RunAttribute* attributes = nullptr;  // in the order they came
     size_t attribute_count = 0;
-    RunCallstack* callstacks = nullptr;  // by zone
+    RunCallstack* callstacks = nullptr;  // by zone; ids set in the turn, seen by copies of the Run
     size_t callstack_count = 0;
     uint32_t max_location = 0;  // the largest source location id among them
     uint64_t opened = 0;        // zones left open

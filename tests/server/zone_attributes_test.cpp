@@ -7,9 +7,12 @@
 #include <map>
 #include <random>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "../support/build_model.h"
 
+using gnomon::server::StableStrings;
 using gnomon::server::ZoneAttributeTable;
 using gnomon::test::StreamWriter;
 
@@ -70,6 +73,27 @@ TEST_CASE("zone attributes keep one name and text a zone, compare by content, an
   for (uint64_t zone = 0; zone < kZones; ++zone) many.Touch(zone * 3, false).value = zone;
   CHECK(many.capacity_bytes() <= kZones * 36);  // 32 bytes each, the last chunk's slack
   CHECK(many.at(3 * 123'456).value == 123'456);
+}
+
+TEST_CASE("a table's strings stay where they are as they grow past 2 MiB chunks, short and long") {
+  StableStrings strings;
+  constexpr size_t kCount = 200'000;  // past 65,536 a chunk of 2 MiB
+  std::vector<const std::string*> where;
+  size_t long_bytes = 0;
+  for (size_t i = 0; i < kCount; ++i) {
+    REQUIRE(strings.emplace_back() == i);
+    std::string& s = strings[i];
+    CHECK(s.empty());
+    s = i % 1000 == 0 ? std::string(100, char('a' + i % 26)) : "text " + std::to_string(i);
+    if (s.size() > 15) long_bytes += s.capacity();
+    where.push_back(&s);
+  }
+  for (size_t i = 0; i < kCount; ++i) {
+    REQUIRE(&strings[i] == where[i]);
+    CHECK(strings[i] == (i % 1000 == 0 ? std::string(100, char('a' + i % 26)) : "text " + std::to_string(i)));
+  }
+  CHECK(strings.capacity_bytes() >= kCount * sizeof(std::string) + long_bytes);
+  CHECK(strings.capacity_bytes() <= 2 * kCount * sizeof(std::string) + long_bytes);
 }
 
 TEST_CASE("zone attributes in any order are what a map of them holds") {

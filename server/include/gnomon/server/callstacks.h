@@ -55,7 +55,7 @@ class ZoneCallstacks {
   bool empty() const { return entries_.empty(); }
   // Whether `zone` may get a stack: it comes after every zone that has one.
   bool Accepts(uint64_t zone) const { return entries_.empty() || entries_.back().zone < zone; }
-  // Gives `zone` the stack `id`; only where Accepts(zone).
+  // Gives `zone` the stack `id`; only where Accepts(zone) (else nothing changes).
   void Add(uint64_t zone, uint32_t id) {
     if (Accepts(zone)) entries_.push_back({zone, id});
   }

@@ -16,8 +16,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <memory>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -39,6 +39,41 @@ struct ZoneAttributes {
     return a.name == b.name && a.text == b.text && a.color == b.color && a.value == b.value &&
            a.has_value == b.has_value;
   }
+};
+
+// Strings that never move, each made in place in a ChunkedVector's chunks (2 MiB ones
+// faulted in ahead where a reserve is in use, chunk_memory.h): nothing allocated per
+// string but a long one's characters.
+class StableStrings {
+ public:
+  StableStrings() = default;
+  StableStrings(const StableStrings&) = delete;
+  StableStrings& operator=(const StableStrings&) = delete;
+  ~StableStrings() {
+    for (size_t i = 0; i < slots_.size(); ++i) std::destroy_at(&(*this)[i]);
+  }
+  size_t size() const { return slots_.size(); }
+  // A new empty string; its index.
+  size_t emplace_back() {
+    ::new (static_cast<void*>(slots_.push_back({}).bytes)) std::string();
+    return slots_.size() - 1;
+  }
+  std::string& operator[](size_t i) { return *std::launder(reinterpret_cast<std::string*>(slots_[i].bytes)); }
+  const std::string& operator[](size_t i) const {
+    return *std::launder(reinterpret_cast<const std::string*>(slots_[i].bytes));
+  }
+  // Bytes held: the chunks, and the characters of strings too long to be held inline.
+  size_t capacity_bytes() const {
+    size_t bytes = slots_.capacity_bytes();
+    for (size_t i = 0; i < size(); ++i) bytes += (*this)[i].size() > 15 ? (*this)[i].capacity() : 0;
+    return bytes;
+  }
+
+ private:
+  struct Slot {
+    alignas(std::string) unsigned char bytes[sizeof(std::string)];
+  };
+  ChunkedVector<Slot> slots_;  // never shrunk: a string is not moved by copying its bytes
 };
 
 class ZoneAttributeTable {
@@ -94,9 +129,11 @@ class ZoneAttributeTable {
   std::string& String(uint32_t& id) {
     if (!held_) held_ = std::make_unique<Held>();
     if (id == 0) {
-      if (!held_->strings) held_->strings = std::make_unique<std::deque<std::string>>(1);
-      id = uint32_t(held_->strings->size());
-      held_->strings->emplace_back();
+      if (!held_->strings) {
+        held_->strings = std::make_unique<StableStrings>();
+        held_->strings->emplace_back();  // [0]: none
+      }
+      id = uint32_t(held_->strings->emplace_back());
     }
     return (*held_->strings)[id];
   }
@@ -118,10 +155,7 @@ class ZoneAttributeTable {
     if (!held_) return 0;
     size_t bytes = sizeof(Held) + held_->runs.capacity() * sizeof(Run) + held_->overflow.size() * kNode;
     for (const Run& run : held_->runs) bytes += run.capacity_bytes();
-    if (held_->strings) {
-      for (const std::string& s : *held_->strings)
-        bytes += sizeof(std::string) + (s.size() > 15 ? s.capacity() : 0);
-    }
+    if (held_->strings) bytes += held_->strings->capacity_bytes();
     return bytes;
   }
   // Gives back the unused end of each run's last chunk, once no more are expected.
@@ -153,7 +187,7 @@ class ZoneAttributeTable {
     std::vector<Run> runs;  // each sorted by zone; their last zones fall from the first on
     std::unordered_map<uint64_t, Entry> overflow;  // past kMaxRuns
     size_t size = 0;
-    std::unique_ptr<std::deque<std::string>> strings;  // [0] is "": none
+    std::unique_ptr<StableStrings> strings;  // [0] is "": none
     Entry* Find(uint64_t zone) {
       for (Run& run : runs) {
         if (run.back().zone < zone) break;  // and every later run's
@@ -168,7 +202,7 @@ class ZoneAttributeTable {
 
   ZoneAttributes View(const Entry& e) const {
     static const std::string kNone;
-    const std::deque<std::string>* strings = held_->strings.get();
+    const StableStrings* strings = held_->strings.get();
     return {e.name == 0 ? kNone : (*strings)[e.name], e.text == 0 ? kNone : (*strings)[e.text], e.color,
             e.value, e.has_value != 0};
   }
