@@ -139,9 +139,9 @@ class ZoneOps {
     }
     Cut(MakeOp(Op::kEnd, tick, 0));
   }
-  // Any other whole message: an attribute of a zone of the run goes with the run, the
-  // others are decoded by the builder in its turn (the bytes must live until the run is
-  // stored, or the replay).
+  // Any other whole message: an attribute of a zone of the run, or the stack of the zone
+  // just begun, goes with the run; the others are decoded by the builder in its turn (the
+  // bytes must live until the run is stored, or the replay).
   void OnMessageBytes(const uint8_t* p, size_t size) {
     // An attribute of the run's innermost open zone: set where the run is stored.
     static_assert(uint8_t(protocol::MessageType::kZoneValue) - uint8_t(protocol::MessageType::kZoneName) == 3,
@@ -514,21 +514,23 @@ void TraceBuilder::StoreZones(const ZoneOps::Run& run, ThreadTimeline& thread, s
 template <typename Decode, typename Hold>
 void ZoneOps::Replay(TraceBuilder& builder, Decode&& decode, Hold&& hold) {
   if (current_ != nullptr) current_->opened = open_.size();
-  // Each run's zones: from its start to the next run's.
+  // Each run's zones, attributes and stacks: from its start in each vector (its counts
+  // until here) to the next run's; an attribute's or a stack's zone is then the run's.
   for (size_t i = 0; i < runs_.size(); ++i) {
+    const bool last = i + 1 == runs_.size();
     const size_t first = runs_[i].count;
     runs_[i].zones = zones_.data() + first;
-    runs_[i].count = (i + 1 < runs_.size() ? runs_[i + 1].count : zones_.size()) - first;
-    const size_t first_attribute = runs_[i].attribute_count;
-    runs_[i].attributes = attributes_.data() + first_attribute;
-    runs_[i].attribute_count =
-        (i + 1 < runs_.size() ? runs_[i + 1].attribute_count : attributes_.size()) - first_attribute;
-    for (size_t k = 0; k < runs_[i].attribute_count; ++k) attributes_[first_attribute + k].zone -= first;
-    const size_t first_callstack = runs_[i].callstack_count;
-    runs_[i].callstacks = callstacks_.data() + first_callstack;
-    runs_[i].callstack_count =
-        (i + 1 < runs_.size() ? runs_[i + 1].callstack_count : callstacks_.size()) - first_callstack;
-    for (size_t k = 0; k < runs_[i].callstack_count; ++k) callstacks_[first_callstack + k].zone -= first;
+    runs_[i].count = (last ? zones_.size() : runs_[i + 1].count) - first;
+    auto slice = [&](auto& all, auto*& items, size_t& count, size_t next) {
+      const size_t start = count;
+      items = all.data() + start;
+      count = next - start;
+      for (size_t k = start; k < next; ++k) all[k].zone -= first;
+    };
+    slice(attributes_, runs_[i].attributes, runs_[i].attribute_count,
+          last ? attributes_.size() : runs_[i + 1].attribute_count);
+    slice(callstacks_, runs_[i].callstacks, runs_[i].callstack_count,
+          last ? callstacks_.size() : runs_[i + 1].callstack_count);
   }
   // The runs that may be stored later: the last op that is not a detached message, and
   // any run on a thread that no op after it names (from the end back: the threads named
