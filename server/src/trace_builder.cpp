@@ -1,6 +1,7 @@
 #include "trace_builder.h"
 
 #include <bit>
+#include <cstring>
 
 #include "gnomon/server/text.h"
 
@@ -54,6 +55,55 @@ void TraceBuilder::AddZoneRun(const ZoneOps::Run& run) {
   AddRunTotals(run);
 }
 
+KnownCallstacks::Seen KnownCallstacks::See(const protocol::LeValues& frames) {
+  // An empty stack, or one cut, is the turn's (which counts the cut).
+  if (frames.count == 0 || frames.count > kMaxCallstackDepth) return {};
+  // Two chains of a multiply a frame, mixed at the end: a short critical path.
+  uint64_t even = seed_ ^ frames.count, odd = ~seed_;
+  size_t i = 0;
+  for (; i + 1 < frames.count; i += 2) {
+    even = (even ^ frames[i]) * 0x9E3779B97F4A7C15ull;
+    odd = (odd ^ frames[i + 1]) * 0xBF58476D1CE4E5B9ull;
+  }
+  if (i < frames.count) even = (even ^ frames[i]) * 0x9E3779B97F4A7C15ull;
+  uint64_t hash = (even ^ (even >> 31)) + (odd ^ (odd >> 29));
+  hash = (hash ^ (hash >> 32)) * 0x94D049BB133111EBull;
+  if (table_.empty()) Grow();
+  const size_t mask = table_.size() - 1;
+  size_t at = size_t((hash * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+  for (size_t probe = 0; probe < kMaxProbes; ++probe, at = (at + 1) & mask) {
+    const uint32_t taken = table_[at];
+    if (taken == 0) {
+      const size_t bytes = 8 * frames.count;
+      if (entries_.size() >= kMaxStacks || frames_.size() + bytes > 8 * kMaxFrames) return {};
+      const auto slot = uint32_t(entries_.size());
+      entries_.push_back({hash, uint32_t(frames_.size()), uint32_t(frames.count), 0});
+      frames_.insert(frames_.end(), frames.bytes, frames.bytes + bytes);
+      table_[at] = slot + 1;
+      if (2 * entries_.size() > table_.size()) Grow();
+      return {0, slot};
+    }
+    const Entry& e = entries_[taken - 1];
+    if (e.hash == hash && Same(e, frames)) return {e.id, e.id == 0 ? taken - 1 : kNoSlot};
+  }
+  return {};
+}
+
+bool KnownCallstacks::Same(const Entry& e, const protocol::LeValues& frames) const {
+  return e.count == frames.count && std::memcmp(frames_.data() + e.first, frames.bytes, 8 * e.count) == 0;
+}
+
+// Twice the slots (64 at first), every entry placed again: at most half are taken.
+void KnownCallstacks::Grow() {
+  table_.assign(std::max<size_t>(64, 2 * table_.size()), 0);
+  const size_t mask = table_.size() - 1;
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    size_t at = size_t((entries_[i].hash * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+    while (table_[at] != 0) at = (at + 1) & mask;
+    table_[at] = uint32_t(i + 1);
+  }
+}
+
 // A Callstack message's frames, interned (a decoder handler of that one kind).
 struct TraceBuilder::CallstackInterner {
   TraceBuilder& builder;
@@ -65,6 +115,7 @@ struct TraceBuilder::CallstackInterner {
 
 void TraceBuilder::InternRunCallstacks(const ZoneOps::Run& run) {
   for (size_t i = 0; i < run.callstack_count; ++i) {
+    if (run.callstacks[i].id != 0) continue;  // known on the lane
     CallstackInterner interner{*this};
     DispatchMessage(run.callstacks[i].message, interner);
     run.callstacks[i].id = interner.id;

@@ -14,6 +14,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "gnomon/server/seeded_hash.h"
 #include "gnomon/server/trace_model.h"
 #include "lock_builder.h"
 #include "memory_builder.h"
@@ -36,6 +37,52 @@ inline constexpr uint32_t kMaxCounterSets = 1u << 12;
 inline constexpr size_t kMaxModules = 1u << 14;
 
 class TraceBuilder;
+
+// The call stacks a model-building lane has seen interned: each one's frames and its id
+// in the model's table (CallstackTable ids never change), so that a stack seen again
+// goes with its run already named, and the turn, one lane at a time, interns only the
+// new ones. The lane's own, used on the lane's thread only: a stack seen first is kept
+// pending, and learns its id when its piece comes back from its turn (ZoneOps::Clear).
+//
+// Bounded: past kMaxStacks stacks or kMaxFrames frames nothing more is kept, and a
+// lookup probes at most kMaxProbes slots (a stream that makes its stacks' hashes collide
+// only goes without), so a stack it does not know costs the turn what it did before.
+class KnownCallstacks {
+ public:
+  static constexpr size_t kMaxStacks = size_t{1} << 16;
+  static constexpr size_t kMaxFrames = size_t{1} << 19;
+  static constexpr size_t kMaxProbes = 16;
+  static constexpr uint32_t kNoSlot = ~0u;
+  // What a lookup gives: the stack's id (0: not known yet), and the slot that learns it
+  // (kNoSlot: known, or not kept).
+  struct Seen {
+    uint32_t id = 0;
+    uint32_t slot = kNoSlot;
+  };
+  Seen See(const protocol::LeValues& frames);
+  // The id the turn gave the stack seen at `slot` (0: none yet, it stays pending).
+  void Learn(uint32_t slot, uint32_t id) {
+    if (slot < entries_.size() && entries_[slot].id == 0) entries_[slot].id = id;
+  }
+  size_t size() const { return entries_.size(); }
+  size_t capacity_bytes() const {
+    return entries_.capacity() * sizeof(Entry) + frames_.capacity() + table_.capacity() * sizeof(uint32_t);
+  }
+
+ private:
+  struct Entry {
+    uint64_t hash;
+    uint32_t first;  // into frames_, in bytes
+    uint32_t count;
+    uint32_t id;  // 0 while pending
+  };
+  bool Same(const Entry& e, const protocol::LeValues& frames) const;
+  void Grow();
+  std::vector<Entry> entries_;
+  std::vector<uint8_t> frames_;  // every kept stack's frames as received (8 bytes each), back to back
+  std::vector<uint32_t> table_;  // open addressing: entry + 1, 0 empty; a power of two long
+  uint64_t seed_ = SeededHash{}.seed;
+};
 
 // A connection's zone begins and ends, paired ahead of the builder on another thread (a
 // lane of a live capture that builds a model, worker.cpp), so that the builder only
@@ -65,11 +112,13 @@ class ZoneOps {
     uint64_t zone;  // in its run (into ZoneOps' staged zones until the replay)
   };
   // A Callstack message, for the zone just begun in its run; its id in the model's table
-  // is set in the run's turn (TraceBuilder::InternRunCallstacks).
+  // is known on the lane (KnownCallstacks) or set in the run's turn
+  // (TraceBuilder::InternRunCallstacks).
   struct RunCallstack {
     const uint8_t* message;
     uint64_t zone;  // in its run (into ZoneOps' staged zones until the replay)
-    uint32_t id;
+    uint32_t id;    // 0 until known
+    uint32_t slot;  // the KnownCallstacks slot that learns the id, or kNoSlot
   };
   // A run's zones, and what they add to the model's totals, for TraceBuilder.
   struct Run {
@@ -77,7 +126,7 @@ class ZoneOps {
     size_t count = 0;
     const RunAttribute* attributes = nullptr;  // in the order they came
     size_t attribute_count = 0;
-    RunCallstack* callstacks = nullptr;  // by zone; ids set in the turn, seen by copies of the Run
+    RunCallstack* callstacks = nullptr;  // by zone; ids set in the turn are seen by copies of the Run
     size_t callstack_count = 0;
     uint32_t max_location = 0;  // the largest source location id among them
     uint64_t opened = 0;        // zones left open
@@ -90,6 +139,10 @@ class ZoneOps {
   // past that (a hostile piece, every zone a run of its own) the room is given back.
   static constexpr size_t kKeptBytes = 8u << 20;  // a 4 MiB piece of leaf zones stages 4.4 MiB
   void Clear() {
+    if (known_ != nullptr) {
+      for (const RunCallstack& stack : callstacks_) known_->Learn(stack.slot, stack.id);
+    }
+    seeing_stack_ = false;
     Empty(zones_);
     Empty(attributes_);
     Empty(callstacks_);
@@ -99,6 +152,9 @@ class ZoneOps {
     current_ = nullptr;
     context_known_ = false;
   }
+  // The stacks this lane has seen interned, to name the runs' stacks with; their ids are
+  // learnt from each piece's turn at the next Clear(), so `known` is the lane's thread's.
+  void UseKnownCallstacks(KnownCallstacks* known) { known_ = known; }
   // The zones handled since Clear(), leaves and begins.
   size_t zone_count() const { return zones_.size(); }
   // The room its vectors hold.
@@ -156,7 +212,8 @@ class ZoneOps {
     if (p[0] == uint8_t(protocol::MessageType::kCallstack) && !open_.empty() &&
         open_.back() + 1 == zones_.size() &&
         (callstacks_.empty() || callstacks_.back().zone != open_.back())) {
-      callstacks_.push_back({p, open_.back(), 0});
+      callstacks_.push_back({p, open_.back(), 0, KnownCallstacks::kNoSlot});
+      seeing_stack_ = known_ != nullptr;  // looked up in OnCallstack, which follows
       return;
     }
     const bool detached = p[0] == uint8_t(protocol::MessageType::kFrameMark) ||
@@ -182,6 +239,15 @@ class ZoneOps {
     } else {
       Cut(MakeOp(kind, uintptr_t(p), size));
     }
+  }
+
+  // The frames of the stack OnMessageBytes just kept: its id when the lane knows it.
+  void OnCallstack(const protocol::Callstack&, const protocol::CallstackTail& t) {
+    if (!seeing_stack_) return;
+    seeing_stack_ = false;
+    const KnownCallstacks::Seen seen = known_->See(t.frames);
+    callstacks_.back().id = seen.id;
+    callstacks_.back().slot = seen.slot;
   }
 
   // Replays on `builder`: decode(bytes, size) decodes the other messages with it. A run
@@ -252,6 +318,8 @@ class ZoneOps {
   Run* current_ = nullptr;    // the run zones go to, in runs_
   bool context_known_ = false;
   uint32_t context_thread_ = 0;
+  KnownCallstacks* known_ = nullptr;
+  bool seeing_stack_ = false;                // OnMessageBytes kept a stack: OnCallstack looks it up
   std::unordered_set<uint32_t> used_later_;  // in Replay
 };
 

@@ -105,10 +105,13 @@ constexpr size_t kPiecesInFlight = 1;
 // lane's thread (ZoneOps), and keeps the other messages' bytes. Into a ZoneOps of its
 // own while those of the pieces in flight wait for their turn (Next).
 struct ModelLaneHandler : LaneHandler {
-  ModelLaneHandler() = default;
+  ModelLaneHandler() {
+    for (ZoneOps& o : ring) o.UseKnownCallstacks(&known);
+  }
   ModelLaneHandler(const ModelLaneHandler&) = delete;  // `ops` points into it
   ModelLaneHandler& operator=(const ModelLaneHandler&) = delete;
   std::array<ZoneOps, kPiecesInFlight + 1> ring;
+  KnownCallstacks known;  // shared by the ring: each learns its piece's stacks at Clear()
   size_t next = 0;
   ZoneOps* ops = &ring[0];
   void Next() { ops = &ring[++next % ring.size()]; }
@@ -118,6 +121,7 @@ struct ModelLaneHandler : LaneHandler {
   void OnZoneBegin(const protocol::ZoneBegin& m) { ops->OnZoneBegin(m); }
   void OnZoneEnd(const protocol::ZoneEnd& m) { ops->OnZoneEnd(m); }
   void OnMessageBytes(const uint8_t* p, size_t size) { ops->OnMessageBytes(p, size); }
+  void OnCallstack(const protocol::Callstack& m, const protocol::CallstackTail& t) { ops->OnCallstack(m, t); }
 };
 
 // TraceBuilder with the same progress view as CountingHandler.

@@ -933,6 +933,8 @@ int IngestPaired(const Args& args) {
   TraceModel model;
   gnomon::server::TraceBuilder builder(model);
   gnomon::server::ZoneOps ops;
+  gnomon::server::KnownCallstacks known;  // as a lane's
+  ops.UseKnownCallstacks(&known);
   struct Held {
     gnomon::server::ZoneOps::Run run;
     gnomon::server::ThreadTimeline* thread = nullptr;

@@ -6,6 +6,7 @@
 
 using gnomon::protocol::MessageType;
 using gnomon::server::DecodeMessages;
+using gnomon::server::KnownCallstacks;
 using gnomon::server::TraceBuilder;
 using gnomon::server::TraceModel;
 using gnomon::server::ZoneOps;
@@ -190,4 +191,112 @@ TEST_CASE("a lane's paired zones keep a normal piece's room for the next, not a 
   CHECK(ops.capacity_bytes() > 4 * ZoneOps::kKeptBytes);
   ops.Clear();
   CHECK(ops.capacity_bytes() <= 4 * ZoneOps::kKeptBytes);
+}
+
+namespace {
+
+// A model built as a lane builds it, one piece at a time: its zones paired ahead, its
+// stacks named where the lane knows them, then the piece's turn.
+struct LaneModel {
+  TraceModel model;
+  TraceBuilder builder{model};
+  KnownCallstacks known;
+  ZoneOps ops;
+  LaneModel() { ops.UseKnownCallstacks(&known); }
+  LaneModel(const LaneModel&) = delete;
+  LaneModel& operator=(const LaneModel&) = delete;
+  void Take(const StreamWriter& piece) {
+    ops.Clear();
+    REQUIRE(DecodeMessages(piece.data(), piece.size(), ops).consumed == piece.size());
+    ops.Replay(builder, [&](const uint8_t* p, size_t n) { DecodeMessages(p, n, builder); });
+  }
+};
+
+// What a lane's table of known stacks says of these frames.
+KnownCallstacks::Seen Look(KnownCallstacks& known, const std::vector<uint64_t>& frames) {
+  std::vector<uint8_t> bytes(8 * frames.size());
+  for (size_t i = 0; i < frames.size(); ++i) gnomon::protocol::StoreLe(bytes.data() + 8 * i, frames[i]);
+  return known.See({bytes.data(), frames.size()});
+}
+
+void CheckSameModel(const TraceModel& laned, const TraceModel& direct) {
+  CHECK(laned.threads == direct.threads);
+  CHECK(laned.callstacks == direct.callstacks);
+  CHECK(laned.diagnostics.callstacks_cut == direct.diagnostics.callstacks_cut);
+  CHECK(laned.zone_count == direct.zone_count);
+}
+
+}  // namespace
+
+TEST_CASE("a lane names the call stacks it has seen interned, and the model is the one decoding builds") {
+  using Frames = std::vector<uint64_t>;
+  const Frames a{0x10, 0x20, 0x30}, b{0x10, 0x40}, c{0x50};
+  const Frames deep(300, 0x60);  // cut, which the turn counts: never named on the lane
+  auto piece = [](uint64_t from, const std::vector<Frames>& stacks) {
+    StreamWriter w;
+    w.ThreadContext(1);
+    for (size_t i = 0; i < stacks.size(); ++i)
+      w.ZoneBegin(1, from + 10 * i).Callstack(stacks[i]).ZoneEnd(from + 10 * i + 5);
+    return w;
+  };
+  const StreamWriter first = piece(100, {a, b, a, deep, {}});
+  const StreamWriter second = piece(1000, {b, a, c, deep, a, {}});
+  LaneModel lane;
+  const TraceModel& model = lane.model;
+  KnownCallstacks& known = lane.known;
+  lane.Take(first);
+  CHECK(known.size() == 2);  // a and b, not the cut one nor the empty one
+  CHECK(model.callstacks.size() == 3);
+  // Until the piece comes back from its turn, a and b wait for their ids.
+  CHECK(Look(known, a).id == 0);
+  CHECK(Look(known, a).slot != KnownCallstacks::kNoSlot);
+  lane.ops.Clear();
+  const KnownCallstacks::Seen seen_a = Look(known, a), seen_b = Look(known, b);
+  CHECK(seen_a.slot == KnownCallstacks::kNoSlot);
+  CHECK(model.callstacks.Frames(seen_a.id).size() == a.size());
+  CHECK(model.callstacks.Frames(seen_a.id)[2] == 0x30);
+  CHECK(model.callstacks.Frames(seen_b.id)[1] == 0x40);
+  CHECK(Look(known, deep).id == 0);
+  CHECK(Look(known, {}).slot == KnownCallstacks::kNoSlot);
+
+  lane.Take(second);
+  lane.ops.Clear();
+  CHECK(known.size() == 3);
+  CHECK(model.callstacks.Frames(Look(known, c).id)[0] == 0x50);
+  CheckSameModel(model, Build(StreamWriter(first).Append(second)));
+  CHECK(model.diagnostics.callstacks_cut == 2);
+}
+
+TEST_CASE("a lane's known call stacks stop at their limits, and stacks past them are interned in the turn") {
+  // One frame each: the stacks' limit; 16 each: the frames' limit.
+  for (const size_t depth : {size_t{1}, size_t{16}}) {
+    CAPTURE(depth);
+    const size_t kept = std::min(KnownCallstacks::kMaxStacks, KnownCallstacks::kMaxFrames / depth);
+    const uint64_t count = kept + 100;
+    std::vector<uint64_t> frames(depth, 0x1000);
+    auto stacks = [&](uint64_t from) {  // each zone a stack of its own
+      StreamWriter w;
+      w.ThreadContext(1);
+      for (uint64_t i = 0; i < count; ++i) {
+        frames[0] = 0x2000 + i;
+        w.ZoneBegin(1, 10 * (from + i)).Callstack(frames).ZoneEnd(10 * (from + i) + 5);
+      }
+      return w;
+    };
+    const StreamWriter first = stacks(0);
+    LaneModel lane;
+    lane.Take(first);
+    lane.ops.Clear();
+    CHECK(lane.known.size() == kept);
+    CHECK(lane.model.callstacks.size() == count);
+    frames[0] = 0x2000 + kept + 50;  // not kept: still unknown
+    CHECK(Look(lane.known, frames).id == 0);
+    CHECK(Look(lane.known, frames).slot == KnownCallstacks::kNoSlot);
+    frames[0] = 0x2000 + kept - 1;
+    CHECK(Look(lane.known, frames).id == kept);
+    // The same stacks again, on later zones: named on the lane, or interned in the turn.
+    const StreamWriter again = stacks(count);
+    lane.Take(again);
+    CheckSameModel(lane.model, Build(StreamWriter(first).Append(again)));
+  }
 }

@@ -202,6 +202,12 @@ class StreamWriter {
     return *this;
   }
 
+  // Another writer's messages after these.
+  StreamWriter& Append(const StreamWriter& other) {
+    bytes_.insert(bytes_.end(), other.bytes_.begin(), other.bytes_.end());
+    return *this;
+  }
+
   const std::vector<uint8_t>& bytes() const { return bytes_; }
   size_t size() const { return bytes_.size(); }
   const uint8_t* data() const { return bytes_.data(); }
