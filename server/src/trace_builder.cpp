@@ -132,36 +132,38 @@ void TraceBuilder::AddRunTotals(const ZoneOps::Run& run) {
 
 namespace {
 
-// Sets a zone's attribute from its message (a decoder handler of the four kinds).
-struct AttributeSetter {
-  ZoneAttributeTable& table;
-  ZoneAttributeTable::Entry& entry;
-  void OnZoneName(const protocol::ZoneName&, const protocol::ZoneNameTail& t) {
-    AssignUtf8(table.String(entry.name), t.name);
-  }
-  void OnZoneText(const protocol::ZoneText&, const protocol::ZoneTextTail& t) {
-    AssignUtf8(table.String(entry.text), t.text);
-  }
-  void OnZoneColor(const protocol::ZoneColor& m) { entry.color = m.rgb; }
-  void OnZoneValue(const protocol::ZoneValue& m) {
-    entry.value = m.value;
-    entry.has_value = 1;
-  }
-};
-
-// Zone `index`'s entry, flagged on the zone, made at its first attribute.
-ZoneAttributeTable::Entry& AttributesOf(ThreadTimeline& thread, uint64_t index) {
+// The word of zone `index`'s attribute of `kind`, made at its first; the zone flagged at
+// its first attribute of any kind.
+uint64_t& AttributeOf(ThreadTimeline& thread, uint64_t index, ZoneAttributeTable::Kind kind) {
   const bool known = (thread.zones.Flags(index) & kZoneHasAttributes) != 0;
   if (!known) thread.zones.AddFlags(index, kZoneHasAttributes);
-  return thread.attributes.Touch(index, known);
+  return thread.attributes.Touch(kind, index, known);
 }
+
+// Sets a zone's attribute from its message (a decoder handler of the four kinds).
+struct AttributeSetter {
+  ThreadTimeline& thread;
+  uint64_t zone;
+  void OnZoneName(const protocol::ZoneName&, const protocol::ZoneNameTail& t) {
+    AssignUtf8(thread.attributes.String(AttributeOf(thread, zone, ZoneAttributeTable::kName)), t.name);
+  }
+  void OnZoneText(const protocol::ZoneText&, const protocol::ZoneTextTail& t) {
+    AssignUtf8(thread.attributes.String(AttributeOf(thread, zone, ZoneAttributeTable::kText)), t.text);
+  }
+  void OnZoneColor(const protocol::ZoneColor& m) {
+    AttributeOf(thread, zone, ZoneAttributeTable::kColor) = m.rgb;
+  }
+  void OnZoneValue(const protocol::ZoneValue& m) {
+    AttributeOf(thread, zone, ZoneAttributeTable::kValue) = m.value;
+  }
+};
 
 }  // namespace
 
 void TraceBuilder::SetRunAttributes(const ZoneOps::Run& run, ThreadTimeline& thread, size_t first) {
   for (size_t i = 0; i < run.attribute_count; ++i) {
     const ZoneOps::RunAttribute& a = run.attributes[i];
-    AttributeSetter setter{thread.attributes, AttributesOf(thread, first + a.zone)};
+    AttributeSetter setter{thread, first + a.zone};
     DispatchMessage(a.message, setter);
   }
 }
@@ -172,7 +174,7 @@ void TraceBuilder::SetInnermostAttribute(Set&& set) {
     ++model_.diagnostics.attributes_without_zone;
     return;
   }
-  AttributeSetter setter{thread_->attributes, AttributesOf(*thread_, open_->back().index)};
+  AttributeSetter setter{*thread_, open_->back().index};
   set(setter);
 }
 

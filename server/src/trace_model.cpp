@@ -13,8 +13,8 @@ TraceModel::TraceModel() {
 const std::string& TraceModel::ZoneName(const ThreadTimeline& thread, size_t zone_index) const {
   const Zone& zone = thread.zones[zone_index];
   if (zone.flags & kZoneHasAttributes) {
-    const auto attributes = thread.attributes.find(zone_index);
-    if (attributes && !attributes->name.empty()) return attributes->name;
+    const std::string& name = thread.attributes.Name(zone_index);
+    if (!name.empty()) return name;
   }
   return Location(zone.source_location).name;
 }

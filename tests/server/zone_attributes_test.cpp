@@ -1,5 +1,5 @@
 // Zone attributes kept in sorted runs: every zone's attributes found again, whatever the
-// order they came in, 32 bytes a zone, and the hash table only past kMaxRuns runs.
+// order they came in, 16 bytes an attribute, and the hash table only past kMaxRuns runs.
 #include "gnomon/server/zone_attributes.h"
 
 #include <doctest/doctest.h>
@@ -15,63 +15,81 @@
 using gnomon::server::StableStrings;
 using gnomon::server::ZoneAttributeTable;
 using gnomon::test::StreamWriter;
+using Kind = ZoneAttributeTable::Kind;
 
 TEST_CASE("zone attributes are found by zone, whether they came in order, late, or again") {
   ZoneAttributeTable t;
   CHECK(!t.find(0));
-  for (uint64_t zone : {5, 6, 9}) t.Touch(zone, false).value = zone * 10;
-  t.Touch(2, false).value = 20;       // an outer zone after its children: a run of its own
-  t.Touch(7, false).value = 70;       // after 2 in that run
-  t.Touch(1, false).value = 10;       // a third run
-  t.Touch(6, true).color = 0x123456;  // again, not the last of its run
-  t.Touch(2, true).has_value = 0;
-  CHECK(t.size() == 6);
-  for (uint64_t zone : {1, 5, 6, 7, 9}) {
+  for (uint64_t zone : {5, 6, 9}) t.Touch(Kind::kValue, zone, false) = zone * 10;
+  t.Touch(Kind::kValue, 2, false) = 20;        // an outer zone after its children: a run of its own
+  t.Touch(Kind::kValue, 7, false) = 70;        // after 2 in that run
+  t.Touch(Kind::kValue, 1, false) = 10;        // a third run
+  t.Touch(Kind::kColor, 6, true) = 0x123456;   // a kind of its own, on a zone that has a value
+  t.Touch(Kind::kColor, 3, false) = 0x654321;  // a colour alone
+  CHECK(t.size() == 7);
+  for (uint64_t zone : {1, 2, 5, 6, 7, 9}) {
     REQUIRE(t.find(zone));
     CHECK(t.at(zone).value == zone * 10);
-    CHECK(t.at(zone).has_value == false);  // set apart from the value
+    CHECK(t.at(zone).has_value);
   }
   CHECK(t.at(6).color == 0x123456);
-  CHECK(t.at(5).color == 0xFF000000u);
-  for (uint64_t zone : {0, 3, 4, 8, 10}) CHECK(!t.find(zone));
-  CHECK_THROWS_AS(t.at(3), std::out_of_range);
+  CHECK(t.at(5).color == 0xFF000000u);  // none
+  CHECK(t.at(3).color == 0x654321);
+  CHECK(!t.at(3).has_value);
+  CHECK(t.at(3).value == 0);
+  for (uint64_t zone : {0, 4, 8, 10}) CHECK(!t.find(zone));
+  CHECK_THROWS_AS(t.at(4), std::out_of_range);
 }
 
 TEST_CASE("zone attributes past kMaxRuns runs go to a hash table and are found the same") {
   ZoneAttributeTable t;
   const uint64_t count = ZoneAttributeTable::kMaxRuns + 100;
-  for (uint64_t i = 0; i < count; ++i) t.Touch(10'000 - i, false).value = i;  // each later than the last
-  for (uint64_t i = 0; i < count; ++i) t.Touch(10'000 - i, true).has_value = 1;
+  for (uint64_t i = 0; i < count; ++i)
+    t.Touch(Kind::kValue, 10'000 - i, false) = i;  // each later than the last
+  for (uint64_t i = 0; i < count; ++i) CHECK(t.Touch(Kind::kValue, 10'000 - i, true) == i);  // found again
+  for (uint64_t i = 0; i < count; ++i)
+    t.Touch(Kind::kColor, 10'000 - i, true) = i + 1;  // another kind's runs
   CHECK(t.size() == count);
   for (uint64_t i = 0; i < count; ++i) {
     REQUIRE(t.find(10'000 - i));
     CHECK(t.at(10'000 - i).value == i);
+    CHECK(t.at(10'000 - i).color == i + 1);
     CHECK(t.at(10'000 - i).has_value);
   }
 }
 
-TEST_CASE("zone attributes keep one name and text a zone, compare by content, and take 32 bytes a zone") {
+TEST_CASE("zone attributes keep one name and text a zone, compare by content, and take 16 bytes each") {
   ZoneAttributeTable a;
   ZoneAttributeTable b;
-  a.String(a.Touch(3, false).text) = "hello";
-  a.String(a.Touch(1, false).name) = "named";
-  b.String(b.Touch(1, false).name) = "named";  // the same, in another order
-  b.String(b.Touch(3, false).text) = "hello";
+  a.String(a.Touch(Kind::kText, 3, false)) = "hello";
+  a.String(a.Touch(Kind::kName, 1, false)) = "named";
+  b.String(b.Touch(Kind::kName, 1, false)) = "named";  // the same, in another order
+  b.String(b.Touch(Kind::kText, 3, false)) = "hello";
   CHECK(a == b);
   CHECK(a.at(3).text == "hello");
+  CHECK(a.at(3).name.empty());
   CHECK(a.at(1).name == "named");
+  CHECK(a.Name(1) == "named");
+  CHECK(a.Name(3).empty());
   CHECK(a.at(1).text.empty());
-  b.Touch(3, true).value = 1;
+  b.Touch(Kind::kValue, 3, true) = 1;
   CHECK(!(a == b));
+  a.Touch(Kind::kValue, 3, true) = 2;
+  CHECK(!(a == b));  // a value of its own
+  a.Touch(Kind::kValue, 3, true) = 1;
+  CHECK(a == b);
+  a.String(a.Touch(Kind::kText, 3, true)) = "bye";
+  CHECK(!(a == b));  // a text of its own
   // A text set again and again on one zone is overwritten, not kept beside the others.
-  for (int i = 0; i < 100'000; ++i) a.String(a.Touch(1, true).text) = "step " + std::to_string(i);
+  for (int i = 0; i < 100'000; ++i) a.String(a.Touch(Kind::kText, 1, true)) = "step " + std::to_string(i);
   CHECK(a.at(1).text == "step 99999");
+  CHECK(a.at(1).name == "named");
   CHECK(a.capacity_bytes() < 4096);
 
   ZoneAttributeTable many;
   constexpr uint64_t kZones = 1'000'000;
-  for (uint64_t zone = 0; zone < kZones; ++zone) many.Touch(zone * 3, false).value = zone;
-  CHECK(many.capacity_bytes() <= kZones * 36);  // 32 bytes each, the last chunk's slack
+  for (uint64_t zone = 0; zone < kZones; ++zone) many.Touch(Kind::kValue, zone * 3, false) = zone;
+  CHECK(many.capacity_bytes() <= kZones * 18);  // 16 bytes each, the last chunk's slack
   CHECK(many.at(3 * 123'456).value == 123'456);
 }
 
@@ -104,7 +122,7 @@ TEST_CASE("zone attributes in any order are what a map of them holds") {
   for (int i = 0; i < 20'000; ++i) {
     const uint64_t zone = i % 7 == 0 ? uint64_t(i) : rng() % 5'000;
     const uint64_t value = rng();
-    table.Touch(zone, reference.contains(zone)).value = value;
+    table.Touch(Kind::kValue, zone, reference.contains(zone)) = value;
     reference[zone] = value;
   }
   CHECK(table.size() == reference.size());
@@ -112,7 +130,7 @@ TEST_CASE("zone attributes in any order are what a map of them holds") {
   for (const auto& [zone, value] : reference) {
     REQUIRE(table.find(zone));
     CHECK(table.at(zone).value == value);
-    sorted.Touch(zone, false).value = value;
+    sorted.Touch(Kind::kValue, zone, false) = value;
   }
   for (uint64_t zone = 0; zone < 20'000; ++zone)
     CHECK(table.find(zone).has_value() == reference.contains(zone));
@@ -122,13 +140,14 @@ TEST_CASE("zone attributes in any order are what a map of them holds") {
 
 TEST_CASE("zone attributes given back their slack take more and find them all") {
   ZoneAttributeTable t;
-  for (uint64_t zone : {10, 20, 30, 5, 25, 1}) t.Touch(zone, false).value = zone;  // three runs
+  for (uint64_t zone : {10, 20, 30, 5, 25, 1}) t.Touch(Kind::kValue, zone, false) = zone;  // three runs
   t.ShrinkToFit();
-  t.Touch(5, true).color = 5;  // in the second run, moved back to its full size below
-  t.Touch(7, false).value = 7;
-  t.Touch(40, false).value = 40;
-  t.Touch(25, true).color = 25;
-  t.Touch(2, false).value = 2;
+  t.Touch(Kind::kValue, 5, true) = 5;  // in the second run, moved back to its full size below
+  t.Touch(Kind::kValue, 7, false) = 7;
+  t.Touch(Kind::kColor, 5, true) = 5;
+  t.Touch(Kind::kValue, 40, false) = 40;
+  t.Touch(Kind::kColor, 25, true) = 25;
+  t.Touch(Kind::kValue, 2, false) = 2;
   CHECK(t.size() == 9);
   for (uint64_t zone : {1, 2, 5, 7, 10, 20, 25, 30, 40}) CHECK(t.at(zone).value == zone);
   CHECK(t.at(5).color == 5);

@@ -1,14 +1,16 @@
 // A thread's zone attributes (runtime names, texts, colours, values), by zone index.
 //
 // A program may attach a value or a text to every zone, so this holds hundreds of
-// millions of them: 32 bytes each, in runs of increasing zone index that never move
-// (ChunkedVector), no allocation per zone but for a name or a text (a string each,
-// overwritten in place when set again: a zone holds one of each however often it is set).
+// millions of them: 16 bytes an attribute, its zone and one word (the value, the colour,
+// or the index of a string), each kind in a table of its own, in runs of increasing zone
+// index that never move (ChunkedVector), no allocation per zone but for a name or a text
+// (a string each, overwritten in place when set again: a zone holds one of each however
+// often it is set).
 //
 // An attribute goes to a zone still open, usually the one just begun, whose index is the
-// highest yet: the entry is appended to the first run. An attribute for an outer zone
-// after its children had theirs (a value set at the end of a scope) goes to the first
-// run whose last zone is lower, so every run stays sorted and a zone is found by a
+// highest yet: the entry is appended to its kind's first run. An attribute for an outer
+// zone after its children had theirs (a value set at the end of a scope) goes to the
+// first run whose last zone is lower, so every run stays sorted and a zone is found by a
 // binary search in each run whose last zone is not lower. Those outer zones are all open
 // at once when their attributes come, so there are at most as many runs as zones nest
 // deep. A hostile stream could nest deeper: past kMaxRuns, entries go to a hash table.
@@ -21,6 +23,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -76,141 +79,191 @@ class StableStrings {
   ChunkedVector<Slot> slots_;  // never shrunk: a string is not moved by copying its bytes
 };
 
-class ZoneAttributeTable {
+// One kind of attribute of a thread's zones: a word for each zone that has one, in sorted
+// runs (see above).
+class ZoneAttributeRuns {
  public:
   static constexpr size_t kMaxRuns = 64;
-
-  // An entry's fields; name and text index the table's strings (0: none).
   struct Entry {
     uint64_t zone = 0;
-    uint64_t value = 0;
-    uint32_t color = 0xFF000000u;
-    uint32_t name = 0;
-    uint32_t text = 0;
-    uint32_t has_value = 0;
+    uint64_t word = 0;
   };
-  static_assert(sizeof(Entry) == 32);
+  static_assert(sizeof(Entry) == 16);
 
-  size_t size() const { return held_ ? held_->size : 0; }
-  bool empty() const { return size() == 0; }
-
-  // The entry of `zone`, made when it has none. `known` says whether it has one (the
-  // zone's kZoneHasAttributes flag): a new one is placed without looking for it.
+  size_t size() const { return size_; }
+  // The entry of `zone`, made (its word 0) when it has none. `known` says whether it may
+  // have one: a zone that has none is placed without looking for it.
   Entry& Touch(uint64_t zone, bool known) {
-    if (!held_) held_ = std::make_unique<Held>();
-    Held& h = *held_;
-    if (!h.runs.empty()) {
-      Entry& last = h.runs[0].back();
+    if (!runs_.empty()) {
+      Entry& last = runs_[0].back();
       if (last.zone == zone) [[likely]]
         return last;
       if (last.zone < zone) [[likely]]
-        return Add(h.runs[0], zone);
+        return Add(runs_[0], zone);
     }
     if (known) {
-      if (Entry* entry = h.Find(zone)) return *entry;
+      if (Entry* entry = Find(zone)) return *entry;
     }
     // The first run whose last zone is lower: runs' last zones fall from the first run on.
-    auto run = std::partition_point(h.runs.begin(), h.runs.end(),
+    auto run = std::partition_point(runs_.begin(), runs_.end(),
                                     [zone](const Run& r) { return r.back().zone > zone; });
-    if (run != h.runs.end()) return run->back().zone == zone ? run->back() : Add(*run, zone);
-    if (h.runs.size() < kMaxRuns) {
-      h.runs.emplace_back();
-      return Add(h.runs.back(), zone);
+    if (run != runs_.end()) return run->back().zone == zone ? run->back() : Add(*run, zone);
+    if (runs_.size() < kMaxRuns) {
+      runs_.emplace_back();
+      return Add(runs_.back(), zone);
     }
-    auto [it, inserted] = h.overflow.try_emplace(zone);
+    auto [it, inserted] = overflow_.try_emplace(zone);
     if (inserted) {
       it->second.zone = zone;
-      ++h.size;
+      ++size_;
     }
     return it->second;
   }
-  // An entry's name or text (entry.name, entry.text) to set: its string, made the first
-  // time.
-  std::string& String(uint32_t& id) {
+  Entry* Find(uint64_t zone) { return FindIn(*this, zone); }
+  const Entry* Find(uint64_t zone) const { return FindIn(*this, zone); }
+  template <typename F>
+  void ForEach(F&& f) const {
+    for (const Run& run : runs_) run.ForEach(f);
+    for (const auto& [zone, entry] : overflow_) f(entry);
+  }
+  // Bytes held, about: the runs' chunks and the hash table's entries.
+  size_t capacity_bytes() const {
+    size_t bytes = runs_.capacity() * sizeof(Run) + overflow_.size() * kNode;
+    for (const Run& run : runs_) bytes += run.capacity_bytes();
+    return bytes;
+  }
+  // Gives back the unused end of each run's last chunk, once no more are expected.
+  void ShrinkToFit() {
+    for (Run& run : runs_) run.ShrinkToFit();
+  }
+
+ private:
+  using Run = ChunkedVector<Entry, 2>;
+  static constexpr size_t kNode = sizeof(Entry) + 32;  // a hash table's entry, node and bucket, about
+  // Find, for a table and for a const one.
+  template <typename Self, typename Found = std::conditional_t<std::is_const_v<Self>, const Entry, Entry>>
+  static Found* FindIn(Self& self, uint64_t zone) {
+    for (auto& run : self.runs_) {
+      if (run.back().zone < zone) break;  // and every later run's
+      const size_t i = run.PartitionPoint([zone](const Entry& e) { return e.zone < zone; });
+      if (run[i].zone == zone) return &run[i];
+    }
+    if (self.overflow_.empty()) return nullptr;
+    auto it = self.overflow_.find(zone);
+    return it == self.overflow_.end() ? nullptr : &it->second;
+  }
+  Entry& Add(Run& run, uint64_t zone) {
+    ++size_;
+    return run.push_back({zone, 0});
+  }
+  std::vector<Run> runs_;  // each sorted by zone; their last zones fall from the first on
+  std::unordered_map<uint64_t, Entry> overflow_;  // past kMaxRuns
+  size_t size_ = 0;
+};
+
+class ZoneAttributeTable {
+ public:
+  // The kinds, each a table of its own: a name's and a text's word is the index of its
+  // string (String), a colour's 0x00RRGGBB, a value's the value.
+  enum Kind : uint8_t { kName, kText, kColor, kValue };
+  static constexpr size_t kKinds = 4;
+  static constexpr size_t kMaxRuns = ZoneAttributeRuns::kMaxRuns;
+
+  // Zones with attributes.
+  size_t size() const { return held_ ? held_->zones : 0; }
+  bool empty() const { return size() == 0; }
+
+  // The word of `zone`'s attribute of this kind, made (0) when it has none. `known` says
+  // whether the zone has any attribute (its kZoneHasAttributes flag): a zone with none is
+  // placed without looking for it.
+  uint64_t& Touch(Kind kind, uint64_t zone, bool known) {
     if (!held_) held_ = std::make_unique<Held>();
-    if (id == 0) {
+    held_->zones += !known;
+    return held_->kinds[kind].Touch(zone, known).word;
+  }
+  // A name's or a text's string (the word Touch gave) to set: made the first time.
+  std::string& String(uint64_t& word) {
+    if (!held_) held_ = std::make_unique<Held>();
+    if (word == 0) {
       if (!held_->strings) {
         held_->strings = std::make_unique<StableStrings>();
         held_->strings->emplace_back();  // [0]: none
       }
-      id = uint32_t(held_->strings->emplace_back());
+      word = held_->strings->emplace_back();
     }
-    return (*held_->strings)[id];
+    return (*held_->strings)[size_t(word)];
   }
 
   std::optional<ZoneAttributes> find(uint64_t zone) const {
     if (!held_) return std::nullopt;
-    const Entry* entry = held_->Find(zone);
-    if (entry == nullptr) return std::nullopt;
-    return View(*entry);
+    const ZoneAttributeRuns::Entry* entries[kKinds];
+    bool any = false;
+    for (size_t k = 0; k < kKinds; ++k) {
+      entries[k] = held_->kinds[k].Find(zone);
+      any = any || entries[k] != nullptr;
+    }
+    if (!any) return std::nullopt;
+    return ZoneAttributes{String(entries[kName]), String(entries[kText]),
+                          entries[kColor] ? uint32_t(entries[kColor]->word) : 0xFF000000u,
+                          entries[kValue] ? entries[kValue]->word : 0, entries[kValue] != nullptr};
   }
   // The attributes of a zone that has some; throws std::out_of_range otherwise.
   ZoneAttributes at(uint64_t zone) const {
     if (auto found = find(zone)) return *found;
     throw std::out_of_range("zone " + std::to_string(zone) + " has no attributes");
   }
+  // A zone's name set at run time, or "" (one lookup: what drawing a zone needs).
+  const std::string& Name(uint64_t zone) const {
+    return held_ ? String(held_->kinds[kName].Find(zone)) : String(nullptr);
+  }
 
-  // Bytes held, about: the runs' chunks, the hash table's entries and the strings.
+  // Bytes held, about: the kinds' runs and hash tables, and the strings.
   size_t capacity_bytes() const {
     if (!held_) return 0;
-    size_t bytes = sizeof(Held) + held_->runs.capacity() * sizeof(Run) + held_->overflow.size() * kNode;
-    for (const Run& run : held_->runs) bytes += run.capacity_bytes();
+    size_t bytes = sizeof(Held);
+    for (const ZoneAttributeRuns& kind : held_->kinds) bytes += kind.capacity_bytes();
     if (held_->strings) bytes += held_->strings->capacity_bytes();
     return bytes;
   }
   // Gives back the unused end of each run's last chunk, once no more are expected.
   void ShrinkToFit() {
     if (!held_) return;
-    for (Run& run : held_->runs) run.ShrinkToFit();
+    for (ZoneAttributeRuns& kind : held_->kinds) kind.ShrinkToFit();
   }
 
   // The same zones with the same attributes.
   friend bool operator==(const ZoneAttributeTable& a, const ZoneAttributeTable& b) {
     if (a.size() != b.size()) return false;
     if (a.empty()) return true;
-    bool same = true;
-    auto compare = [&](const Entry& entry) {
-      const auto other = b.find(entry.zone);
-      same = same && other && *other == a.View(entry);
-    };
-    for (const Run& run : a.held_->runs) run.ForEach(compare);
-    for (const auto& [zone, entry] : a.held_->overflow) compare(entry);
-    return same;
+    for (size_t k = 0; k < kKinds; ++k) {
+      const ZoneAttributeRuns& mine = a.held_->kinds[k];
+      const ZoneAttributeRuns& theirs = b.held_->kinds[k];
+      if (mine.size() != theirs.size()) return false;
+      const bool strings = k == kName || k == kText;
+      bool same = true;
+      mine.ForEach([&](const ZoneAttributeRuns::Entry& entry) {
+        const ZoneAttributeRuns::Entry* other = same ? theirs.Find(entry.zone) : nullptr;
+        same =
+            other != nullptr && (strings ? a.String(&entry) == b.String(other) : entry.word == other->word);
+      });
+      if (!same) return false;
+    }
+    return true;
   }
 
  private:
-  using Run = ChunkedVector<Entry, 2>;
-  static constexpr size_t kNode = sizeof(Entry) + 32;  // a hash table's entry, node and bucket, about
-
   // Made at the first attribute: most threads have none.
   struct Held {
-    std::vector<Run> runs;  // each sorted by zone; their last zones fall from the first on
-    std::unordered_map<uint64_t, Entry> overflow;  // past kMaxRuns
-    size_t size = 0;
+    ZoneAttributeRuns kinds[kKinds];
+    size_t zones = 0;
     std::unique_ptr<StableStrings> strings;  // [0] is "": none
-    Entry* Find(uint64_t zone) {
-      for (Run& run : runs) {
-        if (run.back().zone < zone) break;  // and every later run's
-        const size_t i = run.PartitionPoint([zone](const Entry& e) { return e.zone < zone; });
-        if (run[i].zone == zone) return &run[i];
-      }
-      if (overflow.empty()) return nullptr;
-      auto it = overflow.find(zone);
-      return it == overflow.end() ? nullptr : &it->second;
-    }
   };
 
-  ZoneAttributes View(const Entry& e) const {
+  // The string of a name's or text's entry; "" for none.
+  const std::string& String(const ZoneAttributeRuns::Entry* entry) const {
     static const std::string kNone;
-    const StableStrings* strings = held_->strings.get();
-    return {e.name == 0 ? kNone : (*strings)[e.name], e.text == 0 ? kNone : (*strings)[e.text], e.color,
-            e.value, e.has_value != 0};
-  }
-  Entry& Add(Run& run, uint64_t zone) {
-    ++held_->size;
-    Entry entry;
-    entry.zone = zone;
-    return run.push_back(entry);
+    if (entry == nullptr || entry->word == 0) return kNone;
+    return (*held_->strings)[size_t(entry->word)];
   }
 
   std::unique_ptr<Held> held_;
