@@ -399,9 +399,9 @@ class PerfettoWriter {
     return thread.attributes.find(index);
   }
   bool KeepsZone(const ThreadTimeline& thread, size_t index, const Zone& zone) {
-    const auto attributes = Attributes(thread, index, zone);
-    const bool name_kept = attributes && !attributes->name.empty() ? filter_.KeepsZone(attributes->name)
-                                                                   : KeepsLocation(zone.source_location);
+    const bool renamed = (zone.flags & kZoneHasAttributes) && !thread.attributes.Name(index).empty();
+    const bool name_kept =
+        renamed ? filter_.KeepsZone(thread.attributes.Name(index)) : KeepsLocation(zone.source_location);
     return name_kept &&
            filter_.Overlaps(Ns(zone.begin_tick), Ns(zone.is_open() ? model_.last_tick : zone.end_tick));
   }

@@ -92,9 +92,9 @@ class KnownCallstacks {
 // log messages do not cut a run (they change nothing of a thread's zones, nor depend on
 // them), so a thread's zones between them make one run; nor does an attribute (a name,
 // text, colour or value) of a zone of the run, nor the call stack of the zone just begun:
-// they are kept with the run and set where the run is stored (a stack is interned in the
-// model's table in the run's turn). The connection's bytes are decoded with it as the handler
-// (stream_decoder.h; OnMessageBytes keeps the others).
+// they are kept with the run and set where the run is stored (a stack the lane has not
+// seen interned before, KnownCallstacks, is interned in the run's turn). The connection's bytes are decoded
+// with it as the handler (stream_decoder.h; OnMessageBytes keeps the others).
 class ZoneOps {
  public:
   // Plain words, no bit-fields: a bit-field's store reads the slot first, and the slots

@@ -1165,7 +1165,9 @@ void Worker::LaneLoop(size_t index, Handler& handler, LaneBuffer& buffer) {
       }
       const size_t available = size_t(std::min<uint64_t>(batch_left, filled - pos));
       const std::optional<uint32_t> context = handler.context;
-      if constexpr (kPairs) handler.ops->Clear();  // the turn taker is done with it
+      // The turn taker is done with it: Hand returns once no piece is in flight, and the
+      // ring holds one more ZoneOps than that.
+      if constexpr (kPairs) handler.ops->Clear();
       const DecodeResult result = DecodeMessages(buffer.data() + pos, available, handler);
       if (result.failed) {
         error = result.error;
