@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 
@@ -172,7 +173,8 @@ TEST_CASE("the C API from a C program: zones, attributes, frames, plots, message
   CHECK(lock.holds[1].flags == gnomon::protocol::kLockShared);
   CHECK(lock.holds[1].is_released());
 
-  // GPU: four passes, each timed 1 ms to 3 ms after the CPU recorded it.
+  // GPU: four passes, each timed 1 ms to 3 ms after the program read its clock, just
+  // after it recorded the pass (later, when it lost its core between the two).
   REQUIRE(m.gpu_contexts.size() == 1);
   const auto& gpu = m.gpu_contexts.begin()->second;
   CHECK(gpu.label() == "C queue");
@@ -182,6 +184,7 @@ TEST_CASE("the C API from a C program: zones, attributes, frames, plots, message
   CHECK(gpu.clock.sample_count() == 5);
   CHECK(gpu.clock.rejected_count() == 0);
   REQUIRE(gpu.zones.size() == 4);
+  int64_t closest = INT64_MAX;  // the pass read soonest after it was recorded
   for (size_t i = 0; i < gpu.zones.size(); ++i) {
     const auto& zone = gpu.zones[i];
     REQUIRE(zone.is_timed());
@@ -191,8 +194,9 @@ TEST_CASE("the C API from a C program: zones, attributes, frames, plots, message
     CHECK(mapped.end_ns - mapped.begin_ns == doctest::Approx(2000000).epsilon(0.001));
     const int64_t recorded = m.clock.TickToNs(zone.cpu_begin_tick);
     CHECK(mapped.begin_ns - recorded >= 900000);
-    CHECK(mapped.begin_ns - recorded <= 1500000);
+    closest = std::min(closest, mapped.begin_ns - recorded);
   }
+  CHECK(closest <= 1500000);
   CHECK(capture.log.find("host-to-ticks ok") != std::string::npos);
 }
 
