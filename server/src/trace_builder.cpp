@@ -70,7 +70,7 @@ KnownCallstacks::Seen KnownCallstacks::See(const protocol::LeValues& frames) {
   hash = (hash ^ (hash >> 32)) * 0x94D049BB133111EBull;
   if (table_.empty()) Grow();
   const size_t mask = table_.size() - 1;
-  size_t at = size_t((hash * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+  size_t at = Home(hash);
   for (size_t probe = 0; probe < kMaxProbes; ++probe, at = (at + 1) & mask) {
     const uint32_t taken = table_[at];
     if (taken == 0) {
@@ -98,7 +98,7 @@ void KnownCallstacks::Grow() {
   table_.assign(std::max<size_t>(64, 2 * table_.size()), 0);
   const size_t mask = table_.size() - 1;
   for (size_t i = 0; i < entries_.size(); ++i) {
-    size_t at = size_t((entries_[i].hash * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+    size_t at = Home(entries_[i].hash);
     while (table_[at] != 0) at = (at + 1) & mask;
     table_[at] = uint32_t(i + 1);
   }

@@ -65,9 +65,6 @@ class KnownCallstacks {
     if (slot < entries_.size() && entries_[slot].id == 0) entries_[slot].id = id;
   }
   size_t size() const { return entries_.size(); }
-  size_t capacity_bytes() const {
-    return entries_.capacity() * sizeof(Entry) + frames_.capacity() + table_.capacity() * sizeof(uint32_t);
-  }
 
  private:
   struct Entry {
@@ -77,6 +74,10 @@ class KnownCallstacks {
     uint32_t id;  // 0 while pending
   };
   bool Same(const Entry& e, const protocol::LeValues& frames) const;
+  // A hash's first slot in the table.
+  size_t Home(uint64_t hash) const {
+    return size_t((hash * 0x9E3779B97F4A7C15ull) >> 32) & (table_.size() - 1);
+  }
   void Grow();
   std::vector<Entry> entries_;
   std::vector<uint8_t> frames_;  // every kept stack's frames as received (8 bytes each), back to back
@@ -93,8 +94,9 @@ class KnownCallstacks {
 // them), so a thread's zones between them make one run; nor does an attribute (a name,
 // text, colour or value) of a zone of the run, nor the call stack of the zone just begun:
 // they are kept with the run and set where the run is stored (a stack the lane has not
-// seen interned before, KnownCallstacks, is interned in the run's turn). The connection's bytes are decoded
-// with it as the handler (stream_decoder.h; OnMessageBytes keeps the others).
+// seen interned before, KnownCallstacks, is interned in the run's turn). The
+// connection's bytes are decoded with it as the handler (stream_decoder.h;
+// OnMessageBytes keeps the others).
 class ZoneOps {
  public:
   // Plain words, no bit-fields: a bit-field's store reads the slot first, and the slots
