@@ -613,13 +613,16 @@ class ThreadCpuSampler {
     stop_.store(true);
     if (thread_.joinable()) thread_.join();
   }
-  // {"capture gnomon-receive":{"threads":1,"cpu_s":1.2,"busiest_s":1.2,"wait_s":0.1},...}
-  // (wait_s: runnable but not running, summed over the threads; absent where the kernel
-  // keeps no such count)
+  // {"capture gnomon-receive":{"threads":1,"cpu_s":1.2,"busiest_s":1.2,"faults":30,
+  //  "sleeps":12,"preempted":4,"wait_s":0.1},...}
+  // (summed over the threads: faults, pages of fresh memory touched; sleeps, the times a
+  // thread waited for something; preempted, the times its core was taken for another
+  // thread; wait_s, runnable but not running, absent where the kernel keeps no such count)
   std::string Json() const {
     struct Sum {
       int threads = 0;
       double cpu_s = 0, busiest_s = 0, wait_s = 0;
+      unsigned long long faults = 0, sleeps = 0, preempted = 0;
       bool waits = true;
     };
     std::map<std::string, Sum> sums;
@@ -630,14 +633,20 @@ class ThreadCpuSampler {
       sum.busiest_s = std::max(sum.busiest_s, reading.cpu_s);
       sum.wait_s += reading.wait_s;
       sum.waits = sum.waits && reading.wait_s >= 0;
+      sum.faults += reading.faults;
+      sum.sleeps += reading.sleeps;
+      sum.preempted += reading.preempted;
     }
     std::string json = "{";
-    char text[320];
+    char text[400];
     for (const auto& [name, sum] : sums) {
       char wait[48] = "";
       if (sum.waits) std::snprintf(wait, sizeof(wait), ",\"wait_s\":%.2f", sum.wait_s);
-      std::snprintf(text, sizeof(text), "%s\"%s\":{\"threads\":%d,\"cpu_s\":%.2f,\"busiest_s\":%.2f%s}",
-                    json.size() > 1 ? "," : "", name.c_str(), sum.threads, sum.cpu_s, sum.busiest_s, wait);
+      std::snprintf(text, sizeof(text),
+                    "%s\"%s\":{\"threads\":%d,\"cpu_s\":%.2f,\"busiest_s\":%.2f,\"faults\":%llu,"
+                    "\"sleeps\":%llu,\"preempted\":%llu%s}",
+                    json.size() > 1 ? "," : "", name.c_str(), sum.threads, sum.cpu_s, sum.busiest_s,
+                    sum.faults, sum.sleeps, sum.preempted, wait);
       json += text;
     }
     return json + "}";
@@ -648,6 +657,7 @@ class ThreadCpuSampler {
     std::string name;
     double cpu_s = 0;
     double wait_s = -1;  // from schedstat; -1: not kept
+    unsigned long long faults = 0, sleeps = 0, preempted = 0;
   };
   void Run() {
     const double tick_s = 1.0 / double(sysconf(_SC_CLK_TCK));
@@ -661,14 +671,20 @@ class ThreadCpuSampler {
           if (!std::getline(stat, line)) continue;
           const size_t open = line.find('('), close = line.rfind(')');
           if (open == std::string::npos || close == std::string::npos) continue;
-          unsigned long long utime = 0, stime = 0;
-          // After the name: state and 10 more fields, then utime and stime.
-          if (std::sscanf(line.c_str() + close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-                          &utime, &stime) != 2) {
+          unsigned long long minflt = 0, utime = 0, stime = 0;
+          // After the name: state and 6 more fields, minor faults, 3 more, utime and stime.
+          if (std::sscanf(line.c_str() + close + 2, "%*c %*d %*d %*d %*d %*d %*u %llu %*u %*u %*u %llu %llu",
+                          &minflt, &utime, &stime) != 3) {
             continue;
           }
           Reading reading{label + " " + line.substr(open + 1, close - open - 1),
                           double(utime + stime) * tick_s};
+          reading.faults = minflt;
+          std::ifstream status(entry.path() / "status");
+          for (std::string field; std::getline(status, field);) {
+            std::sscanf(field.c_str(), "voluntary_ctxt_switches: %llu", &reading.sleeps);
+            std::sscanf(field.c_str(), "nonvoluntary_ctxt_switches: %llu", &reading.preempted);
+          }
           // schedstat: nanoseconds on a core, nanoseconds waiting for one, time slices.
           std::ifstream sched(entry.path() / "schedstat");
           unsigned long long on_cpu_ns = 0, waited_ns = 0;
