@@ -53,21 +53,26 @@ void DecodeTickDeltas(uint8_t* block, size_t size) {
 
 namespace {
 
-// Both compact forms: format 3's records, their tick deltas inline (`kColumns` false: out
-// and deltas are one buffer) or appended to `deltas` in order (format 6's tick column).
+// The compact forms: format 3's records, their tick deltas inline (`kColumns` false: out
+// and deltas are one buffer) or appended to `deltas` in order (format 6's tick column);
+// with `kValues` (format 7), each zone value's difference from `previous_value` too.
 // `whole` turns false when the bytes stop being whole messages (the rest is copied).
-template <bool kColumns>
+template <bool kColumns, bool kValues>
 size_t Compact(const uint8_t* data, size_t size, uint8_t* out, uint8_t*& deltas, uint64_t& previous,
-               bool& whole) {
+               uint64_t& previous_value, bool& whole) {
+  static_assert(kColumns || !kValues, "zone values go to the column");
   using protocol::LoadLe;
   using protocol::ZoneBegin;
   using protocol::ZoneEnd;
+  using protocol::ZoneValue;
   constexpr uint8_t kBegin = uint8_t(protocol::MessageType::kZoneBegin);
   constexpr uint8_t kEnd = uint8_t(protocol::MessageType::kZoneEnd);
+  constexpr uint8_t kValue = uint8_t(protocol::MessageType::kZoneValue);
   // Fields are loaded one by one, not as the packed struct: a struct copied to the stack
   // and read back across its stores stalls the loop on every message. The last tick
   // and the cursors stay in registers: `out` could alias them.
   uint64_t last = previous;
+  uint64_t last_value = previous_value;
   uint8_t* o = out;
   uint8_t* d = deltas;
   auto put_delta = [&](uint64_t tick) {
@@ -96,6 +101,14 @@ size_t Compact(const uint8_t* data, size_t size, uint8_t* out, uint8_t*& deltas,
       pos += sizeof(ZoneEnd);
       continue;
     }
+    if (kValues && p[0] == kValue && size - pos >= sizeof(ZoneValue)) {
+      *o++ = kValue;
+      const uint64_t value = LoadLe<uint64_t>(p + offsetof(ZoneValue, value));
+      d = PutVarint(d, ZigZag(int64_t(value - last_value)));
+      last_value = value;
+      pos += sizeof(ZoneValue);
+      continue;
+    }
     const protocol::MessageSpan span = protocol::MeasureMessage(p, size - pos);
     if (span.status != protocol::MessageSpan::kWhole) break;  // the rest as it is, below
     std::memcpy(o, p, span.size);
@@ -108,6 +121,7 @@ size_t Compact(const uint8_t* data, size_t size, uint8_t* out, uint8_t*& deltas,
     pos += span.size;
   }
   previous = last;
+  previous_value = last_value;
   deltas = d;
   whole = pos == size;
   // Not a whole message from here on (unknown, or cut short): the rest as it is.
@@ -120,23 +134,29 @@ size_t Compact(const uint8_t* data, size_t size, uint8_t* out, uint8_t*& deltas,
 
 size_t CompactMessages(const uint8_t* data, size_t size, uint8_t* out, uint64_t& previous) {
   uint8_t* unused = out;
+  uint64_t no_values = 0;
   bool whole = true;
-  const size_t length = Compact<false>(data, size, out, unused, previous, whole);
+  const size_t length = Compact<false, false>(data, size, out, unused, previous, no_values, whole);
   GNOMON_CHECK(length <= CompactBound(size), "compaction wrote past CompactBound");
   return length;
 }
 
-size_t CompactBlock(std::span<const std::span<const uint8_t>> pieces, uint8_t* out, uint8_t* scratch) {
-  uint64_t previous = 0;  // each block starts from 0: blocks decode on their own
+size_t CompactBlock(std::span<const std::span<const uint8_t>> pieces, uint8_t* out, uint8_t* scratch,
+                    ColumnForm form) {
+  uint64_t previous = 0, previous_value = 0;  // each block starts from 0: blocks decode on their own
   uint8_t* deltas = scratch;
-  out[0] = kColumnsMark;
+  const bool values = form == ColumnForm::kTicksAndValues;
+  out[0] = values ? kValuesMark : kColumnsMark;
   size_t records = 0;
   size_t size = 0;
   bool whole = true;
   for (const std::span<const uint8_t> piece : pieces) {
     uint8_t* to = out + kColumnsHeader + records;
     if (whole) {
-      records += Compact<true>(piece.data(), piece.size(), to, deltas, previous, whole);
+      records +=
+          values
+              ? Compact<true, true>(piece.data(), piece.size(), to, deltas, previous, previous_value, whole)
+              : Compact<true, false>(piece.data(), piece.size(), to, deltas, previous, previous_value, whole);
     } else {  // past what was not a whole message, as the rest of one buffer would be
       std::memcpy(to, piece.data(), piece.size());
       records += piece.size();
@@ -151,9 +171,9 @@ size_t CompactBlock(std::span<const std::span<const uint8_t>> pieces, uint8_t* o
   return length;
 }
 
-size_t CompactBlock(const uint8_t* data, size_t size, uint8_t* out, uint8_t* scratch) {
+size_t CompactBlock(const uint8_t* data, size_t size, uint8_t* out, uint8_t* scratch, ColumnForm form) {
   const std::span<const uint8_t> piece(data, size);
-  return CompactBlock({&piece, 1}, out, scratch);
+  return CompactBlock({&piece, 1}, out, scratch, form);
 }
 
 }  // namespace gnomon::server

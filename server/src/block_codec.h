@@ -24,6 +24,13 @@
 // and less compressing time a zone, the more so the more the timing varies
 // (docs/benchmarks.md). A block of format 6 starts with the mark; one of format 3 to 5
 // with a message type, which the mark never is.
+//
+// Format 7 (CompactBlock's default) is format 6 with a mark of its own, under which a
+// zone value is only its type among the records and its 8 bytes the zigzag varint of
+// its difference from the block's previous value (the first from 0), in the column
+// after the tick delta of the record before it. A value on every zone is most of what
+// zstd must code in such a block; a counter's then takes one byte before zstd instead of
+// nine, and the file about half the bytes (docs/benchmarks.md).
 #pragma once
 
 #include <cstddef>
@@ -48,6 +55,12 @@ void DecodeTickDeltas(uint8_t* block, size_t size);
 inline constexpr uint8_t kColumnsMark = 0xFF;
 inline constexpr size_t kColumnsHeader = 5;
 static_assert(protocol::FindMessage(kColumnsMark) == nullptr, "the columns mark must not be a message type");
+// The first byte of a format-7 block, whose header is format 6's.
+inline constexpr uint8_t kValuesMark = 0xFE;
+static_assert(protocol::FindMessage(kValuesMark) == nullptr, "the values mark must not be a message type");
+// What goes to a block's column: the zones' tick deltas (format 6), and the zone values
+// (format 7, what files are written in).
+enum class ColumnForm { kTicks, kTicksAndValues };
 
 // Writes the format-3 form of the whole messages in [data, data + size) to `out`, which
 // has room for CompactBound(size) bytes, and returns its length; from the first unknown
@@ -59,13 +72,16 @@ static_assert(protocol::FindMessage(kColumnsMark) == nullptr, "the columns mark 
 constexpr size_t CompactBound(size_t size) { return size + size / 4 + 16; }
 size_t CompactMessages(const uint8_t* data, size_t size, uint8_t* out, uint64_t& previous);
 
-// Writes the format-6 form of the block [data, data + size) to `out`, the same way, and
-// returns its length; `out` and `scratch` each have room for CompactBound(size) bytes.
-size_t CompactBlock(const uint8_t* data, size_t size, uint8_t* out, uint8_t* scratch);
+// Writes the format-7 form of the block [data, data + size) to `out` (format 6's with
+// kTicks, for the tests that load such blocks), the same way, and returns its length;
+// `out` and `scratch` each have room for CompactBound(size) bytes.
+size_t CompactBlock(const uint8_t* data, size_t size, uint8_t* out, uint8_t* scratch,
+                    ColumnForm form = ColumnForm::kTicksAndValues);
 // The same for a block whose bytes lie in pieces, in order: equal to CompactBlock of
 // their concatenation when each piece ends with a whole message. `out` and `scratch`
 // each have room for CompactBound of their total.
-size_t CompactBlock(std::span<const std::span<const uint8_t>> pieces, uint8_t* out, uint8_t* scratch);
+size_t CompactBlock(std::span<const std::span<const uint8_t>> pieces, uint8_t* out, uint8_t* scratch,
+                    ColumnForm form = ColumnForm::kTicksAndValues);
 
 inline int64_t UnZigZag(uint64_t v) { return int64_t((v >> 1) ^ (0 - (v & 1))); }
 
@@ -90,14 +106,18 @@ struct CompactWalk {
 namespace codec_detail {
 
 // The walk over records whose tick deltas follow each record (`kColumns` false: the tick
-// cursor `d` is unused) or come from the tick column [d, d_end).
-template <bool kColumns, typename Begin, typename End, typename Leaf, typename Message>
+// cursor `d` is unused) or come from the tick column [d, d_end), with the zone values'
+// differences (`kValues`, format 7).
+template <bool kColumns, bool kValues, typename Begin, typename End, typename Leaf, typename Message>
 CompactWalk WalkRecords(uint8_t* block, uint8_t* p, uint8_t* const end, const uint8_t* d,
                         const uint8_t* const d_end, Begin&& on_begin, End&& on_end, Leaf&& on_leaf,
                         Message&& on_message) {
+  static_assert(kColumns || !kValues, "zone values come from the column");
   constexpr uint8_t kBegin = uint8_t(protocol::MessageType::kZoneBegin);
   constexpr uint8_t kEnd = uint8_t(protocol::MessageType::kZoneEnd);
+  constexpr uint8_t kValue = uint8_t(protocol::MessageType::kZoneValue);
   uint64_t previous = 0;
+  uint64_t value = 0;  // the block's previous zone value
   CompactWalk walk;
   auto fail = [&](const std::string& what) {
     walk.ok = false;
@@ -170,6 +190,21 @@ CompactWalk WalkRecords(uint8_t* block, uint8_t* p, uint8_t* const end, const ui
       ++walk.records;
       continue;
     }
+    if (kValues && type == kValue) {
+      const uint8_t* q = p + 1;
+      uint64_t delta = 0;
+      if (!read_delta(q, delta)) {
+        fail("a zone value's difference is cut short or too long");
+        break;
+      }
+      value += uint64_t(UnZigZag(delta));
+      uint8_t message[sizeof(protocol::ZoneValue)] = {kValue};
+      protocol::StoreLe<uint64_t>(message + offsetof(protocol::ZoneValue, value), value);
+      if (!on_message(static_cast<const uint8_t*>(message), sizeof(message))) break;
+      p += 1;
+      ++walk.records;
+      continue;
+    }
     const protocol::MessageSpan span = protocol::MeasureMessage(p, size_t(end - p));
     if (span.status != protocol::MessageSpan::kWhole) {
       fail(span.status == protocol::MessageSpan::kUnknownType ? "unknown message type " + std::to_string(type)
@@ -198,16 +233,20 @@ CompactWalk WalkRecords(uint8_t* block, uint8_t* p, uint8_t* const end, const ui
 // very next record (a leaf: every zone of a tight loop, most of a real trace) to
 // on_leaf(location, begin tick, end tick), every other message, its tick restored in
 // place, to on_message(bytes, size). Each returns false to stop there (at the begin, for a
-// leaf). Stops too at a record it cannot read (unknown type, cut short, a varint over 10
-// bytes, a location past 32 bits, ticks missing or left over), with the reason. A block
-// of format 6 (`columns`: the file's format allows it) may be in either form, one of 3
-// to 5 in the first only.
+// leaf; a zone value of format 7 comes from a buffer of the walk's, valid during the
+// call). Stops too at a record it cannot read (unknown type, cut short, a varint over 10
+// bytes, a location past 32 bits, ticks or values missing or left over), with the
+// reason. `format` is the file's: a block of format 7 may be in any of the three forms
+// (what gnomon-merge copies from older files), one of format 6 in format 3's or 6's,
+// one of 3 to 5 in the first only.
 template <typename Begin, typename End, typename Leaf, typename Message>
-CompactWalk WalkCompactBlock(uint8_t* block, size_t size, bool columns, Begin&& on_begin, End&& on_end,
+CompactWalk WalkCompactBlock(uint8_t* block, size_t size, uint16_t format, Begin&& on_begin, End&& on_end,
                              Leaf&& on_leaf, Message&& on_message) {
-  if (!columns || size == 0 || block[0] != kColumnsMark) {
-    return codec_detail::WalkRecords<false>(block, block, block + size, nullptr, nullptr, on_begin, on_end,
-                                            on_leaf, on_message);
+  const bool ticks = format >= 6 && size > 0 && block[0] == kColumnsMark;
+  const bool values = format >= 7 && size > 0 && block[0] == kValuesMark;
+  if (!ticks && !values) {
+    return codec_detail::WalkRecords<false, false>(block, block, block + size, nullptr, nullptr, on_begin,
+                                                   on_end, on_leaf, on_message);
   }
   CompactWalk refused;
   refused.ok = false;
@@ -222,10 +261,13 @@ CompactWalk WalkCompactBlock(uint8_t* block, size_t size, bool columns, Begin&& 
                     std::to_string(size) + " bytes at byte 0 of the block";
     return refused;
   }
-  uint8_t* const ticks = block + kColumnsHeader + records;
-  CompactWalk walk = codec_detail::WalkRecords<true>(block, block + kColumnsHeader, ticks, ticks,
-                                                     block + size, on_begin, on_end, on_leaf, on_message);
-  if (walk.ok && walk.stopped_at == size_t(ticks - block)) walk.stopped_at = size;  // every record and tick
+  uint8_t* const column = block + kColumnsHeader + records;
+  CompactWalk walk =
+      values ? codec_detail::WalkRecords<true, true>(block, block + kColumnsHeader, column, column,
+                                                     block + size, on_begin, on_end, on_leaf, on_message)
+             : codec_detail::WalkRecords<true, false>(block, block + kColumnsHeader, column, column,
+                                                      block + size, on_begin, on_end, on_leaf, on_message);
+  if (walk.ok && walk.stopped_at == size_t(column - block)) walk.stopped_at = size;  // every record and tick
   return walk;
 }
 

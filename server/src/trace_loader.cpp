@@ -46,7 +46,7 @@ struct ReadyBlock {
   std::vector<uint8_t> raw;  // the block's bytes in raw[0, size): the stream, or its compact form
   size_t size = 0;
   bool compact = false;  // formats 3 and later (block_codec.h)
-  bool columns = false;  // format 6 and later: the block may hold its ticks in a column
+  uint16_t format = 0;   // the file's: from 6, the block may hold its ticks (and from 7 values) in a column
   IndexedBlock where;
   bool is_last = false;  // nothing follows
   std::string failure;   // why this block cannot be loaded ("" when it can)
@@ -113,16 +113,16 @@ class BlockPipeline {
   bool stopped_ = false;
 };
 
-// Decodes a compact block (formats 3 and later; `columns`: 6 and later) into the builder,
+// Decodes a compact block (formats 3 and later; `format`, the file's) into the builder,
 // the zone records straight from their varints; consumed == size unless a record cannot
 // be read (failed, with the reason). stream_bytes grows by the size the decoded messages
 // have in the stream.
-DecodeResult DecodeCompactBlock(uint8_t* block, size_t size, bool columns, TraceBuilder& builder,
+DecodeResult DecodeCompactBlock(uint8_t* block, size_t size, uint16_t format, TraceBuilder& builder,
                                 uint64_t& stream_bytes) {
   DecodeResult result;
   uint64_t zone_begins = 0, zone_ends = 0, others = 0;
   const CompactWalk walk = WalkCompactBlock(
-      block, size, columns,
+      block, size, format,
       [&](uint32_t location, uint64_t tick) {
         builder.BeginZone(location, tick);
         ++zone_begins;
@@ -253,7 +253,7 @@ void ReadBlocks(const TraceSource& source, const FileHeader& header, const std::
     if (ready.failure.empty()) {
       ready.size = block.raw_bytes;
       ready.compact = header.format_version >= 3;
-      ready.columns = header.format_version >= 6;
+      ready.format = header.format_version;
       if (header.format_version == 2) DecodeTickDeltas(ready.raw.data(), ready.size);
     }
     if (!pipeline.Push(std::move(ready))) return;
@@ -361,7 +361,7 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
     DecodeResult decoded;
     write(stream.target, [&] {
       if (where.after_gap || stream.failed) stream.builder->OnStreamGap();
-      decoded = ready.compact ? DecodeCompactBlock(ready.raw.data(), ready.size, ready.columns,
+      decoded = ready.compact ? DecodeCompactBlock(ready.raw.data(), ready.size, ready.format,
                                                    *stream.builder, stream_bytes)
                               : DecodeMessages(ready.raw.data(), ready.size, *stream.builder);
     });

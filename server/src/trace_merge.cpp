@@ -42,8 +42,8 @@ class InputCopier {
       return Status::Error(path + " is not a Gnomon trace (no GNOMONTF header)");
     }
     // Format 5 on: every capture records a common reference clock. A block a capture
-    // wrote in format 5 reads the same in format 6 (it never starts with format 6's
-    // mark), so the merged file says 6 whatever its inputs.
+    // wrote in format 5 or 6 reads the same in format 7 (it never starts with a later
+    // format's mark), so the merged file says 7 whatever its inputs.
     if (header.format_version < kFirstMergeableFormat || header.format_version > kTraceFormatVersion) {
       return Status::Error(path + " is trace format " + std::to_string(header.format_version) +
                            "; gnomon-merge takes formats " + std::to_string(kFirstMergeableFormat) + " to " +

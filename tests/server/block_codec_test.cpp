@@ -58,14 +58,17 @@ TEST_CASE("tick deltas round-trip every message, any tick, and leave a broken ta
 
 namespace {
 
-// A whole block's compact form: format 3's records (as formats 3 to 5 write it) or
-// format 6's, with the ticks in a column.
-enum class Form { kRecords, kColumns };
+// A whole block's compact form: format 3's records (as formats 3 to 5 write it), format
+// 6's, with the ticks in a column, or format 7's, with the zone values there too.
+enum class Form { kRecords, kColumns, kValues };
 std::vector<uint8_t> Compact(const std::vector<uint8_t>& stream, Form form = Form::kRecords) {
   std::vector<uint8_t> out(gnomon::server::CompactBound(stream.size()));
-  if (form == Form::kColumns) {
+  if (form != Form::kRecords) {
     std::vector<uint8_t> scratch(out.size());
-    out.resize(gnomon::server::CompactBlock(stream.data(), stream.size(), out.data(), scratch.data()));
+    out.resize(gnomon::server::CompactBlock(stream.data(), stream.size(), out.data(), scratch.data(),
+                                            form == Form::kColumns
+                                                ? gnomon::server::ColumnForm::kTicks
+                                                : gnomon::server::ColumnForm::kTicksAndValues));
     return out;
   }
   uint64_t previous = 0;  // a whole block
@@ -74,9 +77,10 @@ std::vector<uint8_t> Compact(const std::vector<uint8_t>& stream, Form form = For
 }
 
 // The stream a compact block stands for, rebuilt through the walk the loader decodes
-// with (by value: the walk restores ticks in the block it reads).
+// with (by value: the walk restores ticks in the block it reads), as a file of `format`
+// reads it.
 gnomon::server::CompactWalk Expand(std::vector<uint8_t> compact, std::vector<uint8_t>& out,
-                                   bool columns = true) {
+                                   uint16_t format = 7) {
   using gnomon::protocol::StoreLe;
   out.clear();
   auto put = [&](auto value) {
@@ -96,7 +100,7 @@ gnomon::server::CompactWalk Expand(std::vector<uint8_t> compact, std::vector<uin
     return true;
   };
   return gnomon::server::WalkCompactBlock(
-      compact.data(), compact.size(), columns, begin, end,
+      compact.data(), compact.size(), format, begin, end,
       [&](uint32_t location, uint64_t begin_tick, uint64_t end_tick) {
         return begin(location, begin_tick) && end(end_tick);
       },
@@ -108,7 +112,7 @@ gnomon::server::CompactWalk Expand(std::vector<uint8_t> compact, std::vector<uin
 
 }  // namespace
 
-TEST_CASE("compact blocks (formats 3 and 6) round-trip every message, any tick and any location") {
+TEST_CASE("compact blocks (formats 3, 6 and 7) round-trip every message, any tick, location and value") {
   std::mt19937_64 rng(5);
   StreamWriter w;
   w.AppInfo("compact").ThreadContext(1);
@@ -140,16 +144,23 @@ TEST_CASE("compact blocks (formats 3 and 6) round-trip every message, any tick a
       case 7:
         w.ZoneEnd(0);
         break;
-      case 8:
-        w.ZoneName("name");
+      case 8: {
+        // Names, and values that count, jump both ways, and take the ends of 64 bits.
+        static const uint64_t kValues[] = {0, 1, 2, ~uint64_t{0}, 0, uint64_t{1} << 63, 3};
+        if (i % 20 == 8) {
+          w.ZoneName("name");
+        } else {
+          w.ZoneValue(i % 60 == 18 ? rng() : kValues[(i / 20) % 7]);
+        }
         break;
+      }
       default:
         w.Calibration(tick, 5, 6, 7);
         break;
     }
   }
   w.End(~uint64_t{0});
-  for (const Form form : {Form::kRecords, Form::kColumns}) {
+  for (const Form form : {Form::kRecords, Form::kColumns, Form::kValues}) {
     CAPTURE(int(form));
     const std::vector<uint8_t> compact = Compact(w.bytes(), form);
     CHECK(compact.size() < w.size());  // absurd ticks take 10-byte varints; the tight case is below
@@ -158,9 +169,12 @@ TEST_CASE("compact blocks (formats 3 and 6) round-trip every message, any tick a
     CHECK(walk.ok);
     CHECK(walk.stopped_at == compact.size());
     CHECK(back == w.bytes());
-    if (form == Form::kRecords) {  // as a file of format 3 to 5 reads it
-      CHECK(Expand(compact, back, /*columns=*/false).ok);
-      CHECK(back == w.bytes());
+    // As a file of format 3 to 5 reads it, and of 6: the forms each reads.
+    for (const uint16_t format : {uint16_t(5), uint16_t(6)}) {
+      CAPTURE(format);
+      const bool readable = form == Form::kRecords || (form == Form::kColumns && format == 6);
+      CHECK(Expand(compact, back, format).ok == readable);
+      CHECK((back == w.bytes()) == readable);
     }
   }
 }
@@ -175,7 +189,7 @@ TEST_CASE(
     for (int i = 0; i < 200; ++i) {
       tick += rng() % 300;
       last = tick;
-      switch (rng() % 4) {
+      switch (rng() % 5) {
         case 0:
           piece.ZoneBegin(uint32_t(rng() % 50), tick);
           break;
@@ -184,6 +198,9 @@ TEST_CASE(
           break;
         case 2:
           piece.Plot(1, tick, 2.5);
+          break;
+        case 3:
+          piece.ZoneValue(rng() % 3 == 0 ? rng() : tick);
           break;
         default:
           piece.ZoneEnd(last = tick - 7000);
@@ -204,7 +221,7 @@ TEST_CASE(
   CHECK(in_turn == at_once);
   CHECK(previous == last);  // the last message's tick, for the next piece
 
-  // Format 6 from pieces that lie apart (bytes a capture's lanes received), and with a
+  // Format 7 from pieces that lie apart (bytes a capture's lanes received), and with a
   // piece that is not messages among them: from there on the bytes stay as they are.
   auto compact_pieces = [](const std::vector<std::span<const uint8_t>>& spans) {
     size_t size = 0;
@@ -215,22 +232,22 @@ TEST_CASE(
   };
   std::vector<std::span<const uint8_t>> spans;
   for (const StreamWriter& piece : pieces) spans.emplace_back(piece.bytes().data(), piece.size());
-  CHECK(compact_pieces(spans) == Compact(whole, Form::kColumns));
+  CHECK(compact_pieces(spans) == Compact(whole, Form::kValues));
   const std::vector<uint8_t> junk(40, 0xFF);  // the columns mark, never a message type
   spans.insert(spans.begin() + 3, std::span<const uint8_t>(junk));
   std::vector<uint8_t> with_junk;
   for (const auto& span : spans) with_junk.insert(with_junk.end(), span.begin(), span.end());
-  CHECK(compact_pieces(spans) == Compact(with_junk, Form::kColumns));
+  CHECK(compact_pieces(spans) == Compact(with_junk, Form::kValues));
 }
 
-TEST_CASE("a tight loop's zones take 5 bytes each in a compact block, in both forms") {
+TEST_CASE("a tight loop's zones take 5 bytes each in a compact block, in every form") {
   StreamWriter w;
   uint64_t tick = 0x0123'4567'89AB'CDEFull;
   for (int i = 0; i < 10000; ++i) {
     w.ZoneBegin(7, tick += 35);
     w.ZoneEnd(tick += 33);
   }
-  for (const Form form : {Form::kRecords, Form::kColumns}) {
+  for (const Form form : {Form::kRecords, Form::kColumns, Form::kValues}) {
     CAPTURE(int(form));
     const std::vector<uint8_t> compact = Compact(w.bytes(), form);
     CHECK(compact.size() <= 10000 * 5 + 16);  // the first delta is the whole tick
@@ -259,6 +276,82 @@ TEST_CASE("format 6 puts a tight loop's ticks after its records, which then repe
   // The ticks: the first begin's whole tick (2 bytes), then 199 one-byte deltas.
   CHECK(columns.size() == gnomon::server::kColumnsHeader + 300 + 2 + 199);
   CHECK(columns.back() == 33 * 2);  // zigzag
+}
+
+TEST_CASE("format 7 puts a zone value's difference in the column: a counter's takes one byte") {
+  using gnomon::server::kColumnsHeader;
+  StreamWriter w;
+  uint64_t tick = 1000;
+  for (int i = 0; i < 100; ++i) {
+    w.ZoneBegin(7, tick += 35);
+    w.ZoneValue(1'000'000 + uint64_t(i));
+    w.ZoneEnd(tick += 33);
+  }
+  const std::vector<uint8_t> block = Compact(w.bytes(), Form::kValues);
+  REQUIRE(block.size() > kColumnsHeader + 400);
+  CHECK(block[0] == gnomon::server::kValuesMark);
+  CHECK(gnomon::protocol::LoadLe<uint32_t>(block.data() + 1) == 400);  // begin, location, value, end
+  for (int i = 0; i < 100; ++i) {
+    CHECK(block[kColumnsHeader + 4 * size_t(i) + 2] == uint8_t(gnomon::protocol::MessageType::kZoneValue));
+  }
+  // The column: the first begin's tick (2 bytes) and value (3 bytes, 2,000,000 zigzag),
+  // then 2 one-byte ticks and a one-byte value a zone, in record order.
+  CHECK(block.size() == kColumnsHeader + 400 + 2 + 3 + 1 + 99 * 3);
+  const uint8_t* column = block.data() + kColumnsHeader + 400;
+  CHECK(column[5] == 33 * 2);  // the first end's tick
+  CHECK(column[6] == 35 * 2);  // the second begin's
+  CHECK(column[7] == 1 * 2);   // its value, one more
+  std::vector<uint8_t> back;
+  CHECK(Expand(block, back).ok);
+  CHECK(back == w.bytes());
+  // Format 6's form of the same block keeps each value's nine bytes among the records.
+  CHECK(Compact(w.bytes(), Form::kColumns).size() == block.size() + 100 * 8 - (3 + 99));
+}
+
+TEST_CASE("a damaged format-7 block gives its whole records before the damage") {
+  StreamWriter w;
+  w.ThreadContext(1).ZoneBegin(1, 100).ZoneValue(5).ZoneEnd(200).ZoneValue(~uint64_t{0});
+  const std::vector<uint8_t> good = Compact(w.bytes(), Form::kValues);
+  std::vector<uint8_t> back;
+  REQUIRE(Expand(good, back).ok);
+  REQUIRE(back == w.bytes());
+
+  SUBCASE("the last value's difference missing") {
+    std::vector<uint8_t> bad = good;
+    bad.pop_back();  // 2^64 - 6 after 5: -6, one byte zigzag
+    const auto r = Expand(bad, back);
+    CHECK_FALSE(r.ok);
+    CHECK(r.error.find("zone value's difference is cut short") != std::string::npos);
+    StreamWriter expected;
+    expected.ThreadContext(1).ZoneBegin(1, 100).ZoneValue(5).ZoneEnd(200);
+    CHECK(back == expected.bytes());
+  }
+  SUBCASE("a value's difference longer than ten bytes") {
+    std::vector<uint8_t> bad(good.begin(), good.end() - 1);
+    bad.insert(bad.end(), 11, 0xFF);
+    CHECK_FALSE(Expand(bad, back).ok);
+  }
+  SUBCASE("a walk stopped at a value is not damage, and says where") {
+    std::vector<uint8_t> block = good;
+    int values = 0;
+    const auto r = gnomon::server::WalkCompactBlock(
+        block.data(), block.size(), 7, [](uint32_t, uint64_t) { return true; }, [](uint64_t) { return true; },
+        [](uint32_t, uint64_t, uint64_t) { return true; },
+        [&](const uint8_t* message, size_t size) {
+          return message[0] != uint8_t(gnomon::protocol::MessageType::kZoneValue) || size != 9 ||
+                 ++values < 2;
+        });
+    CHECK(r.ok);
+    CHECK(values == 2);
+    CHECK(r.stopped_at == gnomon::server::kColumnsHeader + 5 + 2 + 1 + 1);  // context, begin, value, end
+  }
+  SUBCASE("in a file of format 6, the mark is an unknown message type") {
+    const auto r = Expand(good, back, 6);
+    CHECK_FALSE(r.ok);
+    CHECK(r.error.find("unknown message type 254") != std::string::npos);
+    CHECK(r.stopped_at == 0);
+    CHECK(back.empty());
+  }
 }
 
 TEST_CASE("a damaged compact block gives its whole messages before the damage, and where it stopped") {
@@ -313,11 +406,12 @@ TEST_CASE("a damaged compact block gives its whole messages before the damage, a
     for (int i = 0; i < 2000; ++i) {
       std::vector<uint8_t> noise(rng() % 64);
       for (uint8_t& b : noise) b = uint8_t(rng() % 5 == 0 ? rng() % 4 : rng());
-      for (const bool mark : {false, true}) {
-        if (mark) noise.insert(noise.begin(), {gnomon::server::kColumnsMark, uint8_t(rng() % 64), 0, 0, 0});
-        const auto r = Expand(noise, back);  // ASan checks every read stays in the block
-        CHECK(r.stopped_at <= noise.size());
-        CHECK(r.ok == (r.stopped_at == noise.size()));
+      for (const uint8_t mark : {uint8_t(0), gnomon::server::kColumnsMark, gnomon::server::kValuesMark}) {
+        std::vector<uint8_t> block = noise;
+        if (mark != 0) block.insert(block.begin(), {mark, uint8_t(rng() % 64), 0, 0, 0});
+        const auto r = Expand(block, back);  // ASan checks every read stays in the block
+        CHECK(r.stopped_at <= block.size());
+        CHECK(r.ok == (r.stopped_at == block.size()));
       }
     }
   }
@@ -372,8 +466,8 @@ TEST_CASE("a damaged format-6 block gives its whole records before the damage, a
     std::vector<uint8_t> block = good;
     int leaves = 0;
     const auto r = gnomon::server::WalkCompactBlock(
-        block.data(), block.size(), true, [](uint32_t, uint64_t) { return true; },
-        [](uint64_t) { return true; }, [&](uint32_t, uint64_t, uint64_t) { return ++leaves < 1; },
+        block.data(), block.size(), 6, [](uint32_t, uint64_t) { return true; }, [](uint64_t) { return true; },
+        [&](uint32_t, uint64_t, uint64_t) { return ++leaves < 1; },
         [](const uint8_t*, size_t) { return true; });
     CHECK(r.ok);
     CHECK(leaves == 1);
@@ -381,7 +475,7 @@ TEST_CASE("a damaged format-6 block gives its whole records before the damage, a
     CHECK(r.stopped_at < block.size());
   }
   SUBCASE("in a file of format 3 to 5, the mark is an unknown message type") {
-    const auto r = Expand(good, back, /*columns=*/false);
+    const auto r = Expand(good, back, 5);
     CHECK_FALSE(r.ok);
     CHECK(r.error.find("unknown message type 255") != std::string::npos);
     CHECK(r.stopped_at == 0);

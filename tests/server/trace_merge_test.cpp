@@ -35,7 +35,9 @@ StreamWriter Program(const std::string& name, uint32_t pid, uint64_t capture_id,
       reading.reference_error_ns = 5'000'000;
       w.Add(reading, {.domain = "boot-1"});
     }
-    w.ThreadContext(1 + uint32_t(i % 2)).ZoneBegin(1, uint64_t(i) * 10).ZoneEnd(uint64_t(i) * 10 + 5);
+    w.ThreadContext(1 + uint32_t(i % 2)).ZoneBegin(1, uint64_t(i) * 10);
+    if (i % 3 == 0) w.ZoneValue(uint64_t(i) * 7);  // in the column of today's blocks
+    w.ZoneEnd(uint64_t(i) * 10 + 5);
   }
   w.End(uint64_t(zones) * 10);
   return w;
@@ -130,31 +132,39 @@ TEST_CASE("merge: two captures' files become one trace whose programs load as th
   CHECK(existing.status().message().find("exists") != std::string::npos);
 }
 
-TEST_CASE("merge: a format-5 capture and one of today merge into a file of today's format, both whole") {
+TEST_CASE(
+    "merge: a format-5 or format-6 capture and one of today merge into a file of today's format, both "
+    "whole") {
   ScratchDir dir;
-  const std::string old_file = std::string(GNOMON_DATA_DIR) + "/golden/format5-two-programs.gnomon";
-  TraceSet old_set;
-  REQUIRE(LoadTraceSet(old_file, old_set).ok());
   const StreamWriter b0 = Program("b0", 20, 222, 12'000);
   WriteCapture(dir.File("b.gnomon"), {&b0});
-  std::ostringstream log;
-  auto merged = MergeTraces({old_file, dir.File("b.gnomon")}, dir.File("all.gnomon"), Overwrite::kNo, log);
-  REQUIRE_MESSAGE(merged.ok(), merged.status().message());
-  FileHeader header{};
-  std::memcpy(&header, gnomon::test::ReadFile(dir.File("all.gnomon")).data(), sizeof(header));
-  CHECK(header.format_version == kTraceFormatVersion);
-  TraceSet set;
-  auto loaded = LoadTraceSet(dir.File("all.gnomon"), set);
-  REQUIRE_MESSAGE(loaded.ok(), loaded.status().message());
-  CHECK(loaded->warning.empty());
-  REQUIRE(set.processes.size() == 3);
-  for (size_t i = 0; i < 2; ++i) {
-    CAPTURE(i);
-    TraceModel expected = std::move(old_set.processes[i].model);
-    expected.capture.merged = true;
-    CHECK(DescribeFirstDifference(expected, set.processes[i].model) == "");
+  // Format 6's blocks keep each zone value among the records, under a mark of their own.
+  for (const char* format : {"5", "6"}) {
+    const std::string old_file =
+        std::string(GNOMON_DATA_DIR) + "/golden/format" + format + "-two-programs.gnomon";
+    CAPTURE(old_file);
+    TraceSet old_set;
+    REQUIRE(LoadTraceSet(old_file, old_set).ok());
+    const std::string merged_file = dir.File(std::string("all") + format + ".gnomon");
+    std::ostringstream log;
+    auto merged = MergeTraces({old_file, dir.File("b.gnomon")}, merged_file, Overwrite::kNo, log);
+    REQUIRE_MESSAGE(merged.ok(), merged.status().message());
+    FileHeader header{};
+    std::memcpy(&header, gnomon::test::ReadFile(merged_file).data(), sizeof(header));
+    CHECK(header.format_version == kTraceFormatVersion);
+    TraceSet set;
+    auto loaded = LoadTraceSet(merged_file, set);
+    REQUIRE_MESSAGE(loaded.ok(), loaded.status().message());
+    CHECK(loaded->warning.empty());
+    REQUIRE(set.processes.size() == 3);
+    for (size_t i = 0; i < 2; ++i) {
+      CAPTURE(i);
+      TraceModel expected = std::move(old_set.processes[i].model);
+      expected.capture.merged = true;
+      CHECK(DescribeFirstDifference(expected, set.processes[i].model) == "");
+    }
+    CHECK(DescribeFirstDifference(Built(b0), set.processes[2].model) == "");
   }
-  CHECK(DescribeFirstDifference(Built(b0), set.processes[2].model) == "");
 }
 
 TEST_CASE("merge: an input cut short or damaged gives its sound blocks, as a reader would, and says so") {

@@ -43,8 +43,9 @@ inline constexpr char kTraceMagic[8] = {'G', 'N', 'O', 'M', 'O', 'N', 'T', 'F'};
 // 1: blocks hold the stream as received. 2: CPU ticks delta-encoded in each block.
 // 3: zone begins and ends as varints besides (block_codec.h). 4: blocks numbered, the end
 // marker counts them. 5: each block names its stream (a capture of several programs).
-// 6: a block may hold its zones' ticks in a column after its records. Readers load all six.
-inline constexpr uint16_t kTraceFormatVersion = 6;
+// 6: a block may hold its zones' ticks in a column after its records. 7: and its zone
+// values' differences. Readers load all seven.
+inline constexpr uint16_t kTraceFormatVersion = 7;
 // FileHeader::flags: the streams come from several captures (gnomon-merge), each placed
 // through its capture's CaptureClock readings.
 inline constexpr uint16_t kMergedTrace = 1;
