@@ -27,8 +27,9 @@
 //
 // Format 7 (CompactBlock's default) is format 6 with a mark of its own, under which a
 // zone value is only its type among the records and its 8 bytes the zigzag varint of
-// its difference from the block's previous value (the first from 0), in the column
-// after the tick delta of the record before it. A value on every zone is most of what
+// its difference from the block's previous value (the first from 0), in the column:
+// one varint there for each zone record and each value record, in record order. A
+// value on every zone is most of what
 // zstd must code in such a block; a counter's then takes one byte before zstd instead of
 // nine, and the file about half the bytes (docs/benchmarks.md).
 #pragma once
@@ -45,7 +46,7 @@ namespace gnomon::server {
 
 // Both walk whole messages and stop, leaving the rest untouched, at the first unknown
 // type or incomplete message (the decoder then reports it). Files are written in format
-// 6 now; format 2 files still load through DecodeTickDeltas, which is tested against
+// 7 now; format 2 files still load through DecodeTickDeltas, which is tested against
 // EncodeTickDeltas.
 void EncodeTickDeltas(uint8_t* block, size_t size);
 void DecodeTickDeltas(uint8_t* block, size_t size);
@@ -67,7 +68,7 @@ enum class ColumnForm { kTicks, kTicksAndValues };
 // type or incomplete message on, the bytes are copied as they are. `previous` is the
 // last tick before these messages in their block (0 at the block's start) and is
 // updated, so a block can be built piece by piece: pieces compacted in turn equal their
-// concatenation compacted at once. Files are written in format 6 now; this writes the
+// concatenation compacted at once. Files are written in format 7 now; this writes the
 // blocks of older formats for the tests that load them.
 constexpr size_t CompactBound(size_t size) { return size + size / 4 + 16; }
 size_t CompactMessages(const uint8_t* data, size_t size, uint8_t* out, uint64_t& previous);
@@ -220,7 +221,8 @@ CompactWalk WalkRecords(uint8_t* block, uint8_t* p, uint8_t* const end, const ui
     ++walk.records;
   }
   if (kColumns && walk.ok && p == end && d != d_end) {
-    fail(std::to_string(d_end - d) + " byte(s) of ticks that no record takes");
+    fail(std::to_string(d_end - d) + (kValues ? " byte(s) of ticks and values that no record takes"
+                                              : " byte(s) of ticks that no record takes"));
   }
   walk.stopped_at = size_t(p - block);
   return walk;

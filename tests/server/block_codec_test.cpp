@@ -238,6 +238,13 @@ TEST_CASE(
   std::vector<uint8_t> with_junk;
   for (const auto& span : spans) with_junk.insert(with_junk.end(), span.begin(), span.end());
   CHECK(compact_pieces(spans) == Compact(with_junk, Form::kValues));
+  // Read back: the pieces before the junk, whole, then the junk's unknown type.
+  std::vector<uint8_t> back, before;
+  for (size_t i = 0; i < 3; ++i) before.insert(before.end(), spans[i].begin(), spans[i].end());
+  const auto walk = Expand(compact_pieces(spans), back);
+  CHECK_FALSE(walk.ok);
+  CHECK(walk.error.find("unknown message type 255") != std::string::npos);
+  CHECK(back == before);
 }
 
 TEST_CASE("a tight loop's zones take 5 bytes each in a compact block, in every form") {
@@ -329,7 +336,29 @@ TEST_CASE("a damaged format-7 block gives its whole records before the damage") 
   SUBCASE("a value's difference longer than ten bytes") {
     std::vector<uint8_t> bad(good.begin(), good.end() - 1);
     bad.insert(bad.end(), 11, 0xFF);
-    CHECK_FALSE(Expand(bad, back).ok);
+    const auto r = Expand(bad, back);
+    CHECK_FALSE(r.ok);
+    CHECK(r.error.find("zone value's difference is cut short or too long") != std::string::npos);
+  }
+  SUBCASE("bytes of the column left over") {
+    std::vector<uint8_t> bad = good;
+    bad.insert(bad.end(), {2, 2, 2});
+    const auto r = Expand(bad, back);
+    CHECK_FALSE(r.ok);
+    CHECK(r.error.find("3 byte(s) of ticks and values that no record takes") != std::string::npos);
+    CHECK(back == w.bytes());
+  }
+  SUBCASE("a header cut short, or records claimed past the block's end") {
+    auto r = Expand({gnomon::server::kValuesMark, 1, 0}, back);
+    CHECK_FALSE(r.ok);
+    CHECK(r.error.find("header is cut short (3 bytes)") != std::string::npos);
+    CHECK(back.empty());
+    std::vector<uint8_t> bad = good;
+    gnomon::protocol::StoreLe<uint32_t>(bad.data() + 1, uint32_t(bad.size()));
+    r = Expand(bad, back);
+    CHECK_FALSE(r.ok);
+    CHECK(r.error.find("records claim") != std::string::npos);
+    CHECK(back.empty());
   }
   SUBCASE("a walk stopped at a value is not damage, and says where") {
     std::vector<uint8_t> block = good;
