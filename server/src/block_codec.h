@@ -29,9 +29,9 @@
 // zone value is only its type among the records and its 8 bytes the zigzag varint of
 // its difference from the block's previous value (the first from 0), in the column:
 // one varint there for each zone record and each value record, in record order. A
-// value on every zone is most of what
-// zstd must code in such a block; a counter's then takes one byte before zstd instead of
-// nine, and the file about half the bytes (docs/benchmarks.md).
+// value on every zone is most of what zstd must code in such a block; a counter's then
+// takes one byte before zstd instead of nine, and the file about half the bytes
+// (docs/benchmarks.md).
 #pragma once
 
 #include <cstddef>

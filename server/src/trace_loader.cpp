@@ -45,8 +45,9 @@ struct DCtxDeleter {
 struct ReadyBlock {
   std::vector<uint8_t> raw;  // the block's bytes in raw[0, size): the stream, or its compact form
   size_t size = 0;
-  bool compact = false;  // formats 3 and later (block_codec.h)
-  uint16_t format = 0;   // the file's: from 6, the block may hold its ticks (and from 7 values) in a column
+  // The file's: from 3 the block is in a compact form (block_codec.h), from 6 it may hold
+  // its ticks in a column, from 7 its zone values too.
+  uint16_t format = 0;
   IndexedBlock where;
   bool is_last = false;  // nothing follows
   std::string failure;   // why this block cannot be loaded ("" when it can)
@@ -252,7 +253,6 @@ void ReadBlocks(const TraceSource& source, const FileHeader& header, const std::
     }
     if (ready.failure.empty()) {
       ready.size = block.raw_bytes;
-      ready.compact = header.format_version >= 3;
       ready.format = header.format_version;
       if (header.format_version == 2) DecodeTickDeltas(ready.raw.data(), ready.size);
     }
@@ -357,13 +357,14 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
       stream.failed = true;
       continue;
     }
-    uint64_t stream_bytes = ready.compact ? 0 : ready.size;
+    const bool compact = ready.format >= 3;
+    uint64_t stream_bytes = compact ? 0 : ready.size;
     DecodeResult decoded;
     write(stream.target, [&] {
       if (where.after_gap || stream.failed) stream.builder->OnStreamGap();
-      decoded = ready.compact ? DecodeCompactBlock(ready.raw.data(), ready.size, ready.format,
-                                                   *stream.builder, stream_bytes)
-                              : DecodeMessages(ready.raw.data(), ready.size, *stream.builder);
+      decoded = compact ? DecodeCompactBlock(ready.raw.data(), ready.size, ready.format, *stream.builder,
+                                             stream_bytes)
+                        : DecodeMessages(ready.raw.data(), ready.size, *stream.builder);
     });
     stream.failed = false;
     GNOMON_CHECK(decoded.consumed <= ready.size, "a block decoded past its end");
