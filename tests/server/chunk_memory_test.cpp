@@ -105,3 +105,54 @@ TEST_CASE("small pieces come from the heap, whole blocks are mappings of their o
   chunk_memory::Free(whole, kBlockBytes);
   CHECK_FALSE(IsMapped(whole, kPageBytes));
 }
+
+TEST_CASE(
+    "the page chooser measures each kind once, takes the cheaper, and tries the other every 16th block") {
+  chunk_memory::PageChooser chooser;
+  CHECK_FALSE(chooser.huge());
+  CHECK(chooser.average_ns(false) == -1);
+  REQUIRE_FALSE(chooser.NextForReserve());  // plain pages first
+  chooser.Record(false, 1'000'000);
+  CHECK_FALSE(chooser.huge());  // huge pages not measured yet
+  REQUIRE(chooser.NextForReserve());
+  chooser.Record(true, 200'000);
+  CHECK(chooser.huge());
+  CHECK(chooser.average_ns(true) == 200'000);
+
+  int plain = 0;
+  for (uint32_t i = 0; i < 2 * chunk_memory::PageChooser::kTrialEvery; ++i)
+    plain += chooser.NextForReserve() ? 0 : 1;
+  CHECK(plain == 2);
+
+  // Huge pages turn dear (the host took them back): a few blocks and plain pages win.
+  int blocks = 0;
+  while (chooser.huge() && blocks < 10) {
+    chooser.Record(true, 5'000'000);
+    ++blocks;
+  }
+  CHECK_FALSE(chooser.huge());
+  CHECK(blocks == 1);  // (3 * 200 + 5000) / 4 = 1400 us: past plain's 1000
+  CHECK(chooser.average_ns(true) == 1'400'000);
+  CHECK(chooser.measured() == 3);
+}
+
+TEST_CASE("a block for a huge page is 2 MiB aligned and whole, and frees as any block does") {
+  void* block = chunk_memory::MapBlock(true);
+  CHECK(reinterpret_cast<uintptr_t>(block) % kBlockBytes == 0);
+  chunk_memory::Populate(block);
+  CHECK(IsMapped(block, kBlockBytes));
+  static_cast<char*>(block)[kBlockBytes - 1] = 7;
+  chunk_memory::Free(block, kBlockBytes);
+  CHECK_FALSE(IsMapped(block, kPageBytes));
+  CHECK_FALSE(IsMapped(static_cast<char*>(block) + kBlockBytes - kPageBytes, kPageBytes));
+}
+
+TEST_CASE("a reserve times each block it populates, and both kinds are measured") {
+  const uint64_t before = chunk_memory::Pages().measured();
+  chunk_memory::BlockReserve reserve;
+  REQUIRE(reserve.AddOne());
+  REQUIRE(reserve.AddOne());
+  CHECK(chunk_memory::Pages().measured() == before + 2);
+  CHECK(chunk_memory::Pages().average_ns(false) > 0);
+  CHECK(chunk_memory::Pages().average_ns(true) > 0);
+}
