@@ -295,7 +295,7 @@ struct Worker::ModelSink {
 uint32_t DefaultLanes(bool build_model) {
   const unsigned cores = AllowedCores();
   if (cores < 16) return 0;
-  return build_model ? std::min(8u, cores / 2) : std::min(4u, cores / 4);
+  return build_model ? 8 : 4;
 }
 
 const char* StateName(Worker::State state) {

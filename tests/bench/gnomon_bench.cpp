@@ -783,13 +783,23 @@ int IngestProducer(const Args& args) {
   return 0;
 }
 
-// The kind of pages a trace's memory came in (chunk_memory::PageChooser), and what
-// populating a block of each kind cost, as JSON fields (-1: not measured).
-std::string PagesJson(const char* kind, long long plain_ns, long long huge_ns) {
-  auto us = [](long long ns) { return ns < 0 ? -1.0 : double(ns) / 1e3; };
-  char text[128];
-  std::snprintf(text, sizeof(text), "\"pages\":\"%s\",\"plain_block_us\":%.1f,\"huge_block_us\":%.1f", kind,
-                us(plain_ns), us(huge_ns));
+// This process's trace memory (chunk_memory::PageChooser), as JSON fields: the kind of
+// pages chosen last ("none" before a block was measured), the blocks of each kind
+// measured, and what populating one cost on average, recent ones weighing more (-1:
+// none measured).
+std::string PagesJson() {
+  const auto& pages = gnomon::server::chunk_memory::Pages();
+  const uint64_t plain = pages.measured(false), huge = pages.measured(true);
+  auto us = [](int64_t ns) { return ns < 0 ? -1.0 : double(ns) / 1e3; };
+  char text[192];
+  std::snprintf(text, sizeof(text),
+                "\"pages\":\"%s\",\"plain_blocks\":%llu,\"huge_blocks\":%llu,\"plain_block_us\":%.1f,"
+                "\"huge_block_us\":%.1f",
+                plain + huge == 0 ? "none"
+                : pages.huge()    ? "huge"
+                                  : "plain",
+                (unsigned long long)plain, (unsigned long long)huge, us(pages.average_ns(false)),
+                us(pages.average_ns(true)));
   return text;
 }
 
@@ -853,13 +863,12 @@ int IngestLive(const Args& args) {
       model_behind_seconds = double(model_done_ns - producer_ended_ns) / 1e9;
     }
   }
-  // A viewer's pages: the kind its memory came in, and what populating a block of each
-  // kind cost (-1: none measured).
-  char page_kind[8] = "none";  // a capture builds no model
-  long long plain_block_ns = -1, huge_block_ns = -1;
-  if (const size_t at = capture_log.find("pages "); at != std::string::npos)
-    std::sscanf(capture_log.c_str() + at, "pages %7s plain_ns %lld huge_ns %lld", page_kind, &plain_block_ns,
-                &huge_block_ns);
+  // A viewer's pages, as it says them; a capture builds no model ("none", as here).
+  std::string pages = PagesJson();
+  if (const size_t at = capture_log.find("pages_json "); at != std::string::npos) {
+    const size_t from = at + std::strlen("pages_json ");
+    pages = capture_log.substr(from, capture_log.find('\n', from) - from);
+  }
   if (const size_t at = producer_log.find("ns_per_zone "); at != std::string::npos) {
     std::sscanf(
         producer_log.c_str() + at,
@@ -888,7 +897,7 @@ int IngestLive(const Args& args) {
       double(std::filesystem::file_size(dir.File("live.gnomon"))) / std::max(zones, 1.0), client_ns,
       client_worst_ns, client_cpu_ns, client_cpu_worst_ns, workload_cpu_ns, client_cpu_ns - workload_cpu_ns,
       timer_pair_ns, faults, switches, preempted, (unsigned long long)model.diagnostics.client_dropped_events,
-      PagesJson(page_kind, plain_block_ns, huge_block_ns).c_str(), sampler.Json().c_str());
+      pages.c_str(), sampler.Json().c_str());
   std::fflush(stdout);
   return 0;
 }
@@ -913,9 +922,7 @@ int LiveModel(const Args& args) {
   worker.Join();
   if (!tee.value()->Finish().ok()) Usage("the tee could not be written");
   std::fprintf(stderr, "model_done_at_ns %lld\n", model_done_ns);
-  const auto& pages = gnomon::server::chunk_memory::Pages();
-  std::fprintf(stderr, "pages %s plain_ns %lld huge_ns %lld\n", pages.huge() ? "huge" : "plain",
-               (long long)pages.average_ns(false), (long long)pages.average_ns(true));
+  std::fprintf(stderr, "pages_json %s\n", PagesJson().c_str());
   std::printf("model zones %llu\n", (unsigned long long)worker.model().zone_count);
   // As gnomon-capture's summary says it, for IngestLive.
   if (worker.lanes() > 0)
@@ -1111,13 +1118,11 @@ int Load(Args args) {
   const auto stats = gnomon::server::ComputeZoneStatistics(model);
   const double stats_s = Seconds(stats_start);
   const double zones = double(model.zone_count);
-  const auto& pages = gnomon::server::chunk_memory::Pages();
   std::printf(
       "{\"bench\":\"load\",\"zones\":%.0f,\"load_s\":%.3f,\"load_stats_s\":%.3f,\"builder_cpu_s\":%.3f,"
       "\"file_bytes_per_zone\":%.3f,\"worker_bytes_per_zone\":%.2f,\"source_locations\":%zu,%s}\n",
       zones, load_s, load_s + stats_s, builder_cpu_s, double(std::filesystem::file_size(args.file)) / zones,
-      double(model.zone_bytes()) / zones, stats.size(),
-      PagesJson(pages.huge() ? "huge" : "plain", pages.average_ns(false), pages.average_ns(true)).c_str());
+      double(model.zone_bytes()) / zones, stats.size(), PagesJson().c_str());
   if (remove_file) std::filesystem::remove(args.file);
   return 0;
 }

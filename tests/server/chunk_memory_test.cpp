@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include "../support/mappings.h"
 
@@ -115,44 +116,71 @@ TEST_CASE(
   chooser.Record(false, 1'000'000);
   CHECK_FALSE(chooser.huge());  // huge pages not measured yet
   REQUIRE(chooser.NextForReserve());
-  chooser.Record(true, 200'000);
+  chooser.Record(true, 1'000'000);
+  CHECK_FALSE(chooser.huge());  // as dear: plain pages
+  chooser.Record(true, 0);      // (3 * 1000 + 0) / 4 = 750 us
   CHECK(chooser.huge());
-  CHECK(chooser.average_ns(true) == 200'000);
+  CHECK(chooser.average_ns(true) == 750'000);
 
-  int plain = 0;
-  for (uint32_t i = 0; i < 2 * chunk_memory::PageChooser::kTrialEvery; ++i)
-    plain += chooser.NextForReserve() ? 0 : 1;
-  CHECK(plain == 2);
+  std::vector<int> plain_at;  // which of the next 32 blocks are trials of plain pages
+  for (int i = 1; i <= 32; ++i) {
+    if (!chooser.NextForReserve()) plain_at.push_back(i);
+  }
+  CHECK(plain_at == std::vector<int>{16, 32});
 
-  // Huge pages turn dear (the host took them back): a few blocks and plain pages win.
-  int blocks = 0;
-  while (chooser.huge() && blocks < 10) {
-    chooser.Record(true, 5'000'000);
-    ++blocks;
+  // Huge pages turn dear (the host took them back): plain pages win again.
+  chooser.Record(true, 2'000'000);  // (3 * 750 + 2000) / 4 = 1062.5 us: past plain's 1000
+  CHECK_FALSE(chooser.huge());
+  CHECK(chooser.average_ns(true) == 1'062'500);
+  CHECK(chooser.measured(false) == 1);
+  CHECK(chooser.measured(true) == 3);
+}
+
+TEST_CASE("where huge pages are off the chooser offers none") {
+  chunk_memory::PageChooser chooser(false);
+  for (int i = 0; i < 40; ++i) {
+    REQUIRE_FALSE(chooser.NextForReserve());
+    chooser.Record(false, 1'000'000);
   }
   CHECK_FALSE(chooser.huge());
-  CHECK(blocks == 1);  // (3 * 200 + 5000) / 4 = 1400 us: past plain's 1000
-  CHECK(chooser.average_ns(true) == 1'400'000);
-  CHECK(chooser.measured() == 3);
+  CHECK(chooser.measured(true) == 0);
 }
 
-TEST_CASE("a block for a huge page is 2 MiB aligned and whole, and frees as any block does") {
-  void* block = chunk_memory::MapBlock(true);
+TEST_CASE("a block for a huge page is cut aligned from twice the room, what is around it given back") {
+  // Room for the test's mapping one page past a 2 MiB boundary: never aligned.
+  void* area = mmap(nullptr, 4 * kBlockBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(area != MAP_FAILED);
+  const uintptr_t boundary =
+      (reinterpret_cast<uintptr_t>(area) + kBlockBytes - 1) / kBlockBytes * kBlockBytes;
+  char* const start = reinterpret_cast<char*>(boundary + kPageBytes);
+  munmap(area, 4 * kBlockBytes);
+  void* room = mmap(start, 2 * kBlockBytes, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  REQUIRE(room == start);
+
+  char* const block = static_cast<char*>(chunk_memory::KeepAlignedBlock(room, 2 * kBlockBytes));
   CHECK(reinterpret_cast<uintptr_t>(block) % kBlockBytes == 0);
-  chunk_memory::Populate(block);
+  CHECK(block == start + kBlockBytes - kPageBytes);  // the top one: the next mapping below joins it
   CHECK(IsMapped(block, kBlockBytes));
-  static_cast<char*>(block)[kBlockBytes - 1] = 7;
+  CHECK_FALSE(IsMapped(start, kPageBytes));  // below it, given back
+  CHECK_FALSE(IsMapped(block - kPageBytes, kPageBytes));
+  CHECK_FALSE(IsMapped(block + kBlockBytes, kPageBytes));  // above it, given back
+  CHECK_FALSE(IsMapped(start + 2 * kBlockBytes - kPageBytes, kPageBytes));
   chunk_memory::Free(block, kBlockBytes);
   CHECK_FALSE(IsMapped(block, kPageBytes));
-  CHECK_FALSE(IsMapped(static_cast<char*>(block) + kBlockBytes - kPageBytes, kPageBytes));
+
+  void* huge = chunk_memory::MapBlock(true);  // whichever way the kernel placed it
+  CHECK(reinterpret_cast<uintptr_t>(huge) % kBlockBytes == 0);
+  chunk_memory::Populate(huge);
+  CHECK(IsMapped(huge, kBlockBytes));
+  chunk_memory::Free(huge, kBlockBytes);
 }
 
-TEST_CASE("a reserve times each block it populates, and both kinds are measured") {
-  const uint64_t before = chunk_memory::Pages().measured();
+TEST_CASE("a reserve times each block it populates") {
+  auto measured = [] { return chunk_memory::Pages().measured(false) + chunk_memory::Pages().measured(true); };
+  const uint64_t before = measured();
   chunk_memory::BlockReserve reserve;
   REQUIRE(reserve.AddOne());
   REQUIRE(reserve.AddOne());
-  CHECK(chunk_memory::Pages().measured() == before + 2);
-  CHECK(chunk_memory::Pages().average_ns(false) > 0);
-  CHECK(chunk_memory::Pages().average_ns(true) > 0);
+  CHECK(measured() == before + 2);
 }

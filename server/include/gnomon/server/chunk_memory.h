@@ -21,6 +21,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <utility>
@@ -38,14 +40,18 @@ inline constexpr size_t kPageBytes = 4096;
 // 0.21 s without, its prefaulting thread's CPU halved. On a virtual machine whose host
 // takes back the guest's free memory, free huge pages are exactly what the host took
 // back: touching 1.6 GB of them took 0.15 s or, as often, 1.2 - 3.9 s, against a steady
-// 0.66 - 1.08 s for plain pages (on another day: 4.5 ms a block against 3.6). Neither
-// holds everywhere, nor for a whole run, so the reserves measure: each block they
-// populate is timed by their thread's CPU time (what it waited for is not the block's
-// cost), an average kept for each kind, and every kTrialEvery-th block is of the kind
-// not chosen. Blocks mapped without a reserve take the kind chosen. Thread-safe.
+// 0.66 - 1.08 s for plain pages (on another day, 4.5 ms a block against 3.6 in one
+// run, 1.4 against 4.2 in the next). Neither holds everywhere, nor for a whole run, so
+// the reserves measure: each block they populate is timed by their thread's CPU time
+// (what it waited for is not the block's cost), an average kept for each kind, and
+// every kTrialEvery-th block is of the kind not chosen. Blocks mapped without a reserve
+// take the kind chosen. A kernel whose huge pages are off ("never") is offered none.
+// Thread-safe.
 class PageChooser {
  public:
   static constexpr uint32_t kTrialEvery = 16;
+
+  explicit PageChooser(bool huge_pages_on = true) : huge_pages_on_(huge_pages_on) {}
 
   // The kind for blocks mapped now: true for huge pages.
   bool huge() const { return huge_.load(std::memory_order_relaxed); }
@@ -53,7 +59,7 @@ class PageChooser {
   // chosen, with a trial of the other now and then.
   bool NextForReserve() {
     std::lock_guard lock(mutex_);
-    if (average_ns_[0] < 0) return false;
+    if (!huge_pages_on_ || average_ns_[0] < 0) return false;
     if (average_ns_[1] < 0) return true;
     const bool chosen = huge_.load(std::memory_order_relaxed);
     return ++blocks_ % kTrialEvery == 0 ? !chosen : chosen;
@@ -61,16 +67,16 @@ class PageChooser {
   // What populating a block of that kind cost.
   void Record(bool huge, int64_t ns) {
     std::lock_guard lock(mutex_);
-    ++measured_;
+    ++measured_[huge ? 1 : 0];
     int64_t& average = average_ns_[huge ? 1 : 0];
     average = average < 0 ? ns : (3 * average + ns) / 4;
     huge_.store(average_ns_[0] >= 0 && average_ns_[1] >= 0 && average_ns_[1] < average_ns_[0],
                 std::memory_order_relaxed);
   }
-  // How many blocks were measured.
-  uint64_t measured() const {
+  // How many blocks of that kind were measured.
+  uint64_t measured(bool huge) const {
     std::lock_guard lock(mutex_);
-    return measured_;
+    return measured_[huge ? 1 : 0];
   }
   // The average cost of a block of that kind, ns; -1 before one is measured.
   int64_t average_ns(bool huge) const {
@@ -79,34 +85,64 @@ class PageChooser {
   }
 
  private:
+  const bool huge_pages_on_;
   mutable std::mutex mutex_;
   int64_t average_ns_[2] = {-1, -1};  // plain, huge
-  uint32_t blocks_ = 0;               // asked for by reserves
-  uint64_t measured_ = 0;
+  uint64_t measured_[2] = {0, 0};
+  uint32_t blocks_ = 0;  // asked for by reserves
   std::atomic<bool> huge_{false};
 };
 
+// Whether the kernel gives huge pages to a range advised for them: "always" or
+// "madvise" in sysfs, not "never" (nor a kernel without them).
+inline bool HugePagesOn() {
+  std::FILE* file = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+  if (file == nullptr) return false;
+  char text[128] = {};
+  const size_t read = std::fread(text, 1, sizeof(text) - 1, file);
+  std::fclose(file);
+  return read > 0 && std::strstr(text, "[never]") == nullptr;
+}
+
 // The process's chooser: the cost of a page is the host's, the same for every trace.
 inline PageChooser& Pages() {
-  static PageChooser chooser;
+  static PageChooser chooser(HugePagesOn());
   return chooser;
 }
 
-// A fresh 2 MiB block of its own mapping, untouched; advised for a huge page when `huge`,
-// and then aligned to 2 MiB, as a huge page must be. Throws std::bad_alloc when the
-// kernel has none.
-inline void* MapBlock(bool huge) {
-  const size_t span = huge ? 2 * kBlockBytes : kBlockBytes;
-  void* mapped = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mapped == MAP_FAILED) throw std::bad_alloc();
-  if (!huge) return mapped;
+// The 2 MiB-aligned block at the top of [mapped, mapped + span), the rest of which is
+// unmapped: the next mapping the kernel places below it then joins it as one region.
+// `span` is at least twice kBlockBytes.
+inline void* KeepAlignedBlock(void* mapped, size_t span) {
   const uintptr_t start = reinterpret_cast<uintptr_t>(mapped);
-  const uintptr_t aligned = (start + kBlockBytes - 1) / kBlockBytes * kBlockBytes;
-  if (aligned > start) munmap(mapped, aligned - start);
-  if (const uintptr_t end = aligned + kBlockBytes; end < start + span)
-    munmap(reinterpret_cast<void*>(end), start + span - end);
-  void* block = reinterpret_cast<void*>(aligned);
-  madvise(block, kBlockBytes, MADV_HUGEPAGE);  // refused where the kernel has none: plain pages
+  const uintptr_t end = start + span;
+  const uintptr_t block = (end - kBlockBytes) / kBlockBytes * kBlockBytes;
+  if (block > start) munmap(mapped, block - start);
+  if (block + kBlockBytes < end)
+    munmap(reinterpret_cast<void*>(block + kBlockBytes), end - block - kBlockBytes);
+  return reinterpret_cast<void*>(block);
+}
+
+// A fresh 2 MiB block of its own mapping, untouched, advised for a huge page or against
+// one (where huge pages are "always", plain pages are plain only when told). A huge page
+// must be aligned to 2 MiB: a recent kernel places a 2 MiB mapping so, an older one
+// may not, and then twice the room is mapped and the aligned block kept; where that
+// room is refused, the block has plain pages. Throws std::bad_alloc when the kernel has
+// no memory.
+inline void* MapBlock(bool huge) {
+  constexpr int kProtection = PROT_READ | PROT_WRITE;
+  constexpr int kFlags = MAP_PRIVATE | MAP_ANONYMOUS;
+  void* block = mmap(nullptr, kBlockBytes, kProtection, kFlags, -1, 0);
+  if (block == MAP_FAILED) throw std::bad_alloc();
+  if (huge && reinterpret_cast<uintptr_t>(block) % kBlockBytes != 0) {
+    if (void* room = mmap(nullptr, 2 * kBlockBytes, kProtection, kFlags, -1, 0); room != MAP_FAILED) {
+      munmap(block, kBlockBytes);
+      block = KeepAlignedBlock(room, 2 * kBlockBytes);
+    } else {
+      huge = false;
+    }
+  }
+  madvise(block, kBlockBytes, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
   return block;
 }
 
@@ -145,7 +181,7 @@ class BlockReserve {
  public:
   static constexpr size_t kMaxBlocks = 16;
 
-  BlockReserve() = default;
+  BlockReserve() { blocks_.reserve(kMaxBlocks); }  // adding never throws past the mapping
   BlockReserve(const BlockReserve&) = delete;
   BlockReserve& operator=(const BlockReserve&) = delete;
   ~BlockReserve() { Clear(); }
@@ -253,6 +289,8 @@ class MappedBlock {
 
   // Gives back everything past the first `keep_bytes` (rounded up to whole pages); a
   // block never grows back. Nothing happens when that is no less than what is mapped.
+  // A huge page cut so is split, and the kernel frees its tail only when memory runs
+  // short (its deferred split): until then the process's RSS still counts it.
   void TrimTo(size_t keep_bytes) {
     keep_bytes = (keep_bytes + kPageBytes - 1) / kPageBytes * kPageBytes;
     if (base_ == nullptr || keep_bytes >= mapped_bytes_) return;

@@ -208,10 +208,10 @@ class Worker {
 const char* StateName(Worker::State state);
 
 // The lanes a worker asks for when not told: each takes a thread on both sides, so only
-// where there are cores to spare: none below 16 cores; then, for a capture, one per 4 up
-// to 4 (on 16, two carried as much as three or four), and for a worker that builds a
-// model, whose lanes also pair and store the zones, one per 2 up to 8 (on 16, with its
-// memory in huge pages, 8 kept up where 4 did not) (docs/benchmarks.md).
+// where there are cores to spare: none below 16 cores; from 16, 4 for a capture (on 16,
+// two carried as much as three or four), and 8 for a worker that builds a model, whose
+// lanes also pair and store the zones (on 16, with its memory in huge pages, 8 kept up
+// where 4 did not) (docs/benchmarks.md).
 uint32_t DefaultLanes(bool build_model);
 
 // Checks a program's ClientHello (`size` bytes as received from `where`): ok, or the
