@@ -1159,6 +1159,7 @@ void Worker::LaneLoop(size_t index, Handler& handler, LaneBuffer& buffer) {
         if (!error.empty()) break;
         after = needs;
         batch_left = size;
+        lane_batches_received_.fetch_add(1, std::memory_order_relaxed);
         pos += sizeof(header);
         lane_offset += sizeof(header);
         continue;

@@ -4,9 +4,12 @@
 // and the worker's lane threads appending beside its main one.
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "../support/process.h"
 #include "gnomon/server/trace_file.h"
@@ -26,11 +29,12 @@ struct Run {
   std::unique_ptr<Worker> worker;
 };
 
-// Starts `waves` threads of `zones` zones and connects a worker asking for three lanes.
-std::unique_ptr<Run> Start(long zones, const char* wait_at_exit_ms) {
+// Starts the test program's `scenario` and connects a worker asking for three lanes.
+std::unique_ptr<Run> Start(std::vector<std::string> scenario, const char* wait_at_exit_ms) {
   auto run = std::make_unique<Run>();
+  scenario.insert(scenario.begin(), GNOMON_TEST_PROGRAM);
   run->program = std::make_unique<ChildProcess>(
-      std::vector<std::string>{GNOMON_TEST_PROGRAM, "waves", "4", std::to_string(zones)},
+      std::move(scenario),
       std::map<std::string, std::string>{{"GNOMON_PORT", "0"},
                                          {"GNOMON_PORT_FILE", run->dir.File("port")},
                                          {"GNOMON_BUFFER_POLICY", "wait"},
@@ -57,7 +61,7 @@ std::unique_ptr<Run> Start(long zones, const char* wait_at_exit_ms) {
 
 TEST_CASE("lanes: threads that come and go, drained over three connections and merged, all in the file") {
   constexpr long kZones = 20'000;
-  const auto run = Start(kZones, "20000");
+  const auto run = Start({"waves", "4", std::to_string(kZones)}, "20000");
   run->worker->Join();
   REQUIRE(run->writer->Finish().ok());
   CHECK(run->worker->state() == Worker::State::kEnded);
@@ -74,7 +78,7 @@ TEST_CASE("lanes: threads that come and go, drained over three connections and m
 }
 
 TEST_CASE("lanes: a capture that stops mid-stream leaves the program running and whole") {
-  const auto run = Start(400'000, "0");
+  const auto run = Start({"waves", "4", "400000"}, "0");
   while (run->worker->lane_bytes_received() == 0 && !run->worker->is_finished())
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   run->worker->RequestStop();
@@ -88,4 +92,34 @@ TEST_CASE("lanes: a capture that stops mid-stream leaves the program running and
   CHECK(log.find("waves done") != std::string::npos);
   gnomon::server::TraceModel model;
   CHECK(gnomon::server::LoadTrace(run->dir.File("lanes.gnomon"), model).ok());
+}
+
+TEST_CASE("lanes: a steady trickle of events goes in batches of 64 KiB or a millisecond, not one a look") {
+  // Two threads, a zone every 2 us each for 300 ms: every look of a lane finds a few new
+  // events, and one that shipped them at once sent tens of thousands of batches.
+  const auto started = std::chrono::steady_clock::now();
+  const auto run = Start({"steady", "2", "300"}, "20000");
+  run->worker->Join();
+  const auto elapsed_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started)
+          .count();
+  REQUIRE(run->writer->Finish().ok());
+  CHECK(run->worker->state() == Worker::State::kEnded);
+  REQUIRE(run->worker->lanes() == 3);
+  const int exit_code = run->program->Wait(std::chrono::seconds(60));
+  const std::string log = ReadFile(run->dir.File("log"));
+  CHECK_MESSAGE(exit_code == 0, log);
+  long recorded = -1;
+  REQUIRE(log.find("recorded ") != std::string::npos);
+  REQUIRE(std::sscanf(log.c_str() + log.find("recorded "), "recorded %ld zones", &recorded) == 1);
+  const uint64_t batches = run->worker->lane_batches_received();
+  const uint64_t bytes = run->worker->lane_bytes_received();
+  INFO(batches << " batches of " << bytes << " bytes in " << elapsed_ms << " ms");
+  CHECK(batches > 0);
+  // Each lane: at most one batch a millisecond, one per 64 KiB, and its last.
+  CHECK(batches <= uint64_t(3 * (elapsed_ms + 1)) + bytes / (64 << 10) + 3);
+  gnomon::server::TraceModel model;
+  REQUIRE(gnomon::server::LoadTrace(run->dir.File("lanes.gnomon"), model).ok());
+  CHECK(model.diagnostics.ended_cleanly);
+  CHECK(model.zone_count == uint64_t(recorded));
 }

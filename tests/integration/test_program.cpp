@@ -113,6 +113,32 @@ int Threads(int count, long zones) {
   return 0;
 }
 
+// Threads that record a zone every few microseconds for `ms` milliseconds: a steady trickle,
+// which a lane ships in batches of 64 KiB or 1 ms rather than whatever each look finds.
+int Steady(int count, long ms) {
+  if (!gnomon_wait_for_server(20000)) return 3;
+  std::atomic<long> zones{0};
+  std::vector<std::thread> threads;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  for (int t = 0; t < count; ++t) {
+    threads.emplace_back([&zones, until] {
+      long mine = 0;
+      for (auto now = std::chrono::steady_clock::now(); now < until; ++mine) {
+        GNOMON_ZONE("Steady");
+        const auto next = now + 2us;
+        while ((now = std::chrono::steady_clock::now()) < next) {
+        }
+      }
+      zones += mine;
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::printf("recorded %ld zones, dropped %llu\n", zones.load(),
+              static_cast<unsigned long long>(gnomon_dropped_events()));
+  std::fflush(stdout);
+  return 0;
+}
+
 // Threads that come and go while a capture receives, with nesting and a source location
 // first seen late: what a capture over several connections must put back in order.
 int Waves(int count, long zones) {
@@ -358,6 +384,7 @@ int main(int argc, char** argv) {
   if (scenario == "fork-exit" && argc > 2) return ForkExit(argv[2]);
   if (scenario == "threads" && argc > 3) return Threads(std::atoi(argv[2]), std::atol(argv[3]));
   if (scenario == "waves" && argc > 3) return Waves(std::atoi(argv[2]), std::atol(argv[3]));
+  if (scenario == "steady" && argc > 3) return Steady(std::atoi(argv[2]), std::atol(argv[3]));
   if (scenario == "on-demand") return OnDemand();
   if (scenario == "ring" && argc > 2) return Ring(std::atol(argv[2]), argc > 3 ? argv[3] : nullptr);
   if (scenario == "save-signal" && argc > 2) return SaveSignal(argv[2]);
@@ -367,7 +394,7 @@ int main(int argc, char** argv) {
     return Converse(scenario == "send", argv[2], std::atol(argv[3]));
   std::fprintf(stderr,
                "usage: gnomon-test-program zones | before-connect | flood N | flood-after-connect N | "
-               "threads T N | hold FILE | fork-exit FILE | on-demand | ring N [FILE] | save-signal FILE | "
-               "save-twice A B | ring-stress DIR | send FIFO N | receive FIFO N\n");
+               "threads T N | steady T MS | hold FILE | fork-exit FILE | on-demand | ring N [FILE] | "
+               "save-signal FILE | save-twice A B | ring-stress DIR | send FIFO N | receive FIFO N\n");
   return 2;
 }

@@ -38,6 +38,11 @@ constexpr auto kCalibrationPeriod = std::chrono::seconds(1);
 constexpr auto kModulesPeriod = std::chrono::seconds(1);
 constexpr auto kFirstCalibrationGap = std::chrono::milliseconds(20);
 constexpr size_t kFlushBytes = 1 << 20;
+// A lane ships a batch once it holds this much, or once its first bytes are this old,
+// looking for more every kLaneBatchStep meanwhile.
+constexpr size_t kLaneBatchBytes = 64u << 10;
+constexpr auto kLaneBatchHold = std::chrono::microseconds(1000);
+constexpr auto kLaneBatchStep = std::chrono::microseconds(200);
 constexpr auto kHandshakeTimeout = std::chrono::seconds(2);  // per connection, never blocking
 constexpr auto kLanesWait = std::chrono::seconds(10);        // for all the lanes a server asked for
 constexpr size_t kMaxPendingHandshakes = 16;                 // more: the oldest waiting one is dropped
@@ -873,6 +878,8 @@ void Sender::RunLane(Lane& lane) {
   std::vector<ThreadState*> mine;
   std::vector<ThreadState*> exited;
   auto idle = std::chrono::microseconds(1000);  // doubles while there is nothing to drain
+  Clock::time_point held_since;                 // when the bytes held in lane.out were drained first
+  lane.out.assign(sizeof(protocol::LaneBatch), 0);
   while (!lanes_stop_.load()) {
     const bool finishing = lanes_finish_.load();
     if (finishing && Clock::now() >= stop_deadline_.load())
@@ -883,18 +890,22 @@ void Sender::RunLane(Lane& lane) {
       for (ThreadState* thread : registry_.threads())
         if (thread->id % lanes == lane.index) mine.push_back(thread);
     }
-    lane.out.assign(sizeof(protocol::LaneBatch), 0);
+    const bool held = lane.out.size() > sizeof(protocol::LaneBatch);
     bool drained = false;
     bool ok = true;
     for (size_t i = 0; i < mine.size() && ok; ++i) {
+      const size_t before = lane.out.size();
       if (DrainThread(*mine[i], lane.out, lane.context)) exited.push_back(mine[i]);
-      if (lane.out.size() >= kFlushBytes) {
-        drained = true;
-        ok = ShipLane(lane);
-      }
+      drained = drained || lane.out.size() != before;
+      if (lane.out.size() >= kFlushBytes) ok = ShipLane(lane);
     }
-    if (ok && lane.out.size() > sizeof(protocol::LaneBatch)) {
-      drained = true;
+    if (!held) held_since = Clock::now();
+    // A small batch waits for more (kLaneBatchHold): a lane that shipped whatever a thread
+    // had committed since its last look sent thousands of 1 KiB batches a second, each a
+    // send and a wakeup of the receiver's threads, and kept a core busy doing it.
+    if (ok && lane.out.size() > sizeof(protocol::LaneBatch) &&
+        (lane.out.size() >= kLaneBatchBytes || finishing || !exited.empty() ||
+         Clock::now() - held_since >= kLaneBatchHold)) {
       ok = ShipLane(lane);
     }
     if (!ok) {
@@ -904,6 +915,11 @@ void Sender::RunLane(Lane& lane) {
     // Only now: their last bytes are on their way.
     for (ThreadState* thread : exited) ReleaseThread(thread);
     exited.clear();
+    if (lane.out.size() > sizeof(protocol::LaneBatch)) {  // held: more is coming
+      idle = std::chrono::microseconds(1000);
+      std::this_thread::sleep_for(kLaneBatchStep);
+      continue;
+    }
     if (drained) {
       idle = std::chrono::microseconds(1000);
       continue;

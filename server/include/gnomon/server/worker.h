@@ -114,6 +114,8 @@ class Worker {
   uint32_t lanes() const { return lanes_up_.load(); }
   // Of bytes_received(), those that came over the lanes.
   uint64_t lane_bytes_received() const { return lane_bytes_received_.load(std::memory_order_relaxed); }
+  // The batches those came in (a program ships one once it holds 64 KiB or 1 ms of events).
+  uint64_t lane_batches_received() const { return lane_batches_received_.load(std::memory_order_relaxed); }
 
   // Runs f(const TraceModel&) with the model held for reading; safe while receiving.
   // The receiving thread never waits for a reader: what arrives meanwhile is decoded
@@ -175,6 +177,7 @@ class Worker {
   std::atomic<bool> stop_requested_{false};
   std::atomic<uint64_t> bytes_received_{0};
   std::atomic<uint64_t> lane_bytes_received_{0};
+  std::atomic<uint64_t> lane_batches_received_{0};
   std::atomic<uint64_t> messages_received_{0};
   std::atomic<uint64_t> zones_received_{0};
   std::atomic<uint64_t> program_dropped_{0};
