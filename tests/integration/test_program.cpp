@@ -6,6 +6,8 @@
 //                                       (tests the buffer budget)
 //   gnomon-test-program flood-after-connect N   N zones once a server connected
 //   gnomon-test-program threads T N     T threads of N zones each, once a server connected
+//   gnomon-test-program steady T MS     T threads each recording a zone every 2 us for MS ms,
+//                                       once a server connected
 //   gnomon-test-program waves T N       two waves of T named threads, once a server connected:
 //                                       N "Outer" zones each holding an "Inner", and a
 //                                       "Late" one (first used half-way) in the second half

@@ -882,15 +882,15 @@ void Sender::RunLane(Lane& lane) {
   lane.out.assign(sizeof(protocol::LaneBatch), 0);
   while (!lanes_stop_.load()) {
     const bool finishing = lanes_finish_.load();
-    if (finishing && Clock::now() >= stop_deadline_.load())
-      return;  // threads that record on through the exit
+    const bool held = lane.out.size() > sizeof(protocol::LaneBatch);
+    // Threads that record on through the exit are left; what is held goes first.
+    if (finishing && !held && Clock::now() >= stop_deadline_.load()) return;
     mine.clear();
     {
       std::lock_guard lock(registry_.mutex());
       for (ThreadState* thread : registry_.threads())
         if (thread->id % lanes == lane.index) mine.push_back(thread);
     }
-    const bool held = lane.out.size() > sizeof(protocol::LaneBatch);
     bool drained = false;
     bool ok = true;
     for (size_t i = 0; i < mine.size() && ok; ++i) {
@@ -900,9 +900,11 @@ void Sender::RunLane(Lane& lane) {
       if (lane.out.size() >= kFlushBytes) ok = ShipLane(lane);
     }
     if (!held) held_since = Clock::now();
-    // A small batch waits for more (kLaneBatchHold): a lane that shipped whatever a thread
-    // had committed since its last look sent thousands of 1 KiB batches a second, each a
-    // send and a wakeup of the receiver's threads, and kept a core busy doing it.
+    // A small batch waits for more (kLaneBatchHold, from the look that drained its first
+    // bytes): a lane that shipped whatever a thread had committed since its last look
+    // sent thousands of 1 KiB batches a second, each a send and a wakeup of the
+    // receiver's threads, and kept a core busy doing it. What it holds when the capture
+    // goes away (lanes_stop_) goes with it, as what it was sending did.
     if (ok && lane.out.size() > sizeof(protocol::LaneBatch) &&
         (lane.out.size() >= kLaneBatchBytes || finishing || !exited.empty() ||
          Clock::now() - held_since >= kLaneBatchHold)) {
