@@ -116,7 +116,8 @@ int Threads(int count, long zones) {
 }
 
 // Threads that record a zone every few microseconds for `ms` milliseconds: a steady trickle,
-// which a lane ships in batches of 64 KiB or 1 ms rather than whatever each look finds.
+// which a lane ships in batches of at least 64 KiB or 1 ms rather than whatever each
+// look finds.
 int Steady(int count, long ms) {
   if (!gnomon_wait_for_server(20000)) return 3;
   std::atomic<long> zones{0};

@@ -114,7 +114,8 @@ class Worker {
   uint32_t lanes() const { return lanes_up_.load(); }
   // Of bytes_received(), those that came over the lanes.
   uint64_t lane_bytes_received() const { return lane_bytes_received_.load(std::memory_order_relaxed); }
-  // The batches those came in (a program ships one once it holds 64 KiB or 1 ms of events).
+  // The batches those came in (a program ships one once it holds at least 64 KiB of
+  // events, or 1 ms after it drained the first of them).
   uint64_t lane_batches_received() const { return lane_batches_received_.load(std::memory_order_relaxed); }
 
   // Runs f(const TraceModel&) with the model held for reading; safe while receiving.
