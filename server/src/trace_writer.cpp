@@ -1,11 +1,15 @@
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <optional>
 #include <system_error>
 #include <utility>
 
@@ -44,6 +48,51 @@ int64_t UnixNowNs() {
              std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
+
+// Whether the cores are short, as the calling thread sees it: from the kernel's
+// schedstat, the time it ran and the time it waited, runnable, for a core. Short once it
+// waited at least a quarter as long as it ran of late (an average in which each look,
+// at least 2 ms of running after the last, halves what came before), until that falls
+// below a tenth. Never short where the kernel keeps no such counts.
+class CoreShortage {
+ public:
+  CoreShortage() : fd_(open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC)) {
+    Read(ran_ns_, waited_ns_);
+  }
+  ~CoreShortage() {
+    if (fd_ >= 0) close(fd_);
+  }
+  CoreShortage(const CoreShortage&) = delete;
+  CoreShortage& operator=(const CoreShortage&) = delete;
+
+  bool Look() {
+    uint64_t ran_ns = 0, waited_ns = 0;
+    if (!Read(ran_ns, waited_ns) || ran_ns < ran_ns_ + 2'000'000 || waited_ns < waited_ns_) return short_;
+    share_ = (share_ + double(waited_ns - waited_ns_) / double(ran_ns - ran_ns_)) / 2;
+    ran_ns_ = ran_ns;
+    waited_ns_ = waited_ns;
+    short_ = share_ >= (short_ ? 0.1 : 0.25);
+    return short_;
+  }
+
+ private:
+  bool Read(uint64_t& ran_ns, uint64_t& waited_ns) const {
+    char text[96];
+    const ssize_t n = fd_ < 0 ? -1 : pread(fd_, text, sizeof(text) - 1, 0);
+    if (n <= 0) return false;
+    text[n] = '\0';
+    unsigned long long ran = 0, waited = 0;
+    if (std::sscanf(text, "%llu %llu", &ran, &waited) != 2) return false;
+    ran_ns = ran;
+    waited_ns = waited;
+    return true;
+  }
+
+  const int fd_;
+  uint64_t ran_ns_ = 0, waited_ns_ = 0;  // at the last look that counted
+  double share_ = 0;                     // time waited for a core over time run, averaged
+  bool short_ = false;
+};
 
 unsigned CompressThreads(unsigned asked) {
   if (asked != 0) return std::min(asked, 64u);
@@ -331,8 +380,13 @@ void TraceWriter::CompressLoop() {
   std::unique_ptr<ZSTD_CCtx, CCtxDeleter> cctx(ZSTD_createCCtx());
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, options_.compression_level);
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_checksumFlag, 1);
-  Bytes compact;  // the block's compact form
-  Bytes ticks;    // its tick column, while it is built
+  const bool adapts =
+      options_.short_of_cores_level && *options_.short_of_cores_level < options_.compression_level;
+  std::optional<CoreShortage> shortage;
+  if (adapts) shortage.emplace();
+  bool cheaper = false;  // the level now is short_of_cores_level
+  Bytes compact;         // the block's compact form
+  Bytes ticks;           // its tick column, while it is built
   while (true) {
     Block block;
     {
@@ -356,6 +410,13 @@ void TraceWriter::CompressLoop() {
       block.pieces.clear();
       block.owners.clear();  // what was referred to is read: its owners may use it again
     }
+    if (adapts && shortage->Look() != cheaper) {
+      cheaper = !cheaper;
+      ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel,
+                             cheaper ? *options_.short_of_cores_level : options_.compression_level);
+    }
+    blocks_compressed_.fetch_add(1, std::memory_order_relaxed);
+    if (cheaper) blocks_short_of_cores_.fetch_add(1, std::memory_order_relaxed);
     block.data.Reserve(ZSTD_compressBound(block.size), 0);  // the stream bytes are done with
     block.compressed_bytes = ZSTD_compress2(cctx.get(), block.data.data.get(), block.data.capacity,
                                             compact.data.get(), block.size);

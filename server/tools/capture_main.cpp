@@ -79,7 +79,8 @@ capture's (docs/architecture.md, "Host clocks").
                the program answers: a failed connection leaves FILE as it was
   -w SECONDS   keep retrying the connection this long (default 10)
   -l LEVEL     zstd level of the file, -7 (fastest, largest) to 19 (smallest, slowest;
-               default 3)
+               default 3, and 1 while the machine is short of cores: the capture then
+               takes less of them from the programs it records)
   -j THREADS   threads that compress the file, 1 to 64 (default: half the cores the
                capture may run on, at most 8); a busy program on a big machine needs
                several
@@ -255,6 +256,14 @@ int EndCapture(std::vector<std::unique_ptr<Worker>>& workers,
       static_cast<unsigned long long>(totals.zones), static_cast<unsigned long long>(totals.messages),
       double(totals.bytes) / 1e6, elapsed, output.c_str(), double(file_bytes) / 1e6,
       totals.zones ? double(file_bytes) / double(totals.zones) : 0.0, double(PeakResidentBytes()) / 1e6);
+  if (const uint64_t cheaper = writer.blocks_short_of_cores(); cheaper > 0) {
+    std::fprintf(stderr,
+                 "gnomon-capture: %llu of the %llu blocks were compressed at zstd level %d: the cores were "
+                 "short (-l sets one level)\n",
+                 static_cast<unsigned long long>(cheaper),
+                 static_cast<unsigned long long>(writer.blocks_compressed()),
+                 gnomon::server::kShortOfCoresLevel);
+  }
   for (const std::unique_ptr<Worker>& worker : workers) {
     if (worker->lanes() == 0) continue;
     std::fprintf(
@@ -536,7 +545,8 @@ int main(int argc, char** argv) {
   std::string output;
   std::chrono::nanoseconds limit{0};
   bool overwrite = false;
-  gnomon::server::TraceWriterOptions writer_options;
+  gnomon::server::TraceWriterOptions writer_options{.short_of_cores_level =
+                                                        gnomon::server::kShortOfCoresLevel};
   bool quiet = false;
   bool list = false;
   bool lan = false;
@@ -589,6 +599,7 @@ int main(int argc, char** argv) {
         return kExitUsage;
       }
       writer_options.compression_level = *level;
+      writer_options.short_of_cores_level.reset();  // the level asked for, however busy
     } else if (arg == "-j") {
       const auto threads = gnomon::protocol::ParseUnsigned(value(), 1, 64);
       if (!threads) {

@@ -843,6 +843,13 @@ int IngestLive(const Args& args) {
   const std::string capture_log = gnomon::test::ReadFile(dir.File("capture.log"));
   if (const size_t at = capture_log.find("came over "); at != std::string::npos)
     std::sscanf(capture_log.c_str() + at, "came over %u", &lanes);
+  // The blocks the capture compressed at its cheaper level, the cores being short.
+  unsigned long long short_blocks = 0;
+  if (const size_t at = capture_log.find(" blocks were compressed at zstd level"); at != std::string::npos) {
+    const size_t line = capture_log.rfind("gnomon-capture: ", at);
+    if (line != std::string::npos)
+      std::sscanf(capture_log.c_str() + line, "gnomon-capture: %llu", &short_blocks);
+  }
   double client_ns = 0, client_worst_ns = 0, client_cpu_ns = 0, client_cpu_worst_ns = 0, timer_pair_ns = 0;
   double faults = 0, switches = 0, preempted = 0;  // a producer thread's, on average
   double workload_cpu_ns = 0;                      // the same threads' work, unrecorded
@@ -889,7 +896,7 @@ int IngestLive(const Args& args) {
       "\"client_cpu_ns_per_zone_worst_thread\":%.2f,\"workload_cpu_ns_per_zone\":%.2f,"
       "\"recording_cpu_ns_per_zone\":%.2f,\"timer_pair_ns\":%.2f,\"client_thread_faults\":%.0f,"
       "\"client_thread_switches\":%.0f,\"client_thread_preempted\":%.0f,\"dropped_events\":%llu,"
-      "%s,\"thread_cpu\":%s}\n",
+      "\"blocks_short_of_cores\":%llu,%s,\"thread_cpu\":%s}\n",
       args.viewer ? "viewer" : "capture", lanes, ReceiverLevel(args), args.workload.c_str(), args.threads,
       zones, seconds, zones / seconds, program_seconds, behind_seconds, model_behind_seconds,
       capture.cpu_seconds(), capture.cpu_seconds() * 1e9 / std::max(zones, 1.0),
@@ -897,7 +904,7 @@ int IngestLive(const Args& args) {
       double(std::filesystem::file_size(dir.File("live.gnomon"))) / std::max(zones, 1.0), client_ns,
       client_worst_ns, client_cpu_ns, client_cpu_worst_ns, workload_cpu_ns, client_cpu_ns - workload_cpu_ns,
       timer_pair_ns, faults, switches, preempted, (unsigned long long)model.diagnostics.client_dropped_events,
-      pages.c_str(), sampler.Json().c_str());
+      short_blocks, pages.c_str(), sampler.Json().c_str());
   std::fflush(stdout);
   return 0;
 }

@@ -1,8 +1,10 @@
 #include "gnomon/server/trace_file.h"
 
 #include <doctest/doctest.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -1031,6 +1033,77 @@ TEST_CASE("copies saved while another thread appends are whole traces, and the f
   CHECK(report->warning.empty());
   CHECK(DescribeFirstDifference(BuildDirect(stream), loaded) == "");
   MESSAGE(copies, " copies saved while appending");
+}
+
+TEST_CASE(
+    "a writer short of cores compresses at its cheaper level, at the level asked for when told no other") {
+  if (access("/proc/thread-self/schedstat", R_OK) != 0) {
+    MESSAGE("this kernel keeps no schedstat: a writer never finds the cores short here");
+    return;
+  }
+  std::mt19937_64 rng(11);
+  StreamWriter w;
+  w.AppInfo("busy", 7).Calibration(0, 1000, 2000, 10).SourceLocation(1, "zone", "fn", "a.cpp", 3);
+  w.ThreadContext(1);
+  uint64_t tick = 0;
+  for (int i = 0; i < 400'000; ++i) {
+    w.ZoneBegin(1, tick + rng() % 16).ZoneEnd(tick + 20 + rng() % 64);
+    tick += 100;
+  }
+  w.End(tick);
+  // This thread, the writer's compressing thread and two that spin share one core: the
+  // compressing thread waits for it about three times as long as it runs.
+  struct OneBusyCore {
+    cpu_set_t before;
+    std::atomic<bool> spin{true};
+    std::vector<std::thread> spinners;
+    OneBusyCore() {
+      REQUIRE(sched_getaffinity(0, sizeof(before), &before) == 0);
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(sched_getcpu(), &one);
+      REQUIRE(sched_setaffinity(0, sizeof(one), &one) == 0);
+      for (int i = 0; i < 2; ++i)
+        spinners.emplace_back([this] {
+          while (spin.load(std::memory_order_relaxed)) {
+          }
+        });
+    }
+    ~OneBusyCore() {
+      spin.store(false);
+      for (std::thread& t : spinners) t.join();
+      sched_setaffinity(0, sizeof(before), &before);
+    }
+  };
+  auto busy = std::make_unique<OneBusyCore>();
+  ScratchDir dir;
+  auto write = [&](const std::string& name, std::optional<int> short_level) {
+    TraceWriterOptions options{.block_raw_bytes = 256 * 1024, .short_of_cores_level = short_level};
+    auto writer = TraceWriter::Create(dir.File(name), options);
+    REQUIRE(writer.ok());
+    AppendPieces(writer.value()->first_stream(), w);
+    REQUIRE(writer.value()->Publish(Overwrite::kYes).ok());
+    REQUIRE(writer.value()->Finish().ok());
+    return std::pair{writer.value()->blocks_short_of_cores(), writer.value()->blocks_compressed()};
+  };
+  const auto [cheaper, blocks] = write("short.gnomon", 1);
+  const auto [asked_cheaper, asked_blocks] = write("asked.gnomon", std::nullopt);
+  busy.reset();
+  MESSAGE(cheaper, " of ", blocks, " blocks at level 1");
+  CHECK(blocks > 20);
+  CHECK(cheaper > 0);
+  CHECK(cheaper < blocks);  // its first blocks, before it had run 2 ms, at the level asked for
+  CHECK(asked_blocks == blocks);
+  CHECK(asked_cheaper == 0);
+  const TraceModel direct = BuildDirect(w);
+  for (const std::string name : {"short.gnomon", "asked.gnomon"}) {
+    CAPTURE(name);
+    TraceModel loaded;
+    auto report = LoadTrace(dir.File(name), loaded);
+    REQUIRE_MESSAGE(report.ok(), report.status().message());
+    CHECK(report->warning.empty());
+    CHECK(DescribeFirstDifference(direct, loaded) == "");
+  }
 }
 
 TEST_CASE("a zstd level is a whole number from -7 to 19, nothing else") {

@@ -124,6 +124,11 @@ struct TraceWriterOptions {
   size_t block_raw_bytes = 4u << 20;              // a block is cut when it holds this many stream bytes...
   std::chrono::milliseconds max_block_age{1000};  // ...or this age, whichever first
   int compression_level = 3;
+  // The level of the blocks a compressing thread takes while the cores are short (it
+  // waited runnable for a core at least a quarter as long as it ran, of late), where
+  // lower: a capture then takes less of the cores from the programs it records. None:
+  // every block at compression_level. Blocks of either level load alike.
+  std::optional<int> short_of_cores_level{};
   // Threads that compact and compress blocks, side by side (0: half the cores this
   // process may run on, 1 to 8; at most 64). Blocks reach the file in the order they
   // were cut whatever their number.
@@ -151,6 +156,11 @@ inline std::optional<int> ParseCompressionLevel(const std::string& text) {
 // (1.5 - 1.7 s against 2.4 - 2.9 for 80 M tight zones; 4.2 - 4.6 s against 6.2 - 6.5
 // realistic), for files as small tight and 8 % larger realistic.
 inline constexpr int kLiveTeeLevel = 1;
+// A capture's level while the cores are short (TraceWriterOptions::short_of_cores_level),
+// unless told a level: on the 16-core host, 16 threads, five rounds of level 1 against 3
+// compressed with 18 - 43 % less CPU and took 4 - 34 % more zones a second into the
+// file, for files as small tight and 6 - 8 % larger realistic (benchmarks.md).
+inline constexpr int kShortOfCoresLevel = 1;
 
 // Writes a trace file while a capture runs: one stream per program (a capture of one
 // program uses only first_stream()). Each stream is appended to from one thread at a
@@ -313,6 +323,9 @@ class TraceWriter {
   uint64_t file_bytes() const;
   // Stream bytes appended, over all streams.
   uint64_t raw_bytes() const;
+  // Blocks compressed, and of those how many at short_of_cores_level.
+  uint64_t blocks_compressed() const { return blocks_compressed_.load(std::memory_order_relaxed); }
+  uint64_t blocks_short_of_cores() const { return blocks_short_of_cores_.load(std::memory_order_relaxed); }
 
  private:
   TraceWriter(std::unique_ptr<OutputFile> output, const TraceWriterOptions& options);
@@ -345,6 +358,8 @@ class TraceWriter {
   uint64_t blocks_cut_ = 0;        // the next block's Block::cut
   uint64_t blocks_written_ = 0;    // the next Block::cut to write (its sequence: the low 32 bits)
   uint64_t file_bytes_ = 0;
+  std::atomic<uint64_t> blocks_compressed_{0};
+  std::atomic<uint64_t> blocks_short_of_cores_{0};
   std::string error_;
   std::vector<std::thread> threads_;
 };
