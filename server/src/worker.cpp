@@ -970,6 +970,7 @@ void Worker::ReceiveLoop(Handler& handler) {
     filled += static_cast<size_t>(n);
     undecoded += static_cast<size_t>(n);
     bytes_received_.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+    main_reads_.fetch_add(1, std::memory_order_relaxed);
     if (!decode(false)) break;
     if (undecoded == 0 && Ended(handler) && filled == 0) {
       Fail(State::kEnded, "");

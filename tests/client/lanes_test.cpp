@@ -29,8 +29,9 @@ struct Run {
   std::unique_ptr<Worker> worker;
 };
 
-// Starts the test program's `scenario` and connects a worker asking for three lanes.
-std::unique_ptr<Run> Start(std::vector<std::string> scenario, const char* wait_at_exit_ms) {
+// Starts the test program's `scenario` and connects a worker asking for `lanes` lanes.
+std::unique_ptr<Run> Start(std::vector<std::string> scenario, const char* wait_at_exit_ms,
+                           uint32_t lanes = 3) {
   auto run = std::make_unique<Run>();
   scenario.insert(scenario.begin(), GNOMON_TEST_PROGRAM);
   run->program = std::make_unique<ChildProcess>(
@@ -49,7 +50,7 @@ std::unique_ptr<Run> Start(std::vector<std::string> scenario, const char* wait_a
   Worker::Options options;
   options.port = port;
   options.build_model = false;
-  options.lanes = 3;
+  options.lanes = lanes;
   options.writer = &run->writer->first_stream();
   run->worker = std::make_unique<Worker>(options);
   REQUIRE(run->worker->Connect().ok());
@@ -121,4 +122,40 @@ TEST_CASE("lanes: a steady trickle of events goes in batches of 64 KiB or a mill
   REQUIRE(gnomon::server::LoadTrace(run->dir.File("lanes.gnomon"), model).ok());
   CHECK(model.diagnostics.ended_cleanly);
   CHECK(model.zone_count == uint64_t(recorded));
+}
+
+TEST_CASE(
+    "one connection: a steady trickle of events goes in batches too, and clock probes are answered at once") {
+  // As above, without lanes: the sender that shipped every look's few events sent one a
+  // few microseconds, each a read for the worker.
+  constexpr long kRecordingMs = 300;
+  const auto run = Start({"steady", "2", std::to_string(kRecordingMs)}, "20000", 0);
+  run->worker->Join();
+  REQUIRE(run->writer->Finish().ok());
+  CHECK(run->worker->state() == Worker::State::kEnded);
+  REQUIRE(run->worker->lanes() == 0);
+  const int exit_code = run->program->Wait(std::chrono::seconds(60));
+  const std::string log = ReadFile(run->dir.File("log"));
+  CHECK_MESSAGE(exit_code == 0, log);
+  long recorded = -1;
+  REQUIRE(log.find("recorded ") != std::string::npos);
+  REQUIRE(std::sscanf(log.c_str() + log.find("recorded "), "recorded %ld zones", &recorded) == 1);
+  gnomon::server::TraceModel model;
+  REQUIRE(gnomon::server::LoadTrace(run->dir.File("lanes.gnomon"), model).ok());
+  CHECK(model.diagnostics.ended_cleanly);
+  CHECK(model.zone_count == uint64_t(recorded));
+  // Each reply goes out at once, ahead of the batch held, and is paired with its probe.
+  const size_t exchanges = model.host_clock_exchanges.size();
+  CHECK(exchanges >= 5);
+  CHECK(model.diagnostics.clock_samples_without_reply == 0);
+  for (const gnomon::server::HostClockExchange& e : model.host_clock_exchanges) {
+    CHECK(e.probe_sent_ns <= e.reply_received_ns);
+    CHECK(e.receive_ns <= e.send_ns);
+  }
+  // While it records: a batch a millisecond or per 64 KiB (read in at most two pieces),
+  // besides one per reply and a few as the connection opens and ends.
+  const uint64_t reads = run->worker->main_reads();
+  const uint64_t bytes = run->worker->bytes_received();
+  INFO(reads << " reads of " << bytes << " bytes, " << exchanges << " clock exchanges");
+  CHECK(reads <= uint64_t(2 * (kRecordingMs + 2)) + bytes / (64 << 10) + exchanges + 8);
 }

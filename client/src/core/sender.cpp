@@ -38,11 +38,11 @@ constexpr auto kCalibrationPeriod = std::chrono::seconds(1);
 constexpr auto kModulesPeriod = std::chrono::seconds(1);
 constexpr auto kFirstCalibrationGap = std::chrono::milliseconds(20);
 constexpr size_t kFlushBytes = 1 << 20;
-// A lane ships a batch once it holds this much, or once its first bytes are this old,
-// looking for more every kLaneBatchStep meanwhile.
-constexpr size_t kLaneBatchBytes = 64u << 10;
-constexpr auto kLaneBatchHold = std::chrono::microseconds(1000);
-constexpr auto kLaneBatchStep = std::chrono::microseconds(200);
+// A lane, or the connection, ships a batch once it holds this much, or once its first
+// bytes are this old, looking for more every kBatchStep meanwhile.
+constexpr size_t kBatchBytes = 64u << 10;
+constexpr auto kBatchHold = std::chrono::microseconds(1000);
+constexpr auto kBatchStep = std::chrono::microseconds(200);
 constexpr auto kHandshakeTimeout = std::chrono::seconds(2);  // per connection, never blocking
 constexpr auto kLanesWait = std::chrono::seconds(10);        // for all the lanes a server asked for
 constexpr size_t kMaxPendingHandshakes = 16;                 // more: the oldest waiting one is dropped
@@ -424,7 +424,7 @@ void Sender::Run() {
     if (lanes_wanted_ > 0 && lanes_.empty() && now >= lanes_deadline_) ForgetLanes();
     if (!has_sink()) {
       if (!stopping) {
-        ServiceConnections(50);
+        ServiceConnections(std::chrono::milliseconds(50));
         continue;
       }
       const uint32_t wait_ms = registry_.config().exit_wait_for_server_ms;
@@ -432,7 +432,7 @@ void Sender::Run() {
       const auto wait_deadline = Clock::now() + std::chrono::milliseconds(wait_ms);
       while (conn_fd_ < 0 && Clock::now() < wait_deadline) {
         announcer_.Tick(Clock::now());  // still announced while it waits to be connected to
-        ServiceConnections(50);
+        ServiceConnections(std::chrono::milliseconds(50));
       }
       if (conn_fd_ < 0) break;
       stop_deadline_ = Clock::now() + std::chrono::milliseconds(registry_.config().exit_flush_ms);
@@ -445,7 +445,7 @@ void Sender::Run() {
         Clock::now() < std::min(lanes_deadline_, stop_deadline_.load())) {
       // A server that connected just now: its lanes may still come, and a program at its
       // end sends all it has over them rather than over one connection.
-      ServiceConnections(5);
+      ServiceConnections(std::chrono::milliseconds(5));
       continue;
     }
     if (stopping && !lane_fds_.empty()) ForgetLanes();  // not all came: the server sees them end
@@ -487,9 +487,11 @@ void Sender::Run() {
       }
       continue;
     }
-    // Idle: wait a little for anything. Busy: only look, so a second server is answered
-    // (busy) and a server that left is noticed without slowing the shipping down.
-    ServiceConnections(sent == 0 ? 1 : 0);
+    // Idle: wait a little for anything. Holding a batch: until the next look for more.
+    // Busy: only look, so a second server is answered (busy) and a server that left is
+    // noticed without slowing the shipping down. A clock probe ends any wait.
+    ServiceConnections(holding_ ? std::chrono::microseconds(kBatchStep)
+                                : std::chrono::microseconds(sent == 0 ? 1000 : 0));
   }
   JoinLanes();
   std::lock_guard lock(save_mutex_);  // a save asked for as the program ended
@@ -500,10 +502,10 @@ void Sender::Run() {
   }
 }
 
-void Sender::ServiceConnections(int timeout_ms) {
+void Sender::ServiceConnections(std::chrono::microseconds timeout) {
   ConnectToCollector();
   if (listen_fd_ < 0 && conn_fd_ < 0 && collector_fd_ < 0 && pending_.empty()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(timeout_ms));
+    std::this_thread::sleep_for(timeout);
     return;
   }
   std::vector<pollfd> fds;
@@ -520,10 +522,12 @@ void Sender::ServiceConnections(int timeout_ms) {
   if (!pending_.empty()) {  // wake up for the nearest handshake deadline
     auto nearest = pending_.front().deadline;
     for (const PendingHandshake& pending : pending_) nearest = std::min(nearest, pending.deadline);
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(nearest - Clock::now()).count();
-    timeout_ms = int(std::clamp<int64_t>(left + 1, 0, timeout_ms));
+    const auto left = std::chrono::duration_cast<std::chrono::microseconds>(nearest - Clock::now());
+    timeout = std::clamp(left + std::chrono::microseconds(1), std::chrono::microseconds(0), timeout);
   }
-  if (poll(fds.data(), nfds_t(fds.size()), timeout_ms) < 0) return;
+  const timespec wait{.tv_sec = time_t(timeout.count() / 1'000'000),
+                      .tv_nsec = long(timeout.count() % 1'000'000) * 1000};
+  if (ppoll(fds.data(), nfds_t(fds.size()), &wait, nullptr) < 0) return;
   if (conn_fd_ >= 0 && fds[1].revents != 0) PeerClosed();
   // Hellos first (the descriptors polled are pending_'s first entries), then new peers.
   const auto now = Clock::now();
@@ -760,6 +764,7 @@ int64_t Sender::Pump() {
   exited.clear();
   std::unique_lock main_lock(main_mutex_);
   if (conn_fd_ < 0 && own_file_ == nullptr) return -1;
+  if (out_.empty()) held_since_ = Clock::now();  // what this drain finds is held from now
   {
     std::lock_guard lock(registry_.mutex());
     const std::vector<uint8_t>& log = registry_.global_log();
@@ -779,7 +784,12 @@ int64_t Sender::Pump() {
     protocol::AppendMessage(out_, protocol::DroppedEvents{.total_events = dropped});
     dropped_sent_ = dropped;
   }
-  if (!Flush()) return -1;
+  // A small batch waits for more, as a lane's does (RunLane): shipping whatever each look
+  // found, a steady program's sender spent half a core on 2 cores sending a few hundred
+  // bytes at a time, and the receiver as many wakeups.
+  holding_ = !out_.empty() && out_.size() < kBatchBytes && !stop_.load() && exited.empty() &&
+             Clock::now() - held_since_ < kBatchHold;
+  if (!holding_ && !out_.empty() && !Flush()) return -1;
   main_lock.unlock();
   for (ThreadState* thread : exited) ReleaseThread(thread);
   return event_bytes;
@@ -900,14 +910,14 @@ void Sender::RunLane(Lane& lane) {
       if (lane.out.size() >= kFlushBytes) ok = ShipLane(lane);
     }
     if (!held) held_since = Clock::now();
-    // A small batch waits for more (kLaneBatchHold, from the look that drained its first
+    // A small batch waits for more (kBatchHold, from the look that drained its first
     // bytes): a lane that shipped whatever a thread had committed since its last look
     // sent thousands of 1 KiB batches a second, each a send and a wakeup of the
     // receiver's threads, and kept a core busy doing it. What it holds when the capture
     // goes away (lanes_stop_) goes with it, as what it was sending did.
     if (ok && lane.out.size() > sizeof(protocol::LaneBatch) &&
-        (lane.out.size() >= kLaneBatchBytes || finishing || !exited.empty() ||
-         Clock::now() - held_since >= kLaneBatchHold)) {
+        (lane.out.size() >= kBatchBytes || finishing || !exited.empty() ||
+         Clock::now() - held_since >= kBatchHold)) {
       ok = ShipLane(lane);
     }
     if (!ok) {
@@ -919,7 +929,7 @@ void Sender::RunLane(Lane& lane) {
     exited.clear();
     if (lane.out.size() > sizeof(protocol::LaneBatch)) {  // held: more is coming
       idle = std::chrono::microseconds(1000);
-      std::this_thread::sleep_for(kLaneBatchStep);
+      std::this_thread::sleep_for(kBatchStep);
       continue;
     }
     if (drained) {
@@ -1073,13 +1083,16 @@ bool Sender::ReadClockProbes() {
   return true;
 }
 
-// The reply goes out at once, behind whatever the socket already holds: its send time
-// is read just before, so the capture's bracket stays honest (only wider) whatever waits.
+// The reply goes out at once, ahead of the batch held (whole messages, none of which it
+// depends on) and behind whatever the socket already holds: its send time is read just
+// before, so the capture's bracket stays honest (only wider) whatever waits.
 void Sender::AnswerClockProbe(uint32_t sequence, int64_t received_ns) {
   std::lock_guard lock(main_mutex_);
+  const size_t held = out_.size();
   protocol::AppendMessage(out_, protocol::ClockReply{.sequence = sequence,
                                                      .receive_ns = uint64_t(received_ns),
                                                      .send_ns = uint64_t(ReadClockNs(CLOCK_MONOTONIC_RAW))});
+  std::rotate(out_.begin(), out_.begin() + static_cast<ptrdiff_t>(held), out_.end());
   Flush();
 }
 
@@ -1101,6 +1114,8 @@ void Sender::Disconnect(const char* reason) {
   }
   conn_fd_ = -1;
   answers_probes_ = false;
+  out_.clear();  // a batch held for the connection goes with it; the next one starts afresh
+  holding_ = false;
   if (own_file_ != nullptr) {
     const std::string path = registry_.config().output_path;
     if (server::Status s = own_file_->Finish(); !s.ok()) {

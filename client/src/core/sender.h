@@ -96,10 +96,10 @@ class Sender {
   void TakeCalibration();
   // ModuleDefs for the modules loaded since the last call (with call stacks or samples).
   void AnnounceModules();
-  // Waits up to timeout_ms for the listening socket, the handshakes pending and (when
-  // connected) the connection, then accepts, reads hellos, answers them, and notices a
-  // server that left. Sets conn_fd_ when a handshake succeeds.
-  void ServiceConnections(int timeout_ms);
+  // Waits up to `timeout` for the listening socket, the handshakes pending and (when
+  // connected) the connection, then accepts, reads hellos, answers them, answers clock
+  // probes, and notices a server that left. Sets conn_fd_ when a handshake succeeds.
+  void ServiceConnections(std::chrono::microseconds timeout);
   void AcceptPending();
   // Reads what arrived of a pending hello; true when the connection is done with
   // (answered, refused or gone).
@@ -112,7 +112,8 @@ class Sender {
   // `capabilities` beside zones and GPU; `reserved` as ClientHello says.
   void Answer(int fd, protocol::HandshakeStatus status, uint64_t capabilities = 0, uint32_t reserved = 0);
   void Promote(int fd);
-  // Sends everything pending; returns the number of event bytes sent, -1 on failure.
+  // Drains the log and the threads into out_ and ships it, unless it holds a small batch
+  // (holding_) not yet 1 ms old; returns the number of event bytes drained, -1 on failure.
   int64_t Pump();
   // Appends thread's published bytes to `out`, after a ThreadContext when `context` (the
   // thread `out`'s stream is on) is another; true when the thread exited and is empty.
@@ -192,6 +193,8 @@ class Sender {
   // main_sent_) from the lanes. Recursive: Disconnect() takes it, and may run under it.
   std::recursive_mutex main_mutex_;
   std::vector<uint8_t> out_;
+  std::chrono::steady_clock::time_point held_since_;  // when the bytes held in out_ were drained first
+  bool holding_ = false;                              // out_ holds a small batch (Pump)
   size_t global_sent_ = 0;
   uint64_t main_sent_ = 0;  // bytes of the connection's stream sent, from AppInfo on
   uint32_t current_context_ = 0;

@@ -117,6 +117,9 @@ class Worker {
   // The batches those came in (a program ships one once it holds at least 64 KiB of
   // events, or 1 ms after it drained the first of them).
   uint64_t lane_batches_received() const { return lane_batches_received_.load(std::memory_order_relaxed); }
+  // The reads on the main connection that returned bytes (a program ships its events
+  // there, without lanes, in batches as a lane does).
+  uint64_t main_reads() const { return main_reads_.load(std::memory_order_relaxed); }
 
   // Runs f(const TraceModel&) with the model held for reading; safe while receiving.
   // The receiving thread never waits for a reader: what arrives meanwhile is decoded
@@ -179,6 +182,7 @@ class Worker {
   std::atomic<uint64_t> bytes_received_{0};
   std::atomic<uint64_t> lane_bytes_received_{0};
   std::atomic<uint64_t> lane_batches_received_{0};
+  std::atomic<uint64_t> main_reads_{0};
   std::atomic<uint64_t> messages_received_{0};
   std::atomic<uint64_t> zones_received_{0};
   std::atomic<uint64_t> program_dropped_{0};
