@@ -95,22 +95,33 @@ TEST_CASE("lanes: a capture that stops mid-stream leaves the program running and
   CHECK(gnomon::server::LoadTrace(run->dir.File("lanes.gnomon"), model).ok());
 }
 
-TEST_CASE("lanes: a steady trickle of events goes in batches of 64 KiB or a millisecond, not one a look") {
-  // Two threads, a zone every 2 us each for 300 ms: every look of a lane finds a few new
-  // events, and a lane that shipped them at once sent thousands of batches (4,653 on a
-  // 2-core host, where this bound is 684).
-  constexpr long kRecordingMs = 300;
-  const auto run = Start({"steady", "2", std::to_string(kRecordingMs)}, "20000");
+// Two threads of the test program, each recording a zone every 2 us for `ms`, over
+// `lanes` lanes: every look of the program's sender finds a few new events. Checks that
+// the file holds every zone recorded, and hands back the run and the loaded model.
+std::unique_ptr<Run> RunSteady(long ms, uint32_t lanes, gnomon::server::TraceModel& model) {
+  auto run = Start({"steady", "2", std::to_string(ms)}, "20000", lanes);
   run->worker->Join();
   REQUIRE(run->writer->Finish().ok());
   CHECK(run->worker->state() == Worker::State::kEnded);
-  REQUIRE(run->worker->lanes() == 3);
+  REQUIRE(run->worker->lanes() == lanes);
   const int exit_code = run->program->Wait(std::chrono::seconds(60));
   const std::string log = ReadFile(run->dir.File("log"));
   CHECK_MESSAGE(exit_code == 0, log);
   long recorded = -1;
   REQUIRE(log.find("recorded ") != std::string::npos);
   REQUIRE(std::sscanf(log.c_str() + log.find("recorded "), "recorded %ld zones", &recorded) == 1);
+  REQUIRE(gnomon::server::LoadTrace(run->dir.File("lanes.gnomon"), model).ok());
+  CHECK(model.diagnostics.ended_cleanly);
+  CHECK(model.zone_count == uint64_t(recorded));
+  return run;
+}
+
+TEST_CASE("lanes: a steady trickle of events goes in batches of 64 KiB or a millisecond, not one a look") {
+  // A lane that shipped every look's few events at once sent thousands of batches
+  // (4,653 on a 2-core host, where this bound is 684).
+  constexpr long kRecordingMs = 300;
+  gnomon::server::TraceModel model;
+  const auto run = RunSteady(kRecordingMs, 3, model);
   const uint64_t batches = run->worker->lane_batches_received();
   const uint64_t bytes = run->worker->lane_bytes_received();
   INFO(batches << " batches of " << bytes << " bytes");
@@ -118,32 +129,16 @@ TEST_CASE("lanes: a steady trickle of events goes in batches of 64 KiB or a mill
   // The two threads' lanes, each while they record: at most one batch a millisecond or
   // per 64 KiB, and one as the program finishes.
   CHECK(batches <= uint64_t(2 * (kRecordingMs + 2)) + bytes / (64 << 10) + 4);
-  gnomon::server::TraceModel model;
-  REQUIRE(gnomon::server::LoadTrace(run->dir.File("lanes.gnomon"), model).ok());
-  CHECK(model.diagnostics.ended_cleanly);
-  CHECK(model.zone_count == uint64_t(recorded));
 }
 
 TEST_CASE(
-    "one connection: a steady trickle of events goes in batches too, and clock probes are answered at once") {
-  // As above, without lanes: the sender that shipped every look's few events sent one a
-  // few microseconds, each a read for the worker.
+    "one connection: a steady trickle of events goes in batches too, each clock reply paired with its "
+    "probe") {
+  // As above, without lanes: a sender that shipped every look's few events made the
+  // worker read 1,432 times on a 2-core host, where this bound is 689.
   constexpr long kRecordingMs = 300;
-  const auto run = Start({"steady", "2", std::to_string(kRecordingMs)}, "20000", 0);
-  run->worker->Join();
-  REQUIRE(run->writer->Finish().ok());
-  CHECK(run->worker->state() == Worker::State::kEnded);
-  REQUIRE(run->worker->lanes() == 0);
-  const int exit_code = run->program->Wait(std::chrono::seconds(60));
-  const std::string log = ReadFile(run->dir.File("log"));
-  CHECK_MESSAGE(exit_code == 0, log);
-  long recorded = -1;
-  REQUIRE(log.find("recorded ") != std::string::npos);
-  REQUIRE(std::sscanf(log.c_str() + log.find("recorded "), "recorded %ld zones", &recorded) == 1);
   gnomon::server::TraceModel model;
-  REQUIRE(gnomon::server::LoadTrace(run->dir.File("lanes.gnomon"), model).ok());
-  CHECK(model.diagnostics.ended_cleanly);
-  CHECK(model.zone_count == uint64_t(recorded));
+  const auto run = RunSteady(kRecordingMs, 0, model);
   // Each reply goes out at once, ahead of the batch held, and is paired with its probe.
   const size_t exchanges = model.host_clock_exchanges.size();
   CHECK(exchanges >= 5);
