@@ -139,7 +139,7 @@ TEST_CASE(
   constexpr long kRecordingMs = 300;
   gnomon::server::TraceModel model;
   const auto run = RunSteady(kRecordingMs, 0, model);
-  // Each reply goes out at once, ahead of the batch held, and is paired with its probe.
+  // Each reply, which goes out ahead of the batch held, is paired with its probe.
   const size_t exchanges = model.host_clock_exchanges.size();
   CHECK(exchanges >= 5);
   CHECK(model.diagnostics.clock_samples_without_reply == 0);

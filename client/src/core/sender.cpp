@@ -765,6 +765,7 @@ int64_t Sender::Pump() {
   std::unique_lock main_lock(main_mutex_);
   if (conn_fd_ < 0 && own_file_ == nullptr) return -1;
   if (out_.empty()) held_since_ = Clock::now();  // what this drain finds is held from now
+  const size_t held = out_.size();
   {
     std::lock_guard lock(registry_.mutex());
     const std::vector<uint8_t>& log = registry_.global_log();
@@ -772,7 +773,7 @@ int64_t Sender::Pump() {
     global_sent_ = log.size();
     if (!threads_on_lanes_) snapshot = registry_.threads();
   }
-  int64_t event_bytes = int64_t(out_.size());  // the log's new bytes
+  int64_t event_bytes = int64_t(out_.size() - held);  // the log's new bytes
   for (ThreadState* thread : snapshot) {
     const size_t before = out_.size();
     if (DrainThread(*thread, out_, current_context_)) exited.push_back(thread);
@@ -971,7 +972,8 @@ std::optional<uint64_t> Sender::SyncMainStream() {
     out_.insert(out_.end(), log.begin() + static_cast<ptrdiff_t>(global_sent_), log.end());
     global_sent_ = log.size();
   }
-  // out_ holds whatever the connection has not sent yet (AppInfo, right after it came).
+  // out_ holds whatever the connection has not sent yet (AppInfo, right after it came,
+  // and what Pump holds).
   const bool sent = out_.empty() || SendFully(conn_fd_, out_.data(), out_.size(), &main_sent_, &lanes_stop_);
   out_.clear();
   if (!sent) return std::nullopt;
@@ -1084,15 +1086,16 @@ bool Sender::ReadClockProbes() {
 }
 
 // The reply goes out at once, ahead of the batch held (whole messages, none of which it
-// depends on) and behind whatever the socket already holds: its send time is read just
-// before, so the capture's bracket stays honest (only wider) whatever waits.
+// depends on; but after AppInfo, which opens the stream) and behind whatever the socket
+// already holds: its send time is read just before, so the capture's bracket stays
+// honest (only wider) whatever waits.
 void Sender::AnswerClockProbe(uint32_t sequence, int64_t received_ns) {
   std::lock_guard lock(main_mutex_);
   const size_t held = out_.size();
   protocol::AppendMessage(out_, protocol::ClockReply{.sequence = sequence,
                                                      .receive_ns = uint64_t(received_ns),
                                                      .send_ns = uint64_t(ReadClockNs(CLOCK_MONOTONIC_RAW))});
-  std::rotate(out_.begin(), out_.begin() + static_cast<ptrdiff_t>(held), out_.end());
+  if (main_sent_ > 0) std::rotate(out_.begin(), out_.begin() + static_cast<ptrdiff_t>(held), out_.end());
   Flush();
 }
 
@@ -1114,6 +1117,7 @@ void Sender::Disconnect(const char* reason) {
   }
   conn_fd_ = -1;
   answers_probes_ = false;
+  if (own_file_ != nullptr) own_file_->Append(out_.data(), out_.size());  // its last batch
   out_.clear();  // a batch held for the connection goes with it; the next one starts afresh
   holding_ = false;
   if (own_file_ != nullptr) {
