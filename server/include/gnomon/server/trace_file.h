@@ -159,7 +159,7 @@ inline constexpr int kLiveTeeLevel = 1;
 // A capture's level while the cores are short (TraceWriterOptions::short_of_cores_level),
 // unless told a level: on the 16-core host, 16 threads, five rounds of level 1 against 3
 // compressed with 18 - 43 % less CPU and took 4 - 34 % more zones a second into the
-// file, for files as small tight and 6 - 8 % larger realistic (benchmarks.md).
+// file, for files as small tight and 4 - 9 % larger realistic (benchmarks.md).
 inline constexpr int kShortOfCoresLevel = 1;
 
 // Writes a trace file while a capture runs: one stream per program (a capture of one
