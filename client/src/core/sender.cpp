@@ -43,6 +43,11 @@ constexpr size_t kFlushBytes = 1 << 20;
 constexpr size_t kBatchBytes = 64u << 10;
 constexpr auto kBatchHold = std::chrono::microseconds(1000);
 constexpr auto kBatchStep = std::chrono::microseconds(200);
+// Whether a batch of `bytes` whose first were drained at `held_since` ships now: it is
+// big enough or old enough, or `now_anyway` (the program finishes, a thread exited).
+bool BatchIsDue(size_t bytes, Clock::time_point held_since, bool now_anyway) {
+  return now_anyway || bytes >= kBatchBytes || Clock::now() - held_since >= kBatchHold;
+}
 constexpr auto kHandshakeTimeout = std::chrono::seconds(2);  // per connection, never blocking
 constexpr auto kLanesWait = std::chrono::seconds(10);        // for all the lanes a server asked for
 constexpr size_t kMaxPendingHandshakes = 16;                 // more: the oldest waiting one is dropped
@@ -788,8 +793,7 @@ int64_t Sender::Pump() {
   // A small batch waits for more, as a lane's does (RunLane): shipping whatever each look
   // found, a steady program's sender spent half a core on 2 cores sending a few hundred
   // bytes at a time, and the receiver as many wakeups.
-  holding_ = !out_.empty() && out_.size() < kBatchBytes && !stop_.load() && exited.empty() &&
-             Clock::now() - held_since_ < kBatchHold;
+  holding_ = !out_.empty() && !BatchIsDue(out_.size(), held_since_, stop_.load() || !exited.empty());
   if (!holding_ && !out_.empty() && !Flush()) return -1;
   main_lock.unlock();
   for (ThreadState* thread : exited) ReleaseThread(thread);
@@ -917,8 +921,7 @@ void Sender::RunLane(Lane& lane) {
     // receiver's threads, and kept a core busy doing it. What it holds when the capture
     // goes away (lanes_stop_) goes with it, as what it was sending did.
     if (ok && lane.out.size() > sizeof(protocol::LaneBatch) &&
-        (lane.out.size() >= kBatchBytes || finishing || !exited.empty() ||
-         Clock::now() - held_since >= kBatchHold)) {
+        BatchIsDue(lane.out.size(), held_since, finishing || !exited.empty())) {
       ok = ShipLane(lane);
     }
     if (!ok) {
