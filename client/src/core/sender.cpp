@@ -43,11 +43,6 @@ constexpr size_t kFlushBytes = 1 << 20;
 constexpr size_t kBatchBytes = 64u << 10;
 constexpr auto kBatchHold = std::chrono::microseconds(1000);
 constexpr auto kBatchStep = std::chrono::microseconds(200);
-// Whether a batch of `bytes` whose first were drained at `held_since` ships now: it is
-// big enough or old enough, or `now_anyway` (the program finishes, a thread exited).
-bool BatchIsDue(size_t bytes, Clock::time_point held_since, bool now_anyway) {
-  return now_anyway || bytes >= kBatchBytes || Clock::now() - held_since >= kBatchHold;
-}
 constexpr auto kHandshakeTimeout = std::chrono::seconds(2);  // per connection, never blocking
 constexpr auto kLanesWait = std::chrono::seconds(10);        // for all the lanes a server asked for
 constexpr size_t kMaxPendingHandshakes = 16;                 // more: the oldest waiting one is dropped
@@ -55,6 +50,12 @@ constexpr auto kCollectorRetry = std::chrono::seconds(1);    // GNOMON_COLLECTOR
 constexpr int kListenBacklog = 64;
 constexpr int kPortsToTry = 10;
 constexpr uint32_t kOwnFileExitFlushMs = 60000;
+
+// Whether a batch of `bytes` whose first were drained at `held_since` ships now: it is
+// big enough or old enough, or `now_anyway` (the program finishes, a thread exited).
+bool BatchIsDue(size_t bytes, Clock::time_point held_since, bool now_anyway) {
+  return now_anyway || bytes >= kBatchBytes || Clock::now() - held_since >= kBatchHold;
+}
 
 // Set by the save signal's handler (all it may do), taken by the sender's loop.
 constinit std::atomic<bool> g_save_signalled{false};
