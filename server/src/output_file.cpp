@@ -1,15 +1,20 @@
 #include "gnomon/server/output_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
+
+#include "gnomon/server/trace_file.h"
 
 namespace gnomon::server {
 namespace {
@@ -26,6 +31,42 @@ std::string LinkTarget(const std::string& path) {
   char target[4096];
   const ssize_t n = readlink(path.c_str(), target, sizeof(target) - 1);
   return n > 0 ? std::string(target, size_t(n)) : "?";
+}
+
+// Whether the regular file at `path` is a trace (it starts as one, or is empty: nothing
+// in it to lose), read without following a link or waiting on a FIFO.
+bool HoldsATrace(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  char magic[sizeof(kTraceMagic)] = {};
+  const ssize_t n = read(fd, magic, sizeof(magic));
+  close(fd);
+  return n == 0 || (n == ssize_t(sizeof(magic)) && std::memcmp(magic, kTraceMagic, sizeof(magic)) == 0);
+}
+
+// Removes the temporary files (OutputFile::Create's names) that a writer of `path` killed
+// mid-write left beside it: those of this user whose process is gone. A pid that lives
+// again in another process keeps its file, which is only a leftover, never a loss.
+void RemoveStaleTemporaries(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string folder = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  const std::string prefix = (slash == std::string::npos ? path : path.substr(slash + 1)) + ".partial-";
+  DIR* listing = opendir(folder.c_str());
+  if (listing == nullptr) return;
+  while (const dirent* entry = readdir(listing)) {
+    const std::string name = entry->d_name;
+    if (!name.starts_with(prefix)) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
+    if (pid <= 0 || end == nullptr || *end != '-' || pid == long(getpid())) continue;
+    struct stat st {};
+    if (fstatat(dirfd(listing), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_uid != geteuid()) {
+      continue;
+    }
+    if (kill(pid_t(pid), 0) != 0 && errno == ESRCH) unlinkat(dirfd(listing), name.c_str(), 0);
+  }
+  closedir(listing);
 }
 
 }  // namespace
@@ -46,10 +87,16 @@ Status CheckOutputPath(const std::string& path, Overwrite overwrite) {
   if (overwrite == Overwrite::kNo) {
     return Status::Error(path + " already exists; choose another name or allow overwriting (-f)");
   }
+  if (!HoldsATrace(path)) {
+    return Status::Error(path +
+                         " is not a Gnomon trace, and only a trace is ever replaced; choose another "
+                         "path, or remove it first");
+  }
   return Status::Ok();
 }
 
 Result<std::unique_ptr<OutputFile>> OutputFile::Create(const std::string& path) {
+  RemoveStaleTemporaries(path);
   std::random_device random;
   for (int attempt = 0; attempt < 16; ++attempt) {
     char suffix[32];

@@ -1,7 +1,10 @@
 #include "trace_index.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
+
+#include "gnomon/protocol/byte_io.h"
 
 namespace gnomon::server {
 namespace {
@@ -26,7 +29,73 @@ uint64_t FindNextHeader(const TraceSource& source, uint64_t from, uint64_t file_
   return file_bytes;
 }
 
+// The skippable frame a writer may put after a block's frame (kWriterMaxExpansion):
+// exactly the rest of the block.
+bool IsPadding(const uint8_t* p, size_t size) {
+  if (size < kSkippableFrameHeader) return false;
+  const uint32_t magic = protocol::LoadLe<uint32_t>(p);
+  return (magic & 0xFFFFFFF0u) == kSkippableFrameMagic &&
+         protocol::LoadLe<uint32_t>(p + 4) == size - kSkippableFrameHeader;
+}
+
 }  // namespace
+
+std::string FrameDecompressor::Decompress(const uint8_t* src, size_t size, size_t expected,
+                                          bool need_checksum, std::vector<uint8_t>& out) {
+  // RFC 8878: a frame starts with its magic number, then a descriptor byte whose bit 2
+  // says whether a content checksum ends the frame.
+  constexpr uint8_t kFrameMagic[4] = {0x28, 0xB5, 0x2F, 0xFD};
+  if (size < 5 || std::memcmp(src, kFrameMagic, 4) != 0) return "no zstd frame";
+  if (need_checksum && (src[4] & 0x04) == 0) return "its frame has no content checksum";
+  // One frame, and nothing after it but the writer's padding: both paths below take
+  // exactly that frame.
+  const size_t frame = ZSTD_findFrameCompressedSize(src, size);
+  if (ZSTD_isError(frame))
+    return std::string("its zstd frame is damaged or cut short (") + ZSTD_getErrorName(frame) + ")";
+  if (frame != size && !IsPadding(src + frame, size - frame)) return "bytes follow its frame";
+  size = frame;
+  const unsigned long long content = ZSTD_getFrameContentSize(src, size);
+  if (content == ZSTD_CONTENTSIZE_ERROR) return "its zstd frame header is damaged";
+  if (content != ZSTD_CONTENTSIZE_UNKNOWN && content != expected) {
+    return "its frame holds " + std::to_string(content) + " bytes, its header says " +
+           std::to_string(expected);
+  }
+  if (out.size() >= expected) {
+    const size_t n = ZSTD_decompressDCtx(dctx_, out.data(), expected, src, size);
+    if (ZSTD_isError(n)) return ZSTD_getErrorName(n);
+    return n == expected ? ""
+                         : "it decompresses to " + std::to_string(n) + " bytes, its header says " +
+                               std::to_string(expected);
+  }
+  // A frame may declare a window of up to 128 MiB, which zstd would allocate before
+  // decoding a byte. A block is one whole frame, so it never needs a window larger
+  // than itself (every writer so far made single-segment frames: window = content).
+  int window_log = 10;  // zstd's smallest window
+  while (window_log < 30 && (size_t(1) << window_log) < expected) ++window_log;
+  ZSTD_DCtx_reset(dctx_, ZSTD_reset_session_only);
+  ZSTD_DCtx_setParameter(dctx_, ZSTD_d_windowLogMax, window_log);
+  ZSTD_inBuffer in{src, size, 0};
+  size_t produced = 0;
+  while (true) {
+    if (out.size() - produced < (64u << 10) && out.size() < expected) {
+      out.resize(std::min(expected, std::max<size_t>(out.size() * 2, 256u << 10)));
+    }
+    ZSTD_outBuffer o{out.data(), std::min(out.size(), expected), produced};
+    const size_t in_before = in.pos;
+    const size_t left = ZSTD_decompressStream(dctx_, &o, &in);
+    if (ZSTD_isError(left)) return ZSTD_getErrorName(left);
+    const bool progressed = o.pos != produced || in.pos != in_before;
+    produced = o.pos;
+    if (left == 0) {
+      if (in.pos != size) return "bytes follow its frame";
+      return produced == expected ? ""
+                                  : "it decompresses to " + std::to_string(produced) +
+                                        " bytes, its header says " + std::to_string(expected);
+    }
+    if (!progressed)
+      return produced == expected ? "it holds more than its header says" : "its frame is cut short";
+  }
+}
 
 // Reads and checks the header at `offset`, laid out as files of `format` lay it.
 HeaderKind ReadHeader(const TraceSource& source, uint64_t offset, uint64_t file_bytes, uint16_t format,

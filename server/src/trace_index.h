@@ -3,6 +3,8 @@
 // What the loader and gnomon-merge read a file by, so both see the same blocks.
 #pragma once
 
+#include <zstd.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -62,5 +64,28 @@ std::string At(uint64_t offset);
 std::vector<IndexedBlock> IndexBlocks(const TraceSource& source, uint64_t file_bytes,
                                       const FileHeader& header, uint32_t max_expansion,
                                       FileAnomalies& anomalies, Notes& notes);
+
+// Turns a block's zstd frame back into its bytes, as the loader reads every block, and as
+// gnomon-merge checks every block it copies. Holds zstd's decompression context; one
+// per thread.
+class FrameDecompressor {
+ public:
+  FrameDecompressor() : dctx_(ZSTD_createDCtx()) {}
+  ~FrameDecompressor() { ZSTD_freeDCtx(dctx_); }
+  FrameDecompressor(const FrameDecompressor&) = delete;
+  FrameDecompressor& operator=(const FrameDecompressor&) = delete;
+
+  // Decompresses the frame in src[0, size), and the writer's padding after it if any,
+  // into out[0, expected). A buffer already big enough (the usual case: buffers are
+  // reused) takes it in one call; a smaller one grows only as far as the frame really
+  // produces, so a header claiming 64 MiB costs nothing until zstd delivers them. With
+  // `need_checksum` (format 4 on), a frame without a content checksum is refused. ""
+  // on success, else what is wrong, as a note names it ("its zstd frame is damaged ...").
+  std::string Decompress(const uint8_t* src, size_t size, size_t expected, bool need_checksum,
+                         std::vector<uint8_t>& out);
+
+ private:
+  ZSTD_DCtx* dctx_;
+};
 
 }  // namespace gnomon::server

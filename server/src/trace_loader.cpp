@@ -37,10 +37,6 @@
 namespace gnomon::server {
 namespace {
 
-struct DCtxDeleter {
-  void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
-};
-
 // A decompressed block on its way from the reader thread to the model, or the end.
 struct ReadyBlock {
   std::vector<uint8_t> raw;  // the block's bytes in raw[0, size): the stream, or its compact form
@@ -152,81 +148,11 @@ DecodeResult DecodeCompactBlock(uint8_t* block, size_t size, uint16_t format, Tr
   return result;
 }
 
-// The skippable frame a writer may put after a block's frame (kWriterMaxExpansion):
-// exactly the rest of the block.
-bool IsPadding(const uint8_t* p, size_t size) {
-  if (size < kSkippableFrameHeader) return false;
-  const uint32_t magic = protocol::LoadLe<uint32_t>(p);
-  return (magic & 0xFFFFFFF0u) == kSkippableFrameMagic &&
-         protocol::LoadLe<uint32_t>(p + 4) == size - kSkippableFrameHeader;
-}
-
-// Decompresses one zstd frame, and the padding after it if any, into out[0, expected).
-// A buffer already big enough (the usual case: buffers are reused) takes it in one call;
-// a smaller one grows only as far as the frame really produces, so a header claiming
-// 64 MiB costs nothing until zstd delivers them. "" on success, else what is wrong.
-std::string DecompressFrame(ZSTD_DCtx* dctx, const uint8_t* src, size_t size, size_t expected,
-                            bool need_checksum, std::vector<uint8_t>& out) {
-  // RFC 8878: a frame starts with its magic number, then a descriptor byte whose bit 2
-  // says whether a content checksum ends the frame.
-  constexpr uint8_t kFrameMagic[4] = {0x28, 0xB5, 0x2F, 0xFD};
-  if (size < 5 || std::memcmp(src, kFrameMagic, 4) != 0) return "no zstd frame";
-  if (need_checksum && (src[4] & 0x04) == 0) return "its frame has no content checksum";
-  // One frame, and nothing after it but the writer's padding: both paths below take
-  // exactly that frame.
-  const size_t frame = ZSTD_findFrameCompressedSize(src, size);
-  if (ZSTD_isError(frame))
-    return std::string("its zstd frame is damaged or cut short (") + ZSTD_getErrorName(frame) + ")";
-  if (frame != size && !IsPadding(src + frame, size - frame)) return "bytes follow its frame";
-  size = frame;
-  const unsigned long long content = ZSTD_getFrameContentSize(src, size);
-  if (content == ZSTD_CONTENTSIZE_ERROR) return "its zstd frame header is damaged";
-  if (content != ZSTD_CONTENTSIZE_UNKNOWN && content != expected) {
-    return "its frame holds " + std::to_string(content) + " bytes, its header says " +
-           std::to_string(expected);
-  }
-  if (out.size() >= expected) {
-    const size_t n = ZSTD_decompressDCtx(dctx, out.data(), expected, src, size);
-    if (ZSTD_isError(n)) return ZSTD_getErrorName(n);
-    return n == expected ? ""
-                         : "it decompresses to " + std::to_string(n) + " bytes, its header says " +
-                               std::to_string(expected);
-  }
-  // A frame may declare a window of up to 128 MiB, which zstd would allocate before
-  // decoding a byte. A block is one whole frame, so it never needs a window larger
-  // than itself (every writer so far made single-segment frames: window = content).
-  int window_log = 10;  // zstd's smallest window
-  while (window_log < 30 && (size_t(1) << window_log) < expected) ++window_log;
-  ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
-  ZSTD_DCtx_setParameter(dctx, ZSTD_d_windowLogMax, window_log);
-  ZSTD_inBuffer in{src, size, 0};
-  size_t produced = 0;
-  while (true) {
-    if (out.size() - produced < (64u << 10) && out.size() < expected) {
-      out.resize(std::min(expected, std::max<size_t>(out.size() * 2, 256u << 10)));
-    }
-    ZSTD_outBuffer o{out.data(), std::min(out.size(), expected), produced};
-    const size_t in_before = in.pos;
-    const size_t left = ZSTD_decompressStream(dctx, &o, &in);
-    if (ZSTD_isError(left)) return ZSTD_getErrorName(left);
-    const bool progressed = o.pos != produced || in.pos != in_before;
-    produced = o.pos;
-    if (left == 0) {
-      if (in.pos != size) return "bytes follow its frame";
-      return produced == expected ? ""
-                                  : "it decompresses to " + std::to_string(produced) +
-                                        " bytes, its header says " + std::to_string(expected);
-    }
-    if (!progressed)
-      return produced == expected ? "it holds more than its header says" : "its frame is cut short";
-  }
-}
-
 // The reader thread: each indexed block in load order, decompressed and with its tick
 // deltas undone (format 2), then one last ReadyBlock.
 void ReadBlocks(const TraceSource& source, const FileHeader& header, const std::vector<IndexedBlock>& blocks,
                 const LoadOptions& options, BlockPipeline& pipeline) {
-  std::unique_ptr<ZSTD_DCtx, DCtxDeleter> dctx(ZSTD_createDCtx());
+  FrameDecompressor decompressor;
   std::vector<uint8_t> compressed;
   for (const IndexedBlock& block : blocks) {
     if (pipeline.stopped()) return;
@@ -248,8 +174,8 @@ void ReadBlocks(const TraceSource& source, const FileHeader& header, const std::
     if (!source.ReadAt(compressed.data(), compressed.size(), block.data_offset())) {
       ready.failure = std::string("cannot be read (") + std::strerror(errno) + ")";
     } else {
-      ready.failure = DecompressFrame(dctx.get(), compressed.data(), compressed.size(), block.raw_bytes,
-                                      header.format_version >= 4, ready.raw);
+      ready.failure = decompressor.Decompress(compressed.data(), compressed.size(), block.raw_bytes,
+                                              header.format_version >= 4, ready.raw);
     }
     if (ready.failure.empty()) {
       ready.size = block.raw_bytes;

@@ -62,6 +62,14 @@ class InputCopier {
     std::vector<IndexedBlock> blocks =
         IndexBlocks(source, source.size(), header, kDefaultMaxExpansion, anomalies, notes);
     std::erase_if(blocks, [](const IndexedBlock& block) { return block.rejected; });
+    // A block whose frame does not decompress to what its header says (a flipped byte:
+    // zstd's checksum) is left out, as the loader skips it; a stream left without a
+    // sound block takes no program number.
+    for (IndexedBlock& block : blocks) {
+      if (Status s = ReadBlock(source, block); !s.ok()) return s;
+      block.rejected = !Verify(block, anomalies, notes);
+    }
+    std::erase_if(blocks, [](const IndexedBlock& block) { return block.rejected; });
     // Its streams, in order, numbered after the previous inputs' without holes.
     std::map<uint32_t, uint32_t> streams;
     for (const IndexedBlock& block : blocks) streams.emplace(block.stream, 0);
@@ -83,10 +91,7 @@ class InputCopier {
       if (Status s = Write(&first, sizeof(first)); !s.ok()) return s;
     }
     for (const IndexedBlock& block : blocks) {
-      data_.resize(block.compressed_bytes);  // inside the file: the index checked
-      if (!source.ReadAt(data_.data(), data_.size(), block.data_offset())) {
-        return Status::Error("cannot read " + path + ": " + std::strerror(errno));
-      }
+      if (Status s = ReadBlock(source, block); !s.ok()) return s;
       const BlockHeader moved =
           MakeBlockHeader(kBlockMagic, uint32_t(summary_.blocks), block.raw_bytes, block.compressed_bytes,
                           streams.at(block.stream), block.stream_sequence);
@@ -106,6 +111,27 @@ class InputCopier {
     return Status::Ok();
   }
 
+  // The block's compressed bytes into data_.
+  Status ReadBlock(const TraceSource& source, const IndexedBlock& block) {
+    data_.resize(block.compressed_bytes);  // inside the file: the index checked
+    if (!source.ReadAt(data_.data(), data_.size(), block.data_offset())) {
+      return Status::Error("cannot read " + source.name() + ": " + std::strerror(errno));
+    }
+    return Status::Ok();
+  }
+
+  // Whether data_ decompresses as `block` says; if not, counted and said as the loader
+  // says it.
+  bool Verify(const IndexedBlock& block, FileAnomalies& anomalies, Notes& notes) {
+    const std::string failure =
+        decompressor_.Decompress(data_.data(), data_.size(), block.raw_bytes, true, scratch_);
+    if (failure.empty()) return true;
+    ++anomalies.damaged_blocks;
+    notes.Add("block " + std::to_string(block.sequence) + " " + At(block.offset) + " does not decompress (" +
+              failure + "); left out");
+    return false;
+  }
+
   Status Write(const void* data, size_t size) {
     if (std::fwrite(data, 1, size, out_.file()) != size) {
       return Status::Error("cannot write " + out_.current_path() + ": " + std::strerror(errno));
@@ -119,6 +145,8 @@ class InputCopier {
   OutputFile& out_;
   std::ostream& log_;
   std::vector<uint8_t> data_;
+  FrameDecompressor decompressor_;
+  std::vector<uint8_t> scratch_;  // what a block decompresses to, looked at no further
 };
 
 }  // namespace

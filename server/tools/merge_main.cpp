@@ -19,8 +19,9 @@ constexpr const char* kUsage =
     R"(Usage: gnomon-merge FILE... -o OUT [-f] [-q]
 
 Merges the traces of several captures (one per host, say) into one trace, each program
-a process of it. Blocks are copied as they are, still compressed: a merge costs the
-files' bytes of I/O. Each capture recorded its clock against a common reference
+a process of it. Blocks are copied as they are, still compressed, once each has been
+checked (decompressed, against zstd's checksum): a block that is damaged is left out,
+as gnomon-report would skip it. Each capture recorded its clock against a common reference
 (CLOCK_REALTIME with the kernel's stated error; one reference clock for captures on
 one host), so readers place every program on one timeline: its clock against its
 capture's, and its capture's against the reference, the two bounds added
@@ -28,7 +29,8 @@ capture's, and its capture's against the reference, the two bounds added
 
   FILE         a trace written by gnomon-capture (format 5 to 7); any number
   -o OUT       the merged trace; it appears only once complete
-  -f           replace OUT if it is an existing trace (a regular file)
+  -f           replace OUT if it is an existing trace (never any other file, a link,
+               a device or a folder)
   -q           say nothing but errors
   -h, --help   this text
 
@@ -37,8 +39,9 @@ Exit codes:
   1  bad command line
   2  nothing written: an input is not a trace of format 5 to 7 or cannot be read, a file
      is named twice, there would be more than 65,536 programs, or OUT cannot be written
-  3  merged, but an input was cut short or damaged: its sound blocks were merged, as
-     gnomon-report would load them, and what was wrong is said
+  3  merged, but an input was cut short or damaged (a block cut, lost, or that does not
+     decompress): its sound blocks were merged, as gnomon-report would load them, and
+     what was wrong is said
 )";
 
 }  // namespace

@@ -331,10 +331,15 @@ TEST_CASE(
   std::string output;
   const std::string capture = std::string(GNOMON_CAPTURE) + " -q -w 0.2 -p 1 -f -o ";
   // An existing trace, with nobody listening: left exactly as it was.
-  std::ofstream(dir.File("old.gnomon")) << "yesterday's trace";
+  std::ofstream(dir.File("old.gnomon")) << "GNOMONTF: yesterday's trace";
   CHECK(RunCommand(capture + dir.File("old.gnomon"), &output) == 2);
   CHECK(output.find("was not touched") != std::string::npos);
-  CHECK(ReadFile(dir.File("old.gnomon")) == "yesterday's trace");
+  CHECK(ReadFile(dir.File("old.gnomon")) == "GNOMONTF: yesterday's trace");
+  // A file that is not a trace is never replaced, -f or not.
+  std::ofstream(dir.File("notes.gnomon")) << "a week of notes";
+  CHECK(RunCommand(capture + dir.File("notes.gnomon"), &output) == 3);
+  CHECK(output.find("is not a Gnomon trace, and only a trace is ever replaced") != std::string::npos);
+  CHECK(ReadFile(dir.File("notes.gnomon")) == "a week of notes");
   // A symbolic link is neither followed nor replaced, with or without -f.
   std::ofstream(dir.File("target")) << "precious";
   std::filesystem::create_symlink(dir.File("target"), dir.File("link.gnomon"));

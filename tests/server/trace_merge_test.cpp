@@ -281,3 +281,75 @@ TEST_CASE("merge: files that are not traces of this format are refused and nothi
   std::ostringstream log;
   CHECK_FALSE(MergeTraces({}, dir.File("out.gnomon"), Overwrite::kNo, log).ok());
 }
+
+TEST_CASE("merge: a block whose compressed bytes are damaged is left out and said, never passed on") {
+  ScratchDir dir;
+  const StreamWriter a = Program("a", 10, 111, 20'000), b = Program("b", 20, 222, 1'000);
+  WriteCapture(dir.File("a.gnomon"), {&a});
+  WriteCapture(dir.File("b.gnomon"), {&b});
+  const std::string whole = gnomon::test::ReadFile(dir.File("a.gnomon"));
+  const std::vector<std::pair<size_t, size_t>> spans = BlockSpans(whole);
+  REQUIRE(spans.size() > 6);
+  // One byte flipped in the middle of the fourth block's zstd frame (its header intact).
+  std::string flipped = whole;
+  const size_t at = spans[3].first + sizeof(BlockHeader) + (spans[3].second - sizeof(BlockHeader)) / 2;
+  flipped[at] = char(flipped[at] ^ 0x10);
+  std::ofstream(dir.File("flipped.gnomon"), std::ios::binary) << flipped;
+  // Every block's frame damaged: nothing of the file can be read.
+  std::string ruined = whole;
+  for (size_t i = 0; i + 1 < spans.size(); ++i) ruined[spans[i].first + sizeof(BlockHeader) + 6] ^= 0x55;
+  std::ofstream(dir.File("ruined.gnomon"), std::ios::binary) << ruined;
+
+  std::ostringstream log;
+  auto merged = MergeTraces({dir.File("flipped.gnomon"), dir.File("b.gnomon")}, dir.File("m.gnomon"),
+                            Overwrite::kNo, log);
+  REQUIRE_MESSAGE(merged.ok(), merged.status().message());
+  CHECK(merged->incomplete_files == 1);
+  CHECK(log.str().find("block 3 at byte " + std::to_string(spans[3].first) + " does not decompress") !=
+        std::string::npos);
+  CHECK(log.str().find("(its sound blocks were merged)") != std::string::npos);
+  TraceSet direct, set;
+  REQUIRE(LoadTraceSet(dir.File("flipped.gnomon"), direct).ok());
+  auto loaded = LoadTraceSet(dir.File("m.gnomon"), set);
+  REQUIRE_MESSAGE(loaded.ok(), loaded.status().message());
+  // The merged file holds no damaged block: its reader finds none, and the zones a
+  // reader of the input gets.
+  CHECK(loaded->anomalies.damaged_blocks == 0);
+  REQUIRE(set.processes.size() == 2);
+  CHECK(set.processes[0].model.zone_count == direct.processes[0].model.zone_count);
+  CHECK(set.processes[0].model.zone_count < 20'000);
+  CHECK(DescribeFirstDifference(Built(b), set.processes[1].model) == "");
+
+  std::ostringstream ruined_log;
+  auto none = MergeTraces({dir.File("ruined.gnomon"), dir.File("b.gnomon")}, dir.File("n.gnomon"),
+                          Overwrite::kNo, ruined_log);
+  REQUIRE_MESSAGE(none.ok(), none.status().message());
+  CHECK(none->incomplete_files == 1);
+  CHECK(none->streams == 1);  // the ruined file brings no program
+  CHECK(ruined_log.str().find("0 program(s), 0 block(s)") != std::string::npos);
+  TraceSet only_b;
+  REQUIRE(LoadTraceSet(dir.File("n.gnomon"), only_b).ok());
+  REQUIRE(only_b.processes.size() == 1);
+  CHECK(DescribeFirstDifference(Built(b), only_b.processes[0].model) == "");
+}
+
+TEST_CASE("merge: -f replaces an existing trace, never another file") {
+  ScratchDir dir;
+  const StreamWriter a = Program("a", 10, 111, 100);
+  WriteCapture(dir.File("a.gnomon"), {&a});
+  WriteCapture(dir.File("old-trace.gnomon"), {&a});
+  std::ofstream(dir.File("notes.txt")) << "a week of notes, not a trace\n";
+  std::ofstream(dir.File("empty.gnomon")).flush();  // nothing in it to lose
+  for (const char* output : {"old-trace.gnomon", "empty.gnomon"}) {
+    CAPTURE(output);
+    std::ostringstream log;
+    auto merged = MergeTraces({dir.File("a.gnomon")}, dir.File(output), Overwrite::kYes, log);
+    REQUIRE_MESSAGE(merged.ok(), merged.status().message());
+    CHECK(gnomon::test::ReadFile(dir.File(output)).size() == merged->bytes);
+  }
+  std::ostringstream log;
+  auto refused = MergeTraces({dir.File("a.gnomon")}, dir.File("notes.txt"), Overwrite::kYes, log);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().message().find("notes.txt is not a Gnomon trace") != std::string::npos);
+  CHECK(gnomon::test::ReadFile(dir.File("notes.txt")) == "a week of notes, not a trace\n");
+}

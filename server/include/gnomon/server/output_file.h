@@ -12,9 +12,12 @@
 //   ... write to out->file() ...
 //   out->Publish(overwrite);
 //
-// Only a regular file is ever replaced, and only when asked; a symbolic link at the
-// destination is refused rather than followed or replaced, and so is anything that is
-// not a regular file (a device, a FIFO, a folder).
+// Only a trace is ever replaced (a regular file that starts as one, or an empty one),
+// and only when asked; a symbolic link at the destination is refused rather than
+// followed or replaced, and so is anything else (a device, a FIFO, a folder, a regular
+// file that holds something else). Create() first removes the temporary files of
+// earlier writers of the same path that were killed mid-write (this user's, whose
+// process is gone).
 #pragma once
 
 #include <cstdint>
@@ -29,7 +32,7 @@ namespace gnomon::server {
 enum class Overwrite { kNo, kYes };
 
 // Whether `path` may receive a new file: ok when nothing is there, or (with
-// Overwrite::kYes) a regular file; otherwise one line saying why not and what to do.
+// Overwrite::kYes) a trace; otherwise one line saying why not and what to do.
 Status CheckOutputPath(const std::string& path, Overwrite overwrite);
 
 class OutputFile {

@@ -1,13 +1,16 @@
 // gnomon-merge: the traces of several captures (one per host, docs/architecture.md,
 // "Clusters of thousands of processes") as one file.
 //
-// Every block of every input is copied as it is, still compressed: only the header's
-// sequence (one count over the new file) and stream number (each input's streams after
-// the previous inputs') are rewritten, so a merge costs the files' bytes of I/O and
-// nothing else. Nothing is fitted into the file: each stream keeps its program's clock
-// exchanges with its capture (ClockSample) and its capture's readings of the common
-// reference (CaptureClock), and a reader maps a program's times through both
-// (ProcessTimeline), the bounds added.
+// Every sound block of every input is copied as it is, still compressed: only the
+// header's sequence (one count over the new file) and stream number (each input's
+// streams after the previous inputs') are rewritten. Each block is decompressed once
+// first, to check it (zstd's content checksum): one that fails is left out and said, as
+// the loader skips it, so a merge never passes damage on in silence.
+//
+// Nothing is fitted into the file: each stream keeps its program's clock exchanges with
+// its capture (ClockSample) and its capture's readings of the common reference
+// (CaptureClock), and a reader maps a program's times through both (ProcessTimeline),
+// the bounds added.
 #pragma once
 
 #include <cstdint>
@@ -25,8 +28,8 @@ struct MergeSummary {
   size_t streams = 0;   // programs in the merged file
   uint64_t blocks = 0;  // copied
   uint64_t bytes = 0;   // of the merged file
-  // Inputs that ended before their end marker or at a damaged block header: what came
-  // before was merged, what came after was not.
+  // Inputs that ended before their end marker, or had a damaged block or block header:
+  // their sound blocks were merged, the others not.
   size_t incomplete_files = 0;
 };
 
