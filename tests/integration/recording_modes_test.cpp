@@ -7,6 +7,8 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <set>
 #include <thread>
 
 #include "capture_helper.h"
@@ -133,6 +135,47 @@ TEST_CASE("a program's own trace file (GNOMON_OUTPUT) loads and matches a captur
   CHECK(own.diagnostics.ended_cleanly);
   CHECK(own.diagnostics == live.diagnostics);
   CHECK(own.program.name == live.program.name);
+}
+
+TEST_CASE("programs given one GNOMON_OUTPUT each keep their own trace: none is ever replaced") {
+  ScratchDir dir;
+  const std::string path = dir.File("shared.gnomon");
+  // Two at once (as `GNOMON_OUTPUT=shared.gnomon ctest -j` runs them), then a third later.
+  std::vector<std::unique_ptr<ChildProcess>> runs;
+  for (int i = 0; i < 2; ++i) {
+    runs.push_back(std::make_unique<ChildProcess>(std::vector<std::string>{GNOMON_TEST_PROGRAM, "zones"},
+                                                  std::map<std::string, std::string>{{"GNOMON_OUTPUT", path}},
+                                                  dir.File("log" + std::to_string(i))));
+  }
+  for (auto& run : runs) REQUIRE(run->Wait() == 0);
+  runs.push_back(std::make_unique<ChildProcess>(std::vector<std::string>{GNOMON_TEST_PROGRAM, "zones"},
+                                                std::map<std::string, std::string>{{"GNOMON_OUTPUT", path}},
+                                                dir.File("log2")));
+  REQUIRE(runs.back()->Wait() == 0);
+  std::set<std::string> written;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const std::string log = ReadFile(dir.File("log" + std::to_string(i)));
+    const std::string own = dir.File("shared." + std::to_string(runs[i]->pid()) + ".gnomon");
+    const bool first = log.find("wrote the trace file " + path + " (") != std::string::npos;
+    const bool variant = log.find("wrote the trace file " + own + " (") != std::string::npos;
+    CHECK(first != variant);
+    if (variant) {
+      CHECK(log.find("GNOMON_OUTPUT=" + path +
+                     " holds another run's trace, which is kept; this run's trace is " + own) !=
+            std::string::npos);
+    }
+    written.insert(variant ? own : path);
+  }
+  REQUIRE(written.size() == 3);
+  for (const std::string& file : written) {
+    CAPTURE(file);
+    const TraceModel m = LoadFile(file);
+    CHECK(m.zone_count > 400);
+    CHECK(m.diagnostics.ended_cleanly);
+  }
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir.path())) ++files;
+  CHECK(files == 3 + 3);  // the traces and the logs: no temporary file left
 }
 
 TEST_CASE("the save signal writes the recording while four threads record") {

@@ -80,10 +80,11 @@ void InstallSaveSignal(int number) {
 }
 
 // A trace file the program writes at `path`, which it may replace only when it is a
-// regular file: checked before anything is created, so a folder, a FIFO or a device
-// is refused with nothing written beside it.
-server::Result<std::unique_ptr<server::TraceWriter>> CreateTraceFile(const std::string& path) {
-  if (server::Status s = server::CheckOutputPath(path, server::Overwrite::kYes); !s.ok()) return s;
+// trace and `overwrite` says so: checked before anything is created, so a folder, a
+// FIFO or a device is refused with nothing written beside it.
+server::Result<std::unique_ptr<server::TraceWriter>> CreateTraceFile(const std::string& path,
+                                                                     server::Overwrite overwrite) {
+  if (server::Status s = server::CheckOutputPath(path, overwrite); !s.ok()) return s;
   // Two compressing threads: the program's own file takes little of its cores, and one
   // block compresses while the next is compacted.
   return server::TraceWriter::Create(path, {.compress_threads = 2, .on_thread_start = &MarkLibraryThread});
@@ -97,6 +98,27 @@ void MakeShipping(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   timeval send_timeout{0, 250 * 1000};
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof(send_timeout));
+}
+
+// The names a trace the environment named (GNOMON_OUTPUT) may take, in the order tried:
+// `path` itself, then with the pid before its extension ("run.4242.gnomon"), then with a
+// count after the pid ("run.4242-2.gnomon"). Two programs given the same name, or one
+// run after another, each keep their own file.
+std::string OwnPathVariant(const std::string& path, int attempt) {
+  if (attempt == 0) return path;
+  const size_t base = path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1;
+  size_t dot = path.rfind('.');
+  if (dot == std::string::npos || dot <= base) dot = path.size();  // no extension (or a hidden file's dot)
+  std::string tag = "." + std::to_string(getpid());
+  if (attempt > 1) tag += "-" + std::to_string(attempt);
+  return path.substr(0, dot) + tag + path.substr(dot);
+}
+constexpr int kOwnPathVariants = 16;
+
+// Whether a regular file (another run's trace, or anything else) is at `path`.
+bool IsTaken(const std::string& path) {
+  struct stat st {};
+  return lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
 std::string MiB(uint64_t bytes) {
@@ -124,17 +146,32 @@ Sender::~Sender() {
 
 bool Sender::OpenOwnFile() {
   const std::string& path = registry_.config().output_path;
-  auto writer = CreateTraceFile(path);
-  // Published at once: a program that is killed leaves its file at the path it was given.
-  server::Status status = writer.ok() ? writer.value()->Publish(server::Overwrite::kYes) : writer.status();
-  if (!status.ok()) {
-    std::fprintf(
-        stderr, "gnomon: cannot write the trace file GNOMON_OUTPUT=%s: %s; listening for a capture instead\n",
-        path.c_str(), status.message().c_str());
-    return false;
+  server::Status status = server::Status::Ok();
+  for (int attempt = 0; attempt < kOwnPathVariants; ++attempt) {
+    const std::string candidate = OwnPathVariant(path, attempt);
+    if (IsTaken(candidate)) continue;  // another run's trace is never replaced
+    auto writer = CreateTraceFile(candidate, server::Overwrite::kNo);
+    // Published at once: a program that is killed leaves its file where it said. Never
+    // over a file that appeared since the look (another program given the same name).
+    status = writer.ok() ? writer.value()->Publish(server::Overwrite::kNo) : writer.status();
+    if (!status.ok() && IsTaken(candidate)) continue;
+    if (!status.ok()) break;
+    if (attempt > 0) {
+      std::fprintf(stderr,
+                   "gnomon: GNOMON_OUTPUT=%s holds another run's trace, which is kept; this run's trace is "
+                   "%s\n",
+                   path.c_str(), candidate.c_str());
+    }
+    own_file_ = std::move(writer.value());
+    own_path_ = candidate;
+    return true;
   }
-  own_file_ = std::move(writer.value());
-  return true;
+  if (status.ok())
+    status = server::Status::Error("it and " + OwnPathVariant(path, 1) + " and its variants exist");
+  std::fprintf(stderr,
+               "gnomon: cannot write the trace file GNOMON_OUTPUT=%s: %s; listening for a capture instead\n",
+               path.c_str(), status.message().c_str());
+  return false;
 }
 
 bool Sender::Listen() {
@@ -289,13 +326,22 @@ void Sender::ServeSaveRequests() {
 
 std::string Sender::WriteRecording(const std::string& path) {
   const Config& config = registry_.config();
-  const std::string target = !path.empty()                 ? path
-                             : !config.output_path.empty() ? config.output_path
-                                                           : "gnomon-" + std::to_string(getpid()) + ".gnomon";
+  const std::string named = !path.empty()                 ? path
+                            : !config.output_path.empty() ? config.output_path
+                                                          : "gnomon-" + std::to_string(getpid()) + ".gnomon";
+  std::string target = named;
   if (conn_fd_ >= 0) return "a capture is connected and receives the events";
-  if (own_file_ != nullptr)
-    return "the program writes its own trace file already (" + config.output_path + ")";
-  auto created = CreateTraceFile(target);
+  if (own_file_ != nullptr) return "the program writes its own trace file already (" + own_path_ + ")";
+  // A path the program was given replaces the trace there; a name from the environment
+  // replaces only this run's own earlier save, never another run's trace.
+  const bool named_here = !path.empty();
+  for (int attempt = 1; !named_here && IsTaken(target) && !saved_paths_.contains(target); ++attempt) {
+    if (attempt == kOwnPathVariants) return target + " and its variants hold other runs' traces";
+    target = OwnPathVariant(named, attempt);
+  }
+  const auto overwrite =
+      named_here || saved_paths_.contains(target) ? server::Overwrite::kYes : server::Overwrite::kNo;
+  auto created = CreateTraceFile(target, overwrite);
   if (!created.ok()) return created.status().message();
   server::TraceWriter& writer = *created.value();
   TakeCalibration();  // the newest events lie inside the calibrated span
@@ -338,7 +384,8 @@ std::string Sender::WriteRecording(const std::string& path) {
   writer.Append(out.data(), out.size());
   const uint64_t stream_bytes = writer.raw_bytes();
   if (server::Status s = writer.Finish(); !s.ok()) return s.message();
-  if (server::Status s = writer.Publish(server::Overwrite::kYes); !s.ok()) return s.message();
+  if (server::Status s = writer.Publish(overwrite); !s.ok()) return s.message();
+  saved_paths_.insert(target);
   std::fprintf(stderr, "gnomon: saved the recording to %s (%s of events, %s on disk)\n", target.c_str(),
                MiB(stream_bytes).c_str(), MiB(writer.file_bytes()).c_str());
   return "";
@@ -1125,7 +1172,7 @@ void Sender::Disconnect(const char* reason) {
   out_.clear();  // a batch held for the connection goes with it; the next one starts afresh
   holding_ = false;
   if (own_file_ != nullptr) {
-    const std::string path = registry_.config().output_path;
+    const std::string& path = own_path_;
     if (server::Status s = own_file_->Finish(); !s.ok()) {
       std::fprintf(stderr, "gnomon: the trace file %s is incomplete: %s\n", path.c_str(),
                    s.message().c_str());

@@ -30,6 +30,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -168,6 +169,8 @@ class Sender {
   int listen_fd_ = -1;
   int conn_fd_ = -1;
   std::unique_ptr<server::TraceWriter> own_file_;  // GNOMON_OUTPUT, written as it goes
+  std::string own_path_;                           // where: GNOMON_OUTPUT, or a variant of it
+  std::set<std::string> saved_paths_;              // the recording was saved there (sender's thread)
   bool writes_own_file_ = false;                   // set before the thread starts
   std::vector<PendingHandshake> pending_;          // accepted, hello not complete yet
   // GNOMON_COLLECTOR: its address (resolved once), the connection being made to it, and
