@@ -93,7 +93,7 @@ TEST_CASE("past the buffer budget events are dropped, counted, and the count rea
   // Connect only once the flood is over ("dropped N" printed): a capture that drains
   // during the flood could keep up with it, and nothing would be dropped.
   auto capture = CaptureProgram({GNOMON_TEST_PROGRAM, "flood", std::to_string(kZones)},
-                                {{"GNOMON_BUFFER_MB", "1"}}, 0, "dropped ");
+                                {{"GNOMON_BUFFER_MB", "1"}, {"GNOMON_KEEP_START_S", "0"}}, 0, "dropped ");
   CHECK(capture.exit_code == 0);
   const TraceModel& m = capture.model();
   const uint64_t dropped = m.diagnostics.client_dropped_events;
@@ -107,7 +107,7 @@ TEST_CASE("past the buffer budget events are dropped, counted, and the count rea
 TEST_CASE("eight threads dropping at once: every drop counted, also of the threads that exited") {
   constexpr long kZones = 100000;  // 8 x 2.2 MB of events against a 1 MB budget
   auto capture = CaptureProgram({GNOMON_TEST_PROGRAM, "flood", std::to_string(kZones), "8"},
-                                {{"GNOMON_BUFFER_MB", "1"}}, 0, "dropped ");
+                                {{"GNOMON_BUFFER_MB", "1"}, {"GNOMON_KEEP_START_S", "0"}}, 0, "dropped ");
   CHECK(capture.exit_code == 0);
   const TraceModel& m = capture.model();
   const uint64_t dropped = m.diagnostics.client_dropped_events;

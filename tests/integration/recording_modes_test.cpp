@@ -137,6 +137,22 @@ TEST_CASE("a program's own trace file (GNOMON_OUTPUT) loads and matches a captur
   CHECK(own.program.name == live.program.name);
 }
 
+TEST_CASE("a busy program started before its capture keeps the start of its run for it") {
+  // Eight threads record 1 M zones each at full speed (176 MB of events, past the 64 MiB
+  // budget) before the capture connects: the default policy keeps every one of them.
+  const std::vector<std::string> flood = {GNOMON_TEST_PROGRAM, "flood", "1000000", "8"};
+  auto capture = CaptureProgram(flood, {}, 0, "dropped");
+  REQUIRE(capture.exit_code == 0);
+  CHECK(capture.log.find("dropped 0\n") != std::string::npos);
+  CHECK(capture.model().zone_count == 8'000'000);
+  CHECK(capture.model().diagnostics.client_dropped_events == 0);
+  // Without the start kept, the budget drops what does not fit (and says how many).
+  auto bounded = CaptureProgram(flood, {{"GNOMON_KEEP_START_S", "0"}}, 0, "dropped");
+  REQUIRE(bounded.exit_code == 0);
+  CHECK(bounded.model().zone_count < 8'000'000);
+  CHECK(bounded.model().diagnostics.client_dropped_events > 0);
+}
+
 TEST_CASE("programs given one GNOMON_OUTPUT each keep their own trace: none is ever replaced") {
   ScratchDir dir;
   const std::string path = dir.File("shared.gnomon");
@@ -257,8 +273,8 @@ TEST_CASE("bad settings and requests: a clear message, and the program carries o
   }
   SUBCASE("a budget too small for one chunk per thread") {
     // 20 threads, 15 chunks, nobody draining: at least five threads never get one.
-    auto capture = CaptureProgram({GNOMON_TEST_PROGRAM, "flood", "20000", "20"}, {{"GNOMON_BUFFER_MB", "1"}},
-                                  0, "dropped ");
+    auto capture = CaptureProgram({GNOMON_TEST_PROGRAM, "flood", "20000", "20"},
+                                  {{"GNOMON_BUFFER_MB", "1"}, {"GNOMON_KEEP_START_S", "0"}}, 0, "dropped ");
     CHECK(capture.exit_code == 0);
     CHECK(capture.log.find("too small for one chunk per thread") != std::string::npos);
     CHECK(capture.model().zone_count > 0);

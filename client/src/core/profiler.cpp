@@ -116,6 +116,10 @@ Config& PendingConfig() {
     config.buffer_ceiling_bytes = ceiling_megabytes << 20;
     ReadEnvSetting("GNOMON_EXIT_FLUSH_MS", config.exit_flush_ms, Unsigned(0, UINT32_MAX));
     ReadEnvSetting("GNOMON_WAIT_FOR_SERVER_MS", config.exit_wait_for_server_ms, Unsigned(0, UINT32_MAX));
+    ReadEnvSetting("GNOMON_START_WAIT_MS", config.start_wait_ms, Unsigned(0, 3'600'000));
+    uint32_t keep_start_s = config.keep_start_ms / 1000;
+    ReadEnvSetting("GNOMON_KEEP_START_S", keep_start_s, Unsigned(0, 3600));
+    config.keep_start_ms = keep_start_s * 1000;
     ReadEnvSetting("GNOMON_ANNOUNCE", config.announce, ParseAnnounceMode);
     ReadEnvSetting("GNOMON_ON_DEMAND", config.on_demand, ParseSwitch);
     if (const char* output = std::getenv("GNOMON_OUTPUT"); output && *output) config.output_path = output;
@@ -198,6 +202,14 @@ Profiler& Profiler::Get() {
     profiler->sampler_->Start(config.sampling_hz, config.context_switches);
   }
   std::atexit(ShutdownAtExit);
+  // Started by a capture (gnomon-capture -- PROGRAM): the first event waits for it.
+  if (config.start_wait_ms != 0 &&
+      !profiler->sender_->WaitForServer(std::chrono::milliseconds(config.start_wait_ms))) {
+    std::fprintf(stderr,
+                 "gnomon: no capture connected within GNOMON_START_WAIT_MS=%u ms; recording goes on for one "
+                 "that comes later\n",
+                 config.start_wait_ms);
+  }
   return *profiler;
 }
 

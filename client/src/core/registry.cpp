@@ -68,21 +68,34 @@ const char* BufferPolicyName(BufferPolicy policy) {
 Registry::Registry(const Config& config) : config_(config), pool_(0) {
   if (config_.buffer_ceiling_bytes == 0) config_.buffer_ceiling_bytes = MachineMemoryBytes() / 4;
   config_.buffer_ceiling_bytes = std::max(config_.buffer_ceiling_bytes, config_.buffer_budget_bytes);
+  in_start_.store(config_.keep_start_ms > 0);
   pool_.SetLimit(BufferLimit(false));
 }
 
 uint64_t Registry::BufferLimit(bool connected) const {
+  const bool in_start = in_start_.load(std::memory_order_acquire);
   switch (config_.buffer_policy) {
     case BufferPolicy::kGrow:
       return UINT64_MAX;
     case BufferPolicy::kAuto:
+      return connected || in_start ? config_.buffer_ceiling_bytes : config_.buffer_budget_bytes;
     case BufferPolicy::kRing:
       return connected ? config_.buffer_ceiling_bytes : config_.buffer_budget_bytes;
-    case BufferPolicy::kDrop:
     case BufferPolicy::kWait:
+      return !connected && in_start ? config_.buffer_ceiling_bytes : config_.buffer_budget_bytes;
+    case BufferPolicy::kDrop:
       break;
   }
   return config_.buffer_budget_bytes;
+}
+
+void Registry::EndStartIfDue(std::chrono::steady_clock::time_point now) {
+  if (!in_start_.load(std::memory_order_relaxed) ||
+      now - started_ < std::chrono::milliseconds(config_.keep_start_ms)) {
+    return;
+  }
+  in_start_.store(false, std::memory_order_release);
+  pool_.SetLimit(BufferLimit(is_connected()));
 }
 
 uint64_t Registry::dropped_events() {
@@ -271,6 +284,7 @@ void Registry::SetConnected(bool connected) {
     // Under the lock: once a server is connected, no ring recycles what it reads.
     RegistryLock lock(mutex_);
     connected_.store(connected, std::memory_order_release);
+    if (connected) in_start_.store(false, std::memory_order_release);  // the start was kept for it
   }
   pool_.SetLimit(BufferLimit(connected));  // also tells waiting threads to look again
 }

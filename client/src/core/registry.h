@@ -13,6 +13,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -54,11 +55,13 @@ struct ThreadState {
 // What the program does with events when its buffer is full (GNOMON_BUFFER_POLICY).
 enum class BufferPolicy : uint8_t {
   kAuto = GNOMON_BUFFER_AUTO,  // the budget while nobody drains; up to the ceiling while a
-                               // server does but falls behind; then drop, and say so
+                               // server does but falls behind, and at the start of the run
+                               // until one comes (keep_start_ms); then drop, and say so
   kDrop = GNOMON_BUFFER_DROP,  // the budget, always; then drop
   kGrow = GNOMON_BUFFER_GROW,  // no bound
   kWait = GNOMON_BUFFER_WAIT,  // the budget; then the recording thread waits for the sender
-                               // while a server is connected (drops when none is)
+                               // while a server is connected (drops when none is; keeps the
+                               // start of the run as kAuto does)
   kRing = GNOMON_BUFFER_RING,  // the budget keeps the newest events while no server is
                                // connected (oldest chunks recycled); kAuto while one is
 };
@@ -69,9 +72,14 @@ struct Config {
   uint16_t port = protocol::kDefaultPort;
   uint64_t buffer_budget_bytes = 64ull << 20;
   BufferPolicy buffer_policy = BufferPolicy::kAuto;
-  uint64_t buffer_ceiling_bytes = 0;             // kAuto's bound; 0: a quarter of the machine's memory
-  uint32_t exit_flush_ms = 5000;                 // longest wait at exit for a connected server to drain
-  uint32_t exit_wait_for_server_ms = 0;          // wait at exit for a server to connect
+  uint64_t buffer_ceiling_bytes = 0;     // kAuto's bound; 0: a quarter of the machine's memory
+  uint32_t exit_flush_ms = 5000;         // longest wait at exit for a connected server to drain
+  uint32_t exit_wait_for_server_ms = 0;  // wait at exit for a server to connect
+  uint32_t start_wait_ms = 0;            // wait at start-up for a server to connect
+  // kAuto and kWait: for this long after start-up, while no server has come yet, the
+  // buffer may grow to the ceiling, so that a capture started a moment after the
+  // program gets the start of its run.
+  uint32_t keep_start_ms = 10000;
   std::string port_file;                         // when set, the bound port is written there
   std::string collector_host;                    // GNOMON_COLLECTOR: a capture to connect out to
   uint16_t collector_port = 0;                   // (gnomon-capture --listen), retried while unreachable
@@ -125,8 +133,13 @@ class Registry {
   uint64_t dropped_events();
   // Takes an exited, drained thread off the list; its drops stay counted.
   void RetireThread(ThreadState* thread);
-  // The most bytes of chunks the buffer policy allows, with or without a server.
+  // The most bytes of chunks the buffer policy allows, with or without a server (and,
+  // without one, at the start of the run: see Config::keep_start_ms).
   uint64_t BufferLimit(bool connected) const;
+  // Ends the start of the run once Config::keep_start_ms has passed with no server come:
+  // the buffer is bounded by the budget from then on (what it holds stays for a capture
+  // to take). Called periodically by the sender.
+  void EndStartIfDue(std::chrono::steady_clock::time_point now);
   // Under the wait policy: a chunk, once the sender returns one, or nullptr when no
   // server is connected (or the profiler is shutting down).
   Chunk* WaitForChunk();
@@ -162,6 +175,10 @@ class Registry {
   ChunkPool pool_;
   std::atomic<uint64_t> dropped_events_{0};  // by no thread, or by threads retired
   std::atomic<bool> connected_{false};
+  // The start of the run (Config::keep_start_ms): until a server first connects, or
+  // the time is up.
+  std::atomic<bool> in_start_{true};
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::atomic<bool> shut_down_{false};
   std::atomic<bool> said_buffer_full_{false};
   std::atomic<bool> said_budget_too_small_{false};

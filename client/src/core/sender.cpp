@@ -472,6 +472,7 @@ void Sender::Run() {
     if (now >= next_calibration_) TakeCalibration();
     if (now >= next_modules_) AnnounceModules();
     announcer_.Tick(now);
+    registry_.EndStartIfDue(now);
     ServeSaveRequests();
     if (lanes_failed_.load()) Disconnect(nullptr);  // the server left, or broke a lane
     if (lanes_wanted_ > 0 && lanes_.empty() && now >= lanes_deadline_) ForgetLanes();
