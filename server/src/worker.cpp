@@ -530,6 +530,7 @@ Status Worker::Handshake(int fd, const std::string& where, uint32_t lanes) {
   asio::async_read(socket, asio::buffer(reply), [&](const asio::error_code& ec, size_t) { read_error = ec; });
   run_until([&] { return read_error != asio::error::would_block; }, Clock::now() + kHandshakeTimeout);
   if (read_error == asio::error::would_block) {
+    peer_was_silent_ = true;
     socket.close();
     io.restart();
     io.poll();  // the cancelled operations finish before their results go out of scope

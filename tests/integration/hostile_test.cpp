@@ -381,6 +381,90 @@ TEST_CASE("peers that connect and say nothing cannot lock a capture out") {
   }
 }
 
+namespace {
+
+// gnomon-capture --listen on a free port, writing `file`: the process, and its port once
+// it says it listens (0 when it never did).
+uint16_t StartListening(const gnomon::test::ScratchDir& dir, const std::string& file,
+                        std::unique_ptr<gnomon::test::ChildProcess>& capture,
+                        const std::vector<std::string>& more = {}) {
+  std::vector<std::string> argv = {GNOMON_CAPTURE, "-q", "--listen", "0", "-o", file};
+  argv.insert(argv.end(), more.begin(), more.end());
+  capture = std::make_unique<gnomon::test::ChildProcess>(argv, std::map<std::string, std::string>{},
+                                                         dir.File("capture.log"));
+  const std::string said = "listening on 127.0.0.1:";
+  for (int i = 0; i < 1000; ++i) {
+    const std::string log = gnomon::test::ReadFile(dir.File("capture.log"));
+    if (const size_t at = log.find(said); at != std::string::npos && log.find(';', at) != std::string::npos)
+      return uint16_t(std::stoi(log.substr(at + said.size())));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return 0;
+}
+
+// The resident memory of process `pid` in bytes, from /proc.
+uint64_t ResidentBytes(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.starts_with("VmRSS:")) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("a flood of connections that say nothing cannot lock a program out of a --listen capture") {
+  gnomon::test::ScratchDir dir;
+  std::unique_ptr<gnomon::test::ChildProcess> capture;
+  const uint16_t port = StartListening(dir, dir.File("flood.gnomon"), capture, {"-s", "12"});
+  REQUIRE(port != 0);
+  // 100 silent connections a second, each held open, from before the program starts.
+  gnomon::test::IdlePeers idle(port, 64, std::chrono::milliseconds(10));
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  REQUIRE(idle.connected() >= 64);  // as many as the capture once had room for
+  // The program looks for its collector once a second, and waits at exit (5 s) for one.
+  gnomon::test::ChildProcess program(
+      {GNOMON_TEST_PROGRAM, "zones"},
+      {{"GNOMON_COLLECTOR", "127.0.0.1:" + std::to_string(port)}, {"GNOMON_WAIT_FOR_SERVER_MS", "5000"}},
+      dir.File("program.log"));
+  CHECK(program.Wait() == 0);
+  CHECK(capture->Wait() == 0);
+  const std::string log = gnomon::test::ReadFile(dir.File("capture.log"));
+  CHECK_MESSAGE(log.find("no program connected") == std::string::npos, log);
+  TraceModel model;
+  auto loaded = gnomon::server::LoadTrace(dir.File("flood.gnomon"), model);
+  REQUIRE_MESSAGE(loaded.ok(), loaded.status().message(), "\n", log);
+  CHECK(model.zone_count > 400);
+  CHECK(model.diagnostics.ended_cleanly);
+}
+
+TEST_CASE("a --listen capture keeps only counters for a program that ended, not its worker") {
+  gnomon::test::ScratchDir dir;
+  std::unique_ptr<gnomon::test::ChildProcess> capture;
+  const uint16_t port = StartListening(dir, dir.File("many.gnomon"), capture);
+  REQUIRE(port != 0);
+  StreamWriter w;
+  w.AppInfo("short").SourceLocation(1, "Work", "f", "x.cpp", 1).ThreadContext(1);
+  for (uint64_t i = 0; i < 20; ++i) w.ZoneBegin(1, 100 + i * 10).ZoneEnd(105 + i * 10);
+  w.End(1000);
+  auto run = [&](int programs) {
+    for (int i = 0; i < programs; ++i) REQUIRE(gnomon::test::SpeakAsProgram(port, w.bytes()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // each one's end noticed
+  };
+  run(150);  // the capture's threads, arenas and buffers are all made by now
+  const uint64_t before = ResidentBytes(capture->pid());
+  run(600);
+  const uint64_t after = ResidentBytes(capture->pid());
+  CHECK_MESSAGE(after < before + 600 * 2048, "grew by ", (after - before) / 600, " bytes a program");
+  capture->Signal(SIGINT);
+  CHECK(capture->Wait() == 0);
+  gnomon::server::TraceSet set;
+  REQUIRE(gnomon::server::LoadTraceSet(dir.File("many.gnomon"), set).ok());
+  CHECK(set.processes.size() == 750);
+  CHECK(set.processes.back().model.zone_count == 20);
+}
+
 TEST_CASE("a lane's hello without the connection's token is refused; the capture's lanes carry on") {
   gnomon::test::ScratchDir dir;
   gnomon::test::ChildProcess program(

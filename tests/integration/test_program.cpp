@@ -14,6 +14,7 @@
 //   gnomon-test-program hold FILE       zones once a server connected, until FILE exists
 //   gnomon-test-program fork-exit FILE  a forked child exits; the parent runs until FILE exists
 //   gnomon-test-program on-demand       zones before, across and after a server connects
+//   gnomon-test-program exit CODE       one zone, then exits with CODE
 //   gnomon-test-program ring N [FILE]   N zones each with a plot value 0..N-1, then waits for a
 //                                       server (or saves the recording to FILE)
 //   gnomon-test-program save-signal FILE  four threads record until FILE exists
@@ -389,15 +390,20 @@ int main(int argc, char** argv) {
   if (scenario == "waves" && argc > 3) return Waves(std::atoi(argv[2]), std::atol(argv[3]));
   if (scenario == "steady" && argc > 3) return Steady(std::atoi(argv[2]), std::atol(argv[3]));
   if (scenario == "on-demand") return OnDemand();
+  if (scenario == "exit" && argc > 2) {
+    GNOMON_ZONE("Exit");
+    return std::atoi(argv[2]);
+  }
   if (scenario == "ring" && argc > 2) return Ring(std::atol(argv[2]), argc > 3 ? argv[3] : nullptr);
   if (scenario == "save-signal" && argc > 2) return SaveSignal(argv[2]);
   if (scenario == "save-twice" && argc > 3) return SaveTwice(argv[2], argv[3]);
   if (scenario == "ring-stress" && argc > 2) return RingStress(argv[2]);
   if ((scenario == "send" || scenario == "receive") && argc > 3)
     return Converse(scenario == "send", argv[2], std::atol(argv[3]));
-  std::fprintf(stderr,
-               "usage: gnomon-test-program zones | before-connect | flood N | flood-after-connect N | "
-               "threads T N | steady T MS | hold FILE | fork-exit FILE | on-demand | ring N [FILE] | "
-               "save-signal FILE | save-twice A B | ring-stress DIR | send FIFO N | receive FIFO N\n");
+  std::fprintf(
+      stderr,
+      "usage: gnomon-test-program zones | before-connect | flood N | flood-after-connect N | "
+      "threads T N | steady T MS | exit CODE | hold FILE | fork-exit FILE | on-demand | ring N [FILE] | "
+      "save-signal FILE | save-twice A B | ring-stress DIR | send FIFO N | receive FIFO N\n");
   return 2;
 }

@@ -293,6 +293,8 @@ TEST_CASE("the tools explain bad use and bad input") {
   CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " --listen 0 -a 127.0.0.1 -o " + dir.File("x.gnomon"),
                    &output) == 1);
   CHECK(output.find("leave out -a and --pid") != std::string::npos);
+  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " --listen '' -o " + dir.File("x.gnomon"), &output) == 1);
+  CHECK(output.find("--listen needs [ADDR:]PORT") != std::string::npos);
   // Nobody connecting before the time limit: the file is not touched.
   CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " --listen 0 -s 0.3 -o " + dir.File("x.gnomon"), &output) ==
         2);
@@ -368,6 +370,39 @@ TEST_CASE(
   REQUIRE(loaded.ok());
   CHECK(model.zone_count > 100);
   CHECK(CountFiles(dir, ".partial") == 0);
+}
+
+TEST_CASE(
+    "a program the capture starts is recorded from its first event, and its exit code is the capture's") {
+  ScratchDir dir;
+  std::string output;
+  const std::string capture = std::string(GNOMON_CAPTURE) + " -q -o ";
+  // Eight threads at full speed from the program's first instant: it waits for the
+  // capture before it records, so nothing is dropped.
+  REQUIRE(RunCommand(capture + dir.File("flood.gnomon") + " -- " + GNOMON_TEST_PROGRAM + " flood 1000000 8",
+                     &output) == 0);
+  CHECK(output.find("dropped 0") != std::string::npos);
+  gnomon::server::TraceModel model;
+  auto loaded = gnomon::server::LoadTrace(dir.File("flood.gnomon"), model);
+  REQUIRE_MESSAGE(loaded.ok(), loaded.status().message());
+  CHECK(loaded.value().warning == "");
+  CHECK(model.zone_count == 8'000'000);
+  CHECK(model.diagnostics.client_dropped_events == 0);
+  CHECK(model.diagnostics.ended_cleanly);
+  // The program's own exit code; a program that cannot start, or never connects, the
+  // capture's, with the file untouched.
+  CHECK(RunCommand(capture + dir.File("exit.gnomon") + " -- " + GNOMON_TEST_PROGRAM + " exit 42", &output) ==
+        42);
+  CHECK(std::filesystem::exists(dir.File("exit.gnomon")));
+  CHECK(RunCommand(capture + dir.File("none.gnomon") + " -- " + dir.File("no-such-program"), &output) == 127);
+  CHECK(output.find("cannot start " + dir.File("no-such-program") + ": No such file or directory") !=
+        std::string::npos);
+  CHECK(RunCommand(capture + dir.File("none.gnomon") + " -- true", &output) == 2);
+  CHECK(output.find("true never connected (is it built with Gnomon") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.File("none.gnomon")));
+  CHECK(RunCommand(capture + dir.File("none.gnomon") + " --", &output) == 1);
+  CHECK(RunCommand(capture + dir.File("none.gnomon") + " -a 127.0.0.1 -- true", &output) == 1);
+  CHECK(output.find("-- starts the program and records it; leave out -a") != std::string::npos);
 }
 
 TEST_CASE("a hang-up ends a capture as Ctrl-C does: the file is complete") {
@@ -575,6 +610,7 @@ TEST_CASE("a capture says how many events the program dropped, and why, with its
                        {{"GNOMON_PORT", "0"},
                         {"GNOMON_PORT_FILE", dir.File("port")},
                         {"GNOMON_BUFFER_MB", "1"},
+                        {"GNOMON_KEEP_START_S", "0"},  // the budget, not the start kept for a capture
                         {"GNOMON_WAIT_FOR_SERVER_MS", "20000"}},
                        dir.File("program.log"));
   const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));

@@ -164,6 +164,27 @@ StalledServer::~StalledServer() {
   if (fd_ >= 0) close(fd_);
 }
 
+bool SpeakAsProgram(uint16_t port, const std::vector<uint8_t>& stream) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(port);
+  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+  uint8_t hello[sizeof(protocol::ServerHello)];
+  ok = ok && protocol::ParseServerHello(hello, ReadHello(fd, hello)).has_value();
+  if (ok) {
+    SendAll(fd, ClientHelloBytes(protocol::kProtocolVersion, 0, protocol::kCapCpuZones));
+    SendAll(fd, stream);
+    shutdown(fd, SHUT_WR);
+    uint8_t unread[64];
+    while (recv(fd, unread, sizeof(unread), 0) > 0) {
+    }
+  }
+  close(fd);
+  return ok;
+}
+
 std::vector<uint8_t> ClientHelloBytes(uint16_t version, uint16_t status, uint64_t capabilities,
                                       uint32_t reserved) {
   protocol::ClientHello hello{};

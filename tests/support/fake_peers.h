@@ -66,6 +66,11 @@ class IdlePeers {
   std::thread thread_;
 };
 
+// A "program" started with GNOMON_COLLECTOR: connects to a capture's --listen port,
+// answers its hello (zones only), sends `stream`, ends its side and reads until the
+// capture closes. False when the capture never said hello.
+bool SpeakAsProgram(uint16_t port, const std::vector<uint8_t>& stream);
+
 // A ClientHello with the given fields.
 std::vector<uint8_t> ClientHelloBytes(uint16_t version, uint16_t status, uint64_t capabilities,
                                       uint32_t reserved = 0);

@@ -88,6 +88,9 @@ class Worker {
   // Performs the handshake on a connection a program made to us (gnomon-capture
   // --listen), which the worker then owns; `where` names the program in messages.
   Status Adopt(int fd, const std::string& where);
+  // After a failed Connect() or Adopt(): the peer said nothing before the handshake's
+  // time ran out or RequestStop() ended the wait (a port scanner, a stalled program).
+  bool peer_was_silent() const { return peer_was_silent_; }
   // Where the stream goes, when it was not known at construction (a --listen capture
   // takes a stream once the program answered); before Start().
   void SetWriter(TraceWriter::Stream* writer) { options_.writer = writer; }
@@ -187,6 +190,7 @@ class Worker {
   std::atomic<uint64_t> zones_received_{0};
   std::atomic<uint64_t> program_dropped_{0};
   bool program_answers_probes_ = false;
+  bool peer_was_silent_ = false;
   // Lanes: the token the program gave, their connections and threads, and the merge.
   std::string where_;  // the program, as messages name it
   uint32_t lane_token_ = 0;
