@@ -1,6 +1,7 @@
 #include "gnomon/server/csv_export.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <initializer_list>
@@ -242,6 +243,23 @@ void WriteStatisticsCsv(const TraceModel& model, const std::vector<ZoneStatistic
                         const CsvOptions& options) {
   const ProcessTimeline timeline(model);
   WriteStatistics({.model = model, .timeline = timeline}, stats, options, true, out);
+}
+
+std::string CheckCsvSeparator(const std::string& separator) {
+  if (separator.empty()) return "the separator is empty: choose another (',', ';', '|' or a tab)";
+  for (const char c : separator) {
+    const auto u = static_cast<unsigned char>(c);
+    const char* why = c == '"'                                              ? "a quote, which encloses text"
+                      : c == '\n' || c == '\r'                              ? "a line break, which ends a row"
+                      : std::isalnum(u) || c == '.' || c == '+' || c == '-' ? "what numbers are written with"
+                      : u < 0x20 && c != '\t'                               ? "a control character"
+                                                                            : nullptr;
+    if (why != nullptr) {
+      return "the separator '" + Printable(separator) + "' holds " + why +
+             ": a CSV reader could not split the fields back; choose another (',', ';', '|' or a tab)";
+    }
+  }
+  return "";
 }
 
 void WriteCsv(const std::vector<const TraceModel*>& processes, const CsvOptions& options, std::ostream& out) {

@@ -47,7 +47,8 @@ first capture's clock.
     --plots        every plot value (plot, time, value)
     --filter TEXT  only rows whose zone name, message or plot name holds TEXT
     --case         the filter tells upper from lower case
-    --sep S        the separator between fields (default ',')
+    --sep S        the separator between fields (default ','; never a quote, a line
+                   break, or what numbers are written with)
   --json OUT       write everything the report says as one JSON object to OUT ('-':
                    standard output, instead of the text report)
   --chrome OUT     also write the trace in Chrome trace-event JSON (opens in Perfetto's
@@ -173,6 +174,11 @@ int main(int argc, char** argv) {
         return 1;
       }
       (arg == "--filter" ? csv_options.filter : csv_options.separator) = argv[++i];
+      if (const std::string bad = gnomon::server::CheckCsvSeparator(csv_options.separator);
+          arg == "--sep" && !bad.empty()) {
+        std::fprintf(stderr, "gnomon-report: --sep: %s\n", bad.c_str());
+        return 1;
+      }
       csv_modifier = true;
     } else if (arg == "--chrome" || arg == "--json" || arg == "--perfetto") {
       if (OptionValue(argc, argv, i) == nullptr) {

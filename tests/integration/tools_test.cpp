@@ -312,6 +312,14 @@ TEST_CASE("the tools explain bad use and bad input") {
   CHECK(RunCommand(std::string(GNOMON_REPORT) + " --max-expansion 0 " + dir.File("junk.gnomon"), &output) ==
         1);
   CHECK(output.find("--max-expansion: '0' is not a whole number from 1 to") != std::string::npos);
+  // A CSV separator no reader could split the fields by is refused, not written.
+  for (const char* separator : {"'\"'", "'\n'", "''"}) {  // as a shell passes them on
+    CAPTURE(separator);
+    CHECK(RunCommand(std::string(GNOMON_REPORT) + " --csv --sep " + separator + " " + dir.File("junk.gnomon"),
+                     &output) == 1);
+    CHECK((output.find("--sep: the separator") != std::string::npos ||
+           output.find("--sep needs a value") != std::string::npos));
+  }
 }
 
 namespace {

@@ -400,6 +400,31 @@ TEST_CASE("the CSV tables: every zone with its self time, messages, plots, a fil
   CHECK(csv(Table::kMessages, "nothing like it") == "time_ns,thread,severity,text\n");
 }
 
+TEST_CASE("a CSV separator a reader could not split the fields by is refused") {
+  for (const char* good : {",", ";", "\t", "|", " | ", "\xC2\xA6"}) {
+    CAPTURE(good);
+    CHECK(CheckCsvSeparator(good) == "");
+  }
+  const std::pair<std::string, const char*> bad[] = {
+      {"", "is empty"},
+      {"\"", "holds a quote"},
+      {";\"", "holds a quote"},
+      {"\n", "holds a line break"},
+      {"\r\n", "holds a line break"},
+      {"1", "holds what numbers are written with"},
+      {".", "holds what numbers are written with"},
+      {"-", "holds what numbers are written with"},
+      {"e", "holds what numbers are written with"},
+      {std::string(1, '\x1b'), "holds a control character"},
+  };
+  for (const auto& [separator, why] : bad) {
+    CAPTURE(separator);
+    const std::string error = CheckCsvSeparator(separator);
+    CHECK(error.find(why) != std::string::npos);
+    CHECK(error.find("choose another") != std::string::npos);
+  }
+}
+
 TEST_CASE("the CSV tables of several programs: every program's rows, named, on one clock") {
   const TraceModel first = SampleModel();
   TraceModel second = SampleModel();

@@ -8,7 +8,8 @@
 //    the GPU's clock, the time from the CPU's submit to the GPU's start);
 //  - every message (time, thread, severity, text) and every plot value.
 // Times are ns from the trace's first event. Text is always quoted ("" inside); the
-// separator is any string. A filter keeps the rows whose zone name, message text or
+// separator is any string a reader can tell from the fields (CheckCsvSeparator). A
+// filter keeps the rows whose zone name, message text or
 // plot name holds it (ignoring case unless told).
 #pragma once
 
@@ -28,6 +29,12 @@ struct CsvOptions {
   std::string filter;  // empty: every row
   bool case_sensitive = false;
 };
+
+// "" when `separator` can part CSV fields; otherwise why not. It must not be empty,
+// nor hold a quote or a line break (a reader takes those for a field's or a line's end),
+// nor anything a number is written with (digits, letters, '.', '+', '-'): rows that
+// a reader cannot split back into their fields are refused, never written.
+std::string CheckCsvSeparator(const std::string& separator);
 
 // The table the options name, with its header line. Zones come thread by thread (GPU:
 // context by context), each in begin order.
