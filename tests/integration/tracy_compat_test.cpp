@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "../support/process.h"
 #include "capture_helper.h"
 #include "gnomon/server/trace_model.h"
 
@@ -281,4 +282,19 @@ TEST_CASE(
 
 TEST_CASE("the Tracy C program without TRACY_ENABLE needs no Gnomon and opens no port") {
   CheckDisabled(GNOMON_TEST_TRACY_C_PROGRAM_DISABLED, "tracy c program done: counter 401");
+}
+
+TEST_CASE("a zone name made at run time does not compile, as in Tracy; constant names do") {
+  const std::string source = std::string(GNOMON_SOURCE_DIR) + "/";
+  const std::string compile = std::string(GNOMON_CXX_COMPILER) +
+                              " -std=c++20 -fsyntax-only -DTRACY_ENABLE -I" + source + "client/include -I" +
+                              source + "client/tracy/include -I" + source + "protocol/include " + source +
+                              "tests/integration/zone_name_at_run_time.cpp";
+  std::string output;
+  CHECK_MESSAGE(gnomon::test::RunCommand(compile + " -DGNOMON_TEST_CONSTANT_NAMES", &output) == 0, output);
+  for (const char* variant : {"", " -DGNOMON_TEST_NATIVE"}) {
+    CAPTURE(variant);
+    CHECK(gnomon::test::RunCommand(compile + variant, &output) != 0);
+    CHECK_MESSAGE(output.find("gnomon_zone_name_must_be_a_constant") != std::string::npos, output);
+  }
 }

@@ -350,12 +350,23 @@ void gnomon_counter_result(uint32_t context, uint32_t set, uint8_t target, uint3
 #define GNOMON_CONCAT_INNER(a, b) a##b
 #define GNOMON_CONCAT(a, b) GNOMON_CONCAT_INNER(a, b)
 
+/* A zone's source location is a static made once, from constants: its name is a string
+ * literal (or a constant), never text made at run time, which the location would keep
+ * pointing to after it is gone. C refuses anything else by itself; C++20 is told so
+ * with constinit, and the compiler's error names the variable
+ * gnomon_zone_name_must_be_a_constant. A name known only at run time goes on the zone
+ * with GNOMON_ZONE_NAME / gnomon::ZoneName (Tracy's layer: ZoneTransientN, ZoneName). */
+#if defined(__cplusplus) && __cplusplus >= 202002L
+#define GNOMON_CONSTANT_LOCATION_ static constinit
+#else
+#define GNOMON_CONSTANT_LOCATION_ static
+#endif
 #ifndef GNOMON_DISABLE
-#define GNOMON_ZONE_BEGIN_C(zone_name, rgb)                                                   \
-  do {                                                                                        \
-    static gnomon_source_location gnomon_location_ = {(zone_name),        __func__, __FILE__, \
-                                                      (uint32_t)__LINE__, (rgb),    0u};      \
-    gnomon_zone_begin(&gnomon_location_);                                                     \
+#define GNOMON_ZONE_BEGIN_C(zone_name, rgb)                                                  \
+  do {                                                                                       \
+    GNOMON_CONSTANT_LOCATION_ gnomon_source_location gnomon_zone_name_must_be_a_constant = { \
+        (zone_name), __func__, __FILE__, (uint32_t)__LINE__, (rgb), 0u};                     \
+    gnomon_zone_begin(&gnomon_zone_name_must_be_a_constant);                                 \
   } while (0)
 #define GNOMON_ZONE_BEGIN(zone_name) GNOMON_ZONE_BEGIN_C(zone_name, GNOMON_NO_COLOR)
 #define GNOMON_ZONE_END() gnomon_zone_end()
@@ -363,11 +374,11 @@ void gnomon_counter_result(uint32_t context, uint32_t set, uint8_t target, uint3
 /* The address of a constant-initialized static source location for this line, as an
  * expression (a GCC/Clang statement expression, so that __func__ names the enclosing
  * function). The zone macros of the C++ API and of the GPU collectors use it. */
-#define GNOMON_STATIC_LOCATION(zone_name, rgb)                                                \
-  __extension__({                                                                             \
-    static gnomon_source_location gnomon_location_ = {(zone_name),        __func__, __FILE__, \
-                                                      (uint32_t)__LINE__, (rgb),    0u};      \
-    &gnomon_location_;                                                                        \
+#define GNOMON_STATIC_LOCATION(zone_name, rgb)                                               \
+  __extension__({                                                                            \
+    GNOMON_CONSTANT_LOCATION_ gnomon_source_location gnomon_zone_name_must_be_a_constant = { \
+        (zone_name), __func__, __FILE__, (uint32_t)__LINE__, (rgb), 0u};                     \
+    &gnomon_zone_name_must_be_a_constant;                                                    \
   })
 static inline void gnomon_scope_exit_(int* unused) {
   (void)unused;
