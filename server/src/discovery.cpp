@@ -14,6 +14,7 @@
 #include <csignal>
 #include <cstring>
 #include <ctime>
+#include <map>
 
 namespace gnomon::server {
 namespace {
@@ -21,6 +22,13 @@ namespace {
 constexpr auto kForgetAfter = std::chrono::seconds(4);  // announcements come each second
 constexpr size_t kMaxHeard = 1024;                      // a flood of made-up programs stays bounded
 constexpr int kMaxDatagramsPerPoll = 256;               // and never holds the caller
+// A program announces itself, and only itself, from a socket of its own: one sender
+// (address and port) that names more programs is forging them, and keeps the few it
+// named last. One host keeps at most kMaxPerHost, so a flood from one machine, over
+// many sockets, leaves room for the others'.
+constexpr size_t kMaxPerSender = 4;
+constexpr size_t kMaxPerHost = 256;
+constexpr int kReceiveBufferBytes = 1 << 20;  // datagrams that arrive between two looks
 
 bool IsRunning(uint32_t pid) { return kill(pid_t(pid), 0) == 0 || errno == EPERM; }
 
@@ -110,6 +118,7 @@ AnnouncementListener::AnnouncementListener(uint16_t port) {
   int one = 1;
   setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   setsockopt(fd_, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+  setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &kReceiveBufferBytes, sizeof(kReceiveBufferBytes));
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(port);
@@ -155,27 +164,52 @@ void AnnouncementListener::Receive() {
     if (n < 0) return;
     const auto announcement = protocol::ParseAnnouncement(std::string_view(bytes, size_t(n)));
     if (!announcement) continue;  // anyone can send a datagram: only well-formed ones count
-    char sender[INET_ADDRSTRLEN] = {};
-    inet_ntop(AF_INET, &from.sin_addr, sender, sizeof(sender));
+    char host[INET_ADDRSTRLEN] = {};
+    inet_ntop(AF_INET, &from.sin_addr, host, sizeof(host));
     // The program is reached where its datagram came from, whatever the datagram says;
     // one that listens on loopback only cannot be reached from another machine.
-    if (IsLoopback(announcement->address) && !IsLoopback(sender)) continue;
-    RunningProgram program{*announcement, protocol::ConnectAddress(*announcement, sender), false};
+    if (IsLoopback(announcement->address) && !IsLoopback(host)) continue;
+    RunningProgram program{*announcement, protocol::ConnectAddress(*announcement, host), false};
     const auto now = std::chrono::steady_clock::now();
+    const std::string sender = std::string(host) + ":" + std::to_string(ntohs(from.sin_port));
     auto same = std::find_if(heard_.begin(), heard_.end(), [&](const Heard& h) {
       return h.program.connect_address == program.connect_address &&
              h.program.announcement.pid == announcement->pid;
     });
     if (same != heard_.end()) {
-      *same = {std::move(program), now};
+      *same = {std::move(program), now, sender, host};
       continue;
     }
-    if (heard_.size() >= kMaxHeard) {  // the one heard longest ago gives way
-      heard_.erase(std::min_element(heard_.begin(), heard_.end(),
-                                    [](const Heard& a, const Heard& b) { return a.when < b.when; }));
+    // Room for a program not heard before: the oldest of its sender gives way when that
+    // sender names too many, else of its host, else (the list full) of the host that
+    // holds the most.
+    if (!MakeRoom([&](const Heard& h) { return h.sender == sender; }, kMaxPerSender) &&
+        !MakeRoom([&](const Heard& h) { return h.host == host; }, kMaxPerHost) &&
+        heard_.size() >= kMaxHeard) {
+      std::map<std::string, size_t> per_host;
+      for (const Heard& h : heard_) ++per_host[h.host];
+      const std::string busiest =
+          std::max_element(per_host.begin(), per_host.end(), [](const auto& a, const auto& b) {
+            return a.second < b.second;
+          })->first;
+      MakeRoom([&](const Heard& h) { return h.host == busiest; }, 1);
     }
-    heard_.push_back({std::move(program), now});
+    heard_.push_back({std::move(program), now, sender, host});
   }
+}
+
+template <typename Of>
+bool AnnouncementListener::MakeRoom(Of of, size_t most) {
+  size_t count = 0;
+  auto oldest = heard_.end();
+  for (auto it = heard_.begin(); it != heard_.end(); ++it) {
+    if (!of(*it)) continue;
+    ++count;
+    if (oldest == heard_.end() || it->when < oldest->when) oldest = it;
+  }
+  if (count < most) return false;
+  heard_.erase(oldest);
+  return true;
 }
 
 std::vector<RunningProgram> AnnouncementListener::programs() const {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -313,8 +314,9 @@ TEST_CASE("LAN announcements are heard, and forged or flooding datagrams stay bo
   CHECK(heard->connect_address == "127.0.0.1:" + std::to_string(port));
   CHECK(listener.programs().size() == 1);
 
-  // Thousands of made-up programs, in bursts the socket can hold: the list stays
-  // bounded, and the real program, announcing each second, is still heard.
+  // Thousands of made-up programs, each from a socket of its own, in bursts the socket
+  // can hold: the list keeps at most 256 of one host, and the real program, announcing
+  // each second, is still heard.
   for (uint32_t pid = 1; pid <= 3000; ++pid) {
     SendDatagram(listener.port(),
                  gnomon::protocol::FormatAnnouncement(
@@ -322,7 +324,7 @@ TEST_CASE("LAN announcements are heard, and forged or flooding datagrams stay bo
     if (pid % 100 == 0) listener.Poll(1ms);
   }
   listener.Poll(1500ms);
-  CHECK(listener.programs().size() == 1024);
+  CHECK(listener.programs().size() == 256);
   bool still_heard = false;
   for (const RunningProgram& p : listener.programs())
     still_heard |= p.announcement.pid == uint32_t(program.pid());
@@ -340,6 +342,53 @@ TEST_CASE("LAN announcements are heard, and forged or flooding datagrams stay bo
   CHECK(std::count_if(merged.begin(), merged.end(), [&](const RunningProgram& p) {
           return p.announcement.pid == uint32_t(program.pid());
         }) == 1);
+  program.Signal(SIGTERM);
+  program.Wait();
+}
+
+TEST_CASE("a LAN announcement flood from one sender cannot hide a real program") {
+  RuntimeDir runtime;
+  ScratchDir dir;
+  AnnouncementListener listener(0);
+  REQUIRE(listener.error().empty());
+  ChildProcess program({GNOMON_TEST_PROGRAM, "before-connect"},
+                       {{"GNOMON_PORT", "0"},
+                        {"GNOMON_PORT_FILE", dir.File("port")},
+                        {"GNOMON_ANNOUNCE", "lan"},
+                        {"GNOMON_ADDRESS", "127.0.0.1"},
+                        {"GNOMON_ANNOUNCE_TO", "127.0.0.1:" + std::to_string(listener.port())}},
+                       dir.File("log"));
+  REQUIRE(gnomon::test::WaitForPortFile(dir.File("port")) != 0);
+  // 3,000 made-up programs a second from one socket, for as long as a --list --lan looks.
+  std::atomic<bool> stop{false};
+  std::atomic<uint32_t> sent{0};
+  std::thread flood([&] {
+    const int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(listener.port());
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    for (uint32_t pid = 200000; !stop.load(); ++pid) {
+      const std::string bytes = gnomon::protocol::FormatAnnouncement(
+          {.name = "forged", .pid = pid, .host = "", .address = "127.0.0.1", .port = 9});
+      sendto(fd, bytes.data(), bytes.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof(to));
+      ++sent;
+      std::this_thread::sleep_for(std::chrono::microseconds(300));
+    }
+    close(fd);
+  });
+  listener.Poll(2500ms);
+  stop.store(true);
+  flood.join();
+  REQUIRE(sent.load() > 3000);
+  size_t forged = 0;
+  bool heard = false;
+  for (const RunningProgram& p : listener.programs()) {
+    forged += p.announcement.name == "forged";
+    heard |= p.announcement.pid == uint32_t(program.pid());
+  }
+  CHECK(heard);
+  CHECK(forged <= 4);  // one sender, one program: a few at most
   program.Signal(SIGTERM);
   program.Wait();
 }

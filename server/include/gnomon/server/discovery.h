@@ -29,7 +29,10 @@ struct RunningProgram {
 std::vector<RunningProgram> ListLocalPrograms(std::string* problem = nullptr);
 
 // Receives LAN announcements on a UDP port (several listeners may share it). A program
-// is listed while it announced itself within the last few seconds.
+// is listed while it announced itself within the last few seconds. Bounded against
+// floods: 1,024 programs in all, 256 from one host, and 4 from one sender (a program
+// announces only itself, from its own socket); past a bound the one heard longest ago,
+// of that sender, host, or the host holding the most, gives way.
 class AnnouncementListener {
  public:
   explicit AnnouncementListener(uint16_t port = protocol::kAnnouncePort);
@@ -48,8 +51,14 @@ class AnnouncementListener {
   struct Heard {
     RunningProgram program;
     std::chrono::steady_clock::time_point when;
+    std::string sender;  // the datagram's source, ADDR:PORT
+    std::string host;    // its ADDR
   };
   void Receive();
+  // When at least `most` heard programs are `of` (a predicate on Heard), the one of them
+  // heard longest ago is forgotten; true when one was.
+  template <typename Of>
+  bool MakeRoom(Of of, size_t most);
 
   int fd_ = -1;
   uint16_t port_ = 0;
