@@ -42,16 +42,21 @@ class Notes {
   void Add(std::string sentence) {
     if (count_++ < kMaxNotes) notes_.push_back(std::move(sentence));
   }
+  // A sentence that sums up (a count over the whole file): said after the others,
+  // however many there were.
+  void AddSummary(std::string sentence) { summaries_.push_back(std::move(sentence)); }
   std::string Join(const std::string& path) const {
     std::string text;
     for (const std::string& note : notes_) text += (text.empty() ? path + ": " : "; ") + note;
     if (count_ > kMaxNotes)
       text += "; and " + std::to_string(count_ - kMaxNotes) + " more problem(s) of these kinds";
+    for (const std::string& summary : summaries_) text += (text.empty() ? path + ": " : "; ") + summary;
     return text;
   }
 
  private:
   std::vector<std::string> notes_;
+  std::vector<std::string> summaries_;
   size_t count_ = 0;
 };
 

@@ -189,18 +189,36 @@ void ReadBlocks(const TraceSource& source, const FileHeader& header, const std::
   pipeline.Push(std::move(last));
 }
 
-// Where a stream's blocks go: the model they build (nullptr: the stream is skipped, its
-// blocks never read), and the shared model that holds it, when others read it as it loads.
+// Where a stream's blocks go: the model they build, and the shared model that holds it,
+// when others read it as it loads; or, `made_here`, a model of the loader's own, made at
+// the stream's first block and handed to AdoptModel after its last, unless it holds
+// nothing. Neither: the stream is skipped, its blocks never read.
 struct StreamTarget {
   TraceModel* model = nullptr;
   SharedModel* shared = nullptr;
+  bool made_here = false;
 };
 // Given the streams the file holds (ascending), where each goes (same order).
 using ChooseTargets = std::function<std::vector<StreamTarget>(const std::vector<uint32_t>& streams, Notes&)>;
+// Takes the model a stream built (StreamTarget::made_here), once its last block is in.
+using AdoptModel = std::function<void(uint32_t stream, TraceModel&& model)>;
+
+// Whether a model holds anything of a program: not a stream of definitions that define
+// nothing, or of events that no thread owns.
+bool HoldsAProgram(const TraceModel& model) {
+  return model.has_program_info || !model.threads.empty() || model.source_locations.size() > 1 ||
+         !model.messages.empty() || !model.frames.empty() || !model.plots.empty() ||
+         !model.gpu_contexts.empty() || !model.memory_pools.empty() || !model.locks.empty() ||
+         !model.samples.empty() || !model.context_switches.empty() || !model.modules.empty() ||
+         !model.host_clock_exchanges.empty() || !model.capture.readings.empty();
+}
 
 // Loads `source`'s streams into the models `choose` gives; with a shared model, each
-// block is decoded under its Write.
-Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, const ChooseTargets& choose) {
+// block is decoded under its Write. A stream's builder lives from its first block to its
+// last, and a model made here only as long as that when it holds nothing: a file of
+// many streams costs what those streams hold, not a model and a builder each.
+Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, const ChooseTargets& choose,
+                        const AdoptModel& adopt = nullptr) {
   const std::string& name = source.name();
   const uint64_t file_bytes = source.size();
   if (options.bytes_total != nullptr) *options.bytes_total = file_bytes;
@@ -224,11 +242,13 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
   Notes notes;
   std::vector<IndexedBlock> blocks = IndexBlocks(
       source, file_bytes, header, std::max<uint32_t>(1, options.max_expansion), report.anomalies, notes);
-  // Each stream's builder.
+  // Each stream's builder, from its first block to its last.
   struct StreamState {
     StreamTarget target;
+    std::unique_ptr<TraceModel> made;  // StreamTarget::made_here: the model, until adopted
     std::unique_ptr<TraceBuilder> builder;
-    bool failed = false;  // its previous block failed: the next starts after a gap
+    uint64_t blocks_left = 0;  // to load
+    bool failed = false;       // its previous block failed: the next starts after a gap
   };
   std::map<uint32_t, StreamState> streams;
   for (const IndexedBlock& block : blocks) streams.try_emplace(block.stream);
@@ -243,12 +263,12 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
   report.programs = uint32_t(ids.size());
   const std::vector<StreamTarget> targets = choose(ids, notes);
   GNOMON_CHECK(targets.size() == ids.size(), "a target for every stream");
-  for (size_t i = 0; i < ids.size(); ++i) {
-    StreamState& state = streams[ids[i]];
-    state.target = targets[i];
-    if (state.target.model != nullptr) state.builder = std::make_unique<TraceBuilder>(*state.target.model);
-  }
-  std::erase_if(blocks, [&](const IndexedBlock& block) { return streams[block.stream].builder == nullptr; });
+  for (size_t i = 0; i < ids.size(); ++i) streams[ids[i]].target = targets[i];
+  std::erase_if(blocks, [&](const IndexedBlock& block) {
+    const StreamTarget& target = streams[block.stream].target;
+    return target.model == nullptr && !target.made_here;
+  });
+  for (const IndexedBlock& block : blocks) ++streams[block.stream].blocks_left;
   // Runs f() alone with the stream's model: under its shared model's lock when there is one.
   auto write = [](const StreamTarget& target, auto&& f) {
     if (target.shared != nullptr) {
@@ -257,12 +277,34 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
       f();
     }
   };
-  if ((header.flags & kMergedTrace) != 0) {
+  const bool merged = (header.flags & kMergedTrace) != 0;
+  if (merged) {
     for (auto& [id, state] : streams) {
       StreamTarget& target = state.target;
       if (target.model != nullptr) write(target, [&target] { target.model->capture.merged = true; });
     }
   }
+  auto begin_stream = [&](StreamState& stream) {
+    if (stream.target.made_here) {
+      stream.made = std::make_unique<TraceModel>();
+      stream.made->capture.merged = merged;
+      stream.target.model = stream.made.get();
+    }
+    stream.builder = std::make_unique<TraceBuilder>(*stream.target.model);
+  };
+  uint64_t left_out = 0;  // streams that held no program
+  auto end_stream = [&](uint32_t id, StreamState& stream) {
+    stream.builder.reset();
+    if (stream.made == nullptr) return;
+    stream.made->ShrinkToFit();
+    if (HoldsAProgram(*stream.made)) {
+      adopt(id, std::move(*stream.made));
+    } else {
+      ++left_out;
+    }
+    stream.made.reset();
+    stream.target.model = nullptr;
+  };
 
   chunk_memory::BlockReserve reserve;  // the reader fills it, this thread's new blocks come from it
   const chunk_memory::UseBlockReserve use_reserve(reserve);
@@ -276,11 +318,14 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
     }
     const IndexedBlock& where = ready.where;
     StreamState& stream = streams[where.stream];
+    if (stream.builder == nullptr) begin_stream(stream);
+    const bool last_of_stream = --stream.blocks_left == 0;
     if (!ready.failure.empty()) {
       ++report.anomalies.damaged_blocks;
       notes.Add("block " + std::to_string(where.sequence) + " " + At(where.offset) +
                 " does not decompress (" + ready.failure + "); skipped");
       stream.failed = true;
+      if (last_of_stream) end_stream(where.stream, stream);
       continue;
     }
     const bool compact = ready.format >= 3;
@@ -308,12 +353,18 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
     }
     if (options.bytes_done != nullptr) options.bytes_done->store(where.end_offset());
     pipeline.Recycle(std::move(ready.raw));
+    if (last_of_stream) end_stream(where.stream, stream);
   }
   pipeline.Stop();
   reader.join();
-  for (const auto& entry : streams) {
-    const StreamTarget& target = entry.second.target;
+  for (auto& [id, stream] : streams) {
+    if (stream.made != nullptr) end_stream(id, stream);  // a cancelled load: what came is kept
+    const StreamTarget& target = stream.target;
     if (target.model != nullptr) write(target, [&target] { target.model->ShrinkToFit(); });
+  }
+  if (left_out > 0) {
+    notes.AddSummary(std::to_string(left_out) + " of its streams held no program's events (left out)");
+    report.programs -= uint32_t(std::min<uint64_t>(left_out, report.programs));
   }
   report.warning = notes.Join(name);
   return report;
@@ -423,31 +474,40 @@ Result<LoadReport> LoadTrace(const TraceSource& source, SharedModel& model, cons
   return Load(source, options, ProgramInto(model.unshared(), &model, options.program));
 }
 
-Result<LoadReport> LoadTraceSet(const TraceSource& source, TraceSet& set, const LoadOptions& options) {
-  return Load(source, options, [&set](const std::vector<uint32_t>& streams, Notes&) {
-    std::vector<StreamTarget> targets;
-    for (uint32_t stream : streams) {
-      TraceProcess& process = set.processes.emplace_back();
-      process.stream = stream;
-      targets.push_back({&process.model, nullptr});
-    }
-    return targets;
+// Every stream a program of `set`, made as its blocks come (Load): those that held
+// something, in stream order; a file of none still has one, empty.
+Result<LoadReport> LoadInto(const TraceSource& source, const LoadOptions& options,
+                            const ChooseTargets& choose, TraceSet& set, bool at_least_one) {
+  Result<LoadReport> loaded = Load(source, options, choose, [&set](uint32_t stream, TraceModel&& model) {
+    TraceProcess& process = set.processes.emplace_back();
+    process.stream = stream;
+    process.model = std::move(model);
   });
+  // Adopted as each stream ended: put back in the file's order.
+  std::sort(set.processes.begin(), set.processes.end(),
+            [](const TraceProcess& a, const TraceProcess& b) { return a.stream < b.stream; });
+  if (loaded.ok() && at_least_one && set.processes.empty()) set.processes.emplace_back();
+  return loaded;
+}
+
+Result<LoadReport> LoadTraceSet(const TraceSource& source, TraceSet& set, const LoadOptions& options) {
+  auto every = [](const std::vector<uint32_t>& streams, Notes&) {
+    return std::vector<StreamTarget>(streams.size(), StreamTarget{.made_here = true});
+  };
+  return LoadInto(source, options, every, set, true);
 }
 
 Result<LoadReport> LoadTraceSet(const TraceSource& source, SharedModel& shown, TraceSet& others,
                                 const LoadOptions& options) {
-  return Load(source, options, [&](const std::vector<uint32_t>& streams, Notes& notes) {
+  auto choose = [&](const std::vector<uint32_t>& streams, Notes& notes) {
     std::vector<StreamTarget> targets =
         ProgramInto(shown.unshared(), &shown, options.program, false)(streams, notes);
-    for (size_t i = 0; i < streams.size(); ++i) {
-      if (targets[i].model != nullptr) continue;
-      TraceProcess& process = others.processes.emplace_back();
-      process.stream = streams[i];
-      targets[i] = {&process.model, nullptr};
+    for (StreamTarget& target : targets) {
+      if (target.model == nullptr) target.made_here = true;
     }
     return targets;
-  });
+  };
+  return LoadInto(source, options, choose, others, false);
 }
 
 Result<LoadReport> LoadTraceSet(const std::string& path, TraceSet& set, const LoadOptions& options) {

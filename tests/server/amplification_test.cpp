@@ -5,15 +5,21 @@
 // read it, stay within 64 bytes per input byte (plus a fixed 64 KiB).
 #include <doctest/doctest.h>
 
+#include <cstring>
+#include <fstream>
 #include <sstream>
 #include <string>
 
 #include "../support/build_model.h"
 #include "../support/heap_counter.h"
+#include "../support/process.h"
 #include "gnomon/server/chrome_export.h"
 #include "gnomon/server/counter_values.h"
+#include "gnomon/server/json_report.h"
+#include "gnomon/server/perfetto_export.h"
 #include "gnomon/server/report.h"
 #include "gnomon/server/statistics.h"
+#include "gnomon/server/trace_file.h"
 
 using gnomon::protocol::CounterDataType;
 using gnomon::protocol::CounterTarget;
@@ -127,4 +133,94 @@ TEST_CASE("an ordinary stream costs far less than the bound") {
   const Cost cost = Measure(w);
   CHECK(cost.held_per_byte < 1);  // 12 bytes a zone held for 22 received
   CHECK(cost.held_per_byte > 0.5);
+}
+
+namespace {
+
+// Loads the trace at `path` as gnomon-report does (every program), reports and exports
+// it as the report does (to streams that keep nothing), and returns the most heap
+// taken per byte of the file.
+double FilePeakPerByte(const std::string& path, gnomon::server::LoadReport* report = nullptr) {
+  const uint64_t file_bytes = gnomon::test::ReadFile(path).size();
+  const int64_t before = gnomon::test::HeapBytes();
+  gnomon::test::ResetHeapPeak();
+  {
+    gnomon::server::TraceSet set;
+    auto loaded = gnomon::server::LoadTraceSet(path, set);
+    REQUIRE_MESSAGE(loaded.ok(), loaded.status().message());
+    if (report != nullptr) *report = loaded.value();
+    std::vector<const gnomon::server::TraceModel*> processes;
+    for (const auto& process : set.processes) processes.push_back(&process.model);
+    std::ostream nowhere(nullptr);  // what is written is not the model's to count
+    std::vector<std::vector<gnomon::server::ZoneStatistics>> stats;
+    for (const auto* process : processes) {
+      stats.push_back(gnomon::server::ComputeZoneStatistics(*process));
+      gnomon::server::PrintSummary(*process, nowhere);
+    }
+    gnomon::server::PrintProcessComparison(processes, stats, nowhere);
+    gnomon::server::WriteJsonReport(*processes.front(), nowhere, processes);
+    gnomon::server::WriteChromeTrace(processes, nowhere);
+    gnomon::server::WritePerfettoTrace(processes, nowhere);
+  }
+  const double peak = double(gnomon::test::HeapPeakBytes() - before - kFixedBytes) / double(file_bytes);
+  MESSAGE(file_bytes, " file bytes: peak ", peak, " B/B");
+  return peak;
+}
+
+}  // namespace
+
+TEST_CASE("a file of 65,536 streams of one tiny block each costs what the blocks hold") {
+  gnomon::test::ScratchDir dir;
+  // A real file's header, then blocks of one byte each, every one naming a stream of its
+  // own (none decompresses), and the end marker: 29 bytes a stream.
+  {
+    auto writer = gnomon::server::TraceWriter::Create(dir.File("one.gnomon"), {});
+    REQUIRE(writer.ok());
+    REQUIRE(writer.value()->Finish().ok());
+    REQUIRE(writer.value()->Publish(gnomon::server::Overwrite::kNo).ok());
+  }
+  std::string file =
+      gnomon::test::ReadFile(dir.File("one.gnomon")).substr(0, sizeof(gnomon::server::FileHeader));
+  constexpr uint32_t kStreams = 65536;
+  for (uint32_t i = 0; i < kStreams; ++i) {
+    const auto header = gnomon::server::MakeBlockHeader(gnomon::server::kBlockMagic, i, 16, 1, i, 0);
+    file.append(reinterpret_cast<const char*>(&header), sizeof(header));
+    file.push_back('x');
+  }
+  const auto end = gnomon::server::MakeBlockHeader(gnomon::server::kEndMagic, kStreams, 0, 0);
+  file.append(reinterpret_cast<const char*>(&end), sizeof(end));
+  std::ofstream(dir.File("many.gnomon"), std::ios::binary) << file;
+  gnomon::server::LoadReport report;
+  CHECK(FilePeakPerByte(dir.File("many.gnomon"), &report) <= kMaxBytesPerInputByte);
+  CHECK(report.anomalies.damaged_blocks == kStreams);
+  CHECK(report.programs == 0);
+  // One line of a few sentences, however many blocks were damaged.
+  CHECK_MESSAGE(report.warning.size() < 2048, report.warning);
+  CHECK(report.warning.find("65524 more problem(s) of these kinds") != std::string::npos);
+  CHECK(report.warning.find("65536 of its streams held no program's events (left out)") != std::string::npos);
+}
+
+TEST_CASE("a file of 16,384 programs of one zone each costs what they hold") {
+  gnomon::test::ScratchDir dir;
+  {
+    auto writer = gnomon::server::TraceWriter::Create(dir.File("programs.gnomon"), {});
+    REQUIRE(writer.ok());
+    for (uint32_t i = 0; i < 16384; ++i) {
+      StreamWriter w;
+      w.AppInfo("tiny", i + 1)
+          .SourceLocation(1, "z", "f", "x.cpp", 1)
+          .ThreadContext(1)
+          .ZoneBegin(1, 10)
+          .ZoneEnd(20);
+      auto& stream = i == 0 ? writer.value()->first_stream() : writer.value()->AddStream();
+      stream.Append(w.bytes().data(), w.bytes().size());
+      stream.Close();
+    }
+    REQUIRE(writer.value()->Publish(gnomon::server::Overwrite::kNo).ok());
+    REQUIRE(writer.value()->Finish().ok());
+  }
+  gnomon::server::LoadReport report;
+  CHECK(FilePeakPerByte(dir.File("programs.gnomon"), &report) <= kMaxBytesPerInputByte);
+  CHECK(report.programs == 16384);
+  CHECK(report.warning == "");
 }
