@@ -153,6 +153,28 @@ TEST_CASE("a busy program started before its capture keeps the start of its run 
   CHECK(bounded.model().diagnostics.client_dropped_events > 0);
 }
 
+TEST_CASE("definitions made again and again do not grow the program: names and locks are kept once") {
+  // Two million renames of the thread and two million locks, made and destroyed, under a
+  // 4 MiB ring: what the program keeps for a late capture stays a few definitions.
+  constexpr long kTimes = 2'000'000;
+  ScratchDir dir;
+  ChildProcess program({GNOMON_TEST_PROGRAM, "definitions", std::to_string(kTimes)},
+                       {{"GNOMON_BUFFER_POLICY", "ring"}, {"GNOMON_BUFFER_MB", "4"}}, dir.File("log"));
+  REQUIRE(program.Wait(std::chrono::seconds(120)) == 0);
+  CHECK(ReadFile(dir.File("log")).find("defined 2000000") != std::string::npos);
+  CHECK_MESSAGE(program.peak_rss_bytes() < (40u << 20), "peak RSS ", program.peak_rss_bytes() >> 20, " MiB");
+  // A capture that connects late learns the thread's name and the lock's.
+  auto capture = CaptureProgram({GNOMON_TEST_PROGRAM, "definitions", "20000"},
+                                {{"GNOMON_BUFFER_POLICY", "ring"}, {"GNOMON_BUFFER_MB", "4"}}, 0, "defined");
+  REQUIRE(capture.exit_code == 0);
+  const TraceModel& m = capture.model();
+  bool named = false;
+  for (const auto& thread : m.threads) named |= thread.name == "worker 2";
+  CHECK(named);
+  REQUIRE(m.locks.size() == 1);
+  CHECK(m.locks.begin()->second.name == "short-lived");
+}
+
 TEST_CASE("programs given one GNOMON_OUTPUT each keep their own trace: none is ever replaced") {
   ScratchDir dir;
   const std::string path = dir.File("shared.gnomon");

@@ -15,6 +15,7 @@
 //   gnomon-test-program fork-exit FILE  a forked child exits; the parent runs until FILE exists
 //   gnomon-test-program on-demand       zones before, across and after a server connects
 //   gnomon-test-program exit CODE       one zone, then exits with CODE
+//   gnomon-test-program definitions N   the thread renamed N times, N locks made and destroyed
 //   gnomon-test-program ring N [FILE]   N zones each with a plot value 0..N-1, then waits for a
 //                                       server (or saves the recording to FILE)
 //   gnomon-test-program save-signal FILE  four threads record until FILE exists
@@ -33,6 +34,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <gnomon/gnomon.hpp>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -342,6 +344,20 @@ int RingStress(const std::string& dir) {
   return saved == 3 ? 0 : 4;
 }
 
+// The same definitions made again and again: the thread renamed N times (between two
+// names, "worker 2" last) and N locks of one name made, taken once and destroyed, then a
+// capture is waited for. What the program keeps for it must not grow with N.
+int Definitions(long count) {
+  for (long i = 0; i < count; ++i) gnomon::SetThreadName(i % 2 == 0 ? "worker 1" : "worker 2");
+  for (long i = 0; i < count; ++i) {
+    gnomon::Lockable<std::mutex> lock("short-lived");
+    std::lock_guard hold(lock);
+  }
+  std::printf("defined %ld\n", count);
+  std::fflush(stdout);
+  return 0;
+}
+
 // Waits (up to 10 s) for a capture, so that the clock exchanges span the messages.
 void WaitForCapture() {
   gnomon_startup();  // listens now, not at the first zone
@@ -390,6 +406,7 @@ int main(int argc, char** argv) {
   if (scenario == "waves" && argc > 3) return Waves(std::atoi(argv[2]), std::atol(argv[3]));
   if (scenario == "steady" && argc > 3) return Steady(std::atoi(argv[2]), std::atol(argv[3]));
   if (scenario == "on-demand") return OnDemand();
+  if (scenario == "definitions" && argc > 2) return Definitions(std::atol(argv[2]));
   if (scenario == "exit" && argc > 2) {
     GNOMON_ZONE("Exit");
     return std::atoi(argv[2]);
@@ -400,10 +417,10 @@ int main(int argc, char** argv) {
   if (scenario == "ring-stress" && argc > 2) return RingStress(argv[2]);
   if ((scenario == "send" || scenario == "receive") && argc > 3)
     return Converse(scenario == "send", argv[2], std::atol(argv[3]));
-  std::fprintf(
-      stderr,
-      "usage: gnomon-test-program zones | before-connect | flood N | flood-after-connect N | "
-      "threads T N | steady T MS | exit CODE | hold FILE | fork-exit FILE | on-demand | ring N [FILE] | "
-      "save-signal FILE | save-twice A B | ring-stress DIR | send FIFO N | receive FIFO N\n");
+  std::fprintf(stderr,
+               "usage: gnomon-test-program zones | before-connect | flood N | flood-after-connect N | "
+               "threads T N | steady T MS | exit CODE | definitions N | hold FILE | fork-exit FILE | "
+               "on-demand | ring N [FILE] | "
+               "save-signal FILE | save-twice A B | ring-stress DIR | send FIFO N | receive FIFO N\n");
   return 2;
 }

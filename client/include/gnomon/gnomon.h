@@ -206,8 +206,12 @@ GNOMON_POINTER_NOT_READ(1) void gnomon_free_at(const void* ptr, const char* name
  * still two. Around each acquisition: gnomon_lock_wait() when the thread must wait for
  * it (skip it when a first try succeeded: the acquisition was uncontended),
  * gnomon_lock_obtain() (or _shared for a reader) once it holds it,
- * gnomon_lock_release() when it lets go. C++: gnomon::Lockable<M> does all of this. */
+ * gnomon_lock_release() when it lets go. gnomon_lock_destroy() when the mutex is gone:
+ * a lock made later with the same name takes its id, so locks made and destroyed by
+ * the million cost only as many definitions as were ever alive at once. C++:
+ * gnomon::Lockable<M> does all of this. */
 uint32_t gnomon_lock_create(const char* name);
+void gnomon_lock_destroy(uint32_t lock);
 void gnomon_lock_wait(uint32_t lock);
 void gnomon_lock_obtain(uint32_t lock);
 void gnomon_lock_obtain_shared(uint32_t lock);
@@ -517,6 +521,7 @@ static inline void gnomon_disabled_period_(double period_ns, uint64_t* numerator
 #define gnomon_free_at(ptr, name, cpu_time) \
   (GNOMON_UNUSED_(ptr), GNOMON_UNUSED_(name), GNOMON_UNUSED_NUMBER_(cpu_time))
 #define gnomon_lock_create(name) gnomon_disabled_id_(sizeof(name))
+#define gnomon_lock_destroy(lock) GNOMON_UNUSED_NUMBER_(lock)
 #define gnomon_lock_wait(lock) GNOMON_UNUSED_NUMBER_(lock)
 #define gnomon_lock_obtain(lock) GNOMON_UNUSED_NUMBER_(lock)
 #define gnomon_lock_obtain_shared(lock) GNOMON_UNUSED_NUMBER_(lock)

@@ -131,6 +131,7 @@ template <typename Mutex>
 class Lockable {
  public:
   explicit Lockable(const char* name) : id_(gnomon_lock_create(name)) {}
+  ~Lockable() { gnomon_lock_destroy(id_); }
   Lockable(const Lockable&) = delete;
   Lockable& operator=(const Lockable&) = delete;
 

@@ -1,7 +1,8 @@
-// The GPU half of the C API. Context definitions, names and calibrations are rare and
-// go to the global definition log (replayed to every server); zones and query times are
-// events on the calling thread.
+// The GPU half of the C API. Context definitions, names and clock samples are rare and
+// go to the definitions (definition_log.h, kept for every server); zones and query times
+// are events on the calling thread.
 #include <cstring>
+#include <type_traits>
 
 #include "gnomon/gnomon.h"
 #include "gnomon/gnomon.hpp"
@@ -14,12 +15,22 @@ using gnomon::client::Profiler;
 
 namespace protocol = gnomon::protocol;
 
-// Definitions go to the global log, replayed to every server that connects.
+// Definitions are kept for every server that connects; a context's name, its latest;
+// its clock samples (calibrations, resyncs, brackets), its newest.
 template <typename M>
-void AppendGlobal(const M& m, const typename M::Tail& tail = {}) {
+void AddDefinition(const M& m, const typename M::Tail& tail = {}) {
   std::vector<uint8_t> bytes;
   protocol::AppendMessage(bytes, m, tail);
-  Profiler::Get().registry().AppendGlobal(bytes.data(), bytes.size());
+  gnomon::client::Registry& registry = Profiler::Get().registry();
+  if constexpr (std::is_same_v<M, protocol::GpuContextName>) {
+    registry.SetGpuContextName(m.context_id, bytes.data(), bytes.size());
+  } else if constexpr (std::is_same_v<M, protocol::GpuCalibration> ||
+                       std::is_same_v<M, protocol::GpuResync> ||
+                       std::is_same_v<M, protocol::GpuTimeBracket>) {
+    registry.AddClockSample(uint64_t{m.context_id} + 1, bytes.data(), bytes.size());
+  } else {
+    registry.AddDefinition(bytes.data(), bytes.size());
+  }
 }
 
 // Events are written on the calling thread.
@@ -45,7 +56,7 @@ extern "C" {
 uint32_t gnomon_gpu_context_create(const gnomon_gpu_context_info* info) {
   if (info == nullptr || info->period_numerator_ns == 0 || info->period_denominator == 0) return 0;
   const uint32_t id = Profiler::Get().registry().NextGpuContextId();
-  AppendGlobal(
+  AddDefinition(
       protocol::GpuContextDef{
           .context_id = id,
           .api = uint8_t(info->api),
@@ -62,8 +73,8 @@ uint32_t gnomon_gpu_context_create(const gnomon_gpu_context_info* info) {
 }
 
 void gnomon_gpu_context_name(uint32_t context, const char* name, size_t length) {
-  AppendGlobal(protocol::GpuContextName{.context_id = context},
-               {.name = gnomon::client::ClampString(name, length, protocol::kMaxStringBytes)});
+  AddDefinition(protocol::GpuContextName{.context_id = context},
+                {.name = gnomon::client::ClampString(name, length, protocol::kMaxStringBytes)});
 }
 
 void gnomon_gpu_zone_begin(uint32_t context, uint32_t query_id, gnomon_source_location* location) {
@@ -86,30 +97,30 @@ void gnomon_gpu_time(uint32_t context, uint32_t query_id, uint64_t gpu_ticks) {
 
 void gnomon_gpu_calibration(const gnomon_gpu_calibration_data* data) {
   if (data == nullptr) return;
-  AppendGlobal(protocol::GpuCalibration{.context_id = data->context,
-                                        .gpu_ticks = data->gpu_ticks,
-                                        .cpu_time = data->cpu_time,
-                                        .cpu_delta_ns = data->cpu_delta_ns,
-                                        .uncertainty_ns = data->uncertainty_ns,
-                                        .cpu_domain = Domain(data->cpu_domain)});
+  AddDefinition(protocol::GpuCalibration{.context_id = data->context,
+                                         .gpu_ticks = data->gpu_ticks,
+                                         .cpu_time = data->cpu_time,
+                                         .cpu_delta_ns = data->cpu_delta_ns,
+                                         .uncertainty_ns = data->uncertainty_ns,
+                                         .cpu_domain = Domain(data->cpu_domain)});
 }
 
 void gnomon_gpu_resync(uint32_t context, uint64_t gpu_ticks, uint64_t cpu_time,
                        gnomon_cpu_time_domain cpu_domain, uint32_t uncertainty_ns) {
-  AppendGlobal(protocol::GpuResync{.context_id = context,
-                                   .gpu_ticks = gpu_ticks,
-                                   .cpu_time = cpu_time,
-                                   .uncertainty_ns = uncertainty_ns,
-                                   .cpu_domain = Domain(cpu_domain)});
+  AddDefinition(protocol::GpuResync{.context_id = context,
+                                    .gpu_ticks = gpu_ticks,
+                                    .cpu_time = cpu_time,
+                                    .uncertainty_ns = uncertainty_ns,
+                                    .cpu_domain = Domain(cpu_domain)});
 }
 
 void gnomon_gpu_time_bracket(uint32_t context, uint64_t gpu_ticks, uint64_t cpu_not_before,
                              uint64_t cpu_not_after, gnomon_cpu_time_domain cpu_domain) {
-  AppendGlobal(protocol::GpuTimeBracket{.context_id = context,
-                                        .gpu_ticks = gpu_ticks,
-                                        .cpu_not_before = cpu_not_before,
-                                        .cpu_not_after = cpu_not_after,
-                                        .cpu_domain = Domain(cpu_domain)});
+  AddDefinition(protocol::GpuTimeBracket{.context_id = context,
+                                         .gpu_ticks = gpu_ticks,
+                                         .cpu_not_before = cpu_not_before,
+                                         .cpu_not_after = cpu_not_after,
+                                         .cpu_domain = Domain(cpu_domain)});
 }
 
 uint64_t gnomon_cpu_time_from_host_ns(gnomon_cpu_time_domain domain, int64_t host_ns) {
@@ -126,19 +137,19 @@ uint32_t gnomon_counter_set_create(uint32_t context, const char* name, const gno
                                    uint16_t count) {
   if (counters == nullptr || count == 0 || count > GNOMON_MAX_COUNTER_VALUES) return 0;
   const uint32_t set = Profiler::Get().registry().NextCounterSetId();
-  AppendGlobal(protocol::CounterSetDef{.context_id = context, .set_id = set, .counter_count = count},
-               {.name = DefinitionString(name)});
+  AddDefinition(protocol::CounterSetDef{.context_id = context, .set_id = set, .counter_count = count},
+                {.name = DefinitionString(name)});
   for (uint16_t i = 0; i < count; ++i) {
     const gnomon_counter_info& c = counters[i];
-    AppendGlobal(protocol::CounterDef{.set_id = set,
-                                      .index = i,
-                                      .counter_type = uint8_t(c.type),
-                                      .data_type = uint8_t(c.data_type),
-                                      .offset = c.offset,
-                                      .size = c.size,
-                                      .raw_max = c.raw_max},
-                 {.name = DefinitionString(c.name, protocol::kMaxStringBytes / 2),
-                  .description = DefinitionString(c.description, protocol::kMaxStringBytes / 2)});
+    AddDefinition(protocol::CounterDef{.set_id = set,
+                                       .index = i,
+                                       .counter_type = uint8_t(c.type),
+                                       .data_type = uint8_t(c.data_type),
+                                       .offset = c.offset,
+                                       .size = c.size,
+                                       .raw_max = c.raw_max},
+                  {.name = DefinitionString(c.name, protocol::kMaxStringBytes / 2),
+                   .description = DefinitionString(c.description, protocol::kMaxStringBytes / 2)});
   }
   return set;
 }

@@ -99,8 +99,11 @@ void gnomon_free_at(const void* ptr, const char* name, uint64_t cpu_time) {
 }
 
 uint32_t gnomon_lock_create(const char* name) {
-  return Profiler::Get().registry().RegisterUniqueString(protocol::StringKind::kLockName,
-                                                         name != nullptr ? name : "lock");
+  return Profiler::Get().registry().RegisterLock(name != nullptr ? name : "lock");
+}
+
+void gnomon_lock_destroy(uint32_t lock) {
+  if (lock != 0 && gnomon::client::Profiler::IsStarted()) Profiler::Get().registry().ReleaseLock(lock);
 }
 
 void gnomon_lock_wait(uint32_t lock) {

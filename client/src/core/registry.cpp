@@ -22,9 +22,12 @@ struct RegistryLock {
   std::lock_guard<std::mutex> lock;
 };
 
-void AppendThreadInfo(std::vector<uint8_t>& out, const ThreadState& thread, std::string_view name) {
-  protocol::AppendMessage(
-      out, protocol::ThreadInfo{.thread_id = thread.id, .os_thread_id = thread.os_thread_id}, {.name = name});
+std::vector<uint8_t> ThreadInfoBytes(const ThreadState& thread, std::string_view name) {
+  std::vector<uint8_t> bytes;
+  protocol::AppendMessage(bytes,
+                          protocol::ThreadInfo{.thread_id = thread.id, .os_thread_id = thread.os_thread_id},
+                          {.name = name});
+  return bytes;
 }
 
 // Physical memory, or a container's limit (cgroup v2, then v1) when that is smaller.
@@ -108,6 +111,7 @@ uint64_t Registry::dropped_events() {
 void Registry::RetireThread(ThreadState* thread) {
   RegistryLock lock(mutex_);
   std::erase(threads_, thread);
+  definitions_.ForgetThread(thread->id);
   dropped_events_.fetch_add(thread->dropped.load(std::memory_order_relaxed), std::memory_order_relaxed);
 }
 
@@ -193,7 +197,7 @@ ThreadState* Registry::RegisterThread() {
   RegistryLock lock(mutex_);
   thread->id = next_thread_id_++;
   threads_.push_back(thread);
-  AppendThreadInfo(global_log_, *thread, {});
+  definitions_.SetName(DefinitionLog::Named::kThread, thread->id, ThreadInfoBytes(*thread, {}));
   return thread;
 }
 
@@ -210,9 +214,11 @@ uint32_t Registry::RegisterSourceLocation(gnomon_source_location* location) {
                      : function;
   const std::string_view file = ClampString(location->file, location->file ? std::strlen(location->file) : 0,
                                             protocol::kMaxStringBytes);
+  std::vector<uint8_t> bytes;
   protocol::AppendMessage(
-      global_log_, protocol::SourceLocationDef{.id = id, .line = location->line, .color = location->color},
+      bytes, protocol::SourceLocationDef{.id = id, .line = location->line, .color = location->color},
       {.name = name, .function = function, .file = file});
+  definitions_.AddDefinition(bytes.data(), bytes.size());
   id_ref.store(id, std::memory_order_release);
   return id;
 }
@@ -225,30 +231,62 @@ uint32_t Registry::RegisterString(protocol::StringKind kind, const char* name) {
   auto [it, inserted] = strings_.try_emplace(std::move(key), 0);
   if (!inserted) return it->second;
   it->second = next_string_id_++;
-  protocol::AppendMessage(
-      global_log_, protocol::StringDef{.id = it->second, .kind = static_cast<uint8_t>(kind)}, {.text = text});
+  std::vector<uint8_t> bytes;
+  protocol::AppendMessage(bytes, protocol::StringDef{.id = it->second, .kind = static_cast<uint8_t>(kind)},
+                          {.text = text});
+  definitions_.AddDefinition(bytes.data(), bytes.size());
   return it->second;
 }
 
-uint32_t Registry::RegisterUniqueString(protocol::StringKind kind, const char* name) {
+uint32_t Registry::RegisterLock(const char* name) {
   const std::string_view text = ClampString(name, name ? std::strlen(name) : 0, protocol::kMaxStringBytes);
   RegistryLock lock(mutex_);
+  if (const auto free = free_locks_.find(std::string(text));
+      free != free_locks_.end() && !free->second.empty()) {
+    const uint32_t id = free->second.back();
+    free->second.pop_back();
+    return id;
+  }
   const uint32_t id = next_string_id_++;
-  protocol::AppendMessage(global_log_, protocol::StringDef{.id = id, .kind = static_cast<uint8_t>(kind)},
-                          {.text = text});
+  lock_names_.emplace(id, text);
+  std::vector<uint8_t> bytes;
+  protocol::AppendMessage(
+      bytes, protocol::StringDef{.id = id, .kind = static_cast<uint8_t>(protocol::StringKind::kLockName)},
+      {.text = text});
+  definitions_.AddDefinition(bytes.data(), bytes.size());
   return id;
+}
+
+void Registry::ReleaseLock(uint32_t id) {
+  RegistryLock lock(mutex_);
+  if (const auto named = lock_names_.find(id); named != lock_names_.end())
+    free_locks_[named->second].push_back(id);
 }
 
 void Registry::SetThreadName(ThreadState* thread, const char* name) {
   if (thread == nullptr) return;
+  InsideLibrary inside;  // its bytes are the library's
   const std::string_view text = ClampString(name, name ? std::strlen(name) : 0, protocol::kMaxStringBytes);
+  const std::vector<uint8_t> bytes = ThreadInfoBytes(*thread, text);
   RegistryLock lock(mutex_);
-  AppendThreadInfo(global_log_, *thread, text);
+  definitions_.SetName(DefinitionLog::Named::kThread, thread->id, bytes);
 }
 
-void Registry::AppendGlobal(const uint8_t* bytes, size_t size) {
+void Registry::SetGpuContextName(uint32_t context, const uint8_t* bytes, size_t size) {
+  InsideLibrary inside;
+  const std::vector<uint8_t> kept(bytes, bytes + size);
   RegistryLock lock(mutex_);
-  global_log_.insert(global_log_.end(), bytes, bytes + size);
+  definitions_.SetName(DefinitionLog::Named::kGpuContext, context, kept);
+}
+
+void Registry::AddDefinition(const uint8_t* bytes, size_t size) {
+  RegistryLock lock(mutex_);
+  definitions_.AddDefinition(bytes, size);
+}
+
+void Registry::AddClockSample(uint64_t clock, const uint8_t* bytes, size_t size) {
+  RegistryLock lock(mutex_);
+  definitions_.AddClockSample(clock, bytes, size);
 }
 
 void Registry::NoteCalibration(const CalibrationPair& pair) {

@@ -3,9 +3,10 @@
 //
 // Two kinds of data leave the program:
 //  - per-thread event bytes, in each thread's chunk chain (ThreadState);
-//  - the global log: source-location, string and thread definitions, GPU contexts and
-//    counter sets, and calibration pairs. It is small, append-only and replayed in full
-//    to every new server, so a server that connects late still learns every name.
+//  - the definitions (definition_log.h): source locations, strings, threads, locks, GPU
+//    contexts and counter sets, modules, and clock samples. Kept for every new server,
+//    so one that connects late still learns every name, and bounded by what the program
+//    defines, never by how often it defines it again.
 //
 // The profiler (profiler.h) owns one registry and the sender (sender.h); the sender
 // knows only the registry, so neither includes the other. Thread-safe: the log and the
@@ -23,6 +24,7 @@
 
 #include "announcer.h"
 #include "chunk_pool.h"
+#include "definition_log.h"
 #include "gnomon/gnomon.h"
 #include "gnomon/protocol/messages.h"
 #include "gnomon/protocol/settings.h"
@@ -102,15 +104,24 @@ class Registry {
   const Config& config() const { return config_; }
   ChunkPool& pool() { return pool_; }
 
-  // ---- definitions, appended to the global log ----
+  // ---- definitions (definition_log.h) ----
   ThreadState* RegisterThread();
   uint32_t RegisterSourceLocation(gnomon_source_location* location);
   // The id of a name of this kind, the same for every call with it.
   uint32_t RegisterString(protocol::StringKind kind, const char* name);
-  // A new id for every call, even with a name seen before (a lock is one per instance).
-  uint32_t RegisterUniqueString(protocol::StringKind kind, const char* name);
+  // A lock's id (a string of kind kLockName): one no live lock has, reusing that of a
+  // lock of the same name that is gone (ReleaseLock), so that locks made and destroyed
+  // by the million cost as many definitions as were ever alive at once.
+  uint32_t RegisterLock(const char* name);
+  void ReleaseLock(uint32_t id);
   void SetThreadName(ThreadState* thread, const char* name);
-  void AppendGlobal(const uint8_t* bytes, size_t size);
+  // A GPU context's name (GpuContextName): the latest is kept.
+  void SetGpuContextName(uint32_t context, const uint8_t* bytes, size_t size);
+  // A definition kept for good (a GPU context, a counter set, a module).
+  void AddDefinition(const uint8_t* bytes, size_t size);
+  // A clock sample (CpuCalibration; GpuCalibration, GpuResync, GpuTimeBracket) of clock
+  // `clock`: 0 the CPU's, a GPU context's id + 1. The newest of each are kept.
+  void AddClockSample(uint64_t clock, const uint8_t* bytes, size_t size);
   uint32_t NextGpuContextId() { return next_gpu_context_id_.fetch_add(1, std::memory_order_relaxed); }
   // Numbers chunks in the order threads start them (the ring recycles the lowest).
   uint64_t NextChunkSequence() { return next_chunk_sequence_.fetch_add(1, std::memory_order_relaxed); }
@@ -165,10 +176,10 @@ class Registry {
   // True the first time only.
   bool MarkShutDown() { return !shut_down_.exchange(true, std::memory_order_acq_rel); }
 
-  // The sender's view, under mutex(): the threads and the log.
+  // The sender's view, under mutex(): the threads and the definitions.
   std::mutex& mutex() { return mutex_; }
   std::vector<ThreadState*>& threads() { return threads_; }
-  const std::vector<uint8_t>& global_log() const { return global_log_; }
+  DefinitionLog& definitions() { return definitions_; }
 
  private:
   Config config_;
@@ -188,12 +199,14 @@ class Registry {
 
   std::mutex mutex_;  // guards everything below
   std::vector<ThreadState*> threads_;
-  std::vector<uint8_t> global_log_;
+  DefinitionLog definitions_;
   bool ring_frozen_ = false;
   uint32_t next_thread_id_ = 1;
   uint32_t next_source_location_id_ = 1;
   uint32_t next_string_id_ = 1;
-  std::unordered_map<std::string, uint32_t> strings_;  // kind byte + name -> id
+  std::unordered_map<std::string, uint32_t> strings_;                  // kind byte + name -> id
+  std::unordered_map<uint32_t, std::string> lock_names_;               // every lock id -> its name
+  std::unordered_map<std::string, std::vector<uint32_t>> free_locks_;  // name -> ids of locks gone
   CalibrationPair first_pair_;
   CalibrationPair latest_pair_;
   bool has_pair_ = false;

@@ -265,6 +265,7 @@ void Sender::Start() {
   next_calibration_ = Clock::now() + kFirstCalibrationGap;
   if (own_file_ != nullptr) {  // the file is the server, from the start
     AppendAppInfo(out_);
+    BeginDefinitions();
     registry_.SetConnected(true);
   }
   if (registry_.config().save_signal != 0) InstallSaveSignal(registry_.config().save_signal);
@@ -353,7 +354,7 @@ std::string Sender::WriteRecording(const std::string& path) {
   std::vector<ThreadState*> threads;
   {
     std::lock_guard lock(registry_.mutex());
-    out.insert(out.end(), registry_.global_log().begin(), registry_.global_log().end());
+    registry_.definitions().AppendKept(out);
     threads = registry_.threads();
   }
   for (ThreadState* thread : threads) {
@@ -428,7 +429,7 @@ void Sender::TakeCalibration() {
                                                           .monotonic_raw_ns = pair.monotonic_raw_ns,
                                                           .monotonic_ns = pair.monotonic_ns,
                                                           .uncertainty_ns = pair.uncertainty_ns});
-  registry_.AppendGlobal(bytes.data(), bytes.size());
+  registry_.AddClockSample(0, bytes.data(), bytes.size());
   registry_.NoteCalibration(pair);
   next_calibration_ = Clock::now() + kCalibrationPeriod;
 }
@@ -441,7 +442,7 @@ void Sender::AnnounceModules() {
   }
   std::vector<uint8_t> bytes;
   module_map_.AppendNew(bytes);
-  if (!bytes.empty()) registry_.AppendGlobal(bytes.data(), bytes.size());
+  if (!bytes.empty()) registry_.AddDefinition(bytes.data(), bytes.size());
   next_modules_ = Clock::now() + kModulesPeriod;
 }
 
@@ -756,14 +757,19 @@ void Sender::Answer(int fd, protocol::HandshakeStatus status, uint64_t capabilit
   send(fd, reply, sizeof(reply), MSG_NOSIGNAL);  // 24 bytes into an empty socket buffer
 }
 
+void Sender::BeginDefinitions() {
+  std::lock_guard registry_lock(registry_.mutex());
+  registry_.definitions().BeginServer(out_);
+}
+
 void Sender::Promote(int fd) {
   MakeShipping(fd);
   conn_fd_ = fd;
-  global_sent_ = 0;
   main_sent_ = 0;
   current_context_ = 0;
   dropped_sent_ = 0;
   AppendAppInfo(out_, answers_probes_);
+  BeginDefinitions();
   registry_.SetConnected(true);
   announcer_.SetConnected(true);
 }
@@ -822,9 +828,7 @@ int64_t Sender::Pump() {
   const size_t held = out_.size();
   {
     std::lock_guard lock(registry_.mutex());
-    const std::vector<uint8_t>& log = registry_.global_log();
-    out_.insert(out_.end(), log.begin() + static_cast<ptrdiff_t>(global_sent_), log.end());
-    global_sent_ = log.size();
+    registry_.definitions().TakeNew(out_);
     if (!threads_on_lanes_) snapshot = registry_.threads();
   }
   int64_t event_bytes = int64_t(out_.size() - held);  // the log's new bytes
@@ -1020,9 +1024,7 @@ std::optional<uint64_t> Sender::SyncMainStream() {
   if (conn_fd_ < 0 || lanes_stop_.load()) return std::nullopt;
   {
     std::lock_guard registry_lock(registry_.mutex());
-    const std::vector<uint8_t>& log = registry_.global_log();
-    out_.insert(out_.end(), log.begin() + static_cast<ptrdiff_t>(global_sent_), log.end());
-    global_sent_ = log.size();
+    registry_.definitions().TakeNew(out_);
   }
   // out_ holds whatever the connection has not sent yet (AppInfo, right after it came,
   // and what Pump holds).
@@ -1169,6 +1171,10 @@ void Sender::Disconnect(const char* reason) {
   }
   conn_fd_ = -1;
   answers_probes_ = false;
+  {
+    std::lock_guard registry_lock(registry_.mutex());
+    registry_.definitions().EndServer();
+  }
   if (own_file_ != nullptr) own_file_->Append(out_.data(), out_.size());  // its last batch
   out_.clear();  // a batch held for the connection goes with it; the next one starts afresh
   holding_ = false;

@@ -113,6 +113,9 @@ class Sender {
   // `capabilities` beside zones and GPU; `reserved` as ClientHello says.
   void Answer(int fd, protocol::HandshakeStatus status, uint64_t capabilities = 0, uint32_t reserved = 0);
   void Promote(int fd);
+  // Every definition kept into out_, for a server (or file) that starts now; from then
+  // on Pump takes what is new.
+  void BeginDefinitions();
   // Drains the log and the threads into out_ and ships it, unless it holds a small batch
   // (holding_) not yet 1 ms old; returns the number of event bytes drained, -1 on failure.
   int64_t Pump();
@@ -192,13 +195,12 @@ class Sender {
   std::thread::id thread_id_;
   std::atomic<bool> running_{false};  // Start() ran
 
-  // Guards the connection and its stream (conn_fd_'s closing, out_, global_sent_,
+  // Guards the connection and its stream (conn_fd_'s closing, out_,
   // main_sent_) from the lanes. Recursive: Disconnect() takes it, and may run under it.
   std::recursive_mutex main_mutex_;
   std::vector<uint8_t> out_;
   std::chrono::steady_clock::time_point held_since_;  // when the bytes held in out_ were drained first
   bool holding_ = false;                              // out_ holds a small batch (Pump)
-  size_t global_sent_ = 0;
   uint64_t main_sent_ = 0;  // bytes of the connection's stream sent, from AppInfo on
   uint32_t current_context_ = 0;
   // Lanes: what the server asked for, the token they must bring, those connected and

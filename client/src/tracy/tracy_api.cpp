@@ -518,7 +518,11 @@ __tracy_lockable_context_data* ___tracy_announce_lockable_ctx(const ___tracy_sou
   lock->srcloc = srcloc;
   return lock;
 }
-void ___tracy_terminate_lockable_ctx(__tracy_lockable_context_data* lockdata) { delete lockdata; }
+void ___tracy_terminate_lockable_ctx(__tracy_lockable_context_data* lockdata) {
+  if (lockdata == nullptr) return;
+  gnomon_lock_destroy(lockdata->id.load(std::memory_order_acquire));  // a later lock of its name takes its id
+  delete lockdata;
+}
 int ___tracy_before_lock_lockable_ctx(__tracy_lockable_context_data* lockdata) {
   if (lockdata == nullptr) return 0;
   tls_wait_tick = gnomon_now();
