@@ -89,17 +89,17 @@ check_format() {
 
 # Each libFuzzer target for a minute from its seed corpus (tests/fuzz/corpus), with
 # address and undefined-behaviour sanitizers; a crash fails the job. Inputs are at most
-# 64 KiB, and no single allocation may reach 64 times that (twice for trace files: a
-# block's buffer and zstd's window); the stream and file targets also hold each input's
-# whole heap to 64 bytes per byte it carries (see the targets).
+# 64 KiB, and no single allocation may reach 64 times that (twice for trace files and
+# merges: a block's buffer and zstd's window); the stream and file targets also hold
+# each input's whole heap to 64 bytes per byte it carries (see the targets).
 run_fuzz_smoke() {
   local dir="$build_dir-fuzz"
   echo "setup.sh: fuzzing each target for ${FUZZ_SECONDS:-60} s"
   CC=clang CXX=clang++ cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGNOMON_FUZZ=ON -DGNOMON_WERROR=ON >/dev/null
-  cmake --build "$dir" -j "$jobs" --target handshake_fuzzer stream_fuzzer trace_file_fuzzer
-  for target in handshake stream trace_file; do
+  cmake --build "$dir" -j "$jobs" --target handshake_fuzzer stream_fuzzer trace_file_fuzzer merge_fuzzer
+  for target in handshake stream trace_file merge; do
     local work malloc_limit_mb=4
-    [ "$target" = trace_file ] && malloc_limit_mb=8
+    case "$target" in trace_file|merge) malloc_limit_mb=8 ;; esac
     work=$(mktemp -d)
     if ! "$dir/tests/fuzz/${target}_fuzzer" -max_total_time="${FUZZ_SECONDS:-60}" -timeout=10 -max_len=65536 \
         -malloc_limit_mb="$malloc_limit_mb" -rss_limit_mb=2048 \
