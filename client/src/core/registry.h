@@ -1,5 +1,5 @@
 // What the recording threads and the sender share: the configuration, the chunk pool and
-// its drop count, the threads, and the global log of definitions.
+// its drop count, the threads, and the definitions.
 //
 // Two kinds of data leave the program:
 //  - per-thread event bytes, in each thread's chunk chain (ThreadState);

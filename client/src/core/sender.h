@@ -4,15 +4,15 @@
 // It owns the listening socket (loopback by default) and at most one connection. While
 // no server is connected it only takes calibration pairs; events wait in the threads'
 // chunks, bounded by the buffer budget. When a server connects and the handshake
-// succeeds it sends AppInfo, replays the global log, and then drains every thread's
+// succeeds it sends AppInfo, the definitions kept (definition_log.h), and then drains every thread's
 // published bytes, each run prefixed by a ThreadContext. The server never sends
 // anything after its hello, so nothing it says can make the program read its memory.
 //
 // A server that asks for lanes (protocol/handshake.h) gets them once all have connected:
 // a thread of its own each ("gnomon-lane"), draining the threads whose id falls to it
 // and sending them as LaneBatches, each stamped with how much of the main connection's
-// stream it needs first. The main connection then carries the global log, drops and
-// clock replies only.
+// stream it needs first. The main connection then carries the new definitions, drops
+// and clock replies only.
 //
 // Handshakes never block the thread: accepted connections wait, several at once, for
 // their 16-byte hello, each for at most a couple of seconds, while the thread goes on
@@ -137,7 +137,7 @@ class Sender {
   void RunLane(Lane& lane);
   // Sends what the lane drained, as one LaneBatch.
   bool ShipLane(Lane& lane);
-  // Sends the global log's new bytes on the connection; how much of its stream has gone
+  // Sends the new definitions on the connection; how much of its stream has gone
   // (what a lane batch drained before the call needs), or nullopt when it failed.
   std::optional<uint64_t> SyncMainStream();
   // At a stop: the lanes drain what is left (until the stop's deadline), end, and close
