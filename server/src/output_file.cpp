@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -44,26 +45,51 @@ bool HoldsATrace(const std::string& path) {
   return n == 0 || (n == ssize_t(sizeof(magic)) && std::memcmp(magic, kTraceMagic, sizeof(magic)) == 0);
 }
 
-// Removes the temporary files (OutputFile::Create's names) that a writer of `path` killed
-// mid-write left beside it: those of this user whose process is gone. A pid that lives
-// again in another process keeps its file, which is only a leftover, never a loss.
+// This machine's name, as temporary file names carry it ("" when it has none).
+std::string HostName() {
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0) return "";
+  return host;
+}
+
+// A temporary file's name beside `path`: PATH.partial-PID-RANDOM-HOST.
+std::string TemporaryName(const std::string& path, unsigned random) {
+  char middle[48];
+  std::snprintf(middle, sizeof(middle), ".partial-%d-%06x-", int(getpid()), random & 0xFFFFFF);
+  return path + middle + HostName();
+}
+
+// A writer killed mid-write leaves its temporary file no one else removes.
+constexpr auto kStaleAfter = std::chrono::seconds(60);
+
+// Removes the temporary files (TemporaryName) that a writer of `path` killed mid-write
+// left beside it: this user's, made on this machine by a process that is gone, and not
+// written to for a minute. A pid that lives again in another process keeps its file,
+// which is only a leftover, never a loss; so does a file another machine made on a
+// shared folder, whose pid means nothing here.
 void RemoveStaleTemporaries(const std::string& path) {
   const size_t slash = path.rfind('/');
   const std::string folder = slash == std::string::npos ? "." : path.substr(0, slash + 1);
   const std::string prefix = (slash == std::string::npos ? path : path.substr(slash + 1)) + ".partial-";
+  const std::string host = HostName();
   DIR* listing = opendir(folder.c_str());
   if (listing == nullptr) return;
+  const auto now = std::chrono::system_clock::now();
   while (const dirent* entry = readdir(listing)) {
     const std::string name = entry->d_name;
     if (!name.starts_with(prefix)) continue;
     char* end = nullptr;
     const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
     if (pid <= 0 || end == nullptr || *end != '-' || pid == long(getpid())) continue;
+    const size_t host_at = name.find('-', size_t(end - name.c_str()) + 1);
+    if (host_at == std::string::npos || name.substr(host_at + 1) != host) continue;
     struct stat st {};
     if (fstatat(dirfd(listing), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
         st.st_uid != geteuid()) {
       continue;
     }
+    const auto written = std::chrono::system_clock::from_time_t(st.st_mtim.tv_sec);
+    if (now - written < kStaleAfter) continue;
     if (kill(pid_t(pid), 0) != 0 && errno == ESRCH) unlinkat(dirfd(listing), name.c_str(), 0);
   }
   closedir(listing);
@@ -99,9 +125,7 @@ Result<std::unique_ptr<OutputFile>> OutputFile::Create(const std::string& path) 
   RemoveStaleTemporaries(path);
   std::random_device random;
   for (int attempt = 0; attempt < 16; ++attempt) {
-    char suffix[32];
-    std::snprintf(suffix, sizeof(suffix), ".partial-%d-%06x", int(getpid()), unsigned(random() & 0xFFFFFF));
-    std::string temp = path + suffix;
+    std::string temp = TemporaryName(path, unsigned(random()));
     // O_EXCL with O_CREAT never follows a link: a name someone planted fails instead.
     const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
     if (fd < 0 && errno == EEXIST) continue;

@@ -210,15 +210,17 @@ bool HoldsAProgram(const TraceModel& model) {
          !model.messages.empty() || !model.frames.empty() || !model.plots.empty() ||
          !model.gpu_contexts.empty() || !model.memory_pools.empty() || !model.locks.empty() ||
          !model.samples.empty() || !model.context_switches.empty() || !model.modules.empty() ||
-         !model.host_clock_exchanges.empty() || !model.capture.readings.empty();
+         !model.host_clock_exchanges.empty() || !model.capture.readings.empty() ||
+         model.diagnostics != Diagnostics{};  // faults it counted are said in its report
 }
 
 // Loads `source`'s streams into the models `choose` gives; with a shared model, each
 // block is decoded under its Write. A stream's builder lives from its first block to its
-// last, and a model made here only as long as that when it holds nothing: a file of
-// many streams costs what those streams hold, not a model and a builder each.
+// last; with `leave_out_empty`, a model made here only as long as that when it holds
+// nothing (it is counted, and said): a file of many streams costs what those streams
+// hold, not a model and a builder each.
 Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, const ChooseTargets& choose,
-                        const AdoptModel& adopt = nullptr) {
+                        const AdoptModel& adopt = nullptr, bool leave_out_empty = false) {
   const std::string& name = source.name();
   const uint64_t file_bytes = source.size();
   if (options.bytes_total != nullptr) *options.bytes_total = file_bytes;
@@ -242,6 +244,8 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
   Notes notes;
   std::vector<IndexedBlock> blocks = IndexBlocks(
       source, file_bytes, header, std::max<uint32_t>(1, options.max_expansion), report.anomalies, notes);
+  // Blocks of absurd sizes (counted by the index) are never read: a stream of none else is none.
+  std::erase_if(blocks, [](const IndexedBlock& block) { return block.rejected; });
   // Each stream's builder, from its first block to its last.
   struct StreamState {
     StreamTarget target;
@@ -297,7 +301,7 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
     stream.builder.reset();
     if (stream.made == nullptr) return;
     stream.made->ShrinkToFit();
-    if (HoldsAProgram(*stream.made)) {
+    if (!leave_out_empty || HoldsAProgram(*stream.made)) {
       adopt(id, std::move(*stream.made));
     } else {
       ++left_out;
@@ -474,19 +478,22 @@ Result<LoadReport> LoadTrace(const TraceSource& source, SharedModel& model, cons
   return Load(source, options, ProgramInto(model.unshared(), &model, options.program));
 }
 
-// Every stream a program of `set`, made as its blocks come (Load): those that held
-// something, in stream order; a file of none still has one, empty.
+// Every stream a program of `set`, made as its blocks come (Load), in stream order.
+// By itself (`alone`), every program of the file: a stream that held nothing is none,
+// and a file of none still has one, empty. Beside a shown one (the viewer), each stream
+// keeps its place, as programs are numbered by it.
 Result<LoadReport> LoadInto(const TraceSource& source, const LoadOptions& options,
-                            const ChooseTargets& choose, TraceSet& set, bool at_least_one) {
-  Result<LoadReport> loaded = Load(source, options, choose, [&set](uint32_t stream, TraceModel&& model) {
+                            const ChooseTargets& choose, TraceSet& set, bool alone) {
+  auto adopt = [&set](uint32_t stream, TraceModel&& model) {
     TraceProcess& process = set.processes.emplace_back();
     process.stream = stream;
     process.model = std::move(model);
-  });
+  };
+  Result<LoadReport> loaded = Load(source, options, choose, adopt, alone);
   // Adopted as each stream ended: put back in the file's order.
   std::sort(set.processes.begin(), set.processes.end(),
             [](const TraceProcess& a, const TraceProcess& b) { return a.stream < b.stream; });
-  if (loaded.ok() && at_least_one && set.processes.empty()) set.processes.emplace_back();
+  if (loaded.ok() && alone && set.processes.empty()) set.processes.emplace_back();
   return loaded;
 }
 

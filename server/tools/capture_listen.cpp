@@ -44,11 +44,12 @@ constexpr auto kSilentNoteEvery = std::chrono::seconds(5);
 
 volatile std::sig_atomic_t g_signals = 0;  // SIGINT, SIGTERM or SIGHUP received
 volatile pid_t g_started_pid = 0;          // the program this capture started, while it runs
-void OnSignal(int number) {
+void OnSignal(int number, siginfo_t* info, void*) {
   g_signals = g_signals + 1;
-  // A program this capture started ends first: SIGTERM and SIGHUP are passed on (a
-  // terminal's Ctrl-C reaches it without help). kill() is safe in a handler.
-  if (g_signals == 1 && g_started_pid > 0 && number != SIGINT) kill(g_started_pid, number);
+  // A program this capture started ends first: the signal is passed on, unless the
+  // terminal sent it (Ctrl-C reaches the program from there too). kill() is safe here.
+  const bool from_terminal = info != nullptr && info->si_code == SI_KERNEL;
+  if (g_signals == 1 && g_started_pid > 0 && !from_terminal) kill(g_started_pid, number);
 }
 
 // The address --listen takes: PORT (on 127.0.0.1) or ADDR:PORT ([V6]:PORT); 0 picks a port.
@@ -116,9 +117,12 @@ class StartedProgram {
     std::vector<std::string> env;
     for (char** e = environ; *e != nullptr; ++e) {
       const std::string entry = *e;
-      if (!entry.starts_with("GNOMON_COLLECTOR=") && !entry.starts_with("GNOMON_START_WAIT_MS=")) {
-        env.push_back(entry);
-      }
+      // Its events come here, all of them: not to a file of its own, nor only once asked.
+      bool ours = false;
+      for (const char* name :
+           {"GNOMON_COLLECTOR=", "GNOMON_START_WAIT_MS=", "GNOMON_OUTPUT=", "GNOMON_ON_DEMAND="})
+        ours |= entry.starts_with(name);
+      if (!ours) env.push_back(entry);
     }
     env.push_back("GNOMON_COLLECTOR=" + collector);
     env.push_back("GNOMON_START_WAIT_MS=10000");
@@ -167,6 +171,9 @@ struct Arrival {
   server::Status status = server::Status::Ok();
   bool announced = false;
   bool evicted = false;  // made to give way to newer handshakes
+  // Taken once, by whichever comes first: the handshake that answered (it receives) or
+  // the eviction (it does not), so a program never answers and is cut off.
+  std::atomic<bool> settled{false};
 };
 
 // The handshaking arrival that gives way when `source` brings one more: the oldest of
@@ -176,7 +183,7 @@ Arrival* OneToEvict(std::list<Arrival>& arrivals, const std::string& source) {
   std::map<std::string, size_t> per_source;
   size_t waiting = 0;
   for (const Arrival& a : arrivals) {
-    if (a.state.load() != 0 || a.evicted) continue;
+    if (a.state.load() != 0 || a.settled.load()) continue;
     ++per_source[a.source];
     ++waiting;
   }
@@ -192,7 +199,7 @@ Arrival* OneToEvict(std::list<Arrival>& arrivals, const std::string& source) {
   }
   Arrival* oldest = nullptr;
   for (Arrival& a : arrivals) {
-    if (a.state.load() == 0 && !a.evicted && a.source == from &&
+    if (a.state.load() == 0 && !a.settled.load() && a.source == from &&
         (oldest == nullptr || a.since < oldest->since))
       oldest = &a;
   }
@@ -223,7 +230,11 @@ int ListenCapture(const ListenOptions& options, server::TraceWriter& writer) {
   socklen_t bound_length = sizeof(bound);
   getsockname(listen_fd, reinterpret_cast<sockaddr*>(&bound), &bound_length);
   const std::string& output = options.output;
-  for (int number : {SIGINT, SIGTERM, SIGHUP}) std::signal(number, OnSignal);
+  struct sigaction action {};
+  action.sa_sigaction = OnSignal;
+  action.sa_flags = SA_SIGINFO;
+  sigemptyset(&action.sa_mask);
+  for (int number : {SIGINT, SIGTERM, SIGHUP}) sigaction(number, &action, nullptr);
   StartedProgram started;
   if (!options.command.empty()) {
     if (const std::string failed = started.Start(options.command, AddressText(bound)); !failed.empty()) {
@@ -270,6 +281,10 @@ int ListenCapture(const ListenOptions& options, server::TraceWriter& writer) {
     arrival.since = std::chrono::steady_clock::now();
     arrival.handshake = std::thread([&arrival, &writer, &first_stream_taken, &streams_taken, fd] {
       arrival.status = arrival.worker->Adopt(fd, arrival.where);
+      if (arrival.status.ok() && arrival.settled.exchange(true)) {
+        arrival.status =
+            server::Status::Error(arrival.where + " answered after giving way to newer connections");
+      }
       if (arrival.status.ok()) {
         arrival.worker->SetWriter(first_stream_taken.exchange(true) ? &writer.AddStream()
                                                                     : &writer.first_stream());
@@ -312,8 +327,10 @@ int ListenCapture(const ListenOptions& options, server::TraceWriter& writer) {
       }
       const std::string where = AddressText(peer);
       if (Arrival* evict = OneToEvict(arrivals, where.substr(0, where.rfind(':')))) {
-        evict->evicted = true;
-        evict->worker->RequestStop();  // its handshake ends within a tenth of a second
+        if (!evict->settled.exchange(true)) {
+          evict->evicted = true;
+          evict->worker->RequestStop();  // its handshake ends within a tenth of a second
+        }
       }
       take(fd, peer);
       ++active;

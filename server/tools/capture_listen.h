@@ -27,8 +27,9 @@ struct ListenOptions {
 
 // Takes every program that connects, each a worker and a stream of the file, until
 // Ctrl-C (SIGINT, SIGTERM, SIGHUP) or the time limit, or the started program's end: a
-// started program gets SIGTERM and SIGHUP passed on (Ctrl-C reaches it from the
-// terminal), and the capture records until it ends; a second signal ends the capture.
+// signal sent to the capture is passed on to a started program (the terminal's Ctrl-C
+// reaches it directly), and the capture records until it ends; a second signal ends
+// the capture.
 // FILE appears once the first program has answered. Returns the capture's exit code
 // (capture_summary.h); with a started program, the program's own exit code unless the
 // capture failed (nothing connected, the file, a malformed stream, dropped events).

@@ -68,9 +68,11 @@ capture's (docs/architecture.md, "Host clocks").
                GNOMON_START_WAIT_MS are set for it), so nothing of its start is
                lost; the capture ends when the program has, and exits with the
                program's exit code (128+N when signal N ended it) unless the capture
-               failed (2, 3, 5, 6 below; 127: PROGRAM could not be started). SIGTERM
-               and SIGHUP are passed on to it; Ctrl-C reaches it from the terminal,
-               and a second Ctrl-C ends the capture
+               failed (2, 3, 5, 6 below; 127: PROGRAM could not be started). A
+               signal sent to the capture is passed on to it (the terminal's Ctrl-C
+               reaches it directly), and a second one ends the capture. Its
+               GNOMON_OUTPUT and GNOMON_ON_DEMAND are set aside: every event comes
+               here
   --pid PID    the program with this process id, found among those --list shows
                (waiting for it to announce itself as long as -w says)
   --list       list the programs that can be connected to: those running on this

@@ -456,7 +456,8 @@ TEST_CASE("a --listen capture keeps only counters for a program that ended, not 
   const uint64_t before = ResidentBytes(capture->pid());
   run(600);
   const uint64_t after = ResidentBytes(capture->pid());
-  CHECK_MESSAGE(after < before + 600 * 2048, "grew by ", (after - before) / 600, " bytes a program");
+  MESSAGE("grew by ", (int64_t(after) - int64_t(before)) / 600, " bytes a program");
+  if (gnomon::test::kResidentMemoryIsMeasurable) CHECK(after < before + 600 * 2048);
   capture->Signal(SIGINT);
   CHECK(capture->Wait() == 0);
   gnomon::server::TraceSet set;

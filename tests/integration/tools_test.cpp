@@ -399,9 +399,15 @@ TEST_CASE(
   CHECK(model.diagnostics.ended_cleanly);
   // The program's own exit code; a program that cannot start, or never connects, the
   // capture's, with the file untouched.
-  CHECK(RunCommand(capture + dir.File("exit.gnomon") + " -- " + GNOMON_TEST_PROGRAM + " exit 42", &output) ==
-        42);
+  // A GNOMON_OUTPUT or GNOMON_ON_DEMAND of the caller's does not keep its events away.
+  CHECK(RunCommand("GNOMON_OUTPUT=" + dir.File("own.gnomon") + " GNOMON_ON_DEMAND=1 " + capture +
+                       dir.File("exit.gnomon") + " -- " + GNOMON_TEST_PROGRAM + " exit 42",
+                   &output) == 42);
   CHECK(std::filesystem::exists(dir.File("exit.gnomon")));
+  CHECK_FALSE(std::filesystem::exists(dir.File("own.gnomon")));
+  gnomon::server::TraceModel exited;
+  REQUIRE(gnomon::server::LoadTrace(dir.File("exit.gnomon"), exited).ok());
+  CHECK(exited.zone_count == 1);
   CHECK(RunCommand(capture + dir.File("none.gnomon") + " -- " + dir.File("no-such-program"), &output) == 127);
   CHECK(output.find("cannot start " + dir.File("no-such-program") + ": No such file or directory") !=
         std::string::npos);

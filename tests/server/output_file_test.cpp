@@ -3,10 +3,13 @@
 #include "gnomon/server/output_file.h"
 
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 
@@ -34,17 +37,30 @@ bool Exists(const std::string& path) {
 TEST_CASE("a writer's temporary file left by a killed process is removed by the next writer of the path") {
   ScratchDir dir;
   const std::string path = dir.File("run.gnomon");
-  const std::string stale = path + ".partial-" + std::to_string(EndedPid()) + "-0abc12";
-  const std::string live = path + ".partial-" + std::to_string(getppid()) + "-0abc13";  // its writer runs
-  const std::string other = dir.File("other.gnomon.partial-" + std::to_string(EndedPid()) + "-0abc14");
+  char host[256] = {};
+  REQUIRE(gethostname(host, sizeof(host) - 1) == 0);
+  const std::string here = std::string("-") + host;
+  const std::string stale = path + ".partial-" + std::to_string(EndedPid()) + "-0abc12" + here;
+  const std::string live =
+      path + ".partial-" + std::to_string(getppid()) + "-0abc13" + here;  // its writer runs
+  const std::string other = dir.File("other.gnomon.partial-" + std::to_string(EndedPid()) + "-0abc14" + here);
+  const std::string elsewhere = path + ".partial-" + std::to_string(EndedPid()) + "-0abc15-another-machine";
+  const std::string fresh = path + ".partial-" + std::to_string(EndedPid()) + "-0abc16" + here;
   const std::string not_ours = path + ".partial-notapid";
-  for (const std::string& name : {stale, live, other, not_ours}) std::ofstream(name) << "half a trace";
+  for (const std::string& name : {stale, live, other, elsewhere, fresh, not_ours}) {
+    std::ofstream(name) << "half a trace";
+    if (name == fresh) continue;
+    const timespec hour_ago[2] = {{time(nullptr) - 3600, 0}, {time(nullptr) - 3600, 0}};
+    REQUIRE(utimensat(AT_FDCWD, name.c_str(), hour_ago, 0) == 0);
+  }
   auto out = OutputFile::Create(path);
   REQUIRE_MESSAGE(out.ok(), out.status().message());
   CHECK_FALSE(Exists(stale));
-  CHECK(Exists(live));      // its process lives: it may still be writing
-  CHECK(Exists(other));     // another path's: not this writer's to judge
-  CHECK(Exists(not_ours));  // not a name this writer makes
+  CHECK(Exists(live));       // its process lives: it may still be writing
+  CHECK(Exists(other));      // another path's: not this writer's to judge
+  CHECK(Exists(elsewhere));  // another machine's pid means nothing here
+  CHECK(Exists(fresh));      // written to within the minute
+  CHECK(Exists(not_ours));   // not a name this writer makes
   CHECK(Exists(out.value()->current_path()));
   REQUIRE(out.value()->Publish(Overwrite::kNo).ok());
   CHECK(Exists(path));

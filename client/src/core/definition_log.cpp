@@ -29,12 +29,17 @@ void DefinitionLog::ForgetThread(uint32_t thread_id) {
 }
 
 void DefinitionLog::AddClockSample(uint64_t clock, const uint8_t* bytes, size_t size) {
-  std::deque<std::string>& samples = clocks_[clock];
-  samples.emplace_back(reinterpret_cast<const char*>(bytes), size);
+  ClockSamples& samples = clocks_[clock];
+  std::string sample(reinterpret_cast<const char*>(bytes), size);
   kept_bytes_ += size;
-  if (samples.size() > kMaxClockSamples) {
-    kept_bytes_ -= samples.front().size();
-    samples.pop_front();
+  if (samples.first.size() < kFirstClockSamples) {
+    samples.first.push_back(std::move(sample));
+  } else {
+    samples.newest.push_back(std::move(sample));
+    if (samples.newest.size() > kMaxClockSamples - kFirstClockSamples) {
+      kept_bytes_ -= samples.newest.front().size();
+      samples.newest.pop_front();
+    }
   }
   Hold(bytes, size);
 }
@@ -44,7 +49,8 @@ void DefinitionLog::AppendKept(std::vector<uint8_t>& out) const {
   out.insert(out.end(), definitions_.begin(), definitions_.end());
   for (const auto& [key, bytes] : names_) out.insert(out.end(), bytes.begin(), bytes.end());
   for (const auto& [clock, samples] : clocks_) {
-    for (const std::string& sample : samples) out.insert(out.end(), sample.begin(), sample.end());
+    for (const std::string& sample : samples.first) out.insert(out.end(), sample.begin(), sample.end());
+    for (const std::string& sample : samples.newest) out.insert(out.end(), sample.begin(), sample.end());
   }
 }
 

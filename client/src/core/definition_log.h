@@ -10,7 +10,9 @@
 //  - a thread's name, or a GPU context's, is kept once, its latest (renaming it to its
 //    name adds nothing); a thread's is forgotten once it has exited and its events are
 //    gone;
-//  - each clock (the CPU's, each GPU context's) keeps its newest kMaxClockSamples samples.
+//  - each clock (the CPU's, each GPU context's) keeps its first kFirstClockSamples
+//    samples and its newest, kMaxClockSamples in all: a late server maps events older
+//    than the newest between the first and them, never by extrapolation.
 // While a server is connected, each addition is also held for it until TakeNew().
 //
 // Not thread-safe: the registry calls it under its lock.
@@ -28,6 +30,7 @@ namespace gnomon::client {
 class DefinitionLog {
  public:
   static constexpr size_t kMaxClockSamples = 4096;  // per clock: over an hour of the CPU's
+  static constexpr size_t kFirstClockSamples = 16;
 
   // A definition, kept for good.
   void AddDefinition(const uint8_t* bytes, size_t size);
@@ -62,7 +65,11 @@ class DefinitionLog {
   static uint64_t Key(Named what, uint32_t id) { return uint64_t(what) << 32 | id; }
 
   std::map<uint64_t, std::vector<uint8_t>> names_;  // by Key()
-  std::map<uint64_t, std::deque<std::string>> clocks_;
+  struct ClockSamples {
+    std::vector<std::string> first;  // the first kFirstClockSamples
+    std::deque<std::string> newest;  // then the newest, kMaxClockSamples in all
+  };
+  std::map<uint64_t, ClockSamples> clocks_;
   size_t kept_bytes_ = 0;
   bool holding_ = false;
   std::vector<uint8_t> new_;

@@ -1,5 +1,7 @@
 #include "profiler.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <csignal>
@@ -122,7 +124,13 @@ Config& PendingConfig() {
     config.keep_start_ms = keep_start_s * 1000;
     ReadEnvSetting("GNOMON_ANNOUNCE", config.announce, ParseAnnounceMode);
     ReadEnvSetting("GNOMON_ON_DEMAND", config.on_demand, ParseSwitch);
-    if (const char* output = std::getenv("GNOMON_OUTPUT"); output && *output) config.output_path = output;
+    if (const char* output = std::getenv("GNOMON_OUTPUT"); output && *output) {
+      // "%p" is the program's pid: one file per process, for many started with one name.
+      config.output_path = output;
+      for (size_t at = config.output_path.find("%p"); at != std::string::npos;
+           at = config.output_path.find("%p", at))
+        config.output_path.replace(at, 2, std::to_string(getpid()));
+    }
     ReadEnvSetting("GNOMON_SAVE_SIGNAL", config.save_signal, ParseSaveSignal);
     ReadEnvSetting("GNOMON_CALLSTACK_DEPTH", config.callstack_depth, Unsigned(0, detail::kMaxCallstackDepth));
     ReadEnvSetting("GNOMON_SAMPLING_HZ", config.sampling_hz, Unsigned(0, 100000));

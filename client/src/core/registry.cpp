@@ -77,15 +77,19 @@ Registry::Registry(const Config& config) : config_(config), pool_(0) {
 
 uint64_t Registry::BufferLimit(bool connected) const {
   const bool in_start = in_start_.load(std::memory_order_acquire);
+  // What the start may hold: a program that nobody captures keeps it, so less than the
+  // ceiling a capture that falls behind may use (a host of many programs holds many).
+  const uint64_t start_bytes =
+      std::max(config_.buffer_budget_bytes, std::min(config_.buffer_ceiling_bytes, kMaxStartBytes));
   switch (config_.buffer_policy) {
     case BufferPolicy::kGrow:
       return UINT64_MAX;
     case BufferPolicy::kAuto:
-      return connected || in_start ? config_.buffer_ceiling_bytes : config_.buffer_budget_bytes;
+      return connected ? config_.buffer_ceiling_bytes : in_start ? start_bytes : config_.buffer_budget_bytes;
     case BufferPolicy::kRing:
       return connected ? config_.buffer_ceiling_bytes : config_.buffer_budget_bytes;
     case BufferPolicy::kWait:
-      return !connected && in_start ? config_.buffer_ceiling_bytes : config_.buffer_budget_bytes;
+      return !connected && in_start ? start_bytes : config_.buffer_budget_bytes;
     case BufferPolicy::kDrop:
       break;
   }
@@ -245,10 +249,11 @@ uint32_t Registry::RegisterLock(const char* name) {
       free != free_locks_.end() && !free->second.empty()) {
     const uint32_t id = free->second.back();
     free->second.pop_back();
+    lock_names_[id].is_free = false;
     return id;
   }
   const uint32_t id = next_string_id_++;
-  lock_names_.emplace(id, text);
+  lock_names_.emplace(id, LockName{std::string(text), false});
   std::vector<uint8_t> bytes;
   protocol::AppendMessage(
       bytes, protocol::StringDef{.id = id, .kind = static_cast<uint8_t>(protocol::StringKind::kLockName)},
@@ -259,8 +264,10 @@ uint32_t Registry::RegisterLock(const char* name) {
 
 void Registry::ReleaseLock(uint32_t id) {
   RegistryLock lock(mutex_);
-  if (const auto named = lock_names_.find(id); named != lock_names_.end())
-    free_locks_[named->second].push_back(id);
+  const auto named = lock_names_.find(id);
+  if (named == lock_names_.end() || named->second.is_free) return;  // not a lock, or destroyed twice
+  named->second.is_free = true;
+  free_locks_[named->second.name].push_back(id);
 }
 
 void Registry::SetThreadName(ThreadState* thread, const char* name) {

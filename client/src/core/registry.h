@@ -69,6 +69,9 @@ enum class BufferPolicy : uint8_t {
 };
 const char* BufferPolicyName(BufferPolicy policy);
 
+// The most the start of a run (Config::keep_start_ms) may hold, within the ceiling.
+inline constexpr uint64_t kMaxStartBytes = 1ull << 30;
+
 struct Config {
   std::string address = "127.0.0.1";
   uint16_t port = protocol::kDefaultPort;
@@ -81,7 +84,7 @@ struct Config {
   // kAuto and kWait: for this long after start-up, while no server has come yet, the
   // buffer may grow to the ceiling, so that a capture started a moment after the
   // program gets the start of its run.
-  uint32_t keep_start_ms = 10000;
+  uint32_t keep_start_ms = 10000;                // and at most kMaxStartBytes
   std::string port_file;                         // when set, the bound port is written there
   std::string collector_host;                    // GNOMON_COLLECTOR: a capture to connect out to
   uint16_t collector_port = 0;                   // (gnomon-capture --listen), retried while unreachable
@@ -204,8 +207,12 @@ class Registry {
   uint32_t next_thread_id_ = 1;
   uint32_t next_source_location_id_ = 1;
   uint32_t next_string_id_ = 1;
-  std::unordered_map<std::string, uint32_t> strings_;                  // kind byte + name -> id
-  std::unordered_map<uint32_t, std::string> lock_names_;               // every lock id -> its name
+  std::unordered_map<std::string, uint32_t> strings_;  // kind byte + name -> id
+  struct LockName {
+    std::string name;
+    bool is_free = false;  // its lock was destroyed: the next of its name takes the id
+  };
+  std::unordered_map<uint32_t, LockName> lock_names_;                  // every lock id ever made
   std::unordered_map<std::string, std::vector<uint32_t>> free_locks_;  // name -> ids of locks gone
   CalibrationPair first_pair_;
   CalibrationPair latest_pair_;

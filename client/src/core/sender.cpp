@@ -113,7 +113,7 @@ std::string OwnPathVariant(const std::string& path, int attempt) {
   if (attempt > 1) tag += "-" + std::to_string(attempt);
   return path.substr(0, dot) + tag + path.substr(dot);
 }
-constexpr int kOwnPathVariants = 16;
+constexpr int kOwnPathVariants = 1000;  // a container's pid is the same each run: counts go on
 
 // Whether a regular file (another run's trace, or anything else) is at `path`.
 bool IsTaken(const std::string& path) {

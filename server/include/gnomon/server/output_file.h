@@ -16,8 +16,8 @@
 // and only when asked; a symbolic link at the destination is refused rather than
 // followed or replaced, and so is anything else (a device, a FIFO, a folder, a regular
 // file that holds something else). Create() first removes the temporary files of
-// earlier writers of the same path that were killed mid-write (this user's, whose
-// process is gone).
+// earlier writers of the same path that were killed mid-write (this user's, made on this
+// machine by a process that is gone, untouched for a minute).
 #pragma once
 
 #include <cstdint>
