@@ -22,7 +22,7 @@
 #include "gnomon/server/memory_statistics.h"
 #include "gnomon/server/process_timeline.h"
 #include "gnomon/server/report.h"
-#include "gnomon/server/trace_file.h"
+#include "gnomon/tracefile/format.h"
 #include "perfetto_trace.pb.h"
 
 namespace gnomon::server {
@@ -44,10 +44,10 @@ uint64_t CounterTrackUuid(size_t number) { return uint64_t(number) << 3 | 5; }  
 constexpr uint32_t kFirstSequence = 1;
 // A trace of several programs: the uuids and flows of the program at index p carry p
 // here (0 for the first, so that one program's file is as it always was): 16 bits, as
-// many programs as a file holds (kMaxTraceStreams). A flow's context ordinal then has 8
+// many programs as a file holds (tracefile::kMaxTraceStreams). A flow's context ordinal then has 8
 // bits: past a program's 255th GPU context, flows of two programs may share ids.
 constexpr int kProcessShift = 48;
-static_assert(kMaxTraceStreams <= (size_t{1} << (64 - kProcessShift)));
+static_assert(tracefile::kMaxTraceStreams <= (size_t{1} << (64 - kProcessShift)));
 
 // Without a pid (a stream that never sent its program's), one no Linux process has; the
 // same above pid_max for threads whose OS id is missing or repeated.

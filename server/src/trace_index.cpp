@@ -29,13 +29,13 @@ uint64_t FindNextHeader(const TraceSource& source, uint64_t from, uint64_t file_
   return file_bytes;
 }
 
-// The skippable frame a writer may put after a block's frame (kWriterMaxExpansion):
+// The skippable frame a writer may put after a block's frame (tracefile::kWriterMaxExpansion):
 // exactly the rest of the block.
 bool IsPadding(const uint8_t* p, size_t size) {
-  if (size < kSkippableFrameHeader) return false;
+  if (size < tracefile::kSkippableFrameHeader) return false;
   const uint32_t magic = protocol::LoadLe<uint32_t>(p);
-  return (magic & 0xFFFFFFF0u) == kSkippableFrameMagic &&
-         protocol::LoadLe<uint32_t>(p + 4) == size - kSkippableFrameHeader;
+  return (magic & 0xFFFFFFF0u) == tracefile::kSkippableFrameMagic &&
+         protocol::LoadLe<uint32_t>(p + 4) == size - tracefile::kSkippableFrameHeader;
 }
 
 }  // namespace
@@ -100,40 +100,40 @@ std::string FrameDecompressor::Decompress(const uint8_t* src, size_t size, size_
 // Reads and checks the header at `offset`, laid out as files of `format` lay it.
 HeaderKind ReadHeader(const TraceSource& source, uint64_t offset, uint64_t file_bytes, uint16_t format,
                       IndexedBlock& out) {
-  const size_t size = format >= 5   ? sizeof(BlockHeader)
-                      : format == 4 ? sizeof(BlockHeaderV4)
-                                    : sizeof(BlockHeaderV1);
+  const size_t size = format >= 5   ? sizeof(tracefile::BlockHeader)
+                      : format == 4 ? sizeof(tracefile::BlockHeaderV4)
+                                    : sizeof(tracefile::BlockHeaderV1);
   if (file_bytes - offset < size) return HeaderKind::kCut;
   uint32_t magic = 0;
   if (format >= 5) {
-    BlockHeader h{};
+    tracefile::BlockHeader h{};
     if (!source.ReadAt(&h, size, offset)) return HeaderKind::kCut;
-    if (h.header_check != BlockHeaderCheck(h)) return HeaderKind::kInvalid;
+    if (h.header_check != tracefile::BlockHeaderCheck(h)) return HeaderKind::kInvalid;
     magic = h.magic;
     out = {offset, uint32_t(size), h.sequence, h.stream, h.stream_sequence, h.raw_bytes, h.compressed_bytes};
   } else if (format == 4) {
-    BlockHeaderV4 h{};
+    tracefile::BlockHeaderV4 h{};
     if (!source.ReadAt(&h, size, offset)) return HeaderKind::kCut;
-    if (h.header_check != BlockHeaderCheck(h)) return HeaderKind::kInvalid;
+    if (h.header_check != tracefile::BlockHeaderCheck(h)) return HeaderKind::kInvalid;
     magic = h.magic;
     out = {offset, uint32_t(size), h.sequence, 0, h.sequence, h.raw_bytes, h.compressed_bytes};
   } else {
-    BlockHeaderV1 h{};
+    tracefile::BlockHeaderV1 h{};
     if (!source.ReadAt(&h, size, offset)) return HeaderKind::kCut;
-    if (h.header_check != BlockHeaderCheck(h)) return HeaderKind::kInvalid;
+    if (h.header_check != tracefile::BlockHeaderCheck(h)) return HeaderKind::kInvalid;
     magic = h.magic;
     out = {offset, uint32_t(size), 0, 0, 0, h.raw_bytes, h.compressed_bytes};
   }
-  if (magic == kEndMagic)
+  if (magic == tracefile::kEndMagic)
     return out.raw_bytes == 0 && out.compressed_bytes == 0 ? HeaderKind::kEnd : HeaderKind::kInvalid;
-  return magic == kBlockMagic ? HeaderKind::kBlock : HeaderKind::kInvalid;
+  return magic == tracefile::kBlockMagic ? HeaderKind::kBlock : HeaderKind::kInvalid;
 }
 
 std::string At(uint64_t offset) { return "at byte " + std::to_string(offset); }
 
 // Every block header of the file, in the order to load the blocks, and what was wrong.
 std::vector<IndexedBlock> IndexBlocks(const TraceSource& source, uint64_t file_bytes,
-                                      const FileHeader& header, uint32_t max_expansion,
+                                      const tracefile::FileHeader& header, uint32_t max_expansion,
                                       FileAnomalies& anomalies, Notes& notes) {
   const bool numbered = header.format_version >= 4;
   std::vector<IndexedBlock> blocks;       // in file order
@@ -156,7 +156,7 @@ std::vector<IndexedBlock> IndexBlocks(const TraceSource& source, uint64_t file_b
     if (kind == HeaderKind::kBlock) {
       if (!numbered) block.sequence = block.stream_sequence = position;
       ++position;
-      if (block.raw_bytes > kMaxBlockRawBytes || block.compressed_bytes == 0 ||
+      if (block.raw_bytes > tracefile::kMaxBlockRawBytes || block.compressed_bytes == 0 ||
           uint64_t(block.raw_bytes) > uint64_t(max_expansion) * block.compressed_bytes) {
         block.rejected = true;
         ++anomalies.rejected_blocks;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "gnomon/server/trace_file.h"
+#include "gnomon/server/trace_loader.h"
 
 namespace gnomon::server {
 
@@ -67,7 +67,7 @@ std::string At(uint64_t offset);
 // sequence, repeats dropped), and what was wrong, counted in `anomalies` and said in
 // `notes`. A block whose sizes are absurd is kept, marked rejected.
 std::vector<IndexedBlock> IndexBlocks(const TraceSource& source, uint64_t file_bytes,
-                                      const FileHeader& header, uint32_t max_expansion,
+                                      const tracefile::FileHeader& header, uint32_t max_expansion,
                                       FileAnomalies& anomalies, Notes& notes);
 
 // Turns a block's zstd frame back into its bytes, as the loader reads every block, and as

@@ -8,6 +8,8 @@
 // of its stream (format 5: one per program); a stream not asked for is never read. The loader never trusts a
 // size it has not seen backed by bytes: a block's data must lie inside the file, it may expand at most
 // max_expansion times, and its buffer grows only as fast as zstd really produces.
+#include "gnomon/server/trace_loader.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -25,11 +27,10 @@
 #include <thread>
 #include <utility>
 
-#include "block_codec.h"
 #include "gnomon/protocol/byte_io.h"
 #include "gnomon/protocol/check.h"
 #include "gnomon/protocol/messages.h"
-#include "gnomon/server/trace_file.h"
+#include "gnomon/tracefile/block_codec.h"
 #include "stream_decoder.h"
 #include "trace_builder.h"
 #include "trace_index.h"
@@ -118,7 +119,7 @@ DecodeResult DecodeCompactBlock(uint8_t* block, size_t size, uint16_t format, Tr
                                 uint64_t& stream_bytes) {
   DecodeResult result;
   uint64_t zone_begins = 0, zone_ends = 0, others = 0;
-  const CompactWalk walk = WalkCompactBlock(
+  const tracefile::CompactWalk walk = tracefile::WalkCompactBlock(
       block, size, format,
       [&](uint32_t location, uint64_t tick) {
         builder.BeginZone(location, tick);
@@ -150,8 +151,9 @@ DecodeResult DecodeCompactBlock(uint8_t* block, size_t size, uint16_t format, Tr
 
 // The reader thread: each indexed block in load order, decompressed and with its tick
 // deltas undone (format 2), then one last ReadyBlock.
-void ReadBlocks(const TraceSource& source, const FileHeader& header, const std::vector<IndexedBlock>& blocks,
-                const LoadOptions& options, BlockPipeline& pipeline) {
+void ReadBlocks(const TraceSource& source, const tracefile::FileHeader& header,
+                const std::vector<IndexedBlock>& blocks, const LoadOptions& options,
+                BlockPipeline& pipeline) {
   FrameDecompressor decompressor;
   std::vector<uint8_t> compressed;
   for (const IndexedBlock& block : blocks) {
@@ -180,7 +182,7 @@ void ReadBlocks(const TraceSource& source, const FileHeader& header, const std::
     if (ready.failure.empty()) {
       ready.size = block.raw_bytes;
       ready.format = header.format_version;
-      if (header.format_version == 2) DecodeTickDeltas(ready.raw.data(), ready.size);
+      if (header.format_version == 2) tracefile::DecodeTickDeltas(ready.raw.data(), ready.size);
     }
     if (!pipeline.Push(std::move(ready))) return;
   }
@@ -224,17 +226,17 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
   const std::string& name = source.name();
   const uint64_t file_bytes = source.size();
   if (options.bytes_total != nullptr) *options.bytes_total = file_bytes;
-  FileHeader header{};
+  tracefile::FileHeader header{};
   if (!source.ReadAt(&header, sizeof(header), 0) ||
-      std::memcmp(header.magic, kTraceMagic, sizeof(kTraceMagic)) != 0) {
+      std::memcmp(header.magic, tracefile::kTraceMagic, sizeof(tracefile::kTraceMagic)) != 0) {
     return Status::Error(name + " is not a Gnomon trace (no GNOMONTF header)");
   }
-  if (header.format_version > kTraceFormatVersion) {
+  if (header.format_version > tracefile::kTraceFormatVersion) {
     return Status::Error(name + " uses trace format " + std::to_string(header.format_version) +
-                         "; this build reads up to " + std::to_string(kTraceFormatVersion) +
+                         "; this build reads up to " + std::to_string(tracefile::kTraceFormatVersion) +
                          ": open it with a newer Gnomon");
   }
-  if (header.format_version == 0 || header.header_bytes < sizeof(FileHeader) ||
+  if (header.format_version == 0 || header.header_bytes < sizeof(tracefile::FileHeader) ||
       header.header_bytes > file_bytes) {
     return Status::Error(name + " has a damaged header (format " + std::to_string(header.format_version) +
                          ", header size " + std::to_string(header.header_bytes) + ")");
@@ -259,10 +261,11 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
   if (streams.empty()) streams.try_emplace(0);  // a file without blocks is an empty stream 0
   std::vector<uint32_t> ids;
   for (const auto& [id, state] : streams) ids.push_back(id);
-  if (ids.size() > kMaxTraceStreams) {  // each costs a model: a crafted file of tiny blocks is bounded
+  if (ids.size() >
+      tracefile::kMaxTraceStreams) {  // each costs a model: a crafted file of tiny blocks is bounded
     notes.Add("it holds " + std::to_string(ids.size()) + " streams; the first " +
-              std::to_string(kMaxTraceStreams) + " are loaded");
-    ids.resize(kMaxTraceStreams);
+              std::to_string(tracefile::kMaxTraceStreams) + " are loaded");
+    ids.resize(tracefile::kMaxTraceStreams);
   }
   report.programs = uint32_t(ids.size());
   const std::vector<StreamTarget> targets = choose(ids, notes);
@@ -281,7 +284,7 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
       f();
     }
   };
-  const bool merged = (header.flags & kMergedTrace) != 0;
+  const bool merged = (header.flags & tracefile::kMergedTrace) != 0;
   if (merged) {
     for (auto& [id, state] : streams) {
       StreamTarget& target = state.target;

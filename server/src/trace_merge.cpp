@@ -25,7 +25,7 @@ bool SameFile(const std::string& a, const std::string& b) {
 // The inputs' blocks, copied to `out` with their new sequence and stream numbers.
 class InputCopier {
  public:
-  InputCopier(MergeSummary& summary, OutputFile& out, std::ostream& log)
+  InputCopier(MergeSummary& summary, tracefile::OutputFile& out, std::ostream& log)
       : summary_(summary), out_(out), log_(log) {}
 
   // Copies the sound blocks of `path`, in the order a reader loads them (the loader's
@@ -36,31 +36,32 @@ class InputCopier {
     Result<TraceSource> opened = TraceSource::OpenFile(path);  // refuses FIFOs, devices, folders
     if (!opened.ok()) return opened.status();
     const TraceSource& source = opened.value();
-    FileHeader header{};
+    tracefile::FileHeader header{};
     if (!source.ReadAt(&header, sizeof(header), 0) ||
-        std::memcmp(header.magic, kTraceMagic, sizeof(kTraceMagic)) != 0) {
+        std::memcmp(header.magic, tracefile::kTraceMagic, sizeof(tracefile::kTraceMagic)) != 0) {
       return Status::Error(path + " is not a Gnomon trace (no GNOMONTF header)");
     }
     // Format 5 on: every capture records a common reference clock. A block a capture
     // wrote in format 5 or 6 reads the same in format 7 (it never starts with a later
     // format's mark), so the merged file says 7 whatever its inputs.
-    if (header.format_version < kFirstMergeableFormat || header.format_version > kTraceFormatVersion) {
+    if (header.format_version < kFirstMergeableFormat ||
+        header.format_version > tracefile::kTraceFormatVersion) {
       return Status::Error(path + " is trace format " + std::to_string(header.format_version) +
                            "; gnomon-merge takes formats " + std::to_string(kFirstMergeableFormat) + " to " +
-                           std::to_string(kTraceFormatVersion) +
-                           (header.format_version > kTraceFormatVersion
+                           std::to_string(tracefile::kTraceFormatVersion) +
+                           (header.format_version > tracefile::kTraceFormatVersion
                                 ? " (written by a newer Gnomon: merge it with that one)"
                                 : " (older captures recorded no common reference clock, so their programs "
                                   "cannot be placed against the others)"));
     }
-    if (header.header_bytes < sizeof(FileHeader) || header.header_bytes > source.size()) {
+    if (header.header_bytes < sizeof(tracefile::FileHeader) || header.header_bytes > source.size()) {
       return Status::Error(path + " has a damaged header (header size " +
                            std::to_string(header.header_bytes) + ")");
     }
     FileAnomalies anomalies;
     Notes notes;
     std::vector<IndexedBlock> blocks =
-        IndexBlocks(source, source.size(), header, kDefaultMaxExpansion, anomalies, notes);
+        IndexBlocks(source, source.size(), header, tracefile::kDefaultMaxExpansion, anomalies, notes);
     std::erase_if(blocks, [](const IndexedBlock& block) { return block.rejected; });
     // A block whose frame does not decompress to what its header says (a flipped byte:
     // zstd's checksum) is left out, as the loader skips it; a stream left without a
@@ -73,10 +74,11 @@ class InputCopier {
     // Its streams, in order, numbered after the previous inputs' without holes.
     std::map<uint32_t, uint32_t> streams;
     for (const IndexedBlock& block : blocks) streams.emplace(block.stream, 0);
-    if (summary_.streams + streams.size() > kMaxTraceStreams) {
-      return Status::Error("the merged file would hold more than " + std::to_string(kMaxTraceStreams) +
-                           " programs (" + path + " brings " + std::to_string(streams.size()) + " after " +
-                           std::to_string(summary_.streams) + "); merge fewer files at once");
+    if (summary_.streams + streams.size() > tracefile::kMaxTraceStreams) {
+      return Status::Error("the merged file would hold more than " +
+                           std::to_string(tracefile::kMaxTraceStreams) + " programs (" + path + " brings " +
+                           std::to_string(streams.size()) + " after " + std::to_string(summary_.streams) +
+                           "); merge fewer files at once");
     }
     if (summary_.blocks + blocks.size() >= UINT32_MAX) {
       return Status::Error("the merged file would hold more than 2^32 blocks");
@@ -84,17 +86,17 @@ class InputCopier {
     uint32_t next = uint32_t(summary_.streams);
     for (auto& [stream, renumbered] : streams) renumbered = next++;
     if (summary_.files == 0) {
-      FileHeader first = header;
-      first.format_version = kTraceFormatVersion;
-      first.header_bytes = sizeof(FileHeader);
-      first.flags |= kMergedTrace;
+      tracefile::FileHeader first = header;
+      first.format_version = tracefile::kTraceFormatVersion;
+      first.header_bytes = sizeof(tracefile::FileHeader);
+      first.flags |= tracefile::kMergedTrace;
       if (Status s = Write(&first, sizeof(first)); !s.ok()) return s;
     }
     for (const IndexedBlock& block : blocks) {
       if (Status s = ReadBlock(source, block); !s.ok()) return s;
-      const BlockHeader moved =
-          MakeBlockHeader(kBlockMagic, uint32_t(summary_.blocks), block.raw_bytes, block.compressed_bytes,
-                          streams.at(block.stream), block.stream_sequence);
+      const tracefile::BlockHeader moved =
+          tracefile::MakeBlockHeader(tracefile::kBlockMagic, uint32_t(summary_.blocks), block.raw_bytes,
+                                     block.compressed_bytes, streams.at(block.stream), block.stream_sequence);
       if (Status s = Write(&moved, sizeof(moved)); !s.ok()) return s;
       if (Status s = Write(data_.data(), data_.size()); !s.ok()) return s;
       ++summary_.blocks;
@@ -142,7 +144,7 @@ class InputCopier {
 
  private:
   MergeSummary& summary_;
-  OutputFile& out_;
+  tracefile::OutputFile& out_;
   std::ostream& log_;
   std::vector<uint8_t> data_;
   FrameDecompressor decompressor_;
@@ -152,7 +154,7 @@ class InputCopier {
 }  // namespace
 
 Result<MergeSummary> MergeTraces(const std::vector<std::string>& inputs, const std::string& output,
-                                 Overwrite overwrite, std::ostream& log) {
+                                 tracefile::Overwrite overwrite, std::ostream& log) {
   if (inputs.empty()) return Status::Error("nothing to merge: name the trace files");
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (SameFile(inputs[i], output))
@@ -164,15 +166,16 @@ Result<MergeSummary> MergeTraces(const std::vector<std::string>& inputs, const s
       }
     }
   }
-  if (Status s = CheckOutputPath(output, overwrite); !s.ok()) return s;
-  auto out = OutputFile::Create(output);
+  if (Status s = tracefile::CheckOutputPath(output, overwrite); !s.ok()) return s;
+  auto out = tracefile::OutputFile::Create(output);
   if (!out.ok()) return out.status();
   MergeSummary summary;
   InputCopier copier(summary, *out.value(), log);
   for (const std::string& input : inputs) {
     if (Status s = copier.Copy(input); !s.ok()) return s;
   }
-  const BlockHeader end = MakeBlockHeader(kEndMagic, uint32_t(summary.blocks), 0, 0);
+  const tracefile::BlockHeader end =
+      tracefile::MakeBlockHeader(tracefile::kEndMagic, uint32_t(summary.blocks), 0, 0);
   if (Status s = copier.Write(&end, sizeof(end)); !s.ok()) return s;
   if (Status s = out.value()->Close(); !s.ok()) return s;
   if (Status s = out.value()->Publish(overwrite); !s.ok()) return s;

@@ -293,7 +293,7 @@ struct Worker::ModelSink {
 };
 
 uint32_t DefaultLanes(bool build_model) {
-  const unsigned cores = AllowedCores();
+  const unsigned cores = tracefile::AllowedCores();
   if (cores < 16) return 0;
   return build_model ? 8 : 4;
 }
@@ -752,7 +752,7 @@ class TurnTaker {
 }  // namespace
 
 // A lane's receive buffer. The writer reads the bytes a lane gives it where they were
-// received (TraceWriter::Stream::Refer), so nothing it shared moves or is received
+// received (tracefile::TraceWriter::Stream::Refer), so nothing it shared moves or is received
 // over: the lane receives after it, and the bytes left to decode move to a fresh buffer
 // once room runs low.
 class Worker::LaneBuffer {

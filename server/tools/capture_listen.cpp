@@ -208,7 +208,7 @@ Arrival* OneToEvict(std::list<Arrival>& arrivals, const std::string& source) {
 
 }  // namespace
 
-int ListenCapture(const ListenOptions& options, server::TraceWriter& writer) {
+int ListenCapture(const ListenOptions& options, tracefile::TraceWriter& writer) {
   socklen_t length = 0;
   std::string error;
   const auto address = ParseListenAddress(options.listen, length, error);
@@ -318,7 +318,7 @@ int ListenCapture(const ListenOptions& options, server::TraceWriter& writer) {
         break;
       }
       accept_failing = false;
-      if (active >= kMaxPrograms || streams_taken.load() >= server::kMaxTraceStreams) {
+      if (active >= kMaxPrograms || streams_taken.load() >= tracefile::kMaxTraceStreams) {
         std::fprintf(stderr, "gnomon-capture: %s: refused, %s\n", AddressText(peer).c_str(),
                      active >= kMaxPrograms ? "1024 programs are being captured already"
                                             : "the file holds as many programs as a trace can");

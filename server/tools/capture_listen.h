@@ -7,16 +7,16 @@
 #include <string>
 #include <vector>
 
-#include "gnomon/server/output_file.h"
-#include "gnomon/server/trace_file.h"
 #include "gnomon/server/worker.h"
+#include "gnomon/tracefile/output_file.h"
+#include "gnomon/tracefile/trace_writer.h"
 
 namespace gnomon::capture {
 
 struct ListenOptions {
   std::string listen;  // [ADDR:]PORT; "127.0.0.1:0" for a started program
   std::string output;
-  server::Overwrite overwrite = server::Overwrite::kNo;
+  tracefile::Overwrite overwrite = tracefile::Overwrite::kNo;
   server::Worker::Options worker;
   std::chrono::nanoseconds limit{0};  // -s (0: none)
   bool quiet = false;
@@ -33,6 +33,6 @@ struct ListenOptions {
 // FILE appears once the first program has answered. Returns the capture's exit code
 // (capture_summary.h); with a started program, the program's own exit code unless the
 // capture failed (nothing connected, the file, a malformed stream, dropped events).
-int ListenCapture(const ListenOptions& options, server::TraceWriter& writer);
+int ListenCapture(const ListenOptions& options, tracefile::TraceWriter& writer);
 
 }  // namespace gnomon::capture

@@ -31,13 +31,13 @@
 #include "gnomon/protocol/settings.h"
 #include "gnomon/server/discovery.h"
 #include "gnomon/server/text.h"
-#include "gnomon/server/trace_file.h"
 #include "gnomon/server/worker.h"
+#include "gnomon/tracefile/trace_writer.h"
 
 namespace {
 
-using gnomon::server::TraceWriter;
 using gnomon::server::Worker;
+using gnomon::tracefile::TraceWriter;
 using namespace gnomon::capture;  // exit codes, progress and summary
 
 constexpr const char* kUsageFormat =
@@ -175,8 +175,8 @@ int main(int argc, char** argv) {
   std::string output;
   std::chrono::nanoseconds limit{0};
   bool overwrite = false;
-  gnomon::server::TraceWriterOptions writer_options{.short_of_cores_level =
-                                                        gnomon::server::kShortOfCoresLevel};
+  gnomon::tracefile::TraceWriterOptions writer_options{.short_of_cores_level =
+                                                           gnomon::tracefile::kShortOfCoresLevel};
   bool quiet = false;
   bool list = false;
   bool lan = false;
@@ -236,10 +236,10 @@ int main(int argc, char** argv) {
       }
     } else if (arg == "-l") {
       const char* text = value();
-      const auto level = gnomon::server::ParseCompressionLevel(text);
+      const auto level = gnomon::tracefile::ParseCompressionLevel(text);
       if (!level) {
         std::fprintf(stderr, "gnomon-capture: -l wants a zstd level from %d to %d, not '%s'\n",
-                     gnomon::server::kMinCompressionLevel, gnomon::server::kMaxCompressionLevel, text);
+                     gnomon::tracefile::kMinCompressionLevel, gnomon::tracefile::kMaxCompressionLevel, text);
         return kExitUsage;
       }
       writer_options.compression_level = *level;
@@ -367,8 +367,9 @@ int main(int argc, char** argv) {
 
   // Nothing at the output path is touched until a program has answered: the trace is
   // written beside it and moved into place then.
-  const auto overwrite_policy = overwrite ? gnomon::server::Overwrite::kYes : gnomon::server::Overwrite::kNo;
-  if (gnomon::server::Status s = gnomon::server::CheckOutputPath(output, overwrite_policy); !s.ok()) {
+  const auto overwrite_policy =
+      overwrite ? gnomon::tracefile::Overwrite::kYes : gnomon::tracefile::Overwrite::kNo;
+  if (gnomon::server::Status s = gnomon::tracefile::CheckOutputPath(output, overwrite_policy); !s.ok()) {
     std::fprintf(stderr, "gnomon-capture: %s\n", s.message().c_str());
     return kExitFile;
   }

@@ -69,8 +69,8 @@ ProgramResult ProgramResult::Of(const Worker& worker, std::string where, server:
   return result;
 }
 
-void PrintProgress(const Totals& totals, size_t receiving, size_t programs, const server::TraceWriter& writer,
-                   double elapsed_s, bool tty, bool final) {
+void PrintProgress(const Totals& totals, size_t receiving, size_t programs,
+                   const tracefile::TraceWriter& writer, double elapsed_s, bool tty, bool final) {
   static uint64_t last_messages = 0;
   static double last_elapsed = 0;
   const uint64_t messages = totals.messages;
@@ -100,7 +100,7 @@ void PrintProgress(const Totals& totals, size_t receiving, size_t programs, cons
   std::fflush(stderr);
 }
 
-int EndCapture(const std::vector<ProgramResult>& programs, server::TraceWriter& writer,
+int EndCapture(const std::vector<ProgramResult>& programs, tracefile::TraceWriter& writer,
                const std::string& output, std::chrono::steady_clock::time_point start, bool quiet, bool tty) {
   Totals totals;
   size_t answered = 0;
@@ -128,7 +128,7 @@ int EndCapture(const std::vector<ProgramResult>& programs, server::TraceWriter& 
                  "gnomon-capture: %llu of the %llu blocks were compressed at zstd level %d: the cores were "
                  "short (-l sets one level)\n",
                  static_cast<unsigned long long>(cheaper),
-                 static_cast<unsigned long long>(writer.blocks_compressed()), server::kShortOfCoresLevel);
+                 static_cast<unsigned long long>(writer.blocks_compressed()), tracefile::kShortOfCoresLevel);
   }
   for (const ProgramResult& program : programs) {
     if (program.lanes == 0) continue;

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "gnomon/server/status.h"
-#include "gnomon/server/trace_file.h"
 #include "gnomon/server/worker.h"
+#include "gnomon/tracefile/trace_writer.h"
 
 namespace gnomon::capture {
 
@@ -49,13 +49,13 @@ struct ProgramResult {
 
 // The progress line: on a terminal redrawn in place (fitted to its width), else a line
 // every few seconds; `final` ends it.
-void PrintProgress(const Totals& totals, size_t receiving, size_t programs, const server::TraceWriter& writer,
-                   double elapsed_s, bool tty, bool final);
+void PrintProgress(const Totals& totals, size_t receiving, size_t programs,
+                   const tracefile::TraceWriter& writer, double elapsed_s, bool tty, bool final);
 
 // Finishes the file, sums up and returns the exit code: the worst ending among the
 // programs (a malformed stream, a lost connection, one that never answered), then
 // dropped events.
-int EndCapture(const std::vector<ProgramResult>& programs, server::TraceWriter& writer,
+int EndCapture(const std::vector<ProgramResult>& programs, tracefile::TraceWriter& writer,
                const std::string& output, std::chrono::steady_clock::time_point start, bool quiet, bool tty);
 
 }  // namespace gnomon::capture

@@ -49,7 +49,7 @@ Exit codes:
 int main(int argc, char** argv) {
   std::vector<std::string> inputs;
   std::string output;
-  auto overwrite = gnomon::server::Overwrite::kNo;
+  auto overwrite = gnomon::tracefile::Overwrite::kNo;
   bool quiet = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
       }
       output = argv[++i];
     } else if (arg == "-f") {
-      overwrite = gnomon::server::Overwrite::kYes;
+      overwrite = gnomon::tracefile::Overwrite::kYes;
     } else if (arg == "-q") {
       quiet = true;
     } else if (arg.size() > 1 && arg[0] == '-') {

@@ -17,7 +17,7 @@
 #include "gnomon/server/report.h"
 #include "gnomon/server/statistics.h"
 #include "gnomon/server/text.h"
-#include "gnomon/server/trace_file.h"
+#include "gnomon/server/trace_loader.h"
 
 namespace {
 

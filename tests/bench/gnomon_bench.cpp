@@ -73,8 +73,9 @@
 #include "../support/process.h"
 #include "../support/stream_writer.h"
 #include "gnomon/server/statistics.h"
-#include "gnomon/server/trace_file.h"
+#include "gnomon/server/trace_loader.h"
 #include "gnomon/server/worker.h"
+#include "gnomon/tracefile/trace_writer.h"
 #include "trace_builder.h"
 
 void TightWorkloadCompiledOut(long zones);  // compiled_out_workload.cpp
@@ -176,7 +177,7 @@ Args Parse(int argc, char** argv) {
       args.lanes = value();
     } else if (arg == "--level") {
       args.level = value();
-      if (!gnomon::server::ParseCompressionLevel(args.level)) Usage("--level is a zstd level, -7 to 19");
+      if (!gnomon::tracefile::ParseCompressionLevel(args.level)) Usage("--level is a zstd level, -7 to 19");
     } else if (arg == "--output") {
       args.output = value();
     } else if (arg == "--live") {
@@ -215,9 +216,10 @@ Args Parse(int argc, char** argv) {
 // default (a viewer's tee is written at a cheaper level than a capture's file). The
 // viewer's side runs as `live-model`.
 int ReceiverLevel(const Args& args) {
-  if (!args.level.empty()) return *gnomon::server::ParseCompressionLevel(args.level);
+  if (!args.level.empty()) return *gnomon::tracefile::ParseCompressionLevel(args.level);
   const bool viewer = args.viewer || args.command == "live-model";
-  return viewer ? gnomon::server::kLiveTeeLevel : gnomon::server::TraceWriterOptions{}.compression_level;
+  return viewer ? gnomon::tracefile::kLiveTeeLevel
+                : gnomon::tracefile::TraceWriterOptions{}.compression_level;
 }
 
 // Where --mode own-file has the program write its trace.
@@ -229,7 +231,7 @@ std::string OwnFilePath() {
 }
 
 // Connects a counting (or file-writing) worker to this very process.
-std::unique_ptr<Worker> ConnectToSelf(gnomon::server::TraceWriter* writer) {
+std::unique_ptr<Worker> ConnectToSelf(gnomon::tracefile::TraceWriter* writer) {
   gnomon_set_listen_address("127.0.0.1", 0);
   if (gnomon_startup() != 0) Usage("cannot listen on loopback");
   Worker::Options options;
@@ -913,8 +915,9 @@ int IngestLive(const Args& args) {
 // program does, without drawing: a worker builds the model as the bytes come and tees
 // them to a trace file.
 int LiveModel(const Args& args) {
-  auto tee = gnomon::server::TraceWriter::Create(args.output, {.compression_level = ReceiverLevel(args)});
-  if (!tee.ok() || !tee.value()->Publish(gnomon::server::Overwrite::kYes).ok()) Usage("cannot write the tee");
+  auto tee = gnomon::tracefile::TraceWriter::Create(args.output, {.compression_level = ReceiverLevel(args)});
+  if (!tee.ok() || !tee.value()->Publish(gnomon::tracefile::Overwrite::kYes).ok())
+    Usage("cannot write the tee");
   Worker::Options options;
   options.port = uint16_t(std::stoi(args.port));
   options.writer = &tee.value()->first_stream();
@@ -1076,9 +1079,10 @@ int File(const Args& args) {
                                                   ("gnomon-bench-" + std::to_string(getpid()) + ".gnomon"))
                                                      .string()
                                                : args.output;
-  auto writer = gnomon::server::TraceWriter::Create(path);
+  auto writer = gnomon::tracefile::TraceWriter::Create(path);
   if (!writer.ok()) Usage(writer.status().message().c_str());
-  if (auto s = writer.value()->Publish(gnomon::server::Overwrite::kYes); !s.ok()) Usage(s.message().c_str());
+  if (auto s = writer.value()->Publish(gnomon::tracefile::Overwrite::kYes); !s.ok())
+    Usage(s.message().c_str());
   // This measures size, not speed: hold the whole backlog rather than drop any of it.
   gnomon_set_buffer_budget(uint64_t(args.zones) * 64 + (64u << 20));
   auto worker = ConnectToSelf(writer.value().get());

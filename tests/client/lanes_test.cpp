@@ -12,8 +12,9 @@
 #include <vector>
 
 #include "../support/process.h"
-#include "gnomon/server/trace_file.h"
+#include "gnomon/server/trace_loader.h"
 #include "gnomon/server/worker.h"
+#include "gnomon/tracefile/trace_writer.h"
 
 using gnomon::server::Worker;
 using gnomon::test::ChildProcess;
@@ -25,7 +26,7 @@ namespace {
 struct Run {
   ScratchDir dir;
   std::unique_ptr<ChildProcess> program;
-  std::unique_ptr<gnomon::server::TraceWriter> writer;
+  std::unique_ptr<gnomon::tracefile::TraceWriter> writer;
   std::unique_ptr<Worker> worker;
 };
 
@@ -43,10 +44,10 @@ std::unique_ptr<Run> Start(std::vector<std::string> scenario, const char* wait_a
       run->dir.File("log"));
   const uint16_t port = gnomon::test::WaitForPortFile(run->dir.File("port"));
   REQUIRE(port != 0);
-  auto writer = gnomon::server::TraceWriter::Create(run->dir.File("lanes.gnomon"));
+  auto writer = gnomon::tracefile::TraceWriter::Create(run->dir.File("lanes.gnomon"));
   REQUIRE(writer.ok());
   run->writer = std::move(writer.value());
-  REQUIRE(run->writer->Publish(gnomon::server::Overwrite::kYes).ok());
+  REQUIRE(run->writer->Publish(gnomon::tracefile::Overwrite::kYes).ok());
   Worker::Options options;
   options.port = port;
   options.build_model = false;

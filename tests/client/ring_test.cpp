@@ -7,7 +7,7 @@
 #include <string>
 
 #include "../support/process.h"
-#include "gnomon/server/trace_file.h"
+#include "gnomon/server/trace_loader.h"
 
 using gnomon::test::ChildProcess;
 using gnomon::test::ReadFile;

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <string>
 
-#include "gnomon/server/trace_file.h"
+#include "gnomon/server/trace_loader.h"
 #include "gnomon/server/trace_merge.h"
 
 namespace {
@@ -32,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t split = (size_t(data[0]) | size_t(data[1]) << 8) % (size - 1);
   if (!WriteFile(a, data + 2, split) || !WriteFile(b, data + 2 + split, size - 2 - split)) return 0;
   std::ostringstream log;
-  const auto merged = gnomon::server::MergeTraces({a, b}, out, gnomon::server::Overwrite::kYes, log);
+  const auto merged = gnomon::server::MergeTraces({a, b}, out, gnomon::tracefile::Overwrite::kYes, log);
   std::remove(a.c_str());  // nothing left in /tmp once the fuzzer stops
   std::remove(b.c_str());
   if (!merged.ok()) {

@@ -16,7 +16,7 @@
 #include "../support/heap_counter.h"
 #include "gnomon/server/report.h"
 #include "gnomon/server/statistics.h"
-#include "gnomon/server/trace_file.h"
+#include "gnomon/server/trace_loader.h"
 
 constexpr uint32_t kExpansion = 64;
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "cuda_timeline_check.h"
-#include "gnomon/server/trace_file.h"
+#include "gnomon/server/trace_loader.h"
 
 int main(int argc, char** argv) {
   std::string path;

@@ -6,7 +6,7 @@
 
 #include "cuda_timeline_check.h"
 #include "gnomon/protocol/messages.h"
-#include "gnomon/server/trace_file.h"
+#include "gnomon/server/trace_loader.h"
 
 namespace {
 

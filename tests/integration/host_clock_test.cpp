@@ -24,7 +24,7 @@
 #include "gnomon/server/host_clock_model.h"
 #include "gnomon/server/json_report.h"
 #include "gnomon/server/process_timeline.h"
-#include "gnomon/server/trace_file.h"
+#include "gnomon/server/trace_loader.h"
 
 using gnomon::server::HostClockModel;
 using gnomon::test::CaptureProgram;

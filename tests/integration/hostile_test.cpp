@@ -25,7 +25,7 @@
 #include "gnomon/protocol/settings.h"
 #include "gnomon/server/report.h"
 #include "gnomon/server/statistics.h"
-#include "gnomon/server/trace_file.h"
+#include "gnomon/server/trace_loader.h"
 #include "gnomon/server/worker.h"
 #include "trace_builder.h"
 

@@ -1,8 +1,9 @@
 // Outside projects find the installed package and link gnomon::client: a C++ one (and a
 // program written for Tracy, with gnomon::tracy), and a C-only one (also against
-// gnomon::client_shared).
+// gnomon::client_shared). And the build keeps the dependency rule between components.
 #include <doctest/doctest.h>
 
+#include <cctype>
 #include <filesystem>
 
 #include "../support/process.h"
@@ -46,4 +47,26 @@ TEST_CASE("find_package(Gnomon) and gnomon::client work from an install tree, fo
     REQUIRE_MESSAGE(RunCommand("GNOMON_PORT=0 " + dir.File(program), &output) == 0, output);
     CHECK(output.find("c consumer recorded, now ticking") != std::string::npos);
   }
+}
+
+TEST_CASE("a link against the dependency rule stops the configure, naming both ends") {
+  gnomon::test::ScratchDir dir;
+  std::string output;
+  // The server linking the client: server/ may link only protocol/ and itself.
+  const int code =
+      RunCommand("cmake -S " GNOMON_SOURCE_DIR " -B " + dir.File("breach") +
+                     " -DGNOMON_BUILD_TESTS=OFF -DGNOMON_TEST_DEPENDENCY_BREACH=gnomon_server:gnomon_client",
+                 &output);
+  CHECK(code != 0);
+  std::string said;  // CMake wraps its messages: one space for each run of white space
+  for (const char c : output) {
+    if (!std::isspace(static_cast<unsigned char>(c))) {
+      said += c;
+    } else if (!said.empty() && said.back() != ' ') {
+      said += ' ';
+    }
+  }
+  CHECK_MESSAGE(said.find("gnomon_server (server/) links gnomon_client (client/): the dependency rule allows "
+                          "server/ to link only protocol/, server/") != std::string::npos,
+                output);
 }

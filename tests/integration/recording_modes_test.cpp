@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "capture_helper.h"
-#include "gnomon/server/trace_file.h"
+#include "gnomon/server/trace_loader.h"
 
 using gnomon::server::TraceModel;
 using gnomon::test::CaptureProgram;

@@ -14,8 +14,9 @@
 
 #include "../support/json_check.h"
 #include "../support/process.h"
-#include "gnomon/server/trace_file.h"
+#include "gnomon/server/trace_loader.h"
 #include "gnomon/server/worker.h"
+#include "gnomon/tracefile/trace_writer.h"
 
 using gnomon::test::ChildProcess;
 using gnomon::test::ReadFile;
@@ -576,9 +577,9 @@ TEST_CASE("a viewer's worker over lanes builds, while a window reads it, the mod
   ChildProcess program = StartWaves(dir, kThreads, kZones);
   const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
   REQUIRE(port != 0);
-  auto tee = gnomon::server::TraceWriter::Create(dir.File("tee.gnomon"));
+  auto tee = gnomon::tracefile::TraceWriter::Create(dir.File("tee.gnomon"));
   REQUIRE(tee.ok());
-  REQUIRE(tee.value()->Publish(gnomon::server::Overwrite::kYes).ok());
+  REQUIRE(tee.value()->Publish(gnomon::tracefile::Overwrite::kYes).ok());
   gnomon::server::Worker::Options options;
   options.port = port;
   options.lanes = 3;

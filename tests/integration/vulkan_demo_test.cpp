@@ -10,7 +10,7 @@
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/report.h"
 #include "gnomon/server/statistics.h"
-#include "gnomon/server/trace_file.h"
+#include "gnomon/server/trace_loader.h"
 
 using gnomon::server::TraceModel;
 

@@ -19,7 +19,8 @@
 #include "gnomon/server/perfetto_export.h"
 #include "gnomon/server/report.h"
 #include "gnomon/server/statistics.h"
-#include "gnomon/server/trace_file.h"
+#include "gnomon/server/trace_loader.h"
+#include "gnomon/tracefile/trace_writer.h"
 
 using gnomon::protocol::CounterDataType;
 using gnomon::protocol::CounterTarget;
@@ -174,20 +175,20 @@ TEST_CASE("a file of 65,536 streams of one tiny block each costs what the blocks
   // A real file's header, then blocks of one byte each, every one naming a stream of its
   // own (none decompresses), and the end marker: 29 bytes a stream.
   {
-    auto writer = gnomon::server::TraceWriter::Create(dir.File("one.gnomon"), {});
+    auto writer = gnomon::tracefile::TraceWriter::Create(dir.File("one.gnomon"), {});
     REQUIRE(writer.ok());
     REQUIRE(writer.value()->Finish().ok());
-    REQUIRE(writer.value()->Publish(gnomon::server::Overwrite::kNo).ok());
+    REQUIRE(writer.value()->Publish(gnomon::tracefile::Overwrite::kNo).ok());
   }
   std::string file =
-      gnomon::test::ReadFile(dir.File("one.gnomon")).substr(0, sizeof(gnomon::server::FileHeader));
+      gnomon::test::ReadFile(dir.File("one.gnomon")).substr(0, sizeof(gnomon::tracefile::FileHeader));
   constexpr uint32_t kStreams = 65536;
   for (uint32_t i = 0; i < kStreams; ++i) {
-    const auto header = gnomon::server::MakeBlockHeader(gnomon::server::kBlockMagic, i, 16, 1, i, 0);
+    const auto header = gnomon::tracefile::MakeBlockHeader(gnomon::tracefile::kBlockMagic, i, 16, 1, i, 0);
     file.append(reinterpret_cast<const char*>(&header), sizeof(header));
     file.push_back('x');
   }
-  const auto end = gnomon::server::MakeBlockHeader(gnomon::server::kEndMagic, kStreams, 0, 0);
+  const auto end = gnomon::tracefile::MakeBlockHeader(gnomon::tracefile::kEndMagic, kStreams, 0, 0);
   file.append(reinterpret_cast<const char*>(&end), sizeof(end));
   std::ofstream(dir.File("many.gnomon"), std::ios::binary) << file;
   gnomon::server::LoadReport report;
@@ -203,7 +204,7 @@ TEST_CASE("a file of 65,536 streams of one tiny block each costs what the blocks
 TEST_CASE("a file of 16,384 programs of one zone each costs what they hold") {
   gnomon::test::ScratchDir dir;
   {
-    auto writer = gnomon::server::TraceWriter::Create(dir.File("programs.gnomon"), {});
+    auto writer = gnomon::tracefile::TraceWriter::Create(dir.File("programs.gnomon"), {});
     REQUIRE(writer.ok());
     for (uint32_t i = 0; i < 16384; ++i) {
       StreamWriter w;
@@ -216,7 +217,7 @@ TEST_CASE("a file of 16,384 programs of one zone each costs what they hold") {
       stream.Append(w.bytes().data(), w.bytes().size());
       stream.Close();
     }
-    REQUIRE(writer.value()->Publish(gnomon::server::Overwrite::kNo).ok());
+    REQUIRE(writer.value()->Publish(gnomon::tracefile::Overwrite::kNo).ok());
     REQUIRE(writer.value()->Finish().ok());
   }
   gnomon::server::LoadReport report;

@@ -12,7 +12,7 @@
 #include "../support/build_model.h"
 #include "gnomon/server/chrome_export.h"
 #include "gnomon/server/report.h"
-#include "gnomon/server/trace_file.h"
+#include "gnomon/server/trace_loader.h"
 #include "trace_builder.h"
 
 using gnomon::protocol::CounterDataType;

@@ -14,7 +14,7 @@
 #include <sstream>
 
 #include "../support/model_dump.h"
-#include "gnomon/server/trace_file.h"
+#include "gnomon/server/trace_loader.h"
 
 namespace {
 

@@ -24,7 +24,7 @@
 #include "../support/json_check.h"
 #include "gnomon/server/chrome_export.h"
 #include "gnomon/server/process_timeline.h"
-#include "gnomon/server/trace_file.h"
+#include "gnomon/server/trace_loader.h"
 #include "perfetto_trace.pb.h"
 
 using gnomon::server::ExportFilter;

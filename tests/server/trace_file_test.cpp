@@ -1,5 +1,3 @@
-#include "gnomon/server/trace_file.h"
-
 #include <doctest/doctest.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -22,10 +20,13 @@
 #include "../support/heap_counter.h"
 #include "../support/mappings.h"
 #include "../support/process.h"
-#include "block_codec.h"
+#include "gnomon/server/trace_loader.h"
+#include "gnomon/tracefile/block_codec.h"
+#include "gnomon/tracefile/trace_writer.h"
 #include "trace_builder.h"
 
 using namespace gnomon::server;
+using namespace gnomon::tracefile;
 using gnomon::test::AppendPieces;
 using gnomon::test::ScratchDir;
 using gnomon::test::StreamWriter;

@@ -13,8 +13,11 @@
 
 #include "../support/build_model.h"
 #include "../support/process.h"
+#include "gnomon/server/trace_loader.h"
+#include "gnomon/tracefile/trace_writer.h"
 
 using namespace gnomon::server;
+using namespace gnomon::tracefile;
 using gnomon::test::ScratchDir;
 using gnomon::test::StreamWriter;
 

@@ -17,9 +17,11 @@
 #include "../support/process.h"
 #include "../support/stream_writer.h"
 #include "gnomon/protocol/handshake.h"
-#include "gnomon/server/trace_file.h"
+#include "gnomon/server/trace_loader.h"
+#include "gnomon/tracefile/trace_writer.h"
 
 using namespace gnomon::server;
+using namespace gnomon::tracefile;
 using gnomon::test::StreamWriter;
 
 namespace {

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "gnomon/server/trace_file.h"
+#include "gnomon/tracefile/trace_writer.h"
 #include "stream_writer.h"
 #include "trace_builder.h"
 
@@ -32,7 +32,7 @@ inline server::TraceModel BuildWholeModel(const StreamWriter& w) {
 
 // Appends `w` to `stream` in message-aligned pieces of about 3,000 bytes, as a worker
 // does.
-inline void AppendPieces(server::TraceWriter::Stream& stream, const StreamWriter& w) {
+inline void AppendPieces(tracefile::TraceWriter::Stream& stream, const StreamWriter& w) {
   size_t pos = 0;
   while (pos < w.size()) {
     server::NullHandler ignore;

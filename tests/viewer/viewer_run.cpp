@@ -9,7 +9,7 @@
 #include <cstdlib>
 
 #include "../support/xvfb.h"
-#include "gnomon/server/trace_file.h"
+#include "gnomon/tracefile/trace_writer.h"
 
 namespace gnomon::test {
 
@@ -25,11 +25,11 @@ std::string WriteTraceFile(const std::string& path, const StreamWriter& w) {
 }
 
 std::string WriteTraceFile(const std::string& path, const std::vector<const StreamWriter*>& programs) {
-  auto writer = server::TraceWriter::Create(path);
+  auto writer = tracefile::TraceWriter::Create(path);
   REQUIRE(writer.ok());
-  REQUIRE(writer.value()->Publish(server::Overwrite::kYes).ok());
+  REQUIRE(writer.value()->Publish(tracefile::Overwrite::kYes).ok());
   for (size_t i = 0; i < programs.size(); ++i) {
-    server::TraceWriter::Stream& stream =
+    tracefile::TraceWriter::Stream& stream =
         i == 0 ? writer.value()->first_stream() : writer.value()->AddStream();
     stream.Append(programs[i]->data(), programs[i]->size());
   }

@@ -24,7 +24,7 @@
 #include "gnomon/client/thread_writer.h"
 #include "gnomon/protocol/byte_io.h"
 #include "gnomon/protocol/handshake.h"
-#include "gnomon/server/trace_file.h"
+#include "gnomon/tracefile/trace_writer.h"
 #include "inside_library.h"
 #include "registry.h"
 
@@ -82,12 +82,12 @@ void InstallSaveSignal(int number) {
 // A trace file the program writes at `path`, which it may replace only when it is a
 // trace and `overwrite` says so: checked before anything is created, so a folder, a
 // FIFO or a device is refused with nothing written beside it.
-server::Result<std::unique_ptr<server::TraceWriter>> CreateTraceFile(const std::string& path,
-                                                                     server::Overwrite overwrite) {
-  if (server::Status s = server::CheckOutputPath(path, overwrite); !s.ok()) return s;
+tracefile::Result<std::unique_ptr<tracefile::TraceWriter>> CreateTraceFile(const std::string& path,
+                                                                           tracefile::Overwrite overwrite) {
+  if (tracefile::Status s = tracefile::CheckOutputPath(path, overwrite); !s.ok()) return s;
   // Two compressing threads: the program's own file takes little of its cores, and one
   // block compresses while the next is compacted.
-  return server::TraceWriter::Create(path, {.compress_threads = 2, .on_thread_start = &MarkLibraryThread});
+  return tracefile::TraceWriter::Create(path, {.compress_threads = 2, .on_thread_start = &MarkLibraryThread});
 }
 
 // A connection events go out on: sends wait, a quarter second at a time (SendFully),
@@ -146,14 +146,14 @@ Sender::~Sender() {
 
 bool Sender::OpenOwnFile() {
   const std::string& path = registry_.config().output_path;
-  server::Status status = server::Status::Ok();
+  tracefile::Status status = tracefile::Status::Ok();
   for (int attempt = 0; attempt < kOwnPathVariants; ++attempt) {
     const std::string candidate = OwnPathVariant(path, attempt);
     if (IsTaken(candidate)) continue;  // another run's trace is never replaced
-    auto writer = CreateTraceFile(candidate, server::Overwrite::kNo);
+    auto writer = CreateTraceFile(candidate, tracefile::Overwrite::kNo);
     // Published at once: a program that is killed leaves its file where it said. Never
     // over a file that appeared since the look (another program given the same name).
-    status = writer.ok() ? writer.value()->Publish(server::Overwrite::kNo) : writer.status();
+    status = writer.ok() ? writer.value()->Publish(tracefile::Overwrite::kNo) : writer.status();
     if (!status.ok() && IsTaken(candidate)) continue;
     if (!status.ok()) break;
     if (attempt > 0) {
@@ -167,7 +167,7 @@ bool Sender::OpenOwnFile() {
     return true;
   }
   if (status.ok())
-    status = server::Status::Error("it and " + OwnPathVariant(path, 1) + " and its variants exist");
+    status = tracefile::Status::Error("it and " + OwnPathVariant(path, 1) + " and its variants exist");
   std::fprintf(stderr,
                "gnomon: cannot write the trace file GNOMON_OUTPUT=%s: %s; listening for a capture instead\n",
                path.c_str(), status.message().c_str());
@@ -341,10 +341,10 @@ std::string Sender::WriteRecording(const std::string& path) {
     target = OwnPathVariant(named, attempt);
   }
   const auto overwrite =
-      named_here || saved_paths_.contains(target) ? server::Overwrite::kYes : server::Overwrite::kNo;
+      named_here || saved_paths_.contains(target) ? tracefile::Overwrite::kYes : tracefile::Overwrite::kNo;
   auto created = CreateTraceFile(target, overwrite);
   if (!created.ok()) return created.status().message();
-  server::TraceWriter& writer = *created.value();
+  tracefile::TraceWriter& writer = *created.value();
   TakeCalibration();  // the newest events lie inside the calibrated span
   std::vector<uint8_t> out;
   AppendAppInfo(out);
@@ -384,8 +384,8 @@ std::string Sender::WriteRecording(const std::string& path) {
   protocol::AppendMessage(out, protocol::EndOfStream{.tick = detail::Now()});
   writer.Append(out.data(), out.size());
   const uint64_t stream_bytes = writer.raw_bytes();
-  if (server::Status s = writer.Finish(); !s.ok()) return s.message();
-  if (server::Status s = writer.Publish(overwrite); !s.ok()) return s.message();
+  if (tracefile::Status s = writer.Finish(); !s.ok()) return s.message();
+  if (tracefile::Status s = writer.Publish(overwrite); !s.ok()) return s.message();
   saved_paths_.insert(target);
   std::fprintf(stderr, "gnomon: saved the recording to %s (%s of events, %s on disk)\n", target.c_str(),
                MiB(stream_bytes).c_str(), MiB(writer.file_bytes()).c_str());
@@ -1180,7 +1180,7 @@ void Sender::Disconnect(const char* reason) {
   holding_ = false;
   if (own_file_ != nullptr) {
     const std::string& path = own_path_;
-    if (server::Status s = own_file_->Finish(); !s.ok()) {
+    if (tracefile::Status s = own_file_->Finish(); !s.ok()) {
       std::fprintf(stderr, "gnomon: the trace file %s is incomplete: %s\n", path.c_str(),
                    s.message().c_str());
     } else {

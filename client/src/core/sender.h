@@ -41,7 +41,7 @@
 #include "gnomon/protocol/handshake.h"
 #include "timer.h"
 
-namespace gnomon::server {
+namespace gnomon::tracefile {
 class TraceWriter;
 }
 
@@ -171,11 +171,11 @@ class Sender {
   Announcer announcer_;
   int listen_fd_ = -1;
   int conn_fd_ = -1;
-  std::unique_ptr<server::TraceWriter> own_file_;  // GNOMON_OUTPUT, written as it goes
-  std::string own_path_;                           // where: GNOMON_OUTPUT, or a variant of it
-  std::set<std::string> saved_paths_;              // the recording was saved there (sender's thread)
-  bool writes_own_file_ = false;                   // set before the thread starts
-  std::vector<PendingHandshake> pending_;          // accepted, hello not complete yet
+  std::unique_ptr<tracefile::TraceWriter> own_file_;  // GNOMON_OUTPUT, written as it goes
+  std::string own_path_;                              // where: GNOMON_OUTPUT, or a variant of it
+  std::set<std::string> saved_paths_;                 // the recording was saved there (sender's thread)
+  bool writes_own_file_ = false;                      // set before the thread starts
+  std::vector<PendingHandshake> pending_;             // accepted, hello not complete yet
   // GNOMON_COLLECTOR: its address (resolved once), the connection being made to it, and
   // when to try again after one failed or ended.
   std::vector<std::pair<sockaddr_storage, socklen_t>> collector_addresses_;  // resolved, tried in turn

@@ -358,12 +358,12 @@ void App::FileMenu() {
     ImGui::InputText("##save", save_path_, sizeof(save_path_));
     ImGui::SameLine();
     if (ImGui::Button("Save trace as")) {
-      const bool exists = !server::CheckOutputPath(save_path_, server::Overwrite::kNo).ok() &&
-                          server::CheckOutputPath(save_path_, server::Overwrite::kYes).ok();
+      const bool exists = !tracefile::CheckOutputPath(save_path_, tracefile::Overwrite::kNo).ok() &&
+                          tracefile::CheckOutputPath(save_path_, tracefile::Overwrite::kYes).ok();
       if (exists) {
         confirm_replace_ = save_path_;  // asked in a modal: replace, or not
       } else {
-        const server::Status saved = session_->SaveAs(save_path_, server::Overwrite::kNo);
+        const server::Status saved = session_->SaveAs(save_path_, tracefile::Overwrite::kNo);
         std::error_code ec;
         status_line_ =
             saved.ok() ? "saved " + std::filesystem::absolute(save_path_, ec).string() : saved.message();
@@ -381,7 +381,7 @@ void App::SaveDialog() {
   if (!ImGui::BeginPopupModal("Replace file?", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
   ImGui::Text("%s exists. Replace it with this trace?", confirm_replace_.c_str());
   if (ImGui::Button("Replace")) {
-    const server::Status saved = session_ ? session_->SaveAs(confirm_replace_, server::Overwrite::kYes)
+    const server::Status saved = session_ ? session_->SaveAs(confirm_replace_, tracefile::Overwrite::kYes)
                                           : server::Status::Error("nothing to save");
     std::error_code ec;
     status_line_ =

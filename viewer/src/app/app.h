@@ -56,9 +56,9 @@ class App {
     bool show_counters = false;   // a lane for every GPU counter; select a counted zone
     int64_t range_begin_ns = -1;  // for screenshots: the time range to show
     int64_t range_end_ns = -1;
-    uint32_t max_expansion = server::kDefaultMaxExpansion;  // for trace files (LoadOptions)
-    bool keep_settings = true;                              // read and write the settings file
-    bool keep_item_labels = false;                          // for tests: ItemLabels()
+    uint32_t max_expansion = tracefile::kDefaultMaxExpansion;  // for trace files (LoadOptions)
+    bool keep_settings = true;                                 // read and write the settings file
+    bool keep_item_labels = false;                             // for tests: ItemLabels()
   };
   explicit App(const Options& options);
   ~App();

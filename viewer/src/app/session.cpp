@@ -61,7 +61,8 @@ std::unique_ptr<Session> Session::Connect(const std::string& host, uint16_t port
           .string();
   // The tee is never published: it lives under a temporary name beside this path,
   // created exclusively, and is removed with the session.
-  auto tee = server::TraceWriter::Create(session->temp_path_, {.compression_level = server::kLiveTeeLevel});
+  auto tee =
+      tracefile::TraceWriter::Create(session->temp_path_, {.compression_level = tracefile::kLiveTeeLevel});
   server::Worker::Options options;
   options.host = host;
   options.port = port;
@@ -134,13 +135,13 @@ std::string Session::StateText() const {
   return "";
 }
 
-server::Status Session::SaveAs(const std::string& path, server::Overwrite overwrite) {
+server::Status Session::SaveAs(const std::string& path, tracefile::Overwrite overwrite) {
   if (tee_) return tee_->SaveCopy(path, overwrite);
   if (path_.empty()) return server::Status::Error("nothing to save: this trace was not read from a file");
-  if (server::Status s = server::CheckOutputPath(path, overwrite); !s.ok()) return s;
-  auto out = server::OutputFile::Create(path);
+  if (server::Status s = tracefile::CheckOutputPath(path, overwrite); !s.ok()) return s;
+  auto out = tracefile::OutputFile::Create(path);
   if (!out.ok()) return out.status();
-  if (server::Status s = server::CopyFileBytes(path_, UINT64_MAX, *out.value()); !s.ok()) return s;
+  if (server::Status s = tracefile::CopyFileBytes(path_, UINT64_MAX, *out.value()); !s.ok()) return s;
   if (server::Status s = out.value()->Close(); !s.ok()) return s;
   return out.value()->Publish(overwrite);
 }

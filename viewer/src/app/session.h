@@ -15,9 +15,10 @@
 #include <thread>
 
 #include "gnomon/server/shared_model.h"
-#include "gnomon/server/trace_file.h"
+#include "gnomon/server/trace_loader.h"
 #include "gnomon/server/trace_model.h"
 #include "gnomon/server/worker.h"
+#include "gnomon/tracefile/trace_writer.h"
 
 namespace gnomon::viewer {
 
@@ -26,7 +27,7 @@ class Session {
   // Loads the file's `program`-th program (0: the first; a capture of several programs,
   // or a merged trace, holds more: programs() says how many once loaded).
   static std::unique_ptr<Session> OpenFile(const std::string& path,
-                                           uint32_t max_expansion = server::kDefaultMaxExpansion,
+                                           uint32_t max_expansion = tracefile::kDefaultMaxExpansion,
                                            uint32_t program = 0);
   // A session over a model built elsewhere (benchmarks, tests).
   static std::unique_ptr<Session> FromModel(server::TraceModel model, std::string title);
@@ -70,8 +71,8 @@ class Session {
   }
 
   // Saves a live capture so far (or copies the loaded file) to `path`; an existing
-  // regular file there is replaced only with Overwrite::kYes, anything else never.
-  server::Status SaveAs(const std::string& path, server::Overwrite overwrite);
+  // regular file there is replaced only with tracefile::Overwrite::kYes, anything else never.
+  server::Status SaveAs(const std::string& path, tracefile::Overwrite overwrite);
 
  private:
   Session() = default;
@@ -94,7 +95,7 @@ class Session {
   std::string warning_;
 
   std::string temp_path_;
-  std::unique_ptr<server::TraceWriter> tee_;
+  std::unique_ptr<tracefile::TraceWriter> tee_;
   std::unique_ptr<server::Worker> worker_;
 };
 

@@ -326,7 +326,7 @@ int main(int argc, char** argv) {
         return 1;
       }
     } else if (arg == "--program") {
-      const auto n = gnomon::protocol::ParseUnsigned(value(), 1, gnomon::server::kMaxTraceStreams);
+      const auto n = gnomon::protocol::ParseUnsigned(value(), 1, gnomon::tracefile::kMaxTraceStreams);
       if (!n) {
         std::fprintf(stderr, "gnomon-viewer: --program: %s\n", n.error.c_str());
         return 1;

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "gnomon/server/output_file.h"
 #include "gnomon/server/status.h"
+#include "gnomon/tracefile/output_file.h"
 
 namespace gnomon::server {
 
@@ -35,9 +35,9 @@ struct MergeSummary {
 
 // Merges `inputs` (trace formats 5 to 7) into `output` (format 7), which appears only once complete.
 // Refuses older formats (their captures recorded no common reference), files that are
-// not traces, more than kMaxTraceStreams programs in all, and an output that is one of
+// not traces, more than tracefile::kMaxTraceStreams programs in all, and an output that is one of
 // the inputs. Says on `log` what it read of each input and why an input was cut short.
 Result<MergeSummary> MergeTraces(const std::vector<std::string>& inputs, const std::string& output,
-                                 Overwrite overwrite, std::ostream& log);
+                                 tracefile::Overwrite overwrite, std::ostream& log);
 
 }  // namespace gnomon::server

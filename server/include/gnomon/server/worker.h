@@ -9,7 +9,7 @@
 //   worker.Join();   // returns once the program ended, vanished, or RequestStop()
 //
 // Every whole message received is decoded (into the TraceModel when build_model is set)
-// and handed, in order, to the optional TraceWriter. Readers of a live model take it
+// and handed, in order, to the optional tracefile::TraceWriter. Readers of a live model take it
 // through WithModel (a SharedModel): they never stall the receiving thread. A malformed stream closes the
 // connection with an error naming the fault; everything decoded before it is kept.
 //
@@ -41,8 +41,8 @@
 #include "gnomon/server/chunk_memory.h"
 #include "gnomon/server/shared_model.h"
 #include "gnomon/server/status.h"
-#include "gnomon/server/trace_file.h"
 #include "gnomon/server/trace_model.h"
+#include "gnomon/tracefile/trace_writer.h"
 
 namespace gnomon::server {
 
@@ -67,7 +67,7 @@ class Worker {
     // How long Connect() keeps retrying a refused connection.
     std::chrono::milliseconds connect_timeout{5000};
     bool build_model = true;
-    TraceWriter::Stream* writer = nullptr;  // receives every whole message, in order
+    tracefile::TraceWriter::Stream* writer = nullptr;  // receives every whole message, in order
     // Probe the program's clock (host_clock_model.h): a 16-byte probe every 100 ms
     // (ten in the first 100 ms), each answered in the stream; the capture writes its
     // own readings after each answer. Only with a program that agrees.
@@ -93,7 +93,7 @@ class Worker {
   bool peer_was_silent() const { return peer_was_silent_; }
   // Where the stream goes, when it was not known at construction (a --listen capture
   // takes a stream once the program answered); before Start().
-  void SetWriter(TraceWriter::Stream* writer) { options_.writer = writer; }
+  void SetWriter(tracefile::TraceWriter::Stream* writer) { options_.writer = writer; }
   // Receives on a new thread until the stream ends, fails, or RequestStop().
   void Start();
   void RequestStop() { stop_requested_.store(true); }

@@ -1,6 +1,6 @@
 // OutputFile on a real folder: temporary files left by writers killed mid-write are
 // cleaned up, and nothing that is not a trace is ever replaced.
-#include "gnomon/server/output_file.h"
+#include "gnomon/tracefile/output_file.h"
 
 #include <doctest/doctest.h>
 #include <fcntl.h>
@@ -13,9 +13,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "../support/process.h"
+#include "../../support/process.h"
 
-using namespace gnomon::server;
+using namespace gnomon::tracefile;
 using gnomon::test::ScratchDir;
 
 namespace {

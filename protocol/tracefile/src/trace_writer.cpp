@@ -1,3 +1,5 @@
+#include "gnomon/tracefile/trace_writer.h"
+
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -13,13 +15,12 @@
 #include <system_error>
 #include <utility>
 
-#include "block_codec.h"
 #include "gnomon/protocol/byte_io.h"
 #include "gnomon/protocol/check.h"
 #include "gnomon/protocol/messages.h"
-#include "gnomon/server/trace_file.h"
+#include "gnomon/tracefile/block_codec.h"
 
-namespace gnomon::server {
+namespace gnomon::tracefile {
 unsigned AllowedCores() {
   cpu_set_t allowed;
   return sched_getaffinity(0, sizeof(allowed), &allowed) == 0
@@ -546,4 +547,4 @@ uint64_t TraceWriter::file_bytes() const {
   return file_bytes_;
 }
 
-}  // namespace gnomon::server
+}  // namespace gnomon::tracefile

@@ -1,8 +1,8 @@
-#include "gnomon/server/trace_file.h"
+#include "gnomon/tracefile/format.h"
 
 #include <cstring>
 
-namespace gnomon::server {
+namespace gnomon::tracefile {
 namespace {
 
 // FNV-1a, 32 bits.
@@ -34,4 +34,4 @@ BlockHeader MakeBlockHeader(uint32_t magic, uint32_t sequence, uint32_t raw_byte
   return header;
 }
 
-}  // namespace gnomon::server
+}  // namespace gnomon::tracefile

@@ -1,25 +1,11 @@
-// The .gnomon trace file: the message streams of one or more programs in zstd-compressed
-// blocks.
-//
-// Layout (docs/trace-format.md gives every byte):
-//   FileHeader (32 bytes), then blocks: BlockHeader (28 bytes) + one zstd frame,
-//   then an end marker (a BlockHeader with magic GEND and no data) once the capture
-//   finished; a file without it was cut short, and the loader says so.
-// Each block holds whole messages of one program's stream (its `stream` number), is
-// compressed on its own with a content checksum, carries its sequence number (one count
-// over the file's blocks), and is written while the capture runs: a capture that
-// is killed, or a file cut off at any byte, still loads up to its last whole block.
-// Loading replays the stream through the same decoder that live connections use, so a
-// saved trace and a live one build the same model; damage (a block lost, repeated,
-// moved, corrupted, bytes after the end) is found, counted and reported, and everything
-// sound around it still loads.
+// Writing a trace file (format.h) while a capture runs: TraceWriter, and the zstd levels
+// it takes.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <map>
@@ -32,90 +18,11 @@
 #include <utility>
 #include <vector>
 
-#include "gnomon/server/output_file.h"
-#include "gnomon/server/shared_model.h"
-#include "gnomon/server/status.h"
-#include "gnomon/server/trace_model.h"
+#include "gnomon/tracefile/format.h"
+#include "gnomon/tracefile/output_file.h"
+#include "gnomon/tracefile/status.h"
 
-namespace gnomon::server {
-
-inline constexpr char kTraceMagic[8] = {'G', 'N', 'O', 'M', 'O', 'N', 'T', 'F'};
-// 1: blocks hold the stream as received. 2: CPU ticks delta-encoded in each block.
-// 3: zone begins and ends as varints besides (block_codec.h). 4: blocks numbered, the end
-// marker counts them. 5: each block names its stream (a capture of several programs).
-// 6: a block may hold its zones' ticks in a column after its records. 7: and its zone
-// values' differences. Readers load all seven.
-inline constexpr uint16_t kTraceFormatVersion = 7;
-// FileHeader::flags: the streams come from several captures (gnomon-merge), each placed
-// through its capture's CaptureClock readings.
-inline constexpr uint16_t kMergedTrace = 1;
-inline constexpr uint32_t kBlockMagic = 0x4B4C4247;  // "GBLK"
-inline constexpr uint32_t kEndMagic = 0x444E4547;    // "GEND": the capture finished
-inline constexpr uint32_t kMaxBlockRawBytes = 64u << 20;
-// Programs (streams) one file may hold; a reader loads the first this many.
-inline constexpr size_t kMaxTraceStreams = 65536;
-// A block may decompress to at most this many times its compressed size unless the
-// reader is told otherwise (LoadOptions::max_expansion). Captures stay far below it
-// (a tight loop of empty zones: about 10 to 70; a log message repeated word for word:
-// about 460); a block past it is a decompression bomb or damage, and is skipped.
-inline constexpr uint32_t kDefaultMaxExpansion = 1024;
-// The writer keeps every block within half of that: a block that compresses further (a
-// stream of perfectly regular ticks) ends with a zstd skippable frame of padding.
-inline constexpr uint32_t kWriterMaxExpansion = kDefaultMaxExpansion / 2;
-// RFC 8878: a skippable frame is a magic number 0x184D2A50 to 0x184D2A5F, the size of its
-// content (32 bits, little-endian), then that content, which decoders skip.
-inline constexpr uint32_t kSkippableFrameMagic = 0x184D2A50;
-inline constexpr size_t kSkippableFrameHeader = 8;
-
-#pragma pack(push, 1)
-struct FileHeader {
-  char magic[8];
-  uint16_t format_version;
-  uint16_t header_bytes;      // sizeof(FileHeader); readers skip what they do not know
-  uint16_t protocol_version;  // of the stream inside
-  uint16_t flags;             // kMergedTrace, or 0
-  int64_t created_unix_ns;
-  uint64_t reserved;  // 0
-};
-// Format 5. The end marker is a BlockHeader with kEndMagic, no data, stream 0, and the
-// number of blocks written before it as its sequence.
-struct BlockHeader {
-  uint32_t magic;            // kBlockMagic
-  uint32_t sequence;         // 0, 1, 2, ... in the order the blocks were written, over all streams
-  uint32_t stream;           // whose messages: 0, 1, 2, ... in the order the programs came
-  uint32_t stream_sequence;  // 0, 1, 2, ... among its stream's blocks: a lost block's stream is known
-  uint32_t raw_bytes;        // decompressed: the compact form (block_codec.h)
-  uint32_t compressed_bytes;
-  uint32_t header_check;  // FNV-1a of the 24 bytes before it
-};
-// Format 4: no stream (every block is stream 0).
-struct BlockHeaderV4 {
-  uint32_t magic;
-  uint32_t sequence;
-  uint32_t raw_bytes;
-  uint32_t compressed_bytes;
-  uint32_t header_check;  // FNV-1a of the 16 bytes before it
-};
-// Formats 1 to 3: no sequence.
-struct BlockHeaderV1 {
-  uint32_t magic;
-  uint32_t raw_bytes;
-  uint32_t compressed_bytes;
-  uint32_t header_check;  // FNV-1a of the 12 bytes before it
-};
-#pragma pack(pop)
-static_assert(sizeof(FileHeader) == 32);
-static_assert(sizeof(BlockHeader) == 28);
-static_assert(sizeof(BlockHeaderV4) == 20);
-static_assert(sizeof(BlockHeaderV1) == 16);
-
-// FNV-1a of the header's bytes before header_check.
-uint32_t BlockHeaderCheck(const BlockHeader& header);
-uint32_t BlockHeaderCheck(const BlockHeaderV4& header);
-uint32_t BlockHeaderCheck(const BlockHeaderV1& header);
-// A block header (or end marker) with its check filled in.
-BlockHeader MakeBlockHeader(uint32_t magic, uint32_t sequence, uint32_t raw_bytes, uint32_t compressed_bytes,
-                            uint32_t stream = 0, uint32_t stream_sequence = 0);
+namespace gnomon::tracefile {
 
 // The cores this process may run on (taskset, a container's cpuset), not the host's.
 unsigned AllowedCores();
@@ -364,99 +271,4 @@ class TraceWriter {
   std::vector<std::thread> threads_;
 };
 
-// What a load found wrong with a file, counted. Each kind also has a line in
-// LoadReport::warning; nothing here stops the sound blocks around it from loading.
-struct FileAnomalies {
-  bool truncated = false;              // the file ends inside a block or its header
-  bool has_end_marker = false;         // the capture finished writing it
-  uint64_t damaged_bytes = 0;          // skipped where no block header could be read
-  uint64_t damaged_blocks = 0;         // do not decompress, or hold a malformed message
-  uint64_t rejected_blocks = 0;        // absurd sizes, or more expansion than allowed
-  uint64_t duplicate_blocks = 0;       // a sequence number seen before (format 4)
-  uint64_t reordered_blocks = 0;       // found before a block they follow (loaded in order)
-  uint64_t missing_blocks = 0;         // sequence numbers never found (format 4)
-  uint64_t misplaced_end_markers = 0;  // an end marker with blocks after it, or a wrong count
-  uint64_t trailing_bytes = 0;         // after the end marker, not blocks
-  bool any() const {
-    return truncated || !has_end_marker || damaged_bytes || damaged_blocks || rejected_blocks ||
-           duplicate_blocks || reordered_blocks || missing_blocks || misplaced_end_markers || trailing_bytes;
-  }
-};
-
-struct LoadReport {
-  uint64_t blocks = 0;     // loaded
-  uint64_t raw_bytes = 0;  // of the stream the blocks held
-  uint64_t messages = 0;
-  FileAnomalies anomalies;
-  std::string warning;    // "" for a sound file; else one sentence per anomaly, with bytes
-  uint32_t programs = 0;  // streams in the file: programs captured (1 for a file of one)
-};
-
-struct LoadOptions {
-  std::atomic<uint64_t>* bytes_done = nullptr;    // progress, for a progress bar
-  uint64_t* bytes_total = nullptr;                // set once the file is opened
-  std::atomic<bool>* cancel = nullptr;            // stop between blocks when set
-  uint32_t max_expansion = kDefaultMaxExpansion;  // see kDefaultMaxExpansion
-  uint32_t program = 0;  // which program LoadTrace loads: 0 the first, by stream number
-};
-
-// Where a trace's bytes come from: a regular file, or bytes in memory (a trace received
-// over a pipe, embedded in a test, or handed over by a program). Movable; a file source
-// owns its descriptor.
-class TraceSource {
- public:
-  // Opens `path` when it is a regular file. A FIFO is opened without waiting for a
-  // writer, then refused (a read would block forever), as are devices and folders.
-  static Result<TraceSource> OpenFile(const std::string& path);
-  // Bytes that outlive the source; `name` is what messages call it.
-  static TraceSource FromBytes(const uint8_t* data, size_t size, std::string name = "the trace in memory");
-
-  TraceSource(TraceSource&& other) noexcept;
-  TraceSource& operator=(TraceSource&& other) noexcept;
-  TraceSource(const TraceSource&) = delete;
-  TraceSource& operator=(const TraceSource&) = delete;
-  ~TraceSource();
-
-  // Reads exactly `size` bytes at `offset`; false past the end or on a read error
-  // (errno says which). Thread-safe.
-  bool ReadAt(void* out, size_t size, uint64_t offset) const;
-  uint64_t size() const { return size_; }
-  const std::string& name() const { return name_; }
-
- private:
-  TraceSource() = default;
-  int fd_ = -1;
-  const uint8_t* data_ = nullptr;
-  uint64_t size_ = 0;
-  std::string name_;
-};
-
-// Reads a trace into `model`. Fails (with nothing loaded) when the source is not a
-// Gnomon trace. Damage anywhere after the file header loads everything sound, in
-// sequence order, and says what was wrong in LoadReport (warning and anomalies).
-Result<LoadReport> LoadTrace(const TraceSource& source, TraceModel& model, const LoadOptions& options = {});
-// The same into a model others read while it loads: each block is decoded under
-// model.Write, so readers see it grow block by block.
-Result<LoadReport> LoadTrace(const TraceSource& source, SharedModel& model, const LoadOptions& options = {});
-// The file at `path` (TraceSource::OpenFile) into `model`.
-Result<LoadReport> LoadTrace(const std::string& path, TraceModel& model, const LoadOptions& options = {});
-// The three above load a file's first program (LoadOptions::program another); a file of
-// several (a capture of several programs) says so in LoadReport::warning.
-
-// Every program of a trace: a capture of several programs has a stream for each.
-struct TraceProcess {
-  uint32_t stream = 0;  // as the file numbers it
-  TraceModel model;
-};
-struct TraceSet {
-  std::deque<TraceProcess> processes;  // by stream; stable addresses
-};
-// Reads every stream of a trace, each into its own model; damage as LoadTrace says.
-Result<LoadReport> LoadTraceSet(const TraceSource& source, TraceSet& set, const LoadOptions& options = {});
-// The same, the program LoadOptions::program names into `shown` (others read it as it
-// loads, as LoadTrace's SharedModel), every other into `others`.
-Result<LoadReport> LoadTraceSet(const TraceSource& source, SharedModel& shown, TraceSet& others,
-                                const LoadOptions& options = {});
-Result<LoadReport> LoadTraceSet(const std::string& path, TraceSet& set, const LoadOptions& options = {});
-
-}  // namespace gnomon::server
+}  // namespace gnomon::tracefile

@@ -1,11 +1,11 @@
-#include "block_codec.h"
+#include "gnomon/tracefile/block_codec.h"
 
 #include <doctest/doctest.h>
 
 #include <random>
 #include <span>
 
-#include "../support/stream_writer.h"
+#include "../../support/stream_writer.h"
 
 using gnomon::test::StreamWriter;
 
@@ -49,10 +49,10 @@ TEST_CASE("tick deltas round-trip every message, any tick, and leave a broken ta
   w.End(~uint64_t{0});
   w.Raw({uint8_t(gnomon::protocol::MessageType::kZoneBegin), 1, 0, 0});  // an incomplete ZoneBegin at the end
   std::vector<uint8_t> bytes = w.bytes();
-  gnomon::server::EncodeTickDeltas(bytes.data(), bytes.size());
+  gnomon::tracefile::EncodeTickDeltas(bytes.data(), bytes.size());
   CHECK(bytes != w.bytes());
   CHECK(std::equal(bytes.end() - 4, bytes.end(), w.bytes().end() - 4));  // the broken tail is untouched
-  gnomon::server::DecodeTickDeltas(bytes.data(), bytes.size());
+  gnomon::tracefile::DecodeTickDeltas(bytes.data(), bytes.size());
   CHECK(bytes == w.bytes());
 }
 
@@ -62,25 +62,25 @@ namespace {
 // 6's, with the ticks in a column, or format 7's, with the zone values there too.
 enum class Form { kRecords, kColumns, kValues };
 std::vector<uint8_t> Compact(const std::vector<uint8_t>& stream, Form form = Form::kRecords) {
-  std::vector<uint8_t> out(gnomon::server::CompactBound(stream.size()));
+  std::vector<uint8_t> out(gnomon::tracefile::CompactBound(stream.size()));
   if (form != Form::kRecords) {
     std::vector<uint8_t> scratch(out.size());
-    out.resize(gnomon::server::CompactBlock(stream.data(), stream.size(), out.data(), scratch.data(),
-                                            form == Form::kColumns
-                                                ? gnomon::server::ColumnForm::kTicks
-                                                : gnomon::server::ColumnForm::kTicksAndValues));
+    out.resize(gnomon::tracefile::CompactBlock(stream.data(), stream.size(), out.data(), scratch.data(),
+                                               form == Form::kColumns
+                                                   ? gnomon::tracefile::ColumnForm::kTicks
+                                                   : gnomon::tracefile::ColumnForm::kTicksAndValues));
     return out;
   }
   uint64_t previous = 0;  // a whole block
-  out.resize(gnomon::server::CompactMessages(stream.data(), stream.size(), out.data(), previous));
+  out.resize(gnomon::tracefile::CompactMessages(stream.data(), stream.size(), out.data(), previous));
   return out;
 }
 
 // The stream a compact block stands for, rebuilt through the walk the loader decodes
 // with (by value: the walk restores ticks in the block it reads), as a file of `format`
 // reads it.
-gnomon::server::CompactWalk Expand(std::vector<uint8_t> compact, std::vector<uint8_t>& out,
-                                   uint16_t format = 7) {
+gnomon::tracefile::CompactWalk Expand(std::vector<uint8_t> compact, std::vector<uint8_t>& out,
+                                      uint16_t format = 7) {
   using gnomon::protocol::StoreLe;
   out.clear();
   auto put = [&](auto value) {
@@ -99,7 +99,7 @@ gnomon::server::CompactWalk Expand(std::vector<uint8_t> compact, std::vector<uin
     put(tick);
     return true;
   };
-  return gnomon::server::WalkCompactBlock(
+  return gnomon::tracefile::WalkCompactBlock(
       compact.data(), compact.size(), format, begin, end,
       [&](uint32_t location, uint64_t begin_tick, uint64_t end_tick) {
         return begin(location, begin_tick) && end(end_tick);
@@ -210,12 +210,12 @@ TEST_CASE(
     whole.insert(whole.end(), piece.bytes().begin(), piece.bytes().end());
   }
   const std::vector<uint8_t> at_once = Compact(whole);
-  std::vector<uint8_t> in_turn(gnomon::server::CompactBound(whole.size()));
+  std::vector<uint8_t> in_turn(gnomon::tracefile::CompactBound(whole.size()));
   size_t used = 0;
   uint64_t previous = 0;
   for (const StreamWriter& piece : pieces) {
-    used +=
-        gnomon::server::CompactMessages(piece.bytes().data(), piece.size(), in_turn.data() + used, previous);
+    used += gnomon::tracefile::CompactMessages(piece.bytes().data(), piece.size(), in_turn.data() + used,
+                                               previous);
   }
   in_turn.resize(used);
   CHECK(in_turn == at_once);
@@ -226,8 +226,8 @@ TEST_CASE(
   auto compact_pieces = [](const std::vector<std::span<const uint8_t>>& spans) {
     size_t size = 0;
     for (const auto& span : spans) size += span.size();
-    std::vector<uint8_t> out(gnomon::server::CompactBound(size)), scratch(out.size());
-    out.resize(gnomon::server::CompactBlock(spans, out.data(), scratch.data()));
+    std::vector<uint8_t> out(gnomon::tracefile::CompactBound(size)), scratch(out.size());
+    out.resize(gnomon::tracefile::CompactBlock(spans, out.data(), scratch.data()));
     return out;
   };
   std::vector<std::span<const uint8_t>> spans;
@@ -272,21 +272,21 @@ TEST_CASE("format 6 puts a tight loop's ticks after its records, which then repe
     w.ZoneEnd(tick += 33);
   }
   const std::vector<uint8_t> columns = Compact(w.bytes(), Form::kColumns);
-  REQUIRE(columns.size() > gnomon::server::kColumnsHeader + 300);
-  CHECK(columns[0] == gnomon::server::kColumnsMark);
+  REQUIRE(columns.size() > gnomon::tracefile::kColumnsHeader + 300);
+  CHECK(columns[0] == gnomon::tracefile::kColumnsMark);
   CHECK(gnomon::protocol::LoadLe<uint32_t>(columns.data() + 1) == 300);  // begin, location, end
   for (int i = 0; i < 100; ++i) {
-    CHECK(columns[gnomon::server::kColumnsHeader + 3 * size_t(i)] == 2);
-    CHECK(columns[gnomon::server::kColumnsHeader + 3 * size_t(i) + 1] == 7);
-    CHECK(columns[gnomon::server::kColumnsHeader + 3 * size_t(i) + 2] == 3);
+    CHECK(columns[gnomon::tracefile::kColumnsHeader + 3 * size_t(i)] == 2);
+    CHECK(columns[gnomon::tracefile::kColumnsHeader + 3 * size_t(i) + 1] == 7);
+    CHECK(columns[gnomon::tracefile::kColumnsHeader + 3 * size_t(i) + 2] == 3);
   }
   // The ticks: the first begin's whole tick (2 bytes), then 199 one-byte deltas.
-  CHECK(columns.size() == gnomon::server::kColumnsHeader + 300 + 2 + 199);
+  CHECK(columns.size() == gnomon::tracefile::kColumnsHeader + 300 + 2 + 199);
   CHECK(columns.back() == 33 * 2);  // zigzag
 }
 
 TEST_CASE("format 7 puts a zone value's difference in the column: a counter's takes one byte") {
-  using gnomon::server::kColumnsHeader;
+  using gnomon::tracefile::kColumnsHeader;
   StreamWriter w;
   uint64_t tick = 1000;
   for (int i = 0; i < 100; ++i) {
@@ -296,7 +296,7 @@ TEST_CASE("format 7 puts a zone value's difference in the column: a counter's ta
   }
   const std::vector<uint8_t> block = Compact(w.bytes(), Form::kValues);
   REQUIRE(block.size() > kColumnsHeader + 400);
-  CHECK(block[0] == gnomon::server::kValuesMark);
+  CHECK(block[0] == gnomon::tracefile::kValuesMark);
   CHECK(gnomon::protocol::LoadLe<uint32_t>(block.data() + 1) == 400);  // begin, location, value, end
   for (int i = 0; i < 100; ++i) {
     CHECK(block[kColumnsHeader + 4 * size_t(i) + 2] == uint8_t(gnomon::protocol::MessageType::kZoneValue));
@@ -359,7 +359,7 @@ TEST_CASE("a damaged format-7 block gives its whole records before the damage") 
   SUBCASE("a walk stopped at a value is not damage, and says where") {
     std::vector<uint8_t> block = good;
     int values = 0;
-    const auto r = gnomon::server::WalkCompactBlock(
+    const auto r = gnomon::tracefile::WalkCompactBlock(
         block.data(), block.size(), 7, [](uint32_t, uint64_t) { return true; }, [](uint64_t) { return true; },
         [](uint32_t, uint64_t, uint64_t) { return true; },
         [&](const uint8_t* message, size_t size) {
@@ -368,7 +368,7 @@ TEST_CASE("a damaged format-7 block gives its whole records before the damage") 
         });
     CHECK(r.ok);
     CHECK(values == 2);
-    CHECK(r.stopped_at == gnomon::server::kColumnsHeader + 5 + 2 + 1 + 1);  // context, begin, value, end
+    CHECK(r.stopped_at == gnomon::tracefile::kColumnsHeader + 5 + 2 + 1 + 1);  // context, begin, value, end
   }
   SUBCASE("in a file of format 6, the mark is an unknown message type") {
     const auto r = Expand(good, back, 6);
@@ -431,7 +431,8 @@ TEST_CASE("a damaged compact block gives its whole messages before the damage, a
     for (int i = 0; i < 2000; ++i) {
       std::vector<uint8_t> noise(rng() % 64);
       for (uint8_t& b : noise) b = uint8_t(rng() % 5 == 0 ? rng() % 4 : rng());
-      for (const uint8_t mark : {uint8_t(0), gnomon::server::kColumnsMark, gnomon::server::kValuesMark}) {
+      for (const uint8_t mark :
+           {uint8_t(0), gnomon::tracefile::kColumnsMark, gnomon::tracefile::kValuesMark}) {
         std::vector<uint8_t> block = noise;
         if (mark != 0) block.insert(block.begin(), {mark, uint8_t(rng() % 64), 0, 0, 0});
         const auto r = Expand(block, back);  // ASan checks every read stays in the block
@@ -443,7 +444,7 @@ TEST_CASE("a damaged compact block gives its whole messages before the damage, a
 }
 
 TEST_CASE("a damaged format-6 block gives its whole records before the damage, and where it stopped") {
-  using gnomon::server::kColumnsHeader;
+  using gnomon::tracefile::kColumnsHeader;
   StreamWriter w;
   w.ThreadContext(1).ZoneBegin(1, 100).ZoneEnd(200).ZoneBegin(2, 300).Plot(3, 350, 1.5).ZoneEnd(400);
   const std::vector<uint8_t> good = Compact(w.bytes(), Form::kColumns);
@@ -481,7 +482,7 @@ TEST_CASE("a damaged format-6 block gives its whole records before the damage, a
     CHECK(back.empty());
   }
   SUBCASE("a header cut short, under either mark") {
-    for (const uint8_t mark : {gnomon::server::kColumnsMark, gnomon::server::kValuesMark}) {
+    for (const uint8_t mark : {gnomon::tracefile::kColumnsMark, gnomon::tracefile::kValuesMark}) {
       CAPTURE(int(mark));
       const auto r = Expand({mark, 1, 0}, back);
       CHECK_FALSE(r.ok);
@@ -493,7 +494,7 @@ TEST_CASE("a damaged format-6 block gives its whole records before the damage, a
   SUBCASE("a walk stopped by its caller is not damage, and says where") {
     std::vector<uint8_t> block = good;
     int leaves = 0;
-    const auto r = gnomon::server::WalkCompactBlock(
+    const auto r = gnomon::tracefile::WalkCompactBlock(
         block.data(), block.size(), 6, [](uint32_t, uint64_t) { return true; }, [](uint64_t) { return true; },
         [&](uint32_t, uint64_t, uint64_t) { return ++leaves < 1; },
         [](const uint8_t*, size_t) { return true; });

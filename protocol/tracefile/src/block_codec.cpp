@@ -1,4 +1,4 @@
-#include "block_codec.h"
+#include "gnomon/tracefile/block_codec.h"
 
 #include <cstddef>
 #include <cstring>
@@ -7,7 +7,7 @@
 #include "gnomon/protocol/check.h"
 #include "gnomon/protocol/messages.h"
 
-namespace gnomon::server {
+namespace gnomon::tracefile {
 namespace {
 
 // Calls rewrite(field) for the TICK field of each whole message, in order.
@@ -176,4 +176,4 @@ size_t CompactBlock(const uint8_t* data, size_t size, uint8_t* out, uint8_t* scr
   return CompactBlock({&piece, 1}, out, scratch, form);
 }
 
-}  // namespace gnomon::server
+}  // namespace gnomon::tracefile

@@ -1,4 +1,4 @@
-#include "gnomon/server/output_file.h"
+#include "gnomon/tracefile/output_file.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -15,9 +15,9 @@
 #include <random>
 #include <vector>
 
-#include "gnomon/server/trace_file.h"
+#include "gnomon/tracefile/format.h"
 
-namespace gnomon::server {
+namespace gnomon::tracefile {
 namespace {
 
 std::string Describe(mode_t mode) {
@@ -212,4 +212,4 @@ Status CopyFileBytes(std::FILE* in, const std::string& from, uint64_t bytes, Out
   return status;
 }
 
-}  // namespace gnomon::server
+}  // namespace gnomon::tracefile

@@ -25,9 +25,9 @@
 #include <memory>
 #include <string>
 
-#include "gnomon/server/status.h"
+#include "gnomon/tracefile/status.h"
 
-namespace gnomon::server {
+namespace gnomon::tracefile {
 
 enum class Overwrite { kNo, kYes };
 
@@ -73,4 +73,4 @@ Status CopyFileBytes(const std::string& from, uint64_t bytes, OutputFile& out);
 // it in errors).
 Status CopyFileBytes(std::FILE* in, const std::string& from, uint64_t bytes, OutputFile& out);
 
-}  // namespace gnomon::server
+}  // namespace gnomon::tracefile

@@ -42,7 +42,7 @@
 #include "gnomon/protocol/byte_io.h"
 #include "gnomon/protocol/messages.h"
 
-namespace gnomon::server {
+namespace gnomon::tracefile {
 
 // Both walk whole messages and stop, leaving the rest untouched, at the first unknown
 // type or incomplete message (the decoder then reports it). Files are written in format
@@ -273,4 +273,4 @@ CompactWalk WalkCompactBlock(uint8_t* block, size_t size, uint16_t format, Begin
   return walk;
 }
 
-}  // namespace gnomon::server
+}  // namespace gnomon::tracefile
