@@ -15,6 +15,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <thread>
 
@@ -79,6 +80,16 @@ void SendDatagram(uint16_t port, const std::string& bytes) {
   to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   sendto(fd, bytes.data(), bytes.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof(to));
   close(fd);
+}
+
+// A program's settings to announce itself on the "LAN" to a listener on loopback `port`,
+// listening on a free port it writes in `dir`.
+std::map<std::string, std::string> AnnouncingOnLan(const ScratchDir& dir, uint16_t port) {
+  return {{"GNOMON_PORT", "0"},
+          {"GNOMON_PORT_FILE", dir.File("port")},
+          {"GNOMON_ANNOUNCE", "lan"},
+          {"GNOMON_ADDRESS", "127.0.0.1"},
+          {"GNOMON_ANNOUNCE_TO", "127.0.0.1:" + std::to_string(port)}};
 }
 
 }  // namespace
@@ -291,12 +302,7 @@ TEST_CASE("LAN announcements are heard, and forged or flooding datagrams stay bo
   AnnouncementListener listener(0);
   REQUIRE(listener.error().empty());
   ScratchDir dir;
-  ChildProcess program({GNOMON_TEST_PROGRAM, "before-connect"},
-                       {{"GNOMON_PORT", "0"},
-                        {"GNOMON_PORT_FILE", dir.File("port")},
-                        {"GNOMON_ANNOUNCE", "lan"},
-                        {"GNOMON_ADDRESS", "127.0.0.1"},
-                        {"GNOMON_ANNOUNCE_TO", "127.0.0.1:" + std::to_string(listener.port())}},
+  ChildProcess program({GNOMON_TEST_PROGRAM, "before-connect"}, AnnouncingOnLan(dir, listener.port()),
                        dir.File("log"));
   const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
   REQUIRE(port != 0);
@@ -351,12 +357,7 @@ TEST_CASE("a LAN announcement flood from one sender cannot hide a real program")
   ScratchDir dir;
   AnnouncementListener listener(0);
   REQUIRE(listener.error().empty());
-  ChildProcess program({GNOMON_TEST_PROGRAM, "before-connect"},
-                       {{"GNOMON_PORT", "0"},
-                        {"GNOMON_PORT_FILE", dir.File("port")},
-                        {"GNOMON_ANNOUNCE", "lan"},
-                        {"GNOMON_ADDRESS", "127.0.0.1"},
-                        {"GNOMON_ANNOUNCE_TO", "127.0.0.1:" + std::to_string(listener.port())}},
+  ChildProcess program({GNOMON_TEST_PROGRAM, "before-connect"}, AnnouncingOnLan(dir, listener.port()),
                        dir.File("log"));
   REQUIRE(gnomon::test::WaitForPortFile(dir.File("port")) != 0);
   // 3,000 made-up programs a second from one socket, for as long as a --list --lan looks.

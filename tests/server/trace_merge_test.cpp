@@ -74,6 +74,22 @@ std::vector<std::pair<size_t, size_t>> BlockSpans(const std::string& file) {
   return spans;
 }
 
+// Two captures in `dir`: a.gnomon (20,000 zones, in many blocks) and b.gnomon (1,000),
+// and a.gnomon's bytes with the span of each of its blocks.
+struct TwoCaptures {
+  const StreamWriter a = Program("a", 10, 111, 20'000);
+  const StreamWriter b = Program("b", 20, 222, 1'000);
+  std::string whole_a;
+  std::vector<std::pair<size_t, size_t>> spans_a;
+  explicit TwoCaptures(const ScratchDir& dir) {
+    WriteCapture(dir.File("a.gnomon"), {&a});
+    WriteCapture(dir.File("b.gnomon"), {&b});
+    whole_a = gnomon::test::ReadFile(dir.File("a.gnomon"));
+    spans_a = BlockSpans(whole_a);
+    REQUIRE(spans_a.size() > 6);
+  }
+};
+
 TraceModel Built(const StreamWriter& w) {
   TraceModel model = gnomon::test::BuildWholeModel(w);
   model.capture.merged = true;
@@ -214,13 +230,10 @@ TEST_CASE("merge: an input cut short or damaged gives its sound blocks, as a rea
 
 TEST_CASE("merge: a repeated block is merged once and a missing one is said, as a reader sees them") {
   ScratchDir dir;
-  const StreamWriter a = Program("a", 10, 111, 20'000), b = Program("b", 20, 222, 1'000);
-  WriteCapture(dir.File("a.gnomon"), {&a});
-  WriteCapture(dir.File("b.gnomon"), {&b});
+  const TwoCaptures two(dir);
+  const std::string& whole = two.whole_a;
+  const std::vector<std::pair<size_t, size_t>>& spans = two.spans_a;
   // The input's third block written twice over its fourth: one repeat, one missing.
-  const std::string whole = gnomon::test::ReadFile(dir.File("a.gnomon"));
-  const std::vector<std::pair<size_t, size_t>> spans = BlockSpans(whole);
-  REQUIRE(spans.size() > 6);
   std::string repeated = whole.substr(0, spans[3].first) + whole.substr(spans[2].first, spans[2].second) +
                          whole.substr(spans[4].first);
   std::ofstream(dir.File("repeated.gnomon"), std::ios::binary) << repeated;
@@ -287,12 +300,10 @@ TEST_CASE("merge: files that are not traces of this format are refused and nothi
 
 TEST_CASE("merge: a block whose compressed bytes are damaged is left out and said, never passed on") {
   ScratchDir dir;
-  const StreamWriter a = Program("a", 10, 111, 20'000), b = Program("b", 20, 222, 1'000);
-  WriteCapture(dir.File("a.gnomon"), {&a});
-  WriteCapture(dir.File("b.gnomon"), {&b});
-  const std::string whole = gnomon::test::ReadFile(dir.File("a.gnomon"));
-  const std::vector<std::pair<size_t, size_t>> spans = BlockSpans(whole);
-  REQUIRE(spans.size() > 6);
+  const TwoCaptures two(dir);
+  const StreamWriter& b = two.b;
+  const std::string& whole = two.whole_a;
+  const std::vector<std::pair<size_t, size_t>>& spans = two.spans_a;
   // One byte flipped in the middle of the fourth block's zstd frame (its header intact).
   std::string flipped = whole;
   const size_t at = spans[3].first + sizeof(BlockHeader) + (spans[3].second - sizeof(BlockHeader)) / 2;
