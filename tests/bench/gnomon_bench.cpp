@@ -76,7 +76,7 @@
 #include "gnomon/server/trace_loader.h"
 #include "gnomon/server/worker.h"
 #include "gnomon/tracefile/trace_writer.h"
-#include "trace_builder.h"
+#include "model/trace_builder.h"
 
 void TightWorkloadCompiledOut(long zones);  // compiled_out_workload.cpp
 

@@ -19,7 +19,7 @@
 #include <string>
 
 #include "app.h"
-#include "trace_builder.h"
+#include "model/trace_builder.h"
 
 namespace {
 

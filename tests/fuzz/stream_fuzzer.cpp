@@ -15,7 +15,7 @@
 #include "gnomon/server/chrome_export.h"
 #include "gnomon/server/report.h"
 #include "gnomon/server/statistics.h"
-#include "trace_builder.h"
+#include "model/trace_builder.h"
 
 namespace {
 

@@ -27,7 +27,7 @@
 #include "gnomon/server/statistics.h"
 #include "gnomon/server/trace_loader.h"
 #include "gnomon/server/worker.h"
-#include "trace_builder.h"
+#include "model/trace_builder.h"
 
 using gnomon::server::TraceModel;
 using gnomon::server::Worker;

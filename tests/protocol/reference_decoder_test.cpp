@@ -9,7 +9,7 @@
 #include <type_traits>
 
 #include "../support/stream_writer.h"
-#include "stream_decoder.h"
+#include "ingest/stream_decoder.h"
 
 namespace {
 

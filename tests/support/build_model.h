@@ -7,8 +7,8 @@
 #include <cstddef>
 
 #include "gnomon/tracefile/trace_writer.h"
+#include "model/trace_builder.h"
 #include "stream_writer.h"
-#include "trace_builder.h"
 
 namespace gnomon::test {
 

@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "../support/build_model.h"
-#include "trace_builder.h"
+#include "model/trace_builder.h"
 
 using namespace gnomon::viewer;
 using gnomon::server::TraceModel;

@@ -1,3 +1,5 @@
+#include "gnomon/server/trace_loader.h"
+
 #include <doctest/doctest.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -16,14 +18,13 @@
 #include <random>
 #include <thread>
 
-#include "../support/build_model.h"
-#include "../support/heap_counter.h"
-#include "../support/mappings.h"
-#include "../support/process.h"
-#include "gnomon/server/trace_loader.h"
+#include "../../support/build_model.h"
+#include "../../support/heap_counter.h"
+#include "../../support/mappings.h"
+#include "../../support/process.h"
 #include "gnomon/tracefile/block_codec.h"
 #include "gnomon/tracefile/trace_writer.h"
-#include "trace_builder.h"
+#include "model/trace_builder.h"
 
 using namespace gnomon::server;
 using namespace gnomon::tracefile;

@@ -1,4 +1,4 @@
-#include "lock_builder.h"
+#include "model/lock_builder.h"
 
 #include <algorithm>
 

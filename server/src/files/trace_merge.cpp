@@ -8,7 +8,7 @@
 #include <cstring>
 #include <map>
 
-#include "trace_index.h"
+#include "files/trace_index.h"
 
 namespace gnomon::server {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "../support/build_model.h"
+#include "../../support/build_model.h"
 
 using gnomon::server::StableStrings;
 using gnomon::server::ZoneAttributeTable;

@@ -1,10 +1,10 @@
 // Lock waits, obtains and releases turned into holds: contention, nesting, readers, and
 // releases without a hold counted.
-#include "lock_builder.h"
+#include "model/lock_builder.h"
 
 #include <doctest/doctest.h>
 
-#include "../support/build_model.h"
+#include "../../support/build_model.h"
 #include "gnomon/server/lock_statistics.h"
 
 using gnomon::protocol::StringKind;

@@ -6,14 +6,14 @@
 #include <set>
 #include <sstream>
 
-#include "../support/build_model.h"
-#include "../support/json_check.h"
+#include "../../support/build_model.h"
+#include "../../support/json_check.h"
 #include "gnomon/server/chrome_export.h"
 #include "gnomon/server/csv_export.h"
 #include "gnomon/server/json_report.h"
 #include "gnomon/server/statistics.h"
 #include "gnomon/server/text.h"
-#include "trace_builder.h"
+#include "model/trace_builder.h"
 
 using namespace gnomon::server;
 using gnomon::test::JsonValue;

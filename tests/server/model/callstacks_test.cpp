@@ -4,7 +4,7 @@
 
 #include <doctest/doctest.h>
 
-#include "../support/build_model.h"
+#include "../../support/build_model.h"
 
 using gnomon::protocol::StringKind;
 using gnomon::server::CallstackTable;

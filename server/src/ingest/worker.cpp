@@ -26,8 +26,8 @@
 #include "gnomon/protocol/byte_io.h"
 #include "gnomon/protocol/handshake.h"
 #include "gnomon/server/text.h"
-#include "stream_decoder.h"
-#include "trace_builder.h"
+#include "ingest/stream_decoder.h"
+#include "model/trace_builder.h"
 
 namespace gnomon::server {
 namespace {

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "../support/build_model.h"
-#include "../support/json_check.h"
+#include "../../support/build_model.h"
+#include "../../support/json_check.h"
 #include "gnomon/server/chrome_export.h"
 #include "gnomon/server/process_timeline.h"
 #include "gnomon/server/trace_loader.h"

@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "../support/mappings.h"
+#include "../../support/mappings.h"
 
 using gnomon::server::kOpenZone;
 using gnomon::server::Zone;

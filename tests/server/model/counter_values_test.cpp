@@ -9,11 +9,11 @@
 #include <cmath>
 #include <sstream>
 
-#include "../support/build_model.h"
+#include "../../support/build_model.h"
 #include "gnomon/server/chrome_export.h"
 #include "gnomon/server/report.h"
 #include "gnomon/server/trace_loader.h"
-#include "trace_builder.h"
+#include "model/trace_builder.h"
 
 using gnomon::protocol::CounterDataType;
 using gnomon::protocol::CounterTarget;

@@ -1,4 +1,4 @@
-#include "memory_builder.h"
+#include "model/memory_builder.h"
 
 #include "gnomon/server/text.h"
 

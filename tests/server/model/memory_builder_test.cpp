@@ -1,10 +1,10 @@
 // Allocations and frees into pools: pairing (also when threads' messages arrive out of
 // time order), what never was freed, the peak, and the stream's oddities counted.
-#include "memory_builder.h"
+#include "model/memory_builder.h"
 
 #include <doctest/doctest.h>
 
-#include "../support/build_model.h"
+#include "../../support/build_model.h"
 #include "gnomon/server/memory_statistics.h"
 
 using gnomon::protocol::StringKind;

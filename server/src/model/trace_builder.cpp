@@ -1,4 +1,4 @@
-#include "trace_builder.h"
+#include "model/trace_builder.h"
 
 #include <bit>
 #include <cstring>

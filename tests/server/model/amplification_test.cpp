@@ -10,9 +10,9 @@
 #include <sstream>
 #include <string>
 
-#include "../support/build_model.h"
-#include "../support/heap_counter.h"
-#include "../support/process.h"
+#include "../../support/build_model.h"
+#include "../../support/heap_counter.h"
+#include "../../support/process.h"
 #include "gnomon/server/chrome_export.h"
 #include "gnomon/server/counter_values.h"
 #include "gnomon/server/json_report.h"

@@ -1,4 +1,4 @@
-#include "stream_decoder.h"
+#include "ingest/stream_decoder.h"
 
 namespace gnomon::server {
 

@@ -11,8 +11,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "../support/build_model.h"
-#include "../support/process.h"
+#include "../../support/build_model.h"
+#include "../../support/process.h"
 #include "gnomon/server/trace_loader.h"
 #include "gnomon/tracefile/trace_writer.h"
 

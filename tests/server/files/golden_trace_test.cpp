@@ -13,7 +13,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "../support/model_dump.h"
+#include "../../support/model_dump.h"
 #include "gnomon/server/trace_loader.h"
 
 namespace {

@@ -16,9 +16,9 @@
 
 #include "gnomon/server/seeded_hash.h"
 #include "gnomon/server/trace_model.h"
-#include "lock_builder.h"
-#include "memory_builder.h"
-#include "stream_decoder.h"
+#include "ingest/stream_decoder.h"
+#include "model/lock_builder.h"
+#include "model/memory_builder.h"
 
 namespace gnomon::server {
 

@@ -1,8 +1,8 @@
-#include "trace_builder.h"
+#include "model/trace_builder.h"
 
 #include <doctest/doctest.h>
 
-#include "../support/build_model.h"
+#include "../../support/build_model.h"
 
 using gnomon::protocol::MessageType;
 using gnomon::server::DecodeMessages;

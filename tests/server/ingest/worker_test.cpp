@@ -13,9 +13,9 @@
 #include <memory>
 #include <thread>
 
-#include "../support/fake_peers.h"
-#include "../support/process.h"
-#include "../support/stream_writer.h"
+#include "../../support/fake_peers.h"
+#include "../../support/process.h"
+#include "../../support/stream_writer.h"
 #include "gnomon/protocol/handshake.h"
 #include "gnomon/server/trace_loader.h"
 #include "gnomon/tracefile/trace_writer.h"

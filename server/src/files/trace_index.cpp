@@ -1,4 +1,4 @@
-#include "trace_index.h"
+#include "files/trace_index.h"
 
 #include <algorithm>
 #include <cstring>

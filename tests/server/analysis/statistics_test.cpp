@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "../support/build_model.h"
-#include "trace_builder.h"
+#include "../../support/build_model.h"
+#include "model/trace_builder.h"
 
 using namespace gnomon::server;
 

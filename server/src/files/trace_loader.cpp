@@ -27,13 +27,13 @@
 #include <thread>
 #include <utility>
 
+#include "files/trace_index.h"
 #include "gnomon/protocol/byte_io.h"
 #include "gnomon/protocol/check.h"
 #include "gnomon/protocol/messages.h"
 #include "gnomon/tracefile/block_codec.h"
-#include "stream_decoder.h"
-#include "trace_builder.h"
-#include "trace_index.h"
+#include "ingest/stream_decoder.h"
+#include "model/trace_builder.h"
 
 namespace gnomon::server {
 namespace {

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "../support/mappings.h"
+#include "../../support/mappings.h"
 
 namespace chunk_memory = gnomon::server::chunk_memory;
 using chunk_memory::kBlockBytes;
