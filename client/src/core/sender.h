@@ -106,6 +106,8 @@ class Sender {
   // (answered, refused or gone).
   bool ContinueHandshake(struct PendingHandshake& pending);
   bool OpenOwnFile();
+  // Catches GNOMON_SAVE_SIGNAL `number`, unless the program handles it itself (said).
+  static void InstallSaveSignal(int number);
   // Writes the recording to a file now (on the sender's thread); the error, or "".
   std::string WriteRecording(const std::string& path);
   // Takes a save asked for by SaveRecording() or the save signal.
