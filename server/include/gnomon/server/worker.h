@@ -13,6 +13,16 @@
 // through WithModel (a SharedModel): they never stall the receiving thread. A malformed stream closes the
 // connection with an error naming the fault; everything decoded before it is kept.
 //
+// Glossary:
+//   lane     a connection besides the main one that carries some threads' events, in
+//            LaneBatches, each saying how much of the main stream it needs first;
+//   piece    what one lane batch decodes to: its bytes, and its zones paired (ZoneOps);
+//   turn     a piece's place in the merge, taken in the order the stream needs: its
+//            bytes go to the writer, and into the model when one is built;
+//   run      a thread's zones in a turn, stored after the turn (where nothing after
+//            them touches that thread);
+//   goodbye  the program's EndOfStream, which goes last, once every lane has ended.
+//
 // With lanes (Options::lanes, protocol/handshake.h) the worker opens more connections to
 // the program, each received on a thread of its own ("gnomon-lane"), and merges them into
 // the program's one stream: a lane's batch goes to the writer once the main
