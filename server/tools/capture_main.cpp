@@ -29,7 +29,7 @@
 #include "capture_summary.h"
 #include "gnomon/protocol/handshake.h"
 #include "gnomon/protocol/settings.h"
-#include "gnomon/server/discovery.h"
+#include "gnomon/server/running_programs.h"
 #include "gnomon/server/text.h"
 #include "gnomon/server/worker.h"
 #include "gnomon/tracefile/trace_writer.h"

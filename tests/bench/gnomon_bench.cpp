@@ -583,10 +583,14 @@ gnomon::test::StreamWriter SyntheticStream(const Args& args) {
   return w;
 }
 
+// --capture, else the gnomon-capture beside this program (installed), else the build
+// tree's.
 std::string CapturePath(const Args& args) {
   if (!args.capture.empty()) return args.capture;
-  const std::string self = SelfPath();
-  return (std::filesystem::path(self).parent_path().parent_path() / "server" / "gnomon-capture").string();
+  const std::filesystem::path self = SelfPath();
+  const std::filesystem::path beside = self.parent_path() / "gnomon-capture";
+  if (std::filesystem::exists(beside)) return beside.string();
+  return (self.parent_path().parent_path() / "server" / "gnomon-capture").string();
 }
 
 // Now on the steady clock, which every process of the host shares: the program's,

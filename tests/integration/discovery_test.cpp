@@ -1,7 +1,7 @@
 // Running programs announce themselves, and the tools find them: on this machine through
 // a private directory, on the LAN through datagrams; hostile files and datagrams change
 // nothing.
-#include "gnomon/server/discovery.h"
+#include "gnomon/server/running_programs.h"
 
 #include <arpa/inet.h>
 #include <doctest/doctest.h>

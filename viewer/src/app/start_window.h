@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "gnomon/server/discovery.h"
+#include "gnomon/server/running_programs.h"
 #include "session.h"
 
 namespace gnomon::viewer {

@@ -1,4 +1,4 @@
-#include "gnomon/server/discovery.h"
+#include "gnomon/server/running_programs.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
