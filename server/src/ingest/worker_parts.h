@@ -90,8 +90,7 @@ struct LaneHandler : CountingHandler {
 };
 
 // Pieces of a lane that wait for their turn in the merge, or take it, at most (TurnTaker):
-// one is as fast as four on the 16-core host (docs/benchmarks.md), and each holds its
-// paired zones.
+// more were no faster (docs/benchmarks.md), and each holds its paired zones.
 constexpr size_t kPiecesInFlight = 1;
 
 // A lane of a worker that builds a model: pairs the zones ahead of the builder, on the

@@ -34,19 +34,16 @@ inline constexpr size_t kBlockBytes = size_t{2} << 20;
 inline constexpr size_t kPageBytes = 4096;
 
 // Plain pages or transparent huge pages for new blocks, whichever costs less to populate
-// here. On the 16-core host a huge page took one fault and 2 MiB of zeroing where plain
-// pages took 512 faults of about 1.5 us each: with four lanes, a live model at 16
-// threads was whole 0.10 - 0.14 s after the program's last zone with huge pages, 0.16 -
-// 0.21 s without, its prefaulting thread's CPU halved. On a virtual machine whose host
-// takes back the guest's free memory, free huge pages are exactly what the host took
-// back: touching 1.6 GB of them took 0.15 s or, as often, 1.2 - 3.9 s, against a steady
-// 0.66 - 1.08 s for plain pages (on another day, 4.5 ms a block against 3.6 in one
-// run, 1.4 against 4.2 in the next). Neither holds everywhere, nor for a whole run, so
-// the reserves measure: each block they populate is timed by their thread's CPU time
-// (what it waited for is not the block's cost), an average kept for each kind, and
-// every kTrialEvery-th block is of the kind not chosen. Blocks mapped without a reserve
-// take the kind chosen. A kernel whose huge pages are off ("never") is offered none.
-// Thread-safe.
+// here. A huge page takes one fault and 2 MiB of zeroing where plain pages take 512
+// faults, which on a many-core host makes a live model whole sooner; but on a virtual
+// machine whose host takes back the guest's free memory, free huge pages are exactly
+// what the host took back, and touching them can cost several times what plain pages
+// do, from one run to the next (docs/benchmarks.md has the figures). Neither holds
+// everywhere, nor for a whole run, so the reserves measure: each block they populate is
+// timed by their thread's CPU time (what it waited for is not the block's cost), an
+// average kept for each kind, and every kTrialEvery-th block is of the kind not chosen.
+// Blocks mapped without a reserve take the kind chosen. A kernel whose huge pages are
+// off ("never") is offered none. Thread-safe.
 class PageChooser {
  public:
   static constexpr uint32_t kTrialEvery = 16;
@@ -149,11 +146,11 @@ inline void* MapBlock(bool huge) {
 // Faults in every page of a block (MADV_POPULATE_WRITE: one call rather than 512
 // faults), then writes to each page. The writes matter on a virtual machine whose kernel
 // maps a page without writing it, its host handing out zeroed memory: the host backs the
-// page only at its first write. On such a 2-core machine that first write cost about
-// 5 us a page (15 ns for each 12-byte zone stored), and without these writes it fell on
-// whoever stored first, a lane building a live model or a load's builder, instead of on
-// the thread with time to spare: a 100 M-zone load took 2.45 - 2.79 s, against 2.04 -
-// 2.33 s with them. Where the fault backs the page, they cost 512 cache misses a block.
+// page only at its first write, which then costs microseconds a page; without these
+// writes that cost fell on whoever stored first, a lane building a live model or a
+// load's builder, instead of on the thread with time to spare (a large load was a fifth
+// slower: docs/benchmarks.md). Where the fault backs the page, they cost 512 cache
+// misses a block.
 // A kernel without MADV_POPULATE_WRITE (before 5.14) gets the writes only.
 inline void Populate(void* block) {
 #ifdef MADV_POPULATE_WRITE

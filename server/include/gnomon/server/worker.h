@@ -230,10 +230,9 @@ class Worker {
 const char* StateName(Worker::State state);
 
 // The lanes a worker asks for when not told: each takes a thread on both sides, so only
-// where there are cores to spare: none below 16 cores; from 16, 4 for a capture (on 16,
-// two carried as much as three or four), and 8 for a worker that builds a model, whose
-// lanes also pair and store the zones (on 16, with its memory in huge pages, 8 kept up
-// where 4 did not) (docs/benchmarks.md).
+// where there are cores to spare: none below 16 cores; from 16, 4 for a capture, and 8
+// for a worker that builds a model, whose lanes also pair and store the zones (the
+// measurements behind both: docs/benchmarks.md).
 uint32_t DefaultLanes(bool build_model);
 
 // Checks a program's ClientHello (`size` bytes as received from `where`): ok, or the

@@ -13,25 +13,24 @@
 // tick delta as a zigzag varint (3 bytes instead of 13 for back-to-back zones), a zone
 // end its type and the delta (2 instead of 9). Every other message keeps its layout,
 // with its tick as the 8-byte zigzag delta of format 2. A tight loop's block shrinks
-// from 22 to 5 bytes a zone before zstd, which then compresses twice and decompresses
-// three times faster, and stores less (docs/benchmarks.md).
+// from 22 to 5 bytes a zone before zstd, which then has far less to compress and
+// decompress, and stores less (docs/benchmarks.md).
 //
 // Format 6 (CompactBlock) keeps those records but moves the zones' tick deltas into a
 // column of their own after them: [kColumnsMark][u32 bytes of records][records][ticks].
 // The records of a tight loop then repeat exactly (type, location, type) and zstd
 // matches them in long runs, while the ticks, the only bytes that vary, sit together
-// where it codes them as literals: a third fewer bytes on disk for back-to-back zones
-// and less compressing time a zone, the more so the more the timing varies
-// (docs/benchmarks.md). A block of format 6 starts with the mark; one of format 3 to 5
-// with a message type, which the mark never is.
+// where it codes them as literals: fewer bytes on disk for back-to-back zones and less
+// compressing time a zone, the more so the more the timing varies (docs/benchmarks.md).
+// A block of format 6 starts with the mark; one of format 3 to 5 with a message type,
+// which the mark never is.
 //
 // Format 7 (CompactBlock's default) is format 6 with a mark of its own, under which a
 // zone value is only its type among the records and its 8 bytes the zigzag varint of
 // its difference from the block's previous value (the first from 0), in the column:
 // one varint there for each zone record and each value record, in record order. A
 // value on every zone is most of what zstd must code in such a block; a counter's then
-// takes one byte before zstd instead of nine, and the file about half the bytes
-// (docs/benchmarks.md).
+// takes one byte before zstd instead of nine (the file's size: docs/benchmarks.md).
 #pragma once
 
 #include <cstddef>

@@ -58,15 +58,12 @@ inline std::optional<int> ParseCompressionLevel(const std::string& text) {
 }
 
 // The zstd level of the file a viewer writes beside its live model (the one "Save"
-// copies), below a capture's 3: the viewer also builds the model, and needs the cores.
-// On the 16-core host, 16 threads (benchmarks.md), it compressed with 30 - 40 % less CPU
-// (1.5 - 1.7 s against 2.4 - 2.9 for 80 M tight zones; 4.2 - 4.6 s against 6.2 - 6.5
-// realistic), for files as small tight and 8 % larger realistic.
+// copies), below a capture's 3: the viewer also builds the model, and needs the cores
+// (what it saves, and what the files weigh: docs/benchmarks.md).
 inline constexpr int kLiveTeeLevel = 1;
 // A capture's level while the cores are short (TraceWriterOptions::short_of_cores_level),
-// unless told a level: on the 16-core host, 16 threads, five rounds of level 1 against 3
-// compressed with 18 - 43 % less CPU and took 4 - 34 % more zones a second into the
-// file, for files as small tight and 4 - 9 % larger realistic (benchmarks.md).
+// unless told a level: it takes less compressing CPU, leaving more to the programs,
+// for files a little larger (the rounds that showed it: docs/benchmarks.md).
 inline constexpr int kShortOfCoresLevel = 1;
 
 // Writes a trace file while a capture runs: one stream per program (a capture of one
