@@ -1,8 +1,6 @@
 // Running programs announce themselves, and the tools find them: on this machine through
 // a private directory, on the LAN through datagrams; hostile files and datagrams change
 // nothing.
-#include "gnomon/server/running_programs.h"
-
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
 #include <netinet/in.h>
@@ -20,6 +18,7 @@
 #include <thread>
 
 #include "../support/process.h"
+#include "gnomon/server/running_programs.h"
 
 using gnomon::server::AnnouncementListener;
 using gnomon::server::ListLocalPrograms;
