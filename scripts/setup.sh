@@ -113,7 +113,15 @@ run_fuzz_smoke() {
   done
 }
 
+# Says how long the stage that just ended took (docs/reliability.md keeps CI's times).
+stage_started=$SECONDS
+stage_done() {
+  echo "setup.sh: $1 took $((SECONDS - stage_started)) s"
+  stage_started=$SECONDS
+}
+
 install_missing
+stage_done "installing what was missing"
 case "$job" in
   build)
     configure_and_build "$build_dir"
@@ -124,15 +132,22 @@ case "$job" in
     ;;
   test)
     check_format
+    stage_done "the format check"
     configure_and_build "$build_dir" -DGNOMON_WERROR=ON
+    stage_done "the build"
     (cd "$build_dir" && ctest --output-on-failure -j "$jobs")
+    stage_done "the tests"
     run_fuzz_smoke
+    stage_done "fuzzing (build and runs)"
     echo "setup.sh: the client's concurrent paths under thread sanitizer"
     cmake -S . -B "$build_dir-tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGNOMON_WERROR=ON -DGNOMON_SANITIZE=thread >/dev/null
     cmake --build "$build_dir-tsan" -j "$jobs" --target client_tests
     (cd "$build_dir-tsan" && ctest --output-on-failure -j "$jobs" -R '^client_tests:')
+    stage_done "thread sanitizer (build and tests)"
     echo "setup.sh: again under address and undefined-behaviour sanitizers"
     configure_and_build "$build_dir-sanitize" -DGNOMON_WERROR=ON -DGNOMON_SANITIZE=address,undefined
-    cd "$build_dir-sanitize" && ctest --output-on-failure -j "$jobs"
+    stage_done "the sanitizer build"
+    (cd "$build_dir-sanitize" && ctest --output-on-failure -j "$jobs")
+    stage_done "the tests under sanitizers"
     ;;
 esac
