@@ -71,7 +71,7 @@ std::pair<int, std::optional<gnomon::protocol::ParsedClientHello>> Hello(uint16_
   address.sin_port = htons(port);
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   gnomon::protocol::ServerHello hello{};
-  std::memcpy(hello.magic, gnomon::protocol::kServerMagic, sizeof(hello.magic));
+  std::memcpy(hello.magic, gnomon::protocol::kServerHelloMagic.data(), sizeof(hello.magic));
   hello.version = gnomon::protocol::kProtocolVersion;
   hello.flags = flags;
   hello.reserved = reserved;

@@ -1,9 +1,10 @@
-// docs/protocol.md against the catalogue (protocol/messages.def): every message, field,
-// offset, size and tail the code has, the page has, in the same order, and no other.
+// docs/protocol.md against the catalogues (protocol/messages.def, handshake.def): every message, frame,
+// field, offset, size and tail the code has, the page has, in the same order, and no other.
 #include <doctest/doctest.h>
 
 #include <string>
 
+#include "gnomon/protocol/handshake.h"
 #include "gnomon/protocol/messages.h"
 #include "protocol_doc.h"
 #include "reference_decoder.h"
@@ -122,6 +123,37 @@ TEST_CASE("the summary table of docs/protocol.md lists each message with its siz
     CHECK(r.followed_by == tails);
   }
   CHECK(row == doc.summary.size());
+}
+
+TEST_CASE("docs/protocol.md has every frame of the handshake catalogue, field by field, and no other") {
+  const gnomon::test::ProtocolDoc doc = gnomon::test::ReadProtocolDoc(gnomon::test::ProtocolDocPath());
+  REQUIRE_MESSAGE(doc.errors.empty(), doc.errors.front());
+  const std::vector<gnomon::protocol::FrameInfo> frames = gnomon::protocol::HandshakeFrames();
+  REQUIRE(doc.frames.size() == frames.size());
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const gnomon::protocol::FrameInfo& code = frames[i];
+    const gnomon::test::DocFrame& page = doc.frames[i];
+    CAPTURE(code.name);
+    CHECK(page.name == code.name);
+    CHECK(size_t(page.size) == code.size);
+    std::vector<std::string> expected, written;
+    for (const gnomon::protocol::FrameField& f : code.fields)
+      expected.push_back(std::to_string(f.offset) + " " + std::to_string(f.size) + " " + f.name);
+    for (const gnomon::test::DocFrameField& f : page.fields)
+      written.push_back(std::to_string(f.offset) + " " + std::to_string(f.size) + " " + f.name);
+    CHECK_MESSAGE(written == expected, "the table should read (offset size field):\n", Join(expected),
+                  "but reads:\n", Join(written));
+    // The magic's row names it as it is sent.
+    REQUIRE(!page.fields.empty());
+    CHECK(page.fields[0].value == "ASCII `" + std::string(code.magic) + "`");
+    // Fields are contiguous from the magic to the end.
+    size_t end = 0;
+    for (const gnomon::protocol::FrameField& f : code.fields) {
+      CHECK(f.offset == end);
+      end += f.size;
+    }
+    CHECK(end == code.size);
+  }
 }
 
 TEST_CASE("the catalogue's derived facts hold") {

@@ -55,6 +55,19 @@ std::optional<std::pair<int, std::string>> MessageHeading(std::string_view line)
   return std::make_pair(tag, std::string(name));
 }
 
+// "`Name`, server → program, 16 bytes..." opens a frame: its name and size.
+std::optional<std::pair<std::string, int>> FrameIntroduction(std::string_view line) {
+  if (!line.starts_with("`")) return std::nullopt;
+  const size_t close = line.find("`, ", 1);
+  if (close == std::string_view::npos || !IsWord(line.substr(1, close - 1))) return std::nullopt;
+  const size_t bytes = line.find(" bytes", close);
+  if (bytes == std::string_view::npos) return std::nullopt;
+  const size_t number = line.rfind(' ', bytes - 1) + 1;
+  const std::string size(line.substr(number, bytes - number));
+  if (!IsNumber(size)) return std::nullopt;
+  return std::make_pair(std::string(line.substr(1, close - 1)), std::stoi(size));
+}
+
 }  // namespace
 
 const DocMessage* ProtocolDoc::Find(int tag) const {
@@ -71,7 +84,7 @@ ProtocolDoc ReadProtocolDoc(const std::string& path) {
     doc.errors.push_back("cannot open " + path);
     return doc;
   }
-  enum class In { kNothing, kSummary, kMessage } in_table = In::kNothing;
+  enum class In { kNothing, kSummary, kMessage, kFrame } in_table = In::kNothing;
   std::string line;
   int line_number = 0;
   auto error = [&](const std::string& what) {
@@ -84,6 +97,11 @@ ProtocolDoc ReadProtocolDoc(const std::string& path) {
       in_table = In::kMessage;
       continue;
     }
+    if (const auto frame = FrameIntroduction(line)) {
+      doc.frames.push_back({frame->first, frame->second, {}});
+      in_table = In::kFrame;
+      continue;
+    }
     if (line.rfind("## ", 0) == 0) in_table = In::kNothing;
     if (line.rfind("| tag | message | fixed bytes | followed by | thread-bound |", 0) == 0) {
       in_table = In::kSummary;
@@ -92,7 +110,13 @@ ProtocolDoc ReadProtocolDoc(const std::string& path) {
     if (line.empty() || line[0] != '|' || line.rfind("|---", 0) == 0 || line.rfind("| offset |", 0) == 0)
       continue;
     const std::vector<std::string> cells = Cells(line);
-    if (in_table == In::kSummary) {
+    if (in_table == In::kFrame) {
+      if (cells.size() != 4 || !IsNumber(cells[0]) || !IsNumber(cells[1])) {
+        error("a frame's row needs offset, size, field, value");
+        continue;
+      }
+      doc.frames.back().fields.push_back({std::stoi(cells[0]), std::stoi(cells[1]), cells[2], cells[3]});
+    } else if (in_table == In::kSummary) {
       if (cells.size() != 5 || !IsNumber(cells[0]) || !IsNumber(cells[2])) {
         error("a summary row needs tag, message, fixed bytes, followed by, thread-bound");
         continue;

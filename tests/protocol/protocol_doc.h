@@ -32,9 +32,23 @@ struct DocSummaryRow {
   bool is_thread_bound = false;
 };
 
+// A frame of the handshake section: "`Name`, a → b, N bytes" and its table.
+struct DocFrameField {
+  int offset = 0;
+  int size = 0;
+  std::string name;
+  std::string value;  // as written
+};
+struct DocFrame {
+  std::string name;
+  int size = 0;
+  std::vector<DocFrameField> fields;
+};
+
 struct ProtocolDoc {
   std::vector<DocSummaryRow> summary;
   std::vector<DocMessage> messages;
+  std::vector<DocFrame> frames;
   std::vector<std::string> errors;  // lines the reader could not make sense of
   const DocMessage* Find(int tag) const;
 };

@@ -133,7 +133,7 @@ StalledServer::StalledServer(uint16_t port) {
   address.sin_port = htons(port);
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   protocol::ServerHello hello{};
-  std::memcpy(hello.magic, protocol::kServerMagic, sizeof(hello.magic));
+  std::memcpy(hello.magic, protocol::kServerHelloMagic.data(), sizeof(hello.magic));
   hello.version = protocol::kProtocolVersion;
   uint8_t reply[sizeof(protocol::ClientHello)];
   if (connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
@@ -188,7 +188,7 @@ bool SpeakAsProgram(uint16_t port, const std::vector<uint8_t>& stream) {
 std::vector<uint8_t> ClientHelloBytes(uint16_t version, uint16_t status, uint64_t capabilities,
                                       uint32_t reserved) {
   protocol::ClientHello hello{};
-  std::memcpy(hello.magic, protocol::kClientMagic, 8);
+  std::memcpy(hello.magic, protocol::kClientHelloMagic.data(), protocol::kClientHelloMagic.size());
   hello.version = version;
   hello.status = status;
   hello.reserved = reserved;

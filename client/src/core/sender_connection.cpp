@@ -317,7 +317,7 @@ bool Sender::ContinueHandshake(PendingHandshake& pending) {
 
 void Sender::Answer(int fd, protocol::HandshakeStatus status, uint64_t capabilities, uint32_t reserved) {
   uint8_t reply[sizeof(protocol::ClientHello)] = {};
-  std::memcpy(reply, protocol::kClientMagic, sizeof(protocol::kClientMagic));
+  std::memcpy(reply, protocol::kClientHelloMagic.data(), protocol::kClientHelloMagic.size());
   StoreLe<uint16_t>(reply + offsetof(protocol::ClientHello, version), protocol::kProtocolVersion);
   StoreLe<uint16_t>(reply + offsetof(protocol::ClientHello, status), static_cast<uint16_t>(status));
   if (status == protocol::HandshakeStatus::kOk) {

@@ -143,7 +143,7 @@ bool Sender::ShipLane(Lane& lane) {
   const std::optional<uint64_t> after = SyncMainStream();  // after the drain: see there
   if (!after) return false;
   protocol::LaneBatch header{};
-  std::memcpy(header.magic, protocol::kLaneBatchMagic, sizeof(header.magic));
+  std::memcpy(header.magic, protocol::kLaneBatchMagic.data(), sizeof(header.magic));
   header.size = uint32_t(lane.out.size() - sizeof(header));
   header.after = *after;
   StoreLe(lane.out.data(), header);

@@ -206,7 +206,7 @@ Status Worker::Handshake(int fd, const std::string& where, uint32_t lanes) {
   }
   auto run_until = [&](auto done, Clock::time_point until) { RunUntil(io, stop_requested_, done, until); };
   protocol::ServerHello hello{};
-  std::memcpy(hello.magic, protocol::kServerMagic, sizeof(hello.magic));
+  std::memcpy(hello.magic, protocol::kServerHelloMagic.data(), sizeof(hello.magic));
   hello.version = protocol::kProtocolVersion;
   hello.flags = options_.clock_probes ? protocol::kServerSendsClockProbes : 0;
   if (lanes > 0) {

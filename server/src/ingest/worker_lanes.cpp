@@ -214,7 +214,7 @@ Status Worker::OpenLanes() {
   if (getpeername(fd_, reinterpret_cast<sockaddr*>(&peer), &length) != 0)
     return Status::Error(std::string("cannot open lanes: ") + std::strerror(errno));
   protocol::ServerHello hello{};
-  std::memcpy(hello.magic, protocol::kServerMagic, sizeof(hello.magic));
+  std::memcpy(hello.magic, protocol::kServerHelloMagic.data(), sizeof(hello.magic));
   hello.version = protocol::kProtocolVersion;
   hello.flags = protocol::kServerLaneHello;
   hello.reserved = lane_token_;
@@ -343,7 +343,7 @@ void Worker::LaneLoop(size_t index, Handler& handler, LaneBuffer& buffer) {
         const auto header = protocol::LoadLe<protocol::LaneBatch>(buffer.data() + pos);
         const uint32_t size = header.size;  // packed: copied before use
         const uint64_t needs = header.after;
-        if (std::memcmp(header.magic, protocol::kLaneBatchMagic, sizeof(header.magic)) != 0) {
+        if (std::memcmp(header.magic, protocol::kLaneBatchMagic.data(), sizeof(header.magic)) != 0) {
           error = "not a lane batch";
         } else if (size == 0 || size > protocol::kMaxLaneBatchBytes) {
           error = "a lane batch of " + std::to_string(size) + " bytes (1 to 16 MiB)";

@@ -179,7 +179,7 @@ void Worker::ReceiveLoop(Handler& handler) {
   auto next_reference = Clock::now();
   auto send_probe = [&] {
     protocol::ClockProbe probe{};
-    std::memcpy(probe.magic, protocol::kClockProbeMagic, sizeof(probe.magic));
+    std::memcpy(probe.magic, protocol::kClockProbeMagic.data(), sizeof(probe.magic));
     probe.sequence = ++probe_sequence;
     const int64_t sent_ns = MonotonicRawNs();
     const ssize_t n = send(fd_, &probe, sizeof(probe), MSG_NOSIGNAL | MSG_DONTWAIT);

@@ -199,7 +199,8 @@ namespace {
 // A LaneBatch header and its messages.
 std::vector<uint8_t> Batch(uint64_t after, const std::vector<uint8_t>& messages, uint32_t size = 0) {
   gnomon::protocol::LaneBatch header{};
-  std::memcpy(header.magic, gnomon::protocol::kLaneBatchMagic, 4);
+  std::memcpy(header.magic, gnomon::protocol::kLaneBatchMagic.data(),
+              gnomon::protocol::kLaneBatchMagic.size());
   header.size = size != 0 ? size : uint32_t(messages.size());
   header.after = after;
   std::vector<uint8_t> bytes(sizeof(header));

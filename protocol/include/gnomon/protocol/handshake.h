@@ -1,39 +1,27 @@
-// The handshake that opens every connection between a server and a profiled program.
+// The handshake that opens every connection between a server and a profiled program,
+// and the other fixed-size frames outside the message stream. Each frame is declared
+// once, in handshake.def; docs/protocol.md ("Connection and handshake") says how they are
+// exchanged and is checked against that catalogue.
 //
-// The program listens; the server connects and speaks first:
-//   server -> program  ServerHello  (16 bytes)
-//   program -> server  ClientHello  (24 bytes)
-//   server -> program  ClockProbe   (16 bytes, any number, only when both agreed)
-// When ClientHello.status is kOk the program's message stream (messages.h) follows,
-// starting with AppInfo. Otherwise the program closes the connection, and the status
-// says why, so both ends can print an error that tells the user what to do.
-//
-// Lanes: one connection carries about 100 M zones a second (one thread each side), so a
-// server may ask for more. Its ServerHello sets kServerWantsLanes with the number it
-// wants in `reserved`; a program that agrees announces kCapLanes and a token in its
-// ClientHello's `reserved`. The server then opens that many more connections, each
-// saying a ServerHello with kServerLaneHello and the token; the program answers each
-// with a ClientHello (kCapLanes, the lane's number from 1 in `reserved`). Once all are
-// in, the threads' events go over the lanes (a thread always over the same one) as
-// LaneBatch-framed runs of whole messages, and the main connection keeps everything
-// else (AppInfo, the definitions, clock replies, drops, the goodbye). Each batch names
-// how much of the main connection's stream it needs first (its definitions): the server
-// adds it to the program's one stream only after that much of the main stream, and
-// adds the goodbye only once every lane has closed. A program closes its lanes before it
-// says goodbye.
+//   server -> program  ServerHello
+//   program -> server  ClientHello; with status kOk the message stream (messages.h)
+//                      follows, starting with AppInfo; otherwise the program closes
+//   server -> program  ClockProbe, any number, only when both agreed
+//   program -> server  LaneBatch headers, on the extra connections of a program that
+//                      agreed to lanes
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <string_view>
+#include <vector>
 
 #include "gnomon/protocol/byte_io.h"
 
 namespace gnomon::protocol {
-
-inline constexpr char kServerMagic[8] = {'G', 'N', 'O', 'M', 'O', 'N', 'S', 'V'};
-inline constexpr char kClientMagic[8] = {'G', 'N', 'O', 'M', 'O', 'N', 'C', 'L'};
 
 enum class HandshakeStatus : uint16_t {
   kOk = 0,
@@ -71,52 +59,67 @@ inline constexpr uint32_t kMaxLanes = 8;
 // The most bytes one LaneBatch carries.
 inline constexpr uint32_t kMaxLaneBatchBytes = 16u << 20;
 
+// The frames' magics, as std::array<char, N> without a terminating zero:
+// kServerHelloMagic, kClientHelloMagic, kClockProbeMagic, kLaneBatchMagic.
+namespace handshake_detail {
+template <size_t N>
+constexpr std::array<char, N - 1> Magic(const char (&text)[N]) {
+  std::array<char, N - 1> bytes{};
+  for (size_t i = 0; i + 1 < N; ++i) bytes[i] = text[i];
+  return bytes;
+}
+using U16 = uint16_t;
+using U32 = uint32_t;
+using U64 = uint64_t;
+}  // namespace handshake_detail
+
+#define GNOMON_FRAME(NAME, MAGIC) inline constexpr auto k##NAME##Magic = handshake_detail::Magic(MAGIC);
+#include "gnomon/protocol/handshake.def"
+
+// The packed structs: the byte layout on the wire.
 #pragma pack(push, 1)
-struct ServerHello {
-  char magic[8];
-  uint16_t version;
-  uint16_t flags;     // ServerFlag bits
-  uint32_t reserved;  // 0
-};
-
-// Server -> program, any number after the handshake when both agreed: asks the program
-// for a ClockReply. Fixed size; a program that reads anything else closes the connection.
-struct ClockProbe {
-  char magic[4];  // kClockProbeMagic
-  uint32_t sequence;
-  uint64_t reserved;  // 0
-};
-
-struct ClientHello {
-  char magic[8];
-  uint16_t version;
-  uint16_t status;    // HandshakeStatus
-  uint32_t reserved;  // with kCapLanes: the lanes' token (main), the lane's number (lane)
-  uint64_t capabilities;
-};
-
-// Program -> server on a lane, before each run of whole messages of `size` bytes (1 to
-// kMaxLaneBatchBytes). `after`: the bytes of the main connection's stream (from its
-// first message) the server must have taken before these; never less than the lane's
-// previous batch said.
-struct LaneBatch {
-  char magic[4];  // kLaneBatchMagic
-  uint32_t size;
-  uint64_t after;
-};
+#define GNOMON_FRAME(NAME, MAGIC) \
+  struct NAME {                   \
+    char magic[sizeof(MAGIC) - 1];
+#define GNOMON_FRAME_FIELD(KIND, FIELD) handshake_detail::KIND FIELD;
+#define GNOMON_FRAME_END() \
+  }                        \
+  ;
+#include "gnomon/protocol/handshake.def"
 #pragma pack(pop)
 
-inline constexpr char kClockProbeMagic[4] = {'G', 'N', 'C', 'P'};
-inline constexpr char kLaneBatchMagic[4] = {'G', 'N', 'L', 'B'};
-
-static_assert(sizeof(ServerHello) == 16);
-static_assert(sizeof(ClockProbe) == 16);
-static_assert(sizeof(ClientHello) == 24);
-static_assert(sizeof(LaneBatch) == 16);
+// What the catalogue says of each frame, for the tests that hold docs/protocol.md to it.
+struct FrameField {
+  const char* name;
+  size_t offset;
+  size_t size;
+};
+struct FrameInfo {
+  const char* name;
+  std::string_view magic;
+  size_t size;
+  std::vector<FrameField> fields;  // the magic first
+};
+inline std::vector<FrameInfo> HandshakeFrames() {
+  std::vector<FrameInfo> frames;
+#define GNOMON_FRAME(NAME, MAGIC)                                                     \
+  {                                                                                   \
+    using F = NAME;                                                                   \
+    frames.push_back({#NAME,                                                          \
+                      std::string_view(k##NAME##Magic.data(), k##NAME##Magic.size()), \
+                      sizeof(F),                                                      \
+                      {{"magic", 0, sizeof(F::magic)}}});
+#define GNOMON_FRAME_FIELD(KIND, FIELD) \
+  frames.back().fields.push_back({#FIELD, offsetof(F, FIELD), sizeof(F::FIELD)});
+#define GNOMON_FRAME_END() }
+#include "gnomon/protocol/handshake.def"
+  return frames;
+}
 
 // The version a ServerHello announces, or nullopt when the bytes are not a ServerHello.
 inline std::optional<uint16_t> ParseServerHello(const uint8_t* bytes, size_t size) {
-  if (size < sizeof(ServerHello) || std::memcmp(bytes, kServerMagic, sizeof(kServerMagic)) != 0)
+  if (size < sizeof(ServerHello) ||
+      std::memcmp(bytes, kServerHelloMagic.data(), kServerHelloMagic.size()) != 0)
     return std::nullopt;
   return LoadLe<uint16_t>(bytes + offsetof(ServerHello, version));
 }
@@ -133,7 +136,7 @@ inline uint32_t ServerHelloReserved(const uint8_t* bytes) {
 
 // The sequence of a ClockProbe, or nullopt when the 16 bytes are not one.
 inline std::optional<uint32_t> ParseClockProbe(const uint8_t* bytes) {
-  if (std::memcmp(bytes, kClockProbeMagic, sizeof(kClockProbeMagic)) != 0) return std::nullopt;
+  if (std::memcmp(bytes, kClockProbeMagic.data(), kClockProbeMagic.size()) != 0) return std::nullopt;
   return LoadLe<uint32_t>(bytes + offsetof(ClockProbe, sequence));
 }
 
@@ -146,7 +149,8 @@ struct ParsedClientHello {
 
 // The fields of a ClientHello, or nullopt when the bytes are not one.
 inline std::optional<ParsedClientHello> ParseClientHello(const uint8_t* bytes, size_t size) {
-  if (size < sizeof(ClientHello) || std::memcmp(bytes, kClientMagic, sizeof(kClientMagic)) != 0)
+  if (size < sizeof(ClientHello) ||
+      std::memcmp(bytes, kClientHelloMagic.data(), kClientHelloMagic.size()) != 0)
     return std::nullopt;
   return ParsedClientHello{
       LoadLe<uint16_t>(bytes + offsetof(ClientHello, version)),
