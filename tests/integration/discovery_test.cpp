@@ -26,33 +26,11 @@ using gnomon::server::RunningProgram;
 using gnomon::test::ChildProcess;
 using gnomon::test::ReadFile;
 using gnomon::test::RunCommand;
+using gnomon::test::RuntimeDir;
 using gnomon::test::ScratchDir;
 using namespace std::chrono_literals;
 
 namespace {
-
-// Points this process (and so the children it starts) at a runtime directory of its own.
-class RuntimeDir {
- public:
-  RuntimeDir() {
-    const char* old = std::getenv("XDG_RUNTIME_DIR");
-    if (old != nullptr) old_ = old;
-    setenv("XDG_RUNTIME_DIR", dir_.path().c_str(), 1);
-  }
-  ~RuntimeDir() {
-    if (old_) {
-      setenv("XDG_RUNTIME_DIR", old_->c_str(), 1);
-    } else {
-      unsetenv("XDG_RUNTIME_DIR");
-    }
-  }
-  const ScratchDir& scratch() const { return dir_; }
-  std::string announce_dir() const { return dir_.File("gnomon"); }
-
- private:
-  ScratchDir dir_;
-  std::optional<std::string> old_;
-};
 
 // The program with `pid` among those listed, waiting up to `timeout` for it to appear and
 // satisfy `ready`.

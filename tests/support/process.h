@@ -5,7 +5,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,33 @@ class ScratchDir {
 
  private:
   std::string path_;
+};
+
+// Points this process (and so the children it starts) at a runtime directory of its own
+// (XDG_RUNTIME_DIR, where programs announce themselves: gnomon/protocol/discovery.h),
+// until destroyed.
+class RuntimeDir {
+ public:
+  RuntimeDir() {
+    const char* old = std::getenv("XDG_RUNTIME_DIR");
+    if (old != nullptr) old_ = old;
+    setenv("XDG_RUNTIME_DIR", dir_.path().c_str(), 1);
+  }
+  ~RuntimeDir() {
+    if (old_) {
+      setenv("XDG_RUNTIME_DIR", old_->c_str(), 1);
+    } else {
+      unsetenv("XDG_RUNTIME_DIR");
+    }
+  }
+  RuntimeDir(const RuntimeDir&) = delete;
+  RuntimeDir& operator=(const RuntimeDir&) = delete;
+  const ScratchDir& scratch() const { return dir_; }
+  std::string announce_dir() const { return dir_.File("gnomon"); }
+
+ private:
+  ScratchDir dir_;
+  std::optional<std::string> old_;
 };
 
 // A running child process; killed (SIGKILL) and reaped on destruction if still alive.
