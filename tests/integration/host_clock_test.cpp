@@ -196,7 +196,8 @@ void CheckOneCaptureOfPrograms(const std::vector<int64_t>& ahead) {
     earliest_us[pid] = earliest_us.contains(pid) ? std::min(earliest_us[pid], ts) : ts;
   }
   REQUIRE(earliest_us.size() == ahead.size());
-  for (const auto& [pid, ts] : earliest_us) {
+  for (const auto& [program, ts] : earliest_us) {
+    const auto pid = program;  // CAPTURE's lambda takes it
     CAPTURE(pid);
     CHECK(ts >= 0);
     CHECK(ts < 1e6);

@@ -324,11 +324,12 @@ TEST_CASE("a program that cannot listen at its address says what to change, and 
   // 192.0.2.1 (TEST-NET-1) is no address of this machine, unless the kernel lets any
   // address be bound (net.ipv4.ip_nonlocal_bind).
   const bool nonlocal_binds = gnomon::test::ReadFile("/proc/sys/net/ipv4/ip_nonlocal_bind").starts_with("1");
-  for (const auto& [address, said] :
+  for (const auto& [address_text, said] :
        {std::pair<std::string, std::string>{"nonsense",
                                             "gnomon: 'nonsense' is not a numeric IP address; set "
                                             "GNOMON_ADDRESS to one"},
         {"192.0.2.1", "; set GNOMON_ADDRESS to an address of this machine, e.g. 127.0.0.1"}}) {
+    const std::string& address = address_text;  // CAPTURE's lambda takes it
     CAPTURE(address);
     if (address == "192.0.2.1" && nonlocal_binds) {
       MESSAGE("skipped: this kernel binds addresses that are not its own");
@@ -347,7 +348,8 @@ TEST_CASE("a program that cannot listen at its address says what to change, and 
 }
 
 TEST_CASE("peers that connect and say nothing cannot lock a capture out") {
-  for (const auto& [burst, period_ms] : {std::pair{0, 300}, std::pair{50, 100}}) {
+  for (const auto& [burst_size, period_ms] : {std::pair{0, 300}, std::pair{50, 100}}) {
+    const int burst = burst_size;  // CAPTURE's lambda takes it
     CAPTURE(burst);
     gnomon::test::ScratchDir dir;
     // The program records until "release" exists, so it is still there for the second capture.

@@ -59,7 +59,8 @@ void CheckBrackets(const TraceModel& m, int frames, bool within_bounds = false) 
     CHECK_FALSE(mapped_end.extrapolated);
     if (zone.depth == 0) {
       REQUIRE(frame < brackets.size());
-      const auto [submit, signalled] = brackets[frame++];
+      const int64_t submit = brackets[frame].first, signalled = brackets[frame].second;
+      ++frame;
       const int64_t early_slack = within_bounds ? int64_t(mapped.late_ns) : 0;
       const int64_t late_slack = within_bounds ? int64_t(mapped_end.early_ns) : 0;
       CHECK_MESSAGE(mapped.cpu_ns >= submit - early_slack, "frame ", frame, " starts ",

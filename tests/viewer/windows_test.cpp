@@ -428,7 +428,8 @@ TEST_CASE("memory and locks: the pool's lane and the memory window, and a lock's
                                  0);
   w.End(kOrigin + 80 * kMs);
   const std::string trace = gnomon::test::WriteTraceFile(dir.File("resources.gnomon"), w);
-  for (const auto& [select, rows, mib] : {std::tuple{"0:55", 5, 15}, std::tuple{"0:65", 3, 12}}) {
+  for (const auto& [range, rows, mib] : {std::tuple{"0:55", 5, 15}, std::tuple{"0:65", 3, 12}}) {
+    const char* select = range;  // CAPTURE's lambda takes it
     CAPTURE(select);
     ViewerRun run = RunViewer(
         dir, {trace, "--frames", "3", "--size", "1200x800", "--show", "memory", "--select", select});

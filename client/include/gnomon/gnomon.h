@@ -390,7 +390,7 @@ static inline void gnomon_scope_exit_(int* unused) {
 }
 #define GNOMON_ZONE_SCOPED(zone_name) \
   GNOMON_ZONE_BEGIN(zone_name);       \
-  int GNOMON_CONCAT(gnomon_scope_, __LINE__) __attribute__((cleanup(gnomon_scope_exit_))) = 0
+  int GNOMON_CONCAT(gnomon_scope_, __LINE__) __attribute__((cleanup(gnomon_scope_exit_), unused)) = 0
 #endif
 #define GNOMON_ZONE_NAME(name, length) gnomon_zone_name((name), (length))
 #define GNOMON_ZONE_TEXT(text, length) gnomon_zone_text((text), (length))

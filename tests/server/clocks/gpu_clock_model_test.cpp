@@ -134,7 +134,7 @@ TEST_CASE("close samples merge by weight, and a resync re-anchors later timestam
   // A sample 1 ms later with a far smaller uncertainty pulls the knot to itself.
   CHECK(model.AddSample({1'001'000'000, 1'001'000'100, 10}) == GpuClockModel::SampleResult::kMerged);
   REQUIRE(model.knots().size() == 1);
-  CHECK(std::llabs(model.knots()[0].cpu_ns - model.knots()[0].gpu_ticks - 100) <= 1);
+  CHECK(std::llabs(int64_t(model.knots()[0].cpu_ns) - int64_t(model.knots()[0].gpu_ticks) - 100) <= 1);
   model.AddSample({2'000'000'000, 2'000'000'100, 10});
   const uint32_t old_epoch = model.epoch();
   // The GPU clock jumps back by 5 s (a device reset): a resync anchors the new epoch.

@@ -285,7 +285,8 @@ TEST_CASE("merge: files that are not traces of this format are refused and nothi
       {"huge-header.gnomon", "has a damaged header"},
       {"a.gnomon", "is named twice"},
   };
-  for (const auto& [input, expected] : cases) {
+  for (const auto& [input_name, expected] : cases) {
+    const auto& input = input_name;  // CAPTURE's lambda takes it
     CAPTURE(input);
     std::ostringstream log;
     auto merged =

@@ -79,7 +79,8 @@ void ClockWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     if (residuals.size() < 2) {
       ImGui::TextDisabled("%zu calibration(s): residuals need two or more", residuals.size());
     } else {
-      const auto [lo, hi] = std::minmax_element(residuals.begin(), residuals.end());
+      const auto [lo_at, hi_at] = std::minmax_element(residuals.begin(), residuals.end());
+      const auto lo = lo_at, hi = hi_at;  // a lambda below takes them
       const double span = std::max(*hi - *lo, 1.0);
       const ImVec2 at = ImGui::GetCursorScreenPos();
       const float w = std::max(40.0f, ImGui::GetContentRegionAvail().x), h = Scaled(80);
