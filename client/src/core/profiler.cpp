@@ -59,13 +59,13 @@ protocol::Parsed<BufferPolicy> ParseBufferPolicy(std::string_view text) {
                               BufferPolicy::kWait, BufferPolicy::kRing}) {
     if (text == BufferPolicyName(policy)) return {policy, ""};
   }
-  return {std::nullopt, "'" + std::string(text) + "' is not one of auto, drop, grow, wait, ring"};
+  return {std::nullopt, protocol::IsNot(text, "one of auto, drop, grow, wait, ring")};
 }
 
 protocol::Parsed<bool> ParseSwitch(std::string_view text) {
   if (text == "1" || text == "on" || text == "yes" || text == "true") return {true, ""};
   if (text == "0" || text == "off" || text == "no" || text == "false") return {false, ""};
-  return {std::nullopt, "'" + std::string(text) + "' is not 1 or 0"};
+  return {std::nullopt, protocol::IsNot(text, "1 or 0")};
 }
 
 // A signal by name (USR1, SIGUSR1) or number; only those a program may catch and that
@@ -83,15 +83,15 @@ protocol::Parsed<int> ParseSaveSignal(std::string_view text) {
                              [&](const auto& known) { return known.second == int(*number); }))) {
     return {int(*number), ""};
   }
-  return {std::nullopt, "'" + std::string(text) +
-                            "' is not one of USR1, USR2, HUP, QUIT, URG or a real-time signal's number"};
+  return {std::nullopt,
+          protocol::IsNot(text, "one of USR1, USR2, HUP, QUIT, URG or a real-time signal's number")};
 }
 
 protocol::Parsed<AnnounceMode> ParseAnnounceMode(std::string_view text) {
   if (text == "off") return {AnnounceMode::kOff, ""};
   if (text == "local") return {AnnounceMode::kLocal, ""};
   if (text == "lan") return {AnnounceMode::kLan, ""};
-  return {std::nullopt, "'" + std::string(text) + "' is not one of off, local, lan"};
+  return {std::nullopt, protocol::IsNot(text, "one of off, local, lan")};
 }
 
 Config& PendingConfig() {

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "gnomon/protocol/settings.h"
 #include "gnomon/server/text.h"
 
 namespace gnomon::server {
@@ -35,12 +36,11 @@ bool ExportFilter::KeepsZone(std::string_view name) const {
 
 std::string ExportFilter::ParseRange(std::string_view text) {
   const size_t colon = text.find(':');
-  if (colon == std::string_view::npos) return "'" + std::string(text) + "' is not A:B (milliseconds)";
+  if (colon == std::string_view::npos) return protocol::IsNot(text, "A:B (milliseconds)");
   const std::string_view from = text.substr(0, colon), to = text.substr(colon + 1);
   int64_t begin = begin_ns, end = end_ns;
-  if (!from.empty() && !ParseMs(from, begin))
-    return "'" + std::string(from) + "' is not a number of milliseconds";
-  if (!to.empty() && !ParseMs(to, end)) return "'" + std::string(to) + "' is not a number of milliseconds";
+  if (!from.empty() && !ParseMs(from, begin)) return protocol::IsNot(from, "a number of milliseconds");
+  if (!to.empty() && !ParseMs(to, end)) return protocol::IsNot(to, "a number of milliseconds");
   if (end < begin) return "the range ends before it begins";
   begin_ns = begin;
   end_ns = end;

@@ -37,10 +37,18 @@ struct Parsed {
   const T* operator->() const { return &*value; }
 };
 
+// "'TEXT' is not WANTED": the line every parser gives for text it refuses.
+inline std::string IsNot(std::string_view text, std::string_view wanted) {
+  std::string line;
+  line.reserve(text.size() + wanted.size() + 10);
+  line.append("'").append(text).append("' is not ").append(wanted);
+  return line;
+}
+
 namespace settings_detail {
 template <typename T>
-Parsed<T> Fail(std::string_view text, const std::string& wanted) {
-  return {std::nullopt, "'" + std::string(text) + "' is not " + wanted};
+Parsed<T> Fail(std::string_view text, std::string_view wanted) {
+  return {std::nullopt, IsNot(text, wanted)};
 }
 }  // namespace settings_detail
 
