@@ -50,7 +50,7 @@ constexpr const char* kUsageFormat =
 Connects to one or more programs profiled with Gnomon and records their events to one
 trace file, until every program exits, the time limit passes, or Ctrl-C (or SIGTERM,
 SIGHUP). Each program is a process of the trace, its clock measured against the
-capture's (docs/architecture.md, "Host clocks").
+capture's (docs/internals.md, "Host clocks").
 
   -o FILE      trace file to write (.gnomon)
   -a HOST[:PORT]

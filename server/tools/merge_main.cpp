@@ -25,7 +25,7 @@ as gnomon-report would skip it. Each capture recorded its clock against a common
 (CLOCK_REALTIME with the kernel's stated error; one reference clock for captures on
 one host), so readers place every program on one timeline: its clock against its
 capture's, and its capture's against the reference, the two bounds added
-(docs/architecture.md, "Clusters of thousands of processes").
+(docs/internals.md, "Clusters of thousands of processes").
 
   FILE         a trace written by gnomon-capture (format 5 to 7); any number
   -o OUT       the merged trace; it appears only once complete

@@ -1,4 +1,4 @@
-// gnomon-merge: the traces of several captures (one per host, docs/architecture.md,
+// gnomon-merge: the traces of several captures (one per host, docs/internals.md,
 // "Clusters of thousands of processes") as one file.
 //
 // Every sound block of every input is copied as it is, still compressed: only the
