@@ -8,7 +8,7 @@
 #include <atomic>
 #include <thread>
 
-#include "../support/self_capture.h"
+#include "../../support/self_capture.h"
 #include "gnomon/gnomon.hpp"
 #include "gnomon/protocol/messages.h"
 

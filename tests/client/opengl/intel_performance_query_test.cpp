@@ -1,7 +1,8 @@
 // The GL_INTEL_performance_query source against a software stand-in for an Intel
 // driver (no Intel GPU runs these tests): enumeration, metadata, instances and the
 // three fetch modes, exactly as the extension specifies them. On a real driver without
-// the extension the source is unavailable (opengl_context_test.cpp checks that on Mesa).
+// the extension the source is unavailable (opengl/opengl_context_test.cpp checks that on
+// Mesa, in a real GL context; here a stand-in driver that does not list it).
 #include <doctest/doctest.h>
 
 #include <bit>
@@ -151,6 +152,16 @@ void* LoaderWithoutIntel(const char* name) {
   return std::string(name).find("INTEL") != std::string::npos ? nullptr : FakeLoader(name);
 }
 
+// A driver with the functions that does not list the extension.
+const uint8_t* GetStringiWithoutIntel(uint32_t, uint32_t index) {
+  static const char* kExtensions[] = {"GL_ARB_something", "GL_ARB_something_else"};
+  return reinterpret_cast<const uint8_t*>(index < 2 ? kExtensions[index] : nullptr);
+}
+void* LoaderNotListingIntel(const char* name) {
+  return std::string(name) == "glGetStringi" ? reinterpret_cast<void*>(&GetStringiWithoutIntel)
+                                             : FakeLoader(name);
+}
+
 }  // namespace
 
 TEST_CASE("Intel performance queries: query types and counters enumerated with their metadata") {
@@ -223,20 +234,18 @@ TEST_CASE("Intel performance queries: instances, and the do-not-flush, flush and
   CHECK(source->Fetch(a, FetchMode::kWait, values) == FetchStatus::kFailed);
 }
 
-TEST_CASE("result structures decode by offset, size and data type, and are refused when too short") {
-  gnomon::counters::QueryType type;
-  type.counters = {{"a", "", GNOMON_COUNTER_EVENT, GNOMON_COUNTER_UINT32, 0, 4, 0},
-                   {"b", "", GNOMON_COUNTER_RAW, GNOMON_COUNTER_DOUBLE, 8, 8, 0},
-                   {"c", "", GNOMON_COUNTER_EVENT, GNOMON_COUNTER_BOOL32, 4, 4, 0}};
-  uint8_t data[16] = {};
-  const uint32_t a = 7, c = 1;
-  const double b = -2.5;
-  std::memcpy(data, &a, 4);
-  std::memcpy(data + 4, &c, 4);
-  std::memcpy(data + 8, &b, 8);
-  gnomon::counters::Values values;
-  REQUIRE(gnomon::counters::DecodeValues(type, data, values));
-  CHECK(values.values == std::vector<uint64_t>{7, std::bit_cast<uint64_t>(-2.5), 1});
-  CHECK_FALSE(gnomon::counters::DecodeValues(type, std::span<const uint8_t>(data, 12), values));
-  CHECK(values.values.size() == 3);  // untouched
+TEST_CASE(
+    "Intel performance queries: a driver that does not list the extension, or no loader, offers nothing") {
+  g_driver = {};
+  auto unlisted = gnomon::opengl::CreateIntelPerformanceQuerySource(&LoaderNotListingIntel);
+  CHECK_FALSE(unlisted->is_available());
+  CHECK(unlisted->unavailable_reason().find("does not offer GL_INTEL_performance_query") !=
+        std::string::npos);
+  CHECK(unlisted->query_types().empty());
+  CHECK(unlisted->Create(0) == 0);
+  CHECK(g_driver.instances.empty());  // nothing was asked of the driver
+
+  auto none = gnomon::opengl::CreateIntelPerformanceQuerySource(gnomon::opengl::GetProcAddress{nullptr});
+  CHECK_FALSE(none->is_available());
+  CHECK(none->unavailable_reason() == "no GL loader");
 }

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "../support/json_check.h"
-#include "../support/process.h"
-#include "../support/stream_writer.h"
+#include "../../support/json_check.h"
+#include "../../support/process.h"
+#include "../../support/stream_writer.h"
 
 namespace gnomon::test {
 

@@ -3,11 +3,8 @@
 
 #include <doctest/doctest.h>
 
-#include <set>
 #include <string>
 #include <vector>
-
-#include "core/registry.h"
 
 using gnomon::client::DefinitionLog;
 
@@ -74,18 +71,4 @@ TEST_CASE("only what is new goes to the server connected, and only while one is"
   log.EndServer();
   log.SetName(DefinitionLog::Named::kThread, 3, Bytes("[3: v]"));
   CHECK(log.held_bytes() == 0);
-}
-
-TEST_CASE("a destroyed lock's id goes to the next lock of its name, once") {
-  gnomon::client::Registry registry(gnomon::client::Config{});
-  const uint32_t first = registry.RegisterLock("mutex");
-  const uint32_t other = registry.RegisterLock("other");
-  CHECK(first != other);
-  registry.ReleaseLock(first);
-  registry.ReleaseLock(first);                     // destroyed twice: still one id to give
-  CHECK(registry.RegisterLock("other") != first);  // another name's lock never takes it
-  const uint32_t again = registry.RegisterLock("mutex");
-  CHECK(again == first);
-  CHECK(registry.RegisterLock("mutex") != first);  // two live locks never share an id
-  registry.ReleaseLock(12345);                     // never a lock: nothing happens
 }

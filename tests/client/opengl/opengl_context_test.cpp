@@ -2,25 +2,22 @@
 // captured by a worker connected to this process.
 #include <doctest/doctest.h>
 
-#define GLFW_INCLUDE_GLCOREARB
-#define GL_GLEXT_PROTOTYPES
-#include <GLFW/glfw3.h>
-
 #include <chrono>
-#include <cstdlib>
 #include <gnomon/gnomon.hpp>
 #include <gnomon/opengl.hpp>
 #include <map>
 #include <string>
 #include <thread>
 
-#include "../support/self_capture.h"
-#include "../support/xvfb.h"
+#include "../../support/gl_fixture.h"
+#include "../../support/self_capture.h"
 #include "tracy/TracyOpenGL.hpp"
 
 using gnomon::opengl::Context;
 using gnomon::opengl::ContextOptions;
 using gnomon::server::TraceModel;
+using gnomon::test::GlFixture;
+using gnomon::test::PointProgram;
 
 namespace {
 
@@ -37,28 +34,6 @@ void* CountingLoader(const char* name) {
   }
   return reinterpret_cast<void*>(glfwGetProcAddress(name));
 }
-
-// A hidden window with a current GL 3.3 core context, on an Xvfb of its own.
-struct GlFixture {
-  gnomon::test::Xvfb xvfb;
-  GLFWwindow* window = nullptr;
-  GlFixture() {
-    REQUIRE_MESSAGE(!xvfb.display().empty(), "Xvfb did not start");
-    setenv("DISPLAY", xvfb.display().c_str(), 1);
-    REQUIRE(glfwInit());
-    glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
-    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
-    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
-    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
-    window = glfwCreateWindow(64, 64, "gnomon test", nullptr, nullptr);
-    REQUIRE(window != nullptr);
-    glfwMakeContextCurrent(window);
-  }
-  ~GlFixture() {
-    glfwDestroyWindow(window);
-    glfwTerminate();
-  }
-};
 
 gnomon_source_location g_pass{"GL test pass", "test", __FILE__, 1, GNOMON_NO_COLOR, 0};
 
@@ -129,82 +104,15 @@ TEST_CASE("10,000 GL frames: every zone timed once, nothing invented, and a full
   });
 }
 
-namespace {
-
-// A GL program that draws points: each vertex at the origin, one fragment each.
-GLuint PointProgram() {
-  const char* vertex = "#version 330 core\nvoid main() { gl_Position = vec4(0.0, 0.0, 0.0, 1.0); }\n";
-  const char* fragment = "#version 330 core\nout vec4 color;\nvoid main() { color = vec4(1.0); }\n";
-  GLuint program = glCreateProgram();
-  for (auto [type, source] : {std::pair{GL_VERTEX_SHADER, vertex}, std::pair{GL_FRAGMENT_SHADER, fragment}}) {
-    GLuint shader = glCreateShader(type);
-    glShaderSource(shader, 1, &source, nullptr);
-    glCompileShader(shader);
-    GLint ok = 0;
-    glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
-    REQUIRE(ok == GL_TRUE);
-    glAttachShader(program, shader);
-    glDeleteShader(shader);
-  }
-  glLinkProgram(program);
-  GLint linked = 0;
-  glGetProgramiv(program, GL_LINK_STATUS, &linked);
-  REQUIRE(linked == GL_TRUE);
-  return program;
-}
-
-}  // namespace
-
+// The Intel source (opengl/intel_performance_query.cpp) on a real driver: its own tests,
+// intel_performance_query_test.cpp, run in client_tests against a stand-in driver, with
+// no GL context to make; this one needs one, so it runs here.
 TEST_CASE("Mesa has no GL_INTEL_performance_query: that source is unavailable and says why") {
   GlFixture gl;
   auto intel = gnomon::opengl::CreateIntelPerformanceQuerySource(glfwGetProcAddress);
   CHECK_FALSE(intel->is_available());
   CHECK(intel->unavailable_reason().find("GL_INTEL_performance_query") != std::string::npos);
   CHECK(intel->query_types().empty());
-}
-
-TEST_CASE("ARB pipeline statistics: not ready before the instance ends, then exact counts of a draw") {
-  GlFixture gl;
-  auto source = gnomon::opengl::CreatePipelineStatisticsSource(glfwGetProcAddress);
-  REQUIRE_MESSAGE(source->is_available(), source->unavailable_reason());
-  REQUIRE(source->query_types().size() == 1);
-  const auto& type = source->query_types()[0];
-  CHECK(type.name == "pipeline statistics");
-  REQUIRE(type.counters.size() == 11);
-  CHECK(type.counters[0].name == "vertices submitted");
-  CHECK(type.counters[1].name == "primitives submitted");
-
-  GLuint program = PointProgram();
-  GLuint vao = 0;
-  glGenVertexArrays(1, &vao);
-  glBindVertexArray(vao);
-  glUseProgram(program);
-
-  const uint32_t instance = source->Create(0);
-  REQUIRE(instance != 0);
-  gnomon::counters::Values values;
-  CHECK(source->Fetch(instance, gnomon::counters::FetchMode::kWait, values) ==
-        gnomon::counters::FetchStatus::kNotReady);  // never begun
-  REQUIRE(source->Begin(instance));
-  CHECK_FALSE(source->Begin(instance));  // already running
-  glDrawArrays(GL_POINTS, 0, 1000);
-  CHECK(source->Fetch(instance, gnomon::counters::FetchMode::kWait, values) ==
-        gnomon::counters::FetchStatus::kNotReady);  // not ended: never read
-  source->End(instance);
-  // The first look submits the draw; later looks only look (for up to five seconds).
-  gnomon::counters::FetchStatus status = source->Fetch(instance, gnomon::counters::FetchMode::kFlush, values);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (status == gnomon::counters::FetchStatus::kNotReady && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    status = source->Fetch(instance, gnomon::counters::FetchMode::kDoNotFlush, values);
-  }
-  REQUIRE(status == gnomon::counters::FetchStatus::kReady);
-  REQUIRE(values.values.size() == 11);
-  CHECK(values.values[0] == 1000);  // vertices submitted
-  CHECK(values.values[1] == 1000);  // primitives submitted (points)
-  source->Destroy(instance);
-  glDeleteVertexArrays(1, &vao);
-  glDeleteProgram(program);
 }
 
 TEST_CASE(

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "../support/xvfb.h"
+#include "../../support/xvfb.h"
 #include "gnomon/tracefile/trace_writer.h"
 
 namespace gnomon::test {

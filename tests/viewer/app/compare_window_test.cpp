@@ -1,0 +1,57 @@
+// The Compare window (src/app/compare_window.cpp), drawn in the real viewer under Xvfb
+// for two known traces.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "../../support/json_check.h"
+#include "../../support/process.h"
+#include "known_trace.h"
+#include "viewer_run.h"
+
+using gnomon::test::Array;
+using gnomon::test::JsonValue;
+using gnomon::test::Number;
+using gnomon::test::RunViewer;
+using gnomon::test::ScratchDir;
+using gnomon::test::ViewerRun;
+using gnomon::test::WindowReport;
+using gnomon::test::WriteKnownTrace;
+using gnomon::test::Zone;
+
+TEST_CASE("compare: both traces' counts and totals, and their histograms overlaid") {
+  ScratchDir dir;
+  const std::string a = WriteKnownTrace(dir, "a");
+  const std::string b = WriteKnownTrace(dir, "b", 16);  // the worker's zones take twice as long
+  ViewerRun run = RunViewer(dir, {a, "--compare", b, "--frames", "3", "--size", "1200x900"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.log);
+  const JsonValue& report = WindowReport(run, "compare");
+  CHECK(Number(report, "rows") == 2);
+  const JsonValue& work = Zone(report, "Work");
+  CHECK(Number(work, "count_a") == 80);
+  CHECK(Number(work, "count_b") == 80);
+  CHECK(Number(work, "total_a_ns") == 200e6);
+  CHECK(Number(work, "total_b_ns") == 280e6);
+  const JsonValue* histograms = report.Find("histograms");
+  REQUIRE(histograms != nullptr);
+  std::vector<double> a_counts, b_counts;
+  for (const JsonValue& bar : Array(*histograms, "a")) a_counts.push_back(Number(bar, "count"));
+  for (const JsonValue& bar : Array(*histograms, "b")) b_counts.push_back(Number(bar, "count"));
+  std::sort(a_counts.begin(), a_counts.end());
+  std::sort(b_counts.begin(), b_counts.end());
+  const std::string picked = report.Find("picked")->string;
+  if (picked == "Work") {
+    CHECK(a_counts == std::vector<double>{10, 10, 20, 40});
+    CHECK(b_counts == std::vector<double>{10, 10, 20, 40});
+    // B's slowest bar lies right of A's: 16 ms against 8 ms.
+    double a_right = 0, b_right = 0;
+    for (const JsonValue& bar : Array(*histograms, "a")) a_right = std::max(a_right, Number(bar, "x1"));
+    for (const JsonValue& bar : Array(*histograms, "b")) b_right = std::max(b_right, Number(bar, "x1"));
+    CHECK(b_right > a_right + 20);
+  } else {
+    CHECK(picked == "Inner");
+    CHECK(a_counts == std::vector<double>{10, 10, 20, 40});
+  }
+}

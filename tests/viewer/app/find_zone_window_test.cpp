@@ -1,0 +1,47 @@
+// The Find zone window (src/app/find_zone_window.cpp), drawn in the real viewer under
+// Xvfb for the known trace: what it reports must be the trace's numbers, and its bars
+// must be where it says.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "../../support/json_check.h"
+#include "../../support/process.h"
+#include "known_trace.h"
+#include "viewer_run.h"
+
+using gnomon::test::Array;
+using gnomon::test::CheckBars;
+using gnomon::test::JsonValue;
+using gnomon::test::kFindZoneBars;
+using gnomon::test::Number;
+using gnomon::test::RunViewer;
+using gnomon::test::ScratchDir;
+using gnomon::test::ViewerRun;
+using gnomon::test::WindowReport;
+using gnomon::test::WriteKnownTrace;
+
+TEST_CASE("find zone: the known durations, as bars of the right heights, and the selected range") {
+  ScratchDir dir;
+  const std::string trace = WriteKnownTrace(dir, "known");
+  {
+    ViewerRun run =
+        RunViewer(dir, {trace, "--frames", "3", "--size", "1200x800", "--show", "find-zone=work"});
+    REQUIRE_MESSAGE(run.exit_code == 0, run.log);
+    const JsonValue& report = WindowReport(run, "find-zone");
+    CHECK(report.Find("location")->string == "Work");  // the search is case-insensitive
+    CHECK(Number(report, "occurrences") == 80);
+    CHECK(Number(report, "rows") == 80);
+    CHECK(Number(report, "p50_ns") >= 1e6);
+    CHECK(Number(report, "p50_ns") <= 2e6);
+    CHECK(Number(report, "p99_ns") == 8e6);
+    CheckBars(run, Array(report, "bars"), {40, 20, 10, 10}, kFindZoneBars);
+  }
+  // Limited to the first 79.5 ms: only the 1 ms zones.
+  ViewerRun run = RunViewer(
+      dir, {trace, "--frames", "3", "--size", "1200x800", "--show", "find-zone=Work", "--select", "0:79.5"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.log);
+  const JsonValue& report = WindowReport(run, "find-zone");
+  CHECK(Number(report, "occurrences") == 40);
+  CheckBars(run, Array(report, "bars"), {40}, kFindZoneBars);
+}

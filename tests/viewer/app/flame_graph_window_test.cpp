@@ -1,0 +1,43 @@
+// The Flame graph window (src/app/flame_graph_window.cpp), drawn in the real viewer
+// under Xvfb for the known trace.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "../../support/process.h"
+#include "known_trace.h"
+#include "viewer_run.h"
+
+using gnomon::test::Array;
+using gnomon::test::Close;
+using gnomon::test::Number;
+using gnomon::test::RunViewer;
+using gnomon::test::ScratchDir;
+using gnomon::test::ViewerRun;
+using gnomon::test::WindowReport;
+using gnomon::test::WriteKnownTrace;
+
+TEST_CASE("flame graph: widths are total time, for the whole trace and for the selected range") {
+  ScratchDir dir;
+  const std::string trace = WriteKnownTrace(dir, "known");
+  for (const bool selected : {false, true}) {
+    CAPTURE(selected);
+    std::vector<std::string> args{trace, "--frames", "3", "--show", "flame-graph"};
+    if (selected) args.insert(args.end(), {"--select", "0:79.5"});
+    ViewerRun run = RunViewer(dir, args);
+    REQUIRE_MESSAGE(run.exit_code == 0, run.log);
+    const auto& boxes = Array(WindowReport(run, "flame-graph"), "boxes");
+    REQUIRE(boxes.size() == 3);  // all zones > Work > Inner
+    const double root_width = Number(boxes[0], "x1") - Number(boxes[0], "x0");
+    CHECK(root_width > 500);
+    CHECK(Number(boxes[0], "total_ns") == (selected ? 40e6 : 200e6));
+    CHECK(Number(boxes[1], "total_ns") == (selected ? 40e6 : 200e6));
+    CHECK(Number(boxes[2], "total_ns") == (selected ? 20e6 : 100e6));
+    CHECK(Number(boxes[1], "x1") - Number(boxes[1], "x0") == doctest::Approx(root_width).epsilon(0.01));
+    CHECK(Number(boxes[2], "x1") - Number(boxes[2], "x0") == doctest::Approx(root_width / 2).epsilon(0.01));
+    // Inner's box is drawn in Inner's colour (0xC05030), under its label's baseline.
+    const int x = int(Number(boxes[2], "x1")) - 6, y = int(Number(boxes[2], "y0")) + 2;
+    CHECK_MESSAGE(Close(run.shot.At(x, y), 0xFF3050C0u), "pixel ", run.shot.At(x, y));
+  }
+}

@@ -1,0 +1,80 @@
+// The Memory window (src/app/memory_window.cpp) and the memory and lock lanes it goes
+// with, drawn in the real viewer under Xvfb.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <tuple>
+
+#include "../../support/json_check.h"
+#include "../../support/process.h"
+#include "../../support/stream_writer.h"
+#include "known_trace.h"
+#include "viewer_run.h"
+
+using gnomon::test::Array;
+using gnomon::test::Close;
+using gnomon::test::JsonValue;
+using gnomon::test::kMs;
+using gnomon::test::kOrigin;
+using gnomon::test::Number;
+using gnomon::test::RunViewer;
+using gnomon::test::ScratchDir;
+using gnomon::test::ViewerRun;
+using gnomon::test::WindowReport;
+
+TEST_CASE("memory and locks: the pool's lane and the memory window, and a lock's holds and wait drawn") {
+  ScratchDir dir;
+  // "textures": 1 to 5 MiB at 10, 20, 30, 40 and 50 ms; the 1 and 2 MiB freed at 60 ms.
+  // "queue": main holds it 0..20 ms; worker waits from 5 ms, holds it 20..30 ms.
+  gnomon::test::StreamWriter w;
+  w.AppInfo("resources")
+      .Calibration(kOrigin, int64_t(kOrigin), int64_t(kOrigin), 0)
+      .ThreadInfo(1, 101, "main")
+      .ThreadInfo(2, 102, "worker")
+      .String(3, gnomon::protocol::StringKind::kMemoryPool, "textures")
+      .String(4, gnomon::protocol::StringKind::kLockName, "queue")
+      .ThreadContext(1);
+  for (uint64_t i = 1; i <= 5; ++i) w.Alloc(3, i << 12, i << 20, kOrigin + i * 10 * kMs);
+  w.Free(3, 1 << 12, kOrigin + 60 * kMs).Free(3, 2 << 12, kOrigin + 60 * kMs);
+  w.LockObtain(4, kOrigin).LockRelease(4, kOrigin + 20 * kMs);
+  w.ThreadContext(2).LockWait(4, kOrigin + 5 * kMs).LockObtain(4, kOrigin + 20 * kMs);
+  w.LockRelease(4, kOrigin + 30 * kMs);
+  w.ThreadContext(1).Calibration(kOrigin + 80 * kMs, int64_t(kOrigin + 80 * kMs), int64_t(kOrigin + 80 * kMs),
+                                 0);
+  w.End(kOrigin + 80 * kMs);
+  const std::string trace = gnomon::test::WriteTraceFile(dir.File("resources.gnomon"), w);
+  for (const auto& [range, rows, mib] : {std::tuple{"0:55", 5, 15}, std::tuple{"0:65", 3, 12}}) {
+    const char* select = range;  // CAPTURE's lambda takes it
+    CAPTURE(select);
+    ViewerRun run = RunViewer(
+        dir, {trace, "--frames", "3", "--size", "1200x800", "--show", "memory", "--select", select});
+    REQUIRE_MESSAGE(run.exit_code == 0, run.log);
+    const JsonValue& report = WindowReport(run, "memory");
+    CHECK(report.Find("pool")->string == "textures");
+    CHECK(Number(report, "rows") == rows);
+    CHECK(Number(report, "bytes") == double(uint64_t(mib) << 20));
+  }
+  // The lanes, without a selected range over their colours.
+  ViewerRun run = RunViewer(dir, {trace, "--frames", "3", "--size", "1200x800"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.log);
+  bool memory_lane = false, lock_lane = false;
+  for (const JsonValue& lane : Array(run.layout, "lanes")) {
+    memory_lane |= lane.Find("title")->string == "Memory: textures";
+    lock_lane |= lane.Find("title")->string == "Lock: queue";
+  }
+  CHECK(memory_lane);
+  CHECK(lock_lane);
+  int holds = 0, waits = 0;
+  for (const JsonValue& item : Array(run.layout, "items")) {
+    const int kind = int(Number(item, "kind"));
+    if (kind != 7 && kind != 8) continue;  // DrawItem::Kind::kLockHold, kLockWait
+    (kind == 7 ? holds : waits) += 1;
+    const int x = int(Number(item, "x1")) - 3;  // clear of its label, drawn from the left
+    const int y = int(Number(item, "y1")) - 2;
+    CHECK_MESSAGE(Close(run.shot.At(x, y), uint32_t(Number(item, "color"))), "lock item at ", x, ",", y);
+    if (kind == 8) CHECK(Number(item, "x1") - Number(item, "x0") > 50);  // 15 of about 80 ms, 1200 px wide
+  }
+  CHECK(holds == 2);
+  CHECK(waits == 1);
+}

@@ -1,0 +1,51 @@
+// The Messages window (src/app/messages_window.cpp), drawn in the real viewer under Xvfb.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "../../support/json_check.h"
+#include "../../support/process.h"
+#include "../../support/stream_writer.h"
+#include "known_trace.h"
+#include "viewer_run.h"
+
+using gnomon::test::Array;
+using gnomon::test::JsonValue;
+using gnomon::test::kMs;
+using gnomon::test::kOrigin;
+using gnomon::test::Number;
+using gnomon::test::RunViewer;
+using gnomon::test::ScratchDir;
+using gnomon::test::ViewerRun;
+using gnomon::test::WindowReport;
+
+TEST_CASE("messages: every message in time order, each with the name of the thread that logged it") {
+  ScratchDir dir;
+  // Five messages 10 ms apart, from "main" and "worker" in turn, after a zone on main.
+  gnomon::test::StreamWriter w;
+  w.AppInfo("messages")
+      .Calibration(kOrigin, int64_t(kOrigin), int64_t(kOrigin), 0)
+      .SourceLocation(1, "Work", "work", "messages.cpp", 10)
+      .ThreadInfo(1, 101, "main")
+      .ThreadInfo(2, 102, "worker")
+      .ThreadContext(1)
+      .ZoneBegin(1, kOrigin)
+      .ZoneEnd(kOrigin + 5 * kMs);
+  for (uint64_t i = 0; i < 5; ++i) {
+    w.ThreadContext(i % 2 == 0 ? 1 : 2)
+        .Message(kOrigin + (10 + 10 * i) * kMs, 2, "message " + std::to_string(i));
+  }
+  w.ThreadContext(1).Calibration(kOrigin + 70 * kMs, int64_t(kOrigin + 70 * kMs), int64_t(kOrigin + 70 * kMs),
+                                 0);
+  w.End(kOrigin + 70 * kMs);
+  const std::string trace = gnomon::test::WriteTraceFile(dir.File("messages.gnomon"), w);
+  ViewerRun run = RunViewer(dir, {trace, "--frames", "3", "--size", "1200x800", "--show", "messages"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.log);
+  const JsonValue& report = WindowReport(run, "messages");
+  CHECK(Number(report, "rows") == 5);
+  std::vector<std::string> threads;
+  for (const JsonValue& thread : Array(report, "threads")) threads.push_back(thread.string);
+  CHECK(threads == std::vector<std::string>{"main", "worker", "main", "worker", "main"});
+}

@@ -1,0 +1,85 @@
+// Find zone's search (src/core/zone_search.cpp): locations by name, every occurrence
+// of one, percentiles, histograms, filters and groups.
+#include "gnomon/viewer/zone_search.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "analysis_sample.h"
+
+using namespace gnomon::viewer;
+using gnomon::server::TraceModel;
+using gnomon::test::AnalysisSample;
+
+TEST_CASE("find zone: every occurrence, its parent, percentiles, histogram, filters and groups") {
+  const TraceModel m = AnalysisSample();
+  const auto matches = SearchLocations(m, "b", 10);
+  REQUIRE(matches.size() == 1);  // "B" only: names, functions and files are searched, any case
+  CHECK(matches[0].location == 3);
+  CHECK(SearchLocations(m, "X.CPP", 10).size() == 4);
+
+  const ZoneOccurrences a = FindOccurrences(m, {2});
+  REQUIRE(a.items.size() == 20);
+  CHECK(a.total_ns == 10 * 40 + 10 * 1000);
+  CHECK(a.Percentile(0) == 40);
+  CHECK(a.Percentile(1) == 1000);
+  for (size_t i = 1; i < a.items.size(); ++i) CHECK(a.items[i - 1].begin_ns <= a.items[i].begin_ns);
+  const ZoneOccurrences b = FindOccurrences(m, {3});
+  REQUIRE(b.items.size() == 10);
+  CHECK(b.items[0].parent == 1);
+  CHECK(b.items[0].thread_id == 1);
+  CHECK(b.Percentile(0.5) == 21);
+  CHECK(FindOccurrences(m, {4}).items[0].parent == 3);
+
+  const DurationHistogram linear = MakeHistogram(a, 10, HistogramScale::kLinear);
+  CHECK(linear.counts.front() == 10);  // the 40 ns ones
+  CHECK(linear.counts.back() == 10);   // the 1,000 ns ones
+  CHECK(linear.tallest == 10);
+  const DurationHistogram log = MakeHistogram(a, 10, HistogramScale::kLog);
+  CHECK(log.BinOf(40) == 0);
+  CHECK(log.BinOf(1000) == 9);
+  CHECK(log.EdgeNs(0) == doctest::Approx(40));
+  CHECK(log.EdgeNs(10) == doctest::Approx(1000));
+
+  const auto long_ones = SelectOccurrences(a, {500, INT64_MAX}, OccurrenceOrder::kStart);
+  CHECK(long_ones.size() == 10);
+  const auto by_duration = SelectOccurrences(a, {}, OccurrenceOrder::kDuration);
+  CHECK(a.items[by_duration.front()].duration_ns == 1000);
+  const auto groups = GroupOccurrences(a, {}, OccurrenceGrouping::kThread);
+  REQUIRE(groups.size() == 2);
+  CHECK(groups[0].key == 2);  // worker: 10,000 ns in all, first
+  CHECK(groups[0].count == 10);
+  const auto parents = GroupOccurrences(a, {}, OccurrenceGrouping::kParent);
+  REQUIRE(parents.size() == 2);
+  CHECK(parents[0].key == 0);  // the worker's As are top-level
+
+  // In a range: only the zones that begin in it.
+  ZoneQuery in_range{2};
+  in_range.begin_ns = 0;
+  in_range.end_ns = 5000;
+  CHECK(FindOccurrences(m, in_range).items.size() == 5);
+}
+
+TEST_CASE("histogram counts by binary search agree with binning each duration") {
+  std::mt19937_64 rng(7);
+  for (const auto scale : {gnomon::viewer::HistogramScale::kLog, gnomon::viewer::HistogramScale::kLinear}) {
+    std::vector<int64_t> sorted;
+    for (int i = 0; i < 20000; ++i)
+      sorted.push_back(int64_t(rng() % 50'000'000) * (i % 7 == 0 ? 1 : 0) + 1 + i % 3);
+    std::sort(sorted.begin(), sorted.end());
+    gnomon::viewer::DurationHistogram h;
+    h.scale = scale;
+    h.min_ns = sorted.front();
+    h.max_ns = sorted.back();
+    h.counts.assign(64, 0);
+    h.Count(sorted);
+    std::vector<uint64_t> expected(64, 0);
+    for (int64_t ns : sorted) ++expected[h.BinOf(ns)];
+    CHECK(h.counts == expected);
+    CHECK(h.tallest == *std::max_element(expected.begin(), expected.end()));
+  }
+}
