@@ -1,5 +1,6 @@
 // Every link of the README and of docs/ leads somewhere: a relative link names a file or
-// folder of the tree, and a link's #anchor names a heading of the page it points to.
+// folder of the tree, and a link's #anchor names a heading of the page it points to; a
+// path of the tree the pages name in code (`tests/server/...`) is there.
 #include <doctest/doctest.h>
 
 #include <cctype>
@@ -86,6 +87,33 @@ std::vector<std::string> Links(const std::string& page) {
   return links;
 }
 
+// The paths of the tree a page names in inline code outside fenced code: spans that start
+// with a top-level folder and a '/', and hold no placeholder ("X/foo", '*', "...").
+std::vector<std::string> TreePaths(const std::string& page) {
+  static const char* const kRoots[] = {"tests/",  "server/",  "client/", "protocol/",
+                                       "viewer/", "scripts/", "docs/",   ".ci/"};
+  std::vector<std::string> paths;
+  std::istringstream lines(page);
+  bool in_code = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("```", 0) == 0) in_code = !in_code;
+    if (in_code) continue;
+    for (size_t open = line.find('`'); open != std::string::npos; open = line.find('`', open + 1)) {
+      const size_t close = line.find('`', open + 1);
+      if (close == std::string::npos) break;
+      const std::string span = line.substr(open + 1, close - open - 1);
+      open = close;
+      bool rooted = false;
+      for (const char* root : kRoots) rooted |= span.rfind(root, 0) == 0;
+      if (!rooted || span.find_first_of(" *<") != std::string::npos ||
+          span.find("/X/") != std::string::npos || span.find("...") != std::string::npos)
+        continue;
+      paths.push_back(span);
+    }
+  }
+  return paths;
+}
+
 std::vector<fs::path> Pages() {
   const fs::path root = GNOMON_SOURCE_DIR;
   std::vector<fs::path> pages = {root / "README.md", root / "CHANGELOG.md"};
@@ -102,6 +130,8 @@ TEST_CASE("a heading's anchor is the one the hosting sites give it") {
         "gnomon-capture---listen-and-gnomon_collector");
   CHECK(Anchor("Clocks \u2014 GPU \u00d7 CPU") == "clocks--gpu--cpu");
   CHECK(Anchors("# A\n```\n# not a heading\n```\n## A\n") == std::set<std::string>{"a", "a-1"});
+  CHECK(TreePaths("`tests/a.cpp` and `gnomon/x.h`, `tests/X/foo.cpp`, `server/*.h`") ==
+        std::vector<std::string>{"tests/a.cpp"});
   CHECK(Links("see [x](a.md#b) and `[y](c.md)`\n```\n[z](d.md)\n```\n") ==
         std::vector<std::string>{"a.md#b"});
 }
@@ -128,4 +158,17 @@ TEST_CASE("every link of the README and of docs/ leads to a file of the tree and
     }
   }
   CHECK(checked > 50);
+}
+
+TEST_CASE("every path of the tree the README and docs/ name in code is there") {
+  const fs::path root = GNOMON_SOURCE_DIR;
+  size_t checked = 0;
+  for (const fs::path& page : Pages()) {
+    for (const std::string& path : TreePaths(Read(page))) {
+      CAPTURE(page.string());
+      CHECK_MESSAGE(fs::exists(root / path), "no such file or folder: ", path);
+      ++checked;
+    }
+  }
+  CHECK(checked > 100);
 }
