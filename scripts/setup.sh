@@ -94,23 +94,37 @@ check_format() {
 # each input's whole heap to 64 bytes per byte it carries (see the targets).
 run_fuzz_smoke() {
   local dir="$build_dir-fuzz"
-  echo "setup.sh: fuzzing each target for ${FUZZ_SECONDS:-60} s"
+  echo "setup.sh: fuzzing each target for ${FUZZ_SECONDS:-60} s, $jobs at a time"
   CC=clang CXX=clang++ cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGNOMON_FUZZ=ON -DGNOMON_WERROR=ON >/dev/null
   cmake --build "$dir" -j "$jobs" --target handshake_fuzzer stream_fuzzer trace_file_fuzzer merge_fuzzer
-  for target in handshake stream trace_file merge; do
-    local work malloc_limit_mb=4
-    case "$target" in trace_file|merge) malloc_limit_mb=8 ;; esac
-    work=$(mktemp -d)
-    if ! "$dir/tests/fuzz/${target}_fuzzer" -max_total_time="${FUZZ_SECONDS:-60}" -timeout=10 -max_len=65536 \
-        -malloc_limit_mb="$malloc_limit_mb" -rss_limit_mb=2048 \
-        -artifact_prefix="$work/" "$work" "tests/fuzz/corpus/$target" >"$work/log" 2>&1; then
-      tail -40 "$work/log"
-      echo "setup.sh: ${target}_fuzzer found a crash; the input is in $work" >&2
-      exit 1
-    fi
-    echo "setup.sh: ${target}_fuzzer: $(grep -o 'Done [0-9]* runs in [0-9]* second(s)' "$work/log")"
-    rm -rf "$work"
+  # A target is one thread: as many run side by side as there are cores.
+  local targets=(handshake stream trace_file merge) i pid failed=0
+  for ((i = 0; i < ${#targets[@]}; i += jobs)); do
+    local pids=()
+    for target in "${targets[@]:i:jobs}"; do
+      fuzz_one "$dir" "$target" &
+      pids+=($!)
+    done
+    for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+    [ "$failed" -eq 0 ] || exit 1
   done
+}
+
+# One libFuzzer target for FUZZ_SECONDS; says how many runs it made, or shows the crash
+# and keeps its input.
+fuzz_one() {
+  local dir=$1 target=$2 work malloc_limit_mb=4
+  case "$target" in trace_file|merge) malloc_limit_mb=8 ;; esac
+  work=$(mktemp -d)
+  if ! "$dir/tests/fuzz/${target}_fuzzer" -max_total_time="${FUZZ_SECONDS:-60}" -timeout=10 -max_len=65536 \
+      -malloc_limit_mb="$malloc_limit_mb" -rss_limit_mb=2048 \
+      -artifact_prefix="$work/" "$work" "tests/fuzz/corpus/$target" >"$work/log" 2>&1; then
+    tail -40 "$work/log"
+    echo "setup.sh: ${target}_fuzzer found a crash; the input is in $work" >&2
+    return 1
+  fi
+  echo "setup.sh: ${target}_fuzzer: $(grep -o 'Done [0-9]* runs in [0-9]* second(s)' "$work/log")"
+  rm -rf "$work"
 }
 
 # Says how long the stage that just ended took (docs/reliability.md keeps CI's times).
