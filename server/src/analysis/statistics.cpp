@@ -483,10 +483,11 @@ std::vector<ZoneStatistics> ComputeGpuZoneStatistics(const TraceModel& model, un
 
 FrameTimeSummary SummarizeFrameTimes(const TraceModel& model, const FrameSeries& series) {
   std::vector<int64_t> lengths;
-  lengths.reserve(series.marks.size() + series.spans.size());
-  for (size_t i = 1; i < series.marks.size(); ++i)
-    lengths.push_back(model.DurationNs(series.marks[i - 1], series.marks[i]));
-  for (const auto& [begin, end] : series.spans) lengths.push_back(model.DurationNs(begin, end));
+  lengths.reserve(series.frame_count());
+  for (size_t k = 0; k < series.frame_count(); ++k) {
+    const auto [begin, end] = series.Frame(k);
+    lengths.push_back(model.DurationNs(begin, end));
+  }
   FrameTimeSummary s;
   if (lengths.empty()) return s;
   std::sort(lengths.begin(), lengths.end());

@@ -43,12 +43,6 @@ const char* TimerName(uint8_t kind) {
   return "unknown timer";
 }
 
-std::string FrameSeriesName(const TraceModel& model, uint32_t id) {
-  if (id == 0) return "main";
-  auto it = model.frame_names.find(id);
-  return it != model.frame_names.end() ? Printable(it->second) : "frame series " + std::to_string(id);
-}
-
 std::string ThreadLabel(const ThreadTimeline& thread) {
   std::string label = thread.name.empty() ? "thread " + std::to_string(thread.id) : Printable(thread.name);
   return label + " (tid " + std::to_string(thread.os_thread_id) + ")";
@@ -195,12 +189,11 @@ void PrintSummary(const TraceModel& model, std::ostream& out) {
   const uint64_t open = model.open_zone_count;
   out << "Zones      " << model.zone_count << " (" << open << " unfinished, "
       << model.diagnostics.zone_ends_without_begin << " ends without a begin)\n";
-  uint64_t frame_count = 0;
-  for (const auto& [id, series] : model.frames) frame_count += series.marks.size() + series.spans.size();
-  out << "Frames     " << frame_count << "\n";
+  out << "Frames     " << model.frames.size() << " series\n";
   for (const auto& [id, series] : model.frames) {
-    out << "  " << FrameSeriesName(model, id) << ": " << series.marks.size() + series.spans.size()
-        << (series.spans.empty() ? " marks" : " frames");
+    out << "  " << Printable(model.FrameSeriesName(id)) << ": " << series.frame_count()
+        << (series.frame_count() == 1 ? " frame" : " frames");
+    if (series.continuous()) out << " (" << series.marks.size() << " marks)";
     const FrameTimeSummary s = SummarizeFrameTimes(model, series);
     if (s.count > 0) {
       out << ", frame time mean " << FormatDuration(s.mean_ns) << ", min " << FormatDuration(double(s.min_ns))

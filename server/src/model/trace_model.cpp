@@ -10,6 +10,14 @@ TraceModel::TraceModel() {
   source_locations[0].name = "<unknown>";
 }
 
+std::string TraceModel::FrameSeriesName(uint32_t id) const {
+  if (id == 0) return "main";
+  auto it = frames.find(id);
+  if (it != frames.end() && !it->second.name.empty()) return it->second.name;
+  auto name = frame_names.find(id);
+  return name != frame_names.end() ? name->second : "frame series " + std::to_string(id);
+}
+
 const std::string& TraceModel::ZoneName(const ThreadTimeline& thread, size_t zone_index) const {
   const Zone& zone = thread.zones[zone_index];
   if (zone.flags & kZoneHasAttributes) {

@@ -205,3 +205,22 @@ TEST_CASE("a frame series is summarized in percentiles and a histogram, never a 
   REQUIRE(histogram.size() == 10);
   for (const JsonValue& bin : histogram) CHECK(bin.number == 100);
 }
+
+TEST_CASE("each frame series is printed apart, its frames counted as frames, never added to another's") {
+  gnomon::test::StreamWriter w;
+  w.AppInfo("series").ThreadContext(1);
+  w.String(7, gnomon::protocol::StringKind::kFrameName, "physics");
+  using gnomon::protocol::MessageType;
+  for (uint64_t t = 1000; t <= 187'000; t += 1000) w.Frame(MessageType::kFrameMark, 0, t);  // 186 frames
+  for (uint64_t t = 1000; t < 94'000; t += 1000) {                                          // 93 frames
+    w.Frame(MessageType::kFrameBegin, 7, t).Frame(MessageType::kFrameEnd, 7, t + 500);
+  }
+  const TraceModel model = gnomon::test::BuildModel(w);
+  std::ostringstream text;
+  PrintSummary(model, text);
+  const std::string summary = text.str();
+  CHECK_MESSAGE(summary.find("Frames     2 series\n") != std::string::npos, summary);
+  CHECK_MESSAGE(summary.find("  main: 186 frames (187 marks)") != std::string::npos, summary);
+  CHECK_MESSAGE(summary.find("  physics: 93 frames,") != std::string::npos, summary);
+  CHECK(summary.find("279") == std::string::npos);
+}

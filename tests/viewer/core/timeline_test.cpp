@@ -2,7 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "../../support/build_model.h"
+#include "gnomon/server/trace_loader.h"
 #include "model/trace_builder.h"
 
 using namespace gnomon::viewer;
@@ -178,4 +181,171 @@ TEST_CASE("with thousands of threads, only the lanes in the window make items") 
     CHECK(item.lane >= 99);
   }
   CHECK(timeline.Title(model, timeline.lanes()[4999]) == "thread 5000 (1 zone)");
+}
+
+namespace {
+
+std::vector<DrawItem> FrameBars(const Timeline& timeline, const std::vector<DrawItem>& items, LaneKey key) {
+  std::vector<DrawItem> bars;
+  for (const DrawItem& item : items) {
+    if (item.kind == DrawItem::Kind::kFrame && timeline.lanes()[item.lane].key == key) bars.push_back(item);
+  }
+  return bars;
+}
+
+}  // namespace
+
+TEST_CASE("a pixel of the frame strip shows the longest frame under it, not the first") {
+  // 100,000 frames of 1 us, and one of 5 ms among them: zoomed out, about 100 frames
+  // share each pixel, and the long one is not the first of its pixel.
+  gnomon::test::StreamWriter w;
+  w.AppInfo("frames").ThreadContext(1);
+  uint64_t tick = 1000;
+  constexpr uint32_t kLong = 50'042;  // the long frame's number (from 1)
+  for (uint32_t k = 0; k <= 100'000; ++k) {
+    w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, tick);
+    tick += k + 1 == kLong ? 5'000'000 : 1000;
+  }
+  const TraceModel model = gnomon::test::BuildModel(w);
+  Timeline timeline;
+  timeline.Sync(model);
+  timeline.Layout(model, {}, 0);
+  REQUIRE(timeline.lanes().size() == 1);
+  const Lane& lane = timeline.lanes()[0];
+  TimelineView view;
+  view.Fit(0, int64_t(tick - 1000), 1000);
+  std::vector<DrawItem> items;
+  timeline.BuildItems(model, view, items);
+  const auto bars = FrameBars(timeline, items, lane.key);
+  CHECK(bars.size() <= 1100);  // a bar per pixel, not per frame
+  const DrawItem* tallest = nullptr;
+  for (const DrawItem& bar : bars) {
+    if (tallest == nullptr || bar.y1 - bar.y0 > tallest->y1 - tallest->y0) tallest = &bar;
+  }
+  REQUIRE(tallest != nullptr);
+  CHECK(tallest->index == kLong);
+  CHECK(tallest->y1 - tallest->y0 == doctest::Approx(lane.height));
+  CHECK(tallest->color == FrameTarget{}.Color(5'000'000));
+  // Each pixel shows a frame: no gaps in the strip.
+  float covered = 0;
+  for (const DrawItem& bar : bars) covered += bar.x1 - bar.x0;
+  CHECK(covered >= 0.95f * 1000);
+  // The bar under the cursor is the frame the tooltip names.
+  const auto hit = timeline.HitTest(model, view, (tallest->x0 + tallest->x1) / 2, lane.y + lane.height - 1);
+  REQUIRE(hit.has_value());
+  CHECK(hit->kind == DrawItem::Kind::kFrame);
+  CHECK(hit->index == kLong);
+  const auto span = timeline.FrameSpan(model, 0, kLong);
+  REQUIRE(span.has_value());
+  CHECK(span->end_ns - span->begin_ns == 5'000'000);
+}
+
+TEST_CASE("the Vulkan demo's 25 ms frames all show between 20 and 60 ms, each after its 3 us frame") {
+  TraceModel model;
+  REQUIRE(gnomon::server::LoadTrace(GNOMON_DATA_DIR "/lavapipe_vulkan_counters.gnomon", model).ok());
+  Timeline timeline;
+  timeline.Sync(model);
+  timeline.Layout(model, {}, 0);
+  const Lane& lane = timeline.lanes()[0];
+  REQUIRE(lane.key == LaneKey{LaneKind::kFrames, 0});
+  TimelineView view;
+  view.Fit(20'000'000, 60'000'000, 1200);
+  std::vector<DrawItem> items;
+  timeline.BuildItems(model, view, items);
+  const auto bars = FrameBars(timeline, items, lane.key);
+  // Every frame of 1 ms or more that lies in the view has its own bar, at its height.
+  const auto& series = model.frames.at(0);
+  int64_t longest = 0;
+  std::vector<uint32_t> long_frames;
+  for (uint32_t n = 1; n <= series.frame_count(); ++n) {
+    const auto span = timeline.FrameSpan(model, 0, n);
+    if (span->end_ns < 20'000'000 || span->begin_ns > 60'000'000) continue;
+    longest = std::max(longest, span->end_ns - span->begin_ns);
+    if (span->end_ns - span->begin_ns >= 1'000'000) long_frames.push_back(n);
+  }
+  REQUIRE(long_frames.size() >= 3);
+  for (const uint32_t n : long_frames) {
+    const auto span = timeline.FrameSpan(model, 0, n);
+    const auto bar = std::find_if(bars.begin(), bars.end(), [n](const DrawItem& b) { return b.index == n; });
+    REQUIRE_MESSAGE(bar != bars.end(), "frame ", n, " is missing from the strip");
+    CHECK(bar->y1 - bar->y0 ==
+          doctest::Approx(lane.height * float(span->end_ns - span->begin_ns) / float(longest)).epsilon(0.01));
+  }
+}
+
+TEST_CASE("each frame series has its strip; a series with no frame has none; messages keep a lane") {
+  gnomon::test::StreamWriter w;
+  w.AppInfo("series").ThreadContext(1);
+  w.String(7, gnomon::protocol::StringKind::kFrameName, "physics");
+  w.String(8, gnomon::protocol::StringKind::kFrameName, "loading");
+  w.String(9, gnomon::protocol::StringKind::kFrameName, "one mark");
+  using gnomon::protocol::MessageType;
+  for (uint64_t t = 1000; t <= 5000; t += 1000) w.Frame(MessageType::kFrameMark, 0, t);
+  w.Frame(MessageType::kFrameBegin, 7, 1500).Frame(MessageType::kFrameEnd, 7, 1700);
+  w.Frame(MessageType::kFrameBegin, 7, 3000).Frame(MessageType::kFrameEnd, 7, 3900);
+  w.Frame(MessageType::kFrameBegin, 8, 4000);  // never ends: no frame yet
+  w.Frame(MessageType::kFrameMark, 9, 4500);   // one mark: no frame yet
+  const TraceModel model = gnomon::test::BuildModel(w);
+  REQUIRE(model.frames.size() == 4);
+
+  Timeline timeline;
+  timeline.Sync(model);
+  timeline.Layout(model, {}, 0);
+  REQUIRE(timeline.lanes().size() == 2);
+  CHECK(timeline.Title(model, timeline.lanes()[0]) == "Frames");
+  CHECK(timeline.Title(model, timeline.lanes()[1]) == "Frames: physics");
+  TimelineView view;
+  view.Fit(0, 4000, 1000);
+  std::vector<DrawItem> items;
+  timeline.BuildItems(model, view, items);
+  const auto main = FrameBars(timeline, items, {LaneKind::kFrames, 0});
+  const auto physics = FrameBars(timeline, items, {LaneKind::kFrames, 7});
+  CHECK(main.size() == 4);
+  REQUIRE(physics.size() == 2);
+  CHECK(physics[0].x0 == doctest::Approx(125));  // 500 ns in, at 4 ns a pixel
+  CHECK(physics[1].index == 2);
+  CHECK(physics[1].y1 - physics[1].y0 == doctest::Approx(timeline.lanes()[1].height));  // the longer one
+  CHECK(physics[0].y1 - physics[0].y0 == doctest::Approx(timeline.lanes()[1].height * 200 / 900));
+  const auto hit = timeline.HitTest(model, view, 600, timeline.lanes()[1].y + timeline.lanes()[1].height - 1);
+  REQUIRE(hit.has_value());
+  CHECK(hit->lane == LaneKey{LaneKind::kFrames, 7});
+  CHECK(hit->index == 2);
+  CHECK_FALSE(timeline.HitTest(model, view, 400, timeline.lanes()[1].y + timeline.lanes()[1].height - 1));
+  CHECK(timeline.FrameSpan(model, 7, 2)->begin_ns == 2000);
+  CHECK_FALSE(timeline.FrameSpan(model, 7, 3).has_value());
+  CHECK_FALSE(timeline.FrameSpan(model, 8, 1).has_value());
+
+  // Without frames, messages have a lane of their own.
+  gnomon::test::StreamWriter m;
+  m.AppInfo("messages").ThreadContext(1).Message(1000, 1, "hello").Message(2000, 1, "bye");
+  const TraceModel messages = gnomon::test::BuildModel(m);
+  Timeline plain;
+  plain.Sync(messages);
+  plain.Layout(messages, {}, 0);
+  REQUIRE(plain.lanes().size() == 2);
+  CHECK(plain.Title(messages, plain.lanes()[0]) == "Messages");
+  plain.BuildItems(messages, view, items);
+  CHECK(std::count_if(items.begin(), items.end(),
+                      [](const DrawItem& i) { return i.kind == DrawItem::Kind::kMessage; }) == 2);
+}
+
+TEST_CASE("the strip grades frames against the frame target it is given") {
+  gnomon::test::StreamWriter w;
+  w.AppInfo("target").ThreadContext(1);
+  w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, 0)
+      .Frame(gnomon::protocol::MessageType::kFrameMark, 0, 22'000'000);
+  const TraceModel model = gnomon::test::BuildModel(w);
+  Timeline timeline;
+  timeline.Sync(model);
+  timeline.Layout(model, {}, 0);
+  TimelineView view;
+  view.Fit(0, 30'000'000, 1000);
+  std::vector<DrawItem> items;
+  timeline.BuildItems(model, view, items);
+  REQUIRE(FrameBars(timeline, items, {LaneKind::kFrames, 0}).size() == 1);
+  CHECK(FrameBars(timeline, items, {LaneKind::kFrames, 0})[0].color == FrameTarget{}.Color(22'000'000));
+  CHECK(FrameTarget{}.Grade(22'000'000) == FrameGrade::kLate);  // yellow at 60 FPS, as in Frame times
+  timeline.SetFrameTarget(FrameTarget::Fps(30));
+  timeline.BuildItems(model, view, items);
+  CHECK(FrameBars(timeline, items, {LaneKind::kFrames, 0})[0].color == FrameTarget::Fps(30).Color(0));
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -62,6 +63,8 @@ App::App(const Options& options)
       timeline_window_({options.select_longest_zone, options.show_counters, options.range_begin_ns,
                         options.range_end_ns, options.keep_item_labels}) {
   if (options.keep_settings) LoadSettings();
+  if (options.frame_target_fps > 0) workspace_.frame_target = FrameTarget::Fps(options.frame_target_fps);
+  if (!options.frame_series.empty()) frame_times_window_.ShowSeriesLater(options.frame_series);
   if (options.show_all_windows) {
     statistics_window_.open = clock_window_.open = messages_window_.open = debug_window_.open = true;
   }
@@ -328,6 +331,7 @@ void App::MainMenu() {
     ImGui::Separator();
     if (ImGui::MenuItem("Fit whole trace", "H")) workspace_.fitted = false;
     ImGui::MenuItem("Follow newest data", "F", &workspace_.follow);
+    FrameTargetMenu();
     if (ImGui::MenuItem("Clear the selected range", "Esc", false, workspace_.range.has_value()))
       workspace_.range.reset();
     ImGui::EndMenu();
@@ -340,6 +344,25 @@ void App::MainMenu() {
         server::FormatDuration(double(workspace_.range->second - workspace_.range->first)).c_str());
   }
   ImGui::EndMenuBar();
+}
+
+void App::FrameTargetMenu() {
+  FrameTarget& target = workspace_.frame_target;
+  char label[64];
+  std::snprintf(label, sizeof label, "Frame target (%.0f FPS)", target.fps());
+  if (!ImGui::BeginMenu(label)) return;
+  for (const double fps : {30.0, 60.0, 90.0, 120.0, 144.0, 240.0}) {
+    char item[32];
+    std::snprintf(item, sizeof item, "%.0f FPS", fps);
+    if (ImGui::MenuItem(item, nullptr, std::llround(target.fps()) == std::llround(fps)))
+      target = FrameTarget::Fps(fps);
+  }
+  float fps = float(target.fps());
+  ImGui::SetNextItemWidth(Scaled(120));
+  if (ImGui::InputFloat("FPS", &fps, 0, 0, "%.1f", ImGuiInputTextFlags_EnterReturnsTrue) && fps > 0)
+    target = FrameTarget::Fps(fps);
+  ImGui::TextDisabled("within it green, within twice it yellow, longer red");
+  ImGui::EndMenu();
 }
 
 void App::FileMenu() {
@@ -507,6 +530,9 @@ void App::LoadSettings() {
       for (const SideWindow& w : SideWindows()) {
         if (value == w.name) *w.open = true;
       }
+    } else if (key == "frame-target-fps") {
+      const double fps = std::strtod(value.c_str(), nullptr);
+      if (fps > 0) workspace_.frame_target = FrameTarget::Fps(fps);
     } else if (key == "split") {
       split_ = std::clamp(std::strtof(value.c_str(), nullptr), 0.2f, 0.85f);
     } else if (key == "recent-file" && recent_files_.size() < kMaxRecentFiles) {
@@ -525,6 +551,7 @@ void App::SaveSettings() {
     if (*w.open) out << "window " << w.name << "\n";
   }
   out << "split " << split_ << "\n";
+  out << "frame-target-fps " << workspace_.frame_target.fps() << "\n";
   for (const std::string& path : recent_files_) out << "recent-file " << path << "\n";
 }
 

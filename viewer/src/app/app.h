@@ -57,8 +57,10 @@ class App {
     int64_t range_begin_ns = -1;  // for screenshots: the time range to show
     int64_t range_end_ns = -1;
     uint32_t max_expansion = tracefile::kDefaultMaxExpansion;  // for trace files (LoadOptions)
-    bool keep_settings = true;                                 // read and write the settings file
-    bool keep_item_labels = false;                             // for tests: ItemLabels()
+    double frame_target_fps = 0;    // frames are graded against it (0: the settings', else 60)
+    std::string frame_series;       // the series Frame times shows ("": the main one)
+    bool keep_settings = true;      // read and write the settings file
+    bool keep_item_labels = false;  // for tests: ItemLabels()
   };
   explicit App(const Options& options);
   ~App();
@@ -120,6 +122,7 @@ class App {
   std::vector<SideWindow> SideWindows();
   void MainMenu();
   void FileMenu();
+  void FrameTargetMenu();  // View > Frame target
   void LanesMenu();
   // Which program of a file of several is shown (a capture of several programs, a
   // merged trace); the choice is made in the menu and acted on after it.

@@ -25,7 +25,33 @@ TimelineView GroupView(const TimelineView& view, const ProcessGroup& group) {
   return moved;
 }
 
+// The frame series a frame bar belongs to: its strip's, or, on a counter lane (values
+// counted per frame), the main series.
+uint32_t FrameSeriesOf(const Hit& hit) { return hit.lane.kind == LaneKind::kFrames ? hit.lane.id : 0; }
+
 }  // namespace
+
+std::string TimelineWindow::FrameStripReport(const server::TraceModel& model, const Workspace& ws) const {
+  std::string bars = "[";
+  for (const DrawItem& item : items_) {
+    const Lane& lane = ws.timeline.lanes()[item.lane];
+    if (item.kind != DrawItem::Kind::kFrame || lane.key.kind != LaneKind::kFrames) continue;
+    const auto frame = ws.timeline.FrameSpan(model, lane.key.id, item.index);
+    if (!frame) continue;
+    bars += (bars.size() > 1 ? "," : "") + JsonReport()
+                                               .Add("series", model.FrameSeriesName(lane.key.id))
+                                               .Add("frame", double(item.index))
+                                               .Add("start_ns", double(frame->begin_ns))
+                                               .Add("duration_ns", double(frame->end_ns - frame->begin_ns))
+                                               .Add("x0", double(origin_.x + item.x0))
+                                               .Add("x1", double(origin_.x + item.x1))
+                                               .Add("y1", double(origin_.y + item.y1))
+                                               .Add("height_px", double(item.y1 - item.y0))
+                                               .Add("color", double(item.color))
+                                               .str();
+  }
+  return JsonReport().Add("target_ns", double(ws.frame_target.ns)).AddRaw("bars", bars + "]").str();
+}
 
 void TimelineWindow::Reset() {
   items_.clear();
@@ -171,6 +197,7 @@ void TimelineWindow::Draw(const server::TraceModel& model, Workspace& ws, float 
   // With other programs below, the shown one's lanes start under a title row of its own.
   const float group_title = ws.groups.empty() ? 0 : ws.timeline.metrics().title_height + 4;
   ws.timeline.Layout(model, ws.lane_states, group_title);
+  ws.timeline.SetFrameTarget(ws.frame_target);
   const float visible_top = area_min.y - origin_.y;  // the lanes the scrolled child shows
   const float visible_bottom = area_max.y - origin_.y;
   ws.timeline.BuildItems(model, ws.view, items_, visible_top, visible_bottom);
@@ -178,6 +205,7 @@ void TimelineWindow::Draw(const server::TraceModel& model, Workspace& ws, float 
     labels_.clear();
     for (const DrawItem& item : items_)
       labels_.push_back(item.label != nullptr ? *item.label : std::string());
+    ws.reports["frame-strips"] = FrameStripReport(model, ws);
   }
   if (!ws.groups.empty()) {
     draw->AddRectFilled(origin_, ImVec2(origin_.x + timeline_width, origin_.y + group_title - 2), kGroupBar);
@@ -245,6 +273,7 @@ float TimelineWindow::DrawGroups(ImDrawList* draw, Workspace& ws, float top, flo
     if (group.collapsed) continue;
     group.timeline.SetFontSize(ImGui::GetFontSize());
     group.timeline.Layout(*group.model, kNoStates, y);
+    group.timeline.SetFrameTarget(ws.frame_target);
     group.timeline.BuildItems(*group.model, GroupView(ws.view, group), group.items, visible_top,
                               visible_bottom);
     for (const Lane& lane : group.timeline.lanes()) {
@@ -364,9 +393,8 @@ void TimelineWindow::HandleInput(const server::TraceModel& model, Workspace& ws,
     if (ImGui::IsMouseReleased(ImGuiMouseButton_Left) &&
         ImGui::GetMouseDragDelta(ImGuiMouseButton_Left).x == 0 && !io.KeyShift) {
       if (hovered_ && hovered_->kind == DrawItem::Kind::kFrame) {
-        const auto& marks = model.frames.begin()->second.marks;
-        ws.JumpTo(Workspace::RelNs(model, marks[hovered_->index - 1]),
-                  Workspace::RelNs(model, marks[hovered_->index]));
+        if (const auto frame = ws.timeline.FrameSpan(model, FrameSeriesOf(*hovered_), hovered_->index))
+          ws.JumpTo(frame->begin_ns, frame->end_ns);
       } else if (hovered_ && hovered_->kind == DrawItem::Kind::kCounter) {
         // A counter bar stands for the GPU zone it measured.
         const auto set = model.counter_sets.find(CounterLaneSet(hovered_->lane.id));
@@ -490,10 +518,17 @@ void TimelineWindow::Tooltip(const server::TraceModel& model, const Workspace& w
                                               IM_COL32(255, 220, 80, 255), 2.0f);
     }
   } else if (hit.kind == DrawItem::Kind::kFrame) {
-    const auto& marks = model.frames.begin()->second.marks;
-    ImGui::Text(
-        "Frame %u: %s (click to zoom)", hit.index,
-        server::FormatDuration(double(model.DurationNs(marks[hit.index - 1], marks[hit.index]))).c_str());
+    if (const auto frame = ws.timeline.FrameSpan(model, FrameSeriesOf(hit), hit.index)) {
+      const int64_t length = frame->end_ns - frame->begin_ns;
+      const FrameTarget& target = ws.timeline.frame_target();
+      const FrameGrade grade = target.Grade(length);
+      ImGui::Text("Frame %u: %s (click to zoom)", hit.index, server::FormatDuration(double(length)).c_str());
+      ImGui::TextDisabled("%s the %.0f FPS target (%s)",
+                          grade == FrameGrade::kOnTime ? "within"
+                          : grade == FrameGrade::kLate ? "late against"
+                                                       : "more than twice",
+                          target.fps(), server::FormatDuration(double(target.ns)).c_str());
+    }
     // On a counter lane: the frame's value of that counter.
     const auto set = model.counter_sets.find(CounterLaneSet(hit.lane.id));
     if (hit.lane.kind == LaneKind::kCounter && set != model.counter_sets.end() &&

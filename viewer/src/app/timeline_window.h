@@ -58,6 +58,9 @@ class TimelineWindow {
                     float visible_bottom);
   void DrawRange(ImDrawList* draw, const Workspace& ws, ImVec2 area_min, ImVec2 area_max);
   void SelectForScreenshot(const server::TraceModel& model, Workspace& ws);
+  // The frame strips' bars drawn this frame, as JSON (for --layout-dump): series, frame
+  // number, start and duration (ns), screen x, height (px) and colour of each.
+  std::string FrameStripReport(const server::TraceModel& model, const Workspace& ws) const;
   void HandleInput(const server::TraceModel& model, Workspace& ws, bool hovered);
   void Tooltip(const server::TraceModel& model, const Workspace& ws, const Hit& hit);
 

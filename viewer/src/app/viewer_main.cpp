@@ -66,7 +66,7 @@ void Usage(FILE* out) {
       "Usage: gnomon-viewer [FILE | HOST[:PORT]] [--size WxH] [--scale S] [--show LIST] [--select A:B]\n"
       "                     [--compare FILE2] [--all-windows] [--counters] [--range A:B] [--program K]\n"
       "                     [--frames N] [--screenshot OUT.png] [--layout-dump OUT.json]\n"
-      "                     [--keys LIST] [--keep-settings]\n"
+      "                     [--frame-target FPS] [--frame-series NAME] [--keys LIST] [--keep-settings]\n"
       "\n"
       "Opens a Gnomon trace file, or connects to a running program (default port %u).\n"
       "Without an argument, a start window asks which. Drop a .gnomon file on the window\n"
@@ -92,6 +92,10 @@ void Usage(FILE* out) {
       "  --range A:B       show milliseconds A to B of the trace\n"
       "  --program K       of a file of several programs (a capture of several, a merged\n"
       "                    trace), show the K-th (default 1; the Program menu picks another)\n"
+      "  --frame-target FPS grade frames against FPS frames a second (default 60; kept in the\n"
+      "                    settings; View > Frame target): within it green, within twice it\n"
+      "                    yellow, longer red, in the frame strips and Frame times alike\n"
+      "  --frame-series NAME the series Frame times shows (default: main)\n"
       "  --max-expansion N load file blocks that decompress to up to N times their size\n"
       "                    (default 1024; past it a block is a bomb or damage, and skipped)\n"
       "  --frames N        render N frames, then exit (for scripts and tests)\n"
@@ -102,7 +106,7 @@ void Usage(FILE* out) {
       "                    (comma-separated: left, right, up, down, h, f, escape)\n"
       "  --keep-settings   with --frames: read and write the settings as a normal run does\n"
       "\n"
-      "The open windows, the panel's height and the recent files are kept in\n"
+      "The open windows, the panel's height, the frame target and the recent files are kept in\n"
       "$XDG_CONFIG_HOME/gnomon (~/.config/gnomon); scripted runs (--frames) neither read\n"
       "nor write them, unless --keep-settings.\n",
       unsigned{gnomon::protocol::kDefaultPort});
@@ -339,6 +343,18 @@ int main(int argc, char** argv) {
         return 1;
       }
       options.max_expansion = uint32_t(*n);
+    } else if (arg == "--frame-target") {
+      const std::string fps = value();
+      char* end = nullptr;
+      options.frame_target_fps = std::strtod(fps.c_str(), &end);
+      if (end == fps.c_str() || *end != '\0' ||
+          !(options.frame_target_fps >= 1 && options.frame_target_fps <= 1000)) {
+        std::fprintf(stderr,
+                     "gnomon-viewer: --frame-target wants frames a second, from 1 to 1000 (e.g. 60)\n");
+        return 1;
+      }
+    } else if (arg == "--frame-series") {
+      options.frame_series = value();
     } else if (arg == "--counters") {
       options.show_counters = true;
       options.select_longest_zone = true;  // a counted GPU zone, in the details window

@@ -148,8 +148,16 @@ void Timeline::Sync(const TraceModel& model, double loaded) {
     lane.zones_seen = context.zones.size();
     lane.timed_seen = lane.index.indexed();
   }
+  for (const auto& [id, series] : model.frames) frame_strips_[id].Sync(series);
   SyncResources(model, loaded >= 1.0 && last_loaded_ < 1.0);
   last_loaded_ = loaded;
+}
+
+std::optional<Span> Timeline::FrameSpan(const TraceModel& model, uint32_t series_id, uint32_t number) const {
+  auto it = model.frames.find(series_id);
+  if (it == model.frames.end() || number == 0 || number > it->second.frame_count()) return std::nullopt;
+  const auto [begin, end] = it->second.Frame(number - 1);
+  return Span{model.clock.TickToNs(begin) - origin_ns_, model.clock.TickToNs(end) - origin_ns_};
 }
 
 PlotRange Timeline::VisiblePlotRange(const TraceModel& model, const TimelineView& view,
@@ -198,8 +206,13 @@ const Timeline::ThreadLane* Timeline::FindThreadLane(const TraceModel& model, ui
 
 std::string Timeline::Name(const TraceModel& model, const LaneKey& key) {
   switch (key.kind) {
-    case LaneKind::kFrames:
-      return "Frames";
+    case LaneKind::kFrames: {
+      if (key.id == kMessagesLane) return "Messages";
+      if (key.id == 0) return "Frames";
+      auto it = model.frames.find(key.id);
+      return "Frames: " +
+             (it == model.frames.end() || it->second.name.empty() ? std::to_string(key.id) : it->second.name);
+    }
     case LaneKind::kThread: {
       auto it = model.thread_index.find(key.id);
       if (it != model.thread_index.end() && !model.threads[it->second].name.empty())
@@ -250,14 +263,26 @@ void Timeline::Layout(const TraceModel& model, const std::map<LaneKey, LaneState
     if (!states.empty()) {  // only lanes the user changed have a state
       auto it = states.find(key);
       const LaneState state = it == states.end() ? LaneState{} : it->second;
-      if (state.hidden) return;
+      if (state.hidden) return false;
       if (state.collapsed) rows = std::min<uint32_t>(rows, 1);
     }
     const Lane lane{key, y + metrics_.title_height, float(rows) * row_height, rows};
     y = lane.y + lane.height + metrics_.lane_gap;
     lanes_.push_back(lane);
+    return true;
   };
-  if (!model.frames.empty()) add({LaneKind::kFrames, 0}, 1, metrics_.frame_strip_height);
+  // A strip for each frame series with a frame; the first one shown also shows the
+  // messages, which get a lane of their own in a trace without frames.
+  messages_lane_.reset();
+  for (const auto& [id, series] : model.frames) {
+    if (series.frame_count() == 0) continue;
+    if (add({LaneKind::kFrames, id}, 1, metrics_.frame_strip_height) && !messages_lane_)
+      messages_lane_ = LaneKey{LaneKind::kFrames, id};
+  }
+  if (!messages_lane_ && !model.messages.empty() &&
+      add({LaneKind::kFrames, kMessagesLane}, 1, metrics_.frame_strip_height / 2)) {
+    messages_lane_ = LaneKey{LaneKind::kFrames, kMessagesLane};
+  }
   for (const auto& [id, context] : model.gpu_contexts) {
     auto it = gpus_.find(id);
     const uint32_t rows = it == gpus_.end() ? 1 : std::max<uint32_t>(1, uint32_t(it->second.index.rows()));
@@ -283,6 +308,69 @@ void Timeline::Layout(const TraceModel& model, const std::map<LaneKey, LaneState
     }
   }
   total_height_ = y - top;
+}
+
+void Timeline::BuildFrameItems(const TraceModel& model, const TimelineView& view, const Lane& lane,
+                               uint32_t lane_index, std::vector<DrawItem>& out) const {
+  const int64_t t0 = view.begin_ns(), t1 = view.end_ns();
+  auto series_it = model.frames.find(lane.key.id);
+  auto strip_it = frame_strips_.find(lane.key.id);
+  if (series_it != model.frames.end() && strip_it != frame_strips_.end()) {
+    const server::FrameSeries& series = series_it->second;
+    const FrameStrip& strip = strip_it->second;
+    const size_t count = std::min(series.frame_count(), strip.indexed());
+    auto begin_ns = [&](size_t k) { return model.clock.TickToNs(series.Frame(k).first) - origin_ns_; };
+    auto end_ns = [&](size_t k) { return model.clock.TickToNs(series.Frame(k).second) - origin_ns_; };
+    // The first frame that begins at or after `ns`, from `from` on (frames are in order).
+    auto first_beginning = [&](size_t from, int64_t ns) {
+      size_t lo = from, hi = count;
+      while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (begin_ns(mid) < ns)
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      return lo;
+    };
+    size_t k = first_beginning(0, t0);
+    if (k > 0 && end_ns(k - 1) >= t0) --k;  // the frame the view begins in
+    const size_t last = first_beginning(k, t1 + 1);
+    if (k < last) {
+      // Bars are scaled to the longest frame in view.
+      const int64_t longest = std::max<int64_t>(1, [&] {
+        const size_t f = strip.Longest(series, k, last);
+        return end_ns(f) - begin_ns(f);
+      }());
+      while (k < last) {
+        const double x0 = view.NsToX(begin_ns(k));
+        size_t shown = k, next = k + 1;
+        double left = x0;
+        if (view.NsToX(end_ns(k)) - x0 < 1.0) {
+          // Frames that begin in this pixel column: the longest stands for them all.
+          left = std::floor(x0);
+          next = std::max(k + 1, first_beginning(k, view.XToNs(left + 1.0)));
+          shown = strip.Longest(series, k, next);
+        }
+        const int64_t length = end_ns(shown) - begin_ns(shown);
+        const double right = std::max(view.NsToX(end_ns(shown)) - 1.0, left + 1.0);
+        const float h = std::max(1.0f, lane.height * float(double(length) / double(longest)));
+        out.push_back({DrawItem::Kind::kFrame, float(left), lane.y + lane.height - h, float(right),
+                       lane.y + lane.height, frame_target_.Color(length), lane_index, uint32_t(shown + 1), 1,
+                       nullptr});
+        k = next;
+      }
+    }
+  }
+  if (messages_lane_ != lane.key) return;
+  for (size_t m = 0; m < model.messages.size(); ++m) {
+    const int64_t t = model.clock.TickToNs(model.messages[m].tick) - origin_ns_;
+    if (t < t0 || t > t1) continue;
+    const float x = float(view.NsToX(t));
+    out.push_back({DrawItem::Kind::kMessage, x - 3, lane.y, x + 3, lane.y + 8,
+                   model.messages[m].severity >= 3 ? 0xFF3030F0u : 0xFFE0C040u, lane_index, uint32_t(m), 1,
+                   &model.messages[m].text});
+  }
 }
 
 void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std::vector<DrawItem>& out,
@@ -349,39 +437,9 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
             });
         break;
       }
-      case LaneKind::kFrames: {
-        const auto& marks = model.frames.begin()->second.marks;
-        if (marks.size() < 2) break;
-        // Bar heights against the longest visible frame; one bar per pixel at most.
-        std::vector<std::pair<int64_t, int64_t>> frames;
-        for (size_t i = 1; i < marks.size(); ++i) {
-          const int64_t b = model.clock.TickToNs(marks[i - 1]) - origin_ns_;
-          const int64_t e = model.clock.TickToNs(marks[i]) - origin_ns_;
-          if (e >= t0 && b <= t1) frames.emplace_back(b, e);
-        }
-        int64_t longest = 1;
-        for (const auto& [b, e] : frames) longest = std::max(longest, e - b);
-        float last_x = -1e9f;
-        for (size_t i = 0; i < frames.size(); ++i) {
-          const float x0 = float(view.NsToX(frames[i].first));
-          if (x0 < last_x + 1.0f) continue;
-          const float x1 = std::max(float(view.NsToX(frames[i].second)) - 1.0f, x0 + 1.0f);
-          const float h = lane.height * float(frames[i].second - frames[i].first) / float(longest);
-          const bool slow = frames[i].second - frames[i].first > 20'000'000;
-          out.push_back({DrawItem::Kind::kFrame, x0, lane.y + lane.height - h, x1, lane.y + lane.height,
-                         slow ? 0xFF4040E0u : 0xFF60B060u, lane_index, uint32_t(i), 1, nullptr});
-          last_x = x0;
-        }
-        for (size_t m = 0; m < model.messages.size(); ++m) {
-          const int64_t t = model.clock.TickToNs(model.messages[m].tick) - origin_ns_;
-          if (t < t0 || t > t1) continue;
-          const float x = float(view.NsToX(t));
-          out.push_back({DrawItem::Kind::kMessage, x - 3, lane.y, x + 3, lane.y + 8,
-                         model.messages[m].severity >= 3 ? 0xFF3030F0u : 0xFFE0C040u, lane_index, uint32_t(m),
-                         1, &model.messages[m].text});
-        }
+      case LaneKind::kFrames:
+        BuildFrameItems(model, view, lane, lane_index, out);
         break;
-      }
       case LaneKind::kCounter:
         BuildCounterItems(model, view, lane, lane_index, out);
         break;
@@ -495,11 +553,11 @@ std::optional<Hit> Timeline::HitTest(const TraceModel& model, const TimelineView
         return std::nullopt;
       }
       case LaneKind::kFrames: {
-        const auto& marks = model.frames.begin()->second.marks;
-        for (size_t i = 1; i < marks.size(); ++i) {
-          const int64_t b = model.clock.TickToNs(marks[i - 1]) - origin_ns_;
-          const int64_t e = model.clock.TickToNs(marks[i]) - origin_ns_;
-          if (b <= t && t <= e) return Hit{lane.key, DrawItem::Kind::kFrame, uint32_t(i)};
+        std::vector<DrawItem> items;
+        BuildFrameItems(model, view, lane, 0, items);
+        for (const DrawItem& item : items) {
+          if (item.kind == DrawItem::Kind::kFrame && x >= item.x0 && x <= item.x1)
+            return Hit{lane.key, item.kind, item.index};
         }
         return std::nullopt;
       }

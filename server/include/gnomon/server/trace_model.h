@@ -60,6 +60,17 @@ struct FrameSeries {
   std::vector<uint64_t> marks;                       // continuous series: each mark ends a frame
   std::vector<std::pair<uint64_t, uint64_t>> spans;  // discontinuous: begin, end
   friend bool operator==(const FrameSeries&, const FrameSeries&) = default;
+
+  // A series is continuous when it has marks (frame k runs from mark k to mark k + 1),
+  // else discontinuous (frame k is span k); a program that mixes both under one name
+  // has its marks counted. Frames are numbered from 0, in the order they were recorded.
+  bool continuous() const { return !marks.empty(); }
+  size_t frame_count() const { return continuous() ? marks.size() - 1 : spans.size(); }
+  // Frame k's begin and end ticks (end >= begin: marks out of order make a frame of 0).
+  std::pair<uint64_t, uint64_t> Frame(size_t k) const {
+    if (!continuous()) return spans[k];
+    return {marks[k], std::max(marks[k], marks[k + 1])};
+  }
 };
 
 struct LogMessage {
@@ -314,6 +325,8 @@ struct TraceModel {
 
   // Name shown for a zone: its runtime name, else its source location's name.
   const std::string& ZoneName(const ThreadTimeline& thread, size_t zone_index) const;
+  // A frame series' name as shown: "main" for series 0, its name, or "frame series N".
+  std::string FrameSeriesName(uint32_t id) const;
   // The location at an index of source_locations (as zones hold it).
   const SourceLocation& Location(uint32_t index) const {
     return index < source_locations.size() ? source_locations[index] : source_locations[0];

@@ -11,7 +11,7 @@
 namespace gnomon::viewer {
 
 struct FrameTimes {
-  std::vector<int64_t> frame_ns;  // in order: frame i from mark i to mark i + 1
+  std::vector<int64_t> frame_ns;  // in order, by FrameSeries::Frame
   std::vector<int64_t> sorted_ns;
   int64_t p50_ns = 0, p90_ns = 0, p99_ns = 0, min_ns = 0, max_ns = 0;
   double mean_ns = 0;
@@ -32,10 +32,18 @@ struct FrameTimes {
 // The frames of series `name_id` (0: the main series), a histogram of `bins` bins.
 FrameTimes ComputeFrameTimes(const server::TraceModel& model, uint32_t name_id, size_t bins);
 
-// The colour a frame's bar takes against the usual targets, as 0xAABBGGRR: within
-// 1/60 s green, within 1/30 s yellow, longer red.
-uint32_t FrameTargetColor(int64_t frame_ns);
-inline constexpr int64_t kFrameTarget60Ns = 16'666'667;
-inline constexpr int64_t kFrameTarget30Ns = 33'333'333;
+// How a frame fares against the target frame time: within it, within twice it (a
+// frame shown late), or longer. One rule for the timeline's frame strips and the Frame
+// times window.
+enum class FrameGrade : uint8_t { kOnTime, kLate, kMissed };
+struct FrameTarget {
+  static constexpr double kMinFps = 1, kMaxFps = 1000;
+  int64_t ns = 16'666'667;             // 60 frames a second
+  static FrameTarget Fps(double fps);  // clamped to [kMinFps, kMaxFps]
+  double fps() const { return 1e9 / double(ns); }
+  FrameGrade Grade(int64_t frame_ns) const;
+  // The grade's colour, as 0xAABBGGRR: green, yellow, red.
+  uint32_t Color(int64_t frame_ns) const;
+};
 
 }  // namespace gnomon::viewer

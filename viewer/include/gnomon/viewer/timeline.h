@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "gnomon/server/trace_model.h"
+#include "gnomon/viewer/frame_strip.h"
+#include "gnomon/viewer/frame_times.h"
 #include "gnomon/viewer/lane_index.h"
 #include "gnomon/viewer/timeline_view.h"
 
@@ -26,9 +28,13 @@ enum class LaneKind : uint8_t { kFrames, kGpu, kThread, kPlot, kCounter, kMemory
 struct LaneKey {
   LaneKind kind;
   uint32_t id;  // thread id, GPU context id, plot id, CounterLaneId(), memory pool id,
-                // lock id; 0 for frames
+                // lock id; for frames the series' name id (0: the main series), or
+                // kMessagesLane
   friend auto operator<=>(const LaneKey&, const LaneKey&) = default;
 };
+
+// The frames lane of a trace without frames, where its messages show.
+constexpr uint32_t kMessagesLane = UINT32_MAX;
 
 // A counter lane's id: the counter's set and its index in the set.
 constexpr uint32_t CounterLaneId(uint32_t set_id, uint32_t index) { return set_id * 4096u + index; }
@@ -65,7 +71,7 @@ struct DrawItem {
   float x0, y0, x1, y1;
   uint32_t color;            // 0xAABBGGRR, as ImGui wants
   uint32_t lane;             // index into lanes()
-  uint32_t index;            // zone / frame / message index
+  uint32_t index;            // zone index, frame number (from 1), message index
   uint32_t count;            // zones merged (1 otherwise)
   const std::string* label;  // zone name, or nullptr
 };
@@ -74,7 +80,8 @@ struct Hit {
   LaneKey lane;
   DrawItem::Kind kind;
   uint32_t index;  // CPU zone index in the thread, GPU zone index in the context, frame
-                   // index; for a counter lane, the GPU zone the value measured; the
+                   // number (1 for the series' first frame: FrameSeries::Frame(0)); for a
+                   // counter lane, the GPU zone the value measured; the
                    // lock's hold (held or waited for); the running span
 };
 
@@ -168,6 +175,12 @@ class Timeline {
   // A GPU zone's span on the trace timeline (relative ns), cached per context.
   Span GpuSpan(uint32_t context_id, uint32_t zone_index) const;
 
+  // What the frame strips grade frames against (FrameTarget::Color).
+  void SetFrameTarget(FrameTarget target) { frame_target_ = target; }
+  const FrameTarget& frame_target() const { return frame_target_; }
+  // Frame `number` (from 1) of series `series_id`, relative ns; nullopt when there is none.
+  std::optional<Span> FrameSpan(const server::TraceModel& model, uint32_t series_id, uint32_t number) const;
+
  private:
   struct ThreadLane {
     LaneIndex index;
@@ -210,15 +223,21 @@ class Timeline {
 
   void BuildCounterItems(const server::TraceModel& model, const TimelineView& view, const Lane& lane,
                          uint32_t lane_index, std::vector<DrawItem>& out) const;
+  // A frame series' bars: one per frame, or per pixel column the longest frame in it.
+  void BuildFrameItems(const server::TraceModel& model, const TimelineView& view, const Lane& lane,
+                       uint32_t lane_index, std::vector<DrawItem>& out) const;
 
   // The lane of model.threads[i], by the same index.
   const ThreadLane* FindThreadLane(const server::TraceModel& model, uint32_t thread_id) const;
 
-  std::vector<ThreadLane> threads_;        // by index in model.threads
-  std::map<uint32_t, GpuLane> gpus_;       // by context id
-  std::map<uint32_t, MemoryLane> memory_;  // by pool id
-  std::map<uint32_t, LockLane> locks_;     // by lock id
-  std::map<uint32_t, Running> running_;    // by OS thread id
+  std::vector<ThreadLane> threads_;              // by index in model.threads
+  std::map<uint32_t, GpuLane> gpus_;             // by context id
+  std::map<uint32_t, MemoryLane> memory_;        // by pool id
+  std::map<uint32_t, LockLane> locks_;           // by lock id
+  std::map<uint32_t, Running> running_;          // by OS thread id
+  std::map<uint32_t, FrameStrip> frame_strips_;  // by frame series
+  FrameTarget frame_target_;
+  std::optional<LaneKey> messages_lane_;  // the frames lane that shows the messages
   size_t switches_seen_ = 0;
   uint64_t running_last_tick_ = 0;        // a thread still running runs to the trace's end
   int64_t resources_synced_ = INT64_MIN;  // steady clock ns of their last rebuild (INT64_MIN: none)
