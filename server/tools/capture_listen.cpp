@@ -356,7 +356,7 @@ int ListenCapture(const ListenOptions& options, tracefile::TraceWriter& writer) 
       }
       ++answered;
       if (!publish()) {
-        code = kExitFile;
+        code = OutputFailure(output);
         g_signals = 2;
       }
       if (!a.announced && !options.quiet && !a.worker->program_name().empty()) {
@@ -418,9 +418,9 @@ int ListenCapture(const ListenOptions& options, tracefile::TraceWriter& writer) 
     }
     return kExitConnect;  // the writer removes its file
   }
-  if (!publish()) code = kExitFile;  // one answered just as the capture ended
+  if (!publish()) code = OutputFailure(output);  // one answered just as the capture ended
   const int summed = EndCapture(ended, writer, output, start, options.quiet, tty);
-  if (code == kExitFile) return kExitFile;
+  if (code == kExitFile || code == kExitRefused) return code;
   if (!started.is_started()) return summed;
   // A started program's own exit code, unless the capture failed it: a lost connection
   // is the program's end (killed, say), which its own code tells.

@@ -106,6 +106,8 @@ Exit codes:
   5  the program sent a malformed stream (the file keeps all before the fault)
   6  capture complete, but the program dropped events: its buffer was full (see
      GNOMON_BUFFER_POLICY and GNOMON_BUFFER_MB); the summary and the file say how many
+  7  FILE exists and was left as it is: -f was not given, or it is not a trace (-f
+     replaces only a trace), or it is a link, a folder or a special file
 )";
 
 // The usage text, with the default port filled in.
@@ -371,7 +373,7 @@ int main(int argc, char** argv) {
       overwrite ? gnomon::tracefile::Overwrite::kYes : gnomon::tracefile::Overwrite::kNo;
   if (gnomon::server::Status s = gnomon::tracefile::CheckOutputPath(output, overwrite_policy); !s.ok()) {
     std::fprintf(stderr, "gnomon-capture: %s\n", s.message().c_str());
-    return kExitFile;
+    return OutputFailure(output);
   }
   auto writer = TraceWriter::Create(output, writer_options);
   if (!writer.ok()) {
@@ -451,7 +453,7 @@ int main(int argc, char** argv) {
   }
   if (gnomon::server::Status s = writer.value()->Publish(overwrite_policy); !s.ok()) {
     std::fprintf(stderr, "gnomon-capture: %s\n", s.message().c_str());
-    return kExitFile;
+    return OutputFailure(output);
   }
   const auto start = std::chrono::steady_clock::now();
   for (size_t i = 0; i < workers.size(); ++i) {

@@ -2,6 +2,7 @@
 
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -167,6 +168,11 @@ int EndCapture(const std::vector<ProgramResult>& programs, tracefile::TraceWrite
     if (ended != kExitOk) code = std::max<int>(code == kExitDropped ? kExitOk : code, ended);
   }
   return code;
+}
+
+int OutputFailure(const std::string& path) {
+  struct stat st {};
+  return lstat(path.c_str(), &st) == 0 ? kExitRefused : kExitFile;
 }
 
 }  // namespace gnomon::capture

@@ -22,8 +22,14 @@ enum ExitCode {
   kExitConnectionLost = 4,
   kExitMalformed = 5,
   kExitDropped = 6,
+  kExitRefused = 7,        // something already at the output path, not replaced (OutputFailure)
   kExitCannotStart = 127,  // the program to start (gnomon-capture -- PROGRAM) could not be
 };
+
+// The exit code for a trace that could not be put at `path`: kExitRefused when
+// something is there that is not replaced (a file without -f, a file that is not a
+// trace, a link, a folder, a special file), else kExitFile.
+int OutputFailure(const std::string& path);
 
 // What one program's worker received so far.
 struct Totals {

@@ -304,8 +304,11 @@ TEST_CASE("the tools explain bad use and bad input") {
   std::ofstream(dir.File("junk.gnomon")) << "definitely not a trace";
   CHECK(RunCommand(std::string(GNOMON_REPORT) + " " + dir.File("junk.gnomon"), &output) == 2);
   CHECK(output.find("not a Gnomon trace") != std::string::npos);
-  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " -o " + dir.File("junk.gnomon") + " -p 1", &output) == 3);
+  // An existing file is refused with a code of its own (7), not "could not be created" (3).
+  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " -o " + dir.File("junk.gnomon") + " -p 1", &output) == 7);
   CHECK(output.find("already exists") != std::string::npos);
+  CHECK(RunCommand(std::string(GNOMON_CAPTURE) + " -o " + dir.File("no/such/folder/x.gnomon") + " -p 1",
+                   &output) == 3);
   // A FIFO would block a reader forever: refused at once (timeout would say 124).
   REQUIRE(mkfifo(dir.File("pipe.gnomon").c_str(), 0600) == 0);
   CHECK(RunCommand("timeout 10 " + std::string(GNOMON_REPORT) + " " + dir.File("pipe.gnomon"), &output) == 2);
@@ -348,22 +351,22 @@ TEST_CASE(
   CHECK(ReadFile(dir.File("old.gnomon")) == "GNOMONTF: yesterday's trace");
   // A file that is not a trace is never replaced, -f or not.
   std::ofstream(dir.File("notes.gnomon")) << "a week of notes";
-  CHECK(RunCommand(capture + dir.File("notes.gnomon"), &output) == 3);
+  CHECK(RunCommand(capture + dir.File("notes.gnomon"), &output) == 7);
   CHECK(output.find("is not a Gnomon trace, and only a trace is ever replaced") != std::string::npos);
   CHECK(ReadFile(dir.File("notes.gnomon")) == "a week of notes");
   // A symbolic link is neither followed nor replaced, with or without -f.
   std::ofstream(dir.File("target")) << "precious";
   std::filesystem::create_symlink(dir.File("target"), dir.File("link.gnomon"));
-  CHECK(RunCommand(capture + dir.File("link.gnomon"), &output) == 3);
+  CHECK(RunCommand(capture + dir.File("link.gnomon"), &output) == 7);
   CHECK(output.find("is a symbolic link") != std::string::npos);
   CHECK(std::filesystem::is_symlink(dir.File("link.gnomon")));
   CHECK(ReadFile(dir.File("target")) == "precious");
   // Nor is a special file: a FIFO stays a FIFO (a device node would stay a device).
   REQUIRE(mkfifo(dir.File("fifo").c_str(), 0600) == 0);
-  CHECK(RunCommand(capture + dir.File("fifo"), &output) == 3);
+  CHECK(RunCommand(capture + dir.File("fifo"), &output) == 7);
   CHECK(output.find("is a FIFO") != std::string::npos);
   CHECK(std::filesystem::is_fifo(dir.File("fifo")));
-  CHECK(RunCommand(capture + dir.path(), &output) == 3);
+  CHECK(RunCommand(capture + dir.path(), &output) == 7);
   CHECK(output.find("is a folder") != std::string::npos);
   CHECK(CountFiles(dir, ".partial") == 0);  // nothing left behind
 
