@@ -24,7 +24,7 @@ namespace {
 constexpr const char* kUsage =
     R"(Usage: gnomon-report [--csv [--gpu] [--unwrap | --messages | --plots] [--filter TEXT [--case]]
                       [--sep S]] [--json OUT] [--chrome OUT] [--perfetto OUT] [--range A:B]
-                      [--threads LIST] [--zones TEXT] [--max-expansion N] FILE
+                      [--threads LIST] [--zones TEXT] [--all-messages] [--max-expansion N] FILE
 
 Prints a summary of a Gnomon trace (program, duration, threads, zones, frames, plots,
 messages, dropped events), a table of zone statistics per source location sorted by
@@ -35,6 +35,8 @@ own pid, all on the capture's clock; --csv gives every program's rows, each begi
 with its process and pid, times on that clock. A merged trace (gnomon-merge) is on the
 first capture's clock.
 
+  --all-messages   the summary prints every message (by default the first 10, and how
+                   many more there are)
   --csv            print a table as CSV instead (times in ns from the first event):
                    by default the CPU zone statistics per source location (count,
                    total, self, mean, median, min, max, standard deviation, and total
@@ -98,8 +100,8 @@ bool WriteOutput(const std::string& path, const std::function<void(std::ostream&
 
 // The text report of one program.
 void PrintReport(const gnomon::server::TraceModel& model,
-                 const std::vector<gnomon::server::ZoneStatistics>& stats) {
-  gnomon::server::PrintSummary(model, std::cout);
+                 const std::vector<gnomon::server::ZoneStatistics>& stats, size_t messages) {
+  gnomon::server::PrintSummary(model, std::cout, messages);
   std::cout << "\nZone statistics (" << stats.size() << " source locations, by total time)\n";
   gnomon::server::PrintStatisticsTable(model, stats, std::cout);
   if (!model.gpu_contexts.empty()) {
@@ -135,6 +137,7 @@ int main(int argc, char** argv) {
   gnomon::server::CsvOptions csv_options;
   gnomon::server::ExportFilter export_filter;
   bool export_modifier = false;
+  size_t summary_messages = gnomon::server::kSummaryMessages;
   gnomon::server::LoadOptions load_options;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -143,6 +146,8 @@ int main(int argc, char** argv) {
       return 0;
     } else if (arg == "--csv") {
       csv = true;
+    } else if (arg == "--all-messages") {
+      summary_messages = SIZE_MAX;
     } else if (arg == "--gpu" || arg == "--unwrap" || arg == "--messages" || arg == "--plots" ||
                arg == "--case") {
       (arg == "--gpu"        ? gpu
@@ -271,7 +276,7 @@ int main(int argc, char** argv) {
         std::cout << (i > 0 ? "\n" : "") << "=== Program " << i + 1 << " of " << processes.size() << " ===\n";
       }
       stats.push_back(gnomon::server::ComputeZoneStatistics(*processes[i]));
-      PrintReport(*processes[i], stats.back());
+      PrintReport(*processes[i], stats.back(), summary_messages);
     }
     if (processes.size() > 1) {
       std::cout << "\n=== The " << processes.size() << " programs compared ===\n";

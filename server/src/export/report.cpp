@@ -148,7 +148,8 @@ void PrintHostClock(const TraceModel& model, std::ostream& out) {
     out << "capture = program " << (epoch->offset_ns() < 0 ? "- " : "+ ")
         << FormatDuration(std::fabs(double(epoch->offset_ns())))
         << (epoch->drift_known() ? Format(", drift %+.3f ppm", epoch->drift_ppm)
-                                 : ", drift not known yet (needs 10 s of exchanges)")
+                                 : ", both clocks taken to run at one rate (a rate is measured from 10 s of "
+                                   "exchanges on)")
         << ", +/- " << FormatDuration(double(epoch->uncertainty_ns())) << " (" << clock.exchanges()
         << " exchange(s)";
   } else {
@@ -167,7 +168,7 @@ std::string ProcessLabel(const TraceModel& model) {
   return label + ")";
 }
 
-void PrintSummary(const TraceModel& model, std::ostream& out) {
+void PrintSummary(const TraceModel& model, std::ostream& out, size_t messages) {
   const bool has_events = model.first_tick != kOpenZone;
   const int64_t duration = has_events ? model.DurationNs(model.first_tick, model.last_tick) : 0;
   out << "Program    ";
@@ -210,10 +211,15 @@ void PrintSummary(const TraceModel& model, std::ostream& out) {
         << plot.points.size() << " values\n";
   }
   out << "Messages   " << model.messages.size() << "\n";
-  for (const LogMessage& message : model.messages) {
+  for (size_t i = 0; i < model.messages.size() && i < messages; ++i) {
+    const LogMessage& message = model.messages[i];
     out << "  " << Format("%12.6f s", double(model.RelativeNs(message.tick)) / 1e9) << "  "
-        << protocol::SeverityName(message.severity) << "  [thread " << message.thread_id << "] "
-        << Printable(message.text) << "\n";
+        << protocol::SeverityName(message.severity) << "  [" << Printable(model.ThreadName(message.thread_id))
+        << "] " << Printable(message.text) << "\n";
+  }
+  if (model.messages.size() > messages) {
+    out << "  ... and " << model.messages.size() - messages
+        << " more (--all-messages prints every one; --csv --messages lists them)\n";
   }
   const Diagnostics& d = model.diagnostics;
   out << "Dropped    " << d.client_dropped_events << " event(s) dropped by the program"
@@ -413,7 +419,7 @@ void PrintSampleStatistics(const TraceModel& model, std::ostream& out, size_t li
     std::string where = f.module;
     if (!f.file.empty())
       where = f.file.substr(f.file.rfind('/') + 1) + ":" + std::to_string(f.line) + " (" + f.module + ")";
-    out << FitColumn(f.function, 48)
+    out << FitColumn(ShortenSymbol(f.function, 48), 48)
         << Format(" %8" PRIu64 " %6.1f%% %8" PRIu64 " %6.1f%%  %s\n", f.self_count,
                   100.0 * double(f.self_count) / all, f.total_count, 100.0 * double(f.total_count) / all,
                   where.c_str());

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <iterator>
+#include <vector>
 
 namespace gnomon::server {
 namespace {
@@ -95,17 +96,40 @@ size_t CountCharacters(std::string_view utf8) {
   return count;
 }
 
+namespace {
+
+// Where a column may be cut without splitting a word: before or after one of these.
+bool IsWordBoundary(char c) {
+  return std::string_view(" \t:/\\_-.,;<>()[]&*=+|").find(c) != std::string_view::npos;
+}
+
+}  // namespace
+
 std::string FitColumn(std::string_view text, size_t width) {
   std::string out = Printable(text);
   size_t characters = CountCharacters(out);
   if (characters > width && width > 0) {
-    size_t keep = 0, seen = 0;  // bytes of the first width - 1 characters
-    for (; keep < out.size(); ++keep) {
-      if ((uint8_t(out[keep]) & 0xC0) != 0x80 && seen++ == width - 1) break;
+    // A column of 8 or more is cut at a word's end where one lies in the second half of
+    // what fits, and says so with "..."; a narrower one keeps what fits and ends in "~".
+    const bool words = width >= 8;
+    const size_t fits = words ? width - 3 : width - 1;
+    std::vector<size_t> starts;  // byte offset of each of the first `fits` + 1 characters
+    for (size_t i = 0; i < out.size() && starts.size() <= fits; ++i) {
+      if ((uint8_t(out[i]) & 0xC0) != 0x80) starts.push_back(i);
     }
-    out.resize(keep);
-    out += '~';
-    characters = width;
+    size_t keep = fits;
+    if (words && !IsWordBoundary(out[starts[fits]])) {
+      for (size_t k = fits; k > fits / 2; --k) {
+        if (IsWordBoundary(out[starts[k - 1]])) {
+          keep = k;
+          break;
+        }
+      }
+    }
+    while (words && keep > 1 && out[starts[keep - 1]] == ' ') --keep;  // no space before "..."
+    out.resize(starts[keep]);
+    out += words ? "..." : "~";
+    characters = keep + (words ? 3 : 1);
   } else if (characters > width) {
     out.clear();
     characters = 0;
@@ -114,8 +138,39 @@ std::string FitColumn(std::string_view text, size_t width) {
   return out;
 }
 
+std::string ShortenSymbol(std::string_view name, size_t width) {
+  std::string out(name);
+  if (CountCharacters(out) <= width) return out;
+  // The parameter list: the parenthesised group that ends the name (before qualifiers
+  // such as " const"), never one that a scope follows, as "(anonymous namespace)::".
+  const size_t close = out.rfind(')');
+  if (close != std::string::npos && out.find("::", close) == std::string::npos) {
+    int depth = 0;
+    for (size_t i = close + 1; i-- > 0;) {
+      depth += out[i] == ')' ? 1 : out[i] == '(' ? -1 : 0;
+      if (depth == 0) {
+        if (i > 0 && close - i > 1) out.replace(i, close - i + 1, "(...)");
+        break;
+      }
+    }
+  }
+  if (CountCharacters(out) <= width) return out;
+  // Then each outermost template argument list; an unbalanced one ("operator<") stays.
+  std::string shorter;
+  int depth = 0;
+  for (char c : out) {
+    if (c == '<' && depth++ == 0) shorter += "<...";
+    if (c == '>' && depth > 0 && --depth == 0)
+      shorter += '>';
+    else if (depth == 0)
+      shorter += c;
+  }
+  return depth == 0 ? shorter : out;
+}
+
 std::string FormatDuration(double ns) {
   char buffer[32];
+  if (ns > -0.5 && ns < 0.5) ns = 0;  // what rounds to nothing is 0, never "-0"
   const double magnitude = ns < 0 ? -ns : ns;
   if (magnitude < 1e3) {
     std::snprintf(buffer, sizeof(buffer), "%.0f ns", ns);

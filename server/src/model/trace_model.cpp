@@ -10,6 +10,13 @@ TraceModel::TraceModel() {
   source_locations[0].name = "<unknown>";
 }
 
+std::string TraceModel::ThreadName(uint32_t thread_id) const {
+  auto it = thread_index.find(thread_id);
+  if (it != thread_index.end() && it->second < threads.size() && !threads[it->second].name.empty())
+    return threads[it->second].name;
+  return "thread " + std::to_string(thread_id);
+}
+
 std::string TraceModel::FrameSeriesName(uint32_t id) const {
   if (id == 0) return "main";
   auto it = frames.find(id);

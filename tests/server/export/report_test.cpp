@@ -162,7 +162,7 @@ TEST_CASE("a name of any length keeps its report line whole") {
   REQUIRE(clock != std::string::npos);
   CHECK(text.find('\n', gpu) == clock);  // the whole context line, then its clock line
   CHECK(text.find("calibrated timestamps\n", clock) != std::string::npos);
-  CHECK(text.find(std::string(39, 'q') + "~") != std::string::npos);  // the table cuts it to its column
+  CHECK(text.find(std::string(37, 'q') + "...") != std::string::npos);  // the table cuts it to its column
 }
 
 TEST_CASE("a frame series is summarized in percentiles and a histogram, never a line per frame") {
@@ -223,4 +223,27 @@ TEST_CASE("each frame series is printed apart, its frames counted as frames, nev
   CHECK_MESSAGE(summary.find("  main: 186 frames (187 marks)") != std::string::npos, summary);
   CHECK_MESSAGE(summary.find("  physics: 93 frames,") != std::string::npos, summary);
   CHECK(summary.find("279") == std::string::npos);
+}
+
+TEST_CASE("messages name their thread as the viewer does, and the summary shows the first few and a count") {
+  gnomon::test::StreamWriter w;
+  w.AppInfo("chatty").ThreadInfo(1, 100, "main").ThreadContext(1);
+  for (int i = 0; i < 100; ++i) w.Message(1000 + uint64_t(i), 1, "step " + std::to_string(i));
+  w.ThreadContext(2).Message(5000, 3, "from a thread without a name");
+  const TraceModel model = gnomon::test::BuildModel(w);
+  std::ostringstream text;
+  PrintSummary(model, text);
+  const std::string summary = text.str();
+  CHECK_MESSAGE(summary.find("[main] step 0\n") != std::string::npos, summary);
+  CHECK(summary.find("[thread 1]") == std::string::npos);
+  CHECK(summary.find("step 9\n") != std::string::npos);
+  CHECK(summary.find("step 10\n") == std::string::npos);
+  CHECK(summary.find("... and 91 more (--all-messages prints every one") != std::string::npos);
+  CHECK(std::count(summary.begin(), summary.end(), '\n') < 40);
+
+  std::ostringstream all;
+  PrintSummary(model, all, SIZE_MAX);
+  CHECK(all.str().find("step 99\n") != std::string::npos);
+  CHECK(all.str().find("[thread 2] from a thread without a name") != std::string::npos);
+  CHECK(all.str().find("more (--all-messages") == std::string::npos);
 }

@@ -47,4 +47,35 @@ TEST_CASE("columns are cut at a character, never inside one, and padded to their
   CHECK(CountCharacters(FitColumn("\xE2\x82\xAC\xE2\x82\xAC", 5)) == 5);
   CHECK(FitColumn("\x1B", 3) == "\\x~");  // the escape counts as what it shows
   CHECK(FitColumn("anything", 0) == "");
+  // Wide enough for words: cut at a word's end, marked "...".
+  CHECK(FitColumn("Simulate particles step", 16) == "Simulate...     ");
+  CHECK(FitColumn("render_frame_graph_pass", 16) == "render_frame_...");
+  CHECK(FitColumn("abcdefghijklmnopqrstuvwxyz", 10) == "abcdefg...");  // no word end: at a character
+  CHECK(FitColumn("\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9", 8) ==
+        "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9...");
+  for (size_t width = 1; width < 30; ++width)
+    CHECK(CountCharacters(FitColumn("a long name: with words", width)) == width);
+}
+
+TEST_CASE("a function's name loses its parameters, then its template arguments, before it is cut") {
+  const std::string method = "gnomon::server::TraceBuilder::OnZoneBegin(gnomon::protocol::ZoneBegin const&)";
+  CHECK(ShortenSymbol(method, 100) == method);  // fits: as it is
+  CHECK(ShortenSymbol(method, 48) == "gnomon::server::TraceBuilder::OnZoneBegin(...)");
+  CHECK(ShortenSymbol(
+            "std::vector<int, std::allocator<int> >::_M_realloc_insert<int const&>(iterator, int const&)",
+            48) == "std::vector<...>::_M_realloc_insert<...>(...)");
+  CHECK(ShortenSymbol("(anonymous namespace)::Worker::Run()", 10) == "(anonymous namespace)::Worker::Run()");
+  CHECK(ShortenSymbol("bool operator<(Key const&, Key const&)", 20) == "bool operator<(...)");
+  CHECK(FitColumn(ShortenSymbol(method, 30), 30) == "gnomon::server::..." + std::string(11, ' '));
+}
+
+TEST_CASE("durations read in the unit their size wants, and what rounds to nothing is 0, never -0") {
+  CHECK(FormatDuration(999) == "999 ns");
+  CHECK(FormatDuration(1500) == "1.5 us");
+  CHECK(FormatDuration(22'000'000) == "22 ms");
+  CHECK(FormatDuration(2.5e9) == "2.5 s");
+  CHECK(FormatDuration(-0.3) == "0 ns");
+  CHECK(FormatDuration(-0.0) == "0 ns");
+  CHECK(FormatDuration(-0.6) == "-1 ns");
+  CHECK(FormatDuration(-1500) == "-1.5 us");
 }

@@ -12,8 +12,10 @@
 
 namespace gnomon::server {
 
-// Program, duration, threads, zones, frames, messages, drops and stream health.
-void PrintSummary(const TraceModel& model, std::ostream& out);
+// Program, duration, threads, zones, frames, messages (the first `messages` of them, and
+// how many more), drops and stream health.
+inline constexpr size_t kSummaryMessages = 10;
+void PrintSummary(const TraceModel& model, std::ostream& out, size_t messages = kSummaryMessages);
 // "name (pid N, host H, rank R)": the program, as the summary names it (printable).
 std::string ProcessLabel(const TraceModel& model);
 // The statistics table, one row per source location, in the order given.

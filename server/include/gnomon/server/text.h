@@ -32,9 +32,14 @@ inline std::string ValidUtf8(std::string_view text) {
 // \r, \t, and \xNN (or \u0085 for C1) for the others.
 std::string Printable(std::string_view text);
 
-// Printable text in exactly `width` characters: cut at a character boundary (ending in
-// "~" when cut) or padded with spaces.
+// Printable text in exactly `width` characters, padded with spaces. Text too long is cut
+// at a character boundary: in a column of 8 or more at a word's end (where one lies in
+// the second half of what fits) and marked with "...", in a narrower one marked "~".
 std::string FitColumn(std::string_view text, size_t width);
+// A C++ function's name made to fit `width` where it can without losing which function
+// it is: its parameter list becomes "(...)", then each template argument list "<...>".
+// Still too long, FitColumn cuts it.
+std::string ShortenSymbol(std::string_view name, size_t width);
 
 // Characters (code points) of valid UTF-8 text.
 size_t CountCharacters(std::string_view utf8);

@@ -325,6 +325,8 @@ struct TraceModel {
 
   // Name shown for a zone: its runtime name, else its source location's name.
   const std::string& ZoneName(const ThreadTimeline& thread, size_t zone_index) const;
+  // A thread's name as shown (the viewer's lane title): its name, or "thread N".
+  std::string ThreadName(uint32_t thread_id) const;
   // A frame series' name as shown: "main" for series 0, its name, or "frame series N".
   std::string FrameSeriesName(uint32_t id) const;
   // The location at an index of source_locations (as zones hold it).
