@@ -174,7 +174,7 @@ Status Worker::Connect() {
     }
     last_error = result;
     socket.close();
-    if (Clock::now() >= deadline) break;
+    if (!options_.retry_refused || Clock::now() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   if (!connected) {

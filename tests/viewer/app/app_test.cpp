@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -87,7 +88,35 @@ TEST_CASE("programs on clocks 1,000 s apart are drawn on one time axis, each in 
   CHECK(Close(run.shot.At(run.shot.width - 40, y), 0xFF423834u));
 }
 
-TEST_CASE("side windows never cover the timeline or each other, at any window size") {
+namespace {
+
+// Side windows as tiled: below the timeline, on the screen, none smaller than half a
+// tile's least size, and every title bar in view (two windows never share a corner).
+void CheckTiles(const ViewerRun& run, size_t expected, double min_width, double min_height) {
+  const JsonValue* timeline = run.layout.Find("timeline");
+  REQUIRE(timeline != nullptr);
+  CHECK(Number(*timeline, "y1") - Number(*timeline, "y0") >= 60);
+  const auto& windows = Array(run.layout, "side_windows");
+  CHECK(windows.size() == expected);
+  for (size_t i = 0; i < windows.size(); ++i) {
+    CAPTURE(windows[i].Find("title")->string);
+    CHECK_FALSE(Overlaps(windows[i], *timeline));
+    CHECK(Number(windows[i], "x0") >= 0);
+    CHECK(Number(windows[i], "y0") >= 0);
+    CHECK(Number(windows[i], "x1") <= run.shot.width + 0.5);
+    CHECK(Number(windows[i], "y1") <= run.shot.height + 0.5);
+    CHECK(Number(windows[i], "x1") - Number(windows[i], "x0") >= min_width);
+    CHECK(Number(windows[i], "y1") - Number(windows[i], "y0") >= min_height);
+    for (size_t j = i + 1; j < windows.size(); ++j) {
+      CHECK_FALSE((std::fabs(Number(windows[i], "x0") - Number(windows[j], "x0")) < 2 &&
+                   std::fabs(Number(windows[i], "y0") - Number(windows[j], "y0")) < 2));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("side windows open in tiles below the timeline, side by side while they fit, then in decks") {
   ScratchDir dir;
   const std::string trace = WriteKnownTrace(dir, "known");
   for (const char* size : {"800x600", "1200x700", "1920x1080", "640x1000"}) {
@@ -96,21 +125,66 @@ TEST_CASE("side windows never cover the timeline or each other, at any window si
         RunViewer(dir, {trace, "--frames", "3", "--size", size, "--show",
                         "statistics,find-zone=Work,flame-graph,frame-histogram,messages,gpu-clocks"});
     REQUIRE_MESSAGE(run.exit_code == 0, run.log);
-    const JsonValue* timeline = run.layout.Find("timeline");
-    REQUIRE(timeline != nullptr);
-    CHECK(Number(*timeline, "y1") - Number(*timeline, "y0") >= 60);
-    const auto& windows = Array(run.layout, "side_windows");
-    CHECK(windows.size() == 6);
-    for (size_t i = 0; i < windows.size(); ++i) {
-      CAPTURE(windows[i].Find("title")->string);
-      CHECK_FALSE(Overlaps(windows[i], *timeline));
-      CHECK(Number(windows[i], "x0") >= 0);
-      CHECK(Number(windows[i], "y0") >= 0);
-      CHECK(Number(windows[i], "x1") <= run.shot.width + 0.5);
-      CHECK(Number(windows[i], "y1") <= run.shot.height + 0.5);
-      for (size_t j = i + 1; j < windows.size(); ++j) CHECK_FALSE(Overlaps(windows[i], windows[j]));
-    }
+    CheckTiles(run, 6, 150, 100);
   }
+  // Side by side, at 1920x1080 (no deck): no window covers another.
+  ViewerRun wide = RunViewer(dir, {trace, "--frames", "3", "--size", "1920x1080", "--show",
+                                   "statistics,find-zone=Work,flame-graph"});
+  REQUIRE_MESSAGE(wide.exit_code == 0, wide.log);
+  const auto& windows = Array(wide.layout, "side_windows");
+  REQUIRE(windows.size() == 3);
+  for (size_t i = 0; i < windows.size(); ++i) {
+    for (size_t j = i + 1; j < windows.size(); ++j) CHECK_FALSE(Overlaps(windows[i], windows[j]));
+  }
+}
+
+TEST_CASE("every window open at once, at scale 1 and 2, keeps a readable size and its title in view") {
+  ScratchDir dir;
+  const std::string trace = WriteKnownTrace(dir, "known");
+  const std::string all =
+      "statistics,find-zone=Work,flame-graph,frame-histogram,compare,messages,gpu-clocks,memory,samples,"
+      "callstack,debug";
+  for (const char* scale : {"1", "2"}) {
+    CAPTURE(scale);
+    ViewerRun run =
+        RunViewer(dir, {trace, "--frames", "3", "--size", "1280x800", "--scale", scale, "--show", all});
+    REQUIRE_MESSAGE(run.exit_code == 0, run.log);
+    // The call stack of the longest zone opens its details too: 12 windows, in decks.
+    CheckTiles(run, 12, 150 * std::stod(scale), 100 * std::stod(scale));
+  }
+}
+
+TEST_CASE("windows are free: a place the settings remember is kept, and T puts them back in their tiles") {
+  ScratchDir dir;
+  const std::string trace = WriteKnownTrace(dir, "known");
+  // Where a user left the Statistics window: over the timeline, at the right.
+  std::filesystem::create_directories(dir.File("gnomon"));
+  std::ofstream(dir.File("gnomon/viewer-imgui.ini")) << "[Window][Statistics]\nPos=700,120\nSize=420,300\n"
+                                                        "Collapsed=0\n\n";
+  std::ofstream(dir.File("gnomon/viewer-settings")) << "window statistics\n";
+  auto statistics = [](const ViewerRun& run) {
+    for (const JsonValue& w : Array(run.layout, "side_windows")) {
+      if (w.Find("title")->string == "Statistics") return w;
+    }
+    FAIL("no Statistics window");
+    return JsonValue{};
+  };
+  ViewerRun kept = RunViewer(dir, {trace, "--frames", "3", "--keep-settings"});
+  REQUIRE_MESSAGE(kept.exit_code == 0, kept.log);
+  const JsonValue moved = statistics(kept);
+  CHECK(Number(moved, "x0") == 700);
+  CHECK(Number(moved, "y0") == 120);
+  CHECK(Number(moved, "x1") - Number(moved, "x0") == 420);
+  ViewerRun tiled = RunViewer(dir, {trace, "--frames", "3", "--keep-settings", "--keys", "t"});
+  REQUIRE_MESSAGE(tiled.exit_code == 0, tiled.log);
+  const JsonValue tile = statistics(tiled);
+  CHECK(Number(tile, "x0") == 0);
+  CHECK(Number(tile, "x1") ==
+        doctest::Approx(tiled.shot.width).epsilon(0.01));  // the only window: all the width
+  CHECK(Number(tile, "y0") > Number(*tiled.layout.Find("timeline"), "y1") - 1);
+  // The tiles are what the next run remembers.
+  ViewerRun after = RunViewer(dir, {trace, "--frames", "3", "--keep-settings"});
+  CHECK(Number(statistics(after), "x0") == 0);
 }
 
 TEST_CASE("the open windows and the panel are kept between runs") {

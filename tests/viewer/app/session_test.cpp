@@ -2,6 +2,9 @@
 // several programs, the one asked for loaded; a live capture, the viewer's worker
 // connected to the running demo; a file that is no trace.
 #include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <fstream>
@@ -120,4 +123,41 @@ TEST_CASE("a file that is not a trace: the session fails, and the start window s
   CHECK(loaded.layout.Find("session")->Find("title")->string == "known.gnomon");
   CHECK_FALSE(loaded.layout.Find("lanes")->array.empty());
   CHECK(loaded.layout.Find("windows")->Find("start") == nullptr);
+}
+
+namespace {
+
+// A loopback port nothing listens on: bound for a moment by the system's choice, then freed.
+uint16_t PortNobodyListensOn() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+}  // namespace
+
+TEST_CASE("an address where nothing listens is said at once; with --wait the viewer keeps trying") {
+  gnomon::test::ScratchDir dir;
+  const std::string address = "127.0.0.1:" + std::to_string(PortNobodyListensOn());
+  // Three frames are about 60 ms: the refusal is known by then, not after a second of retries.
+  ViewerRun refused = RunViewer(dir, {address, "--frames", "3"});
+  REQUIRE_MESSAGE(refused.exit_code == 0, refused.log);
+  const JsonValue* session = refused.layout.Find("session");
+  REQUIRE(session != nullptr);
+  const std::string state = session->Find("state")->string;
+  CHECK_MESSAGE(state.starts_with("failed: cannot connect to " + address), state);
+  CHECK(state.find("refused") != std::string::npos);
+  CHECK(refused.layout.Find("windows")->Find("start") != nullptr);  // the start window says so
+
+  ViewerRun waiting = RunViewer(dir, {address, "--wait", "--frames", "3"});
+  REQUIRE_MESSAGE(waiting.exit_code == 0, waiting.log);
+  CHECK(waiting.layout.Find("session")->Find("state")->string ==
+        "waiting for a program to listen at " + address);
 }

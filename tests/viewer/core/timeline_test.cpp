@@ -349,3 +349,41 @@ TEST_CASE("the strip grades frames against the frame target it is given") {
   timeline.BuildItems(model, view, items);
   CHECK(FrameBars(timeline, items, {LaneKind::kFrames, 0})[0].color == FrameTarget::Fps(30).Color(0));
 }
+
+TEST_CASE(
+    "a flat plot is drawn mid-lane, and a curve from its lowest value at the bottom to its highest at the "
+    "top") {
+  gnomon::test::StreamWriter w;
+  w.AppInfo("plots").ThreadContext(1);
+  w.String(5, gnomon::protocol::StringKind::kPlotName, "flat")
+      .Plot(5, 1000, 7.0)
+      .Plot(5, 1500, 7.0)
+      .Plot(5, 2000, 7.0);
+  w.String(6, gnomon::protocol::StringKind::kPlotName, "rising").Plot(6, 1000, 1.0).Plot(6, 2000, 3.0);
+  const TraceModel model = gnomon::test::BuildModel(w);
+  Timeline timeline;
+  timeline.Sync(model);
+  timeline.Layout(model, {}, 0);
+  REQUIRE(timeline.lanes().size() == 2);
+  TimelineView view;
+  view.Fit(0, 1000, 1000);
+  std::vector<DrawItem> items;
+  timeline.BuildItems(model, view, items);
+  const Lane& flat = timeline.lanes()[0];
+  const Lane& rising = timeline.lanes()[1];
+  int flat_segments = 0;
+  for (const DrawItem& item : items) {
+    if (item.kind != DrawItem::Kind::kPlot) continue;
+    if (item.lane == 0) {
+      ++flat_segments;
+      CHECK(item.y0 == doctest::Approx(flat.y + flat.height / 2));
+      CHECK(item.y1 == doctest::Approx(flat.y + flat.height / 2));
+    } else {
+      CHECK(item.y0 == doctest::Approx(rising.y + rising.height - 1));  // 1.0, the lowest
+      CHECK(item.y1 == doctest::Approx(rising.y + 1));                  // 3.0, the highest
+    }
+  }
+  CHECK(flat_segments == 2);
+  const PlotRange range = timeline.VisiblePlotRange(model, view, flat.key);
+  CHECK(Timeline::CurveY(flat, range, 7.0) == doctest::Approx(flat.y + flat.height / 2));
+}

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 #include <tuple>
+#include <utility>
 
 #include "config_dir.h"
 #include "gnomon/protocol/settings.h"
@@ -143,7 +144,8 @@ void App::Open(const std::string& target) {
   std::string host;
   uint16_t port = 0;
   if (ParseAddress(target, host, port)) {
-    Show(Session::Connect(host, port));
+    Show(
+        Session::Connect(host, port, std::chrono::milliseconds(1500), options_.wait || start_window_.wait()));
     pending_recent_ = host + ":" + std::to_string(port);  // remembered once data flows
     start_window_.SetAddress(pending_recent_);
   } else {
@@ -177,6 +179,13 @@ std::string App::LaneTitle(const Lane& lane) const {
 void App::Frame(float width, float height) {
   workspace_.reports.clear();
   workspace_.tiles.clear();
+  // Esc closes an open menu or popup first; only without one does it reach the timeline.
+  workspace_.escape_taken = false;
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)) &&
+      ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId)) {
+    ImGui::ClosePopupToLevel(0, true);
+    workspace_.escape_taken = true;
+  }
   ImGui::SetNextWindowPos(ImVec2(0, 0));
   ImGui::SetNextWindowSize(ImVec2(width, height));
   ImGui::Begin("Gnomon", nullptr,
@@ -235,7 +244,14 @@ void App::Frame(float width, float height) {
     timeline_window_.Draw(model, workspace_, timeline_height);
     if (any_side) Splitter(panel_top - kSplitterHeight, width, height);
     ImGui::End();
-    if (any_side) TileSideWindows(panel_top, width, height);
+    if (any_side)
+      TileSideWindows(panel_top, width, height);
+    else
+      open_titles_.clear();
+    // T (or View > Tile the windows) puts every window back in its tile, as does moving
+    // the splitter (the panel the tiles share changed).
+    if (!ImGui::GetIO().WantTextInput && ImGui::IsKeyPressed('T')) tile_requested_ = true;
+    workspace_.retile = std::exchange(tile_requested_, false);
     if (statistics_window_.open) statistics_window_.Draw(model, workspace_);
     find_zone_window_.Draw(model, workspace_);
     if (flame_graph_window_.open) flame_graph_window_.Draw(model, workspace_);
@@ -277,8 +293,10 @@ void App::Splitter(float y, float width, float height) {
   ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(0, y + 2), ImVec2(width, y + kSplitterHeight - 2),
                                             hot ? IM_COL32(120, 120, 130, 255) : IM_COL32(60, 60, 66, 255));
   if (hot) ImGui::SetMouseCursor(ImGuiMouseCursor_ResizeNS);
-  if (ImGui::IsItemActive())
+  if (ImGui::IsItemActive()) {
     split_ = std::clamp((ImGui::GetIO().MousePos.y + kSplitterHeight / 2) / height, 0.2f, 0.85f);
+    tile_requested_ = true;
+  }
 }
 
 void App::TileSideWindows(float top, float width, float height) {
@@ -298,18 +316,37 @@ void App::TileSideWindows(float top, float width, float height) {
   add(samples_window_.open, "Samples");
   add(callstack_window_.open, "Call stack");
   add(debug_window_.open, "Debug");
+  open_titles_.assign(titles.begin(), titles.end());
   const size_t n = titles.size();
   if (n == 0) return;
-  const size_t columns = n <= 3 ? n : n <= 6 ? 3 : 4;
-  const size_t rows = (n + columns - 1) / columns;
+  // Tiles never smaller than a window needs to be read (at the interface's scale): as
+  // many as fit side by side in the panel; more windows than tiles stack in decks, each
+  // a title bar lower and to the right of the one behind, so every title shows.
+  const float min_width = Scaled(kMinTileWidth), min_height = Scaled(kMinTileHeight);
+  const size_t fit_columns = std::max<size_t>(1, size_t(width / min_width));
+  const size_t fit_rows = std::max<size_t>(1, size_t((height - top) / min_height));
+  const size_t cells = std::min(n, fit_columns * fit_rows);
+  size_t columns = std::min({cells, fit_columns, size_t(cells <= 3 ? cells : cells <= 6 ? 3 : 4)});
+  size_t rows = (cells + columns - 1) / columns;
+  if (rows > fit_rows) {
+    rows = fit_rows;
+    columns = (cells + rows - 1) / rows;
+  }
   const float w = width / float(columns), h = (height - top) / float(rows);
+  // A deck's windows step down by a title bar, or less where the cell has no room for
+  // it: every window stays inside its cell.
+  const size_t decks = (n + cells - 1) / cells;
+  const float room = std::max(0.0f, std::min(w, h) - std::min(min_width, min_height) / 2);
+  const float step = decks > 1 ? std::min(ImGui::GetFrameHeight(), room / float(decks - 1)) : 0.0f;
   for (size_t i = 0; i < n; ++i) {
-    const size_t row = i / columns, column = i % columns;
+    const size_t cell = i % cells, deck = i / cells;
+    const size_t row = cell / columns, column = cell % columns;
     // The last row's windows share its width.
-    const size_t in_row = row + 1 == rows ? n - row * columns : columns;
-    const float ww = width / float(in_row);
-    workspace_.tiles[titles[i]] = {float(column) * (row + 1 == rows ? ww : w), top + float(row) * h,
-                                   row + 1 == rows ? ww : w, h};
+    const size_t in_row = row + 1 == rows ? cells - row * columns : columns;
+    const float cw = row + 1 == rows ? width / float(in_row) : w;
+    const float offset = float(deck) * step;
+    workspace_.tiles[titles[i]] = {float(column) * cw + offset, top + float(row) * h + offset, cw - offset,
+                                   h - offset};
   }
 }
 
@@ -329,6 +366,13 @@ void App::MainMenu() {
     ImGui::MenuItem("Call stack", nullptr, &callstack_window_.open);
     ImGui::MenuItem("Debug", nullptr, &debug_window_.open);
     ImGui::Separator();
+    if (ImGui::MenuItem("Tile the windows", "T")) tile_requested_ = true;
+    if (ImGui::BeginMenu("Bring to front")) {  // a window under others, found by name
+      for (const std::string& title : open_titles_) {
+        if (ImGui::MenuItem(title.c_str())) ImGui::SetWindowFocus(title.c_str());
+      }
+      ImGui::EndMenu();
+    }
     if (ImGui::MenuItem("Fit whole trace", "H")) workspace_.fitted = false;
     ImGui::MenuItem("Follow newest data", "F", &workspace_.follow);
     FrameTargetMenu();

@@ -57,6 +57,7 @@ class App {
     int64_t range_begin_ns = -1;  // for screenshots: the time range to show
     int64_t range_end_ns = -1;
     uint32_t max_expansion = tracefile::kDefaultMaxExpansion;  // for trace files (LoadOptions)
+    bool wait = false;              // an address where nothing listens yet: keep trying
     double frame_target_fps = 0;    // frames are graded against it (0: the settings', else 60)
     std::string frame_series;       // the series Frame times shows ("": the main one)
     bool keep_settings = true;      // read and write the settings file
@@ -157,7 +158,11 @@ class App {
   DebugWindow debug_window_;
   FileBrowser file_browser_;
 
-  float split_ = 0.55f;  // the timeline's share of the height when side windows are open
+  float split_ = 0.55f;                   // the timeline's share of the height when side windows are open
+  bool tile_requested_ = false;           // put every side window back in its tile next frame
+  std::vector<std::string> open_titles_;  // the side windows open in the last frame
+  // The smallest tile (px at scale 1): below it, windows stack rather than shrink.
+  static constexpr float kMinTileWidth = 360, kMinTileHeight = 220;
   std::vector<std::string> recent_files_;
   char save_path_[1024] = "capture.gnomon";
   std::string confirm_replace_;  // a path the user is asked about replacing

@@ -52,7 +52,7 @@ std::unique_ptr<Session> Session::FromModel(server::TraceModel model, std::strin
 }
 
 std::unique_ptr<Session> Session::Connect(const std::string& host, uint16_t port,
-                                          std::chrono::milliseconds timeout) {
+                                          std::chrono::milliseconds timeout, bool wait) {
   std::unique_ptr<Session> session(new Session);
   session->title_ = host + ":" + std::to_string(port);
   session->temp_path_ =
@@ -66,7 +66,9 @@ std::unique_ptr<Session> Session::Connect(const std::string& host, uint16_t port
   server::Worker::Options options;
   options.host = host;
   options.port = port;
-  options.connect_timeout = timeout;
+  options.connect_timeout = wait ? std::chrono::hours(24 * 365) : timeout;  // waiting ends with the session
+  options.retry_refused = wait;
+  session->waiting_ = wait;
   options.lanes = server::DefaultLanes(true);  // where there are cores to spare
   if (tee.ok()) {
     session->tee_ = std::move(tee.value());
@@ -89,12 +91,10 @@ std::unique_ptr<Session> Session::Connect(const std::string& host, uint16_t port
 
 Session::~Session() {
   cancel_ = true;
+  if (worker_) worker_->RequestStop();  // also ends a connection still being tried
   if (loader_.joinable()) loader_.join();
   if (connector_.joinable()) connector_.join();
-  if (worker_) {
-    worker_->RequestStop();
-    worker_->Join();
-  }
+  if (worker_) worker_->Join();
   if (tee_) tee_->Finish();
 }
 
@@ -120,7 +120,7 @@ std::string Session::StateText() const {
   if (!worker_) return loading_ ? "loading" : "loaded";
   switch (worker_->state()) {
     case server::Worker::State::kIdle:
-      return "connecting";
+      return waiting_ ? "waiting for a program to listen at " + title_ : "connecting";
     case server::Worker::State::kReceiving:
       return "receiving";
     case server::Worker::State::kEnded:

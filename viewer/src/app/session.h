@@ -33,9 +33,11 @@ class Session {
   static std::unique_ptr<Session> FromModel(server::TraceModel model, std::string title);
   // Starts connecting on a thread of its own and returns at once; until the handshake is
   // done the state is "connecting"; on failure failed() turns true and error() says why.
-  static std::unique_ptr<Session> Connect(
-      const std::string& host, uint16_t port,
-      std::chrono::milliseconds timeout = std::chrono::milliseconds(1500));
+  // Where nothing listens that is at once, unless `wait`: then it keeps trying (the
+  // state says "waiting for a program") until one answers or the session ends.
+  static std::unique_ptr<Session> Connect(const std::string& host, uint16_t port,
+                                          std::chrono::milliseconds timeout = std::chrono::milliseconds(1500),
+                                          bool wait = false);
   ~Session();
 
   bool is_live() const { return worker_ != nullptr; }
@@ -78,6 +80,7 @@ class Session {
   Session() = default;
 
   std::string title_;
+  bool waiting_ = false;  // Connect(wait): nothing listened yet, and it keeps trying
   std::string path_;
   server::SharedModel model_;  // of a file session; a live one's is the worker's
   server::TraceSet others_;    // a file's other programs, filled by the loader

@@ -65,6 +65,8 @@ void StartWindow::Draw(float width, float height, const Session* failed,
   ImGui::InputText("##address", address_, sizeof(address_));
   ImGui::SameLine();
   if (ImGui::Button("Connect")) chosen = address_;
+  ImGui::SameLine();
+  ImGui::Checkbox("keep trying until a program listens", &wait_);
   if (!recent_.empty()) {
     ImGui::TextUnformatted("Recent:");
     for (const std::string& r : recent_) {

@@ -24,6 +24,8 @@ class StartWindow {
   void SetAddress(const std::string& address);
   // Remembers an address that worked (first in the list, kept between runs).
   void Remember(const std::string& address);
+  // Whether "keep trying" is ticked: an address where nothing listens yet is waited for.
+  bool wait() const { return wait_; }
   // {"programs": [{"name", "pid", "address"}...]} of the running programs listed.
   std::string Report() const;
 
@@ -34,6 +36,7 @@ class StartWindow {
   std::string problem_;  // why this machine's programs cannot be listed, if they cannot
   std::chrono::steady_clock::time_point next_scan_{};
   bool lan_ = false;
+  bool wait_ = false;
   std::unique_ptr<server::AnnouncementListener> listener_;
   char address_[256] = {};  // "127.0.0.1:<default port>" at first
   char path_[1024] = "";

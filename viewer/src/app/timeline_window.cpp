@@ -75,7 +75,10 @@ void TimelineWindow::DrawRuler(ImDrawList* draw, const TimelineView& view, ImVec
     const int decimals = std::max(0, int(std::ceil(std::log10(unit_ns / double(step.step_ns)) - 1e-9)));
     char label[48];
     std::snprintf(label, sizeof(label), "%.*f %s", decimals, double(t) / unit_ns, unit);
-    draw->AddText(ImVec2(x + 3, at.y + 3), kRulerText, label);
+    // Right of its tick, or left of it where the ruler ends sooner.
+    const float label_width = ImGui::CalcTextSize(label).x;
+    const float label_x = x + 3 + label_width <= at.x + width ? x + 3 : x - 3 - label_width;
+    draw->AddText(ImVec2(label_x, at.y + 3), kRulerText, label);
   }
 }
 
@@ -419,7 +422,7 @@ void TimelineWindow::HandleInput(const server::TraceModel& model, Workspace& ws,
     }
     if (ImGui::IsKeyPressed('H')) ws.fitted = false;
     if (ImGui::IsKeyPressed('F')) ws.follow = !ws.follow;
-    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) ws.range.reset();
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)) && !ws.escape_taken) ws.range.reset();
   }
 }
 
@@ -594,17 +597,25 @@ void TimelineWindow::DrawPlotAxes(ImDrawList* draw, const server::TraceModel& mo
       return std::string(text);
     };
     const float top = origin_.y + lane.y, bottom = top + lane.height;
-    const double span = range.max > range.min ? range.max - range.min : 1.0;
-    const std::string max_text = text_of(range.max), min_text = text_of(range.min);
-    draw->AddText(ImVec2(right - ImGui::CalcTextSize(max_text.c_str()).x, top), kAxisText, max_text.c_str());
-    draw->AddText(ImVec2(right - ImGui::CalcTextSize(min_text.c_str()).x, bottom - ImGui::GetFontSize()),
-                  kAxisText, min_text.c_str());
+    const bool flat = !(range.max > range.min);
+    const std::string max_text = text_of(range.max), min_text = flat ? std::string() : text_of(range.min);
+    // The labels on a backing of the lane's colour, so that the curve under them never
+    // makes them unreadable; a flat curve (drawn mid-lane) has one label, beside it.
+    auto axis_label = [&](const std::string& text, float y) {
+      const ImVec2 size = ImGui::CalcTextSize(text.c_str());
+      const ImVec2 at(right - size.x, y);
+      draw->AddRectFilled(ImVec2(at.x - 2, at.y), ImVec2(right + 1, at.y + size.y),
+                          IM_COL32(30, 31, 34, 215));
+      draw->AddText(at, kAxisText, text.c_str());
+    };
+    axis_label(max_text, flat && !is_memory ? (top + bottom - ImGui::GetFontSize()) / 2 : top);
+    if (!flat) axis_label(min_text, bottom - ImGui::GetFontSize());
     draw->AddLine(ImVec2(right + 2, top), ImVec2(right + 2, bottom), IM_COL32(200, 200, 205, 120));
     // A pool's peak: where bytes in use were highest, marked when in view.
     if (const auto peak = is_memory ? ws.timeline.MemoryPeak(lane.key.id) : std::nullopt;
         peak && peak->first >= ws.view.begin_ns() && peak->first <= ws.view.end_ns()) {
       const float x = origin_.x + float(ws.view.NsToX(peak->first));
-      const float y = bottom - float((double(peak->second) - range.min) / span) * (lane.height - 2) - 1;
+      const float y = origin_.y + Timeline::CurveY(lane, range, double(peak->second));
       draw->AddLine(ImVec2(x, top), ImVec2(x, bottom), IM_COL32(240, 120, 90, 200));
       draw->AddCircleFilled(ImVec2(x, y), 3, IM_COL32(240, 120, 90, 255));
       const std::string label = "peak " + server::FormatBytes(peak->second);
@@ -619,7 +630,7 @@ void TimelineWindow::DrawPlotAxes(ImDrawList* draw, const server::TraceModel& mo
     if (mouse.y >= top && mouse.y <= bottom && mouse.x >= origin_.x && mouse.x <= right) {
       const int64_t ns = ws.view.XToNs(mouse.x - origin_.x);
       if (const auto value = ws.timeline.PlotValueAt(model, lane.key, ns)) {
-        const float y = bottom - float((value->second - range.min) / span) * (lane.height - 2) - 1;
+        const float y = origin_.y + Timeline::CurveY(lane, range, value->second);
         const float x = origin_.x + float(ws.view.NsToX(value->first));
         draw->AddCircleFilled(ImVec2(x, y), 3, kCursor);
         draw->AddText(ImVec2(mouse.x + 8, std::max(top, y - 16)), kCursor, text_of(value->second).c_str());

@@ -48,8 +48,8 @@ gnomon::viewer::App* g_app = nullptr;
 
 int KeyNamed(const std::string& name) {
   static const std::pair<const char*, int> kKeys[] = {
-      {"left", GLFW_KEY_LEFT}, {"right", GLFW_KEY_RIGHT}, {"up", GLFW_KEY_UP},        {"down", GLFW_KEY_DOWN},
-      {"h", GLFW_KEY_H},       {"f", GLFW_KEY_F},         {"escape", GLFW_KEY_ESCAPE}};
+      {"left", GLFW_KEY_LEFT}, {"right", GLFW_KEY_RIGHT}, {"up", GLFW_KEY_UP}, {"down", GLFW_KEY_DOWN},
+      {"h", GLFW_KEY_H},       {"f", GLFW_KEY_F},         {"t", GLFW_KEY_T},   {"escape", GLFW_KEY_ESCAPE}};
   for (const auto& [key_name, key] : kKeys) {
     if (name == key_name) return key;
   }
@@ -66,7 +66,8 @@ void Usage(FILE* out) {
       "Usage: gnomon-viewer [FILE | HOST[:PORT]] [--size WxH] [--scale S] [--show LIST] [--select A:B]\n"
       "                     [--compare FILE2] [--all-windows] [--counters] [--range A:B] [--program K]\n"
       "                     [--frames N] [--screenshot OUT.png] [--layout-dump OUT.json]\n"
-      "                     [--frame-target FPS] [--frame-series NAME] [--keys LIST] [--keep-settings]\n"
+      "                     [--frame-target FPS] [--frame-series NAME] [--wait] [--keys LIST]\n"
+      "                     [--keep-settings]\n"
       "\n"
       "Opens a Gnomon trace file, or connects to a running program (default port %u).\n"
       "Without an argument, a start window asks which. Drop a .gnomon file on the window\n"
@@ -77,6 +78,8 @@ void Usage(FILE* out) {
       "click a zone for details, a frame bar to zoom to that frame, a lane title to\n"
       "collapse it (right-click hides it; the Lanes menu shows it again); drag with the\n"
       "right button (or shift+drag) to select a time range, right-click to clear it.\n"
+      "Side windows open in tiles below the timeline and can be moved and resized freely\n"
+      "(their places are kept); T puts them all back in their tiles.\n"
       "\n"
       "  --size WxH        window size (default 1400x900)\n"
       "  --scale S         interface scale (default: the monitor's content scale)\n"
@@ -92,6 +95,8 @@ void Usage(FILE* out) {
       "  --range A:B       show milliseconds A to B of the trace\n"
       "  --program K       of a file of several programs (a capture of several, a merged\n"
       "                    trace), show the K-th (default 1; the Program menu picks another)\n"
+      "  --wait            with HOST:PORT: where nothing listens yet, keep trying until a program\n"
+      "                    does (without it, the viewer says so at once)\n"
       "  --frame-target FPS grade frames against FPS frames a second (default 60; kept in the\n"
       "                    settings; View > Frame target): within it green, within twice it\n"
       "                    yellow, longer red, in the frame strips and Frame times alike\n"
@@ -103,10 +108,11 @@ void Usage(FILE* out) {
       "  --layout-dump F   with --frames: write the timeline layout and the windows' contents\n"
       "                    as JSON\n"
       "  --keys LIST       with --frames: once the trace is shown, tap these keys all at once\n"
-      "                    (comma-separated: left, right, up, down, h, f, escape)\n"
+      "                    (comma-separated: left, right, up, down, h, f, t, escape)\n"
       "  --keep-settings   with --frames: read and write the settings as a normal run does\n"
       "\n"
-      "The open windows, the panel's height, the frame target and the recent files are kept in\n"
+      "The open windows and their places, the panel's height, the frame target and the recent\n"
+      "files are kept in\n"
       "$XDG_CONFIG_HOME/gnomon (~/.config/gnomon); scripted runs (--frames) neither read\n"
       "nor write them, unless --keep-settings.\n",
       unsigned{gnomon::protocol::kDefaultPort});
@@ -175,6 +181,7 @@ void WriteLayout(const std::string& path, gnomon::viewer::App& app) {
   out << "]";
   if (gnomon::viewer::Session* session = app.session()) {
     out << ",\"session\":{\"title\":" << gnomon::server::JsonQuote(session->title())
+        << ",\"state\":" << gnomon::server::JsonQuote(session->StateText())
         << ",\"program\":" << session->program() + 1 << ",\"programs\":" << session->programs()
         << ",\"warning\":" << gnomon::server::JsonQuote(session->warning()) << ",\"clock_bound_ns\":";
     if (const auto bound = app.shown_clock_bound_ns()) {
@@ -287,7 +294,7 @@ int main(int argc, char** argv) {
         const int key = KeyNamed(name);
         if (key == GLFW_KEY_UNKNOWN) {
           std::fprintf(stderr,
-                       "gnomon-viewer: --keys: '%s' is not one of left, right, up, down, h, f, escape\n",
+                       "gnomon-viewer: --keys: '%s' is not one of left, right, up, down, h, f, t, escape\n",
                        name.c_str());
           return 1;
         }
@@ -353,6 +360,8 @@ int main(int argc, char** argv) {
                      "gnomon-viewer: --frame-target wants frames a second, from 1 to 1000 (e.g. 60)\n");
         return 1;
       }
+    } else if (arg == "--wait") {
+      options.wait = true;
     } else if (arg == "--frame-series") {
       options.frame_series = value();
     } else if (arg == "--counters") {
@@ -412,6 +421,7 @@ int main(int argc, char** argv) {
     scale = std::clamp(std::max(x, y), 1.0f, 4.0f);
   }
   ImGui::StyleColorsDark();
+  ImGui::GetStyle().Colors[ImGuiCol_WindowBg].w = 1.0f;  // windows over windows (decks) stay readable
   ImGui::GetStyle().ScaleAllSizes(scale);
   gnomon::viewer::SetInterfaceScale(scale);
   LoadFont(scale);

@@ -68,17 +68,23 @@ struct Workspace {
   std::optional<std::pair<int64_t, int64_t>> range;
   // What each window drew this frame, as JSON, by window (--layout-dump, window tests).
   std::map<std::string, std::string> reports;
-  // Where each open side window goes this frame (App tiles them below the timeline).
+  // Each open side window's tile below the timeline (App::TileSideWindows). Windows are
+  // free: a tile is where one first appears (the settings may remember another place),
+  // and where all go back to when the user asks for tiles (`retile`, the T key).
   struct Tile {
     float x, y, width, height;
   };
   std::map<std::string, Tile> tiles;
-  // Puts the next window (`title`) in its tile; call right before ImGui::Begin.
+  bool retile = false;
+  bool escape_taken = false;  // this frame's Esc closed a menu: it is not the timeline's
+  // Puts the next window (`title`) in its tile, the first time it is shown or when
+  // retiling; call right before ImGui::Begin.
   void Place(const char* title) const {
     auto it = tiles.find(title);
     if (it == tiles.end()) return;
-    ImGui::SetNextWindowPos(ImVec2(it->second.x, it->second.y), ImGuiCond_Always);
-    ImGui::SetNextWindowSize(ImVec2(it->second.width, it->second.height), ImGuiCond_Always);
+    const ImGuiCond when = retile ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
+    ImGui::SetNextWindowPos(ImVec2(it->second.x, it->second.y), when);
+    ImGui::SetNextWindowSize(ImVec2(it->second.width, it->second.height), when);
   }
 
   // Find zone is asked to show this source location (CPU or GPU zones).

@@ -185,6 +185,16 @@ PlotRange Timeline::VisiblePlotRange(const TraceModel& model, const TimelineView
   return r;
 }
 
+float Timeline::CurveY(const Lane& lane, const PlotRange& range, double value) {
+  double share = 0.5;  // of the height, from the bottom
+  if (range.max > range.min) {
+    share = (value - range.min) / (range.max - range.min);
+  } else if (lane.key.kind == LaneKind::kMemory || value != range.min) {
+    share = 0;
+  }
+  return lane.y + lane.height - float(share) * (lane.height - 2) - 1;
+}
+
 std::optional<std::pair<int64_t, double>> Timeline::PlotValueAt(const TraceModel& model, const LaneKey& key,
                                                                 int64_t ns) const {
   const auto* curve = CurvePoints(model, key);
@@ -213,12 +223,8 @@ std::string Timeline::Name(const TraceModel& model, const LaneKey& key) {
       return "Frames: " +
              (it == model.frames.end() || it->second.name.empty() ? std::to_string(key.id) : it->second.name);
     }
-    case LaneKind::kThread: {
-      auto it = model.thread_index.find(key.id);
-      if (it != model.thread_index.end() && !model.threads[it->second].name.empty())
-        return model.threads[it->second].name;
-      return "thread " + std::to_string(key.id);
-    }
+    case LaneKind::kThread:
+      return model.ThreadName(key.id);
     case LaneKind::kGpu: {
       auto it = model.gpu_contexts.find(key.id);
       return "GPU: " + (it == model.gpu_contexts.end() ? std::to_string(key.id) : it->second.label());
@@ -453,7 +459,6 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
         const auto& points = *curve;
         // Scaled to the values in view, which the lane's axis shows.
         const PlotRange visible = VisiblePlotRange(model, view, lane.key);
-        const double lo = visible.min, range = visible.max > visible.min ? visible.max - visible.min : 1.0;
         // A polyline through the points in view (and one on each side), at most one
         // segment per pixel. Bytes in use hold their value until the next change: a
         // memory lane is drawn as steps, and a pixel's changes as one vertical stroke
@@ -474,8 +479,7 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
         for (; i < points.size(); ++i) {
           const int64_t t = model.clock.TickToNs(points[i].first) - origin_ns_;
           const float x = float(view.NsToX(t));
-          const float y =
-              lane.y + lane.height - float((points[i].second - lo) / range) * (lane.height - 2) - 1;
+          const float y = CurveY(lane, visible, points[i].second);
           const bool past_end = t > t1;
           if (!have_previous) {
             have_previous = true;

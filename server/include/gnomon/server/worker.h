@@ -76,6 +76,9 @@ class Worker {
     uint16_t port = kDefaultPort;
     // How long Connect() keeps retrying a refused connection.
     std::chrono::milliseconds connect_timeout{5000};
+    // false: a refused (or unreachable) connection fails Connect() at once, for someone
+    // waiting to be told; the timeout then bounds only a connection that hangs.
+    bool retry_refused = true;
     bool build_model = true;
     tracefile::TraceWriter::Stream* writer = nullptr;  // receives every whole message, in order
     // Probe the program's clock (host_clock_model.h): a 16-byte probe every 100 ms

@@ -150,6 +150,10 @@ class Timeline {
   // A memory lane's scale starts at 0.
   PlotRange VisiblePlotRange(const server::TraceModel& model, const TimelineView& view,
                              const LaneKey& key) const;
+  // Where a curve lane draws `value` (lane coordinates) when scaled to `range`: min at
+  // the bottom, max at the top; a flat plot's one value mid-lane (a memory lane's 0 at
+  // the bottom).
+  static float CurveY(const Lane& lane, const PlotRange& range, double value);
   // The curve's value in force at `ns` (its last point at or before it) and that point's
   // time; nullopt for an empty curve.
   std::optional<std::pair<int64_t, double>> PlotValueAt(const server::TraceModel& model, const LaneKey& key,
