@@ -255,6 +255,14 @@ TEST_CASE("samples find the function that burns CPU; context switches find the t
                 summary.functions[0].function);
   CHECK(summary.functions[0].self_count >= 100);
   CHECK(summary.functions[0].module == "gnomon-test-resources");
+  // The sampler's thread is the library's, marked so; the program's are not.
+  size_t library = 0;
+  for (const auto& t : m.threads) {
+    CAPTURE(t.name);
+    CHECK(t.library == (t.name == "gnomon sampler"));
+    library += t.library;
+  }
+  CHECK(library == 1);
   // The sleeper: 30 sleeps, each a switch out.
   uint32_t sleeper = 0;
   for (const auto& t : m.threads) {

@@ -242,6 +242,10 @@ ThreadState* CurrentThreadState() {
   return registry.is_shut_down() ? nullptr : CurrentThread(registry);
 }
 
+void NameLibraryThread(const char* name) {
+  Profiler::Get().registry().SetThreadName(CurrentThreadState(), name, /*library=*/true);
+}
+
 }  // namespace gnomon::client
 
 namespace gnomon::detail {

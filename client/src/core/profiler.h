@@ -44,4 +44,8 @@ class Profiler {
 // exit handlers ran or after shutdown.
 ThreadState* CurrentThreadState();
 
+// Names the calling thread as one of the library's own (LibraryThread): the sampler's,
+// the CUDA collector's, CUPTI's buffer thread. Readers show such threads apart.
+void NameLibraryThread(const char* name);
+
 }  // namespace gnomon::client

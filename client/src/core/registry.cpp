@@ -270,11 +270,12 @@ void Registry::ReleaseLock(uint32_t id) {
   free_locks_[named->second.name].push_back(id);
 }
 
-void Registry::SetThreadName(ThreadState* thread, const char* name) {
+void Registry::SetThreadName(ThreadState* thread, const char* name, bool library) {
   if (thread == nullptr) return;
   InsideLibrary inside;  // its bytes are the library's
   const std::string_view text = ClampString(name, name ? std::strlen(name) : 0, protocol::kMaxStringBytes);
-  const std::vector<uint8_t> bytes = ThreadInfoBytes(*thread, text);
+  std::vector<uint8_t> bytes = ThreadInfoBytes(*thread, text);
+  if (library) protocol::AppendMessage(bytes, protocol::LibraryThread{.thread_id = thread->id});
   RegistryLock lock(mutex_);
   definitions_.SetName(DefinitionLog::Named::kThread, thread->id, bytes);
 }

@@ -117,7 +117,9 @@ class Registry {
   // by the million cost as many definitions as were ever alive at once.
   uint32_t RegisterLock(const char* name);
   void ReleaseLock(uint32_t id);
-  void SetThreadName(ThreadState* thread, const char* name);
+  // `library`: the thread is the library's own (LibraryThread follows its ThreadInfo,
+  // in the stream and in what a late capture is sent).
+  void SetThreadName(ThreadState* thread, const char* name, bool library = false);
   // A GPU context's name (GpuContextName): the latest is kept.
   void SetGpuContextName(uint32_t context, const uint8_t* bytes, size_t size);
   // A definition kept for good (a GPU context, a counter set, a module).

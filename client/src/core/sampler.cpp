@@ -19,6 +19,7 @@
 #include "gnomon/gnomon.h"
 #include "gnomon/protocol/messages.h"
 #include "inside_library.h"
+#include "profiler.h"
 #include "registry.h"
 
 namespace gnomon::client {
@@ -181,7 +182,7 @@ void Sampler::Stop() {
 
 void Sampler::Run() {
   MarkLibraryThread();
-  gnomon_set_thread_name("gnomon sampler");
+  NameLibraryThread("gnomon sampler");
   for (;;) {
     const bool stopping = stop_.load();
     for (Ring& ring : rings_) Drain(ring);

@@ -19,6 +19,10 @@
 #include "gnomon/cuda.hpp"
 #include "gnomon/gnomon.h"
 
+namespace gnomon::client {
+void NameLibraryThread(const char* name);  // core/profiler.h: the collector's threads are the library's
+}  // namespace gnomon::client
+
 namespace gnomon::cuda {
 
 namespace {
@@ -291,7 +295,7 @@ struct Collector::State {
   // activity kinds and forces out what CUPTI still holds. Every flush happens here, so
   // no application thread runs the buffer callback.
   void Run() {
-    gnomon_set_thread_name("CUDA collector");
+    gnomon::client::NameLibraryThread("CUDA collector");
     t_is_collector_thread = true;
     auto next_calibration = std::chrono::steady_clock::now() + options.calibration_period;
     std::unique_lock lock(thread_mutex);
@@ -357,7 +361,7 @@ void CUPTIAPI OnBufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, si
   }
   thread_local bool named = false;
   if (!named && !t_is_collector_thread) {
-    gnomon_set_thread_name("CUPTI buffers");  // CUPTI's own thread
+    gnomon::client::NameLibraryThread("CUPTI buffers");  // CUPTI's own thread
   }
   named = true;
   if (valid_bytes > 0) state->OnBuffer(buffer, valid_bytes);

@@ -439,6 +439,8 @@ void WriteJsonReport(const TraceModel& model, std::ostream& out,
         .Uint(thread.os_thread_id)
         .Key("name")
         .String(thread.name)
+        .Key("library")
+        .Bool(thread.library)
         .Key("zones")
         .Uint(thread.zones.size())
         .EndObject();

@@ -182,10 +182,19 @@ void PrintSummary(const TraceModel& model, std::ostream& out, size_t messages) {
       << Format("%.6f GHz", 1.0 / model.clock.ns_per_tick()) << " fitted from " << model.clock.pairs().size()
       << " calibration pair(s), residual " << FormatDuration(model.clock.ResidualRmsNs()) << " rms\n";
   out << "Duration   " << FormatDuration(double(duration)) << "\n";
-  out << "Threads    " << model.threads.size() << "\n";
+  // The program's threads; the library's own (its sampler, the CUDA collector) in one
+  // line after them.
+  std::string library;
+  size_t library_count = 0;
   for (const ThreadTimeline& thread : model.threads) {
-    out << "  " << ThreadLabel(thread) << ": " << thread.zones.size() << " zones\n";
+    if (!thread.library) continue;
+    library += (library_count++ == 0 ? "" : ", ") + Printable(model.ThreadName(thread.id));
   }
+  out << "Threads    " << model.threads.size() - library_count << "\n";
+  for (const ThreadTimeline& thread : model.threads) {
+    if (!thread.library) out << "  " << ThreadLabel(thread) << ": " << thread.zones.size() << " zones\n";
+  }
+  if (library_count > 0) out << "  and Gnomon's own: " << library << "\n";
   if (!model.gpu_contexts.empty()) PrintGpuContexts(model, out);
   const uint64_t open = model.open_zone_count;
   out << "Zones      " << model.zone_count << " (" << open << " unfinished, "
@@ -436,9 +445,11 @@ void PrintContextSwitches(const TraceModel& model, std::ostream& out, size_t lim
   };
   std::vector<Row> rows;
   for (const auto& [tid, thread] : running) {
-    Row row{.name = "tid " + std::to_string(tid), .switches_out = thread.switches_out};
+    // A thread that recorded nothing has no name in the trace (the library's sender is one).
+    Row row{.name = "tid " + std::to_string(tid) + " (recorded nothing)",
+            .switches_out = thread.switches_out};
     for (const ThreadTimeline& t : model.threads) {
-      if (t.os_thread_id == tid) row.name = ThreadLabel(t);
+      if (t.os_thread_id == tid) row.name = ThreadLabel(t) + (t.library ? ", Gnomon's" : "");
     }
     for (const RunSpan& span : thread.spans)
       row.running_ns += double(model.DurationNs(span.begin_tick, span.end_tick));

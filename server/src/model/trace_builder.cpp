@@ -327,6 +327,15 @@ void TraceBuilder::OnThreadInfo(const protocol::ThreadInfo& m, const protocol::T
   if (!t.name.empty()) AssignUtf8(thread->name, t.name);
 }
 
+void TraceBuilder::OnLibraryThread(const protocol::LibraryThread& m) {
+  ThreadTimeline* thread = FindOrAddThread(m.thread_id);
+  if (thread == nullptr) {
+    ++model_.diagnostics.invalid_ids;
+    return;
+  }
+  thread->library = true;
+}
+
 void TraceBuilder::OnAppInfo(const protocol::AppInfo& info, const protocol::AppInfoTail& t) {
   model_.has_program_info = true;
   AssignUtf8(model_.program.name, t.name);

@@ -429,6 +429,7 @@ class TraceBuilder {
   void OnStringDef(const protocol::StringDef& m, const protocol::StringDefTail& t);
   void OnSourceLocationDef(const protocol::SourceLocationDef& m, const protocol::SourceLocationDefTail& t);
   void OnThreadInfo(const protocol::ThreadInfo& m, const protocol::ThreadInfoTail& t);
+  void OnLibraryThread(const protocol::LibraryThread& m);
   void OnAppInfo(const protocol::AppInfo& m, const protocol::AppInfoTail& t);
   void OnDroppedEvents(const protocol::DroppedEvents& m);
   void OnEndOfStream(const protocol::EndOfStream& m);

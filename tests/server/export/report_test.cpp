@@ -247,3 +247,26 @@ TEST_CASE("messages name their thread as the viewer does, and the summary shows 
   CHECK(all.str().find("[thread 2] from a thread without a name") != std::string::npos);
   CHECK(all.str().find("more (--all-messages") == std::string::npos);
 }
+
+TEST_CASE("the library's own threads are named apart from the program's, and not counted as its") {
+  gnomon::test::StreamWriter w;
+  w.AppInfo("sampled").ThreadInfo(1, 100, "main").ThreadInfo(2, 101, "gnomon sampler");
+  w.Add(gnomon::protocol::LibraryThread{.thread_id = 2});
+  w.ThreadContext(1).SourceLocation(1, "Work", "f", "a.cpp", 1).ZoneBegin(1, 1000).ZoneEnd(2000);
+  const TraceModel model = gnomon::test::BuildModel(w);
+  std::ostringstream text;
+  PrintSummary(model, text);
+  const std::string summary = text.str();
+  CHECK_MESSAGE(
+      summary.find("Threads    1\n  main (tid 100): 1 zones\n  and Gnomon's own: gnomon sampler\n") !=
+          std::string::npos,
+      summary);
+  std::ostringstream out;
+  WriteJsonReport(model, out);
+  JsonValue root;
+  std::string error;
+  REQUIRE_MESSAGE(gnomon::test::ParseJson(out.str(), root, error), error);
+  int library = 0;
+  for (const JsonValue& thread : root.Find("threads")->array) library += thread.Find("library")->boolean;
+  CHECK(library == 1);
+}

@@ -311,3 +311,15 @@ TEST_CASE("a lane's known call stacks stop at their limits, and stacks past them
           "");
   }
 }
+
+TEST_CASE("a thread the library marks as its own is so in the model, and only that one") {
+  gnomon::test::StreamWriter w;
+  w.ThreadInfo(1, 100, "main").ThreadInfo(2, 101, "gnomon sampler");
+  w.Add(gnomon::protocol::LibraryThread{.thread_id = 2});
+  w.Add(gnomon::protocol::LibraryThread{.thread_id = 3});  // before its ThreadInfo: a thread all the same
+  const TraceModel model = gnomon::test::BuildWholeModel(w);
+  REQUIRE(model.threads.size() == 3);
+  CHECK_FALSE(model.threads[model.thread_index.at(1)].library);
+  CHECK(model.threads[model.thread_index.at(2)].library);
+  CHECK(model.threads[model.thread_index.at(3)].library);
+}

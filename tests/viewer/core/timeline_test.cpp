@@ -387,3 +387,20 @@ TEST_CASE(
   const PlotRange range = timeline.VisiblePlotRange(model, view, flat.key);
   CHECK(Timeline::CurveY(flat, range, 7.0) == doctest::Approx(flat.y + flat.height / 2));
 }
+
+TEST_CASE("the library's own threads have no lane until asked for, then one titled as the library's") {
+  gnomon::test::StreamWriter w;
+  w.AppInfo("sampled").ThreadInfo(1, 100, "main").ThreadInfo(2, 101, "gnomon sampler");
+  w.Add(gnomon::protocol::LibraryThread{.thread_id = 2});
+  w.ThreadContext(1).SourceLocation(1, "Work", "f", "a.cpp", 1).ZoneBegin(1, 1000).ZoneEnd(2000);
+  const TraceModel model = gnomon::test::BuildModel(w);
+  Timeline timeline;
+  timeline.Sync(model);
+  timeline.Layout(model, {}, 0);
+  REQUIRE(timeline.lanes().size() == 1);
+  CHECK(timeline.Title(model, timeline.lanes()[0]) == "main (1 zone)");
+  timeline.ShowLibraryThreads(true);
+  timeline.Layout(model, {}, 0);
+  REQUIRE(timeline.lanes().size() == 2);
+  CHECK(timeline.Title(model, timeline.lanes()[1]) == "gnomon sampler (Gnomon's, 0 zones)");
+}

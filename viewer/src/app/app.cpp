@@ -65,6 +65,7 @@ App::App(const Options& options)
                         options.range_end_ns, options.keep_item_labels}) {
   if (options.keep_settings) LoadSettings();
   if (options.frame_target_fps > 0) workspace_.frame_target = FrameTarget::Fps(options.frame_target_fps);
+  workspace_.show_library_threads = options.library_threads;
   if (!options.frame_series.empty()) frame_times_window_.ShowSeriesLater(options.frame_series);
   if (options.show_all_windows) {
     statistics_window_.open = clock_window_.open = messages_window_.open = debug_window_.open = true;
@@ -539,8 +540,17 @@ void App::LanesMenu() {
         bool shown = it == states.end() || !it->second.hidden;
         if (ImGui::MenuItem(Timeline::Name(model, key).c_str(), nullptr, &shown)) states[key].hidden = !shown;
       };
+      const auto library = std::count_if(model.threads.begin(), model.threads.end(),
+                                         [](const server::ThreadTimeline& t) { return t.library; });
+      if (library > 0) {
+        const std::string label = "Gnomon's own threads (" + std::to_string(library) + ")";
+        ImGui::MenuItem(label.c_str(), nullptr, &workspace_.show_library_threads);
+        ImGui::Separator();
+      }
       for (const auto& [id, gpu] : model.gpu_contexts) item({LaneKind::kGpu, id});
-      for (const auto& thread : model.threads) item({LaneKind::kThread, thread.id});
+      for (const auto& thread : model.threads) {
+        if (!thread.library || workspace_.show_library_threads) item({LaneKind::kThread, thread.id});
+      }
       for (const auto& [id, plot] : model.plots) item({LaneKind::kPlot, id});
       for (const auto& [id, pool] : model.memory_pools) item({LaneKind::kMemory, id});
       for (const auto& [id, lock] : model.locks) item({LaneKind::kLock, id});

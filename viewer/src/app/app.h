@@ -58,6 +58,7 @@ class App {
     int64_t range_end_ns = -1;
     uint32_t max_expansion = tracefile::kDefaultMaxExpansion;  // for trace files (LoadOptions)
     bool wait = false;              // an address where nothing listens yet: keep trying
+    bool library_threads = false;   // lanes for the library's own threads too
     double frame_target_fps = 0;    // frames are graded against it (0: the settings', else 60)
     std::string frame_series;       // the series Frame times shows ("": the main one)
     bool keep_settings = true;      // read and write the settings file

@@ -199,6 +199,7 @@ void TimelineWindow::Draw(const server::TraceModel& model, Workspace& ws, float 
   draw->AddRectFilled(area_min, area_max, kBackground);
   // With other programs below, the shown one's lanes start under a title row of its own.
   const float group_title = ws.groups.empty() ? 0 : ws.timeline.metrics().title_height + 4;
+  ws.timeline.ShowLibraryThreads(ws.show_library_threads);
   ws.timeline.Layout(model, ws.lane_states, group_title);
   ws.timeline.SetFrameTarget(ws.frame_target);
   const float visible_top = area_min.y - origin_.y;  // the lanes the scrolled child shows
@@ -275,6 +276,7 @@ float TimelineWindow::DrawGroups(ImDrawList* draw, Workspace& ws, float top, flo
     group.items.clear();
     if (group.collapsed) continue;
     group.timeline.SetFontSize(ImGui::GetFontSize());
+    group.timeline.ShowLibraryThreads(ws.show_library_threads);
     group.timeline.Layout(*group.model, kNoStates, y);
     group.timeline.SetFrameTarget(ws.frame_target);
     group.timeline.BuildItems(*group.model, GroupView(ws.view, group), group.items, visible_top,

@@ -66,8 +66,8 @@ void Usage(FILE* out) {
       "Usage: gnomon-viewer [FILE | HOST[:PORT]] [--size WxH] [--scale S] [--show LIST] [--select A:B]\n"
       "                     [--compare FILE2] [--all-windows] [--counters] [--range A:B] [--program K]\n"
       "                     [--frames N] [--screenshot OUT.png] [--layout-dump OUT.json]\n"
-      "                     [--frame-target FPS] [--frame-series NAME] [--wait] [--keys LIST]\n"
-      "                     [--keep-settings]\n"
+      "                     [--frame-target FPS] [--frame-series NAME] [--wait] [--library-threads]\n"
+      "                     [--keys LIST] [--keep-settings]\n"
       "\n"
       "Opens a Gnomon trace file, or connects to a running program (default port %u).\n"
       "Without an argument, a start window asks which. Drop a .gnomon file on the window\n"
@@ -97,6 +97,8 @@ void Usage(FILE* out) {
       "                    trace), show the K-th (default 1; the Program menu picks another)\n"
       "  --wait            with HOST:PORT: where nothing listens yet, keep trying until a program\n"
       "                    does (without it, the viewer says so at once)\n"
+      "  --library-threads lanes for Gnomon's own threads too (its sampler, the CUDA collector;\n"
+      "                    hidden by default, the Lanes menu shows them)\n"
       "  --frame-target FPS grade frames against FPS frames a second (default 60; kept in the\n"
       "                    settings; View > Frame target): within it green, within twice it\n"
       "                    yellow, longer red, in the frame strips and Frame times alike\n"
@@ -362,6 +364,8 @@ int main(int argc, char** argv) {
       }
     } else if (arg == "--wait") {
       options.wait = true;
+    } else if (arg == "--library-threads") {
+      options.library_threads = true;
     } else if (arg == "--frame-series") {
       options.frame_series = value();
     } else if (arg == "--counters") {

@@ -59,9 +59,10 @@ struct Workspace {
   TimelineView view;
   std::map<LaneKey, LaneState> lane_states;  // only the lanes the user changed
   std::optional<Selection> selected;
-  bool fitted = false;       // the view was fitted to the trace (false: fit it next frame)
-  bool follow = true;        // live: keep the newest data in view
-  FrameTarget frame_target;  // frames are graded against it, in every window
+  bool fitted = false;                // the view was fitted to the trace (false: fit it next frame)
+  bool follow = true;                 // live: keep the newest data in view
+  FrameTarget frame_target;           // frames are graded against it, in every window
+  bool show_library_threads = false;  // lanes for the library's own threads (Lanes menu)
 
   // The time range the user selected (trace-relative ns; right-drag or shift-drag on the
   // timeline), which windows may limit themselves to.

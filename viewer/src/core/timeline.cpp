@@ -259,7 +259,9 @@ std::string Timeline::Title(const TraceModel& model, const Lane& lane) const {
   if (lane.key.kind != LaneKind::kThread) return Name(model, lane.key);
   auto it = model.thread_index.find(lane.key.id);
   const size_t zones = it == model.thread_index.end() ? 0 : model.threads[it->second].zones.size();
-  return Name(model, lane.key) + " (" + std::to_string(zones) + (zones == 1 ? " zone)" : " zones)");
+  const bool library = it != model.thread_index.end() && model.threads[it->second].library;
+  return Name(model, lane.key) + (library ? " (Gnomon's, " : " (") + std::to_string(zones) +
+         (zones == 1 ? " zone)" : " zones)");
 }
 
 void Timeline::Layout(const TraceModel& model, const std::map<LaneKey, LaneState>& states, float top) {
@@ -295,6 +297,7 @@ void Timeline::Layout(const TraceModel& model, const std::map<LaneKey, LaneState
     add({LaneKind::kGpu, id}, rows, metrics_.row_height);
   }
   for (size_t t = 0; t < model.threads.size(); ++t) {
+    if (model.threads[t].library && !show_library_threads_) continue;
     const uint32_t rows = t < threads_.size() ? std::max<uint32_t>(1, uint32_t(threads_[t].index.rows())) : 1;
     add({LaneKind::kThread, model.threads[t].id}, rows, metrics_.row_height);
   }

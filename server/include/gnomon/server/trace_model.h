@@ -49,6 +49,7 @@ struct ThreadTimeline {
   uint32_t id = 0;
   uint32_t os_thread_id = 0;
   std::string name;
+  bool library = false;  // the library's own thread (LibraryThread): shown apart, hidden by default
   ZoneArray zones;
   ZoneAttributeTable attributes;  // by zone index
   ZoneCallstacks callstacks;      // zone index -> TraceModel::callstacks id

@@ -179,6 +179,8 @@ class Timeline {
   // A GPU zone's span on the trace timeline (relative ns), cached per context.
   Span GpuSpan(uint32_t context_id, uint32_t zone_index) const;
 
+  // Whether the library's own threads (ThreadTimeline::library) get lanes; by default not.
+  void ShowLibraryThreads(bool show) { show_library_threads_ = show; }
   // What the frame strips grade frames against (FrameTarget::Color).
   void SetFrameTarget(FrameTarget target) { frame_target_ = target; }
   const FrameTarget& frame_target() const { return frame_target_; }
@@ -241,6 +243,7 @@ class Timeline {
   std::map<uint32_t, Running> running_;          // by OS thread id
   std::map<uint32_t, FrameStrip> frame_strips_;  // by frame series
   FrameTarget frame_target_;
+  bool show_library_threads_ = false;
   std::optional<LaneKey> messages_lane_;  // the frames lane that shows the messages
   size_t switches_seen_ = 0;
   uint64_t running_last_tick_ = 0;        // a thread still running runs to the trace's end
