@@ -45,3 +45,15 @@ TEST_CASE("find zone: the known durations, as bars of the right heights, and the
   CHECK(Number(report, "occurrences") == 40);
   CheckBars(run, Array(report, "bars"), {40}, kFindZoneBars);
 }
+
+TEST_CASE("find zone outlines every occurrence on the timeline") {
+  gnomon::test::ScratchDir dir;
+  const std::string trace = gnomon::test::WriteKnownTrace(dir, "known");
+  gnomon::test::ViewerRun run = gnomon::test::RunViewer(
+      dir, {trace, "--frames", "4", "--size", "1200x800", "--show", "find-zone=Work"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.log);
+  const gnomon::test::JsonValue& outlines = gnomon::test::WindowReport(run, "find-outlines");
+  CHECK(gnomon::test::Number(outlines, "outlined") == 80);  // 70 on main, 10 on the worker
+  CHECK(gnomon::test::Number(outlines, "rectangles") >= 2);
+  CHECK(gnomon::test::Number(outlines, "rectangles") <= 80);
+}

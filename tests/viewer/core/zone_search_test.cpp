@@ -5,11 +5,15 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <map>
 #include <random>
 #include <vector>
 
+#include "../../support/build_model.h"
 #include "analysis_sample.h"
+#include "model/trace_builder.h"
 
 using namespace gnomon::viewer;
 using gnomon::server::TraceModel;
@@ -82,4 +86,65 @@ TEST_CASE("histogram counts by binary search agree with binning each duration") 
     CHECK(h.counts == expected);
     CHECK(h.tallest == *std::max_element(expected.begin(), expected.end()));
   }
+}
+
+TEST_CASE("find zone outlines each occurrence in view on its row, and zoomed out a rectangle per pixel") {
+  // 100,000 "Hit" zones on one thread, each followed by a "Miss" of the same length,
+  // every tenth Hit 5 us long and the others 1 us.
+  gnomon::test::StreamWriter w;
+  w.AppInfo("outlines").SourceLocation(1, "Hit", "h", "a.cpp", 1).SourceLocation(2, "Miss", "m", "a.cpp", 2);
+  w.ThreadInfo(1, 10, "main").ThreadContext(1);
+  uint64_t t = 1000;
+  for (int i = 0; i < 100'000; ++i) {
+    const uint64_t length = i % 10 == 0 ? 5000 : 1000;
+    w.ZoneBegin(1, t).ZoneEnd(t + length).ZoneBegin(2, t + length).ZoneEnd(t + 2 * length);
+    t += 2 * length;
+  }
+  const TraceModel model = gnomon::test::BuildModel(w);
+  Timeline timeline;
+  timeline.Sync(model);
+  timeline.Layout(model, {}, 0);
+  const ZoneOccurrences hits = FindOccurrences(model, {1});
+  REQUIRE(hits.items.size() == 100'000);
+  const Lane& lane = timeline.lanes().at(0);
+  REQUIRE(hits.by_lane.lanes.size() == 1);
+  CHECK(hits.by_lane.lanes[0].second.size() == 100'000);
+  CHECK(hits.by_lane.longest_ns == 5000);
+  std::vector<Outline> outlines;
+
+  // Zoomed in on the first 40 us: each Hit its own rectangle, where its zone is drawn.
+  TimelineView view;
+  view.Fit(0, 40'000, 1000);
+  OutlineOccurrences(timeline, view, hits, {4000, INT64_MAX}, outlines);
+  std::vector<DrawItem> items;
+  timeline.BuildItems(model, view, items);
+  size_t drawn_hits = 0;
+  for (const DrawItem& item : items) {
+    if (item.kind != DrawItem::Kind::kZone || *item.label != "Hit") continue;
+    ++drawn_hits;
+    const auto match = std::find_if(outlines.begin(), outlines.end(),
+                                    [&](const Outline& o) { return std::fabs(o.x0 - item.x0) < 0.5f; });
+    REQUIRE(match != outlines.end());
+    CHECK(match->y0 == doctest::Approx(item.y0));
+    CHECK(match->count == 1);
+    CHECK(match->strong == (item.x1 - item.x0 > 100));  // the 5 us ones: the durations chosen
+  }
+  CHECK(drawn_hits >= 10);
+  CHECK(outlines.size() == drawn_hits);
+
+  // The whole trace: every Hit counted once, in at most a rectangle a pixel.
+  view.Fit(0, int64_t(t - 1000), 1000);
+  OutlineOccurrences(timeline, view, hits, {4000, INT64_MAX}, outlines);
+  uint64_t counted = 0;
+  for (const Outline& o : outlines) {
+    counted += o.count;
+    CHECK(o.y0 == doctest::Approx(lane.y));
+  }
+  CHECK(counted == 100'000);
+  CHECK(outlines.size() <= 1001);
+  // A hidden lane has none.
+  std::map<LaneKey, LaneState> hidden{{lane.key, LaneState{.collapsed = false, .hidden = true}}};
+  timeline.Layout(model, hidden, 0);
+  OutlineOccurrences(timeline, view, hits, {}, outlines);
+  CHECK(outlines.empty());
 }

@@ -132,6 +132,7 @@ void App::Show(std::unique_ptr<Session> session) {
   workspace_.shown_clock_bound_ns.reset();
   workspace_.timeline = Timeline();
   workspace_.selected.reset();
+  workspace_.find_highlight.reset();
   workspace_.fitted = false;
   workspace_.follow = true;
   workspace_.range = session == nullptr ? std::nullopt : options_.select_ns;

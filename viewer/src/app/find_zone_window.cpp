@@ -80,6 +80,7 @@ void FindZoneWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     open = true;
     ws.find_request.reset();
   }
+  ws.find_highlight.reset();  // set again below while the window shows occurrences
   if (!open) return;
   ws.Place("Find zone");
   if (!ImGui::Begin("Find zone", &open)) {
@@ -112,11 +113,13 @@ void FindZoneWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     query_ = {query.location, gpu};
     Session* session = ws.session;
     job_.Request(query, [session, query] {
-      ZoneOccurrences found;
-      session->WithModel([&](const server::TraceModel& m) { found = FindOccurrences(m, query); });
-      return found;
+      auto found = std::make_shared<ZoneOccurrences>();
+      session->WithModel([&](const server::TraceModel& m) { *found = FindOccurrences(m, query); });
+      return std::shared_ptr<const ZoneOccurrences>(std::move(found));
     });
-    const ZoneOccurrences* found = job_.result();
+    const auto* result = job_.result();
+    const ZoneOccurrences* found = result != nullptr ? result->get() : nullptr;
+    if (found != nullptr) ws.find_highlight = Workspace::FindHighlight{*result, {}};
     if (found != nullptr && try_other_kind_ && !job_.is_busy() && job_.result_key() != nullptr &&
         *job_.result_key() == query) {
       // The search guessed the kind from a sample; none of it: the other kind, once.
@@ -176,6 +179,7 @@ void FindZoneWindow::DrawOccurrences(const server::TraceModel& model, Workspace&
   ImGui::Combo("##grouping", &grouping_, "no groups\0by thread\0by parent\0");
 
   const uint64_t generation = job_.result_generation();
+  if (ws.find_highlight) ws.find_highlight->strong = filter;
   const bool stale = generation != rows_generation_ || filter.min_ns != rows_filter_.min_ns ||
                      filter.max_ns != rows_filter_.max_ns || order_ != rows_order_ ||
                      grouping_ != rows_grouping_;

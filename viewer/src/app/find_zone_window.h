@@ -8,6 +8,7 @@
 #include <imgui.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -46,7 +47,8 @@ class FindZoneWindow {
   std::optional<std::pair<size_t, size_t>> bins_;  // the histogram's selected bins
   OccurrenceOrder order_ = OccurrenceOrder::kStart;
   int grouping_ = 0;  // 0: none, 1: by thread, 2: by parent
-  BackgroundJob<ZoneQuery, ZoneOccurrences> job_;
+  // Shared: the timeline outlines what the window shows (Workspace::find_highlight).
+  BackgroundJob<ZoneQuery, std::shared_ptr<const ZoneOccurrences>> job_;
   // What the list shows, derived from the result when something changed.
   std::vector<uint32_t> rows_;
   std::vector<OccurrenceGroup> groups_;

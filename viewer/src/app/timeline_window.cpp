@@ -31,6 +31,29 @@ uint32_t FrameSeriesOf(const Hit& hit) { return hit.lane.kind == LaneKind::kFram
 
 }  // namespace
 
+void TimelineWindow::DrawFindOutlines(ImDrawList* draw, Workspace& ws) {
+  outlines_.clear();
+  if (ws.find_highlight && ws.find_highlight->occurrences) {
+    OutlineOccurrences(ws.timeline, ws.view, *ws.find_highlight->occurrences, ws.find_highlight->strong,
+                       outlines_);
+  }
+  uint64_t outlined = 0, strong = 0;
+  for (const Outline& o : outlines_) {
+    const ImVec2 a(origin_.x + o.x0 - 1, origin_.y + o.y0 - 1), b(origin_.x + o.x1 + 1, origin_.y + o.y1 + 1);
+    draw->AddRect(a, b, o.strong ? IM_COL32(255, 230, 90, 255) : IM_COL32(255, 255, 255, 150), 0, 0,
+                  o.strong ? 2.0f : 1.0f);
+    outlined += o.count;
+    strong += o.strong;
+  }
+  if (options_.keep_labels && ws.find_highlight) {
+    ws.reports["find-outlines"] = JsonReport()
+                                      .Add("outlined", double(outlined))
+                                      .Add("rectangles", double(outlines_.size()))
+                                      .Add("strong_rectangles", double(strong))
+                                      .str();
+  }
+}
+
 std::string TimelineWindow::FrameStripReport(const server::TraceModel& model, const Workspace& ws) const {
   std::string bars = "[";
   for (const DrawItem& item : items_) {
@@ -237,6 +260,7 @@ void TimelineWindow::Draw(const server::TraceModel& model, Workspace& ws, float 
   }
   DrawItems(draw, model, ws.timeline, items_, ws.selected ? &*ws.selected : nullptr,
             float(ws.view.width_px()));
+  DrawFindOutlines(draw, ws);
   DrawPlotAxes(draw, model, ws, visible_top, visible_bottom);
   const float lanes_end =
       DrawGroups(draw, ws, group_title + ws.timeline.total_height(), visible_top, visible_bottom);

@@ -61,6 +61,9 @@ class TimelineWindow {
   // The frame strips' bars drawn this frame, as JSON (for --layout-dump): series, frame
   // number, start and duration (ns), screen x, height (px) and colour of each.
   std::string FrameStripReport(const server::TraceModel& model, const Workspace& ws) const;
+  // Find zone's occurrences in view, outlined (Workspace::find_highlight).
+  void DrawFindOutlines(ImDrawList* draw, Workspace& ws);
+  std::vector<Outline> outlines_;
   void HandleInput(const server::TraceModel& model, Workspace& ws, bool hovered);
   void Tooltip(const server::TraceModel& model, const Workspace& ws, const Hit& hit);
 

@@ -22,6 +22,7 @@
 #include "gnomon/server/trace_model.h"
 #include "gnomon/viewer/timeline.h"
 #include "gnomon/viewer/timeline_view.h"
+#include "gnomon/viewer/zone_search.h"
 #include "session.h"
 
 namespace gnomon::viewer {
@@ -59,8 +60,15 @@ struct Workspace {
   TimelineView view;
   std::map<LaneKey, LaneState> lane_states;  // only the lanes the user changed
   std::optional<Selection> selected;
-  bool fitted = false;                // the view was fitted to the trace (false: fit it next frame)
-  bool follow = true;                 // live: keep the newest data in view
+  bool fitted = false;  // the view was fitted to the trace (false: fit it next frame)
+  bool follow = true;   // live: keep the newest data in view
+  // Find zone's occurrences, outlined on the timeline while its window shows them; those
+  // in the durations chosen on its histogram outlined more strongly.
+  struct FindHighlight {
+    std::shared_ptr<const ZoneOccurrences> occurrences;
+    OccurrenceFilter strong;
+  };
+  std::optional<FindHighlight> find_highlight;
   FrameTarget frame_target;           // frames are graded against it, in every window
   bool show_library_threads = false;  // lanes for the library's own threads (Lanes menu)
 

@@ -56,6 +56,7 @@ ZoneOccurrences FindOccurrences(const server::TraceModel& model, const ZoneQuery
               uint32_t(i),
               thread.id,
               parent,
+              z.depth,
               model.DurationNs(origin, z.begin_tick),
               model.DurationNs(z.begin_tick, z.end_tick)});
       }
@@ -73,6 +74,7 @@ ZoneOccurrences FindOccurrences(const server::TraceModel& model, const ZoneQuery
               uint32_t(i),
               z.thread_id,
               parent,
+              z.depth,
               mapped.begin_ns - origin_ns,
               mapped.end_ns - mapped.begin_ns});
       }
@@ -87,6 +89,15 @@ ZoneOccurrences FindOccurrences(const server::TraceModel& model, const ZoneQuery
     total += o.duration_ns;
   }
   std::sort(out.sorted_ns.begin(), out.sorted_ns.end());
+  // Lane by lane: a stable order of the lanes as first met, each lane's in begin order.
+  std::map<LaneKey, size_t> group;
+  for (uint32_t i = 0; i < out.items.size(); ++i) {
+    const Occurrence& o = out.items[i];
+    auto [it, inserted] = group.try_emplace(o.lane, out.by_lane.lanes.size());
+    if (inserted) out.by_lane.lanes.emplace_back(o.lane, std::vector<uint32_t>{});
+    out.by_lane.lanes[it->second].second.push_back(i);
+  }
+  out.by_lane.longest_ns = out.sorted_ns.empty() ? 0 : out.sorted_ns.back();
   out.total_ns = int64_t(std::min<long double>(total, INT64_MAX));
   out.mean_ns = out.items.empty() ? 0 : double(total / out.items.size());
   return out;
@@ -218,6 +229,47 @@ std::vector<OccurrenceGroup> GroupOccurrences(const ZoneOccurrences& occurrences
     return a.total_ns > b.total_ns;
   });
   return out;
+}
+
+void OutlineOccurrences(const Timeline& timeline, const TimelineView& view,
+                        const ZoneOccurrences& occurrences, const OccurrenceFilter& strong,
+                        std::vector<Outline>& out) {
+  const OccurrencesByLane& by_lane = occurrences.by_lane;
+  out.clear();
+  const int64_t t0 = view.begin_ns(), t1 = view.end_ns();
+  std::map<LaneKey, const Lane*> lanes;
+  for (const Lane& lane : timeline.lanes()) lanes[lane.key] = &lane;
+  const float row_height = timeline.metrics().row_height;
+  std::vector<size_t> open;  // by row: the rectangle that may grow, or SIZE_MAX
+  for (const auto& [key, indexes] : by_lane.lanes) {
+    auto found = lanes.find(key);
+    if (found == lanes.end()) continue;  // hidden, or not a lane of this timeline
+    const Lane& lane = *found->second;
+    open.assign(std::max<uint32_t>(lane.rows, 1), SIZE_MAX);
+    // From the first that may reach into the view (none is longer than the longest) to
+    // the first that begins after it.
+    auto it = std::lower_bound(indexes.begin(), indexes.end(), t0 - by_lane.longest_ns,
+                               [&](uint32_t i, int64_t t) { return occurrences.items[i].begin_ns < t; });
+    for (; it != indexes.end(); ++it) {
+      const Occurrence& o = occurrences.items[*it];
+      if (o.begin_ns > t1) break;
+      if (o.begin_ns + o.duration_ns < t0) continue;
+      const uint32_t row = std::min<uint32_t>(o.depth, uint32_t(open.size() - 1));  // collapsed: one row
+      const float x0 = float(view.NsToX(o.begin_ns));
+      const bool is_strong = o.duration_ns >= strong.min_ns && o.duration_ns <= strong.max_ns;
+      if (open[row] != SIZE_MAX && x0 <= out[open[row]].x1 + 1) {
+        Outline& grown = out[open[row]];
+        grown.x1 = std::max(grown.x1, float(view.NsToX(o.begin_ns + o.duration_ns)));
+        ++grown.count;
+        grown.strong |= is_strong;
+        continue;
+      }
+      open[row] = out.size();
+      const float y0 = lane.y + float(row) * row_height;
+      const float x1 = std::max(float(view.NsToX(o.begin_ns + o.duration_ns)), x0 + 1);
+      out.push_back({x0, y0, x1, y0 + row_height - 1, 1, is_strong});
+    }
+  }
 }
 
 }  // namespace gnomon::viewer

@@ -33,13 +33,22 @@ struct Occurrence {
   uint32_t index = 0;      // zone index in its thread or context
   uint32_t thread_id = 0;  // the recording thread (a GPU zone's too)
   uint32_t parent = 0;     // the parent's source location; 0 for a top-level zone
+  uint32_t depth = 0;      // its row in the lane
   int64_t begin_ns = 0;    // trace-relative
   int64_t duration_ns = 0;
+};
+
+// Occurrences lane by lane (indexes into ZoneOccurrences::items, in begin order), for
+// outlining them on the timeline.
+struct OccurrencesByLane {
+  std::vector<std::pair<LaneKey, std::vector<uint32_t>>> lanes;
+  int64_t longest_ns = 0;
 };
 
 struct ZoneOccurrences {
   ZoneQuery query;
   std::vector<Occurrence> items;   // in begin order
+  OccurrencesByLane by_lane;       // the same, lane by lane
   std::vector<int64_t> sorted_ns;  // every duration, ascending
   double mean_ns = 0;
   int64_t total_ns = 0;
@@ -102,5 +111,20 @@ struct OccurrenceGroup {
 };
 std::vector<OccurrenceGroup> GroupOccurrences(const ZoneOccurrences& occurrences,
                                               const OccurrenceFilter& filter, OccurrenceGrouping grouping);
+
+// Find zone on the timeline: a rectangle round each occurrence in `view` on the lanes
+// `timeline` laid out (lane coordinates, as DrawItem), those `strong` keeps (the
+// histogram's chosen durations) marked so. Occurrences within a pixel of each other on
+// one row share a rectangle, which counts them. The occurrences are taken lane by lane
+// (ZoneOccurrences::by_lane, made with them), so a frame costs a search per lane and a
+// step per occurrence in view, with no lookup.
+struct Outline {
+  float x0, y0, x1, y1;
+  uint32_t count;  // occurrences it stands for
+  bool strong;     // at least one of them is in the chosen durations
+};
+void OutlineOccurrences(const Timeline& timeline, const TimelineView& view,
+                        const ZoneOccurrences& occurrences, const OccurrenceFilter& strong,
+                        std::vector<Outline>& out);
 
 }  // namespace gnomon::viewer
