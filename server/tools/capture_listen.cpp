@@ -356,7 +356,7 @@ int ListenCapture(const ListenOptions& options, tracefile::TraceWriter& writer) 
       }
       ++answered;
       if (!publish()) {
-        code = OutputFailure(output);
+        code = OutputFailure(output, options.overwrite);
         g_signals = 2;
       }
       if (!a.announced && !options.quiet && !a.worker->program_name().empty()) {
@@ -418,7 +418,7 @@ int ListenCapture(const ListenOptions& options, tracefile::TraceWriter& writer) 
     }
     return kExitConnect;  // the writer removes its file
   }
-  if (!publish()) code = OutputFailure(output);  // one answered just as the capture ended
+  if (!publish()) code = OutputFailure(output, options.overwrite);  // one answered just as the capture ended
   const int summed = EndCapture(ended, writer, output, start, options.quiet, tty);
   if (code == kExitFile || code == kExitRefused) return code;
   if (!started.is_started()) return summed;

@@ -373,7 +373,7 @@ int main(int argc, char** argv) {
       overwrite ? gnomon::tracefile::Overwrite::kYes : gnomon::tracefile::Overwrite::kNo;
   if (gnomon::server::Status s = gnomon::tracefile::CheckOutputPath(output, overwrite_policy); !s.ok()) {
     std::fprintf(stderr, "gnomon-capture: %s\n", s.message().c_str());
-    return OutputFailure(output);
+    return OutputFailure(output, overwrite_policy);
   }
   auto writer = TraceWriter::Create(output, writer_options);
   if (!writer.ok()) {
@@ -453,7 +453,7 @@ int main(int argc, char** argv) {
   }
   if (gnomon::server::Status s = writer.value()->Publish(overwrite_policy); !s.ok()) {
     std::fprintf(stderr, "gnomon-capture: %s\n", s.message().c_str());
-    return OutputFailure(output);
+    return OutputFailure(output, overwrite_policy);
   }
   const auto start = std::chrono::steady_clock::now();
   for (size_t i = 0; i < workers.size(); ++i) {

@@ -2,7 +2,6 @@
 
 #include <sys/ioctl.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -170,9 +169,8 @@ int EndCapture(const std::vector<ProgramResult>& programs, tracefile::TraceWrite
   return code;
 }
 
-int OutputFailure(const std::string& path) {
-  struct stat st {};
-  return lstat(path.c_str(), &st) == 0 ? kExitRefused : kExitFile;
+int OutputFailure(const std::string& path, tracefile::Overwrite overwrite) {
+  return tracefile::CheckOutputPath(path, overwrite).ok() ? kExitFile : kExitRefused;
 }
 
 }  // namespace gnomon::capture

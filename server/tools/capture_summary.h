@@ -10,6 +10,7 @@
 
 #include "gnomon/server/status.h"
 #include "gnomon/server/worker.h"
+#include "gnomon/tracefile/output_file.h"
 #include "gnomon/tracefile/trace_writer.h"
 
 namespace gnomon::capture {
@@ -26,10 +27,11 @@ enum ExitCode {
   kExitCannotStart = 127,  // the program to start (gnomon-capture -- PROGRAM) could not be
 };
 
-// The exit code for a trace that could not be put at `path`: kExitRefused when
-// something is there that is not replaced (a file without -f, a file that is not a
-// trace, a link, a folder, a special file), else kExitFile.
-int OutputFailure(const std::string& path);
+// The exit code for a trace that could not be put at `path`: kExitRefused when what
+// is there is not replaced under `overwrite` (a file without -f, a file that is not a
+// trace, a link, a folder, a special file), else kExitFile (it could not be written,
+// or moved into place).
+int OutputFailure(const std::string& path, tracefile::Overwrite overwrite);
 
 // What one program's worker received so far.
 struct Totals {

@@ -155,15 +155,21 @@ std::string ShortenSymbol(std::string_view name, size_t width) {
     }
   }
   if (CountCharacters(out) <= width) return out;
-  // Then each outermost template argument list; an unbalanced one ("operator<") stays.
+  // Then each outermost template argument list ("->" closes none). An operator's name
+  // ("operator<", "operator<=>") is not one: such a name stays as it is, as does an
+  // unbalanced one.
+  if (out.find("operator") != std::string::npos) return out;
   std::string shorter;
   int depth = 0;
-  for (char c : out) {
-    if (c == '<' && depth++ == 0) shorter += "<...";
-    if (c == '>' && depth > 0 && --depth == 0)
-      shorter += '>';
-    else if (depth == 0)
+  for (size_t i = 0; i < out.size(); ++i) {
+    const char c = out[i];
+    if (c == '<' && depth++ == 0) {
+      shorter += "<...";
+    } else if (c == '>' && depth > 0 && out[i - 1] != '-') {
+      if (--depth == 0) shorter += '>';
+    } else if (depth == 0) {
       shorter += c;
+    }
   }
   return depth == 0 ? shorter : out;
 }

@@ -66,6 +66,9 @@ TEST_CASE("a function's name loses its parameters, then its template arguments, 
             48) == "std::vector<...>::_M_realloc_insert<...>(...)");
   CHECK(ShortenSymbol("(anonymous namespace)::Worker::Run()", 10) == "(anonymous namespace)::Worker::Run()");
   CHECK(ShortenSymbol("bool operator<(Key const&, Key const&)", 20) == "bool operator<(...)");
+  CHECK(ShortenSymbol("auto operator<=>(Key const&, Key const&)", 10) == "auto operator<=>(...)");
+  CHECK(ShortenSymbol("f<decltype(a->b)>::g(int, long)", 12) == "f<...>::g(...)");
+  CHECK(ShortenSymbol("a<b::c", 3) == "a<b::c");  // unbalanced: as it is
   CHECK(FitColumn(ShortenSymbol(method, 30), 30) == "gnomon::server::..." + std::string(11, ' '));
 }
 

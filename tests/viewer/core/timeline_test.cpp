@@ -404,3 +404,25 @@ TEST_CASE("the library's own threads have no lane until asked for, then one titl
   REQUIRE(timeline.lanes().size() == 2);
   CHECK(timeline.Title(model, timeline.lanes()[1]) == "gnomon sampler (Gnomon's, 0 zones)");
 }
+
+TEST_CASE("frames that overlap (a damaged trace) never make more bars than the strip has pixels") {
+  gnomon::test::StreamWriter w;
+  w.AppInfo("overlapping").ThreadContext(1);
+  using gnomon::protocol::MessageType;
+  // 100,000 discontinuous frames, each a second long, each beginning a nanosecond after
+  // the one before: all of them over the whole view.
+  for (uint64_t i = 0; i < 100'000; ++i)
+    w.Frame(MessageType::kFrameBegin, 0, 1000 + i).Frame(MessageType::kFrameEnd, 0, 1'000'001'000 + i);
+  const TraceModel model = gnomon::test::BuildModel(w);
+  Timeline timeline;
+  timeline.Sync(model);
+  timeline.Layout(model, {}, 0);
+  TimelineView view;
+  view.Fit(0, 2'000'000'000, 1000);
+  std::vector<DrawItem> items;
+  timeline.BuildItems(model, view, items);
+  const auto bars = FrameBars(timeline, items, {LaneKind::kFrames, 0});
+  CHECK(!bars.empty());
+  CHECK(bars.size() <= 1002);
+  for (const DrawItem& bar : bars) CHECK(bar.y1 - bar.y0 <= timeline.lanes()[0].height + 0.01f);
+}

@@ -240,7 +240,9 @@ void App::Frame(float width, float height) {
       ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "%s", session_->warning().c_str());
     if (!status_line_.empty()) ImGui::TextUnformatted(status_line_.c_str());
     // The timeline takes the height above the panel of side windows.
-    const float panel_top = any_side ? std::clamp(height * split_, 160.0f, height - 120.0f) : height;
+    // (A window too small for both keeps the timeline's 160 px.)
+    const float panel_top =
+        any_side ? std::clamp(height * split_, 160.0f, std::max(160.0f, height - 120.0f)) : height;
     const float timeline_height =
         std::max(60.0f, panel_top - ImGui::GetCursorScreenPos().y - (any_side ? kSplitterHeight : 8));
     timeline_window_.Draw(model, workspace_, timeline_height);
@@ -325,8 +327,8 @@ void App::TileSideWindows(float top, float width, float height) {
   // many as fit side by side in the panel; more windows than tiles stack in decks, each
   // a title bar lower and to the right of the one behind, so every title shows.
   const float min_width = Scaled(kMinTileWidth), min_height = Scaled(kMinTileHeight);
-  const size_t fit_columns = std::max<size_t>(1, size_t(width / min_width));
-  const size_t fit_rows = std::max<size_t>(1, size_t((height - top) / min_height));
+  const size_t fit_columns = std::max<size_t>(1, size_t(std::max(0.0f, width / min_width)));
+  const size_t fit_rows = std::max<size_t>(1, size_t(std::max(0.0f, (height - top) / min_height)));
   const size_t cells = std::min(n, fit_columns * fit_rows);
   size_t columns = std::min({cells, fit_columns, size_t(cells <= 3 ? cells : cells <= 6 ? 3 : 4)});
   size_t rows = (cells + columns - 1) / columns;

@@ -17,7 +17,10 @@ class FrameTimesWindow {
  public:
   bool open = false;
   void Draw(const server::TraceModel& model, Workspace& ws);
-  void Reset() { frames_seen_ = SIZE_MAX; }
+  void Reset() {
+    frames_seen_ = SIZE_MAX;
+    series_ = 0;  // another trace: its main series
+  }
   // Shows the series of this name ("" or "main": the main series); false if none has it.
   bool ShowSeries(const server::TraceModel& model, const std::string& name);
   // The series to show once a trace is there (--frame-series).

@@ -14,11 +14,12 @@ uint64_t Length(const server::FrameSeries& series, size_t k) {
 
 void FrameStrip::Sync(const server::FrameSeries& series) {
   const size_t count = series.frame_count();
-  if (count == indexed_) return;
-  if (count < indexed_) {
+  if (count < indexed_ || series.continuous() != continuous_) {
     indexed_ = 0;
     levels_.clear();
+    continuous_ = series.continuous();
   }
+  if (count == indexed_) return;
   // Level by level, from the block holding the first new item to the end.
   size_t below = count;       // items of the level below (frames, at first)
   size_t changed = indexed_;  // the first of them that is new

@@ -283,7 +283,7 @@ void Timeline::Layout(const TraceModel& model, const std::map<LaneKey, LaneState
   // messages, which get a lane of their own in a trace without frames.
   messages_lane_.reset();
   for (const auto& [id, series] : model.frames) {
-    if (series.frame_count() == 0) continue;
+    if (series.frame_count() == 0 || id == kMessagesLane) continue;  // that id is the messages' lane
     if (add({LaneKind::kFrames, id}, 1, metrics_.frame_strip_height) && !messages_lane_)
       messages_lane_ = LaneKey{LaneKind::kFrames, id};
   }
@@ -351,19 +351,25 @@ void Timeline::BuildFrameItems(const TraceModel& model, const TimelineView& view
         const size_t f = strip.Longest(series, k, last);
         return end_ns(f) - begin_ns(f);
       }());
-      while (k < last) {
+      // Each bar starts right of the one before: frames that overlap it (a damaged or
+      // hostile trace) join the next pixel's, so a strip never holds more bars than it
+      // has pixels, whatever the frames.
+      double free_x = -1e300;
+      while (k < last && free_x <= view.width_px() + 1) {
         const double x0 = view.NsToX(begin_ns(k));
         size_t shown = k, next = k + 1;
         double left = x0;
-        if (view.NsToX(end_ns(k)) - x0 < 1.0) {
+        if (x0 < free_x || view.NsToX(end_ns(k)) - x0 < 1.0) {
           // Frames that begin in this pixel column: the longest stands for them all.
-          left = std::floor(x0);
+          left = std::floor(std::max(x0, free_x));
           next = std::max(k + 1, first_beginning(k, view.XToNs(left + 1.0)));
           shown = strip.Longest(series, k, next);
         }
         const int64_t length = end_ns(shown) - begin_ns(shown);
         const double right = std::max(view.NsToX(end_ns(shown)) - 1.0, left + 1.0);
-        const float h = std::max(1.0f, lane.height * float(double(length) / double(longest)));
+        free_x = right;
+        const float h = std::clamp(lane.height * float(double(length) / double(longest)), 1.0f,
+                                   std::max(lane.height, 1.0f));
         out.push_back({DrawItem::Kind::kFrame, float(left), lane.y + lane.height - h, float(right),
                        lane.y + lane.height, frame_target_.Color(length), lane_index, uint32_t(shown + 1), 1,
                        nullptr});

@@ -19,7 +19,8 @@ namespace gnomon::viewer {
 class FrameStrip {
  public:
   // Indexes the frames `series` gained since the last call (the last, partial block of
-  // each level is redone). A series that lost frames (another trace) is indexed anew.
+  // each level is redone). A series that lost frames, or turned from spans to marks
+  // (another trace, or a damaged one), is indexed anew.
   void Sync(const server::FrameSeries& series);
   // Of frames [first, last) of `series` (first < last <= indexed()), the longest; the
   // first of equals.
@@ -29,6 +30,7 @@ class FrameStrip {
  private:
   static constexpr size_t kFanOut = 16;
   size_t indexed_ = 0;
+  bool continuous_ = false;  // of the series indexed: marks, or spans
   // levels_[k][m]: the longest frame of block m of kFanOut^(k+1) frames.
   std::vector<std::vector<uint32_t>> levels_;
 };
