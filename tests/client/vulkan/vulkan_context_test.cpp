@@ -9,11 +9,10 @@
 #include <thread>
 
 #include "../../support/self_capture.h"
-#include "../../support/vulkan_device.h"
+#include "../../support/vulkan_fixture.h"
 #include "gnomon/protocol/messages.h"
 
 using gnomon::server::TraceModel;
-using gnomon::test::VulkanDevice;
 using gnomon::vulkan::Context;
 using gnomon::vulkan::ContextOptions;
 
@@ -44,20 +43,7 @@ VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL CountingGetInstanceProcAddr(VkInstance 
   return vkGetInstanceProcAddr(instance, name);
 }
 
-struct Fixture {
-  VulkanDevice vk;
-  Fixture() {
-    const std::string error = vk.Create();
-    REQUIRE_MESSAGE(error.empty(), error);
-  }
-  ~Fixture() { vk.Destroy(); }
-  // An event the host sets: a command buffer that waits at it holds the GPU there.
-  VkEvent NewGate() {
-    VkEventCreateInfo info{VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
-    VkEvent gate = VK_NULL_HANDLE;
-    REQUIRE(vkCreateEvent(vk.device, &info, nullptr, &gate) == VK_SUCCESS);
-    return gate;
-  }
+struct Fixture : gnomon::test::VulkanFixture {
   std::unique_ptr<Context> Make(ContextOptions options) {
     options.calibrated_timestamps = vk.calibrated_timestamps;
     options.host_query_reset = vk.host_query_reset;

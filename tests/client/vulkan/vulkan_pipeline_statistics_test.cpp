@@ -8,27 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "../../support/vulkan_device.h"
-
-using gnomon::test::VulkanDevice;
+#include "../../support/vulkan_fixture.h"
 
 namespace {
 
-struct Fixture {
-  VulkanDevice vk;
-  Fixture() {
-    const std::string error = vk.Create();
-    REQUIRE_MESSAGE(error.empty(), error);
-  }
-  ~Fixture() { vk.Destroy(); }
-  // An event the host sets: a command buffer that waits at it holds the GPU there.
-  VkEvent NewGate() {
-    VkEventCreateInfo info{VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
-    VkEvent gate = VK_NULL_HANDLE;
-    REQUIRE(vkCreateEvent(vk.device, &info, nullptr, &gate) == VK_SUCCESS);
-    return gate;
-  }
-};
+using Fixture = gnomon::test::VulkanFixture;
 
 void WaitAtGate(VkCommandBuffer cmd, VkEvent gate) {
   vkCmdWaitEvents(cmd, 1, &gate, VK_PIPELINE_STAGE_HOST_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, nullptr,

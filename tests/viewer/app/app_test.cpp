@@ -16,14 +16,7 @@
 #include "known_trace.h"
 #include "viewer_run.h"
 
-using gnomon::test::Array;
-using gnomon::test::Close;
-using gnomon::test::JsonValue;
-using gnomon::test::Number;
-using gnomon::test::RunViewer;
-using gnomon::test::ScratchDir;
-using gnomon::test::ViewerRun;
-using gnomon::test::WriteKnownTrace;
+using namespace gnomon::test;  // the window tests' helpers: viewer_run.h, known_trace.h, support/
 
 namespace {
 

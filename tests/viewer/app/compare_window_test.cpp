@@ -11,15 +11,7 @@
 #include "known_trace.h"
 #include "viewer_run.h"
 
-using gnomon::test::Array;
-using gnomon::test::JsonValue;
-using gnomon::test::Number;
-using gnomon::test::RunViewer;
-using gnomon::test::ScratchDir;
-using gnomon::test::ViewerRun;
-using gnomon::test::WindowReport;
-using gnomon::test::WriteKnownTrace;
-using gnomon::test::Zone;
+using namespace gnomon::test;  // the window tests' helpers: viewer_run.h, known_trace.h, support/
 
 TEST_CASE("compare: both traces' counts and totals, and their histograms overlaid") {
   ScratchDir dir;

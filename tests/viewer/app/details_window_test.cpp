@@ -9,13 +9,7 @@
 #include "known_trace.h"
 #include "viewer_run.h"
 
-using gnomon::test::JsonValue;
-using gnomon::test::Number;
-using gnomon::test::RunViewer;
-using gnomon::test::ScratchDir;
-using gnomon::test::ViewerRun;
-using gnomon::test::WindowReport;
-using gnomon::test::WriteKnownTrace;
+using namespace gnomon::test;  // the window tests' helpers: viewer_run.h, known_trace.h, support/
 
 TEST_CASE("zone details: the first thread's longest zone, its exact duration and its child") {
   ScratchDir dir;

@@ -9,16 +9,7 @@
 #include "known_trace.h"
 #include "viewer_run.h"
 
-using gnomon::test::Array;
-using gnomon::test::CheckBars;
-using gnomon::test::JsonValue;
-using gnomon::test::kFrameBars;
-using gnomon::test::Number;
-using gnomon::test::RunViewer;
-using gnomon::test::ScratchDir;
-using gnomon::test::ViewerRun;
-using gnomon::test::WindowReport;
-using gnomon::test::WriteKnownTrace;
+using namespace gnomon::test;  // the window tests' helpers: viewer_run.h, known_trace.h, support/
 
 TEST_CASE("frame times: the histogram, the percentiles and the bars coloured by target") {
   ScratchDir dir;

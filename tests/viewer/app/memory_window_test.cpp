@@ -12,16 +12,7 @@
 #include "known_trace.h"
 #include "viewer_run.h"
 
-using gnomon::test::Array;
-using gnomon::test::Close;
-using gnomon::test::JsonValue;
-using gnomon::test::kMs;
-using gnomon::test::kOrigin;
-using gnomon::test::Number;
-using gnomon::test::RunViewer;
-using gnomon::test::ScratchDir;
-using gnomon::test::ViewerRun;
-using gnomon::test::WindowReport;
+using namespace gnomon::test;  // the window tests' helpers: viewer_run.h, known_trace.h, support/
 
 TEST_CASE("memory and locks: the pool's lane and the memory window, and a lock's holds and wait drawn") {
   ScratchDir dir;

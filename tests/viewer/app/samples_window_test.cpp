@@ -11,15 +11,7 @@
 #include "known_trace.h"
 #include "viewer_run.h"
 
-using gnomon::test::Array;
-using gnomon::test::JsonValue;
-using gnomon::test::kMs;
-using gnomon::test::kOrigin;
-using gnomon::test::Number;
-using gnomon::test::RunViewer;
-using gnomon::test::ScratchDir;
-using gnomon::test::ViewerRun;
-using gnomon::test::WindowReport;
+using namespace gnomon::test;  // the window tests' helpers: viewer_run.h, known_trace.h, support/
 
 TEST_CASE("samples and call stacks: the top functions, the flame graph, a zone's stack") {
   ScratchDir dir;

@@ -12,19 +12,7 @@
 #include "known_trace.h"
 #include "viewer_run.h"
 
-using gnomon::test::Array;
-using gnomon::test::Close;
-using gnomon::test::JsonValue;
-using gnomon::test::kFindZoneBars;
-using gnomon::test::kMs;
-using gnomon::test::kOrigin;
-using gnomon::test::Number;
-using gnomon::test::RunViewer;
-using gnomon::test::ScratchDir;
-using gnomon::test::ViewerRun;
-using gnomon::test::WindowReport;
-using gnomon::test::WriteKnownTrace;
-using gnomon::test::Zone;
+using namespace gnomon::test;  // the window tests' helpers: viewer_run.h, known_trace.h, support/
 
 namespace {
 
