@@ -2,10 +2,14 @@
 // NVIDIA H200 (tests/data), through gnomon-calibration-bench as a user would run it.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "../support/process.h"
 
@@ -17,6 +21,8 @@ struct Figures {
   double rel_coverage = -1, rel_p50 = -1, abs_coverage = -1;
   double abs_p50 = -1, early_p50 = -1, late_p50 = -1, bracket_pct = -1;
   double correction = 0, held_out_in_bracket = -1, bracketed_in_bracket = -1;
+  // The p99's 95 % confidence interval, and the held-out reads counted as the truth.
+  double p99_low = -1, p99_high = -1, truth_reads = -1, set_aside = -1;
 };
 
 std::map<std::string, Figures> Run(const std::string& arguments) {
@@ -47,6 +53,10 @@ std::map<std::string, Figures> Run(const std::string& arguments) {
     field(" correction_ns=", f.correction);
     field(" held_out_in_bracket_pct=", f.held_out_in_bracket);
     field(" bracketed_in_bracket_pct=", f.bracketed_in_bracket);
+    field(" p99_low_ns=", f.p99_low);
+    field(" p99_high_ns=", f.p99_high);
+    field(" truth_reads=", f.truth_reads);
+    field(" set_aside=", f.set_aside);
     methods[name] = f;
   }
   return methods;
@@ -98,21 +108,58 @@ TEST_CASE("a second H200 stream, recorded by gnomon-calibration-record over 120 
   CheckBounds(g);
 }
 
-TEST_CASE("at the collectors' cadence (0.5 s), p99 is within 5 % of the floor on every H200 stream") {
-  // The floor: the same fit after the fact through a calibration every 10 ms, which
-  // leaves only the held-out reads' own error. The 300 s stream was recorded with all
-  // 16 CPU cores and the GPU busy.
-  for (const char* stream : {"h200_vulkan_calibration_60s.csv.zst", "h200_vulkan_calibration_120s.csv.zst",
-                             "h200_vulkan_calibration_300s_loaded.csv.zst"}) {
-    CAPTURE(stream);
-    const auto methods = Run(std::string(GNOMON_DATA_DIR) + "/" + stream + " --cadence 0.5");
-    const Figures& g = methods.at("gnomon");
-    const Figures& floor = methods.at("floor");
-    CHECK(g.p99 <= 1.05 * floor.p99);
-    CHECK(g.p50 <= 40);
-    CHECK(g.in_bracket == 100.0);
-    CheckBounds(g);
+// Every recorded stream in tests/data: whichever GPU, host and load it came from.
+std::vector<std::string> RecordedStreams() {
+  std::vector<std::string> streams;
+  for (const auto& entry : std::filesystem::directory_iterator(GNOMON_DATA_DIR)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find("_calibration_") != std::string::npos && name.ends_with(".csv.zst"))
+      streams.push_back(entry.path().string());
   }
+  std::sort(streams.begin(), streams.end());
+  return streams;
+}
+
+TEST_CASE(
+    "every recorded stream at every cadence from 0.25 s to 2 s: the bound holds on the truth, p99 near the "
+    "floor and never above plain interpolation") {
+  // The floor: the same model after the fact through a calibration every 10 ms, which
+  // leaves the held-out reads' own error. `piecewise`: straight lines between the same
+  // calibrations the model sees. A p99 is compared with another's 95 % interval (its
+  // noise, from the number of reads it is taken over).
+  const std::vector<std::string> streams = RecordedStreams();
+  REQUIRE(streams.size() >= 6);
+  for (const std::string& stream : streams) {
+    double sparser_p99_high = -1;
+    for (const char* cadence : {"2", "1", "0.5", "0.25"}) {
+      CAPTURE(stream);
+      CAPTURE(cadence);
+      const auto methods = Run(stream + " --cadence " + cadence);
+      const Figures& g = methods.at("gnomon");
+      CheckBounds(g);
+      CHECK(g.truth_reads > 0.97 * (g.truth_reads + g.set_aside));  // the truth rule sets few aside
+      // Within 5 % of the floor at the collectors' cadence and faster; at 1 s and 2 s the
+      // H200's clock wanders between calibrations by more than a line follows (up to 8 %).
+      const double over_floor = std::atof(cadence) <= 0.5 ? 1.05 : 1.10;
+      CHECK(g.p99 <= over_floor * methods.at("floor").p99_high);
+      CHECK(g.p99 <= methods.at("piecewise").p99_high);
+      // More calibrations never make it worse, beyond noise.
+      if (sparser_p99_high > 0) CHECK(g.p99 <= sparser_p99_high);
+      sparser_p99_high = g.p99_high;
+    }
+  }
+}
+
+TEST_CASE("a calibration read while the CPU was held up is set aside, not interpolated through") {
+  // On this H100 host one calibration of the 1 s cadence was read 2 us off the others
+  // (its call took 1.6x the usual): straight lines through it put the 2 s around it
+  // 1-2 us off, a p99 seven times the floor.
+  const auto methods =
+      Run(std::string(GNOMON_DATA_DIR) + "/h100b_vulkan_calibration_90s_fast_drift.csv.zst --cadence 1");
+  const Figures& g = methods.at("gnomon");
+  CHECK(methods.at("piecewise").p99 > 4 * methods.at("floor").p99);
+  CHECK(g.p99 <= 1.05 * methods.at("floor").p99);
+  CheckBounds(g);
 }
 
 TEST_CASE("the relative bound holds at every cadence from 0.5 s to 5 s on both H200 streams") {
@@ -158,10 +205,9 @@ TEST_CASE(
     CAPTURE(stream);
     const Figures g = Run(std::string(GNOMON_DATA_DIR) + "/" + stream + " --cadence 0.5").at("gnomon");
     CHECK(g.in_bracket < 20);  // placed after the CPU saw them, without brackets
-    CHECK(g.correction < 0);
+    CHECK(g.correction <= 0);
     CHECK(g.bracket_pct == 100.0);  // every held-out write still meets its narrowed interval
     CHECK(g.late_p50 <= 0.35 * g.abs_p50);
-    CHECK(g.late_p50 <= g.rel_p50);                          // placed at the latest the brackets allow
     CHECK(g.bracketed_in_bracket >= g.held_out_in_bracket);  // the move is toward the CPU's view
     CHECK(g.p50 <= 60);
     CheckBounds(g);
@@ -170,6 +216,8 @@ TEST_CASE(
       Run(std::string(GNOMON_DATA_DIR) + "/h200_vulkan_calibration_60s_spin.csv.zst --cadence 0.5")
           .at("gnomon");
   CHECK(quiet.bracketed_in_bracket > quiet.held_out_in_bracket);
+  CHECK(quiet.correction < 0);
+  CHECK(quiet.late_p50 <= quiet.rel_p50);  // placed at the latest the brackets allow
 }
 
 TEST_CASE("on the synthetic stream the narrowed absolute bound still holds the known truth") {

@@ -120,6 +120,7 @@ GpuClockModel::SampleResult GpuClockModel::AddSample(const GpuCalibrationSample&
       NoteStatedUncertainty(sample.uncertainty_ns);
       Refit(e);
       UpdateBounds(e);
+      Smooth(e);
       UpdateOffset(e);
       CheckKnotOrder(e);
       return SampleResult::kMerged;
@@ -140,6 +141,7 @@ GpuClockModel::SampleResult GpuClockModel::AddSample(const GpuCalibrationSample&
   NoteStatedUncertainty(sample.uncertainty_ns);
   Refit(e);
   UpdateBounds(e);
+  Smooth(e);
   UpdateOffset(e);
   CheckKnotOrder(e);
   return SampleResult::kAdded;
@@ -172,6 +174,7 @@ void GpuClockModel::UpdateBounds(Epoch& e) {
     flags_.contradicted += contradicted;
     flags_.contradicted -= e.contradicted[changed];
     e.contradicted[changed] = contradicted;
+    if (changed >= 1) SetAsideIfOutlier(e, changed - 1);
   }
   // The newest knot has one neighbour so far: until the next arrives, its distance from
   // the line through the two before it (a harsher test) stands in, so a bad last read
@@ -179,7 +182,7 @@ void GpuClockModel::UpdateBounds(Epoch& e) {
   e.scatter[n - 1] = float(DistanceFromLine(e.knots[n - 3], e.knots[n - 2], e.knots[n - 1]));
   // Every span whose window holds the changed or the newest knot: its largest scatter.
   const ptrdiff_t last_span = ptrdiff_t(n) - 2;
-  for (ptrdiff_t j = std::max<ptrdiff_t>(0, ptrdiff_t(changed) - kScatterWindow); j <= last_span; ++j) {
+  for (ptrdiff_t j = std::max<ptrdiff_t>(0, ptrdiff_t(changed) - 2 - kScatterWindow); j <= last_span; ++j) {
     double local = 0;
     for (ptrdiff_t m = std::max<ptrdiff_t>(1, j - kScatterWindow + 1);
          m <= std::min(ptrdiff_t(n) - 1, j + kScatterWindow); ++m) {
@@ -206,6 +209,76 @@ void GpuClockModel::UpdateBounds(Epoch& e) {
   for (size_t j = n - 1 > size_t(kScatterWindow) ? n - 1 - kScatterWindow : 1; j + 1 < n; ++j) {
     e.rate_jitter = std::max(e.rate_jitter, std::fabs(rate(j) - rate(j - 1)));
   }
+}
+
+void GpuClockModel::Smooth(Epoch& e) {
+  // Where each knot is placed: a weighted quadratic fitted through it and kSmoothReach
+  // knots on either side, at the knot. Interpolating through single reads passes their
+  // noise into every time between them; the quadratic averages it down (about 0.7x
+  // for 5 knots) and follows a drift that changes (it is exact for a cubic at the
+  // centre). Knots without a full window, and fits that would move a knot by half
+  // its distance to a neighbour (absurd input), keep their read.
+  const size_t n = e.knots.size();
+  e.placed_ns.resize(n);
+  // The knots whose window changed: the newest ones, and those around an outlier moved.
+  const size_t reach = size_t(kSmoothReach);
+  const size_t from = n > reach + 3 ? n - reach - 3 : 0;
+  for (size_t k = from; k < n; ++k) {
+    const GpuCalibrationSample& c = e.knots[k];
+    e.placed_ns[k] = c.cpu_ns;
+    if (k < reach || k + reach >= n) continue;
+    const double scale = double(e.knots[k + reach].gpu_ticks - e.knots[k - reach].gpu_ticks);
+    const double slope = double(e.knots[k + reach].cpu_ns - e.knots[k - reach].cpu_ns) / scale;
+    // Weighted sums for y = a + b x + c x^2, x in units of the window, y the distance
+    // from the chord through the window's ends.
+    double s[5] = {}, t[3] = {};
+    for (size_t j = k - reach; j <= k + reach; ++j) {
+      const double x = double(int64_t(e.knots[j].gpu_ticks - c.gpu_ticks)) / scale;
+      const double y = double(e.knots[j].cpu_ns - c.cpu_ns) - x * scale * slope;
+      const double w = e.weights[j] / e.weights[k];
+      double p = w;
+      for (int m = 0; m < 5; ++m, p *= x) {
+        s[m] += p;
+        if (m < 3) t[m] += p * y;
+      }
+    }
+    // Solve the 3x3 normal equations for a (the fit at x = 0) by Cramer's rule.
+    auto det3 = [](double a, double b, double c, double d, double e2, double f, double g, double h,
+                   double i) { return a * (e2 * i - f * h) - b * (d * i - f * g) + c * (d * h - e2 * g); };
+    const double d = det3(s[0], s[1], s[2], s[1], s[2], s[3], s[2], s[3], s[4]);
+    if (!(std::fabs(d) > 1e-12)) continue;
+    const double a = det3(t[0], s[1], s[2], t[1], s[2], s[3], t[2], s[3], s[4]) / d;
+    const int64_t gap = std::min(c.cpu_ns - e.knots[k - 1].cpu_ns, e.knots[k + 1].cpu_ns - c.cpu_ns);
+    if (std::isfinite(a) && std::fabs(a) <= double((gap - 1) / 2))
+      e.placed_ns[k] = c.cpu_ns + std::llround(a);
+  }
+}
+
+void GpuClockModel::SetAsideIfOutlier(Epoch& e, size_t k) {
+  // A knot farther from the line through its neighbours than the narrowest bound the
+  // model states around it, and farther than either neighbour is from theirs (a bad
+  // knot pulls its neighbours half as far), was read while the CPU or the driver was
+  // held up: it moves to that line instead of bending the placement of both its spans.
+  // Its scatter stays, so the bound around it widens.
+  if (k < kOutlierHistory || k + 2 >= e.knots.size()) return;
+  const double threshold = kTypicalFactor * double(e.span_typical[k - 1]) + kReadFloorNs;
+  if (!(e.scatter[k] > threshold && e.scatter[k] > e.scatter[k - 1] && e.scatter[k] > e.scatter[k + 1]))
+    return;
+  const GpuCalibrationSample& a = e.knots[k - 1];
+  const GpuCalibrationSample& b = e.knots[k + 1];
+  GpuCalibrationSample moved = e.knots[k];
+  const double t = double(moved.gpu_ticks - a.gpu_ticks) / double(b.gpu_ticks - a.gpu_ticks);
+  const int64_t on_line = a.cpu_ns + int64_t(std::llround(t * double(b.cpu_ns - a.cpu_ns)));
+  if (on_line <= a.cpu_ns || on_line >= b.cpu_ns) return;  // no room between them: leave it
+  moved.cpu_ns = on_line;
+  AddToSums(e, e.knots[k], -e.weights[k]);
+  AddToSums(e, moved, e.weights[k]);
+  e.knots[k] = moved;
+  ++flags_.set_aside;
+  // Its neighbours were measured against it: measure them again.
+  if (k >= 2) e.scatter[k - 1] = float(DistanceFromLine(e.knots[k - 2], e.knots[k], e.knots[k - 1]));
+  e.scatter[k + 1] = float(DistanceFromLine(e.knots[k], e.knots[k + 2], e.knots[k + 1]));
+  Refit(e);
 }
 
 void GpuClockModel::CheckKnotOrder(const Epoch& e) {
@@ -257,25 +330,27 @@ GpuClockModel::Mapped GpuClockModel::MapThroughKnots(const Epoch& e, uint64_t gp
     const double bound = SpanBound(e, span);
     return bound < 0 ? absolute : bound;
   };
-  auto extrapolate = [&](const GpuCalibrationSample& k, size_t span) {
+  auto extrapolate = [&](size_t at, size_t span) {
     constexpr double kLimit = double(kMaxTraceNs);  // absurd ticks saturate
+    const GpuCalibrationSample& k = knots[at];
     const int64_t dt = int64_t(gpu_ticks - k.gpu_ticks);
-    const double offset = double(dt) * e.slope_ns_per_tick;
+    const double offset = double(dt) * EdgeSlope(e, at == 0);
     const double absolute = double(k.uncertainty_ns) + std::fabs(offset) * kExtrapolationDriftBound;
     const double rel =
         relative(span, absolute) + std::fabs(offset) * std::min(e.rate_jitter, kExtrapolationDriftBound);
     const uint32_t bound = SaturatedNs(std::max(absolute, rel));
-    return Mapped{int64_t(std::clamp(double(k.cpu_ns) + offset, -kLimit, kLimit)), bound, bound,
+    return Mapped{int64_t(std::clamp(double(e.placed_ns[at]) + offset, -kLimit, kLimit)), bound, bound,
                   SaturatedNs(rel), true};
   };
-  if (after == knots.begin()) return extrapolate(knots.front(), 0);
-  if (after == knots.end()) return extrapolate(knots.back(), knots.size() >= 2 ? knots.size() - 2 : 0);
-  const GpuCalibrationSample& k0 = *(after - 1);
-  const GpuCalibrationSample& k1 = *after;
+  if (after == knots.begin()) return extrapolate(0, 0);
+  if (after == knots.end()) return extrapolate(knots.size() - 1, knots.size() >= 2 ? knots.size() - 2 : 0);
+  const size_t i1 = size_t(after - knots.begin());
+  const GpuCalibrationSample& k0 = knots[i1 - 1];
+  const GpuCalibrationSample& k1 = knots[i1];
   const uint64_t span = k1.gpu_ticks - k0.gpu_ticks;
   const uint64_t dt = gpu_ticks - k0.gpu_ticks;
-  const __int128 dc = __int128(k1.cpu_ns - k0.cpu_ns);
-  const int64_t cpu = k0.cpu_ns + int64_t(dc * __int128(dt) / __int128(span));
+  const __int128 dc = __int128(e.placed_ns[i1] - e.placed_ns[i1 - 1]);
+  const int64_t cpu = e.placed_ns[i1 - 1] + int64_t(dc * __int128(dt) / __int128(span));
   const double t = double(dt) / double(span);
   const double stated = double(k0.uncertainty_ns) * (1 - t) + double(k1.uncertainty_ns) * t;
   const double rel = relative(size_t(after - knots.begin()) - 1, stated);
@@ -347,7 +422,9 @@ bool GpuClockModel::FileBracket(Epoch& e, const GpuTimeBracket& b, const Mapped&
       std::upper_bound(e.knots.begin(), e.knots.end(), b.gpu_ticks,
                        [](uint64_t t, const GpuCalibrationSample& k) { return t < k.gpu_ticks; });
   const size_t span = size_t(after - e.knots.begin()) - 1;
-  if (span + 2 >= n) return false;  // the newest span: a merge still moves its right knot
+  // The newest spans: a merge still moves the newest knot, an outlier the one before,
+  // and either moves where the knots within kSmoothReach of them are placed.
+  if (span + 3 + size_t(kSmoothReach) >= n) return false;
   if (e.span_gaps.size() < n - 1) e.span_gaps.resize(n - 1);
   const BracketGaps gaps = GapsOf(b, placed.cpu_ns);
   Epoch::SpanGaps& kept = e.span_gaps[span];
@@ -472,6 +549,21 @@ uint32_t GpuClockModel::current_relative_ns() const {
   if (e.knots.empty()) return UINT32_MAX;
   const double bound = e.knots.size() < 2 ? -1 : SpanBound(e, e.knots.size() - 2);
   return bound < 0 ? e.knots.back().uncertainty_ns : SaturatedNs(bound);
+}
+
+double GpuClockModel::EdgeSlope(const Epoch& e, bool front) const {
+  // The rate over the last two spans at that end: the clock's rate now, where a line
+  // fitted through the whole epoch lags a drift that changes.
+  const size_t n = e.knots.size();
+  if (n < 2) return e.slope_ns_per_tick;
+  const size_t reach = std::min<size_t>(n - 1, 2);
+  const size_t a = front ? 0 : n - 1 - reach;
+  const size_t b = front ? reach : n - 1;
+  const double slope =
+      double(e.placed_ns[b] - e.placed_ns[a]) / double(e.knots[b].gpu_ticks - e.knots[a].gpu_ticks);
+  const double nominal = period_.ns();
+  return std::isfinite(slope) && std::fabs(slope / nominal - 1.0) <= kMaxRateError ? slope
+                                                                                   : e.slope_ns_per_tick;
 }
 
 double GpuClockModel::SpanBound(const Epoch& e, size_t span) {

@@ -534,3 +534,46 @@ TEST_CASE("a read claiming a bound of seconds cannot become a knot far from the 
   // So the reads after it still land.
   CHECK(model.AddSample({2'000'000'000, 2'000'000'000, 100}) == GpuClockModel::SampleResult::kAdded);
 }
+
+TEST_CASE("a calibration read far off its neighbours is set aside, and the bound around it widens") {
+  const SimulatedGpu gpu{.ppm = 24, .wander_ns = 500, .period = PeriodFromFloat(1.0)};
+  GpuClockModel clean = NoisyModel(gpu, 40, 20, 3000);
+  GpuClockModel model(gpu.period, 64);
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> noise(0, 20);
+  for (int s = 0; s <= 40; ++s) {
+    const int64_t cpu = int64_t(s) * 1'000'000'000;
+    // The read at 20 s came 2.5 us late: its call was held up.
+    const int64_t off = s == 20 ? 2500 : std::llround(noise(rng));
+    model.AddSample({gpu.Ticks(cpu), cpu + off, s == 20 ? 7000u : 3000u});
+  }
+  CHECK(model.flags().set_aside == 1);
+  CHECK(clean.flags().set_aside == 0);
+  for (int64_t t : {19'500'000'000LL, 20'000'000'000LL, 20'500'000'000LL}) {
+    CAPTURE(t);
+    const auto mapped = model.Map(gpu.Ticks(t));
+    CHECK(std::fabs(double(mapped.cpu_ns - t)) < 150);  // straight lines through it: 1.25 us off
+    CHECK(mapped.relative_ns > clean.Map(gpu.Ticks(t)).relative_ns);
+  }
+}
+
+TEST_CASE("placed knots keep the mapping monotonic under hostile rates") {
+  // Rates that jump by +-0.9 % from knot to knot: the smoothing fit must not reorder them.
+  GpuClockModel model(PeriodFromFloat(1.0), 64);
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> rate(0.991, 1.009);
+  uint64_t ticks = 1000;
+  int64_t cpu = 5000;
+  for (int k = 0; k < 200; ++k) {
+    const uint64_t step = 20'000'000;
+    ticks += step;
+    cpu += int64_t(double(step) * rate(rng));
+    model.AddSample({ticks, cpu, 100});
+  }
+  int64_t last = INT64_MIN;
+  for (uint64_t t = 1000; t < ticks + 100'000'000; t += 1'000'003) {
+    const int64_t placed = model.Map(t).cpu_ns;
+    REQUIRE(placed >= last);
+    last = placed;
+  }
+}

@@ -117,6 +117,10 @@ class GpuClockModel {
   static constexpr double kLocalFactor = 3.0;
   static constexpr double kTypicalFactor = 4.0;
   static constexpr double kReadFloorNs = 20.0;
+  // Knots before one can be judged an outlier: enough scatter to know what is typical.
+  static constexpr size_t kOutlierHistory = 4;
+  // Knots on either side of a knot that the fit placing it takes (see Smooth).
+  static constexpr int kSmoothReach = 2;
   // A stated uncertainty above this is absurd (no calibration call takes 100 ms).
   static constexpr uint32_t kAbsurdUncertaintyNs = 100'000'000;
 
@@ -188,7 +192,8 @@ class GpuClockModel {
     size_t zero_uncertainty = 0;    // stated 0 ns: no read is exact
     size_t absurd_uncertainty = 0;  // above kAbsurdUncertaintyNs
     size_t contradicted = 0;        // its scatter exceeds its own and its neighbours' stated bounds
-    size_t total() const { return zero_uncertainty + absurd_uncertainty + contradicted; }
+    size_t set_aside = 0;           // an outlier moved to the line through its neighbours
+    size_t total() const { return zero_uncertainty + absurd_uncertainty + contradicted + set_aside; }
     // Brackets that could not be taken: rejected by AddBracket, and epochs whose
     // brackets contradict each other.
     size_t bad_brackets = 0;
@@ -202,7 +207,8 @@ class GpuClockModel {
  private:
   struct Epoch {
     std::vector<GpuCalibrationSample> knots;
-    std::vector<double> weights;  // of each knot, summed when samples merge
+    std::vector<double> weights;     // of each knot, summed when samples merge
+    std::vector<int64_t> placed_ns;  // where each knot is placed: its read smoothed (Smooth)
     // The GPU ticks of the first and newest samples read, merged or not: the calibrated
     // span, which merging (knots at centroids) would otherwise shrink at both ends.
     uint64_t first_read_ticks = 0, last_read_ticks = 0;
@@ -243,9 +249,15 @@ class GpuClockModel {
   };
   // A span's bounds stop changing once this many spans follow it (the windows of
   // UpdateBounds, and the newest knot that a merge moves).
-  static constexpr size_t kSettledSpans = kTypicalWindow / 2 + kScatterWindow + 2;
+  static constexpr size_t kSettledSpans = kTypicalWindow / 2 + kScatterWindow + 3;
   static void AddToSums(Epoch& epoch, const GpuCalibrationSample& knot, double weight);
   static void CheckKnotOrder(const Epoch& epoch);
+  // Moves knot k to the line through its neighbours when its scatter marks it an outlier.
+  void SetAsideIfOutlier(Epoch& epoch, size_t k);
+  // Where the knots whose fit window changed are placed (placed_ns).
+  static void Smooth(Epoch& epoch);
+  // The clock's rate at the first (front) or last knots, for times beyond them.
+  double EdgeSlope(const Epoch& epoch, bool front) const;
   void Refit(Epoch& epoch);
   // Scatter of the knot before the last, the spans whose windows hold it, the rate jitter.
   void UpdateBounds(Epoch& epoch);
