@@ -23,6 +23,9 @@ struct Figures {
   double correction = 0, held_out_in_bracket = -1, bracketed_in_bracket = -1;
   // The p99's 95 % confidence interval, and the held-out reads counted as the truth.
   double p99_low = -1, p99_high = -1, truth_reads = -1, set_aside = -1;
+  // The coverage without the truth's own uncertainty, and the factor on the relative
+  // bound that 99 % coverage needs.
+  double plain_coverage = -1, scale_needed = -1;
 };
 
 std::map<std::string, Figures> Run(const std::string& arguments) {
@@ -57,6 +60,8 @@ std::map<std::string, Figures> Run(const std::string& arguments) {
     field(" p99_high_ns=", f.p99_high);
     field(" truth_reads=", f.truth_reads);
     field(" set_aside=", f.set_aside);
+    field(" rel_bound_plain_coverage_pct=", f.plain_coverage);
+    field(" bound_scale_needed=", f.scale_needed);
     methods[name] = f;
   }
   return methods;
@@ -129,6 +134,7 @@ TEST_CASE(
   // noise, from the number of reads it is taken over).
   const std::vector<std::string> streams = RecordedStreams();
   REQUIRE(streams.size() >= 6);
+  std::map<std::string, double> scale_needed;  // the largest of each stream's cadences
   for (const std::string& stream : streams) {
     double sparser_p99_high = -1;
     for (const char* cadence : {"2", "1", "0.5", "0.25"}) {
@@ -146,7 +152,24 @@ TEST_CASE(
       // More calibrations never make it worse, beyond noise.
       if (sparser_p99_high > 0) CHECK(g.p99 <= sparser_p99_high);
       sparser_p99_high = g.p99_high;
+      // Against the held-out reads as they are (their own jitter counted as our error).
+      CHECK(g.plain_coverage >= 90.0);
+      scale_needed[stream] = std::max(scale_needed[stream], g.scale_needed);
     }
+  }
+  // Cross-validation: the bound's one fitted constant is its width against the scatter.
+  // Fitted on every stream but one (the largest factor they need), it must hold on the
+  // one left out; and the factor the model ships (1) must be at least what any such fit
+  // asks for.
+  for (const auto& [held_out, needed] : scale_needed) {
+    double fitted = 0;
+    for (const auto& [other, other_needed] : scale_needed) {
+      if (other != held_out) fitted = std::max(fitted, other_needed);
+    }
+    CAPTURE(held_out);
+    CHECK(fitted <= 1.0);
+    CHECK(needed <= 1.0);
+    MESSAGE(held_out, ": needs ", needed, ", the others ", fitted);
   }
 }
 
