@@ -231,6 +231,14 @@ std::vector<Calibration> SelectCalibrations(const std::vector<const Row*>& paced
                                             int tries) {
   std::vector<Calibration> calibrations;
   const int64_t cadence_ns = int64_t(cadence_s * 1e9);
+  auto better = [](const Row* r, const Row* best) {
+    return !best || r->max_dev_ns < best->max_dev_ns ||
+           (r->max_dev_ns == best->max_dev_ns &&
+            r->t_after_ns - r->t_before_ns < best->t_after_ns - best->t_before_ns);
+  };
+  auto add = [&](const Row* best) {
+    calibrations.push_back({best->device_ticks, best->host_ns, best->max_dev_ns, best->t_after_ns});
+  };
   int64_t next = paced.front()->t_before_ns;
   for (size_t k = 0; k < paced.size(); ++k) {
     if (paced[k]->t_before_ns < next || paced[k]->index % 2 != 0) continue;
@@ -239,16 +247,21 @@ std::vector<Calibration> SelectCalibrations(const std::vector<const Row*>& paced
     for (size_t j = k; j < paced.size() && taken < tries; ++j) {
       if (paced[j]->index % 2 != 0) continue;
       ++taken;
-      const Row* r = paced[j];
-      if (!best || r->max_dev_ns < best->max_dev_ns ||
-          (r->max_dev_ns == best->max_dev_ns &&
-           r->t_after_ns - r->t_before_ns < best->t_after_ns - best->t_before_ns)) {
-        best = r;
-      }
+      if (better(paced[j], best)) best = paced[j];
     }
-    calibrations.push_back({best->device_ticks, best->host_ns, best->max_dev_ns, best->t_after_ns});
+    add(best);
     next += cadence_ns;
   }
+  // Once more at the end, as the collectors calibrate when a context ends: the best of
+  // the last tries.
+  const Row* last = nullptr;
+  int taken = 0;
+  for (size_t j = paced.size(); j-- > 0 && taken < tries;) {
+    if (paced[j]->index % 2 != 0) continue;
+    ++taken;
+    if (better(paced[j], last)) last = paced[j];
+  }
+  if (last->device_ticks > calibrations.back().device_ticks) add(last);
   return calibrations;
 }
 
@@ -451,8 +464,9 @@ int main(int argc, char** argv) {
                rows.size(), calibrations.size(), cadence_s, tries, model.drift_ppm());
   std::fprintf(
       stderr,
-      "%zu knots, %zu rejected; %zu held-out reads set aside (their calls took over %.1fx the median)\n",
-      model.knots().size(), model.rejected_count(), set_aside, g_truth_width_factor);
+      "%zu knots (%zu set aside as outliers), %zu rejected; %zu held-out reads set aside (their calls took "
+      "over %.1fx the median)\n",
+      model.knots().size(), model.flags().set_aside, model.rejected_count(), set_aside, g_truth_width_factor);
   const auto offset = bracketed.offset_range();
   std::fprintf(stderr, "%zu brackets: offset within [%.0f, %.0f] ns%s\n", offset.brackets, offset.min_ns,
                offset.max_ns, offset.contradicted ? ", contradicting each other (not used)" : "");

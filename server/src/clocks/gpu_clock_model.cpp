@@ -212,12 +212,15 @@ void GpuClockModel::UpdateBounds(Epoch& e) {
 }
 
 void GpuClockModel::Smooth(Epoch& e) {
-  // Where each knot is placed: a weighted quadratic fitted through it and kSmoothReach
-  // knots on either side, at the knot. Interpolating through single reads passes their
-  // noise into every time between them; the quadratic averages it down (about 0.7x
-  // for 5 knots) and follows a drift that changes (it is exact for a cubic at the
-  // centre). Knots without a full window, and fits that would move a knot by half
-  // its distance to a neighbour (absurd input), keep their read.
+  // Where each knot is placed: a weighted quadratic fitted through it and the same
+  // number of knots on either side (2 to kSmoothReach, those within kSmoothSpanNs), at
+  // the knot. Interpolating through single reads passes their noise into every time
+  // between them; the quadratic averages it down (about 0.7x for 5 knots, 0.5x for 9)
+  // and follows a drift that changes (at the centre it is exact for a cubic). Beyond a
+  // second the clock's own wander is no longer a cubic, and averaging over it would
+  // move knots off the curve: knots calibrated less often than twice a second, those
+  // without two knots on either side, and fits that would move a knot by half its
+  // distance to a neighbour (absurd input) keep their read.
   const size_t n = e.knots.size();
   e.placed_ns.resize(n);
   // The knots whose window changed: the newest ones, and those around an outlier moved.
@@ -226,13 +229,19 @@ void GpuClockModel::Smooth(Epoch& e) {
   for (size_t k = from; k < n; ++k) {
     const GpuCalibrationSample& c = e.knots[k];
     e.placed_ns[k] = c.cpu_ns;
-    if (k < reach || k + reach >= n) continue;
-    const double scale = double(e.knots[k + reach].gpu_ticks - e.knots[k - reach].gpu_ticks);
-    const double slope = double(e.knots[k + reach].cpu_ns - e.knots[k - reach].cpu_ns) / scale;
+    size_t m = 0;
+    while (m < reach && k >= m + 1 && k + m + 1 < n &&
+           c.cpu_ns - e.knots[k - m - 1].cpu_ns <= kSmoothSpanNs &&
+           e.knots[k + m + 1].cpu_ns - c.cpu_ns <= kSmoothSpanNs) {
+      ++m;
+    }
+    if (m < 2) continue;
+    const double scale = double(e.knots[k + m].gpu_ticks - e.knots[k - m].gpu_ticks);
+    const double slope = double(e.knots[k + m].cpu_ns - e.knots[k - m].cpu_ns) / scale;
     // Weighted sums for y = a + b x + c x^2, x in units of the window, y the distance
     // from the chord through the window's ends.
     double s[5] = {}, t[3] = {};
-    for (size_t j = k - reach; j <= k + reach; ++j) {
+    for (size_t j = k - m; j <= k + m; ++j) {
       const double x = double(int64_t(e.knots[j].gpu_ticks - c.gpu_ticks)) / scale;
       const double y = double(e.knots[j].cpu_ns - c.cpu_ns) - x * scale * slope;
       const double w = e.weights[j] / e.weights[k];

@@ -119,8 +119,10 @@ class GpuClockModel {
   static constexpr double kReadFloorNs = 20.0;
   // Knots before one can be judged an outlier: enough scatter to know what is typical.
   static constexpr size_t kOutlierHistory = 4;
-  // Knots on either side of a knot that the fit placing it takes (see Smooth).
-  static constexpr int kSmoothReach = 2;
+  // Knots on either side of a knot that the fit placing it takes at most, and how far
+  // from it they may lie (see Smooth).
+  static constexpr int kSmoothReach = 4;
+  static constexpr int64_t kSmoothSpanNs = 1'250'000'000;
   // A stated uncertainty above this is absurd (no calibration call takes 100 ms).
   static constexpr uint32_t kAbsurdUncertaintyNs = 100'000'000;
 
