@@ -279,6 +279,7 @@ void GpuClockModel::SetAsideIfOutlier(Epoch& e, size_t k) {
   const double t = double(moved.gpu_ticks - a.gpu_ticks) / double(b.gpu_ticks - a.gpu_ticks);
   const int64_t on_line = a.cpu_ns + int64_t(std::llround(t * double(b.cpu_ns - a.cpu_ns)));
   if (on_line <= a.cpu_ns || on_line >= b.cpu_ns) return;  // no room between them: leave it
+  if (on_line == moved.cpu_ns) return;                     // set aside already (a merge judges it again)
   moved.cpu_ns = on_line;
   AddToSums(e, e.knots[k], -e.weights[k]);
   AddToSums(e, moved, e.weights[k]);
@@ -431,9 +432,9 @@ bool GpuClockModel::FileBracket(Epoch& e, const GpuTimeBracket& b, const Mapped&
       std::upper_bound(e.knots.begin(), e.knots.end(), b.gpu_ticks,
                        [](uint64_t t, const GpuCalibrationSample& k) { return t < k.gpu_ticks; });
   const size_t span = size_t(after - e.knots.begin()) - 1;
-  // The newest spans: a merge still moves the newest knot, an outlier the one before,
-  // and either moves where the knots within kSmoothReach of them are placed.
-  if (span + 3 + size_t(kSmoothReach) >= n) return false;
+  // The newest spans: a merge still moves the newest knot and may set aside the third
+  // newest, and either moves where the knots within kSmoothReach of them are placed.
+  if (span + 4 + size_t(kSmoothReach) >= n) return false;
   if (e.span_gaps.size() < n - 1) e.span_gaps.resize(n - 1);
   const BracketGaps gaps = GapsOf(b, placed.cpu_ns);
   Epoch::SpanGaps& kept = e.span_gaps[span];

@@ -557,23 +557,48 @@ TEST_CASE("a calibration read far off its neighbours is set aside, and the bound
   }
 }
 
-TEST_CASE("placed knots keep the mapping monotonic under hostile rates") {
-  // Rates that jump by +-0.9 % from knot to knot: the smoothing fit must not reorder them.
+TEST_CASE("placed knots keep the mapping monotonic under hostile rates and crowded knots") {
+  // Rates that jump by +-0.9 % from knot to knot, and stated bounds of 10 ms that let
+  // two knots' CPU times lie a few ns apart: the fit placing each knot must not
+  // reorder them.
   GpuClockModel model(PeriodFromFloat(1.0), 64);
   std::mt19937_64 rng(3);
   std::uniform_real_distribution<double> rate(0.991, 1.009);
+  std::uniform_int_distribution<int> crowd(0, 3);
   uint64_t ticks = 1000;
   int64_t cpu = 5000;
-  for (int k = 0; k < 200; ++k) {
+  for (int k = 0; k < 400; ++k) {
     const uint64_t step = 20'000'000;
     ticks += step;
-    cpu += int64_t(double(step) * rate(rng));
-    model.AddSample({ticks, cpu, 100});
+    cpu += crowd(rng) == 0 ? 2 : int64_t(double(step) * rate(rng));
+    model.AddSample({ticks, cpu, 10'000'000});
   }
+  REQUIRE(model.knots().size() > 100);
   int64_t last = INT64_MIN;
+  for (const GpuCalibrationSample& k : model.knots()) {
+    const int64_t placed = model.Map(k.gpu_ticks).cpu_ns;
+    REQUIRE(placed > last);
+    last = placed;
+  }
+  last = INT64_MIN;
   for (uint64_t t = 1000; t < ticks + 100'000'000; t += 1'000'003) {
     const int64_t placed = model.Map(t).cpu_ns;
     REQUIRE(placed >= last);
     last = placed;
   }
+}
+
+TEST_CASE("a knot set aside is counted once, however often merges judge it again") {
+  const SimulatedGpu gpu{.ppm = 24, .wander_ns = 500, .period = PeriodFromFloat(1.0)};
+  GpuClockModel model(gpu.period, 64);
+  for (int s = 0; s <= 22; ++s) {
+    const int64_t cpu = int64_t(s) * 1'000'000'000;
+    model.AddSample({gpu.Ticks(cpu), cpu + (s == 20 ? 2500 : (s % 3) * 7), 3000});
+  }
+  REQUIRE(model.flags().set_aside == 1);
+  for (int m = 1; m <= 3; ++m) {
+    const int64_t cpu = 22'000'000'000 + m * 1'000'000;
+    REQUIRE(model.AddSample({gpu.Ticks(cpu), cpu, 3000}) == GpuClockModel::SampleResult::kMerged);
+  }
+  CHECK(model.flags().set_aside == 1);
 }
