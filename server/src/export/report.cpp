@@ -109,9 +109,11 @@ void PrintGpuContexts(const TraceModel& model, std::ostream& out) {
     }
     if (const GpuClockModel::Flags& flags = clock.flags(); flags.total() > 0) {
       out << Format(
-          "    %zu calibration(s) flagged: %zu stated 0 ns, %zu absurd, %zu contradicted by the scatter "
-          "(bounds follow the data)\n",
-          flags.total(), flags.zero_uncertainty, flags.absurd_uncertainty, flags.contradicted);
+          "    %zu calibration(s) flagged: %zu stated 0 ns, %zu absurd, %zu contradicted by the scatter, %zu "
+          "set "
+          "aside as outliers (bounds follow the data)\n",
+          flags.total(), flags.zero_uncertainty, flags.absurd_uncertainty, flags.contradicted,
+          flags.set_aside);
     }
     if (const GpuClockModel::Flags& flags = clock.flags(); flags.bad_brackets > 0) {
       out << "    " << flags.bad_brackets

@@ -54,9 +54,10 @@ void ClockWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     if (clock.flags().total() > 0) {
       ImGui::TextColored(
           ImVec4(1.0f, 0.75f, 0.3f, 1.0f),
-          "%zu calibration(s) flagged: %zu stated 0 ns, %zu absurd, %zu contradicted by the scatter",
+          "%zu calibration(s) flagged: %zu stated 0 ns, %zu absurd, %zu contradicted by the scatter, %zu set "
+          "aside as outliers",
           clock.flags().total(), clock.flags().zero_uncertainty, clock.flags().absurd_uncertainty,
-          clock.flags().contradicted);
+          clock.flags().contradicted, clock.flags().set_aside);
     }
     if (clock.flags().bad_brackets > 0) {
       ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f),
