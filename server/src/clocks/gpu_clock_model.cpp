@@ -17,11 +17,16 @@ constexpr double kExtrapolationDriftBound = 10e-6;
 
 uint32_t SaturatedNs(double ns) { return uint32_t(std::round(std::clamp(ns, 0.0, double(UINT32_MAX - 1)))); }
 
+// Where the line through knots a and b (a before b) passes at `ticks`: CPU ns after a's.
+double LineFrom(const GpuCalibrationSample& a, const GpuCalibrationSample& b, uint64_t ticks) {
+  const double t = double(ticks - a.gpu_ticks) / double(b.gpu_ticks - a.gpu_ticks);
+  return t * double(b.cpu_ns - a.cpu_ns);
+}
+
 // How far knot k lies (in CPU ns) from the line through knots a and b (a before b).
 double DistanceFromLine(const GpuCalibrationSample& a, const GpuCalibrationSample& b,
                         const GpuCalibrationSample& k) {
-  const double t = double(k.gpu_ticks - a.gpu_ticks) / double(b.gpu_ticks - a.gpu_ticks);
-  return std::fabs(double(k.cpu_ns - a.cpu_ns) - t * double(b.cpu_ns - a.cpu_ns));
+  return std::fabs(double(k.cpu_ns - a.cpu_ns) - LineFrom(a, b, k.gpu_ticks));
 }
 
 double Weight(uint32_t uncertainty_ns) {
@@ -245,10 +250,10 @@ void GpuClockModel::Smooth(Epoch& e) {
       const double x = double(int64_t(e.knots[j].gpu_ticks - c.gpu_ticks)) / scale;
       const double y = double(e.knots[j].cpu_ns - c.cpu_ns) - x * scale * slope;
       const double w = e.weights[j] / e.weights[k];
-      double p = w;
-      for (int m = 0; m < 5; ++m, p *= x) {
-        s[m] += p;
-        if (m < 3) t[m] += p * y;
+      double p = w;  // w x^power
+      for (int power = 0; power < 5; ++power, p *= x) {
+        s[power] += p;
+        if (power < 3) t[power] += p * y;
       }
     }
     // Solve the 3x3 normal equations for a (the fit at x = 0) by Cramer's rule.
@@ -276,8 +281,7 @@ void GpuClockModel::SetAsideIfOutlier(Epoch& e, size_t k) {
   const GpuCalibrationSample& a = e.knots[k - 1];
   const GpuCalibrationSample& b = e.knots[k + 1];
   GpuCalibrationSample moved = e.knots[k];
-  const double t = double(moved.gpu_ticks - a.gpu_ticks) / double(b.gpu_ticks - a.gpu_ticks);
-  const int64_t on_line = a.cpu_ns + int64_t(std::llround(t * double(b.cpu_ns - a.cpu_ns)));
+  const int64_t on_line = a.cpu_ns + int64_t(std::llround(LineFrom(a, b, moved.gpu_ticks)));
   if (on_line <= a.cpu_ns || on_line >= b.cpu_ns) return;  // no room between them: leave it
   if (on_line == moved.cpu_ns) return;                     // set aside already (a merge judges it again)
   moved.cpu_ns = on_line;
