@@ -1,10 +1,13 @@
 // gnomon-report: summary and zone statistics of a .gnomon trace file.
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +17,7 @@
 #include "gnomon/server/csv_export.h"
 #include "gnomon/server/json_report.h"
 #include "gnomon/server/perfetto_export.h"
+#include "gnomon/server/regression.h"
 #include "gnomon/server/report.h"
 #include "gnomon/server/statistics.h"
 #include "gnomon/server/text.h"
@@ -25,6 +29,7 @@ constexpr const char* kUsage =
     R"(Usage: gnomon-report [--csv [--gpu] [--unwrap | --messages | --plots] [--filter TEXT [--case]]
                       [--sep S]] [--json OUT] [--chrome OUT] [--perfetto OUT] [--range A:B]
                       [--threads LIST] [--zones TEXT] [--all-messages] [--max-expansion N] FILE
+       gnomon-report NEW --compare OLD [--threshold PCT] [--confidence C] [--json OUT]
 
 Prints a summary of a Gnomon trace (program, duration, threads, zones, frames, plots,
 messages, dropped events), a table of zone statistics per source location sorted by
@@ -65,6 +70,18 @@ first capture's clock.
     --threads LIST only these threads (names or OS thread ids, comma-separated): their
                    zones, messages, lock holds and waits, and GPU zones
     --zones TEXT   only the CPU and GPU zones whose name holds TEXT (any case)
+  --compare OLD    the regression check: NEW against OLD, a trace of the same program
+                   before the change. For each zone location (by name and file, GPU
+                   zones apart) and each frame series in both, the median and the p90
+                   of the durations in each, their change, and its confidence interval
+                   (from order statistics: no distribution assumed). A row changed when
+                   the interval of its median or p90 lies wholly beyond the threshold.
+                   Prints the table (--json OUT: as JSON) and exits 4 when something got
+                   slower, 5 when something got faster and nothing slower, 0 otherwise
+    --threshold PCT
+                   the least change that counts, in percent (default 5)
+    --confidence C how sure the check must be, for all its intervals at once (default
+                   0.99; from 0.5 to 0.999999)
   --max-expansion N
                    load blocks that decompress to up to N times their size (default 1024;
                    no capture comes near it: past it a block is a decompression bomb or
@@ -75,7 +92,8 @@ A damaged file loads everything sound in it; what was wrong (blocks cut, lost, r
 out of order, corrupted, bytes after the end) is printed as a warning.
 
 Exit codes: 0 ok (a damaged or truncated file still loads, with a warning); 1 bad command line;
-2 the file cannot be read or is not a Gnomon trace; 3 OUT cannot be written.
+2 the file cannot be read or is not a Gnomon trace; 3 OUT cannot be written; with --compare,
+4 a location or frame series got slower beyond the threshold, 5 one got faster and none slower.
 )";
 
 // Writes to `path`, or standard output for "-"; false (with the reason said) when the
@@ -117,6 +135,52 @@ void PrintReport(const gnomon::server::TraceModel& model,
   gnomon::server::PrintContextSwitches(model, std::cout);
 }
 
+// A share written in percent ("5", "5%") or as a fraction ("0.99", with `fraction`), in
+// [low, high]; none when it is not one.
+std::optional<double> ParseShare(std::string_view text, bool fraction, double low, double high) {
+  const bool percent = text.ends_with('%');
+  if (percent) text.remove_suffix(1);
+  const std::string number(text);
+  char* end = nullptr;
+  errno = 0;
+  double value = std::strtod(number.c_str(), &end);
+  if (number.empty() || end != number.c_str() + number.size() || errno != 0 || !std::isfinite(value)) {
+    return std::nullopt;
+  }
+  if (percent || !fraction) value /= 100;
+  if (value < low || value > high) return std::nullopt;
+  return value;
+}
+
+// The regression check of NEW against OLD (--compare); the exit code.
+int CompareTraces(const gnomon::server::TraceSet& new_set, const std::string& old_path,
+                  const gnomon::server::LoadOptions& load_options,
+                  const gnomon::server::RegressionOptions& options, const std::string& json_path) {
+  gnomon::server::TraceSet old_set;
+  auto loaded = gnomon::server::LoadTraceSet(old_path, old_set, load_options);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "gnomon-report: %s\n", loaded.status().message().c_str());
+    return 2;
+  }
+  if (!loaded->warning.empty()) {
+    std::fprintf(stderr, "gnomon-report: warning: %s: %s\n", old_path.c_str(), loaded->warning.c_str());
+  }
+  auto programs = [](const gnomon::server::TraceSet& set) {
+    std::vector<const gnomon::server::TraceModel*> models;
+    for (const auto& process : set.processes) models.push_back(&process.model);
+    return models;
+  };
+  const gnomon::server::RegressionReport report =
+      gnomon::server::CompareForRegressions(programs(old_set), programs(new_set), options);
+  if (json_path.empty()) {
+    gnomon::server::PrintRegressions(report, std::cout);
+  } else if (!WriteOutput(json_path,
+                          [&](std::ostream& out) { gnomon::server::WriteRegressionJson(report, out); })) {
+    return 3;
+  }
+  return report.slower > 0 ? 4 : report.faster > 0 ? 5 : 0;
+}
+
 // The value after option argv[i]: none when there is none or the next word is itself
 // an option ("--csv"), so that a forgotten value never swallows it.
 const char* OptionValue(int argc, char** argv, int i) {
@@ -139,6 +203,9 @@ int main(int argc, char** argv) {
   bool export_modifier = false;
   size_t summary_messages = gnomon::server::kSummaryMessages;
   gnomon::server::LoadOptions load_options;
+  std::string compare_path;
+  gnomon::server::RegressionOptions regression;
+  bool regression_modifier = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") {
@@ -191,6 +258,26 @@ int main(int argc, char** argv) {
         return 1;
       }
       (arg == "--chrome" ? chrome_path : arg == "--json" ? json_path : perfetto_path) = argv[++i];
+    } else if (arg == "--compare" || arg == "--threshold" || arg == "--confidence") {
+      if (OptionValue(argc, argv, i) == nullptr) {
+        std::fprintf(stderr, "gnomon-report: %s needs a value\n\n%s", arg.c_str(), kUsage);
+        return 1;
+      }
+      const std::string value = argv[++i];
+      if (arg == "--compare") {
+        compare_path = value;
+        continue;
+      }
+      const bool threshold = arg == "--threshold";
+      const auto share = threshold ? ParseShare(value, false, 0, 10) : ParseShare(value, true, 0.5, 0.999999);
+      if (!share) {
+        std::fprintf(stderr, "gnomon-report: %s: '%s' is not %s\n", arg.c_str(), value.c_str(),
+                     threshold ? "a percentage from 0 to 1000 (e.g. 5 or 5%)"
+                               : "a confidence from 0.5 to 0.999999 (e.g. 0.99 or 99%)");
+        return 1;
+      }
+      (threshold ? regression.threshold : regression.confidence) = *share;
+      regression_modifier = true;
     } else if (arg == "--max-expansion") {
       const auto n = i + 1 < argc ? gnomon::protocol::ParseUnsigned(argv[++i], 1, UINT32_MAX)
                                   : gnomon::protocol::Parsed<uint64_t>{std::nullopt, "a value is needed"};
@@ -212,6 +299,16 @@ int main(int argc, char** argv) {
   }
   if (path.empty()) {
     std::fprintf(stderr, "gnomon-report: name a trace file\n\n%s", kUsage);
+    return 1;
+  }
+  if (regression_modifier && compare_path.empty()) {
+    std::fprintf(stderr, "gnomon-report: --threshold and --confidence go with --compare OLD\n");
+    return 1;
+  }
+  if (!compare_path.empty() && (csv || !chrome_path.empty() || !perfetto_path.empty())) {
+    std::fprintf(stderr,
+                 "gnomon-report: --compare gives its own table (or --json): leave out --csv, --chrome "
+                 "and --perfetto\n");
     return 1;
   }
   if (export_modifier && chrome_path.empty() && perfetto_path.empty()) {
@@ -242,6 +339,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!loaded->warning.empty()) std::fprintf(stderr, "gnomon-report: warning: %s\n", loaded->warning.c_str());
+  if (!compare_path.empty()) return CompareTraces(set, compare_path, load_options, regression, json_path);
   // A capture of several programs: each is reported, and every table and export holds
   // them all.
   const gnomon::server::TraceModel& model = set.processes.front().model;

@@ -8,6 +8,8 @@
 #include <memory>
 #include <thread>
 
+#include "duration_set.h"
+
 namespace gnomon::server {
 namespace {
 
@@ -19,79 +21,12 @@ int64_t AddSaturated(int64_t a, int64_t b) {
   return sum;
 }
 
-// Medians come from a histogram of durations, exact below kExactBuckets ns and with
-// 2^kSubBucketBits buckets per power of two above; a second pass over the zones then
-// reads the exact values inside the one bucket that holds the middle. A location's
-// durations are kept as values while they are few (kValuesBeforeHistogram).
-constexpr uint64_t kExactBuckets = 256;
-constexpr unsigned kSubBucketBits = 7;
-constexpr size_t kBuckets = kExactBuckets + (64 - 8) * (size_t{1} << kSubBucketBits);
-constexpr size_t kValuesBeforeHistogram = 4096;
-
-size_t BucketOf(uint64_t v) {
-  if (v < kExactBuckets) return v;
-  const unsigned exponent = unsigned(std::bit_width(v)) - 1;  // >= 8
-  const unsigned shift = exponent - kSubBucketBits;
-  return kExactBuckets + (exponent - 8) * (size_t{1} << kSubBucketBits) +
-         ((v >> shift) & ((uint64_t{1} << kSubBucketBits) - 1));
-}
-uint64_t BucketLow(size_t bucket) {
-  if (bucket < kExactBuckets) return bucket;
-  const size_t above = bucket - kExactBuckets;
-  const unsigned exponent = unsigned(above >> kSubBucketBits) + 8;
-  const uint64_t sub = above & ((size_t{1} << kSubBucketBits) - 1);
-  return ((uint64_t{1} << kSubBucketBits) + sub) << (exponent - kSubBucketBits);
-}
-uint64_t BucketWidth(size_t bucket) {
-  if (bucket < kExactBuckets) return 1;
-  return uint64_t{1} << (((bucket - kExactBuckets) >> kSubBucketBits) + 8 - kSubBucketBits);
-}
-
-// The durations of one location: values while few, then a histogram.
-class DurationSet {
- public:
-  void Add(int64_t duration) {
-    if (histogram_) {
-      ++histogram_[BucketOf(uint64_t(duration))];
-      return;
-    }
-    values_.push_back(duration);
-    if (values_.size() > kValuesBeforeHistogram) MakeHistogram();
-  }
-  void Merge(DurationSet& other) {
-    if (other.histogram_ && !histogram_) MakeHistogram();
-    if (histogram_) {
-      if (other.histogram_) {
-        for (size_t b = 0; b < kBuckets; ++b) histogram_[b] += other.histogram_[b];
-      }
-      for (int64_t v : other.values_) ++histogram_[BucketOf(uint64_t(v))];
-    } else {
-      values_.insert(values_.end(), other.values_.begin(), other.values_.end());
-      if (values_.size() > kValuesBeforeHistogram) MakeHistogram();
-    }
-    other = {};
-  }
-  bool has_histogram() const { return histogram_ != nullptr; }
-  std::vector<int64_t>& values() { return values_; }
-  // The bucket holding the value of 0-based `rank`, and how many values lie below it.
-  std::pair<size_t, uint64_t> FindRank(uint64_t rank) const {
-    uint64_t below = 0;
-    for (size_t b = 0; b < kBuckets; ++b) {
-      if (rank < below + histogram_[b]) return {b, below};
-      below += histogram_[b];
-    }
-    return {kBuckets - 1, below};
-  }
-
- private:
-  void MakeHistogram() {
-    histogram_ = std::make_unique<uint64_t[]>(kBuckets);
-    for (int64_t v : values_) ++histogram_[BucketOf(uint64_t(v))];
-    values_ = {};
-  }
-  std::vector<int64_t> values_;
-  std::unique_ptr<uint64_t[]> histogram_;
-};
+// Medians come from each location's DurationSet: a second pass over the zones reads the
+// exact values inside the one histogram bucket that holds the middle.
+using analysis::BucketLow;
+using analysis::BucketWidth;
+using analysis::DurationSet;
+using analysis::kBuckets;
 
 struct Accumulator {
   ZoneStatistics stats;

@@ -11,6 +11,7 @@
 #include "gnomon/server/lock_statistics.h"
 #include "gnomon/server/memory_statistics.h"
 #include "gnomon/server/process_timeline.h"
+#include "gnomon/server/regression.h"
 #include "gnomon/server/samples.h"
 #include "gnomon/server/statistics.h"
 #include "gnomon/server/text.h"
@@ -492,6 +493,69 @@ void WriteJsonReport(const TraceModel& model, std::ostream& out,
   WriteDiagnostics(json, model.diagnostics);
   json.EndObject();
   out << "\n";
+}
+
+void WriteRegressionJson(const RegressionReport& report, std::ostream& out) {
+  static constexpr const char* kKinds[] = {"zone", "gpu_zone", "frames"};
+  static constexpr const char* kVerdicts[] = {"same", "slower", "faster", "only_old", "only_new"};
+  JsonWriter json(out);
+  json.BeginObject()
+      .Key("threshold")
+      .Number(report.options.threshold)
+      .Key("confidence")
+      .Number(report.options.confidence)
+      .Key("interval_confidence")
+      .Number(report.interval_confidence)
+      .Key("old_zones")
+      .Uint(report.old_zones)
+      .Key("new_zones")
+      .Uint(report.new_zones)
+      .Key("compared")
+      .Uint(report.compared)
+      .Key("slower")
+      .Uint(report.slower)
+      .Key("faster")
+      .Uint(report.faster);
+  json.Key("rows").BeginArray();
+  for (const RegressionRow& row : report.rows) {
+    json.BeginObject()
+        .Key("verdict")
+        .String(kVerdicts[size_t(row.verdict)])
+        .Key("kind")
+        .String(kKinds[size_t(row.kind)])
+        .Key("name")
+        .String(row.name)
+        .Key("where")
+        .String(row.where)
+        .Key("old_count")
+        .Uint(row.old_count)
+        .Key("new_count")
+        .Uint(row.new_count);
+    const bool compared = row.old_count != 0 && row.new_count != 0;
+    for (const auto& [key, c] : {std::pair{"median", &row.median}, {"p90", &row.p90}}) {
+      json.Key(key);
+      if (!compared) {
+        json.Null();
+        continue;
+      }
+      // An interval's side that the zones are too few to bound is null.
+      json.BeginObject()
+          .Key("old_ns")
+          .Int(c->old_ns)
+          .Key("new_ns")
+          .Int(c->new_ns)
+          .Key("change")
+          .Number(c->change)
+          .Key("low")
+          .Number(c->low)
+          .Key("high")
+          .Number(c->high)
+          .EndObject();
+    }
+    json.EndObject();
+  }
+  json.EndArray().EndObject();
+  out << '\n';
 }
 
 }  // namespace gnomon::server

@@ -12,6 +12,7 @@
 #include "gnomon/server/lock_statistics.h"
 #include "gnomon/server/memory_statistics.h"
 #include "gnomon/server/process_timeline.h"
+#include "gnomon/server/regression.h"
 #include "gnomon/server/samples.h"
 #include "gnomon/server/statistics.h"
 #include "gnomon/server/text.h"
@@ -469,6 +470,88 @@ void PrintContextSwitches(const TraceModel& model, std::ostream& out, size_t lim
         << Format(" %12" PRIu64 " %12s %8.1f%%\n", rows[i].switches_out,
                   FormatDuration(rows[i].running_ns).c_str(), 100.0 * rows[i].running_ns / duration);
   }
+}
+
+namespace {
+
+const char* KindWord(RegressionRow::Kind kind) {
+  switch (kind) {
+    case RegressionRow::Kind::kCpuZone:
+      return "zone";
+    case RegressionRow::Kind::kGpuZone:
+      return "GPU zone";
+    case RegressionRow::Kind::kFrames:
+      return "frames";
+  }
+  return "?";
+}
+
+const char* VerdictWord(RegressionRow::Verdict verdict) {
+  switch (verdict) {
+    case RegressionRow::Verdict::kSlower:
+      return "SLOWER";
+    case RegressionRow::Verdict::kFaster:
+      return "FASTER";
+    case RegressionRow::Verdict::kSame:
+      return "same";
+    case RegressionRow::Verdict::kOnlyOld:
+      return "gone";
+    case RegressionRow::Verdict::kOnlyNew:
+      return "new";
+  }
+  return "?";
+}
+
+// "+10.2 %", "-inf" for a side not bounded.
+std::string Percent(double change) {
+  if (!std::isfinite(change)) return change > 0 ? "+inf" : "-inf";
+  const double percent = std::fabs(change) < 0.0005 ? 0.0 : 100 * change;  // never "-0.0 %"
+  return Format(std::fabs(change) < 10 ? "%+.1f %%" : "%+.0f %%", percent);
+}
+
+// "   100 us -> 110 us      +10.0 % [  +7.9 %,  +12.1 %]": 52 characters, or more for
+// changes past +/-10,000 %.
+std::string ChangeText(const QuantileChange& c) {
+  return Format("%9s -> %-9s %8s [%8s, %8s]", FormatDuration(double(c.old_ns)).c_str(),
+                FormatDuration(double(c.new_ns)).c_str(), Percent(c.change).c_str(), Percent(c.low).c_str(),
+                Percent(c.high).c_str());
+}
+
+}  // namespace
+
+void PrintRegressions(const RegressionReport& report, std::ostream& out) {
+  const double threshold = 100 * report.options.threshold;
+  out << Format("%zu compared: the zone locations and frame series in both traces (%" PRIu64
+                " zones old, %" PRIu64 " new).\n",
+                report.compared, report.old_zones, report.new_zones);
+  out << Format(
+      "A row changed when the interval of its median or its p90 lies wholly beyond +/-%.3g %%; all %zu "
+      "intervals hold at once with %.3g %% confidence (no distribution assumed).\n",
+      threshold, 2 * report.compared, 100 * report.options.confidence);
+  if (report.rows.empty()) return;
+  constexpr size_t kMaxWidth = 40;
+  size_t name_width = 4, where_width = 5;
+  for (const RegressionRow& row : report.rows) {
+    name_width = std::max(name_width, std::min(kMaxWidth, CountCharacters(Printable(row.name))));
+    where_width = std::max(where_width, std::min(kMaxWidth, CountCharacters(Printable(row.where))));
+  }
+  out << "\n"
+      << Format("%-7s %-8s ", "Change", "Kind") << FitColumn("Name", name_width) << "  "
+      << FitColumn("Where", where_width)
+      << Format(" %21s  %-52s  %s\n", "Count old -> new", "Median old -> new, change [interval]",
+                "p90 old -> new, change [interval]");
+  for (const RegressionRow& row : report.rows) {
+    out << Format("%-7s %-8s ", VerdictWord(row.verdict), KindWord(row.kind))
+        << FitColumn(row.name, name_width) << "  " << FitColumn(row.where, where_width);
+    if (row.verdict == RegressionRow::Verdict::kOnlyOld || row.verdict == RegressionRow::Verdict::kOnlyNew) {
+      out << Format(" %10" PRIu64 " -> %-7" PRIu64 "\n", row.old_count, row.new_count);
+      continue;
+    }
+    out << Format(" %10" PRIu64 " -> %-7" PRIu64 "  %-52s  %s\n", row.old_count, row.new_count,
+                  ChangeText(row.median).c_str(), ChangeText(row.p90).c_str());
+  }
+  out << Format("\n%zu slower and %zu faster beyond %.3g %%, of %zu compared.\n", report.slower,
+                report.faster, threshold, report.compared);
 }
 
 }  // namespace gnomon::server
