@@ -263,7 +263,7 @@ TEST_CASE("the program listens on loopback only, unless told otherwise") {
   CaptureToEnd(port);  // lets the program finish
 }
 
-TEST_CASE("a server that sends anything after its hello is disconnected; the program goes on") {
+TEST_CASE("a server that sends anything after its hello is disconnected, the program goes on") {
   gnomon::test::ScratchDir dir;
   gnomon::test::ChildProcess program(
       {GNOMON_TEST_PROGRAM, "before-connect"},
@@ -468,7 +468,7 @@ TEST_CASE("a --listen capture keeps only counters for a program that ended, not 
   CHECK(set.processes.back().model.zone_count == 20);
 }
 
-TEST_CASE("a lane's hello without the connection's token is refused; the capture's lanes carry on") {
+TEST_CASE("a lane's hello without the connection's token is refused, the capture's lanes carry on") {
   gnomon::test::ScratchDir dir;
   gnomon::test::ChildProcess program(
       {GNOMON_TEST_PROGRAM, "hold", dir.File("release")},

@@ -233,7 +233,7 @@ TEST_CASE("call stacks: every zone and allocation three known functions deep, an
   CHECK(frame.line > 0);
 }
 
-TEST_CASE("samples find the function that burns CPU; context switches find the thread that sleeps") {
+TEST_CASE("samples find the function that burns CPU, context switches find the thread that sleeps") {
   auto capture = CaptureProgram({GNOMON_TEST_RESOURCES, "samples"},
                                 {{"GNOMON_SAMPLING_HZ", "1000"}, {"GNOMON_CONTEXT_SWITCHES", "1"}}, 0);
   REQUIRE_MESSAGE(capture.exit_code == 0, capture.log);

@@ -465,7 +465,7 @@ TEST_CASE("ports and durations are checked the same way everywhere") {
 }
 
 TEST_CASE(
-    "two busy threads outrun the capture: the default buffer grows and nothing is lost; wait loses nothing") {
+    "two busy threads outrun the capture: the default buffer grows and nothing is lost, wait loses nothing") {
   // 2 x 1.5 M zones (66 MB of events) against a 4 MB budget: the capture falls behind.
   for (const char* policy : {"auto", "wait"}) {
     CAPTURE(policy);

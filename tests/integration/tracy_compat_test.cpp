@@ -284,7 +284,7 @@ TEST_CASE("the Tracy C program without TRACY_ENABLE needs no Gnomon and opens no
   CheckDisabled(GNOMON_TEST_TRACY_C_PROGRAM_DISABLED, "tracy c program done: counter 401");
 }
 
-TEST_CASE("a zone name made at run time does not compile, as in Tracy; constant names do") {
+TEST_CASE("a zone name made at run time does not compile, as in Tracy, constant names do") {
   const std::string source = std::string(GNOMON_SOURCE_DIR) + "/";
   const std::string compile = std::string(GNOMON_CXX_COMPILER) +
                               " -std=c++20 -fsyntax-only -DTRACY_ENABLE -I" + source + "client/include -I" +

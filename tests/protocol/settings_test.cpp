@@ -6,7 +6,7 @@
 
 using namespace gnomon::protocol;
 
-TEST_CASE("ports: 1-65535 for a tool, 0 too for a program that listens; nothing else") {
+TEST_CASE("ports: 1-65535 for a tool, 0 too for a program that listens, nothing else") {
   CHECK(*ParsePort("9421", PortZero::kRefused) == 9421);
   CHECK(*ParsePort("65535", PortZero::kRefused) == 65535);
   CHECK(*ParsePort("0", PortZero::kAllowed) == 0);
@@ -20,7 +20,7 @@ TEST_CASE("ports: 1-65535 for a tool, 0 too for a program that listens; nothing 
         "'70000' is not a port number (1-65535, or 0 for any free port)");
 }
 
-TEST_CASE("addresses: HOST, HOST:PORT, [V6]:PORT and a bare IPv6 address; a bad port is said") {
+TEST_CASE("addresses: HOST, HOST:PORT, [V6]:PORT and a bare IPv6 address, a bad port is said") {
   auto check = [](const char* text, const char* host, uint16_t port) {
     const auto parsed = ParseHostPort(text, 8086);
     REQUIRE_MESSAGE(parsed, text, ": ", parsed.error);

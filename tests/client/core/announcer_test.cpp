@@ -137,7 +137,7 @@ TEST_CASE("GNOMON_ANNOUNCE=off: nothing is written, not even the directory") {
   CHECK_FALSE(Exists(runtime.announce_dir()));
 }
 
-TEST_CASE("a directory others may write to, or a link in its place, is never used; the program goes on") {
+TEST_CASE("a directory others may write to, or a link in its place, is never used, the program goes on") {
   RuntimeDir runtime;
   const std::string dir = runtime.announce_dir();
   SUBCASE("writable by others") {

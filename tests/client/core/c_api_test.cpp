@@ -94,7 +94,7 @@ TEST_CASE("code compiled with GNOMON_DISABLE records nothing") {
   });
 }
 
-TEST_CASE("once the profiler runs it takes no configuration; a policy that is not one never") {
+TEST_CASE("once the profiler runs it takes no configuration, a policy that is not one never") {
   ConnectedWorker();
   CHECK(gnomon_set_buffer_policy(static_cast<gnomon_buffer_policy>(5)) == -1);
   CHECK(gnomon_set_listen_address(nullptr, 1) == -1);

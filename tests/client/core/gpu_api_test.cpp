@@ -96,7 +96,7 @@ TEST_CASE("the C++ GPU API: a context, zones, times, calibrations and a resync r
   });
 }
 
-TEST_CASE("a context without info or without a period is refused; a valid one is described as given") {
+TEST_CASE("a context without info or without a period is refused, a valid one is described as given") {
   Worker& worker = ConnectedWorker();
   CHECK(gnomon_gpu_context_create(nullptr) == 0);
   gnomon::GpuContextInfo info = NanosecondContext("described GPU", HostNs(CLOCK_MONOTONIC_RAW));
@@ -129,7 +129,7 @@ TEST_CASE("a context without info or without a period is refused; a valid one is
   });
 }
 
-TEST_CASE("a time bracket reaches its context's clock; one that ends before it begins is refused there") {
+TEST_CASE("a time bracket reaches its context's clock, one that ends before it begins is refused there") {
   Worker& worker = ConnectedWorker();
   const int64_t now = HostNs(CLOCK_MONOTONIC_RAW);
   const uint32_t kept = gnomon::GpuContextCreate(NanosecondContext("bracketed GPU", now));
@@ -153,7 +153,7 @@ TEST_CASE("a time bracket reaches its context's clock; one that ends before it b
   });
 }
 
-TEST_CASE("counter sets: refused without counters; a result for a GPU zone is that zone's") {
+TEST_CASE("counter sets: refused without counters, a result for a GPU zone is that zone's") {
   Worker& worker = ConnectedWorker();
   uint32_t context = 0, set = 0;
   std::thread([&] {

@@ -42,7 +42,7 @@ alignas(16) char g_blocks[8][64];
 
 }  // namespace
 
-TEST_CASE("allocations and frees go to their named pool; NULL is ignored, and no name is the default pool") {
+TEST_CASE("allocations and frees go to their named pool, NULL is ignored, and no name is the default pool") {
   Worker& worker = gnomon::test::SelfCapture();
   uint64_t at = 0;
   std::thread([&at] {
@@ -110,7 +110,7 @@ TEST_CASE("allocations and frees go to their named pool; NULL is ignored, and no
   });
 }
 
-TEST_CASE("a lock's waits, holds and releases, a reader's hold flagged; a destroyed lock's id is reused") {
+TEST_CASE("a lock's waits, holds and releases, a reader's hold flagged, a destroyed lock's id is reused") {
   Worker& worker = gnomon::test::SelfCapture();
   uint32_t lock = 0, reused = 0, unnamed = 0;
   std::thread([&] {

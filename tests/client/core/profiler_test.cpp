@@ -89,7 +89,7 @@ bool SavedOnSignal(const std::map<std::string, std::string>& env, int signal, co
 
 }  // namespace
 
-TEST_CASE("settings that do not parse are ignored, each named with what it takes; the defaults hold") {
+TEST_CASE("settings that do not parse are ignored, each named with what it takes, the defaults hold") {
   RuntimeDir runtime;
   ScratchDir dir;
   const std::string log = RunExit(dir, {{"GNOMON_BUFFER_POLICY", "sometimes"},

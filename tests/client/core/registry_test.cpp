@@ -112,7 +112,7 @@ TEST_CASE("a destroyed lock's id goes to the next lock of its name, once") {
   registry.ReleaseLock(12345);                     // never a lock: nothing happens
 }
 
-TEST_CASE("a name of a kind has one id and one definition; the same name of another kind is another") {
+TEST_CASE("a name of a kind has one id and one definition, the same name of another kind is another") {
   Registry registry(Config{});
   const uint32_t plot = registry.RegisterString(StringKind::kPlotName, "load");
   CHECK(plot != 0);
@@ -141,7 +141,7 @@ TEST_CASE("a name of a kind has one id and one definition; the same name of anot
   CHECK(load_plots == 1);
 }
 
-TEST_CASE("a source location is defined once, its id written back; without a name its function names it") {
+TEST_CASE("a source location is defined once, its id written back, without a name its function names it") {
   Registry registry(Config{});
   gnomon_source_location named{"named zone", "Function", "file.cpp", 12, 0x123456, 0};
   gnomon_source_location unnamed{nullptr, "OnlyFunction", "other.cpp", 34, GNOMON_NO_COLOR, 0};

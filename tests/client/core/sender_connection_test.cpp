@@ -118,7 +118,7 @@ void CheckServerTakesIt(uint16_t port, size_t zones) {
 
 }  // namespace
 
-TEST_CASE("a hello of another protocol version is refused as such; a server of this one is taken") {
+TEST_CASE("a hello of another protocol version is refused as such, a server of this one is taken") {
   Program program(100);
   const Reply reply = Greet(program.own.port(), ServerHelloBytes(gnomon::protocol::kProtocolVersion + 1));
   REQUIRE(reply.hello.has_value());
@@ -168,7 +168,7 @@ TEST_CASE(
   CheckServerTakesIt(program.own.port(), 100);
 }
 
-TEST_CASE("a server that sends anything but clock probes after its hello is cut off; the next one is taken") {
+TEST_CASE("a server that sends anything but clock probes after its hello is cut off, the next one is taken") {
   Program program(100);
   {
     gnomon::test::StalledServer server(program.own.port());

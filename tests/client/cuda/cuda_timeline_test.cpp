@@ -40,7 +40,7 @@ std::string FakeDeviceName(uint32_t device) { return "Fake GPU " + std::to_strin
 
 }  // namespace
 
-TEST_CASE("the narrowest bracket wins; its middle is the CPU time and half its width the uncertainty") {
+TEST_CASE("the narrowest bracket wins, its middle is the CPU time and half its width the uncertainty") {
   const BracketRead reads[] = {{1000, 5, 1400}, {2000, 7, 2101}, {3000, 9, 3050}, {4000, 11, 3990}};
   Calibration best;
   REQUIRE(gnomon::cuda::PickBestBracket(reads, best));

@@ -204,7 +204,7 @@ TEST_CASE(
   });
 }
 
-TEST_CASE("Tracy's GPU contexts: made with their CPU time, named, their zones timed; others go nowhere") {
+TEST_CASE("Tracy's GPU contexts: made with their CPU time, named, their zones timed, others go nowhere") {
   Worker& worker = gnomon::test::SelfCapture();
   std::thread([] {
     ___tracy_set_thread_name("tracy c gpu");

@@ -248,7 +248,7 @@ TEST_CASE("an abandoned frame returns its slot and invents no times") {
 }
 
 TEST_CASE(
-    "pipeline statistics: the set is described once; a result is not read before the GPU is done, then "
+    "pipeline statistics: the set is described once, a result is not read before the GPU is done, then "
     "arrives") {
   gnomon::server::Worker& worker = gnomon::test::SelfCapture();
   Fixture f;

@@ -32,7 +32,7 @@ constexpr VkQueryPipelineStatisticFlags kUnknownBits = VkQueryPipelineStatisticF
 
 }  // namespace
 
-TEST_CASE("only the statistics Vulkan defines are known; other bits are dropped") {
+TEST_CASE("only the statistics Vulkan defines are known, other bits are dropped") {
   CHECK(KnownStatistics(kVulkanStatistics) == kVulkanStatistics);
   CHECK(KnownStatistics(kVulkanStatistics | kUnknownBits) == kVulkanStatistics);
   CHECK(KnownStatistics(kUnknownBits) == 0);

@@ -158,7 +158,7 @@ TEST_CASE(
   for (int64_t t : {INT64_MIN, int64_t(0), INT64_MAX}) (void)wild[1].Ns(t), (void)wild[1].At(t);
 }
 
-TEST_CASE("merged trace: a capture's readings serve all its programs; without readings nothing is placed") {
+TEST_CASE("merged trace: a capture's readings serve all its programs, without readings nothing is placed") {
   Merged m = MakeMerged("boot-1", "boot-1");
   // A second program of capture B whose stream holds no readings of its own (it came
   // and went between two): placed through the readings of its capture's other stream.

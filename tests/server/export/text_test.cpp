@@ -12,7 +12,7 @@ namespace {
 const std::string kFffd(kReplacementCharacter);
 }
 
-TEST_CASE("invalid UTF-8 and NULs become U+FFFD; valid text is kept byte for byte") {
+TEST_CASE("invalid UTF-8 and NULs become U+FFFD, valid text is kept byte for byte") {
   CHECK(ValidUtf8("plain ascii") == "plain ascii");
   CHECK(ValidUtf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80") ==
         "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80");

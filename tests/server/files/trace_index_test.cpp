@@ -180,7 +180,7 @@ TEST_CASE("a damaged block header is skipped to the next block, the loss counted
 }
 
 TEST_CASE(
-    "a file cut inside a block or its header ends the index there; one cut between blocks lacks its end") {
+    "a file cut inside a block or its header ends the index there, one cut between blocks lacks its end") {
   ScratchDir dir;
   const FileParts parts = SampleParts(dir);
   const std::string bytes = parts.Join(parts.blocks, parts.end);
@@ -331,7 +331,7 @@ TEST_CASE("a header is read as its format lays it: a block, an end marker, damag
   CHECK(read(BytesOf(v4), sizeof(v4) - 1, 4, out) == HeaderKind::kCut);
 }
 
-TEST_CASE("a block's frame decompresses to its bytes; what is not its whole frame is refused, saying why") {
+TEST_CASE("a block's frame decompresses to its bytes, what is not its whole frame is refused, saying why") {
   std::string raw(20000, '\0');
   for (size_t i = 0; i < raw.size(); ++i) raw[i] = char('a' + (i * 7 + i / 100) % 26);
   auto compress = [&](bool checksum) {

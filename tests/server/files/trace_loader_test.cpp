@@ -433,7 +433,7 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("a decompression bomb is refused with a clear error; a trusted file loads with a higher limit") {
+TEST_CASE("a decompression bomb is refused with a clear error, a trusted file loads with a higher limit") {
   // Every zone the same: zstd packs millions into a few hundred bytes, which no capture
   // from a real clock ever does. The writer pads such a block; without its padding it is
   // a bomb.

@@ -109,7 +109,7 @@ TEST_CASE("no announcement directory yet: no program, and no problem") {
 }
 
 TEST_CASE(
-    "announcements of live processes are listed newest first; gone, reused and malformed ones are not") {
+    "announcements of live processes are listed newest first, gone, reused and malformed ones are not") {
   RuntimeDir runtime;
   const std::string dir = runtime.announce_dir();
   REQUIRE(std::filesystem::create_directory(dir));

@@ -472,7 +472,7 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("lanes building a model: a reader that holds it stalls no connection; the model catches up after") {
+TEST_CASE("lanes building a model: a reader that holds it stalls no connection, the model catches up after") {
   // Threads 1 and 2 over two lanes, 300,000 zones each (6.6 MB a lane, more than the
   // sockets hold), and a zone of thread 3 on the main connection before them.
   StreamWriter start;

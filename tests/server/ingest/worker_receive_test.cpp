@@ -69,7 +69,7 @@ TEST_CASE("garbage after the handshake closes the connection and keeps what came
   CHECK(worker->model().zone_count == 100);
 }
 
-TEST_CASE("a program that writes a ClockSample (only a capture does) is cut off; what came before stays") {
+TEST_CASE("a program that writes a ClockSample (only a capture does) is cut off, what came before stays") {
   StreamWriter w;
   w.Add(gnomon::protocol::ClockReply{.sequence = 1, .receive_ns = 100, .send_ns = 200});
   w.Add(gnomon::protocol::ClockSample{.sequence = 1, .probe_sent_ns = 50, .reply_received_ns = 250});
@@ -83,7 +83,7 @@ TEST_CASE("a program that writes a ClockSample (only a capture does) is cut off;
   CHECK(worker->model().host_clock_exchanges.empty());
 }
 
-TEST_CASE("a program that writes a CaptureClock (only a capture does) is cut off; what came before stays") {
+TEST_CASE("a program that writes a CaptureClock (only a capture does) is cut off, what came before stays") {
   gnomon::protocol::CaptureClock reading{};
   reading.capture_id = 5;
   reading.reference = 1;
@@ -112,7 +112,7 @@ TEST_CASE("a program that vanishes mid-message leaves everything before it") {
   CHECK(worker->model().zone_count == 100);
 }
 
-TEST_CASE("a reader that holds the model never stalls the receiving thread; the model catches up after") {
+TEST_CASE("a reader that holds the model never stalls the receiving thread, the model catches up after") {
   StreamWriter w;
   w.AppInfo("fake").SourceLocation(1, "Z", "f", "x.cpp", 1).ThreadContext(1);
   constexpr int kZones = 1'000'000;  // 22 MB, more than the socket and the receive buffer hold

@@ -13,7 +13,7 @@ using gnomon::server::TraceModel;
 using gnomon::server::ZoneCallstacks;
 using gnomon::test::StreamWriter;
 
-TEST_CASE("the table stores each distinct stack once; empty stacks have no id") {
+TEST_CASE("the table stores each distinct stack once, empty stacks have no id") {
   CallstackTable table;
   const std::vector<uint64_t> a{0x10, 0x20, 0x30}, b{0x10, 0x20}, c{0x10, 0x20, 0x31};
   const uint32_t ia = table.Intern(a);
@@ -94,7 +94,7 @@ TEST_CASE("a thread's zone stacks are found by zone, among hundreds of thousands
   CHECK(other == stacks);
 }
 
-TEST_CASE("stacks deeper than the limit are cut and counted; stacks after nothing are counted") {
+TEST_CASE("stacks deeper than the limit are cut and counted, stacks after nothing are counted") {
   StreamWriter w;
   std::vector<uint64_t> deep(kMaxCallstackDepth + 1000);
   for (size_t i = 0; i < deep.size(); ++i) deep[i] = 0x1000 + i;
@@ -115,7 +115,7 @@ TEST_CASE("stacks deeper than the limit are cut and counted; stacks after nothin
   CHECK(m.memory_pools.at(0).allocations[0].callstack == 0);
 }
 
-TEST_CASE("modules are kept once per start; samples and switches whatever their thread") {
+TEST_CASE("modules are kept once per start, samples and switches whatever their thread") {
   StreamWriter w;
   w.Module(0x400000, 0x401000, 0x402000, "/bin/program", "abcd");
   w.Module(0x400000, 0x401000, 0x402000, "/bin/program", "abcd");  // announced again

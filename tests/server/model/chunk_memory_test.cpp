@@ -19,7 +19,7 @@ using chunk_memory::MappedBlock;
 using gnomon::test::IsMapped;
 using gnomon::test::PlantedMapping;
 
-TEST_CASE("a trimmed block frees only what it still maps; a mapping placed in its tail survives") {
+TEST_CASE("a trimmed block frees only what it still maps, a mapping placed in its tail survives") {
   MappedBlock block = MappedBlock::Take();
   REQUIRE(block.base() != nullptr);
   CHECK(block.mapped_bytes() == kBlockBytes);

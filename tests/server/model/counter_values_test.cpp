@@ -103,7 +103,7 @@ TEST_CASE("a counter set's description round-trips, and a zone's result is store
   CHECK(chrome.str().find("\"args\":{\"value\":25}") != std::string::npos);
 }
 
-TEST_CASE("frame results are kept; results without their set, context or zone are counted and dropped") {
+TEST_CASE("frame results are kept, results without their set, context or zone are counted and dropped") {
   StreamWriter w = WithCounters();
   w.GpuZoneBegin(5, 200, 1, 2'000'000).GpuZoneEnd(5, 201, 2'000'100).GpuTime(5, 200, 3'000'000);
   const std::vector<uint64_t> five = {1, 2, 3, 4, 5};

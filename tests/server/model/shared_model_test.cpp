@@ -9,7 +9,7 @@
 using gnomon::server::SharedModel;
 using gnomon::server::TraceModel;
 
-TEST_CASE("readers share the model; a writer that must not wait is told at once when one holds it") {
+TEST_CASE("readers share the model, a writer that must not wait is told at once when one holds it") {
   SharedModel shared;
   std::atomic<bool> holding{false}, release{false};
   std::thread reader([&] {

@@ -140,7 +140,7 @@ TEST_CASE("bad GPU input is counted and leaves the other zones alone") {
 }
 
 TEST_CASE(
-    "a capture's reference readings are kept as brackets; readings that cannot be are counted, not kept") {
+    "a capture's reference readings are kept as brackets, readings that cannot be are counted, not kept") {
   auto reading = [](uint64_t capture_id, uint64_t before, uint64_t reference, uint64_t after) {
     gnomon::protocol::CaptureClock m{};
     m.capture_id = capture_id;

@@ -143,7 +143,7 @@ uint16_t PortNobodyListensOn() {
 
 }  // namespace
 
-TEST_CASE("an address where nothing listens is said at once; with --wait the viewer keeps trying") {
+TEST_CASE("an address where nothing listens is said at once, with --wait the viewer keeps trying") {
   gnomon::test::ScratchDir dir;
   const std::string address = "127.0.0.1:" + std::to_string(PortNobodyListensOn());
   // Three frames are about 60 ms: the refusal is known by then, not after a second of retries.

@@ -10,7 +10,7 @@ using namespace gnomon::viewer;
 using gnomon::server::TraceModel;
 using gnomon::test::AnalysisSample;
 
-TEST_CASE("a flame graph merges call paths by location; a range counts the part of each zone inside it") {
+TEST_CASE("a flame graph merges call paths by location, a range counts the part of each zone inside it") {
   const TraceModel m = AnalysisSample();
   const FlameGraph all = BuildFlameGraph(m, {});
   const FlameNode& root = all.nodes[FlameGraph::kRoot];

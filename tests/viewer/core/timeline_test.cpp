@@ -273,7 +273,7 @@ TEST_CASE("the Vulkan demo's 25 ms frames all show between 20 and 60 ms, each af
   }
 }
 
-TEST_CASE("each frame series has its strip; a series with no frame has none; messages keep a lane") {
+TEST_CASE("each frame series has its strip, a series with no frame has none, messages keep a lane") {
   gnomon::test::StreamWriter w;
   w.AppInfo("series").ThreadContext(1);
   w.String(7, gnomon::protocol::StringKind::kFrameName, "physics");
