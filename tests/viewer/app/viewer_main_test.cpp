@@ -59,7 +59,7 @@ TEST_CASE(
       {"--size 10x10", "gnomon-viewer: --size wants WxH, e.g. 1400x900"},
       {"--frames 0", "gnomon-viewer: --frames: '0' is not a whole number from 1 to 1000000"},
       {"--keys left,space",
-       "gnomon-viewer: --keys: 'space' is not one of left, right, up, down, h, f, t, escape"},
+       "gnomon-viewer: --keys: 'space' is not one of left, right, up, down, h, f, t, z, n, f3, backspace, escape"},
       {"--frame-target 0", "gnomon-viewer: --frame-target wants frames a second, from 1 to 1000"},
       {"--frame-target 60fps", "gnomon-viewer: --frame-target wants frames a second, from 1 to 1000"},
       {"--range 5:1", "gnomon-viewer: --range wants BEGIN_MS:END_MS"},

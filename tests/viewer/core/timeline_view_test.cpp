@@ -7,6 +7,8 @@
 
 using gnomon::viewer::ChooseRulerStep;
 using gnomon::viewer::TimelineView;
+using gnomon::viewer::ViewHistory;
+using gnomon::viewer::ViewPlace;
 
 TEST_CASE("zooming keeps the time under the cursor in place, panning moves by pixels") {
   TimelineView view;
@@ -31,6 +33,55 @@ TEST_CASE("zoom stops at a hundredth of a nanosecond per pixel and at 10^12") {
   CHECK(view.ns_per_px() == doctest::Approx(TimelineView::kMinNsPerPx));
   for (int i = 0; i < 100; ++i) view.ZoomAt(500, 0.1);
   CHECK(view.ns_per_px() == doctest::Approx(TimelineView::kMaxNsPerPx));
+}
+
+TEST_CASE("zooming out stops where the whole trace fits, with a tenth to spare") {
+  TimelineView view;
+  view.Fit(0, 1000, 1000);
+  view.SetExtent(0, 10'000'000);
+  for (int i = 0; i < 100; ++i) view.ZoomAt(500, 0.5);
+  CHECK(view.ns_per_px() == doctest::Approx(11'000));
+  CHECK(view.end_ns() - view.begin_ns() == 11'000'000);
+  view.ZoomAt(500, 2);  // zooming in is never held back
+  CHECK(view.ns_per_px() == doctest::Approx(5'500));
+  // A view already wider than the limit (fitted so) stays as wide, and no wider.
+  view.Fit(0, 50'000'000, 1000);
+  view.ZoomAt(500, 0.5);
+  CHECK(view.ns_per_px() == doctest::Approx(50'000));
+  // Without an extent, only the absolute limit holds.
+  view.SetExtent(0, 0);
+  view.ZoomAt(500, 0.5);
+  CHECK(view.ns_per_px() == doctest::Approx(100'000));
+}
+
+TEST_CASE("back and forward walk the places the view left, as a browser walks pages") {
+  ViewHistory history;
+  const ViewPlace a{0, 1000}, b{5000, 10}, c{7000, 1};
+  CHECK_FALSE(history.Back(a));
+  history.Leave(a);  // a -> b
+  history.Leave(b);  // b -> c
+  history.Leave(b);  // the same place twice is kept once
+  CHECK(history.back_count() == 2);
+  CHECK(history.Back(c) == b);
+  CHECK(history.Back(b) == a);
+  CHECK_FALSE(history.Back(a));
+  CHECK(history.Forward(a) == b);
+  CHECK(history.Forward(b) == c);
+  CHECK_FALSE(history.Forward(c));
+  // Going somewhere new forgets the way forward.
+  CHECK(history.Back(c) == b);
+  history.Leave(b);
+  CHECK(history.forward_count() == 0);
+  // Only the newest places are kept.
+  for (int i = 0; i < 300; ++i) history.Leave({i, 1});
+  CHECK(history.back_count() == ViewHistory::kDepth);
+  CHECK(history.Back({999, 1})->begin_ns == 299);
+
+  TimelineView view;
+  view.Fit(0, 1000, 1000);
+  view.GoTo(b);
+  CHECK(view.place() == b);
+  CHECK(view.begin_ns() == 5000);
 }
 
 TEST_CASE("the ruler picks 1-2-5 steps with readable units") {

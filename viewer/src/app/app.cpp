@@ -62,7 +62,8 @@ std::string App::CheckWindowNames(const std::vector<std::string>& show) {
 App::App(const Options& options)
     : options_(options),
       timeline_window_({options.select_longest_zone, options.show_counters, options.range_begin_ns,
-                        options.range_end_ns, options.keep_item_labels}) {
+                        options.range_end_ns, options.keep_item_labels, options.zoom_to,
+                        options.zoom_to_number}) {
   if (options.keep_settings) LoadSettings();
   if (options.frame_target_fps > 0) workspace_.frame_target = FrameTarget::Fps(options.frame_target_fps);
   workspace_.show_library_threads = options.library_threads;
@@ -377,7 +378,16 @@ void App::MainMenu() {
       }
       ImGui::EndMenu();
     }
-    if (ImGui::MenuItem("Fit whole trace", "H")) workspace_.fitted = false;
+    if (ImGui::MenuItem("Fit whole trace", "H")) {
+      workspace_.history.Leave(workspace_.view.place());
+      workspace_.fitted = false;
+    }
+    if (ImGui::MenuItem("Zoom to the selected range", "Z", false, workspace_.range.has_value()))
+      workspace_.JumpTo(workspace_.range->first, workspace_.range->second, 0);
+    if (ImGui::MenuItem("Back", "Backspace", false, workspace_.history.back_count() > 0))
+      workspace_.GoBack(true);
+    if (ImGui::MenuItem("Forward", "Shift+Backspace", false, workspace_.history.forward_count() > 0))
+      workspace_.GoBack(false);
     ImGui::MenuItem("Follow newest data", "F", &workspace_.follow);
     FrameTargetMenu();
     if (ImGui::MenuItem("Clear the selected range", "Esc", false, workspace_.range.has_value()))

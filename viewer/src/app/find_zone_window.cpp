@@ -22,6 +22,27 @@ std::string ThreadName(const server::TraceModel& model, uint32_t thread_id) {
   return Timeline::Name(model, {LaneKind::kThread, thread_id});
 }
 
+// F3: the GLFW backend gives ImGui its keys by GLFW's codes (GLFW_KEY_F3).
+constexpr int kF3 = 292;
+
+// Selects and shows the next (or previous) occurrence after (before) the view's middle.
+void StepOccurrence(const ZoneOccurrences& found, Workspace& ws, bool forward) {
+  const std::vector<Occurrence>& items = found.items;
+  // From the middle of the view: after jumping to one occurrence, its middle is there.
+  const int64_t center = ws.view.begin_ns() + (ws.view.end_ns() - ws.view.begin_ns()) / 2;
+  const Occurrence* chosen = nullptr;
+  for (const Occurrence& o : items) {
+    const int64_t middle = o.begin_ns + o.duration_ns / 2;
+    if (forward && middle > center + 1 && (chosen == nullptr || o.begin_ns < chosen->begin_ns)) chosen = &o;
+    if (!forward && middle < center - 1 && (chosen == nullptr || o.begin_ns >= chosen->begin_ns)) chosen = &o;
+  }
+  if (chosen == nullptr) return;
+  ws.selected = Selection{
+      chosen->lane, chosen->lane.kind == LaneKind::kGpu ? DrawItem::Kind::kGpuZone : DrawItem::Kind::kZone,
+      chosen->index};
+  ws.JumpTo(chosen->begin_ns, chosen->begin_ns + chosen->duration_ns);
+}
+
 }  // namespace
 
 void FindZoneWindow::Reset() {
@@ -120,6 +141,10 @@ void FindZoneWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     const auto* result = job_.result();
     const ZoneOccurrences* found = result != nullptr ? result->get() : nullptr;
     if (found != nullptr) ws.find_highlight = Workspace::FindHighlight{*result, {}};
+    // N and Shift+N (or F3 and Shift+F3): the next and previous occurrence on the timeline.
+    if (found != nullptr && !ImGui::GetIO().WantTextInput &&
+        (ImGui::IsKeyPressed('N') || ImGui::IsKeyPressed(kF3)))
+      StepOccurrence(*found, ws, !ImGui::GetIO().KeyShift);
     if (found != nullptr && try_other_kind_ && !job_.is_busy() && job_.result_key() != nullptr &&
         *job_.result_key() == query) {
       // The search guessed the kind from a sample; none of it: the other kind, once.

@@ -25,10 +25,6 @@ TimelineView GroupView(const TimelineView& view, const ProcessGroup& group) {
   return moved;
 }
 
-// The frame series a frame bar belongs to: its strip's, or, on a counter lane (values
-// counted per frame), the main series.
-uint32_t FrameSeriesOf(const Hit& hit) { return hit.lane.kind == LaneKind::kFrames ? hit.lane.id : 0; }
-
 }  // namespace
 
 void TimelineWindow::DrawFindOutlines(ImDrawList* draw, Workspace& ws) {
@@ -176,6 +172,7 @@ void TimelineWindow::Draw(const server::TraceModel& model, Workspace& ws, float 
   const float timeline_width = ImGui::GetContentRegionAvail().x;
   ws.view.SetWidth(timeline_width);
   const int64_t end_ns = ws.timeline.TraceEndNs(model);
+  ws.view.SetExtent(0, std::max<int64_t>(end_ns, 1000));
   if (!ws.fitted && model.first_tick != server::kOpenZone) {
     if (options_.range_end_ns > options_.range_begin_ns) {
       ws.view.Fit(options_.range_begin_ns, options_.range_end_ns, timeline_width);
@@ -240,6 +237,18 @@ void TimelineWindow::Draw(const server::TraceModel& model, Workspace& ws, float 
   }
 
   SelectForScreenshot(model, ws);
+  if (!options_.zoom_to.empty() && !zoomed_to_ && ws.fitted) {
+    zoomed_to_ = true;
+    if (const auto zone = FindNthZone(model, options_.zoom_to, options_.zoom_to_number)) {
+      ws.selected = Selection{
+          zone->lane, zone->lane.kind == LaneKind::kGpu ? DrawItem::Kind::kGpuZone : DrawItem::Kind::kZone,
+          zone->index};
+      ws.JumpTo(zone->begin_ns, zone->begin_ns + zone->duration_ns, kZoneMargin);
+    } else {
+      std::fprintf(stderr, "gnomon-viewer: --zoom-to: the trace has no zone %s#%zu\n",
+                   options_.zoom_to.c_str(), options_.zoom_to_number);
+    }
+  }
 
   // Lane titles: click to collapse, right-click to hide.
   for (const Lane& lane : ws.timeline.lanes()) {
@@ -265,6 +274,7 @@ void TimelineWindow::Draw(const server::TraceModel& model, Workspace& ws, float 
   const float lanes_end =
       DrawGroups(draw, ws, group_title + ws.timeline.total_height(), visible_top, visible_bottom);
   DrawRange(draw, ws, area_min, area_max);
+  DrawHover(draw, parent_draw, model, ws, ruler_at.y);
 
   // The area the lanes take, so that the child scrolls.
   ImGui::SetCursorScreenPos(origin_);
@@ -375,80 +385,6 @@ void TimelineWindow::SelectForScreenshot(const server::TraceModel& model, Worksp
       }
       if (ws.selected) break;
     }
-  }
-}
-
-void TimelineWindow::HandleInput(const server::TraceModel& model, Workspace& ws, bool hovered) {
-  ImGuiIO& io = ImGui::GetIO();
-  hovered_.reset();
-  if (hovered) {
-    const float x = io.MousePos.x - origin_.x;
-    const float y = io.MousePos.y - origin_.y;
-    if (io.MouseWheel != 0) {
-      if (io.KeyShift) {
-        ImGui::SetScrollY(ImGui::GetScrollY() - io.MouseWheel * 40);
-      } else {
-        ws.view.ZoomAt(x, std::pow(1.25, io.MouseWheel));
-        ws.follow = false;
-      }
-    }
-    // A range: dragged with the right button, or with the left one and shift held.
-    const bool selecting_left = io.KeyShift && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f);
-    const bool selecting_right = ImGui::IsMouseDragging(ImGuiMouseButton_Right, 2.0f);
-    if (selecting_left || selecting_right) {
-      const ImGuiMouseButton button = selecting_right ? ImGuiMouseButton_Right : ImGuiMouseButton_Left;
-      if (!range_anchor_ns_) range_anchor_ns_ = ws.view.XToNs(io.MouseClickedPos[button].x - origin_.x);
-      const int64_t here = ws.view.XToNs(x);
-      ws.range = std::make_pair(std::min(*range_anchor_ns_, here), std::max(*range_anchor_ns_, here));
-    } else if (ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f)) {
-      ws.view.Pan(io.MouseDelta.x);
-      if (io.MouseDelta.y != 0) ImGui::SetScrollY(ImGui::GetScrollY() - io.MouseDelta.y);
-      ws.follow = false;
-    }
-    if (!ImGui::IsMouseDown(ImGuiMouseButton_Left) && !ImGui::IsMouseDown(ImGuiMouseButton_Right)) {
-      range_anchor_ns_.reset();
-    }
-    // A right click without a drag clears the range.
-    if (ImGui::IsMouseReleased(ImGuiMouseButton_Right) &&
-        ImGui::GetMouseDragDelta(ImGuiMouseButton_Right).x == 0) {
-      ws.range.reset();
-    }
-    hovered_ = ws.timeline.HitTest(model, ws.view, x, y);
-    if (hovered_) {
-      Tooltip(model, ws, *hovered_);
-    } else {
-      GroupTooltip(ws, x, y);
-    }
-    if (ImGui::IsMouseReleased(ImGuiMouseButton_Left) &&
-        ImGui::GetMouseDragDelta(ImGuiMouseButton_Left).x == 0 && !io.KeyShift) {
-      if (hovered_ && hovered_->kind == DrawItem::Kind::kFrame) {
-        if (const auto frame = ws.timeline.FrameSpan(model, FrameSeriesOf(*hovered_), hovered_->index))
-          ws.JumpTo(frame->begin_ns, frame->end_ns);
-      } else if (hovered_ && hovered_->kind == DrawItem::Kind::kCounter) {
-        // A counter bar stands for the GPU zone it measured.
-        const auto set = model.counter_sets.find(CounterLaneSet(hovered_->lane.id));
-        if (set != model.counter_sets.end()) {
-          ws.selected =
-              Selection{{LaneKind::kGpu, set->second.context_id}, DrawItem::Kind::kGpuZone, hovered_->index};
-        }
-      } else if (hovered_ && hovered_->kind != DrawItem::Kind::kRunning) {
-        ws.selected = Selection{hovered_->lane, hovered_->kind, hovered_->index};
-      }
-    }
-  }
-  if (!io.WantTextInput) {
-    const float step = float(ws.view.width_px()) * 0.1f;
-    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) ws.view.Pan(step), ws.follow = false;
-    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) ws.view.Pan(-step), ws.follow = false;
-    if (ImGui::IsKeyPressed('=') || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_UpArrow))) {
-      ws.view.ZoomAt(ws.view.width_px() / 2, 1.5), ws.follow = false;
-    }
-    if (ImGui::IsKeyPressed('-') || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_DownArrow))) {
-      ws.view.ZoomAt(ws.view.width_px() / 2, 1 / 1.5), ws.follow = false;
-    }
-    if (ImGui::IsKeyPressed('H')) ws.fitted = false;
-    if (ImGui::IsKeyPressed('F')) ws.follow = !ws.follow;
-    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)) && !ws.escape_taken) ws.range.reset();
   }
 }
 

@@ -14,6 +14,10 @@
 
 namespace gnomon::viewer {
 
+// The frame series a frame bar belongs to: its strip's, or, on a counter lane (values
+// counted per frame), the main series.
+inline uint32_t FrameSeriesOf(const Hit& hit) { return hit.lane.kind == LaneKind::kFrames ? hit.lane.id : 0; }
+
 class TimelineWindow {
  public:
   struct Options {
@@ -22,7 +26,12 @@ class TimelineWindow {
     int64_t range_begin_ns = -1;       // for screenshots: the time range to show
     int64_t range_end_ns = -1;
     bool keep_labels = false;  // for --layout: each item's label copied as the frame draws it
+    std::string zoom_to;       // once loaded: select the zoom_to_number-th zone of this name, and zoom to it
+    size_t zoom_to_number = 1;
   };
+  // A zone zoomed to (double-click, --zoom-to) fills the view but for this share of its
+  // length on each side.
+  static constexpr double kZoneMargin = 0.05;
   explicit TimelineWindow(const Options& options) : options_(options) {}
 
   // Draws into the current ImGui window: the ruler, then the lanes in `height` pixels
@@ -64,8 +73,22 @@ class TimelineWindow {
   // Find zone's occurrences in view, outlined (Workspace::find_highlight).
   void DrawFindOutlines(ImDrawList* draw, Workspace& ws);
   std::vector<Outline> outlines_;
-  void HandleInput(const server::TraceModel& model, Workspace& ws, bool hovered);
   void Tooltip(const server::TraceModel& model, const Workspace& ws, const Hit& hit);
+
+  // Mouse and keys (timeline_input.cpp).
+  void HandleInput(const server::TraceModel& model, Workspace& ws, bool hovered);
+  void HandleKeys(Workspace& ws);
+  // Before the user moves the view: remembers where it was if it had been still.
+  void Moving(Workspace& ws);
+  // A CPU or GPU zone's times (trace-relative); none for other items.
+  std::optional<Span> ZoneSpan(const server::TraceModel& model, const Workspace& ws, const Hit& hit) const;
+  // A CPU or GPU zone's source location; none for other items.
+  std::optional<uint32_t> LocationOf(const server::TraceModel& model, const LaneKey& lane,
+                                     DrawItem::Kind kind, uint32_t index) const;
+  // What hovering shows: every zone in view of the hovered zone's location outlined, the
+  // cursor line across the lanes and its time on the ruler (at ruler_y, on ruler_draw).
+  void DrawHover(ImDrawList* draw, ImDrawList* ruler_draw, const server::TraceModel& model, Workspace& ws,
+                 float ruler_y);
 
   Options options_;
   std::vector<DrawItem> items_;
@@ -73,6 +96,9 @@ class TimelineWindow {
   ImVec2 origin_{0, 0};
   ImVec2 area_min_{0, 0}, area_max_{0, 0};
   std::optional<Hit> hovered_;
+  std::optional<float> pointer_x_;          // the mouse over the lanes (lane coordinates)
+  double last_move_s_ = -1e9;               // when the user last moved the view (ImGui time)
+  bool zoomed_to_ = false;                  // Options::zoom_to was done
   std::optional<int64_t> range_anchor_ns_;  // where a range selection's drag started
   // By set: each defined counter's index and "set: counter", for the menu.
   std::map<uint32_t, std::vector<std::pair<uint16_t, std::string>>> counter_names_;

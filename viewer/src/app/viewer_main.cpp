@@ -46,14 +46,72 @@ constexpr unsigned kGlColorBufferBit = 0x4000;
 
 gnomon::viewer::App* g_app = nullptr;
 
-int KeyNamed(const std::string& name) {
-  static const std::pair<const char*, int> kKeys[] = {
-      {"left", GLFW_KEY_LEFT}, {"right", GLFW_KEY_RIGHT}, {"up", GLFW_KEY_UP}, {"down", GLFW_KEY_DOWN},
-      {"h", GLFW_KEY_H},       {"f", GLFW_KEY_F},         {"t", GLFW_KEY_T},   {"escape", GLFW_KEY_ESCAPE}};
-  for (const auto& [key_name, key] : kKeys) {
-    if (name == key_name) return key;
+constexpr const char* kKeyNames =
+    "left, right, up, down, h, f, t, z, n, f3, backspace, escape, each with shift+ or alt+ before it if "
+    "wanted";
+
+// A key to tap, with the modifier held around it (GLFW_KEY_UNKNOWN: none).
+struct Tap {
+  int modifier = GLFW_KEY_UNKNOWN;
+  int key = GLFW_KEY_UNKNOWN;
+};
+
+Tap KeyNamed(std::string name) {
+  static const std::pair<const char*, int> kKeys[] = {{"left", GLFW_KEY_LEFT},
+                                                      {"right", GLFW_KEY_RIGHT},
+                                                      {"up", GLFW_KEY_UP},
+                                                      {"down", GLFW_KEY_DOWN},
+                                                      {"h", GLFW_KEY_H},
+                                                      {"f", GLFW_KEY_F},
+                                                      {"t", GLFW_KEY_T},
+                                                      {"z", GLFW_KEY_Z},
+                                                      {"n", GLFW_KEY_N},
+                                                      {"f3", GLFW_KEY_F3},
+                                                      {"backspace", GLFW_KEY_BACKSPACE},
+                                                      {"escape", GLFW_KEY_ESCAPE}};
+  Tap tap;
+  for (const auto& [prefix, modifier] :
+       {std::pair{"shift+", GLFW_KEY_LEFT_SHIFT}, {"alt+", GLFW_KEY_LEFT_ALT}}) {
+    if (name.starts_with(prefix)) {
+      tap.modifier = modifier;
+      name = name.substr(std::string_view(prefix).size());
+    }
   }
-  return GLFW_KEY_UNKNOWN;
+  for (const auto& [key_name, key] : kKeys) {
+    if (name == key_name) tap.key = key;
+  }
+  return tap;
+}
+
+// A scripted mouse action (--mouse): where, and the left button's state frame by frame.
+struct MouseScript {
+  float x = 0, y = 0;
+  std::vector<bool> down;  // one entry a frame; then the button stays up and the mouse there
+  size_t frame = 0;
+  bool active = false;
+};
+
+// "click@X,Y", "double-click@X,Y" or "hover@X,Y"; false when it is none of them.
+bool ParseMouse(const std::string& text, MouseScript& script) {
+  const size_t at = text.find('@');
+  const size_t comma = text.find(',', at == std::string::npos ? 0 : at);
+  if (at == std::string::npos || comma == std::string::npos) return false;
+  const std::string action = text.substr(0, at);
+  char* end = nullptr;
+  script.x = std::strtof(text.c_str() + at + 1, &end);
+  if (end != text.c_str() + comma) return false;
+  script.y = std::strtof(text.c_str() + comma + 1, &end);
+  if (end != text.c_str() + text.size()) return false;
+  if (action == "hover") {
+    script.down = {false};
+  } else if (action == "click") {
+    script.down = {true, false};
+  } else if (action == "double-click") {
+    script.down = {true, false, true, false};
+  } else {
+    return false;
+  }
+  return true;
 }
 
 void OnDrop(GLFWwindow*, int count, const char** paths) {
@@ -67,7 +125,7 @@ void Usage(FILE* out) {
       "                     [--compare FILE2] [--all-windows] [--counters] [--range A:B] [--program K]\n"
       "                     [--frames N] [--screenshot OUT.png] [--layout-dump OUT.json]\n"
       "                     [--frame-target FPS] [--frame-series NAME] [--wait] [--library-threads]\n"
-      "                     [--keys LIST] [--keep-settings]\n"
+      "                     [--zoom-to NAME[#N]] [--keys LIST] [--mouse ACTION@X,Y] [--keep-settings]\n"
       "\n"
       "Opens a Gnomon trace file, or connects to a running program (default port %u).\n"
       "Without an argument, a start window asks which. Drop a .gnomon file on the window\n"
@@ -75,7 +133,11 @@ void Usage(FILE* out) {
       "\n"
       "Timeline: wheel zooms around the cursor, drag pans, shift+wheel scrolls lanes,\n"
       "arrows pan, up/down or =/- zoom, H fits the whole trace, F follows live data;\n"
-      "click a zone for details, a frame bar to zoom to that frame, a lane title to\n"
+      "click a zone for details (double-click zooms to it), a frame bar to zoom to that\n"
+      "frame, Z zooms to the selected range; Backspace (or Alt+left, or the mouse's back\n"
+      "button) goes back to the view before, Shift+Backspace (Alt+right) forward again;\n"
+      "with Find zone open, N and Shift+N (F3, Shift+F3) show the next and previous\n"
+      "occurrence; hovering a zone outlines every zone of its location in view; a lane title to\n"
       "collapse it (right-click hides it; the Lanes menu shows it again); drag with the\n"
       "right button (or shift+drag) to select a time range, right-click to clear it.\n"
       "Side windows open in tiles below the timeline and can be moved and resized freely\n"
@@ -103,6 +165,8 @@ void Usage(FILE* out) {
       "                    settings; View > Frame target): within it green, within twice it\n"
       "                    yellow, longer red, in the frame strips and Frame times alike\n"
       "  --frame-series NAME the series Frame times shows (default: main)\n"
+      "  --zoom-to NAME[#N] once loaded, select the N-th zone named NAME (default the first, by\n"
+      "                    start; CPU zones, else GPU ones) and zoom to it\n"
       "  --max-expansion N load file blocks that decompress to up to N times their size\n"
       "                    (default 1024; past it a block is a bomb or damage, and skipped)\n"
       "  --frames N        render N frames, then exit (for scripts and tests)\n"
@@ -110,7 +174,10 @@ void Usage(FILE* out) {
       "  --layout-dump F   with --frames: write the timeline layout and the windows' contents\n"
       "                    as JSON\n"
       "  --keys LIST       with --frames: once the trace is shown, tap these keys all at once\n"
-      "                    (comma-separated: left, right, up, down, h, f, t, escape)\n"
+      "                    (comma-separated: left, right, up, down, h, f, t, z, n, f3,\n"
+      "                    backspace, escape; shift+KEY or alt+KEY with a modifier)\n"
+      "  --mouse A@X,Y     with --frames: then click, double-click or hover at X,Y (window\n"
+      "                    pixels) with the left button, and leave the mouse there\n"
       "  --keep-settings   with --frames: read and write the settings as a normal run does\n"
       "\n"
       "The open windows and their places, the panel's height, the frame target and the recent\n"
@@ -265,7 +332,8 @@ int main(int argc, char** argv) {
   float scale = 0;       // 0: the monitor's
   uint32_t program = 0;  // of a file of several, the one shown
   std::string screenshot, layout_dump;
-  std::vector<int> tap_keys;
+  std::vector<Tap> tap_keys;
+  MouseScript mouse;
   bool keep_settings = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -293,14 +361,12 @@ int main(int argc, char** argv) {
       frames = int(*n);
     } else if (arg == "--keys") {
       for (const std::string& name : SplitList(value())) {
-        const int key = KeyNamed(name);
-        if (key == GLFW_KEY_UNKNOWN) {
-          std::fprintf(stderr,
-                       "gnomon-viewer: --keys: '%s' is not one of left, right, up, down, h, f, t, escape\n",
-                       name.c_str());
+        const Tap tap = KeyNamed(name);
+        if (tap.key == GLFW_KEY_UNKNOWN) {
+          std::fprintf(stderr, "gnomon-viewer: --keys: '%s' is not one of %s\n", name.c_str(), kKeyNames);
           return 1;
         }
-        tap_keys.push_back(key);
+        tap_keys.push_back(tap);
       }
     } else if (arg == "--keep-settings") {
       keep_settings = true;
@@ -366,6 +432,28 @@ int main(int argc, char** argv) {
       options.wait = true;
     } else if (arg == "--library-threads") {
       options.library_threads = true;
+    } else if (arg == "--mouse") {
+      const std::string action = value();
+      if (!ParseMouse(action, mouse)) {
+        std::fprintf(stderr,
+                     "gnomon-viewer: --mouse: '%s' is not click@X,Y, double-click@X,Y or hover@X,Y "
+                     "(window pixels)\n",
+                     action.c_str());
+        return 1;
+      }
+    } else if (arg == "--zoom-to") {
+      std::string name = value();
+      const size_t hash = name.rfind('#');
+      if (hash != std::string::npos) {
+        const auto n = gnomon::protocol::ParseUnsigned(name.substr(hash + 1), 1, UINT32_MAX);
+        if (!n) {
+          std::fprintf(stderr, "gnomon-viewer: --zoom-to NAME#N: %s\n", n.error.c_str());
+          return 1;
+        }
+        options.zoom_to_number = size_t(*n);
+        name.resize(hash);
+      }
+      options.zoom_to = name;
     } else if (arg == "--frame-series") {
       options.frame_series = value();
     } else if (arg == "--counters") {
@@ -465,6 +553,12 @@ int main(int argc, char** argv) {
     keys.Feed(window);
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
+    if (mouse.active) {  // scripted: the mouse where the script puts it, its button as told
+      ImGuiIO& io = ImGui::GetIO();
+      io.MousePos = ImVec2(mouse.x, mouse.y);
+      io.MouseDown[0] = mouse.frame < mouse.down.size() && mouse.down[mouse.frame];
+      ++mouse.frame;
+    }
     ImGui::NewFrame();
     int fb_width = 0, fb_height = 0;
     glfwGetFramebufferSize(window, &fb_width, &fb_height);
@@ -475,14 +569,22 @@ int main(int argc, char** argv) {
     gl_clear(kGlColorBufferBit);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     const bool computing = app.is_busy() && !(app.session() != nullptr && app.session()->is_live());
-    if (frames >= 0 && !computing && !tap_keys.empty()) {
+    if (frames >= 0 && !computing && (!tap_keys.empty() || (!mouse.down.empty() && !mouse.active))) {
       // Every tap at once, as a fast typist's between two slow frames; the queue spreads
-      // them over frames. The run's frames count from here.
-      for (int key : tap_keys) {
-        keys.Push(key, glfwGetKeyScancode(key), GLFW_PRESS, 0);
-        keys.Push(key, glfwGetKeyScancode(key), GLFW_RELEASE, 0);
+      // them over frames, a modifier held around its key. The mouse script starts with
+      // them. The run's frames count from here.
+      for (const Tap& tap : tap_keys) {
+        if (tap.modifier != GLFW_KEY_UNKNOWN) {
+          keys.Push(tap.modifier, glfwGetKeyScancode(tap.modifier), GLFW_PRESS, 0);
+        }
+        keys.Push(tap.key, glfwGetKeyScancode(tap.key), GLFW_PRESS, 0);
+        keys.Push(tap.key, glfwGetKeyScancode(tap.key), GLFW_RELEASE, 0);
+        if (tap.modifier != GLFW_KEY_UNKNOWN) {
+          keys.Push(tap.modifier, glfwGetKeyScancode(tap.modifier), GLFW_RELEASE, 0);
+        }
       }
       tap_keys.clear();
+      mouse.active = !mouse.down.empty();
       rendered = 0;
     }
     if (frames >= 0 && !computing && ++rendered >= frames) {

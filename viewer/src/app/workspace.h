@@ -58,6 +58,7 @@ struct Workspace {
   // adds to where each of its zones is placed among them.
   std::optional<uint64_t> shown_clock_bound_ns;
   TimelineView view;
+  ViewHistory history;                       // the places the view visited (back and forward)
   std::map<LaneKey, LaneState> lane_states;  // only the lanes the user changed
   std::optional<Selection> selected;
   bool fitted = false;  // the view was fitted to the trace (false: fit it next frame)
@@ -121,11 +122,24 @@ struct Workspace {
     return symbolizer->Resolve(address, is_return_address);
   }
 
-  // Shows [begin_ns, end_ns] (trace-relative) with a margin, and stops following.
-  void JumpTo(int64_t begin_ns, int64_t end_ns) {
-    const int64_t margin = std::max<int64_t>((end_ns - begin_ns) / 2, 100);
-    view.Fit(begin_ns - margin, end_ns + margin, view.width_px());
+  // Shows [begin_ns, end_ns] (trace-relative) with `margin` of its length on each side
+  // (at least 100 ns; none for 0), and stops following. The place left is remembered:
+  // Back returns to it.
+  void JumpTo(int64_t begin_ns, int64_t end_ns, double margin = 0.5) {
+    history.Leave(view.place());
+    const int64_t length = std::max<int64_t>(end_ns - begin_ns, 1);
+    const int64_t pad = margin > 0 ? std::max<int64_t>(int64_t(double(length) * margin), 100) : 0;
+    view.Fit(begin_ns - pad, begin_ns + length + pad, view.width_px());
     follow = false;
+  }
+  // Back (or forward) to the place the view visited before it; false when there is none.
+  bool GoBack(bool back) {
+    const ViewPlace here = view.place();
+    const std::optional<ViewPlace> place = back ? history.Back(here) : history.Forward(here);
+    if (!place) return false;
+    view.GoTo(*place);
+    follow = false;
+    return true;
   }
   // Nanoseconds of `tick` since the trace's first event.
   static int64_t RelNs(const server::TraceModel& model, uint64_t tick) {

@@ -22,14 +22,51 @@ void TimelineView::SetWidth(double width_px) {
 void TimelineView::ZoomAt(double x_px, double factor) {
   if (!(factor > 0)) return;
   const double anchor = double(begin_ns_) + x_px * ns_per_px_;
-  ns_per_px_ = std::clamp(ns_per_px_ / factor, kMinNsPerPx, kMaxNsPerPx);
+  double wanted = ns_per_px_ / factor;
+  if (extent_ns_ > 0 && factor < 1) {
+    const double widest = std::max(ns_per_px_, double(extent_ns_) * 1.1 / width_px_);
+    wanted = std::min(wanted, widest);
+  }
+  ns_per_px_ = std::clamp(wanted, kMinNsPerPx, kMaxNsPerPx);
   begin_ns_ = int64_t(std::llround(anchor - x_px * ns_per_px_));
+}
+
+void TimelineView::SetExtent(int64_t begin_ns, int64_t end_ns) {
+  extent_ns_ = end_ns > begin_ns ? end_ns - begin_ns : 0;
+}
+
+void TimelineView::GoTo(const ViewPlace& place) {
+  begin_ns_ = place.begin_ns;
+  ns_per_px_ = std::clamp(place.ns_per_px, kMinNsPerPx, kMaxNsPerPx);
 }
 
 void TimelineView::Pan(double dx_px) { begin_ns_ -= int64_t(std::llround(dx_px * ns_per_px_)); }
 
 void TimelineView::Follow(int64_t newest_ns) {
   begin_ns_ = newest_ns - int64_t(std::llround(ns_per_px_ * width_px_));
+}
+
+void ViewHistory::Leave(const ViewPlace& left) {
+  forward_.clear();
+  if (!back_.empty() && back_.back() == left) return;
+  if (back_.size() == kDepth) back_.erase(back_.begin());
+  back_.push_back(left);
+}
+
+std::optional<ViewPlace> ViewHistory::Back(const ViewPlace& current) {
+  if (back_.empty()) return std::nullopt;
+  const ViewPlace place = back_.back();
+  back_.pop_back();
+  forward_.push_back(current);
+  return place;
+}
+
+std::optional<ViewPlace> ViewHistory::Forward(const ViewPlace& current) {
+  if (forward_.empty()) return std::nullopt;
+  const ViewPlace place = forward_.back();
+  forward_.pop_back();
+  back_.push_back(current);
+  return place;
 }
 
 RulerStep ChooseRulerStep(double ns_per_px, double min_px) {

@@ -103,6 +103,23 @@ ZoneOccurrences FindOccurrences(const server::TraceModel& model, const ZoneQuery
   return out;
 }
 
+std::optional<Occurrence> FindNthZone(const server::TraceModel& model, const std::string& name, size_t n) {
+  for (const bool gpu : {false, true}) {
+    std::vector<Occurrence> found;
+    for (uint32_t location = 0; location < model.source_locations.size(); ++location) {
+      if (model.source_locations[location].name != name) continue;
+      ZoneOccurrences some = FindOccurrences(model, {.location = location, .gpu = gpu});
+      found.insert(found.end(), some.items.begin(), some.items.end());
+    }
+    if (found.empty()) continue;
+    std::stable_sort(found.begin(), found.end(),
+                     [](const Occurrence& a, const Occurrence& b) { return a.begin_ns < b.begin_ns; });
+    if (n == 0 || n > found.size()) return std::nullopt;
+    return found[n - 1];
+  }
+  return std::nullopt;
+}
+
 std::vector<LocationMatch> SearchLocations(const server::TraceModel& model, const std::string& text,
                                            size_t limit) {
   std::string needle = text;

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,10 @@ struct ZoneOccurrences {
 // Every closed (CPU) or timed (GPU) zone of the query, GPU zones placed by their
 // context's clock model. Reads only the model (safe on another thread under its lock).
 ZoneOccurrences FindOccurrences(const server::TraceModel& model, const ZoneQuery& query);
+
+// The n-th zone (from 1, by begin) of the locations named exactly `name`: CPU zones, or
+// GPU zones when no CPU zone has that name; none when there are fewer.
+std::optional<Occurrence> FindNthZone(const server::TraceModel& model, const std::string& name, size_t n);
 
 // Source locations whose name (or function, or file) contains `text`, ignoring case
 // (ASCII), best first: locations with more zones first. At most `limit`. Zone counts are
