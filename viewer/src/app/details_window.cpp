@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <string>
 
 #include "callstack_window.h"
 #include "gnomon/protocol/messages.h"
@@ -35,6 +37,20 @@ std::string DurationExact(int64_t ns) {
 }
 
 }  // namespace
+
+// The children by location, as JSON for the layout dump: name, count, total_ns.
+std::string DetailsWindow::ChildGroupsJson(const server::TraceModel& model, const Family& family) {
+  std::string json = "[";
+  for (const Family::ChildGroup& group : family.child_groups) {
+    if (json.size() > 1) json += ",";
+    json += JsonReport()
+                .Add("name", model.Location(group.location).name)
+                .Add("count", double(group.count))
+                .Add("total_ns", double(group.total_ns))
+                .str();
+  }
+  return json + "]";
+}
 
 void DetailsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   if (!ws.selected) return;
@@ -80,33 +96,95 @@ void DetailsWindow::DrawLockHold(const server::TraceModel& model, const server::
   }
 }
 
+DetailsWindow::Family DetailsWindow::FindFamily(const server::TraceModel& model,
+                                                const server::ThreadTimeline& thread, uint32_t index) {
+  const server::Zone z = thread.zones[index];
+  Family f;
+  f.lane = {LaneKind::kThread, thread.id};
+  f.index = index;
+  for (size_t i = index; i-- > 0;) {  // the parent: the nearest zone before it and above it
+    if (thread.zones[i].depth < z.depth) {
+      f.parent = uint32_t(i);
+      const server::Zone p = thread.zones[i];
+      if (!p.is_open()) f.parent_ns = model.DurationNs(p.begin_tick, p.end_tick);
+      break;
+    }
+  }
+  std::map<uint32_t, Family::ChildGroup> groups;
+  for (size_t i = size_t(index) + 1; i < thread.zones.size(); ++i) {
+    const server::Zone c = thread.zones[i];
+    if (c.depth <= z.depth) break;
+    if (c.depth != z.depth + 1) continue;
+    ++f.child_count;
+    if (f.children.size() < kMaxChildren) f.children.push_back(uint32_t(i));
+    Family::ChildGroup& group = groups[c.source_location];
+    group.location = c.source_location;
+    ++group.count;
+    if (c.is_open()) continue;
+    const int64_t ns = model.DurationNs(c.begin_tick, c.end_tick);
+    if (__builtin_add_overflow(f.children_ns, ns, &f.children_ns)) f.children_ns = INT64_MAX;
+    if (__builtin_add_overflow(group.total_ns, ns, &group.total_ns)) group.total_ns = INT64_MAX;
+  }
+  for (const auto& [location, group] : groups) f.child_groups.push_back(group);
+  std::stable_sort(f.child_groups.begin(), f.child_groups.end(),
+                   [](const auto& a, const auto& b) { return a.total_ns > b.total_ns; });
+  // What the thread did inside it: its messages, and the allocations it made.
+  const uint64_t end = z.is_open() ? model.last_tick : z.end_tick;
+  auto inside = [&](uint64_t tick) { return tick >= z.begin_tick && tick <= end; };
+  for (size_t m = 0; m < model.messages.size(); ++m) {
+    const server::LogMessage& message = model.messages[m];
+    if (message.thread_id != thread.id || !inside(message.tick)) continue;
+    ++f.message_count;
+    if (f.messages.size() < kMaxListed) f.messages.push_back(uint32_t(m));
+  }
+  for (const auto& [id, pool] : model.memory_pools) {
+    for (size_t a = 0; a < pool.allocations.size(); ++a) {
+      const server::MemoryAllocation& allocation = pool.allocations[a];
+      if (allocation.alloc_thread != thread.id || !inside(allocation.alloc_tick)) continue;
+      ++f.allocation_count;
+      f.allocated_bytes += allocation.size_bytes;
+      if (f.allocations.size() < kMaxListed) f.allocations.push_back({id, a});
+    }
+  }
+  return f;
+}
+
+void DetailsWindow::DrawInside(const server::TraceModel& model, Workspace& ws) {
+  const Family& f = *family_;
+  if (f.message_count > 0 && ImGui::TreeNode("messages", "Messages inside: %zu%s", f.message_count,
+                                             f.message_count > f.messages.size() ? " (the first 50)" : "")) {
+    for (uint32_t m : f.messages) {
+      const server::LogMessage& message = model.messages[m];
+      ImGui::PushID(int(m));
+      const int64_t at = Workspace::RelNs(model, message.tick);
+      if (ImGui::Selectable((Exact(at) + "  " + server::Printable(message.text)).c_str())) {
+        ws.JumpTo(at - 1000, at + 1000);
+      }
+      ImGui::PopID();
+    }
+    ImGui::TreePop();
+  }
+  if (f.allocation_count > 0 &&
+      ImGui::TreeNode("allocations", "Allocations inside: %zu, %s%s", f.allocation_count,
+                      server::FormatBytes(f.allocated_bytes).c_str(),
+                      f.allocation_count > f.allocations.size() ? " (the first 50 below)" : "")) {
+    for (const Family::Allocation& a : f.allocations) {
+      const server::MemoryPool& pool = model.memory_pools.at(a.pool);
+      const server::MemoryAllocation& allocation = pool.allocations[a.index];
+      ImGui::Text("%s  %s in %s%s", Exact(Workspace::RelNs(model, allocation.alloc_tick)).c_str(),
+                  server::FormatBytes(allocation.size_bytes).c_str(), pool.name.c_str(),
+                  allocation.is_freed() ? "" : ", never freed");
+    }
+    ImGui::TreePop();
+  }
+}
+
 void DetailsWindow::DrawCpuZone(const server::TraceModel& model, Workspace& ws,
                                 const server::ThreadTimeline& thread, uint32_t index) {
   const server::Zone z = thread.zones[index];
   const LaneKey lane{LaneKind::kThread, thread.id};
-  if (!family_ || family_->lane != lane || family_->index != index) {
-    Family f;
-    f.lane = lane;
-    f.index = index;
-    for (size_t i = index; i-- > 0;) {  // the parent: the nearest zone before it and above it
-      if (thread.zones[i].depth < z.depth) {
-        f.parent = uint32_t(i);
-        break;
-      }
-    }
-    for (size_t i = size_t(index) + 1; i < thread.zones.size(); ++i) {
-      const server::Zone c = thread.zones[i];
-      if (c.depth <= z.depth) break;
-      if (c.depth != z.depth + 1) continue;
-      ++f.child_count;
-      if (f.children.size() < kMaxChildren) f.children.push_back(uint32_t(i));
-      if (!c.is_open() &&
-          __builtin_add_overflow(f.children_ns, model.DurationNs(c.begin_tick, c.end_tick), &f.children_ns)) {
-        f.children_ns = INT64_MAX;
-      }
-    }
-    family_ = std::move(f);
-  }
+  if (!family_ || family_->lane != lane || family_->index != index)
+    family_ = FindFamily(model, thread, index);
   const auto& location = model.Location(z.source_location);
   const int64_t duration = z.is_open() ? -1 : model.DurationNs(z.begin_tick, z.end_tick);
   ImGui::Text("Zone      %s", model.ZoneName(thread, index).c_str());
@@ -115,6 +193,14 @@ void DetailsWindow::DrawCpuZone(const server::TraceModel& model, Workspace& ws,
   ImGui::Text("Start     %s", Exact(Workspace::RelNs(model, z.begin_tick)).c_str());
   ImGui::Text("Duration  %s", duration < 0 ? "unfinished" : DurationExact(duration).c_str());
   ImGui::Text("Self      %s", duration < 0 ? "-" : DurationExact(duration - family_->children_ns).c_str());
+  const double of_parent =
+      duration >= 0 && family_->parent_ns > 0 ? 100.0 * double(duration) / double(family_->parent_ns) : -1;
+  if (of_parent >= 0) ImGui::Text("Of parent %.1f %%", of_parent);
+  ImGui::SameLine();
+  if (ImGui::SmallButton("zoom to it")) {
+    const int64_t begin = Workspace::RelNs(model, z.begin_tick);
+    ws.JumpTo(begin, duration < 0 ? Workspace::RelNs(model, model.last_tick) : begin + duration, 0.05);
+  }
   if (z.flags & server::kZoneHasAttributes) {
     const auto& a = thread.attributes.at(index);
     if (!a.text.empty()) ImGui::Text("Text      %s", a.text.c_str());
@@ -143,6 +229,32 @@ void DetailsWindow::DrawCpuZone(const server::TraceModel& model, Workspace& ws,
   } else {
     ImGui::TextDisabled("none (a top-level zone)");
   }
+  // Where its time goes: the children by location (a click finds them all).
+  if (!family_->child_groups.empty() &&
+      ImGui::BeginTable("time in children", 4, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders)) {
+    ImGui::TableSetupColumn("Child", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn("Count");
+    ImGui::TableSetupColumn("Total");
+    ImGui::TableSetupColumn("Of the zone");
+    ImGui::TableHeadersRow();
+    for (const Family::ChildGroup& group : family_->child_groups) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::PushID(int(group.location));
+      if (ImGui::Selectable(model.Location(group.location).name.c_str(), false,
+                            ImGuiSelectableFlags_SpanAllColumns))
+        ws.find_request = Workspace::FindRequest{group.location, false};
+      ImGui::PopID();
+      ImGui::TableNextColumn();
+      ImGui::Text("%llu", static_cast<unsigned long long>(group.count));
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(Duration(double(group.total_ns)).c_str());
+      ImGui::TableNextColumn();
+      if (duration > 0) ImGui::Text("%.1f %%", 100.0 * double(group.total_ns) / double(duration));
+    }
+    ImGui::EndTable();
+  }
+  DrawInside(model, ws);
   ImGui::Text("Children  %zu%s", family_->child_count,
               family_->child_count > family_->children.size() ? " (the first 200 below)" : "");
   if (!family_->children.empty() && ImGui::BeginChild("children", ImVec2(0, 0), true)) {
@@ -165,6 +277,11 @@ void DetailsWindow::DrawCpuZone(const server::TraceModel& model, Workspace& ws,
                               .Add("self_ns", duration < 0 ? -1.0 : double(duration - family_->children_ns))
                               .Add("parent", family_->parent ? model.ZoneName(thread, *family_->parent) : "")
                               .Add("children", double(family_->child_count))
+                              .Add("of_parent_pct", of_parent)
+                              .AddRaw("time_in_children", ChildGroupsJson(model, *family_))
+                              .Add("messages_inside", double(family_->message_count))
+                              .Add("allocations_inside", double(family_->allocation_count))
+                              .Add("bytes_allocated_inside", double(family_->allocated_bytes))
                               .str();
 }
 
