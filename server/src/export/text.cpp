@@ -178,14 +178,17 @@ std::string FormatDuration(double ns) {
   char buffer[32];
   if (ns > -0.5 && ns < 0.5) ns = 0;  // what rounds to nothing is 0, never "-0"
   const double magnitude = ns < 0 ? -ns : ns;
-  if (magnitude < 1e3) {
+  // The unit is chosen by what the digits round to: 999,999 ns is "1 ms", never "1e+03 us".
+  if (magnitude < 999.5) {
     std::snprintf(buffer, sizeof(buffer), "%.0f ns", ns);
-  } else if (magnitude < 1e6) {
+  } else if (magnitude < 999.5e3) {
     std::snprintf(buffer, sizeof(buffer), "%.3g us", ns / 1e3);
-  } else if (magnitude < 1e9) {
+  } else if (magnitude < 999.5e6) {
     std::snprintf(buffer, sizeof(buffer), "%.3g ms", ns / 1e6);
-  } else {
+  } else if (magnitude < 9999.5e9) {
     std::snprintf(buffer, sizeof(buffer), "%.4g s", ns / 1e9);
+  } else {
+    std::snprintf(buffer, sizeof(buffer), "%.0f s", ns / 1e9);
   }
   return buffer;
 }

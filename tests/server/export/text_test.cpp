@@ -81,4 +81,11 @@ TEST_CASE("durations read in the unit their size wants, and what rounds to nothi
   CHECK(FormatDuration(-0.0) == "0 ns");
   CHECK(FormatDuration(-0.6) == "-1 ns");
   CHECK(FormatDuration(-1500) == "-1.5 us");
+  // What rounds up to the next unit is written in it, never as "1e+03".
+  CHECK(FormatDuration(999.7) == "1 us");
+  CHECK(FormatDuration(999'999.99) == "1 ms");
+  CHECK(FormatDuration(999'960'000) == "1 s");
+  CHECK(FormatDuration(-999'999.99) == "-1 ms");
+  CHECK(FormatDuration(10'800e9) == "10800 s");  // a three-hour trace
+  CHECK(FormatDuration(9'999.4e9) == "9999 s");
 }

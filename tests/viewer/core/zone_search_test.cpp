@@ -28,22 +28,22 @@ TEST_CASE("find zone: every occurrence, its parent, percentiles, histogram, filt
 
   const ZoneOccurrences a = FindOccurrences(m, {2});
   REQUIRE(a.items.size() == 20);
-  CHECK(a.total_ns == 10 * 40 + 10 * 1000);
-  CHECK(a.Percentile(0) == 40);
-  CHECK(a.Percentile(1) == 1000);
+  CHECK(a.durations.total_ns == 10 * 40 + 10 * 1000);
+  CHECK(a.durations.Percentile(0) == 40);
+  CHECK(a.durations.Percentile(1) == 1000);
   for (size_t i = 1; i < a.items.size(); ++i) CHECK(a.items[i - 1].begin_ns <= a.items[i].begin_ns);
   const ZoneOccurrences b = FindOccurrences(m, {3});
   REQUIRE(b.items.size() == 10);
   CHECK(b.items[0].parent == 1);
   CHECK(b.items[0].thread_id == 1);
-  CHECK(b.Percentile(0.5) == 21);
+  CHECK(b.durations.Percentile(0.5) == 21);
   CHECK(FindOccurrences(m, {4}).items[0].parent == 3);
 
-  const DurationHistogram linear = MakeHistogram(a, 10, HistogramScale::kLinear);
+  const DurationHistogram linear = MakeHistogram(a.durations, 10, HistogramScale::kLinear);
   CHECK(linear.counts.front() == 10);  // the 40 ns ones
   CHECK(linear.counts.back() == 10);   // the 1,000 ns ones
   CHECK(linear.tallest == 10);
-  const DurationHistogram log = MakeHistogram(a, 10, HistogramScale::kLog);
+  const DurationHistogram log = MakeHistogram(a.durations, 10, HistogramScale::kLog);
   CHECK(log.BinOf(40) == 0);
   CHECK(log.BinOf(1000) == 9);
   CHECK(log.EdgeNs(0) == doctest::Approx(40));
@@ -147,4 +147,36 @@ TEST_CASE("find zone outlines each occurrence in view on its row, and zoomed out
   timeline.Layout(model, hidden, 0);
   OutlineOccurrences(timeline, view, hits, {}, outlines);
   CHECK(outlines.empty());
+}
+
+TEST_CASE("find zone: self times take each occurrence's children off, and the spread has its deviation") {
+  const TraceModel m = AnalysisSample();
+  // Frame (100 ns) holds A (40 ns) and B (20-22 ns), and B holds C (5 ns): only the
+  // direct children count.
+  const ZoneOccurrences frames = FindOccurrences(m, {1});
+  REQUIRE(frames.items.size() == 10);
+  for (const Occurrence& o : frames.items) CHECK(o.self_ns == 100 - 40 - (20 + (o.begin_ns / 1000) % 3));
+  CHECK(frames.self_times.Percentile(0) == 38);
+  CHECK(frames.self_times.Percentile(1) == 40);
+  CHECK(frames.self_times.total_ns == 4 * 40 + 3 * 39 + 3 * 38);
+  const ZoneOccurrences b = FindOccurrences(m, {3});
+  CHECK(b.self_times.Percentile(0) == 15);
+  CHECK(b.self_times.Percentile(1) == 17);
+  CHECK(FindOccurrences(m, {4}).self_times.Percentile(1) == 5);  // no children: its duration
+  // A: ten of 40 ns and ten of 1,000 ns.
+  const ZoneOccurrences a = FindOccurrences(m, {2});
+  CHECK(a.durations.mean_ns == doctest::Approx(520));
+  CHECK(a.durations.stddev_ns == doctest::Approx(480));
+  // A filter of self times keeps by self time, and outlines follow it.
+  OccurrenceFilter self_40{40, 40};
+  self_40.self = true;
+  CHECK(SelectOccurrences(frames, self_40, OccurrenceOrder::kStart).size() == 4);
+  CHECK(SelectOccurrences(frames, {40, 40}, OccurrenceOrder::kStart).empty());  // no duration of 40
+  const DurationHistogram h = MakeHistogram(frames.self_times, 3, HistogramScale::kLinear);
+  CHECK(h.counts == std::vector<uint64_t>{3, 3, 4});
+  CHECK(h.Fraction(39) == doctest::Approx(0.5));
+  // A range limits the occurrences, and their children still count.
+  const ZoneOccurrences later = FindOccurrences(m, {1, false, 5000, INT64_MAX});
+  REQUIRE(later.items.size() == 5);
+  CHECK(later.items[0].self_ns == 100 - 40 - 22);
 }

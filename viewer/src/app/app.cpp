@@ -40,9 +40,9 @@ bool ParseAddress(const std::string& text, std::string& host, uint16_t& port) {
 
 std::string SettingsFile() { return ConfigFile("viewer-settings"); }
 
-constexpr const char* kWindowNames[] = {"statistics", "find-zone", "flame-graph", "frame-histogram",
-                                        "compare",    "messages",  "gpu-clocks",  "memory",
-                                        "samples",    "callstack", "debug"};
+constexpr const char* kWindowNames[] = {"statistics",      "find-zone", "find-zone-self", "flame-graph",
+                                        "frame-histogram", "compare",   "messages",       "gpu-clocks",
+                                        "memory",          "samples",   "callstack",      "debug"};
 
 }  // namespace
 
@@ -53,7 +53,8 @@ std::string App::CheckWindowNames(const std::vector<std::string>& show) {
       std::string known;
       for (const char* k : kWindowNames) known += std::string(known.empty() ? "" : ", ") + k;
       return "'" + name + "' is not a window (" + known +
-             "; find-zone=NAME searches for NAME, samples=flame shows the samples' flame graph)";
+             "; find-zone=NAME searches for NAME, find-zone-self=NAME shows its self times, samples=flame "
+             "shows the samples' flame graph)";
     }
   }
   return "";
@@ -96,7 +97,12 @@ void App::OpenWindows(const std::vector<std::string>& names, bool only) {
     for (const SideWindow& w : SideWindows()) {
       if (base == w.name) *w.open = true;
     }
-    if (base == "find-zone" && eq != std::string::npos) find_zone_window_.SearchFor(name.substr(eq + 1));
+    if ((base == "find-zone" || base == "find-zone-self") && eq != std::string::npos)
+      find_zone_window_.SearchFor(name.substr(eq + 1));
+    if (base == "find-zone-self") {
+      find_zone_window_.open = true;
+      find_zone_window_.ShowSelfTimes(true);
+    }
     if (base == "samples") samples_window_.ShowFlameGraph(name.substr(eq + 1) == "flame");
   }
 }

@@ -25,7 +25,7 @@ std::vector<uint64_t> Bin(const ZoneOccurrences& found, int64_t lo, int64_t hi, 
   h.min_ns = lo;
   h.max_ns = hi;
   h.counts.assign(bins, 0);
-  h.Count(found.sorted_ns);
+  h.Count(found.durations.sorted_ns);
   tallest = std::max(tallest, h.tallest);
   return h.counts;
 }
@@ -160,9 +160,9 @@ void CompareWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     if (fa != nullptr && fb != nullptr) {
       int64_t lo = INT64_MAX, hi = 0;
       for (const ZoneOccurrences* f : {fa, fb}) {
-        if (f->sorted_ns.empty()) continue;
-        lo = std::min(lo, f->sorted_ns.front());
-        hi = std::max(hi, f->sorted_ns.back());
+        if (f->durations.sorted_ns.empty()) continue;
+        lo = std::min(lo, f->durations.sorted_ns.front());
+        hi = std::max(hi, f->durations.sorted_ns.back());
       }
       if (lo <= hi) {
         uint64_t tallest = 0;

@@ -161,31 +161,73 @@ void FindZoneWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   ImGui::End();
 }
 
+FindZoneWindow::HistogramAxis FindZoneWindow::DrawHistogramAxis(const DurationHistogram& histogram,
+                                                                const DurationSpread& spread) {
+  // The histogram just drawn: markers over it, and its time axis under it.
+  const ImVec2 at = ImGui::GetItemRectMin(), end = ImGui::GetItemRectMax();
+  const float width = end.x - at.x;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  HistogramAxis axis;
+  auto marker = [&](double ns, uint32_t color) {
+    const float x = at.x + float(std::clamp(histogram.Fraction(ns), 0.0, 1.0)) * width;
+    draw->AddLine(ImVec2(x, at.y), ImVec2(x, end.y), color, 2.0f);
+    return x;
+  };
+  axis.mean_x = marker(spread.mean_ns, kMeanColor);
+  axis.median_x = marker(double(spread.Percentile(0.5)), kMedianColor);
+  // Five labels: the shortest, the longest, and three between (on the histogram's scale).
+  const float text_height = ImGui::GetTextLineHeight();
+  axis.labels_json = "[";
+  for (int k = 0; k <= 4; ++k) {
+    const double ns = histogram.EdgeNs(size_t(std::llround(double(histogram.counts.size()) * k / 4.0)));
+    const std::string label = Duration(ns);
+    const float label_width = ImGui::CalcTextSize(label.c_str()).x;
+    const float x = std::clamp(at.x + width * float(k) / 4 - label_width / 2, at.x, end.x - label_width);
+    draw->AddLine(ImVec2(at.x + width * float(k) / 4, end.y), ImVec2(at.x + width * float(k) / 4, end.y + 3),
+                  IM_COL32(150, 150, 155, 255));
+    draw->AddText(ImVec2(x, end.y + 3), IM_COL32(170, 170, 175, 255), label.c_str());
+    axis.labels_json += (k > 0 ? ",\"" : "\"") + label + "\"";
+  }
+  axis.labels_json += "]";
+  ImGui::Dummy(ImVec2(width, text_height + 4));
+  return axis;
+}
+
 void FindZoneWindow::DrawOccurrences(const server::TraceModel& model, Workspace& ws,
                                      const ZoneOccurrences& found) {
   const server::SourceLocation& location = model.Location(found.query.location);
   ImGui::Text("%s  (%s)%s", location.name.c_str(), location.ShortLabel().c_str(),
               job_.is_busy() ? "  updating..." : "");
-  ImGui::Text("%zu occurrences   total %s   mean %s   median %s   p90 %s   p99 %s", found.items.size(),
-              Duration(double(found.total_ns)).c_str(), Duration(found.mean_ns).c_str(),
-              Duration(double(found.Percentile(0.5))).c_str(),
-              Duration(double(found.Percentile(0.9))).c_str(),
-              Duration(double(found.Percentile(0.99))).c_str());
+  const DurationSpread& spread = found.Of(self_);
+  ImGui::Text("%zu occurrences   %s: total %s   mean %s   std dev %s   median %s   p90 %s   p99 %s",
+              found.items.size(), self_ ? "self time" : "duration", Duration(double(spread.total_ns)).c_str(),
+              Duration(spread.mean_ns).c_str(), Duration(spread.stddev_ns).c_str(),
+              Duration(double(spread.Percentile(0.5))).c_str(),
+              Duration(double(spread.Percentile(0.9))).c_str(),
+              Duration(double(spread.Percentile(0.99))).c_str());
   if (found.items.empty()) return;
 
   bool log = scale_ == HistogramScale::kLog;
   if (ImGui::Checkbox("log scale", &log)) bins_.reset();
   scale_ = log ? HistogramScale::kLog : HistogramScale::kLinear;
-  const DurationHistogram histogram = MakeHistogram(found, kBins, scale_);
+  ImGui::SameLine();
+  if (ImGui::Checkbox("self time", &self_)) bins_.reset();
+  ImGui::SameLine();
+  ImGui::TextColored(ImColor(kMeanColor), "| mean");
+  ImGui::SameLine();
+  ImGui::TextColored(ImColor(kMedianColor), "| median");
+  const DurationHistogram histogram = MakeHistogram(spread, kBins, scale_);
   std::vector<HistogramBar> bars;
   const auto hovered = Histogram("##histogram", histogram.counts, histogram.tallest, ImVec2(-1, Scaled(90)),
                                  kBarColor, &bins_, &bars, kPickedColor);
+  const HistogramAxis axis = DrawHistogramAxis(histogram, spread);
   if (hovered) {
     ImGui::SetTooltip("%s .. %s: %llu", Duration(histogram.EdgeNs(*hovered)).c_str(),
                       Duration(histogram.EdgeNs(*hovered + 1)).c_str(),
                       static_cast<unsigned long long>(histogram.counts[*hovered]));
   }
   OccurrenceFilter filter;
+  filter.self = self_;
   if (bins_) {
     filter.min_ns = int64_t(std::floor(histogram.EdgeNs(bins_->first)));
     filter.max_ns = bins_->second + 1 >= histogram.counts.size()
@@ -225,7 +267,14 @@ void FindZoneWindow::DrawOccurrences(const server::TraceModel& model, Workspace&
   report.Add("location", location.name)
       .Add("occurrences", double(found.items.size()))
       .Add("rows", double(rows_.size()));
-  report.Add("p50_ns", double(found.Percentile(0.5))).Add("p99_ns", double(found.Percentile(0.99)));
+  report.Add("p50_ns", double(spread.Percentile(0.5)))
+      .Add("p99_ns", double(spread.Percentile(0.99)))
+      .Add("self", double(self_))
+      .Add("mean_ns", spread.mean_ns)
+      .Add("stddev_ns", spread.stddev_ns)
+      .Add("mean_x", axis.mean_x)
+      .Add("median_x", axis.median_x)
+      .AddRaw("axis", axis.labels_json);
   report.AddBars("bars", bars);
   ws.reports["find-zone"] = report.str();
 

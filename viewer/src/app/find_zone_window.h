@@ -27,6 +27,8 @@ class FindZoneWindow {
   void Draw(const server::TraceModel& model, Workspace& ws);
   // Looks for the first location whose name contains `text` (--show find-zone=NAME).
   void SearchFor(const std::string& text);
+  // Shows self times (each zone less its children) instead of durations.
+  void ShowSelfTimes(bool self) { self_ = self; }
   void Reset();
   bool is_busy() { return job_.is_busy(); }
 
@@ -43,7 +45,16 @@ class FindZoneWindow {
   bool has_query_ = false;
   bool try_other_kind_ = false;  // the kind came from a search: try the other if none
   bool limit_to_range_ = true;
+  static constexpr uint32_t kMeanColor = IM_COL32(255, 110, 150, 255);
+  static constexpr uint32_t kMedianColor = IM_COL32(80, 220, 230, 255);
+  // What DrawHistogramAxis drew: the markers' x and the axis labels (as a JSON array).
+  struct HistogramAxis {
+    float mean_x = 0, median_x = 0;
+    std::string labels_json;
+  };
+  HistogramAxis DrawHistogramAxis(const DurationHistogram& histogram, const DurationSpread& spread);
   HistogramScale scale_ = HistogramScale::kLog;
+  bool self_ = false;  // the spread, histogram and choice are of self times, not durations
   std::optional<std::pair<size_t, size_t>> bins_;  // the histogram's selected bins
   OccurrenceOrder order_ = OccurrenceOrder::kStart;
   int grouping_ = 0;  // 0: none, 1: by thread, 2: by parent

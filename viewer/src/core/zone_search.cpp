@@ -8,19 +8,51 @@
 namespace gnomon::viewer {
 namespace {
 
-// The location of each open ancestor, by depth, as a thread's zones go by in begin order.
+// The location of each open ancestor, by depth, as a thread's zones go by in begin order,
+// and which of them were kept as occurrences: their children's time is taken off theirs.
 class AncestorStack {
  public:
-  // Enters a zone at `depth` and returns its parent's location (0 at the top).
-  uint32_t Enter(uint32_t depth, uint32_t location) {
-    if (by_depth_.size() <= depth) by_depth_.resize(depth + 1, 0);
-    by_depth_[depth] = location;
-    return depth == 0 ? 0 : by_depth_[depth - 1];
+  static constexpr size_t kNone = SIZE_MAX;
+  // Enters a zone at `depth` lasting `duration_ns` (< 0: unknown), kept as occurrence
+  // `item` (or kNone); returns its parent's location (0 at the top).
+  uint32_t Enter(uint32_t depth, uint32_t location, int64_t duration_ns, std::vector<Occurrence>& items) {
+    if (by_depth_.size() <= depth) by_depth_.resize(depth + 1);
+    by_depth_[depth] = {location, kNone};
+    if (depth == 0) return 0;
+    const Open& parent = by_depth_[depth - 1];
+    if (parent.item != kNone && duration_ns > 0) items[parent.item].self_ns -= duration_ns;
+    return parent.location;
   }
+  // The zone entered last at `depth` is occurrence `item`.
+  void Keep(uint32_t depth, size_t item) { by_depth_[depth].item = item; }
 
  private:
-  std::vector<uint32_t> by_depth_;
+  struct Open {
+    uint32_t location = 0;
+    size_t item = kNone;
+  };
+  std::vector<Open> by_depth_;
 };
+
+// Sorts and sums `values` into a spread.
+DurationSpread Spread(std::vector<int64_t> values) {
+  DurationSpread s;
+  std::sort(values.begin(), values.end());
+  long double total = 0, squares = 0;
+  for (int64_t v : values) {
+    total += v;
+    squares += (long double)v * v;
+  }
+  if (!values.empty()) {
+    const long double n = values.size();
+    s.mean_ns = double(total / n);
+    const long double variance = squares / n - (total / n) * (total / n);
+    s.stddev_ns = variance > 0 ? double(std::sqrt(variance)) : 0;
+  }
+  s.total_ns = int64_t(std::min<long double>(total, INT64_MAX));
+  s.sorted_ns = std::move(values);
+  return s;
+}
 
 bool ContainsIgnoringCase(const std::string& text, const std::string& lower_needle) {
   if (lower_needle.empty()) return true;
@@ -31,7 +63,7 @@ bool ContainsIgnoringCase(const std::string& text, const std::string& lower_need
 
 }  // namespace
 
-int64_t ZoneOccurrences::Percentile(double q) const {
+int64_t DurationSpread::Percentile(double q) const {
   if (sorted_ns.empty()) return 0;
   const double rank = std::clamp(q, 0.0, 1.0) * double(sorted_ns.size() - 1);
   return sorted_ns[size_t(std::llround(rank))];
@@ -40,8 +72,12 @@ int64_t ZoneOccurrences::Percentile(double q) const {
 ZoneOccurrences FindOccurrences(const server::TraceModel& model, const ZoneQuery& query) {
   ZoneOccurrences out;
   out.query = query;
-  auto keep = [&](const Occurrence& o) {
+  // Keeps `o` when it begins in the query's range, its self time to be cut by its
+  // children as they come.
+  auto keep = [&](Occurrence o, AncestorStack& ancestors) {
     if (o.begin_ns < query.begin_ns || o.begin_ns > query.end_ns) return;
+    o.self_ns = o.duration_ns;
+    ancestors.Keep(o.depth, out.items.size());
     out.items.push_back(o);
   };
   if (!query.gpu) {
@@ -50,7 +86,8 @@ ZoneOccurrences FindOccurrences(const server::TraceModel& model, const ZoneQuery
       const uint64_t origin = model.first_tick;
       for (size_t i = 0; i < thread.zones.size(); ++i) {
         const server::Zone z = thread.zones[i];
-        const uint32_t parent = ancestors.Enter(z.depth, z.source_location);
+        const int64_t duration = z.is_open() ? -1 : model.DurationNs(z.begin_tick, z.end_tick);
+        const uint32_t parent = ancestors.Enter(z.depth, z.source_location, duration, out.items);
         if (z.source_location != query.location || z.is_open()) continue;
         keep({{LaneKind::kThread, thread.id},
               uint32_t(i),
@@ -58,7 +95,8 @@ ZoneOccurrences FindOccurrences(const server::TraceModel& model, const ZoneQuery
               parent,
               z.depth,
               model.DurationNs(origin, z.begin_tick),
-              model.DurationNs(z.begin_tick, z.end_tick)});
+              duration},
+             ancestors);
       }
     }
   } else {
@@ -67,28 +105,34 @@ ZoneOccurrences FindOccurrences(const server::TraceModel& model, const ZoneQuery
       std::map<uint32_t, AncestorStack> ancestors;  // by recording thread
       for (size_t i = 0; i < context.zones.size(); ++i) {
         const server::GpuZone& z = context.zones[i];
-        const uint32_t parent = ancestors[z.thread_id].Enter(z.depth, z.source_location);
+        const auto mapped = z.is_timed() ? model.MapGpuZone(context, z) : server::TraceModel::MappedGpuZone{};
+        const int64_t duration = z.is_timed() ? mapped.end_ns - mapped.begin_ns : -1;
+        AncestorStack& stack = ancestors[z.thread_id];
+        const uint32_t parent = stack.Enter(z.depth, z.source_location, duration, out.items);
         if (z.source_location != query.location || !z.is_timed()) continue;
-        const auto mapped = model.MapGpuZone(context, z);
         keep({{LaneKind::kGpu, id},
               uint32_t(i),
               z.thread_id,
               parent,
               z.depth,
               mapped.begin_ns - origin_ns,
-              mapped.end_ns - mapped.begin_ns});
+              duration},
+             stack);
       }
     }
   }
   std::stable_sort(out.items.begin(), out.items.end(),
                    [](const Occurrence& a, const Occurrence& b) { return a.begin_ns < b.begin_ns; });
-  out.sorted_ns.reserve(out.items.size());
-  long double total = 0;
-  for (const Occurrence& o : out.items) {
-    out.sorted_ns.push_back(o.duration_ns);
-    total += o.duration_ns;
+  std::vector<int64_t> durations, self_times;
+  durations.reserve(out.items.size());
+  self_times.reserve(out.items.size());
+  for (Occurrence& o : out.items) {
+    o.self_ns = std::max<int64_t>(o.self_ns, 0);  // children that overlap (a damaged trace) take no more
+    durations.push_back(o.duration_ns);
+    self_times.push_back(o.self_ns);
   }
-  std::sort(out.sorted_ns.begin(), out.sorted_ns.end());
+  out.durations = Spread(std::move(durations));
+  out.self_times = Spread(std::move(self_times));
   // Lane by lane: a stable order of the lanes as first met, each lane's in begin order.
   std::map<LaneKey, size_t> group;
   for (uint32_t i = 0; i < out.items.size(); ++i) {
@@ -97,9 +141,7 @@ ZoneOccurrences FindOccurrences(const server::TraceModel& model, const ZoneQuery
     if (inserted) out.by_lane.lanes.emplace_back(o.lane, std::vector<uint32_t>{});
     out.by_lane.lanes[it->second].second.push_back(i);
   }
-  out.by_lane.longest_ns = out.sorted_ns.empty() ? 0 : out.sorted_ns.back();
-  out.total_ns = int64_t(std::min<long double>(total, INT64_MAX));
-  out.mean_ns = out.items.empty() ? 0 : double(total / out.items.size());
+  out.by_lane.longest_ns = out.durations.sorted_ns.empty() ? 0 : out.durations.sorted_ns.back();
   return out;
 }
 
@@ -171,18 +213,18 @@ double DurationHistogram::EdgeNs(size_t bin) const {
   return std::exp(lo + f * (hi - lo));
 }
 
+double DurationHistogram::Fraction(double ns) const {
+  if (max_ns <= min_ns) return 0;
+  if (scale == HistogramScale::kLinear) return (ns - double(min_ns)) / double(max_ns - min_ns);
+  const double lo = std::log(double(std::max<int64_t>(min_ns, 1)));
+  const double hi = std::log(double(std::max<int64_t>(max_ns, 1)));
+  return hi > lo ? (std::log(std::max(ns, 1.0)) - lo) / (hi - lo) : 0;
+}
+
 size_t DurationHistogram::BinOf(int64_t ns) const {
   const size_t bins = counts.size();
   if (bins <= 1 || max_ns <= min_ns) return 0;
-  double f = 0;
-  if (scale == HistogramScale::kLinear) {
-    f = double(ns - min_ns) / double(max_ns - min_ns);
-  } else {
-    const double lo = std::log(double(std::max<int64_t>(min_ns, 1)));
-    const double hi = std::log(double(std::max<int64_t>(max_ns, 1)));
-    f = hi > lo ? (std::log(double(std::max<int64_t>(ns, 1))) - lo) / (hi - lo) : 0;
-  }
-  return std::min(bins - 1, size_t(std::max(0.0, f * double(bins))));
+  return std::min(bins - 1, size_t(std::max(0.0, Fraction(double(ns)) * double(bins))));
 }
 
 void DurationHistogram::Count(const std::vector<int64_t>& sorted_ns) {
@@ -197,14 +239,14 @@ void DurationHistogram::Count(const std::vector<int64_t>& sorted_ns) {
   }
 }
 
-DurationHistogram MakeHistogram(const ZoneOccurrences& occurrences, size_t bins, HistogramScale scale) {
+DurationHistogram MakeHistogram(const DurationSpread& values, size_t bins, HistogramScale scale) {
   DurationHistogram h;
   h.scale = scale;
   h.counts.assign(std::max<size_t>(bins, 1), 0);
-  if (occurrences.sorted_ns.empty()) return h;
-  h.min_ns = occurrences.sorted_ns.front();
-  h.max_ns = occurrences.sorted_ns.back();
-  h.Count(occurrences.sorted_ns);
+  if (values.sorted_ns.empty()) return h;
+  h.min_ns = values.sorted_ns.front();
+  h.max_ns = values.sorted_ns.back();
+  h.Count(values.sorted_ns);
   return h;
 }
 
@@ -212,8 +254,7 @@ std::vector<uint32_t> SelectOccurrences(const ZoneOccurrences& occurrences, cons
                                         OccurrenceOrder order) {
   std::vector<uint32_t> rows;
   for (uint32_t i = 0; i < occurrences.items.size(); ++i) {
-    const int64_t d = occurrences.items[i].duration_ns;
-    if (d >= filter.min_ns && d <= filter.max_ns) rows.push_back(i);
+    if (filter.Keeps(occurrences.items[i])) rows.push_back(i);
   }
   const auto& items = occurrences.items;
   if (order == OccurrenceOrder::kDuration) {
@@ -230,7 +271,7 @@ std::vector<OccurrenceGroup> GroupOccurrences(const ZoneOccurrences& occurrences
                                               const OccurrenceFilter& filter, OccurrenceGrouping grouping) {
   std::map<uint32_t, OccurrenceGroup> groups;
   for (const Occurrence& o : occurrences.items) {
-    if (o.duration_ns < filter.min_ns || o.duration_ns > filter.max_ns) continue;
+    if (!filter.Keeps(o)) continue;
     const uint32_t key = grouping == OccurrenceGrouping::kThread ? o.thread_id : o.parent;
     OccurrenceGroup& g = groups[key];
     g.key = key;
@@ -273,7 +314,7 @@ void OutlineOccurrences(const Timeline& timeline, const TimelineView& view,
       if (o.begin_ns + o.duration_ns < t0) continue;
       const uint32_t row = std::min<uint32_t>(o.depth, uint32_t(open.size() - 1));  // collapsed: one row
       const float x0 = float(view.NsToX(o.begin_ns));
-      const bool is_strong = o.duration_ns >= strong.min_ns && o.duration_ns <= strong.max_ns;
+      const bool is_strong = strong.Keeps(o);
       if (open[row] != SIZE_MAX && x0 <= out[open[row]].x1 + 1) {
         Outline& grown = out[open[row]];
         grown.x1 = std::max(grown.x1, float(view.NsToX(o.begin_ns + o.duration_ns)));

@@ -2,7 +2,7 @@
 // its duration distribution, and the views the window shows of it.
 //
 //   ZoneOccurrences all = FindOccurrences(model, {.location = 7});   // once, off the UI thread
-//   DurationHistogram h = MakeHistogram(all, 64, HistogramScale::kLog);
+//   DurationHistogram h = MakeHistogram(all.durations, 64, HistogramScale::kLog);
 //   std::vector<uint32_t> rows = SelectOccurrences(all, {.min_ns = a, .max_ns = b},
 //   OccurrenceOrder::kDuration);
 //
@@ -37,6 +37,7 @@ struct Occurrence {
   uint32_t depth = 0;      // its row in the lane
   int64_t begin_ns = 0;    // trace-relative
   int64_t duration_ns = 0;
+  int64_t self_ns = 0;  // the duration less its children's (those of its thread, for a GPU zone)
 };
 
 // Occurrences lane by lane (indexes into ZoneOccurrences::items, in begin order), for
@@ -46,15 +47,23 @@ struct OccurrencesByLane {
   int64_t longest_ns = 0;
 };
 
+// The spread of the occurrences' durations, or of their self times.
+struct DurationSpread {
+  std::vector<int64_t> sorted_ns;  // ascending
+  double mean_ns = 0;
+  double stddev_ns = 0;  // of the population
+  int64_t total_ns = 0;
+  // The value at fraction q (0..1) of the sorted values (nearest rank); 0 when none.
+  int64_t Percentile(double q) const;
+};
+
 struct ZoneOccurrences {
   ZoneQuery query;
-  std::vector<Occurrence> items;   // in begin order
-  OccurrencesByLane by_lane;       // the same, lane by lane
-  std::vector<int64_t> sorted_ns;  // every duration, ascending
-  double mean_ns = 0;
-  int64_t total_ns = 0;
-  // The duration at fraction q (0..1) of the sorted durations (nearest rank); 0 when none.
-  int64_t Percentile(double q) const;
+  std::vector<Occurrence> items;  // in begin order
+  OccurrencesByLane by_lane;      // the same, lane by lane
+  DurationSpread durations;
+  DurationSpread self_times;
+  const DurationSpread& Of(bool self) const { return self ? self_times : durations; }
 };
 
 // Every closed (CPU) or timed (GPU) zone of the query, GPU zones placed by their
@@ -89,16 +98,23 @@ struct DurationHistogram {
   double EdgeNs(size_t bin) const;
   // The bin a duration falls in.
   size_t BinOf(int64_t ns) const;
+  // Where a duration lies across the histogram, from 0 (min_ns) to 1 (max_ns).
+  double Fraction(double ns) const;
   // Adds durations (sorted, ascending) to their bins; `tallest` follows.
   void Count(const std::vector<int64_t>& sorted_ns);
 };
-DurationHistogram MakeHistogram(const ZoneOccurrences& occurrences, size_t bins, HistogramScale scale);
+DurationHistogram MakeHistogram(const DurationSpread& values, size_t bins, HistogramScale scale);
 
 enum class OccurrenceOrder : uint8_t { kStart, kDuration, kThread };
 
 struct OccurrenceFilter {
   int64_t min_ns = INT64_MIN;  // durations kept: [min_ns, max_ns]
   int64_t max_ns = INT64_MAX;
+  bool self = false;  // the range is of self times
+  bool Keeps(const Occurrence& o) const {
+    const int64_t ns = self ? o.self_ns : o.duration_ns;
+    return ns >= min_ns && ns <= max_ns;
+  }
 };
 // Indexes into occurrences.items of those the filter keeps, in the order asked
 // (kDuration: longest first; kThread: by thread, then start).
