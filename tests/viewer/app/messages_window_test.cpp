@@ -41,3 +41,21 @@ TEST_CASE("messages: every message in time order, each with the name of the thre
   for (const JsonValue& thread : Array(report, "threads")) threads.push_back(thread.string);
   CHECK(threads == std::vector<std::string>{"main", "worker", "main", "worker", "main"});
 }
+
+TEST_CASE("messages: --show messages=SEVERITY keeps that severity and worse") {
+  ScratchDir dir;
+  gnomon::test::StreamWriter w;
+  w.AppInfo("severities").ThreadInfo(1, 101, "main").ThreadContext(1);
+  for (uint8_t severity = 0; severity <= 5; ++severity) {
+    w.Message(kOrigin + severity * kMs, severity, "severity " + std::to_string(severity));
+  }
+  w.End(kOrigin + 10 * kMs);
+  const std::string trace = gnomon::test::WriteTraceFile(dir.File("severities.gnomon"), w);
+  for (const auto& [name, rows] :
+       {std::pair{"messages", 6}, {"messages=warning", 3}, {"messages=fatal", 1}}) {
+    CAPTURE(name);
+    ViewerRun run = RunViewer(dir, {trace, "--frames", "3", "--show", name});
+    REQUIRE_MESSAGE(run.exit_code == 0, run.log);
+    CHECK(Number(WindowReport(run, "messages"), "rows") == rows);
+  }
+}

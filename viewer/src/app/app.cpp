@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "config_dir.h"
+#include "gnomon/protocol/messages.h"
 #include "gnomon/protocol/settings.h"
 #include "gnomon/server/process_timeline.h"
 #include "gnomon/server/report.h"
@@ -48,7 +49,17 @@ constexpr const char* kWindowNames[] = {"statistics",      "find-zone", "find-zo
 
 std::string App::CheckWindowNames(const std::vector<std::string>& show) {
   for (const std::string& name : show) {
-    const std::string base = name.substr(0, name.find('='));
+    const size_t eq = name.find('=');
+    const std::string base = name.substr(0, eq);
+    if (base == "messages" && eq != std::string::npos) {
+      bool known = false;
+      for (uint8_t severity = 0; severity <= 5; ++severity)
+        known |= name.substr(eq + 1) == protocol::SeverityName(severity);
+      if (!known)
+        return "'" + name +
+               "': messages=SEVERITY shows that severity and worse (trace, debug, info, warning, error, "
+               "fatal)";
+    }
     if (std::find(std::begin(kWindowNames), std::end(kWindowNames), base) == std::end(kWindowNames)) {
       std::string known;
       for (const char* k : kWindowNames) known += std::string(known.empty() ? "" : ", ") + k;
@@ -104,6 +115,11 @@ void App::OpenWindows(const std::vector<std::string>& names, bool only) {
       find_zone_window_.ShowSelfTimes(true);
     }
     if (base == "samples") samples_window_.ShowFlameGraph(name.substr(eq + 1) == "flame");
+    if (base == "messages" && eq != std::string::npos) {
+      for (uint8_t severity = 0; severity <= 5; ++severity) {
+        if (name.substr(eq + 1) == protocol::SeverityName(severity)) messages_window_.ShowFrom(severity);
+      }
+    }
   }
 }
 

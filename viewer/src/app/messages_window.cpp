@@ -17,7 +17,29 @@ void MessagesWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     ImGui::End();
     return;
   }
-  filter_.Draw("filter", 200);
+  filter_.Draw("filter", Scaled(200));
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(Scaled(150));
+  static constexpr const char* kLeast[] = {"every severity",    "debug and worse", "info and worse",
+                                           "warning and worse", "error and worse", "fatal"};
+  int least = std::min<int>(query_.min_severity, 5);
+  if (ImGui::Combo("##severity", &least, kLeast, 6)) query_.min_severity = uint8_t(least);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(Scaled(160));
+  const std::string thread_label = query_.thread ? Timeline::Name(model, {LaneKind::kThread, *query_.thread})
+                                                 : std::string("every thread");
+  if (ImGui::BeginCombo("##thread", thread_label.c_str())) {
+    if (ImGui::Selectable("every thread", !query_.thread)) query_.thread.reset();
+    for (uint32_t thread : MessageThreads(model)) {
+      if (ImGui::Selectable(Timeline::Name(model, {LaneKind::kThread, thread}).c_str(),
+                            query_.thread == thread))
+        query_.thread = thread;
+    }
+    ImGui::EndCombo();
+  }
+  ImGui::SameLine();
+  ImGui::Checkbox("selected range only", &limit_to_range_);
+  query_.range_ns = limit_to_range_ ? ws.range : std::nullopt;
   if (ImGui::BeginTable("messages", 4,
                         ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg | ImGuiTableFlags_Resizable)) {
     ImGui::TableSetupColumn("Time");
@@ -25,13 +47,14 @@ void MessagesWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     ImGui::TableSetupColumn("Thread");
     ImGui::TableSetupColumn("Text", ImGuiTableColumnFlags_WidthStretch);
     ImGui::TableHeadersRow();
-    if (rows_filter_ != filter_.InputBuf || rows_messages_ != model.messages.size()) {
-      rows_.clear();
-      for (size_t i = 0; i < model.messages.size(); ++i) {
-        if (filter_.PassFilter(model.messages[i].text.c_str())) rows_.push_back(uint32_t(i));
-      }
+    if (rows_filter_ != filter_.InputBuf || rows_messages_ != model.messages.size() ||
+        query_.min_severity != rows_query_.min_severity || query_.thread != rows_query_.thread ||
+        query_.range_ns != rows_query_.range_ns) {
+      rows_ = SelectMessages(model, query_,
+                             [this](const std::string& text) { return filter_.PassFilter(text.c_str()); });
       rows_filter_ = filter_.InputBuf;
       rows_messages_ = model.messages.size();
+      rows_query_ = query_;
     }
     ImGuiListClipper clipper;
     clipper.Begin(int(rows_.size()));
