@@ -2,6 +2,7 @@
 // Xvfb for the known trace.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "../../support/json_check.h"
@@ -30,4 +31,28 @@ TEST_CASE("statistics: counts and totals of the whole trace and of the selected 
   CHECK(Number(Zone(report, "Work"), "count") == 40);
   CHECK(Number(Zone(report, "Work"), "total_ns") == 40e6);
   CHECK(Number(Zone(report, "Inner"), "count") == 40);
+}
+
+TEST_CASE("statistics: each total's share of the range, the threads a location ran on, and the CSV") {
+  ScratchDir dir;
+  const std::string trace = WriteKnownTrace(dir, "known");
+  // The whole trace is 420 ms; Work (200 ms in all) ran on main and the worker.
+  ViewerRun run = RunViewer(dir, {trace, "--frames", "3", "--show", "statistics"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.log);
+  const JsonValue& report = WindowReport(run, "statistics");
+  CHECK(Number(Zone(report, "Work"), "range_pct") == doctest::Approx(100.0 * 200 / 420));
+  CHECK(Number(Zone(report, "Work"), "threads") == 2);
+  const std::string& csv = report.Find("csv")->string;
+  CHECK(csv.rfind("name,function,file,line,count,total_ns,self_ns,mean_ns,median_ns,min_ns,max_ns,range_pct,"
+                  "threads\n",
+                  0) == 0);
+  CHECK(csv.find("\n\"Work\",\"work\",\"known.cpp\",10,80,200000000,100000000,2500000.0,") !=
+        std::string::npos);
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 3);  // the header and two rows
+  // The first 79.5 ms: 40 Work of 1 ms, on main only.
+  ViewerRun range = RunViewer(dir, {trace, "--frames", "3", "--show", "statistics", "--select", "0:79.5"});
+  REQUIRE_MESSAGE(range.exit_code == 0, range.log);
+  const JsonValue& limited = WindowReport(range, "statistics");
+  CHECK(Number(Zone(limited, "Work"), "range_pct") == doctest::Approx(100.0 * 40 / 79.5));
+  CHECK(Number(Zone(limited, "Work"), "threads") == 1);
 }

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
 
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/counter_values.h"
@@ -15,6 +18,56 @@ constexpr auto kLiveStatisticsPeriod = std::chrono::seconds(1);
 
 std::string Duration(double ns) { return server::FormatDuration(ns); }
 
+// A CSV field: quoted, its quotes doubled.
+std::string Quoted(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+// How many threads each location's zones (beginning in `range`) ran on: counted once a
+// thread, with a stamp per location instead of a set.
+std::vector<uint32_t> ThreadsPerLocation(const server::TraceModel& model, bool gpu,
+                                         const server::TickRange& range) {
+  std::vector<uint32_t> count(model.source_locations.size(), 0);
+  std::vector<uint64_t> stamp(model.source_locations.size(), UINT64_MAX);
+  auto seen = [&](uint32_t location, uint64_t thread) {
+    if (location >= count.size() || stamp[location] == thread) return;
+    stamp[location] = thread;
+    ++count[location];
+  };
+  if (!gpu) {
+    for (size_t t = 0; t < model.threads.size(); ++t) {
+      const server::ThreadTimeline& thread = model.threads[t];
+      for (size_t i = 0; i < thread.zones.size(); ++i) {
+        const server::Zone z = thread.zones[i];
+        if (range.Contains(z.begin_tick)) seen(z.source_location, t);
+      }
+    }
+    return count;
+  }
+  // GPU zones by recording thread: each thread's zones in one pass over the contexts.
+  std::map<uint32_t, std::vector<uint32_t>> by_thread;
+  const bool whole = range.begin_tick == 0 && range.end_tick == UINT64_MAX;
+  const int64_t begin_ns = model.clock.TickToNs(range.begin_tick),
+                end_ns = model.clock.TickToNs(range.end_tick);
+  for (const auto& [id, context] : model.gpu_contexts) {
+    for (size_t i = 0; i < context.zones.size(); ++i) {
+      const server::GpuZone& z = context.zones[i];
+      if (!z.is_timed()) continue;
+      if (!whole) {
+        const int64_t at = model.MapGpuZone(context, z).begin_ns;
+        if (at < begin_ns || at > end_ns) continue;
+      }
+      by_thread[z.thread_id].push_back(z.source_location);
+    }
+  }
+  for (const auto& [thread, locations] : by_thread) {
+    for (uint32_t location : locations) seen(location, thread);
+  }
+  return count;
+}
+
 }  // namespace
 
 StatisticsWindow::Result StatisticsWindow::Compute(const server::TraceModel& model, const Key& key) {
@@ -22,6 +75,10 @@ StatisticsWindow::Result StatisticsWindow::Compute(const server::TraceModel& mod
   const server::TickRange range = key.range ? Workspace::TicksOf(model, *key.range) : server::TickRange{};
   r.rows = key.gpu ? server::ComputeGpuZoneStatistics(model, 0, range)
                    : server::ComputeZoneStatistics(model, 0, range);
+  r.threads = ThreadsPerLocation(model, key.gpu, range);
+  r.range_ns = key.range                               ? key.range->second - key.range->first
+               : model.first_tick == server::kOpenZone ? 0
+                                                       : model.DurationNs(model.first_tick, model.last_tick);
   if (key.gpu) {
     for (const server::CounterStatistics& c : server::ComputeCounterStatistics(model)) {
       const uint64_t column = uint64_t(c.set_id) << 32 | c.counter;
@@ -33,6 +90,28 @@ StatisticsWindow::Result StatisticsWindow::Compute(const server::TraceModel& mod
     }
   }
   return r;
+}
+
+double StatisticsWindow::Share(const Result& result, const server::ZoneStatistics& s) {
+  return result.range_ns > 0 ? 100.0 * double(s.total_ns) / double(result.range_ns) : 0;
+}
+
+std::string StatisticsWindow::Csv(const server::TraceModel& model, const Result& result,
+                                  const std::vector<uint32_t>& rows) {
+  std::string csv =
+      "name,function,file,line,count,total_ns,self_ns,mean_ns,median_ns,min_ns,max_ns,range_pct,threads\n";
+  char numbers[256];
+  for (uint32_t row : rows) {
+    const server::ZoneStatistics& s = result.rows[row];
+    const server::SourceLocation& l = model.Location(s.source_location);
+    std::snprintf(numbers, sizeof(numbers), ",%u,%llu,%lld,%lld,%.1f,%lld,%lld,%lld,%.3f,%u\n", l.line,
+                  static_cast<unsigned long long>(s.count), static_cast<long long>(s.total_ns),
+                  static_cast<long long>(s.self_ns), s.mean_ns, static_cast<long long>(s.median_ns),
+                  static_cast<long long>(s.min_ns), static_cast<long long>(s.max_ns), Share(result, s),
+                  s.source_location < result.threads.size() ? result.threads[s.source_location] : 0u);
+    csv += Quoted(l.name) + "," + Quoted(l.function) + "," + Quoted(l.file) + numbers;
+  }
+  return csv;
 }
 
 void StatisticsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
@@ -78,7 +157,9 @@ void StatisticsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     ImGui::Text("%s .. %s of the trace", Duration(double(key.range->first)).c_str(),
                 Duration(double(key.range->second)).c_str());
   }
-  const int columns = 9 + int(result->counter_columns.size());
+  ImGui::SameLine();
+  const bool copy = ImGui::SmallButton("copy as CSV");
+  const int columns = kFixedColumns + int(result->counter_columns.size());
   constexpr ImGuiTableFlags kFlags =
       ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY |
       ImGuiTableFlags_ScrollX | ImGuiTableFlags_Resizable | ImGuiTableFlags_SizingFixedFit;
@@ -103,6 +184,8 @@ void StatisticsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     ImGui::TableSetupColumn("Median");
     ImGui::TableSetupColumn("Min");
     ImGui::TableSetupColumn("Max");
+    ImGui::TableSetupColumn("% of range");
+    ImGui::TableSetupColumn("Threads");
     for (uint64_t column : result->counter_columns) {
       const server::CounterSet& set = model.counter_sets.at(uint32_t(column >> 32));
       const uint32_t index = uint32_t(column & 0xFFFFFFFF);
@@ -133,8 +216,12 @@ void StatisticsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
               return double(s.min_ns);
             case 8:
               return double(s.max_ns);
+            case 9:
+              return double(s.total_ns);
+            case 10:
+              return s.source_location < result->threads.size() ? result->threads[s.source_location] : 0;
             default: {
-              const size_t column = size_t(spec.ColumnIndex) - 9;
+              const size_t column = size_t(spec.ColumnIndex) - kFixedColumns;
               if (column >= result->counter_columns.size()) return 0;
               auto it = result->counter_means.find({s.source_location, result->counter_columns[column]});
               return it == result->counter_means.end() ? -1 : it->second;
@@ -159,16 +246,23 @@ void StatisticsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     }
     size_t shown = 0;
     std::string zones_json = "[";
+    std::vector<uint32_t> shown_rows;
     for (uint32_t row : order_) {
       const server::ZoneStatistics& s = result->rows[row];
       const server::SourceLocation& location = model.Location(s.source_location);
       if (!filter_.PassFilter(location.name.c_str())) continue;
+      shown_rows.push_back(row);
+      const double share = Share(*result, s);
+      const uint32_t threads =
+          s.source_location < result->threads.size() ? result->threads[s.source_location] : 0;
       if (++shown <= 50) {
         zones_json += (zones_json.size() > 1 ? "," : "") + JsonReport()
                                                                .Add("name", location.name)
                                                                .Add("count", double(s.count))
                                                                .Add("total_ns", double(s.total_ns))
                                                                .Add("self_ns", double(s.self_ns))
+                                                               .Add("range_pct", share)
+                                                               .Add("threads", double(threads))
                                                                .str();
       }
       ImGui::TableNextRow();
@@ -191,6 +285,10 @@ void StatisticsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(Duration(v).c_str());
       }
+      ImGui::TableNextColumn();
+      ImGui::Text("%.1f %%", share);
+      ImGui::TableNextColumn();
+      ImGui::Text("%u", threads);
       for (uint64_t column : result->counter_columns) {
         ImGui::TableNextColumn();
         auto it = result->counter_means.find({s.source_location, column});
@@ -198,8 +296,12 @@ void StatisticsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
       }
     }
     ImGui::EndTable();
+    // Made for the clipboard when asked, and for the report of a short table (tests).
+    const std::string csv = copy || shown <= 50 ? Csv(model, *result, shown_rows) : std::string();
+    if (copy) ImGui::SetClipboardText(csv.c_str());
     ws.reports["statistics"] = JsonReport()
                                    .Add("rows", double(shown))
+                                   .Add("csv", csv)
                                    .Add("gpu", gpu_ ? 1.0 : 0.0)
                                    .AddRaw("zones", zones_json + "]")
                                    .str();

@@ -1,6 +1,7 @@
-// Statistics: per-source-location counts and times of CPU or GPU zones (with GPU
-// counters' means as columns), sortable, filtered by name, limited to the selected
-// range when asked; a row opens Find zone. Computed off the UI thread (BackgroundJob),
+// Statistics: per-source-location counts and times of CPU or GPU zones, each total's
+// share of the range and the threads the location ran on (with GPU counters' means as
+// columns), sortable, filtered by name, limited to the selected range when asked, and
+// copied as CSV in the order shown; a row opens Find zone. Computed off the UI thread (BackgroundJob),
 // again when the trace grew, at most once a second while live.
 #pragma once
 
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -38,10 +40,18 @@ class StatisticsWindow {
     // GPU zones: counter columns (set id << 32 | index) and means per (location, column).
     std::vector<uint64_t> counter_columns;
     std::map<std::pair<uint32_t, uint64_t>, double> counter_means;
+    std::vector<uint32_t> threads;  // by source location: the threads it ran on (recorded from, for GPU)
+    int64_t range_ns = 0;           // the length shares are of: the selected range, or the trace
   };
+  // The rows shown, as CSV (a header, then one line a row, times in ns).
+  static std::string Csv(const server::TraceModel& model, const Result& result,
+                         const std::vector<uint32_t>& rows);
   static Result Compute(const server::TraceModel& model, const Key& key);
 
+  // A total's share of the range's length, in percent (over 100 when threads overlap).
+  static double Share(const Result& result, const server::ZoneStatistics& s);
   static constexpr size_t kMaxCounterColumns = 16;
+  static constexpr int kFixedColumns = 11;  // before the counters
   bool gpu_ = false;
   bool limit_to_range_ = true;
   uint64_t requested_zones_ = 0;
