@@ -24,6 +24,7 @@
 #include <optional>
 #include <utility>
 
+#include "environment.h"
 #include "gnomon/client/thread_writer.h"
 #include "gnomon/protocol/byte_io.h"
 #include "gnomon/protocol/handshake.h"
@@ -294,6 +295,16 @@ void Sender::AppendAppInfo(std::vector<uint8_t>& out, bool host_info) const {
   static const std::string host = HostName();
   protocol::AppendMessage(out, protocol::HostInfo{.rank = rank},
                           {.host = std::string_view(host).substr(0, protocol::kMaxStringBytes)});
+  static const ProgramEnvironmentInfo environment = ReadProgramEnvironment();
+  auto fit = [](const std::string& text) {
+    return std::string_view(text).substr(0, protocol::kMaxStringBytes);
+  };
+  protocol::AppendMessage(out,
+                          protocol::ProgramEnvironment{.logical_cpus = environment.logical_cpus,
+                                                       .memory_bytes = environment.memory_bytes},
+                          {.system = fit(environment.system),
+                           .cpu = fit(environment.cpu),
+                           .settings = fit(environment.settings)});
 }
 
 int64_t Sender::Pump() {

@@ -421,6 +421,16 @@ void WriteJsonReport(const TraceModel& model, std::ostream& out,
       .Uint(model.program.pid)
       .Key("start_unix_ns")
       .Int(model.program.start_unix_ns)
+      .Key("system")
+      .String(model.program.system)
+      .Key("cpu")
+      .String(model.program.cpu)
+      .Key("logical_cpus")
+      .Uint(model.program.logical_cpus)
+      .Key("memory_bytes")
+      .Uint(model.program.memory_bytes)
+      .Key("settings")
+      .String(model.program.settings)
       .EndObject();
   json.Key("processes").BeginArray();
   if (processes.size() <= 1) WriteProcess(json, processes.empty() ? model : *processes[0], nullptr);

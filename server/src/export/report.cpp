@@ -171,6 +171,30 @@ std::string ProcessLabel(const TraceModel& model) {
   return label + ")";
 }
 
+std::string SystemLabel(const ProgramInfo& program) {
+  if (program.system.empty() && program.logical_cpus == 0) return "";
+  std::string label = Printable(program.system);
+  if (program.logical_cpus > 0) {
+    label += Format("%s%u logical CPUs", label.empty() ? "" : ", ", program.logical_cpus);
+    if (!program.cpu.empty()) label += " (" + Printable(program.cpu) + ")";
+  }
+  if (program.memory_bytes > 0) label += ", " + FormatBytes(program.memory_bytes);
+  return label;
+}
+
+std::string SettingsLabel(const ProgramInfo& program) {
+  if (program.settings.empty()) return "none";
+  std::string label;
+  size_t from = 0;
+  while (from <= program.settings.size()) {
+    const size_t end = std::min(program.settings.find('\n', from), program.settings.size());
+    if (end > from)
+      label += (label.empty() ? "" : ", ") + Printable(program.settings.substr(from, end - from));
+    from = end + 1;
+  }
+  return label;
+}
+
 void PrintSummary(const TraceModel& model, std::ostream& out, size_t messages) {
   const bool has_events = model.first_tick != kOpenZone;
   const int64_t duration = has_events ? model.DurationNs(model.first_tick, model.last_tick) : 0;
@@ -179,6 +203,10 @@ void PrintSummary(const TraceModel& model, std::ostream& out, size_t messages) {
     out << ProcessLabel(model) << "\n";
   } else {
     out << "(unknown: the stream had no AppInfo)\n";
+  }
+  if (const std::string system = SystemLabel(model.program); !system.empty()) {
+    out << "System     " << system << "\n";
+    out << "Settings   " << SettingsLabel(model.program) << "\n";
   }
   PrintHostClock(model, out);
   out << "Timer      " << TimerName(model.program.timer_kind) << ", "

@@ -353,6 +353,15 @@ void TraceBuilder::OnHostInfo(const protocol::HostInfo& m, const protocol::HostI
   model_.program.rank = m.rank;
 }
 
+void TraceBuilder::OnProgramEnvironment(const protocol::ProgramEnvironment& m,
+                                        const protocol::ProgramEnvironmentTail& t) {
+  AssignUtf8(model_.program.system, t.system);
+  AssignUtf8(model_.program.cpu, t.cpu);
+  AssignUtf8(model_.program.settings, t.settings);
+  model_.program.logical_cpus = m.logical_cpus;
+  model_.program.memory_bytes = m.memory_bytes;
+}
+
 void TraceBuilder::OnClockReply(const protocol::ClockReply& m) {
   // A program that never gets its sample (a stream cut short) leaves a few behind; one
   // that sends replies unasked cannot grow this past a bound.

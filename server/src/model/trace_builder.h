@@ -430,6 +430,7 @@ class TraceBuilder {
   void OnSourceLocationDef(const protocol::SourceLocationDef& m, const protocol::SourceLocationDefTail& t);
   void OnThreadInfo(const protocol::ThreadInfo& m, const protocol::ThreadInfoTail& t);
   void OnLibraryThread(const protocol::LibraryThread& m);
+  void OnProgramEnvironment(const protocol::ProgramEnvironment& m, const protocol::ProgramEnvironmentTail& t);
   void OnAppInfo(const protocol::AppInfo& m, const protocol::AppInfoTail& t);
   void OnDroppedEvents(const protocol::DroppedEvents& m);
   void OnEndOfStream(const protocol::EndOfStream& m);

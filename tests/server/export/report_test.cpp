@@ -270,3 +270,28 @@ TEST_CASE("the library's own threads are named apart from the program's, and not
   for (const JsonValue& thread : root.Find("threads")->array) library += thread.Find("library")->boolean;
   CHECK(library == 1);
 }
+
+TEST_CASE("the summary says what the program ran on and with, and the JSON keeps it") {
+  gnomon::test::StreamWriter w;
+  w.AppInfo("app", 7);
+  w.Add(gnomon::protocol::ProgramEnvironment{.logical_cpus = 16, .memory_bytes = uint64_t{64} << 30},
+        {.system = "Linux 6.1.0 x86_64", .cpu = "Test CPU", .settings = "GNOMON_PORT=9000\nGNOMON_RANK=3"});
+  const TraceModel model = gnomon::test::BuildWholeModel(w);
+  std::ostringstream summary;
+  PrintSummary(model, summary);
+  CHECK_MESSAGE(summary.str().find("System     Linux 6.1.0 x86_64, 16 logical CPUs (Test CPU), 64 GiB\n") !=
+                    std::string::npos,
+                summary.str());
+  CHECK(summary.str().find("Settings   GNOMON_PORT=9000, GNOMON_RANK=3\n") != std::string::npos);
+  std::ostringstream json;
+  WriteJsonReport(model, json, {&model});
+  CHECK(json.str().find("\"system\":\"Linux 6.1.0 x86_64\",\"cpu\":\"Test CPU\",\"logical_cpus\":16,"
+                        "\"memory_bytes\":68719476736,\"settings\":\"GNOMON_PORT=9000\\nGNOMON_RANK=3\"") !=
+        std::string::npos);
+  // A program that did not say: no System line.
+  gnomon::test::StreamWriter old;
+  old.AppInfo("old", 8);
+  std::ostringstream quiet;
+  PrintSummary(gnomon::test::BuildWholeModel(old), quiet);
+  CHECK(quiet.str().find("System") == std::string::npos);
+}

@@ -323,3 +323,18 @@ TEST_CASE("a thread the library marks as its own is so in the model, and only th
   CHECK(model.threads[model.thread_index.at(2)].library);
   CHECK(model.threads[model.thread_index.at(3)].library);
 }
+
+TEST_CASE("what the program runs on and with (ProgramEnvironment) is the program's, its text made valid") {
+  gnomon::test::StreamWriter w;
+  w.AppInfo("app");
+  w.Add(gnomon::protocol::ProgramEnvironment{.logical_cpus = 16, .memory_bytes = uint64_t{64} << 30},
+        {.system = "Linux 6.1.0 x86_64",
+         .cpu = "Test CPU \xff",
+         .settings = "GNOMON_PORT=9000\nGNOMON_RANK=3"});
+  const TraceModel model = gnomon::test::BuildWholeModel(w);
+  CHECK(model.program.logical_cpus == 16);
+  CHECK(model.program.memory_bytes == uint64_t{64} << 30);
+  CHECK(model.program.system == "Linux 6.1.0 x86_64");
+  CHECK(model.program.cpu == "Test CPU \xEF\xBF\xBD");  // the stray byte is U+FFFD
+  CHECK(model.program.settings == "GNOMON_PORT=9000\nGNOMON_RANK=3");
+}

@@ -18,6 +18,11 @@ inline constexpr size_t kSummaryMessages = 10;
 void PrintSummary(const TraceModel& model, std::ostream& out, size_t messages = kSummaryMessages);
 // "name (pid N, host H, rank R)": the program, as the summary names it (printable).
 std::string ProcessLabel(const TraceModel& model);
+// The machine the program ran on: "Linux 6.1.0 x86_64, 16 logical CPUs (Intel Xeon ...),
+// 62.8 GiB"; "" when the program did not say (ProgramEnvironment).
+std::string SystemLabel(const ProgramInfo& program);
+// The Gnomon settings it ran with, "NAME=VALUE, NAME=VALUE"; "none" when it had none.
+std::string SettingsLabel(const ProgramInfo& program);
 // The statistics table, one row per source location, in the order given.
 void PrintStatisticsTable(const TraceModel& model, const std::vector<ZoneStatistics>& stats,
                           std::ostream& out);

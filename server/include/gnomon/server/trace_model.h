@@ -236,6 +236,12 @@ struct ProgramInfo {
   uint64_t start_tick = 0;
   std::string host;  // HostInfo; "" when the program did not say
   int64_t rank = -1;
+  // ProgramEnvironment; empty and 0 when the program did not say.
+  std::string system;    // "Linux 6.1.0-18-amd64 x86_64"
+  std::string cpu;       // the CPU's model
+  std::string settings;  // the GNOMON_ variables it ran with, NAME=VALUE, one a line
+  uint32_t logical_cpus = 0;
+  uint64_t memory_bytes = 0;
   friend bool operator==(const ProgramInfo&, const ProgramInfo&) = default;
 };
 

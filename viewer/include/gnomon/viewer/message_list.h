@@ -16,9 +16,9 @@
 namespace gnomon::viewer {
 
 struct MessageQuery {
-  uint8_t min_severity = 0;                             // protocol::Severity: this one and worse
-  std::optional<uint32_t> thread;                       // only this thread's (program thread id)
-  std::optional<std::pair<int64_t, int64_t>> range_ns;  // only those inside (trace-relative)
+  uint8_t min_severity = 0;                                  // protocol::Severity: this one and worse
+  std::optional<uint32_t> thread = {};                       // only this thread's (program thread id)
+  std::optional<std::pair<int64_t, int64_t>> range_ns = {};  // only those inside (trace-relative)
 };
 
 // Indexes into model.messages of those the query keeps and whose text `text_passes`
