@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <sstream>
 
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/counter_values.h"
@@ -143,26 +144,6 @@ std::string DescribeBrackets(const GpuClockModel::OffsetRange& range) {
 }
 
 // The program's clock against the capture's, from the connection's clock exchanges.
-void PrintHostClock(const TraceModel& model, std::ostream& out) {
-  if (model.host_clock_exchanges.empty()) return;
-  const HostClockModel clock(model.host_clock_exchanges);
-  out << "Host clock ";
-  if (const HostClockModel::Epoch* epoch = clock.main_epoch()) {
-    out << "capture = program " << (epoch->offset_ns() < 0 ? "- " : "+ ")
-        << FormatDuration(std::fabs(double(epoch->offset_ns())))
-        << (epoch->drift_known() ? Format(", drift %+.3f ppm", epoch->drift_ppm)
-                                 : ", both clocks taken to run at one rate (a rate is measured from 10 s of "
-                                   "exchanges on)")
-        << ", +/- " << FormatDuration(double(epoch->uncertainty_ns())) << " (" << clock.exchanges()
-        << " exchange(s)";
-  } else {
-    out << "no usable exchange (" << clock.exchanges() << " exchange(s)";
-  }
-  if (clock.epochs().size() > 1) out << ", " << clock.epochs().size() << " epochs: the clock stepped";
-  if (clock.rejected() > 0) out << ", " << clock.rejected() << " rejected as impossible";
-  if (clock.contradicted() > 0) out << ", " << clock.contradicted() << " contradicted";
-  out << ")\n";
-}
 
 std::string ProcessLabel(const TraceModel& model) {
   std::string label = Printable(model.program.name) + " (pid " + std::to_string(model.program.pid);
@@ -208,10 +189,10 @@ void PrintSummary(const TraceModel& model, std::ostream& out, size_t messages) {
     out << "System     " << system << "\n";
     out << "Settings   " << SettingsLabel(model.program) << "\n";
   }
-  PrintHostClock(model, out);
-  out << "Timer      " << TimerName(model.program.timer_kind) << ", "
-      << Format("%.6f GHz", 1.0 / model.clock.ns_per_tick()) << " fitted from " << model.clock.pairs().size()
-      << " calibration pair(s), residual " << FormatDuration(model.clock.ResidualRmsNs()) << " rms\n";
+  if (const std::string host_clock = HostClockLabel(model); !host_clock.empty()) {
+    out << "Host clock " << host_clock << "\n";
+  }
+  out << "Timer      " << TimerLabel(model) << "\n";
   out << "Duration   " << FormatDuration(double(duration)) << "\n";
   // The program's threads; the library's own (its sampler, the CUDA collector) in one
   // line after them.
@@ -261,14 +242,49 @@ void PrintSummary(const TraceModel& model, std::ostream& out, size_t messages) {
     out << "  ... and " << model.messages.size() - messages
         << " more (--all-messages prints every one; --csv --messages lists them)\n";
   }
+  out << "Dropped    " << DroppedLabel(model) << "\n";
+  out << "Stream     " << StreamLabel(model) << "\n";
+}
+
+std::string DroppedLabel(const TraceModel& model) {
+  const uint64_t dropped = model.diagnostics.client_dropped_events;
+  return std::to_string(dropped) + " event(s) dropped by the program" +
+         (dropped ? " (its event buffer was full; see GNOMON_BUFFER_POLICY and GNOMON_BUFFER_MB)" : "");
+}
+
+std::string TimerLabel(const TraceModel& model) {
+  return std::string(TimerName(model.program.timer_kind)) + ", " +
+         Format("%.6f GHz", 1.0 / model.clock.ns_per_tick()) + " fitted from " +
+         std::to_string(model.clock.pairs().size()) + " calibration pair(s), residual " +
+         FormatDuration(model.clock.ResidualRmsNs()) + " rms";
+}
+
+std::string HostClockLabel(const TraceModel& model) {
+  if (model.host_clock_exchanges.empty()) return "";
+  const HostClockModel clock(model.host_clock_exchanges);
+  std::ostringstream out;
+  if (const HostClockModel::Epoch* epoch = clock.main_epoch()) {
+    out << "capture = program " << (epoch->offset_ns() < 0 ? "- " : "+ ")
+        << FormatDuration(std::fabs(double(epoch->offset_ns())))
+        << (epoch->drift_known() ? Format(", drift %+.3f ppm", epoch->drift_ppm)
+                                 : ", both clocks taken to run at one rate (a rate is measured from 10 s of "
+                                   "exchanges on)")
+        << ", +/- " << FormatDuration(double(epoch->uncertainty_ns())) << " (" << clock.exchanges()
+        << " exchange(s)";
+  } else {
+    out << "no usable exchange (" << clock.exchanges() << " exchange(s)";
+  }
+  if (clock.epochs().size() > 1) out << ", " << clock.epochs().size() << " epochs: the clock stepped";
+  if (clock.rejected() > 0) out << ", " << clock.rejected() << " rejected as impossible";
+  if (clock.contradicted() > 0) out << ", " << clock.contradicted() << " contradicted";
+  out << ")";
+  return out.str();
+}
+
+std::string StreamLabel(const TraceModel& model) {
   const Diagnostics& d = model.diagnostics;
-  out << "Dropped    " << d.client_dropped_events << " event(s) dropped by the program"
-      << (d.client_dropped_events
-              ? " (its event buffer was full; see GNOMON_BUFFER_POLICY and GNOMON_BUFFER_MB)"
-              : "")
-      << "\n";
-  out << "Stream     "
-      << (d.ended_cleanly ? "ended cleanly" : "ended without a goodbye (program killed, or capture stopped)");
+  std::ostringstream out;
+  out << (d.ended_cleanly ? "ended cleanly" : "ended without a goodbye (program killed, or capture stopped)");
   if (d.attributes_without_zone || d.events_without_thread || d.clamped_zone_ends || d.invalid_ids ||
       d.frame_ends_without_begin) {
     out << "; problems: " << d.attributes_without_zone << " attribute(s) without a zone, "
@@ -293,7 +309,7 @@ void PrintSummary(const TraceModel& model, std::ostream& out, size_t messages) {
     out << "; call stack problems: " << d.callstacks_cut << " cut at " << kMaxCallstackDepth << " frames, "
         << d.callstacks_without_event << " without their zone or allocation";
   }
-  out << "\n";
+  return out.str();
 }
 
 void PrintStatisticsTable(const TraceModel& model, const std::vector<ZoneStatistics>& stats,

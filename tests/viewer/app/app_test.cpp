@@ -136,14 +136,14 @@ TEST_CASE("every window open at once, at scale 1 and 2, keeps a readable size an
   const std::string trace = WriteKnownTrace(dir, "known");
   const std::string all =
       "statistics,find-zone=Work,flame-graph,frame-histogram,compare,messages,gpu-clocks,memory,samples,"
-      "callstack,debug";
+      "callstack,debug,trace-info";
   for (const char* scale : {"1", "2"}) {
     CAPTURE(scale);
     ViewerRun run =
         RunViewer(dir, {trace, "--frames", "3", "--size", "1280x800", "--scale", scale, "--show", all});
     REQUIRE_MESSAGE(run.exit_code == 0, run.log);
-    // The call stack of the longest zone opens its details too: 12 windows, in decks.
-    CheckTiles(run, 12, 150 * std::stod(scale), 100 * std::stod(scale));
+    // The call stack of the longest zone opens its details too: 13 windows, in decks.
+    CheckTiles(run, 13, 150 * std::stod(scale), 100 * std::stod(scale));
   }
 }
 

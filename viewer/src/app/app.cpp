@@ -41,9 +41,9 @@ bool ParseAddress(const std::string& text, std::string& host, uint16_t& port) {
 
 std::string SettingsFile() { return ConfigFile("viewer-settings"); }
 
-constexpr const char* kWindowNames[] = {"statistics",      "find-zone", "find-zone-self", "flame-graph",
-                                        "frame-histogram", "compare",   "messages",       "gpu-clocks",
-                                        "memory",          "samples",   "callstack",      "debug"};
+constexpr const char* kWindowNames[] = {
+    "statistics", "find-zone", "find-zone-self", "flame-graph", "frame-histogram", "compare",   "messages",
+    "gpu-clocks", "memory",    "samples",        "callstack",   "debug",           "trace-info"};
 
 }  // namespace
 
@@ -136,7 +136,8 @@ std::vector<App::SideWindow> App::SideWindows() {
           {"memory", &memory_window_.open},
           {"samples", &samples_window_.open},
           {"callstack", &callstack_window_.open},
-          {"debug", &debug_window_.open}};
+          {"debug", &debug_window_.open},
+          {"trace-info", &trace_info_window_.open}};
 }
 
 void App::Show(std::unique_ptr<Session> session) {
@@ -295,6 +296,7 @@ void App::Frame(float width, float height) {
     }
     if (callstack_window_.open) callstack_window_.Draw(model, workspace_);
     if (debug_window_.open) debug_window_.Draw(model, *session_, workspace_);
+    trace_info_window_.Draw(model, *session_, workspace_);
   });
 }
 
@@ -343,6 +345,7 @@ void App::TileSideWindows(float top, float width, float height) {
   add(samples_window_.open, "Samples");
   add(callstack_window_.open, "Call stack");
   add(debug_window_.open, "Debug");
+  add(trace_info_window_.open, "Trace info");
   open_titles_.assign(titles.begin(), titles.end());
   const size_t n = titles.size();
   if (n == 0) return;
@@ -392,6 +395,7 @@ void App::MainMenu() {
     ImGui::MenuItem("Samples", nullptr, &samples_window_.open);
     ImGui::MenuItem("Call stack", nullptr, &callstack_window_.open);
     ImGui::MenuItem("Debug", nullptr, &debug_window_.open);
+    ImGui::MenuItem("Trace info", nullptr, &trace_info_window_.open);
     ImGui::Separator();
     if (ImGui::MenuItem("Tile the windows", "T")) tile_requested_ = true;
     if (ImGui::BeginMenu("Bring to front")) {  // a window under others, found by name

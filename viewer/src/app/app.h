@@ -37,6 +37,7 @@
 #include "start_window.h"
 #include "statistics_window.h"
 #include "timeline_window.h"
+#include "trace_info_window.h"
 #include "workspace.h"
 
 namespace gnomon::viewer {
@@ -159,6 +160,7 @@ class App {
   SamplesWindow samples_window_;
   CallstackWindow callstack_window_;
   DebugWindow debug_window_;
+  TraceInfoWindow trace_info_window_;
   FileBrowser file_browser_;
 
   float split_ = 0.55f;                   // the timeline's share of the height when side windows are open

@@ -146,7 +146,7 @@ void Usage(FILE* out) {
       "  --size WxH        window size (default 1400x900)\n"
       "  --scale S         interface scale (default: the monitor's content scale)\n"
       "  --show LIST       open these windows (comma-separated): statistics, find-zone=NAME\n"
-      "                    (find-zone-self=NAME: its self times),\n"
+      "                    (find-zone-self=NAME: its self times), trace-info,\n"
       "                    flame-graph, frame-histogram, gpu-clocks, messages, memory,\n"
       "                    samples (samples=flame: its flame graph), callstack (of the\n"
       "                    longest zone), compare, debug\n"

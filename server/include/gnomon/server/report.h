@@ -23,6 +23,13 @@ std::string ProcessLabel(const TraceModel& model);
 std::string SystemLabel(const ProgramInfo& program);
 // The Gnomon settings it ran with, "NAME=VALUE, NAME=VALUE"; "none" when it had none.
 std::string SettingsLabel(const ProgramInfo& program);
+// The summary's other lines, each without its title: the program's timer and its fit;
+// the capture's clock against the program's ("" without exchanges); the events the
+// program dropped; how the stream ended and what was wrong in it.
+std::string TimerLabel(const TraceModel& model);
+std::string HostClockLabel(const TraceModel& model);
+std::string DroppedLabel(const TraceModel& model);
+std::string StreamLabel(const TraceModel& model);
 // The statistics table, one row per source location, in the order given.
 void PrintStatisticsTable(const TraceModel& model, const std::vector<ZoneStatistics>& stats,
                           std::ostream& out);

@@ -1,0 +1,98 @@
+#include "trace_info_window.h"
+
+#include <imgui.h>
+
+#include <ctime>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gnomon/server/report.h"
+#include "gnomon/server/text.h"
+#include "widgets.h"
+
+namespace gnomon::viewer {
+namespace {
+
+// "2026-12-06 21:55:03 UTC"; "unknown" for 0.
+std::string UtcDate(int64_t unix_ns) {
+  if (unix_ns <= 0) return "unknown";
+  const std::time_t seconds = std::time_t(unix_ns / 1'000'000'000);
+  std::tm utc{};
+  if (gmtime_r(&seconds, &utc) == nullptr) return "unknown";
+  char text[40];
+  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S UTC", &utc);
+  return text;
+}
+
+// Each GPU context: its name, zones, calibrations and the bounds at its latest one.
+std::string GpuContexts(const server::TraceModel& model) {
+  std::string text;
+  for (const auto& [id, context] : model.gpu_contexts) {
+    if (!text.empty()) text += "\n";
+    const server::GpuClockModel& clock = context.clock;
+    text += server::Printable(context.label()) + ": " + std::to_string(context.zones.size()) + " zones, " +
+            std::to_string(clock.sample_count()) + " calibrations (" +
+            std::to_string(clock.rejected_count()) + " rejected), placed " +
+            server::FormatBound(clock.current_relative_ns()) + " relative, " +
+            server::FormatBound(clock.current_early_ns(), clock.current_late_ns()) + " absolute";
+  }
+  return text.empty() ? "none" : text;
+}
+
+}  // namespace
+
+void TraceInfoWindow::Draw(const server::TraceModel& model, const Session& session, Workspace& ws) {
+  if (!open) return;
+  ws.Place("Trace info");
+  if (!ImGui::Begin("Trace info", &open)) {
+    ImGui::End();
+    return;
+  }
+  const bool has_events = model.first_tick != server::kOpenZone;
+  std::string file = session.is_live() ? "live: " + session.title() : session.path();
+  std::error_code ec;
+  if (!session.is_live() && std::filesystem::is_regular_file(session.path(), ec)) {
+    file += " (" + server::FormatBytes(std::filesystem::file_size(session.path(), ec)) + ")";
+  }
+  const std::string system = server::SystemLabel(model.program);
+  const std::vector<std::pair<const char*, std::string>> rows{
+      {"Program",
+       model.has_program_info ? server::ProcessLabel(model) : "unknown (the stream had no AppInfo)"},
+      {"Started", UtcDate(model.program.start_unix_ns)},
+      {"Length",
+       server::FormatDuration(has_events ? double(model.DurationNs(model.first_tick, model.last_tick)) : 0)},
+      {"System", system.empty() ? "not recorded (a program built before it was sent)" : system},
+      {"Settings", server::SettingsLabel(model.program)},
+      {"Timer", server::TimerLabel(model)},
+      {"Host clock", server::HostClockLabel(model).empty()
+                         ? "no exchanges (the program wrote its own file, or "
+                           "the capture predates them)"
+                         : server::HostClockLabel(model)},
+      {"GPU", GpuContexts(model)},
+      {"Zones",
+       std::to_string(model.zone_count) + " on " + std::to_string(model.threads.size()) + " threads"},
+      {"Dropped", server::DroppedLabel(model)},
+      {"Stream", server::StreamLabel(model)},
+      {"File", file},
+  };
+  JsonReport report;
+  if (ImGui::BeginTable("trace info", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders)) {
+    ImGui::TableSetupColumn("##what", ImGuiTableColumnFlags_WidthFixed);
+    ImGui::TableSetupColumn("##value", ImGuiTableColumnFlags_WidthStretch);
+    for (const auto& [what, value] : rows) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(what);
+      ImGui::TableNextColumn();
+      ImGui::TextWrapped("%s", value.c_str());
+      report.Add(what, value);
+    }
+    ImGui::EndTable();
+  }
+  ws.reports["trace-info"] = report.str();
+  ImGui::End();
+}
+
+}  // namespace gnomon::viewer
