@@ -18,11 +18,14 @@
 
 using namespace gnomon::test;  // the window tests' helpers: viewer_run.h, known_trace.h, support/
 
-TEST_CASE("--scale 2 draws lanes and text twice as large") {
+TEST_CASE(
+    "--scale 2 draws lanes and text twice as large, and Ctrl+= and Ctrl+- change the scale while running") {
   ScratchDir dir;
   const std::string trace = WriteKnownTrace(dir, "known");
-  auto lane_height = [&](const std::string& scale) {
-    ViewerRun run = RunViewer(dir, {trace, "--frames", "3", "--scale", scale});
+  auto lane_height = [&](const std::string& scale, const std::string& keys = "") {
+    std::vector<std::string> args{trace, "--frames", "12", "--scale", scale};
+    if (!keys.empty()) args.insert(args.end(), {"--keys", keys});
+    ViewerRun run = RunViewer(dir, args);
     REQUIRE_MESSAGE(run.exit_code == 0, run.log);
     for (const JsonValue& lane : Array(run.layout, "lanes")) {
       if (lane.Find("title")->string.rfind("main", 0) == 0) return Number(lane, "height");
@@ -31,7 +34,15 @@ TEST_CASE("--scale 2 draws lanes and text twice as large") {
     return 0.0;
   };
   const double normal = lane_height("1");
-  CHECK(lane_height("2") == doctest::Approx(2 * normal).epsilon(0.15));
+  const double twice = lane_height("2");
+  CHECK(twice == doctest::Approx(2 * normal).epsilon(0.15));
+  // Four steps of a quarter up from 1 is 2; two down from 2 is 1.5; Ctrl+0 is the
+  // monitor's (Xvfb's: 1).
+  CHECK(lane_height("1", "ctrl+equal,ctrl+equal,ctrl+equal,ctrl+equal") == twice);
+  CHECK(lane_height("2", "ctrl+minus,ctrl+minus") == lane_height("1.5"));
+  CHECK(lane_height("2", "ctrl+0") == normal);
+  // Without Ctrl, = and - zoom the timeline and leave the scale alone.
+  CHECK(lane_height("1", "equal,minus") == normal);
 }
 
 TEST_CASE("an idle viewer waits for events instead of drawing frames") {

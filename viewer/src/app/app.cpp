@@ -279,6 +279,11 @@ void App::Frame(float width, float height) {
     // T (or View > Tile the windows) puts every window back in its tile, as does moving
     // the splitter (the panel the tiles share changed).
     if (!ImGui::GetIO().WantTextInput && ImGui::IsKeyPressed('T')) tile_requested_ = true;
+    if (ImGui::GetIO().KeyCtrl) {  // the interface scale, a quarter at a time
+      if (ImGui::IsKeyPressed('=')) AskScale(scale_ + 0.25f);
+      if (ImGui::IsKeyPressed('-')) AskScale(scale_ - 0.25f);
+      if (ImGui::IsKeyPressed('0')) AskScale(monitor_scale_);
+    }
     workspace_.retile = std::exchange(tile_requested_, false);
     if (statistics_window_.open) statistics_window_.Draw(model, workspace_);
     find_zone_window_.Draw(model, workspace_);
@@ -398,6 +403,18 @@ void App::MainMenu() {
     ImGui::MenuItem("Trace info", nullptr, &trace_info_window_.open);
     ImGui::Separator();
     if (ImGui::MenuItem("Tile the windows", "T")) tile_requested_ = true;
+    if (ImGui::BeginMenu("Interface scale")) {
+      for (const float s : {1.0f, 1.25f, 1.5f, 2.0f, 2.5f, 3.0f}) {
+        char label[16];
+        std::snprintf(label, sizeof label, "%.0f %%", s * 100);
+        if (ImGui::MenuItem(label, nullptr, std::fabs(scale_ - s) < 0.01f)) AskScale(s);
+      }
+      ImGui::Separator();
+      if (ImGui::MenuItem("Larger", "Ctrl+=")) AskScale(scale_ + 0.25f);
+      if (ImGui::MenuItem("Smaller", "Ctrl+-")) AskScale(scale_ - 0.25f);
+      if (ImGui::MenuItem("The monitor's", "Ctrl+0")) AskScale(monitor_scale_);
+      ImGui::EndMenu();
+    }
     if (ImGui::BeginMenu("Bring to front")) {  // a window under others, found by name
       for (const std::string& title : open_titles_) {
         if (ImGui::MenuItem(title.c_str())) ImGui::SetWindowFocus(title.c_str());
@@ -428,6 +445,11 @@ void App::MainMenu() {
         server::FormatDuration(double(workspace_.range->second - workspace_.range->first)).c_str());
   }
   ImGui::EndMenuBar();
+}
+
+void App::AskScale(float scale) {
+  scale = std::clamp(scale, 0.5f, 4.0f);
+  if (std::fabs(scale - scale_) > 0.001f) scale_request_ = scale;
 }
 
 void App::FrameTargetMenu() {

@@ -89,6 +89,14 @@ class App {
   // Something still changes without input: a file or a comparison loads, a live capture
   // receives, a window computes. The main loop then keeps drawing; otherwise it waits.
   bool is_busy();
+  // The interface scale asked for since the last call (View > Interface scale, Ctrl + =,
+  // Ctrl + -, Ctrl + 0), which the main loop applies between frames; none when unchanged.
+  std::optional<float> TakeScaleRequest() { return std::exchange(scale_request_, std::nullopt); }
+  void SetScale(float scale, float monitor_scale) {
+    scale_ = scale;
+    monitor_scale_ = monitor_scale;
+  }
+  float scale() const { return scale_; }
 
   // The last frame's timeline, for tests: lanes and items, and where (0, 0) of the
   // timeline's coordinates was on the screen.
@@ -161,6 +169,9 @@ class App {
   CallstackWindow callstack_window_;
   DebugWindow debug_window_;
   TraceInfoWindow trace_info_window_;
+  float scale_ = 1, monitor_scale_ = 1;
+  std::optional<float> scale_request_;
+  void AskScale(float scale);
   FileBrowser file_browser_;
 
   float split_ = 0.55f;                   // the timeline's share of the height when side windows are open

@@ -200,10 +200,10 @@ void TimelineWindow::HandleKeys(Workspace& ws) {
   const float step = float(ws.view.width_px()) * 0.1f;
   if (pressed(left)) Moving(ws), ws.view.Pan(step);
   if (pressed(right)) Moving(ws), ws.view.Pan(-step);
-  if (pressed('=') || pressed(ImGui::GetKeyIndex(ImGuiKey_UpArrow))) {
+  if ((pressed('=') && !io.KeyCtrl) || pressed(ImGui::GetKeyIndex(ImGuiKey_UpArrow))) {
     Moving(ws), ws.view.ZoomAt(ws.view.width_px() / 2, 1.5);
   }
-  if (pressed('-') || pressed(ImGui::GetKeyIndex(ImGuiKey_DownArrow))) {
+  if ((pressed('-') && !io.KeyCtrl) || pressed(ImGui::GetKeyIndex(ImGuiKey_DownArrow))) {
     Moving(ws), ws.view.ZoomAt(ws.view.width_px() / 2, 1 / 1.5);
   }
   if (pressed('H')) {

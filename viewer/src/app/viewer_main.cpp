@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -47,8 +48,8 @@ constexpr unsigned kGlColorBufferBit = 0x4000;
 gnomon::viewer::App* g_app = nullptr;
 
 constexpr const char* kKeyNames =
-    "left, right, up, down, h, f, t, z, n, f3, backspace, escape, each with shift+ or alt+ before it if "
-    "wanted";
+    "left, right, up, down, h, f, t, z, n, f3, backspace, escape, equal, minus, 0, each with shift+, alt+ "
+    "or ctrl+ before it if wanted";
 
 // A key to tap, with the modifier held around it (GLFW_KEY_UNKNOWN: none).
 struct Tap {
@@ -68,10 +69,14 @@ Tap KeyNamed(std::string name) {
                                                       {"n", GLFW_KEY_N},
                                                       {"f3", GLFW_KEY_F3},
                                                       {"backspace", GLFW_KEY_BACKSPACE},
-                                                      {"escape", GLFW_KEY_ESCAPE}};
+                                                      {"escape", GLFW_KEY_ESCAPE},
+                                                      {"equal", GLFW_KEY_EQUAL},
+                                                      {"minus", GLFW_KEY_MINUS},
+                                                      {"0", GLFW_KEY_0}};
   Tap tap;
-  for (const auto& [prefix, modifier] :
-       {std::pair{"shift+", GLFW_KEY_LEFT_SHIFT}, {"alt+", GLFW_KEY_LEFT_ALT}}) {
+  for (const auto& [prefix, modifier] : {std::pair{"shift+", GLFW_KEY_LEFT_SHIFT},
+                                         {"alt+", GLFW_KEY_LEFT_ALT},
+                                         {"ctrl+", GLFW_KEY_LEFT_CONTROL}}) {
     if (name.starts_with(prefix)) {
       tap.modifier = modifier;
       name = name.substr(std::string_view(prefix).size());
@@ -141,7 +146,8 @@ void Usage(FILE* out) {
       "collapse it (right-click hides it; the Lanes menu shows it again); drag with the\n"
       "right button (or shift+drag) to select a time range, right-click to clear it.\n"
       "Side windows open in tiles below the timeline and can be moved and resized freely\n"
-      "(their places are kept); T puts them all back in their tiles.\n"
+      "(their places are kept); T puts them all back in their tiles. Ctrl+= and Ctrl+-\n"
+      "change the interface scale (Ctrl+0: the monitor's; View > Interface scale).\n"
       "\n"
       "  --size WxH        window size (default 1400x900)\n"
       "  --scale S         interface scale (default: the monitor's content scale)\n"
@@ -176,7 +182,8 @@ void Usage(FILE* out) {
       "                    as JSON\n"
       "  --keys LIST       with --frames: once the trace is shown, tap these keys all at once\n"
       "                    (comma-separated: left, right, up, down, h, f, t, z, n, f3,\n"
-      "                    backspace, escape; shift+KEY or alt+KEY with a modifier)\n"
+      "                    backspace, escape, equal, minus, 0; shift+KEY, alt+KEY or ctrl+KEY\n"
+      "                    with a modifier)\n"
       "  --mouse A@X,Y     with --frames: then click, double-click or hover at X,Y (window\n"
       "                    pixels) with the left button, and leave the mouse there\n"
       "  --keep-settings   with --frames: read and write the settings as a normal run does\n"
@@ -323,6 +330,18 @@ void LoadFont(float scale) {
   ImFontConfig config;
   config.SizePixels = 13.0f * scale;
   io.Fonts->AddFontDefault(&config);
+}
+
+// The style and font for an interface `scale` (before the first frame, or between two).
+void ApplyScale(float scale) {
+  ImGuiStyle& style = ImGui::GetStyle();
+  style = ImGuiStyle();
+  ImGui::StyleColorsDark();
+  style.Colors[ImGuiCol_WindowBg].w = 1.0f;  // windows over windows (decks) stay readable
+  style.ScaleAllSizes(scale);
+  gnomon::viewer::SetInterfaceScale(scale);
+  ImGui::GetIO().Fonts->Clear();
+  LoadFont(scale);
 }
 
 }  // namespace
@@ -508,22 +527,21 @@ int main(int argc, char** argv) {
       ini_path = dir + "/viewer-imgui.ini";
   }
   ImGui::GetIO().IniFilename = ini_path.empty() ? nullptr : ini_path.c_str();
-  if (scale == 0) {
+  float monitor_scale = 1;
+  {
     float x = 1, y = 1;
     glfwGetWindowContentScale(window, &x, &y);
-    scale = std::clamp(std::max(x, y), 1.0f, 4.0f);
+    monitor_scale = std::clamp(std::max(x, y), 1.0f, 4.0f);
   }
-  ImGui::StyleColorsDark();
-  ImGui::GetStyle().Colors[ImGuiCol_WindowBg].w = 1.0f;  // windows over windows (decks) stay readable
-  ImGui::GetStyle().ScaleAllSizes(scale);
-  gnomon::viewer::SetInterfaceScale(scale);
-  LoadFont(scale);
+  if (scale == 0) scale = monitor_scale;
+  ApplyScale(scale);
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 330 core");
   gnomon::viewer::InputQueue keys;
   keys.Install(window);
 
   gnomon::viewer::App app(options);
+  app.SetScale(scale, monitor_scale);
   if (loading) app.OpenLoading(loading_path, std::move(loading));
   g_app = &app;
   glfwSetDropCallback(window, OnDrop);
@@ -596,6 +614,12 @@ int main(int argc, char** argv) {
       break;
     }
     glfwSwapBuffers(window);
+    if (const std::optional<float> rescale = app.TakeScaleRequest()) {  // between frames
+      ApplyScale(*rescale);
+      ImGui_ImplOpenGL3_DestroyFontsTexture();
+      ImGui_ImplOpenGL3_CreateFontsTexture();
+      app.SetScale(*rescale, monitor_scale);
+    }
   }
   g_app = nullptr;
   ImGui_ImplOpenGL3_Shutdown();
