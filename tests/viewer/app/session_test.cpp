@@ -161,3 +161,34 @@ TEST_CASE("an address where nothing listens is said at once, with --wait the vie
   CHECK(waiting.layout.Find("session")->Find("state")->string ==
         "waiting for a program to listen at " + address);
 }
+
+TEST_CASE(
+    "live: the status line shows the rate, stop ends the capture and discard closes it, the program going "
+    "on") {
+  gnomon::test::ScratchDir dir;
+  gnomon::test::ChildProcess demo({GNOMON_DEMO, "--seconds", "8"},
+                                  {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}},
+                                  dir.File("demo.log"));
+  const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
+  REQUIRE(port != 0);
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  ViewerRun watching = RunViewer(dir, {address, "--frames", "40"});
+  REQUIRE_MESSAGE(watching.exit_code == 0, watching.log);
+  const JsonValue& live = WindowReport(watching, "live");
+  CHECK(live.Find("state")->string == "receiving");
+  CHECK(Number(live, "bytes_per_s") > 0);
+  const std::string stop_at = live.Find("stop_at")->string;
+  const std::string discard_at = live.Find("discard_at")->string;
+
+  ViewerRun stopped = RunViewer(dir, {address, "--frames", "40", "--mouse", "click@" + stop_at});
+  REQUIRE_MESSAGE(stopped.exit_code == 0, stopped.log);
+  CHECK(WindowReport(stopped, "live").Find("state")->string == "stopped");
+  CHECK(WindowReport(stopped, "live").Find("stop_at") == nullptr);  // nothing left to stop
+  CHECK(stopped.layout.Find("items")->array.size() > 10);           // what arrived stays
+
+  ViewerRun discarded = RunViewer(dir, {address, "--frames", "40", "--mouse", "click@" + discard_at});
+  REQUIRE_MESSAGE(discarded.exit_code == 0, discarded.log);
+  CHECK(discarded.layout.Find("windows")->Find("live") == nullptr);
+  CHECK(discarded.layout.Find("windows")->Find("start") != nullptr);  // back to the start window
+  CHECK(demo.Wait(std::chrono::seconds(30)) == 0);                    // the program ran its course
+}

@@ -158,6 +158,7 @@ void App::Show(std::unique_ptr<Session> session) {
   workspace_.selected.reset();
   workspace_.find_highlight.reset();
   workspace_.fitted = false;
+  workspace_.history = ViewHistory();
   workspace_.follow = true;
   workspace_.range = session == nullptr ? std::nullopt : options_.select_ns;
   timeline_window_.Reset();
@@ -218,6 +219,7 @@ void App::Frame(float width, float height) {
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_MenuBar |
                    ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoSavedSettings);
   MainMenu();
+  if (std::exchange(close_requested_, false)) Show(nullptr);
   if (program_chosen_ && session_) {
     Show(Session::OpenFile(session_->path(), options_.max_expansion, *program_chosen_));
     program_chosen_.reset();
@@ -256,6 +258,7 @@ void App::Frame(float width, float height) {
     ImGui::Text("%s  |  %s  |  %llu zones, %zu threads, %zu GPU contexts", title.c_str(),
                 session_->StateText().c_str(), static_cast<unsigned long long>(model.zone_count),
                 model.threads.size(), model.gpu_contexts.size());
+    if (session_->is_live()) LiveControls();
     if (session_->is_loading()) {
       ImGui::SameLine();
       ImGui::ProgressBar(session_->load_progress(), ImVec2(Scaled(200), 0));
@@ -500,8 +503,38 @@ void App::FileMenu() {
     }
   }
   ImGui::Separator();
-  if (ImGui::MenuItem("Close", nullptr, false, session_ != nullptr)) Show(nullptr);
+  const bool receiving = session_ && session_->is_receiving();
+  if (ImGui::MenuItem("Stop the capture", nullptr, false, receiving)) session_->StopCapture();
+  if (ImGui::MenuItem(session_ && session_->is_live() ? "Close (discards what was not saved)" : "Close",
+                      nullptr, false, session_ != nullptr)) {
+    Show(nullptr);
+  }
   ImGui::EndMenu();
+}
+
+void App::LiveControls() {
+  // A live capture's rate, and stop and discard a click away (the File menu has both).
+  JsonReport report;
+  ImGui::SameLine();
+  ImGui::TextDisabled("%s/s, %.0f zones/s",
+                      server::FormatBytes(uint64_t(debug_window_.bytes_per_s())).c_str(),
+                      debug_window_.zones_per_s());
+  report.Add("bytes_per_s", debug_window_.bytes_per_s()).Add("state", session_->StateText());
+  // At a fixed place on the right, whatever the state's text, so a hand (or a script) finds them.
+  ImGui::SameLine(std::max(ImGui::GetCursorPosX(), ImGui::GetWindowContentRegionMax().x - Scaled(130)));
+  bool first = true;
+  auto button = [&](const char* label, const char* key) {
+    if (!std::exchange(first, false)) ImGui::SameLine();
+    const bool clicked = ImGui::SmallButton(label);
+    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    report.Add(key, std::to_string((a.x + b.x) / 2) + "," + std::to_string((a.y + b.y) / 2));
+    return clicked;
+  };
+  const bool stop = session_->is_receiving() && button("stop", "stop_at");
+  const bool discard = button("discard", "discard_at");
+  workspace_.reports["live"] = report.str();
+  if (stop) session_->StopCapture();
+  if (discard) close_requested_ = true;  // not here: the session's model is held for this frame
 }
 
 void App::SaveDialog() {

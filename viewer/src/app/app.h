@@ -170,8 +170,11 @@ class App {
   DebugWindow debug_window_;
   TraceInfoWindow trace_info_window_;
   float scale_ = 1, monitor_scale_ = 1;
+  bool close_requested_ = false;  // discard: the session closes at the next frame's start
   std::optional<float> scale_request_;
   void AskScale(float scale);
+  // A live capture's rate, and its stop and discard buttons, on the status line.
+  void LiveControls();
   FileBrowser file_browser_;
 
   float split_ = 0.55f;                   // the timeline's share of the height when side windows are open

@@ -15,6 +15,9 @@ class DebugWindow {
   // Updates the rates (once a second); call every frame, open or not.
   void Measure(const server::TraceModel& model, const Session& session);
   void Draw(const server::TraceModel& model, const Session& session, const Workspace& ws);
+  // What the session received in the last second measured.
+  double bytes_per_s() const { return bytes_per_s_; }
+  double zones_per_s() const { return zones_per_s_; }
 
  private:
   std::chrono::steady_clock::time_point rate_time_ = std::chrono::steady_clock::now();

@@ -115,6 +115,16 @@ float Session::load_progress() const {
 
 uint64_t Session::bytes_received() const { return worker_ ? worker_->bytes_received() : bytes_done_.load(); }
 
+bool Session::is_receiving() const {
+  return worker_ != nullptr && !failed() &&
+         (worker_->state() == server::Worker::State::kReceiving ||
+          worker_->state() == server::Worker::State::kIdle);
+}
+
+void Session::StopCapture() {
+  if (worker_ != nullptr) worker_->RequestStop();
+}
+
 std::string Session::StateText() const {
   if (failed()) return "failed: " + error();
   if (!worker_) return loading_ ? "loading" : "loaded";

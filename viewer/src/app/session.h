@@ -41,6 +41,10 @@ class Session {
   ~Session();
 
   bool is_live() const { return worker_ != nullptr; }
+  // A live capture that still receives (not ended, stopped or cut off).
+  bool is_receiving() const;
+  // Ends a live capture: the program goes on, what arrived stays (and can be saved).
+  void StopCapture();
   bool is_loading() const { return loading_.load(); }
   bool failed() const { return failed_.load(); }
   // One line: what went wrong (connection refused, not a trace, malformed stream...).

@@ -588,7 +588,11 @@ int main(int argc, char** argv) {
     gl_clear(kGlColorBufferBit);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     const bool computing = app.is_busy() && !(app.session() != nullptr && app.session()->is_live());
-    if (frames >= 0 && !computing && (!tap_keys.empty() || (!mouse.down.empty() && !mouse.active))) {
+    // A live session is ready for the keys and the mouse once something has arrived.
+    const bool no_data_yet = app.session() != nullptr && app.session()->is_live() &&
+                             app.session()->bytes_received() == 0 && !app.session()->failed();
+    if (frames >= 0 && !computing && !no_data_yet &&
+        (!tap_keys.empty() || (!mouse.down.empty() && !mouse.active))) {
       // Every tap at once, as a fast typist's between two slow frames; the queue spreads
       // them over frames, a modifier held around its key. The mouse script starts with
       // them. The run's frames count from here.
