@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <string>
 
 #include "gnomon/server/statistics.h"
 #include "gnomon/server/text.h"
@@ -30,7 +32,42 @@ std::vector<uint64_t> Bin(const ZoneOccurrences& found, int64_t lo, int64_t hi, 
   return h.counts;
 }
 
+// "1.02 ms -> 1.10 ms" and "+7.8 % [+6.0, +9.6] slower" of a checked quantile.
+std::string Change(const server::QuantileChange& c, server::RegressionRow::Verdict verdict) {
+  auto percent = [](double x) {
+    if (!std::isfinite(x)) return std::string(x > 0 ? "+inf" : "-inf");
+    char text[32];
+    std::snprintf(text, sizeof text, "%+.1f", std::fabs(x) < 0.0005 ? 0.0 : 100 * x);
+    return std::string(text);
+  };
+  const char* said = verdict == server::RegressionRow::Verdict::kSlower   ? " slower"
+                     : verdict == server::RegressionRow::Verdict::kFaster ? " faster"
+                                                                          : "";
+  return percent(c.change) + " % [" + percent(c.low) + ", " + percent(c.high) + "]" + said;
+}
+
+// Each trace's main frame series' frame count.
+uint64_t MainFrames(const server::TraceModel& model) {
+  const auto main = model.frames.find(0);
+  return main == model.frames.end() ? 0 : main->second.frame_count();
+}
+
 }  // namespace
+
+const server::RegressionRow* CompareWindow::Comparison::Checked(const ComparisonRow& row) const {
+  const std::string file = row.where.substr(0, row.where.rfind(':'));
+  for (const server::RegressionRow& r : check.rows) {
+    if (r.kind == server::RegressionRow::Kind::kCpuZone && r.name == row.name && r.where == file) return &r;
+  }
+  return nullptr;
+}
+
+const server::RegressionRow* CompareWindow::Comparison::CheckedFrames() const {
+  for (const server::RegressionRow& r : check.rows) {
+    if (r.kind == server::RegressionRow::Kind::kFrames && r.name == "main") return &r;
+  }
+  return nullptr;
+}
 
 void CompareWindow::OpenOther(const std::string& path, uint32_t max_expansion) {
   CompareWith(Session::OpenFile(path, max_expansion));
@@ -81,16 +118,22 @@ void CompareWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   Session* b = other_.get();
   rows_job_.Request({model.zone_count, b_zones}, [a, b] {
     std::vector<server::ZoneStatistics> stats_a, stats_b;
-    std::vector<ComparisonRow> rows;
+    Comparison c;
     a->WithModel([&](const server::TraceModel& m) { stats_a = server::ComputeZoneStatistics(m); });
     b->WithModel([&](const server::TraceModel& m) { stats_b = server::ComputeZoneStatistics(m); });
     a->WithModel([&](const server::TraceModel& ma) {
-      b->WithModel([&](const server::TraceModel& mb) { rows = CompareTraces(ma, stats_a, mb, stats_b); });
+      b->WithModel([&](const server::TraceModel& mb) {
+        c.rows = CompareTraces(ma, stats_a, mb, stats_b);
+        c.check = server::CompareForRegressions({&ma}, {&mb});
+        c.frames_a = MainFrames(ma);
+        c.frames_b = MainFrames(mb);
+      });
     });
-    return rows;
+    return c;
   });
   ImGui::Text("A: %s   B: %s", ws.session->title().c_str(), other_->title().c_str());
-  const std::vector<ComparisonRow>* rows = rows_job_.result();
+  const Comparison* comparison = rows_job_.result();
+  const std::vector<ComparisonRow>* rows = comparison != nullptr ? &comparison->rows : nullptr;
   if (rows == nullptr) {
     ImGui::TextDisabled("comparing...");
     ImGui::End();
@@ -100,16 +143,42 @@ void CompareWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     picked_ = rows->empty() ? -1 : 0;
     picked_generation_ = rows_job_.result_generation();
   }
+  const bool can_per_frame = comparison->frames_a > 0 && comparison->frames_b > 0;
+  if (can_per_frame) {
+    ImGui::Checkbox("per frame", &per_frame_);
+    ImGui::SameLine();
+  } else {
+    per_frame_ = false;
+  }
+  const double per_a = per_frame_ ? double(comparison->frames_a) : 1.0;
+  const double per_b = per_frame_ ? double(comparison->frames_b) : 1.0;
+  std::string frames_change;
+  if (const server::RegressionRow* frames = comparison->CheckedFrames()) {
+    frames_change = Change(frames->median, frames->verdict);
+    ImGui::Text("frames: A %llu, median %s;  B %llu, median %s;  median %s",
+                static_cast<unsigned long long>(frames->old_count),
+                Duration(double(frames->median.old_ns)).c_str(),
+                static_cast<unsigned long long>(frames->new_count),
+                Duration(double(frames->median.new_ns)).c_str(), frames_change.c_str());
+  } else {
+    ImGui::TextDisabled("no frames in both");
+  }
+  ImGui::TextDisabled(
+      "changes: B against A, with a %.0f %% interval for all rows at once (no distribution assumed)",
+      100 * comparison->check.options.confidence);
   constexpr ImGuiTableFlags kFlags = ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg |
                                      ImGuiTableFlags_Borders | ImGuiTableFlags_Resizable |
                                      ImGuiTableFlags_SizingFixedFit;
   const float table_height = std::max(Scaled(120), ImGui::GetContentRegionAvail().y - Scaled(150));
-  if (ImGui::BeginTable("comparison", 10, kFlags, ImVec2(0, table_height))) {
+  if (ImGui::BeginTable("comparison", 12, kFlags, ImVec2(0, table_height))) {
     ImGui::TableSetupScrollFreeze(1, 1);
     // Names take the width the numbers leave.
     ImGui::TableSetupColumn("Zone", ImGuiTableColumnFlags_WidthStretch, 2);
     ImGui::TableSetupColumn("Location", ImGuiTableColumnFlags_WidthStretch, 1);
-    for (const char* c : {"Count A", "Count B", "Total A", "Total B", "B - A", "Mean A", "Mean B", "B / A"}) {
+    for (const char* c :
+         {per_frame_ ? "Count A / frame" : "Count A", per_frame_ ? "Count B / frame" : "Count B",
+          per_frame_ ? "Total A / frame" : "Total A", per_frame_ ? "Total B / frame" : "Total B", "B - A",
+          "Mean A", "Mean B", "B / A", "Median A -> B", "Median change [interval]"}) {
       ImGui::TableSetupColumn(c);
     }
     ImGui::TableHeadersRow();
@@ -128,16 +197,27 @@ void CompareWindow::Draw(const server::TraceModel& model, Workspace& ws) {
       ImGui::TableNextColumn();
       TextCell(r.where);
       ImGui::TableNextColumn();
-      ImGui::Text("%llu", static_cast<unsigned long long>(r.count_a));
+      ImGui::Text(per_frame_ ? "%.2f" : "%.0f", double(r.count_a) / per_a);
       ImGui::TableNextColumn();
-      ImGui::Text("%llu", static_cast<unsigned long long>(r.count_b));
-      for (double v : {double(r.total_a_ns), double(r.total_b_ns), double(r.total_difference_ns()),
-                       r.mean_a_ns, r.mean_b_ns}) {
+      ImGui::Text(per_frame_ ? "%.2f" : "%.0f", double(r.count_b) / per_b);
+      for (double v :
+           {double(r.total_a_ns) / per_a, double(r.total_b_ns) / per_b,
+            double(r.total_b_ns) / per_b - double(r.total_a_ns) / per_a, r.mean_a_ns, r.mean_b_ns}) {
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(Duration(v).c_str());
       }
       ImGui::TableNextColumn();
       if (r.mean_ratio() > 0) ImGui::Text("%.3f", r.mean_ratio());
+      const server::RegressionRow* checked = comparison->Checked(r);
+      ImGui::TableNextColumn();
+      if (checked != nullptr && checked->old_count > 0 && checked->new_count > 0) {
+        ImGui::Text("%s -> %s", Duration(double(checked->median.old_ns)).c_str(),
+                    Duration(double(checked->median.new_ns)).c_str());
+        ImGui::TableNextColumn();
+        TextCell(Change(checked->median, checked->verdict));
+      } else {
+        ImGui::TableNextColumn();
+      }
     }
     ImGui::EndTable();
   }
@@ -182,16 +262,26 @@ void CompareWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   std::string zones_json = "[";
   for (size_t i = 0; i < std::min<size_t>(rows->size(), 50); ++i) {
     const ComparisonRow& r = (*rows)[i];
-    zones_json += (zones_json.size() > 1 ? "," : "") + JsonReport()
-                                                           .Add("name", r.name)
-                                                           .Add("count_a", double(r.count_a))
-                                                           .Add("count_b", double(r.count_b))
-                                                           .Add("total_a_ns", double(r.total_a_ns))
-                                                           .Add("total_b_ns", double(r.total_b_ns))
-                                                           .str();
+    JsonReport zone;
+    zone.Add("name", r.name)
+        .Add("count_a", double(r.count_a))
+        .Add("count_b", double(r.count_b))
+        .Add("total_a_ns", double(r.total_a_ns))
+        .Add("total_b_ns", double(r.total_b_ns));
+    if (can_per_frame) {
+      zone.Add("total_a_per_frame_ns", double(r.total_a_ns) / double(comparison->frames_a))
+          .Add("total_b_per_frame_ns", double(r.total_b_ns) / double(comparison->frames_b));
+    }
+    if (const server::RegressionRow* checked = comparison->Checked(r)) {
+      zone.Add("median_change", Change(checked->median, checked->verdict))
+          .Add("p90_change", Change(checked->p90, checked->verdict));
+    }
+    zones_json += (zones_json.size() > 1 ? "," : "") + zone.str();
   }
   JsonReport report;
-  report.Add("rows", double(rows->size())).AddRaw("zones", zones_json + "]");
+  report.Add("rows", double(rows->size()))
+      .AddRaw("zones", zones_json + "]")
+      .Add("frames_change", frames_change);
   if (picked_ >= 0 && size_t(picked_) < rows->size()) report.Add("picked", (*rows)[size_t(picked_)].name);
   if (!report_bars.empty()) report.AddRaw("histograms", report_bars);
   ws.reports["compare"] = report.str();

@@ -1,7 +1,9 @@
 // Compare: the shown trace (A) against a second one (B, `--compare FILE` or File >
 // Compare): per source location, counts, totals and means of both with the difference
-// and the ratio; for the zone picked, both duration histograms overlaid. Everything is
-// computed off the UI thread.
+// and the ratio, per frame when asked (each trace's totals over its own frames), and
+// the regression check's medians and change with its confidence interval (B against
+// A, server/regression.h), the main frame series' too; for the zone picked, both
+// duration histograms overlaid. Everything is computed off the UI thread.
 #pragma once
 
 #include <memory>
@@ -9,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "gnomon/server/regression.h"
 #include "gnomon/viewer/background_job.h"
 #include "gnomon/viewer/trace_comparison.h"
 #include "gnomon/viewer/zone_search.h"
@@ -31,7 +34,16 @@ class CompareWindow {
  private:
   using Counts = std::pair<uint64_t, uint64_t>;  // zone counts of A and B when computed
   std::unique_ptr<Session> other_;
-  BackgroundJob<Counts, std::vector<ComparisonRow>> rows_job_;
+  struct Comparison {
+    std::vector<ComparisonRow> rows;
+    server::RegressionReport check;       // B as the new run, A as the old
+    uint64_t frames_a = 0, frames_b = 0;  // of each main frame series
+    // The check's row for a location of `rows`, or for the main frames (nullptr: none).
+    const server::RegressionRow* Checked(const ComparisonRow& row) const;
+    const server::RegressionRow* CheckedFrames() const;
+  };
+  BackgroundJob<Counts, Comparison> rows_job_;
+  bool per_frame_ = false;
   BackgroundJob<ZoneQuery, ZoneOccurrences> a_job_, b_job_;
   int picked_ = -1;  // a row of the result
   uint64_t picked_generation_ = 0;
