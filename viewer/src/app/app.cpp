@@ -41,9 +41,10 @@ bool ParseAddress(const std::string& text, std::string& host, uint16_t& port) {
 
 std::string SettingsFile() { return ConfigFile("viewer-settings"); }
 
-constexpr const char* kWindowNames[] = {
-    "statistics", "find-zone", "find-zone-self", "flame-graph", "frame-histogram", "compare",   "messages",
-    "gpu-clocks", "memory",    "samples",        "callstack",   "debug",           "trace-info"};
+constexpr const char* kWindowNames[] = {"statistics",      "find-zone",  "find-zone-self", "flame-graph",
+                                        "frame-histogram", "compare",    "messages",       "gpu-clocks",
+                                        "memory",          "samples",    "callstack",      "debug",
+                                        "trace-info",      "annotations"};
 
 }  // namespace
 
@@ -137,7 +138,8 @@ std::vector<App::SideWindow> App::SideWindows() {
           {"samples", &samples_window_.open},
           {"callstack", &callstack_window_.open},
           {"debug", &debug_window_.open},
-          {"trace-info", &trace_info_window_.open}};
+          {"trace-info", &trace_info_window_.open},
+          {"annotations", &annotations_window_.open}};
 }
 
 void App::Show(std::unique_ptr<Session> session) {
@@ -164,6 +166,10 @@ void App::Show(std::unique_ptr<Session> session) {
   timeline_window_.Reset();
   session_ = std::move(session);
   workspace_.session = session_.get();
+  const std::string beside =
+      session_ && !session_->path().empty() ? AnnotationsPathFor(session_->path()) : "";
+  annotations_window_.Load(workspace_,
+                           session_ && !options_.annotations.empty() ? options_.annotations : beside);
   status_line_.clear();
 }
 
@@ -282,6 +288,8 @@ void App::Frame(float width, float height) {
     // T (or View > Tile the windows) puts every window back in its tile, as does moving
     // the splitter (the panel the tiles share changed).
     if (!ImGui::GetIO().WantTextInput && ImGui::IsKeyPressed('T')) tile_requested_ = true;
+    if (!ImGui::GetIO().WantTextInput && ImGui::IsKeyPressed('A') && workspace_.range)
+      annotations_window_.AskForName();
     if (ImGui::GetIO().KeyCtrl) {  // the interface scale, a quarter at a time
       if (ImGui::IsKeyPressed('=')) AskScale(scale_ + 0.25f);
       if (ImGui::IsKeyPressed('-')) AskScale(scale_ - 0.25f);
@@ -305,6 +313,11 @@ void App::Frame(float width, float height) {
     if (callstack_window_.open) callstack_window_.Draw(model, workspace_);
     if (debug_window_.open) debug_window_.Draw(model, *session_, workspace_);
     trace_info_window_.Draw(model, *session_, workspace_);
+    if (!options_.annotate.empty() && !annotated_ && !session_->is_loading() && workspace_.range) {
+      annotations_window_.Annotate(workspace_, options_.annotate, kAnnotationColors[0]);
+      annotated_ = true;
+    }
+    annotations_window_.Draw(model, workspace_);
   });
 }
 
@@ -354,6 +367,7 @@ void App::TileSideWindows(float top, float width, float height) {
   add(callstack_window_.open, "Call stack");
   add(debug_window_.open, "Debug");
   add(trace_info_window_.open, "Trace info");
+  add(annotations_window_.open, "Annotations");
   open_titles_.assign(titles.begin(), titles.end());
   const size_t n = titles.size();
   if (n == 0) return;
@@ -404,6 +418,9 @@ void App::MainMenu() {
     ImGui::MenuItem("Call stack", nullptr, &callstack_window_.open);
     ImGui::MenuItem("Debug", nullptr, &debug_window_.open);
     ImGui::MenuItem("Trace info", nullptr, &trace_info_window_.open);
+    ImGui::MenuItem("Annotations", nullptr, &annotations_window_.open);
+    if (ImGui::MenuItem("Annotate the selected range", "A", false, workspace_.range.has_value()))
+      annotations_window_.AskForName();
     ImGui::Separator();
     if (ImGui::MenuItem("Tile the windows", "T")) tile_requested_ = true;
     if (ImGui::BeginMenu("Interface scale")) {

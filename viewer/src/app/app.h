@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "annotations_window.h"
 #include "callstack_window.h"
 #include "clock_window.h"
 #include "compare_window.h"
@@ -62,6 +63,8 @@ class App {
     bool library_threads = false;  // lanes for the library's own threads too
     double frame_target_fps = 0;   // frames are graded against it (0: the settings', else 60)
     std::string frame_series;      // the series Frame times shows ("": the main one)
+    std::string annotations;       // where annotations are kept ("": beside the trace file)
+    std::string annotate;          // once loaded, name the selected range so (scripted runs)
     std::string zoom_to;           // once loaded, zoom to the zone_to_number-th zone of this name
     size_t zoom_to_number = 1;
     bool keep_settings = true;      // read and write the settings file
@@ -169,6 +172,8 @@ class App {
   CallstackWindow callstack_window_;
   DebugWindow debug_window_;
   TraceInfoWindow trace_info_window_;
+  AnnotationsWindow annotations_window_;
+  bool annotated_ = false;  // Options::annotate was done
   float scale_ = 1, monitor_scale_ = 1;
   bool close_requested_ = false;  // discard: the session closes at the next frame's start
   std::optional<float> scale_request_;

@@ -273,6 +273,7 @@ void TimelineWindow::Draw(const server::TraceModel& model, Workspace& ws, float 
   DrawPlotAxes(draw, model, ws, visible_top, visible_bottom);
   const float lanes_end =
       DrawGroups(draw, ws, group_title + ws.timeline.total_height(), visible_top, visible_bottom);
+  DrawAnnotations(draw, ws, area_min, area_max);
   DrawRange(draw, ws, area_min, area_max);
   DrawHover(draw, parent_draw, model, ws, ruler_at.y);
 
@@ -599,6 +600,29 @@ void TimelineWindow::DrawPlotAxes(ImDrawList* draw, const server::TraceModel& mo
       }
     }
   }
+}
+
+void TimelineWindow::DrawAnnotations(ImDrawList* draw, Workspace& ws, ImVec2 area_min, ImVec2 area_max) {
+  // Each annotation in view: a tinted band over the lanes, its colour along the top with
+  // its name.
+  std::string drawn = "[";
+  for (const Annotation& a : ws.annotations) {
+    const float x0 = std::max(area_min.x, origin_.x + float(ws.view.NsToX(a.begin_ns)));
+    const float x1 = std::min(area_max.x, std::max(x0 + 2, origin_.x + float(ws.view.NsToX(a.end_ns))));
+    if (x1 < area_min.x || x0 > area_max.x) continue;
+    draw->AddRectFilled(ImVec2(x0, area_min.y), ImVec2(x1, area_max.y), (a.color & 0x00FFFFFF) | 0x22000000);
+    const float bar = ImGui::GetFontSize() + 4;
+    draw->AddRectFilled(ImVec2(x0, area_min.y), ImVec2(x1, area_min.y + bar),
+                        (a.color & 0x00FFFFFF) | 0xC0000000);
+    draw->PushClipRect(ImVec2(x0, area_min.y), ImVec2(x1, area_min.y + bar), true);
+    draw->AddText(ImVec2(x0 + 3, area_min.y + 2), IM_COL32(15, 15, 18, 255), a.text.c_str());
+    draw->PopClipRect();
+    if (options_.keep_labels) {
+      drawn +=
+          (drawn.size() > 1 ? "," : "") + JsonReport().Add("text", a.text).Add("x0", x0).Add("x1", x1).str();
+    }
+  }
+  if (options_.keep_labels) ws.reports["annotations-drawn"] = drawn + "]";
 }
 
 void TimelineWindow::DrawRange(ImDrawList* draw, const Workspace& ws, ImVec2 area_min, ImVec2 area_max) {

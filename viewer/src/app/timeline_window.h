@@ -66,6 +66,8 @@ class TimelineWindow {
   void DrawPlotAxes(ImDrawList* draw, const server::TraceModel& model, const Workspace& ws, float visible_top,
                     float visible_bottom);
   void DrawRange(ImDrawList* draw, const Workspace& ws, ImVec2 area_min, ImVec2 area_max);
+  // The annotations in view, each a tinted band with its name along the top.
+  void DrawAnnotations(ImDrawList* draw, Workspace& ws, ImVec2 area_min, ImVec2 area_max);
   void SelectForScreenshot(const server::TraceModel& model, Workspace& ws);
   // The frame strips' bars drawn this frame, as JSON (for --layout-dump): series, frame
   // number, start and duration (ns), screen x, height (px) and colour of each.

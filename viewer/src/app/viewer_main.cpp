@@ -130,7 +130,8 @@ void Usage(FILE* out) {
       "                     [--compare FILE2] [--all-windows] [--counters] [--range A:B] [--program K]\n"
       "                     [--frames N] [--screenshot OUT.png] [--layout-dump OUT.json]\n"
       "                     [--frame-target FPS] [--frame-series NAME] [--wait] [--library-threads]\n"
-      "                     [--zoom-to NAME[#N]] [--keys LIST] [--mouse ACTION@X,Y] [--keep-settings]\n"
+      "                     [--zoom-to NAME[#N]] [--annotations F] [--keys LIST] [--mouse ACTION@X,Y] "
+      "[--keep-settings]\n"
       "\n"
       "Opens a Gnomon trace file, or connects to a running program (default port %u).\n"
       "Without an argument, a start window asks which. Drop a .gnomon file on the window\n"
@@ -152,7 +153,7 @@ void Usage(FILE* out) {
       "  --size WxH        window size (default 1400x900)\n"
       "  --scale S         interface scale (default: the monitor's content scale)\n"
       "  --show LIST       open these windows (comma-separated): statistics, find-zone=NAME\n"
-      "                    (find-zone-self=NAME: its self times), trace-info,\n"
+      "                    (find-zone-self=NAME: its self times), trace-info, annotations,\n"
       "                    flame-graph, frame-histogram, gpu-clocks, messages, memory,\n"
       "                    samples (samples=flame: its flame graph), callstack (of the\n"
       "                    longest zone), compare, debug\n"
@@ -172,6 +173,9 @@ void Usage(FILE* out) {
       "                    settings; View > Frame target): within it green, within twice it\n"
       "                    yellow, longer red, in the frame strips and Frame times alike\n"
       "  --frame-series NAME the series Frame times shows (default: main)\n"
+      "  --annotations F   keep the annotations in F (default: beside the trace, in\n"
+      "                    FILE.annotations.json)\n"
+      "  --annotate TEXT   once loaded, name the range --select chose TEXT (an annotation)\n"
       "  --zoom-to NAME[#N] once loaded, select the N-th zone named NAME (default the first, by\n"
       "                    start; CPU zones, else GPU ones) and zoom to it\n"
       "  --max-expansion N load file blocks that decompress to up to N times their size\n"
@@ -461,6 +465,10 @@ int main(int argc, char** argv) {
                      action.c_str());
         return 1;
       }
+    } else if (arg == "--annotations") {
+      options.annotations = value();
+    } else if (arg == "--annotate") {
+      options.annotate = value();
     } else if (arg == "--zoom-to") {
       std::string name = value();
       const size_t hash = name.rfind('#');

@@ -16,10 +16,12 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "gnomon/server/statistics.h"
 #include "gnomon/server/symbolizer.h"
 #include "gnomon/server/trace_model.h"
+#include "gnomon/viewer/annotations.h"
 #include "gnomon/viewer/timeline.h"
 #include "gnomon/viewer/timeline_view.h"
 #include "gnomon/viewer/zone_search.h"
@@ -58,7 +60,12 @@ struct Workspace {
   // adds to where each of its zones is placed among them.
   std::optional<uint64_t> shown_clock_bound_ns;
   TimelineView view;
-  ViewHistory history;                       // the places the view visited (back and forward)
+  ViewHistory history;  // the places the view visited (back and forward)
+  // The user's annotations of this trace, where they are kept ("": in memory only), and
+  // what went wrong reading or writing them.
+  std::vector<Annotation> annotations;
+  std::string annotations_path;
+  std::string annotations_error;
   std::map<LaneKey, LaneState> lane_states;  // only the lanes the user changed
   std::optional<Selection> selected;
   bool fitted = false;  // the view was fitted to the trace (false: fit it next frame)
