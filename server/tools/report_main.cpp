@@ -29,7 +29,8 @@ constexpr const char* kUsage =
     R"(Usage: gnomon-report [--csv [--gpu] [--unwrap | --messages | --plots] [--filter TEXT [--case]]
                       [--sep S]] [--json OUT] [--chrome OUT] [--perfetto OUT] [--range A:B]
                       [--threads LIST] [--zones TEXT] [--all-messages] [--max-expansion N] FILE
-       gnomon-report NEW --compare OLD [--threshold PCT] [--confidence C] [--json OUT]
+       gnomon-report NEW --compare OLD [--threshold PCT] [--min-change NS] [--confidence C]
+                     [--json OUT]
 
 Prints a summary of a Gnomon trace (program, duration, threads, zones, frames, plots,
 messages, dropped events), a table of zone statistics per source location sorted by
@@ -80,6 +81,9 @@ first capture's clock.
                    slower, 5 when something got faster and nothing slower, 0 otherwise
     --threshold PCT
                    the least change that counts, in percent (default 5)
+    --min-change NS
+                   nor does a change of fewer nanoseconds count (default 10: a timer's
+                   tick, a cache miss)
     --confidence C how sure the check must be, for all its intervals at once (default
                    0.99; from 0.5 to 0.999999)
   --max-expansion N
@@ -93,7 +97,8 @@ out of order, corrupted, bytes after the end) is printed as a warning.
 
 Exit codes: 0 ok (a damaged or truncated file still loads, with a warning); 1 bad command line;
 2 the file cannot be read or is not a Gnomon trace; 3 OUT cannot be written; with --compare,
-4 a location or frame series got slower beyond the threshold, 5 one got faster and none slower.
+4 a location or frame series got slower beyond the threshold, 5 one got faster and none slower,
+6 the two traces have nothing in common to compare.
 )";
 
 // Writes to `path`, or standard output for "-"; false (with the reason said) when the
@@ -178,6 +183,12 @@ int CompareTraces(const gnomon::server::TraceSet& new_set, const std::string& ol
                           [&](std::ostream& out) { gnomon::server::WriteRegressionJson(report, out); })) {
     return 3;
   }
+  if (report.compared == 0) {
+    std::fprintf(stderr,
+                 "gnomon-report: nothing to compare: no zone location or frame series is in both traces "
+                 "(are they of the same program?)\n");
+    return 6;
+  }
   return report.slower > 0 ? 4 : report.faster > 0 ? 5 : 0;
 }
 
@@ -258,6 +269,15 @@ int main(int argc, char** argv) {
         return 1;
       }
       (arg == "--chrome" ? chrome_path : arg == "--json" ? json_path : perfetto_path) = argv[++i];
+    } else if (arg == "--min-change") {
+      const auto n = i + 1 < argc ? gnomon::protocol::ParseUnsigned(argv[++i], 0, 1'000'000'000)
+                                  : gnomon::protocol::Parsed<uint64_t>{std::nullopt, "a value is needed"};
+      if (!n) {
+        std::fprintf(stderr, "gnomon-report: --min-change: %s\n", n.error.c_str());
+        return 1;
+      }
+      regression.min_change_ns = double(*n);
+      regression_modifier = true;
     } else if (arg == "--compare" || arg == "--threshold" || arg == "--confidence") {
       if (OptionValue(argc, argv, i) == nullptr) {
         std::fprintf(stderr, "gnomon-report: %s needs a value\n\n%s", arg.c_str(), kUsage);
@@ -302,7 +322,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (regression_modifier && compare_path.empty()) {
-    std::fprintf(stderr, "gnomon-report: --threshold and --confidence go with --compare OLD\n");
+    std::fprintf(stderr, "gnomon-report: --threshold, --min-change and --confidence go with --compare OLD\n");
     return 1;
   }
   if (!compare_path.empty() && (csv || !chrome_path.empty() || !perfetto_path.empty())) {

@@ -89,11 +89,25 @@ TEST_CASE("gnomon-report --compare explains bad use") {
   CHECK(RunCommand(report + " " + trace + " --compare " + trace + " --confidence 1", &output) == 1);
   CHECK(output.find("--confidence: '1' is not a confidence from 0.5 to 0.999999") != std::string::npos);
   CHECK(RunCommand(report + " " + trace + " --threshold 5", &output) == 1);
-  CHECK(output.find("--threshold and --confidence go with --compare OLD") != std::string::npos);
+  CHECK(output.find("--threshold, --min-change and --confidence go with --compare OLD") != std::string::npos);
   CHECK(RunCommand(report + " " + trace + " --compare " + trace + " --csv", &output) == 1);
   CHECK(output.find("leave out --csv") != std::string::npos);
   CHECK(RunCommand(report + " " + trace + " --compare " + dir.File("missing.gnomon"), &output) == 2);
   CHECK(output.find("missing.gnomon") != std::string::npos);
+  CHECK(RunCommand(report + " " + trace + " --compare " + trace + " --min-change x", &output) == 1);
+  CHECK(output.find("--min-change: 'x' is not a whole number") != std::string::npos);
+  // Nothing in common: said, with its own exit code, never a pass.
+  gnomon::test::StreamWriter other;
+  other.AppInfo("other")
+      .ThreadContext(1)
+      .SourceLocation(1, "Else", "f", "else.cpp", 1)
+      .ZoneBegin(1, 0)
+      .ZoneEnd(10);
+  ScratchDir other_dir;
+  const std::string unrelated = gnomon::test::WriteTrace(other_dir, other, 64 * 1024);
+  CHECK(RunCommand(report + " " + unrelated + " --compare " + trace, &output) == 6);
+  CHECK(output.find("nothing to compare: no zone location or frame series is in both traces") !=
+        std::string::npos);
   CHECK(RunCommand(report + " " + trace + " --compare", &output) == 1);
   CHECK(output.find("--compare needs a value") != std::string::npos);
   CHECK(RunCommand(report + " --help", &output) == 0);

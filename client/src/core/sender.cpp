@@ -24,7 +24,6 @@
 #include <optional>
 #include <utility>
 
-#include "environment.h"
 #include "gnomon/client/thread_writer.h"
 #include "gnomon/protocol/byte_io.h"
 #include "gnomon/protocol/handshake.h"
@@ -295,7 +294,7 @@ void Sender::AppendAppInfo(std::vector<uint8_t>& out, bool host_info) const {
   static const std::string host = HostName();
   protocol::AppendMessage(out, protocol::HostInfo{.rank = rank},
                           {.host = std::string_view(host).substr(0, protocol::kMaxStringBytes)});
-  static const ProgramEnvironmentInfo environment = ReadProgramEnvironment();
+  const ProgramEnvironmentInfo& environment = environment_;
   auto fit = [](const std::string& text) {
     return std::string_view(text).substr(0, protocol::kMaxStringBytes);
   };

@@ -38,6 +38,7 @@
 
 #include "announcer.h"
 #include "callstack.h"
+#include "environment.h"
 #include "gnomon/protocol/handshake.h"
 #include "timer.h"
 
@@ -170,6 +171,9 @@ class Sender {
   void AppendAppInfo(std::vector<uint8_t>& out, bool host_info = true) const;
 
   Registry& registry_;
+  // Read when the profiler starts: the environment is not read on the sender's thread,
+  // where a setenv of the program's could move it meanwhile.
+  const ProgramEnvironmentInfo environment_ = ReadProgramEnvironment();
   Announcer announcer_;
   int listen_fd_ = -1;
   int conn_fd_ = -1;

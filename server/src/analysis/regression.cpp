@@ -131,8 +131,8 @@ QuantileChange Change(Durations& old_durations, Durations& new_durations, double
   c.old_ns = std::llround(o.value);
   c.new_ns = std::llround(n.value);
   c.change = Ratio(n.value, o.value);
-  if (n.low >= 0 && o.high >= 0) c.low = Ratio(n.low, o.high);
-  if (n.high >= 0 && o.low >= 0) c.high = Ratio(n.high, o.low);
+  if (n.low >= 0 && o.high >= 0) c.low = Ratio(n.low, o.high), c.low_ns = n.low - o.high;
+  if (n.high >= 0 && o.low >= 0) c.high = Ratio(n.high, o.low), c.high_ns = n.high - o.low;
   return c;
 }
 
@@ -184,11 +184,13 @@ RegressionReport CompareForRegressions(const std::vector<const TraceModel*>& old
     new_d.set.SortValues();
     row.median = Change(old_d, new_d, 0.5, tail);
     row.p90 = Change(old_d, new_d, 0.9, tail);
-    const double t = options.threshold;
-    if (row.median.low > t || row.p90.low > t) {
+    const double t = options.threshold, floor = options.min_change_ns;
+    auto slower = [&](const QuantileChange& c) { return c.low > t && c.low_ns > floor; };
+    auto faster = [&](const QuantileChange& c) { return c.high < -t && c.high_ns < -floor; };
+    if (slower(row.median) || slower(row.p90)) {
       row.verdict = Verdict::kSlower;
       ++report.slower;
-    } else if (row.median.high < -t || row.p90.high < -t) {
+    } else if (faster(row.median) || faster(row.p90)) {
       row.verdict = Verdict::kFaster;
       ++report.faster;
     }

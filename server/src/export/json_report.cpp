@@ -314,6 +314,20 @@ void WriteContextSwitches(JsonWriter& json, const TraceModel& model) {
 // A program of the trace, with its clock against the trace's: the capture's, or in a
 // merged trace the first capture's through the reference (`timeline`). Null where the
 // trace holds no clock exchanges (a program that wrote its own file, an older trace).
+// What the program ran on and with (ProgramEnvironment), as members of the open object.
+void WriteEnvironment(JsonWriter& json, const ProgramInfo& program) {
+  json.Key("system")
+      .String(program.system)
+      .Key("cpu")
+      .String(program.cpu)
+      .Key("logical_cpus")
+      .Uint(program.logical_cpus)
+      .Key("memory_bytes")
+      .Uint(program.memory_bytes)
+      .Key("settings")
+      .String(program.settings);
+}
+
 void WriteProcess(JsonWriter& json, const TraceModel& model, const ProcessTimeline* timeline) {
   const HostClockModel clock(model.host_clock_exchanges);
   const std::optional<HostClockSummary> summary =
@@ -326,6 +340,7 @@ void WriteProcess(JsonWriter& json, const TraceModel& model, const ProcessTimeli
   } else {
     json.Null();
   }
+  WriteEnvironment(json, model.program);
   if (summary) {
     json.Key("clock_offset_ns").Int(summary->offset_ns).Key("clock_drift_ppm");
     if (summary->drift_ppm) {
@@ -420,18 +435,9 @@ void WriteJsonReport(const TraceModel& model, std::ostream& out,
       .Key("pid")
       .Uint(model.program.pid)
       .Key("start_unix_ns")
-      .Int(model.program.start_unix_ns)
-      .Key("system")
-      .String(model.program.system)
-      .Key("cpu")
-      .String(model.program.cpu)
-      .Key("logical_cpus")
-      .Uint(model.program.logical_cpus)
-      .Key("memory_bytes")
-      .Uint(model.program.memory_bytes)
-      .Key("settings")
-      .String(model.program.settings)
-      .EndObject();
+      .Int(model.program.start_unix_ns);
+  WriteEnvironment(json, model.program);
+  json.EndObject();
   json.Key("processes").BeginArray();
   if (processes.size() <= 1) WriteProcess(json, processes.empty() ? model : *processes[0], nullptr);
   if (processes.size() > 1) {
@@ -512,6 +518,8 @@ void WriteRegressionJson(const RegressionReport& report, std::ostream& out) {
   json.BeginObject()
       .Key("threshold")
       .Number(report.options.threshold)
+      .Key("min_change_ns")
+      .Number(report.options.min_change_ns)
       .Key("confidence")
       .Number(report.options.confidence)
       .Key("interval_confidence")
@@ -548,7 +556,8 @@ void WriteRegressionJson(const RegressionReport& report, std::ostream& out) {
         json.Null();
         continue;
       }
-      // An interval's side that the zones are too few to bound is null.
+      // null where a value is infinite: a side the zones are too few to bound, or a
+      // change from 0 ns.
       json.BeginObject()
           .Key("old_ns")
           .Int(c->old_ns)
@@ -560,6 +569,10 @@ void WriteRegressionJson(const RegressionReport& report, std::ostream& out) {
           .Number(c->low)
           .Key("high")
           .Number(c->high)
+          .Key("low_ns")
+          .Number(c->low_ns)
+          .Key("high_ns")
+          .Number(c->high_ns)
           .EndObject();
     }
     json.EndObject();

@@ -152,15 +152,25 @@ std::string ProcessLabel(const TraceModel& model) {
   return label + ")";
 }
 
+bool HasEnvironment(const ProgramInfo& program) {
+  return !program.system.empty() || !program.cpu.empty() || program.logical_cpus > 0 ||
+         program.memory_bytes > 0 || !program.settings.empty();
+}
+
 std::string SystemLabel(const ProgramInfo& program) {
-  if (program.system.empty() && program.logical_cpus == 0) return "";
+  if (!HasEnvironment(program)) return "";
   std::string label = Printable(program.system);
-  if (program.logical_cpus > 0) {
-    label += Format("%s%u logical CPUs", label.empty() ? "" : ", ", program.logical_cpus);
-    if (!program.cpu.empty()) label += " (" + Printable(program.cpu) + ")";
+  auto part = [&label](const std::string& text) { label += (label.empty() ? "" : ", ") + text; };
+  if (program.logical_cpus > 0) part(Format("%u logical CPUs", program.logical_cpus));
+  if (!program.cpu.empty()) {
+    if (program.logical_cpus > 0) {
+      label += " (" + Printable(program.cpu) + ")";
+    } else {
+      part(Printable(program.cpu));
+    }
   }
-  if (program.memory_bytes > 0) label += ", " + FormatBytes(program.memory_bytes);
-  return label;
+  if (program.memory_bytes > 0) part(FormatBytes(program.memory_bytes));
+  return label.empty() ? "unknown" : label;
 }
 
 std::string SettingsLabel(const ProgramInfo& program) {
@@ -185,8 +195,8 @@ void PrintSummary(const TraceModel& model, std::ostream& out, size_t messages) {
   } else {
     out << "(unknown: the stream had no AppInfo)\n";
   }
-  if (const std::string system = SystemLabel(model.program); !system.empty()) {
-    out << "System     " << system << "\n";
+  if (HasEnvironment(model.program)) {
+    out << "System     " << SystemLabel(model.program) << "\n";
     out << "Settings   " << SettingsLabel(model.program) << "\n";
   }
   if (const std::string host_clock = HostClockLabel(model); !host_clock.empty()) {
@@ -569,9 +579,10 @@ void PrintRegressions(const RegressionReport& report, std::ostream& out) {
                 " zones old, %" PRIu64 " new).\n",
                 report.compared, report.old_zones, report.new_zones);
   out << Format(
-      "A row changed when the interval of its median or its p90 lies wholly beyond +/-%.3g %%; all %zu "
-      "intervals hold at once with %.3g %% confidence (no distribution assumed).\n",
-      threshold, 2 * report.compared, 100 * report.options.confidence);
+      "A row changed when the interval of its median or its p90 lies wholly beyond +/-%g %% and +/-%g ns; "
+      "all "
+      "%zu intervals hold at once with %g %% confidence (no distribution assumed).\n",
+      threshold, report.options.min_change_ns, 2 * report.compared, 100 * report.options.confidence);
   if (report.rows.empty()) return;
   constexpr size_t kMaxWidth = 40;
   size_t name_width = 4, where_width = 5;
@@ -594,8 +605,8 @@ void PrintRegressions(const RegressionReport& report, std::ostream& out) {
     out << Format(" %10" PRIu64 " -> %-7" PRIu64 "  %-52s  %s\n", row.old_count, row.new_count,
                   ChangeText(row.median).c_str(), ChangeText(row.p90).c_str());
   }
-  out << Format("\n%zu slower and %zu faster beyond %.3g %%, of %zu compared.\n", report.slower,
-                report.faster, threshold, report.compared);
+  out << Format("\n%zu slower and %zu faster beyond %g %%, of %zu compared.\n", report.slower, report.faster,
+                threshold, report.compared);
 }
 
 }  // namespace gnomon::server

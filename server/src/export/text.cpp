@@ -83,6 +83,19 @@ std::string Printable(std::string_view text) {
       std::snprintf(escape, sizeof(escape), "\\u%04x", uint8_t(valid[i + 1]));
       out += escape;
       ++i;
+    } else if (c == 0xE2 && i + 2 < valid.size() &&
+               ((uint8_t(valid[i + 1]) == 0x80 &&
+                 (uint8_t(valid[i + 2]) == 0x8E || uint8_t(valid[i + 2]) == 0x8F ||
+                  (uint8_t(valid[i + 2]) >= 0xAA && uint8_t(valid[i + 2]) <= 0xAE))) ||
+                (uint8_t(valid[i + 1]) == 0x81 && uint8_t(valid[i + 2]) >= 0xA6 &&
+                 uint8_t(valid[i + 2]) <= 0xA9))) {
+      // The marks and overrides of bidirectional text (U+200E, U+200F, U+202A - U+202E,
+      // U+2066 - U+2069): shown, not obeyed, so that a name cannot reorder a line.
+      const unsigned code =
+          0x2000 | (unsigned(uint8_t(valid[i + 1]) & 0x3F) << 6) | (uint8_t(valid[i + 2]) & 0x3F);
+      std::snprintf(escape, sizeof(escape), "\\u%04x", code);
+      out += escape;
+      i += 2;
     } else {
       out += char(c);
     }

@@ -209,3 +209,22 @@ TEST_CASE("a location with too few zones is never judged, and empty traces compa
   CHECK(none.rows.empty());
   CHECK(none.compared == 0);
 }
+
+TEST_CASE("a change of fewer nanoseconds than the floor is no change, however sure") {
+  auto program = [](uint64_t ns) {
+    gnomon::test::StreamWriter w;
+    w.AppInfo("tiny").ThreadContext(1).SourceLocation(1, "Tiny", "tiny", "t.cpp", 1);
+    for (uint64_t i = 0; i < 2000; ++i) w.ZoneBegin(1, i * 100).ZoneEnd(i * 100 + ns);
+    return gnomon::test::BuildWholeModel(w);
+  };
+  const TraceModel old_trace = program(40), new_trace = program(44);  // +10 %, 4 ns
+  CHECK(CompareForRegressions({&old_trace}, {&new_trace}).slower == 0);
+  const RegressionReport strict = CompareForRegressions({&old_trace}, {&new_trace}, {.min_change_ns = 0});
+  CHECK(strict.slower == 1);
+  CHECK(strict.rows[0].median.low_ns == 4);
+  CHECK(strict.rows[0].median.high_ns == 4);
+  // From 0 ns the change is infinite, and the floor still judges it.
+  const TraceModel zero = program(0), one = program(1);
+  CHECK(CompareForRegressions({&zero}, {&one}).slower == 0);
+  CHECK(std::isinf(CompareForRegressions({&zero}, {&one}).rows[0].median.change));
+}

@@ -30,6 +30,8 @@ TEST_CASE("a terminal sees control characters as escapes, never acts on them") {
   CHECK(Printable("ok \xC3\xA9") == "ok \xC3\xA9");
   CHECK(Printable("\x1B[31mred\x1B[0m") == "\\x1b[31mred\\x1b[0m");
   CHECK(Printable("line\nnext\r\ttab") == "line\\nnext\\r\\ttab");
+  // Bidirectional overrides and marks are shown, never obeyed; other punctuation stays.
+  CHECK(Printable("a\u202Eb\u2066c\u200Fd\u2014e\u2026") == "a\\u202eb\\u2066c\\u200fd\u2014e\u2026");
   CHECK(Printable("\x7F") == "\\x7f");
   CHECK(Printable("\xC2\x9B"
                   "2J") == "\\u009b2J");  // the one-character CSI of C1

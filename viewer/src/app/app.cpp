@@ -144,6 +144,7 @@ std::vector<App::SideWindow> App::SideWindows() {
 
 void App::Show(std::unique_ptr<Session> session) {
   statistics_window_.Reset();
+  details_window_.Reset();
   memory_window_.Reset();
   samples_window_.Reset();
   workspace_.callstack.reset();

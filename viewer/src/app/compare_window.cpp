@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <string>
 
 #include "gnomon/server/statistics.h"
@@ -54,19 +55,21 @@ uint64_t MainFrames(const server::TraceModel& model) {
 
 }  // namespace
 
-const server::RegressionRow* CompareWindow::Comparison::Checked(const ComparisonRow& row) const {
-  const std::string file = row.where.substr(0, row.where.rfind(':'));
+void CompareWindow::Comparison::MatchChecks() {
+  // The check keys a location by its name and file (or function), as ComparisonRow's
+  // where names it before the line.
+  std::map<std::pair<std::string, std::string>, const server::RegressionRow*> by_key;
   for (const server::RegressionRow& r : check.rows) {
-    if (r.kind == server::RegressionRow::Kind::kCpuZone && r.name == row.name && r.where == file) return &r;
+    if (r.kind == server::RegressionRow::Kind::kCpuZone) by_key.emplace(std::pair{r.name, r.where}, &r);
+    if (r.kind == server::RegressionRow::Kind::kFrames && r.name == "main") frames = &r;
   }
-  return nullptr;
-}
-
-const server::RegressionRow* CompareWindow::Comparison::CheckedFrames() const {
-  for (const server::RegressionRow& r : check.rows) {
-    if (r.kind == server::RegressionRow::Kind::kFrames && r.name == "main") return &r;
+  checked.clear();
+  for (const ComparisonRow& row : rows) {
+    const size_t colon = row.where.rfind(':');
+    const std::string file = colon == std::string::npos ? row.where : row.where.substr(0, colon);
+    const auto found = by_key.find({row.name, file});
+    checked.push_back(found == by_key.end() ? nullptr : found->second);
   }
-  return nullptr;
 }
 
 void CompareWindow::OpenOther(const std::string& path, uint32_t max_expansion) {
@@ -127,6 +130,7 @@ void CompareWindow::Draw(const server::TraceModel& model, Workspace& ws) {
         c.check = server::CompareForRegressions({&ma}, {&mb});
         c.frames_a = MainFrames(ma);
         c.frames_b = MainFrames(mb);
+        c.MatchChecks();
       });
     });
     return c;
@@ -153,7 +157,7 @@ void CompareWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   const double per_a = per_frame_ ? double(comparison->frames_a) : 1.0;
   const double per_b = per_frame_ ? double(comparison->frames_b) : 1.0;
   std::string frames_change;
-  if (const server::RegressionRow* frames = comparison->CheckedFrames()) {
+  if (const server::RegressionRow* frames = comparison->frames) {
     frames_change = Change(frames->median, frames->verdict);
     ImGui::Text("frames: A %llu, median %s;  B %llu, median %s;  median %s",
                 static_cast<unsigned long long>(frames->old_count),
@@ -208,7 +212,7 @@ void CompareWindow::Draw(const server::TraceModel& model, Workspace& ws) {
       }
       ImGui::TableNextColumn();
       if (r.mean_ratio() > 0) ImGui::Text("%.3f", r.mean_ratio());
-      const server::RegressionRow* checked = comparison->Checked(r);
+      const server::RegressionRow* checked = comparison->checked[i];
       ImGui::TableNextColumn();
       if (checked != nullptr && checked->old_count > 0 && checked->new_count > 0) {
         ImGui::Text("%s -> %s", Duration(double(checked->median.old_ns)).c_str(),
@@ -272,7 +276,7 @@ void CompareWindow::Draw(const server::TraceModel& model, Workspace& ws) {
       zone.Add("total_a_per_frame_ns", double(r.total_a_ns) / double(comparison->frames_a))
           .Add("total_b_per_frame_ns", double(r.total_b_ns) / double(comparison->frames_b));
     }
-    if (const server::RegressionRow* checked = comparison->Checked(r)) {
+    if (const server::RegressionRow* checked = comparison->checked[i]) {
       zone.Add("median_change", Change(checked->median, checked->verdict))
           .Add("p90_change", Change(checked->p90, checked->verdict));
     }

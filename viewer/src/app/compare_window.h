@@ -36,11 +36,12 @@ class CompareWindow {
   std::unique_ptr<Session> other_;
   struct Comparison {
     std::vector<ComparisonRow> rows;
-    server::RegressionReport check;       // B as the new run, A as the old
-    uint64_t frames_a = 0, frames_b = 0;  // of each main frame series
-    // The check's row for a location of `rows`, or for the main frames (nullptr: none).
-    const server::RegressionRow* Checked(const ComparisonRow& row) const;
-    const server::RegressionRow* CheckedFrames() const;
+    server::RegressionReport check;                     // B as the new run, A as the old
+    uint64_t frames_a = 0, frames_b = 0;                // of each main frame series
+    std::vector<const server::RegressionRow*> checked;  // by row of `rows`: its row of the check, or nullptr
+    const server::RegressionRow* frames = nullptr;      // the main frames' row of the check
+    // Finds `checked` and `frames` in `check`, once.
+    void MatchChecks();
   };
   BackgroundJob<Counts, Comparison> rows_job_;
   bool per_frame_ = false;

@@ -102,6 +102,8 @@ DetailsWindow::Family DetailsWindow::FindFamily(const server::TraceModel& model,
   Family f;
   f.lane = {LaneKind::kThread, thread.id};
   f.index = index;
+  f.model_zones = model.zone_count;
+  f.model_messages = model.messages.size();
   for (size_t i = index; i-- > 0;) {  // the parent: the nearest zone before it and above it
     if (thread.zones[i].depth < z.depth) {
       f.parent = uint32_t(i);
@@ -183,8 +185,10 @@ void DetailsWindow::DrawCpuZone(const server::TraceModel& model, Workspace& ws,
                                 const server::ThreadTimeline& thread, uint32_t index) {
   const server::Zone z = thread.zones[index];
   const LaneKey lane{LaneKind::kThread, thread.id};
-  if (!family_ || family_->lane != lane || family_->index != index)
+  if (!family_ || family_->lane != lane || family_->index != index || family_->model_zones != model.zone_count ||
+      family_->model_messages != model.messages.size()) {
     family_ = FindFamily(model, thread, index);
+  }
   const auto& location = model.Location(z.source_location);
   const int64_t duration = z.is_open() ? -1 : model.DurationNs(z.begin_tick, z.end_tick);
   ImGui::Text("Zone      %s", model.ZoneName(thread, index).c_str());

@@ -17,6 +17,8 @@ namespace gnomon::viewer {
 class DetailsWindow {
  public:
   void Draw(const server::TraceModel& model, Workspace& ws);
+  // Forgets what belonged to the previous trace.
+  void Reset() { family_.reset(); }
 
  private:
   // The family of the selected CPU zone, and what its thread did inside it, found once
@@ -24,6 +26,9 @@ class DetailsWindow {
   struct Family {
     LaneKey lane;
     uint32_t index = 0;
+    // What the model held when it was found: a live trace grows, and it is found again.
+    uint64_t model_zones = 0;
+    size_t model_messages = 0;
     std::optional<uint32_t> parent;
     int64_t parent_ns = -1;          // the parent's duration (-1: none, or unfinished)
     std::vector<uint32_t> children;  // the first kMaxChildren

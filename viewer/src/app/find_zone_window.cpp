@@ -30,11 +30,13 @@ void StepOccurrence(const ZoneOccurrences& found, Workspace& ws, bool forward) {
   const std::vector<Occurrence>& items = found.items;
   // From the middle of the view: after jumping to one occurrence, its middle is there.
   const int64_t center = ws.view.begin_ns() + (ws.view.end_ns() - ws.view.begin_ns()) / 2;
+  // Chosen by middle alone, so that occurrences overlapping on other threads each come
+  // in turn.
+  auto middle = [](const Occurrence& o) { return o.begin_ns + o.duration_ns / 2; };
   const Occurrence* chosen = nullptr;
   for (const Occurrence& o : items) {
-    const int64_t middle = o.begin_ns + o.duration_ns / 2;
-    if (forward && middle > center + 1 && (chosen == nullptr || o.begin_ns < chosen->begin_ns)) chosen = &o;
-    if (!forward && middle < center - 1 && (chosen == nullptr || o.begin_ns >= chosen->begin_ns)) chosen = &o;
+    if (forward && middle(o) > center + 1 && (chosen == nullptr || middle(o) < middle(*chosen))) chosen = &o;
+    if (!forward && middle(o) < center - 1 && (chosen == nullptr || middle(o) > middle(*chosen))) chosen = &o;
   }
   if (chosen == nullptr) return;
   ws.selected = Selection{

@@ -64,7 +64,8 @@ void TraceInfoWindow::Draw(const server::TraceModel& model, const Session& sessi
       {"Length",
        server::FormatDuration(has_events ? double(model.DurationNs(model.first_tick, model.last_tick)) : 0)},
       {"System", system.empty() ? "not recorded (a program built before it was sent)" : system},
-      {"Settings", server::SettingsLabel(model.program)},
+      {"Settings",
+       server::HasEnvironment(model.program) ? server::SettingsLabel(model.program) : "not recorded"},
       {"Timer", server::TimerLabel(model)},
       {"Host clock", server::HostClockLabel(model).empty()
                          ? "no exchanges (the program wrote its own file, or "

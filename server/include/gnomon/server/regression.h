@@ -9,7 +9,8 @@
 // and the new's high end over the old's low end. Every interval of the check holds at
 // once with at least the confidence asked for (the error is shared out over them all:
 // Bonferroni). A row changed when the interval of its median or of its p90 lies wholly
-// beyond the threshold: slower above +threshold, faster below -threshold. The one
+// beyond the threshold: slower above +threshold, faster below -threshold, and beyond
+// min_change_ns in nanoseconds as well. The one
 // assumption is that within a trace a location's durations are independent draws of one
 // distribution; runs whose durations drift with time (warm-up, heat) break it.
 //
@@ -29,8 +30,9 @@
 namespace gnomon::server {
 
 struct RegressionOptions {
-  double threshold = 0.05;   // a change smaller than this (either way) is no change
-  double confidence = 0.99;  // of all the intervals at once
+  double threshold = 0.05;    // a change smaller than this (either way) is no change
+  double min_change_ns = 10;  // nor one of fewer nanoseconds (a timer's tick, a cache miss)
+  double confidence = 0.99;   // of all the intervals at once
 };
 
 // One quantile in both traces, and its change.
@@ -38,9 +40,13 @@ struct QuantileChange {
   int64_t old_ns = 0;
   int64_t new_ns = 0;
   double change = 0;  // new / old - 1
-  // The change's confidence interval; infinite on a side the zones are too few to bound.
+  // The change's confidence interval; infinite on a side the zones are too few to bound
+  // (and where the old value is 0 ns).
   double low = -std::numeric_limits<double>::infinity();
   double high = std::numeric_limits<double>::infinity();
+  // The same interval in nanoseconds (new - old).
+  double low_ns = -std::numeric_limits<double>::infinity();
+  double high_ns = std::numeric_limits<double>::infinity();
 };
 
 struct RegressionRow {

@@ -18,8 +18,10 @@ inline constexpr size_t kSummaryMessages = 10;
 void PrintSummary(const TraceModel& model, std::ostream& out, size_t messages = kSummaryMessages);
 // "name (pid N, host H, rank R)": the program, as the summary names it (printable).
 std::string ProcessLabel(const TraceModel& model);
+// Whether the program said what it ran on and with (ProgramEnvironment).
+bool HasEnvironment(const ProgramInfo& program);
 // The machine the program ran on: "Linux 6.1.0 x86_64, 16 logical CPUs (Intel Xeon ...),
-// 62.8 GiB"; "" when the program did not say (ProgramEnvironment).
+// 62.8 GiB", what of it the program said; "" when it said nothing.
 std::string SystemLabel(const ProgramInfo& program);
 // The Gnomon settings it ran with, "NAME=VALUE, NAME=VALUE"; "none" when it had none.
 std::string SettingsLabel(const ProgramInfo& program);
