@@ -1,9 +1,9 @@
 // Navigating the timeline (src/app/timeline_input.cpp) in the real window under Xvfb:
 // zoom to a zone (--zoom-to, double-click), to the selected range (Z), back and
 // forward, find zone's next and previous occurrence (its keys live in
-// find_zone_window.cpp), what hovering outlines, and how far zooming out goes. The known trace's Work zones on "main" begin every other
-// millisecond at 0, 2, 4 ... ms (trace time), 1 ms long at first; zone 2k is the k-th
-// Work there, 2k + 1 its Inner.
+// find_zone_window.cpp), what hovering outlines, and how far zooming out goes. The
+// known trace's Work zones on "main" begin every other millisecond at 0, 2, 4 ... ms
+// (trace time), 1 ms long at first; zone 2k is the k-th Work there, 2k + 1 its Inner.
 #include <doctest/doctest.h>
 
 #include <cmath>

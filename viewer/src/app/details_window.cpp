@@ -185,8 +185,8 @@ void DetailsWindow::DrawCpuZone(const server::TraceModel& model, Workspace& ws,
                                 const server::ThreadTimeline& thread, uint32_t index) {
   const server::Zone z = thread.zones[index];
   const LaneKey lane{LaneKind::kThread, thread.id};
-  if (!family_ || family_->lane != lane || family_->index != index || family_->model_zones != model.zone_count ||
-      family_->model_messages != model.messages.size()) {
+  if (!family_ || family_->lane != lane || family_->index != index ||
+      family_->model_zones != model.zone_count || family_->model_messages != model.messages.size()) {
     family_ = FindFamily(model, thread, index);
   }
   const auto& location = model.Location(z.source_location);

@@ -249,7 +249,8 @@ bool LoadAnnotations(const std::string& path, std::vector<Annotation>& out, std:
     return true;
   }
   constexpr uintmax_t kMaxFileBytes = 64 << 20;
-  const uintmax_t size = std::filesystem::is_regular_file(path, ec) ? std::filesystem::file_size(path, ec) : 0;
+  const uintmax_t size =
+      std::filesystem::is_regular_file(path, ec) ? std::filesystem::file_size(path, ec) : 0;
   if (ec || !std::filesystem::is_regular_file(path, ec)) {
     error = "cannot read " + path + ": not a file";
     return false;
