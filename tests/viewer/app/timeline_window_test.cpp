@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "../../support/json_check.h"
 #include "../../support/process.h"
@@ -168,4 +169,103 @@ TEST_CASE("a named frame series has its own strip, and Frame times shows the ser
   }
   CHECK(main == 10);
   CHECK(physics == 4);
+}
+
+namespace {
+
+std::vector<std::string> LaneTitles(const ViewerRun& run) {
+  std::vector<std::string> titles;
+  for (const JsonValue& lane : run.layout.Find("lanes")->array) titles.push_back(lane.Find("title")->string);
+  return titles;
+}
+
+// The screen y of the middle of a lane's title bar (the lane's rows start below it).
+int TitleY(const ViewerRun& run, const std::string& title_start) {
+  for (const JsonValue& lane : run.layout.Find("lanes")->array) {
+    if (lane.Find("title")->string.rfind(title_start, 0) == 0) return int(lane.Find("y")->number) - 8;
+  }
+  FAIL("no lane " << title_start);
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("lanes: a title dragged moves its lane, and lanes sort, hide by group and colour by thread") {
+  gnomon::test::ScratchDir dir;
+  // The worker's 10 zones of 20 ms keep it busier (200 ms) than main (120 ms).
+  const std::string trace = gnomon::test::WriteKnownTrace(dir, "known", 20);
+  auto run = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {trace, "--frames", "14"});
+    ViewerRun r = RunViewer(dir, args);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.log);
+    return r;
+  };
+  const ViewerRun plain = run({});
+  const std::vector<std::string> before = LaneTitles(plain);
+  REQUIRE(before.size() == 4);
+  CHECK(before[2].rfind("main", 0) == 0);
+  CHECK(before[3].rfind("worker", 0) == 0);
+
+  // The worker's title dropped on the upper half of main's: the worker above main. The
+  // view did not pan while the title was dragged.
+  const std::string drag = "drag@30," + std::to_string(TitleY(plain, "worker")) + ",30," +
+                           std::to_string(TitleY(plain, "main") - 2);
+  const ViewerRun dragged = run({"--mouse", drag});
+  CHECK(LaneTitles(dragged) == std::vector<std::string>{before[0], before[1], before[3], before[2]});
+  CHECK(dragged.layout.Find("view")->Find("begin_ns")->number == 0);
+  // A short press on a title is still a click: it collapses the lane, which stays put.
+  const ViewerRun clicked = run({"--mouse", "click@30," + std::to_string(TitleY(plain, "main"))});
+  CHECK(LaneTitles(clicked) == before);
+  CHECK(clicked.layout.Find("lanes")->array[2].Find("height")->number <
+        plain.layout.Find("lanes")->array[2].Find("height")->number);
+
+  // Busiest first puts the worker above main; by name, main first again.
+  CHECK(LaneTitles(run({"--sort-lanes", "busiest"})) ==
+        std::vector<std::string>{before[0], before[1], before[3], before[2]});
+  CHECK(LaneTitles(run({"--sort-lanes", "name"})) == before);
+
+  // The GPU group hidden: its lane is gone.
+  const std::vector<std::string> no_gpu = LaneTitles(run({"--hide-lanes", "gpu"}));
+  CHECK(no_gpu.size() == 3);
+  CHECK(std::none_of(no_gpu.begin(), no_gpu.end(),
+                     [](const std::string& t) { return t.find("GPU") != t.npos; }));
+
+  // By thread: every zone of a lane in one colour, the two lanes' different, as painted.
+  const ViewerRun by_thread = run({"--color-by", "thread"});
+  std::map<double, std::set<uint32_t>> colors_by_lane_y;
+  for (const JsonValue& item : by_thread.layout.Find("items")->array) {
+    if (item.Find("kind")->number != 0) continue;  // CPU zones
+    const double y0 = item.Find("y0")->number;
+    double lane_y = 0;
+    for (const JsonValue& lane : by_thread.layout.Find("lanes")->array) {
+      if (lane.Find("y")->number <= y0 + 0.5) lane_y = lane.Find("y")->number;
+    }
+    colors_by_lane_y[lane_y].insert(uint32_t(item.Find("color")->number));
+    const int x = int((item.Find("x0")->number + item.Find("x1")->number) / 2);
+    if (item.Find("x1")->number - item.Find("x0")->number >= 4)
+      CHECK(Close(by_thread.shot.At(x, int(y0) + 3), uint32_t(item.Find("color")->number)));
+  }
+  REQUIRE(colors_by_lane_y.size() == 2);
+  CHECK(colors_by_lane_y.begin()->second.size() == 1);
+  CHECK(colors_by_lane_y.rbegin()->second.size() == 1);
+  CHECK(*colors_by_lane_y.begin()->second.begin() != *colors_by_lane_y.rbegin()->second.begin());
+
+  // Kept in the settings: the next run hides the GPU lane and colours by duration too.
+  run({"--keep-settings", "--hide-lanes", "gpu", "--color-by", "duration"});
+  const ViewerRun kept = run({"--keep-settings"});
+  CHECK(LaneTitles(kept).size() == 3);
+  std::set<uint32_t> duration_colors;
+  for (const JsonValue& item : kept.layout.Find("items")->array) {
+    if (item.Find("kind")->number == 0) duration_colors.insert(uint32_t(item.Find("color")->number));
+  }
+  CHECK(duration_colors.size() >= 3);  // main's 0.5, 1, 2 and 4 ms zones, the worker's 10 and 20 ms
+
+  // Bad names say what would do.
+  std::string output;
+  CHECK(gnomon::test::RunCommand(std::string(GNOMON_VIEWER) + " " + trace + " --hide-lanes gpu,cats",
+                                 &output) == 1);
+  CHECK(output.find("'cats' is not a group of lanes") != std::string::npos);
+  CHECK(gnomon::test::RunCommand(std::string(GNOMON_VIEWER) + " " + trace + " --color-by size", &output) ==
+        1);
+  CHECK(output.find("'size' is not location, thread or duration") != std::string::npos);
 }

@@ -399,7 +399,7 @@ TEST_CASE("the library's own threads have no lane until asked for, then one titl
   timeline.Layout(model, {}, 0);
   REQUIRE(timeline.lanes().size() == 1);
   CHECK(timeline.Title(model, timeline.lanes()[0]) == "main (1 zone)");
-  timeline.ShowLibraryThreads(true);
+  timeline.HideLaneGroups(0);
   timeline.Layout(model, {}, 0);
   REQUIRE(timeline.lanes().size() == 2);
   CHECK(timeline.Title(model, timeline.lanes()[1]) == "gnomon sampler (Gnomon's, 0 zones)");

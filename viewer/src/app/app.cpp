@@ -76,10 +76,12 @@ App::App(const Options& options)
     : options_(options),
       timeline_window_({options.select_longest_zone, options.show_counters, options.range_begin_ns,
                         options.range_end_ns, options.keep_item_labels, options.zoom_to,
-                        options.zoom_to_number}) {
+                        options.zoom_to_number, options.sort_lanes}) {
   if (options.keep_settings) LoadSettings();
   if (options.frame_target_fps > 0) workspace_.frame_target = FrameTarget::Fps(options.frame_target_fps);
-  workspace_.show_library_threads = options.library_threads;
+  workspace_.hidden_lanes |= options.hide_lanes;
+  if (options.library_threads) workspace_.hidden_lanes &= ~uint32_t(kLibraryLanes);
+  if (options.zone_coloring) workspace_.zone_coloring = *options.zone_coloring;
   if (!options.frame_series.empty()) frame_times_window_.ShowSeriesLater(options.frame_series);
   if (options.show_all_windows) {
     statistics_window_.open = clock_window_.open = messages_window_.open = debug_window_.open = true;
@@ -644,33 +646,63 @@ void App::ProgramMenu() {
 void App::LanesMenu() {
   if (!ImGui::BeginMenu("Lanes")) return;
   std::map<LaneKey, LaneState>& states = workspace_.lane_states;
+  uint32_t& hidden = workspace_.hidden_lanes;
+  auto shows = [&](uint32_t group) { return (hidden & group) == 0; };
   if (session_) {
     // Only lanes the user changed have a state; the others are shown, expanded.
     session_->WithModel([&](const server::TraceModel& model) {
+      // Whole groups first: a checked one is shown.
+      const size_t library = size_t(std::count_if(model.threads.begin(), model.threads.end(),
+                                                  [](const server::ThreadTimeline& t) { return t.library; }));
+      const size_t counts[] = {library, model.gpu_contexts.size(), model.plots.size(),
+                               model.memory_pools.size(), model.locks.size()};
+      for (size_t g = 0; g < std::size(kLaneGroupNames); ++g) {
+        if (counts[g] == 0) continue;
+        const LaneGroupName& group = kLaneGroupNames[g];
+        bool shown = shows(group.group);
+        const std::string label = std::string(group.label) + " (" + std::to_string(counts[g]) + ")";
+        if (ImGui::MenuItem(label.c_str(), nullptr, &shown)) hidden ^= group.group;
+      }
+      ImGui::Separator();
       auto item = [&](LaneKey key) {
         auto it = states.find(key);
         bool shown = it == states.end() || !it->second.hidden;
         if (ImGui::MenuItem(Timeline::Name(model, key).c_str(), nullptr, &shown)) states[key].hidden = !shown;
       };
-      const auto library = std::count_if(model.threads.begin(), model.threads.end(),
-                                         [](const server::ThreadTimeline& t) { return t.library; });
-      if (library > 0) {
-        const std::string label = "Gnomon's own threads (" + std::to_string(library) + ")";
-        ImGui::MenuItem(label.c_str(), nullptr, &workspace_.show_library_threads);
-        ImGui::Separator();
+      if (ImGui::BeginMenu("Each lane")) {
+        if (shows(kGpuLanes))
+          for (const auto& [id, gpu] : model.gpu_contexts) item({LaneKind::kGpu, id});
+        for (const auto& thread : model.threads) {
+          if (!thread.library || shows(kLibraryLanes)) item({LaneKind::kThread, thread.id});
+        }
+        if (shows(kPlotLanes))
+          for (const auto& [id, plot] : model.plots) item({LaneKind::kPlot, id});
+        if (shows(kMemoryLanes))
+          for (const auto& [id, pool] : model.memory_pools) item({LaneKind::kMemory, id});
+        if (shows(kLockLanes))
+          for (const auto& [id, lock] : model.locks) item({LaneKind::kLock, id});
+        ImGui::EndMenu();
       }
-      for (const auto& [id, gpu] : model.gpu_contexts) item({LaneKind::kGpu, id});
-      for (const auto& thread : model.threads) {
-        if (!thread.library || workspace_.show_library_threads) item({LaneKind::kThread, thread.id});
-      }
-      for (const auto& [id, plot] : model.plots) item({LaneKind::kPlot, id});
-      for (const auto& [id, pool] : model.memory_pools) item({LaneKind::kMemory, id});
-      for (const auto& [id, lock] : model.locks) item({LaneKind::kLock, id});
+      if (ImGui::MenuItem("Sort by name")) workspace_.timeline.SortLanes(model, LaneSort::kName);
+      if (ImGui::MenuItem("Sort busiest first")) workspace_.timeline.SortLanes(model, LaneSort::kBusiest);
     });
+  }
+  if (ImGui::MenuItem("Default order", nullptr, false, !workspace_.timeline.lane_order().empty())) {
+    workspace_.timeline.SetLaneOrder({});
   }
   if (ImGui::MenuItem("Show all")) {
     std::erase_if(states, [](const auto& entry) { return entry.first.kind != LaneKind::kCounter; });
     for (auto& [key, state] : states) state = LaneState{};
+    hidden &= kLibraryLanes;  // the library's threads stay as they were
+  }
+  ImGui::Separator();
+  if (ImGui::BeginMenu("Colour zones by")) {
+    const char* labels[] = {"Location", "Thread", "Duration (blue 1 us, red at the frame target)"};
+    for (size_t c = 0; c < std::size(kZoneColorings); ++c) {
+      if (ImGui::MenuItem(labels[c], nullptr, workspace_.zone_coloring == kZoneColorings[c].second))
+        workspace_.zone_coloring = kZoneColorings[c].second;
+    }
+    ImGui::EndMenu();
   }
   timeline_window_.CounterMenu(workspace_);
   ImGui::EndMenu();
@@ -699,6 +731,12 @@ void App::LoadSettings() {
     } else if (key == "frame-target-fps") {
       const double fps = std::strtod(value.c_str(), nullptr);
       if (fps > 0) workspace_.frame_target = FrameTarget::Fps(fps);
+    } else if (key == "hidden-lanes") {
+      workspace_.hidden_lanes = uint32_t(std::strtoul(value.c_str(), nullptr, 10)) & kAllLaneGroups;
+    } else if (key == "zone-colors") {
+      for (const auto& [name, coloring] : kZoneColorings) {
+        if (value == name) workspace_.zone_coloring = coloring;
+      }
     } else if (key == "split") {
       split_ = std::clamp(std::strtof(value.c_str(), nullptr), 0.2f, 0.85f);
     } else if (key == "recent-file" && recent_files_.size() < kMaxRecentFiles) {
@@ -718,6 +756,10 @@ void App::SaveSettings() {
   }
   out << "split " << split_ << "\n";
   out << "frame-target-fps " << workspace_.frame_target.fps() << "\n";
+  out << "hidden-lanes " << workspace_.hidden_lanes << "\n";
+  for (const auto& [name, coloring] : kZoneColorings) {
+    if (coloring == workspace_.zone_coloring) out << "zone-colors " << name << "\n";
+  }
   for (const std::string& path : recent_files_) out << "recent-file " << path << "\n";
 }
 

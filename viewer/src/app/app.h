@@ -59,13 +59,16 @@ class App {
     int64_t range_begin_ns = -1;  // for screenshots: the time range to show
     int64_t range_end_ns = -1;
     uint32_t max_expansion = tracefile::kDefaultMaxExpansion;  // for trace files (LoadOptions)
-    bool wait = false;             // an address where nothing listens yet: keep trying
-    bool library_threads = false;  // lanes for the library's own threads too
-    double frame_target_fps = 0;   // frames are graded against it (0: the settings', else 60)
-    std::string frame_series;      // the series Frame times shows ("": the main one)
-    std::string annotations;       // where annotations are kept ("": beside the trace file)
-    std::string annotate;          // once loaded, name the selected range so (scripted runs)
-    std::string zoom_to;           // once loaded, zoom to the zone_to_number-th zone of this name
+    bool wait = false;                          // an address where nothing listens yet: keep trying
+    bool library_threads = false;               // lanes for the library's own threads too
+    uint32_t hide_lanes = 0;                    // LaneGroup bits hidden besides the settings'
+    std::optional<ZoneColoring> zone_coloring;  // else the settings'
+    std::optional<LaneSort> sort_lanes;         // once loaded
+    double frame_target_fps = 0;                // frames are graded against it (0: the settings', else 60)
+    std::string frame_series;                   // the series Frame times shows ("": the main one)
+    std::string annotations;                    // where annotations are kept ("": beside the trace file)
+    std::string annotate;                       // once loaded, name the selected range so (scripted runs)
+    std::string zoom_to;  // once loaded, zoom to the zone_to_number-th zone of this name
     size_t zoom_to_number = 1;
     bool keep_settings = true;      // read and write the settings file
     bool keep_item_labels = false;  // for tests: ItemLabels()

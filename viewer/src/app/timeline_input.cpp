@@ -136,7 +136,7 @@ void TimelineWindow::HandleInput(const server::TraceModel& model, Workspace& ws,
       if (!range_anchor_ns_) range_anchor_ns_ = ws.view.XToNs(io.MouseClickedPos[button].x - origin_.x);
       const int64_t here = ws.view.XToNs(x);
       ws.range = std::make_pair(std::min(*range_anchor_ns_, here), std::max(*range_anchor_ns_, here));
-    } else if (ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f)) {
+    } else if (ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f) && !dragged_lane_) {
       Moving(ws);
       ws.view.Pan(io.MouseDelta.x);
       if (io.MouseDelta.y != 0) ImGui::SetScrollY(ImGui::GetScrollY() - io.MouseDelta.y);
@@ -182,6 +182,36 @@ void TimelineWindow::HandleInput(const server::TraceModel& model, Workspace& ws,
     if (ImGui::IsMouseClicked(4)) ws.GoBack(false);
   }
   if (!io.WantTextInput) HandleKeys(ws);
+}
+
+void TimelineWindow::DragLane(ImDrawList* draw, const server::TraceModel& model, Workspace& ws) {
+  if (!dragged_lane_) return;
+  const std::vector<Lane>& lanes = ws.timeline.lanes();
+  const TimelineMetrics& metrics = ws.timeline.metrics();
+  const float y = ImGui::GetIO().MousePos.y - origin_.y;
+  // The lane under the mouse (the last one below them all), and which half of it.
+  const Lane* target = nullptr;
+  bool after = false;
+  for (const Lane& lane : lanes) {
+    const float top = lane.y - metrics.title_height, bottom = lane.y + lane.height + metrics.lane_gap;
+    if (y < bottom || &lane == &lanes.back()) {
+      target = &lane;
+      after = y > (top + bottom) / 2;
+      break;
+    }
+  }
+  if (target != nullptr) {
+    const float at = origin_.y + (after ? target->y + target->height + metrics.lane_gap / 2
+                                        : target->y - metrics.title_height - metrics.lane_gap / 2);
+    draw->AddLine(ImVec2(origin_.x, at), ImVec2(area_max_.x, at), IM_COL32(255, 200, 60, 255), 2.0f);
+    const std::string name = Timeline::Name(model, *dragged_lane_);
+    draw->AddText(ImVec2(ImGui::GetIO().MousePos.x + 12, at - ImGui::GetFontSize() - 2),
+                  IM_COL32(255, 200, 60, 255), name.c_str());
+  }
+  if (!ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
+    if (target != nullptr) ws.timeline.MoveLane(*dragged_lane_, target->key, after);
+    dragged_lane_.reset();
+  }
 }
 
 void TimelineWindow::HandleKeys(Workspace& ws) {

@@ -219,9 +219,15 @@ void TimelineWindow::Draw(const server::TraceModel& model, Workspace& ws, float 
   draw->AddRectFilled(area_min, area_max, kBackground);
   // With other programs below, the shown one's lanes start under a title row of its own.
   const float group_title = ws.groups.empty() ? 0 : ws.timeline.metrics().title_height + 4;
-  ws.timeline.ShowLibraryThreads(ws.show_library_threads);
-  ws.timeline.Layout(model, ws.lane_states, group_title);
+  ws.timeline.HideLaneGroups(ws.hidden_lanes);
+  ws.timeline.SetZoneColoring(ws.zone_coloring);
   ws.timeline.SetFrameTarget(ws.frame_target);
+  ws.timeline.Layout(model, ws.lane_states, group_title);
+  if (options_.sort_lanes && !sorted_ && ws.fitted) {
+    sorted_ = true;
+    ws.timeline.SortLanes(model, *options_.sort_lanes);
+    ws.timeline.Layout(model, ws.lane_states, group_title);
+  }
   const float visible_top = area_min.y - origin_.y;  // the lanes the scrolled child shows
   const float visible_bottom = area_max.y - origin_.y;
   ws.timeline.BuildItems(model, ws.view, items_, visible_top, visible_bottom);
@@ -250,7 +256,9 @@ void TimelineWindow::Draw(const server::TraceModel& model, Workspace& ws, float 
     }
   }
 
-  // Lane titles: click to collapse, right-click to hide.
+  // Lane titles: click to collapse, right-click to hide, drag to move the lane.
+  const ImGuiIO& io = ImGui::GetIO();
+  const bool dragged = io.MouseDragMaxDistanceSqr[ImGuiMouseButton_Left] > kLaneDragPx * kLaneDragPx;
   for (const Lane& lane : ws.timeline.lanes()) {
     if (!ws.timeline.IsLaneVisible(lane, visible_top, visible_bottom)) continue;
     const float title_y = lane.y - ws.timeline.metrics().title_height;
@@ -260,13 +268,16 @@ void TimelineWindow::Draw(const server::TraceModel& model, Workspace& ws, float 
     ImGui::PushID(int(lane.key.kind) * 1000003 + int(lane.key.id));
     const std::string label = std::string(collapsed ? "> " : "v ") + ws.timeline.Title(model, lane);
     ImGui::PushStyleColor(ImGuiCol_Text, kLaneTitle);
-    if (ImGui::Selectable(label.c_str(), false, 0, ImVec2(ImGui::CalcTextSize(label.c_str()).x, 0))) {
+    if (ImGui::Selectable(label.c_str(), false, 0, ImVec2(ImGui::CalcTextSize(label.c_str()).x, 0)) &&
+        !dragged) {
       ws.lane_states[lane.key].collapsed = !collapsed;
     }
+    if (ImGui::IsItemActive() && dragged) dragged_lane_ = lane.key;
     if (ImGui::IsItemClicked(ImGuiMouseButton_Right)) ws.lane_states[lane.key].hidden = true;
     ImGui::PopStyleColor();
     ImGui::PopID();
   }
+  DragLane(draw, model, ws);
   DrawItems(draw, model, ws.timeline, items_, ws.selected ? &*ws.selected : nullptr,
             float(ws.view.width_px()));
   DrawFindOutlines(draw, ws);
@@ -311,9 +322,10 @@ float TimelineWindow::DrawGroups(ImDrawList* draw, Workspace& ws, float top, flo
     group.items.clear();
     if (group.collapsed) continue;
     group.timeline.SetFontSize(ImGui::GetFontSize());
-    group.timeline.ShowLibraryThreads(ws.show_library_threads);
-    group.timeline.Layout(*group.model, kNoStates, y);
+    group.timeline.HideLaneGroups(ws.hidden_lanes);
+    group.timeline.SetZoneColoring(ws.zone_coloring);
     group.timeline.SetFrameTarget(ws.frame_target);
+    group.timeline.Layout(*group.model, kNoStates, y);
     group.timeline.BuildItems(*group.model, GroupView(ws.view, group), group.items, visible_top,
                               visible_bottom);
     for (const Lane& lane : group.timeline.lanes()) {

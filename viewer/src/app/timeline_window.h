@@ -28,6 +28,7 @@ class TimelineWindow {
     bool keep_labels = false;  // for --layout: each item's label copied as the frame draws it
     std::string zoom_to;       // once loaded: select the zoom_to_number-th zone of this name, and zoom to it
     size_t zoom_to_number = 1;
+    std::optional<LaneSort> sort_lanes;  // once loaded: sort the lanes so
   };
   // A zone zoomed to (double-click, --zoom-to) fills the view but for this share of its
   // length on each side.
@@ -72,6 +73,9 @@ class TimelineWindow {
   // The frame strips' bars drawn this frame, as JSON (for --layout-dump): series, frame
   // number, start and duration (ns), screen x, height (px) and colour of each.
   std::string FrameStripReport(const server::TraceModel& model, const Workspace& ws) const;
+  // A lane's title dragged: where it would go, marked; on release, the lane moved there.
+  void DragLane(ImDrawList* draw, const server::TraceModel& model, Workspace& ws);
+  static constexpr float kLaneDragPx = 4;  // a press that moves less is a click
   // Find zone's occurrences in view, outlined (Workspace::find_highlight).
   void DrawFindOutlines(ImDrawList* draw, Workspace& ws);
   std::vector<Outline> outlines_;
@@ -101,6 +105,8 @@ class TimelineWindow {
   std::optional<float> pointer_x_;          // the mouse over the lanes (lane coordinates)
   double last_move_s_ = -1e9;               // when the user last moved the view (ImGui time)
   bool zoomed_to_ = false;                  // Options::zoom_to was done
+  bool sorted_ = false;                     // Options::sort_lanes was done
+  std::optional<LaneKey> dragged_lane_;     // a lane's title being dragged to move it
   std::optional<int64_t> range_anchor_ns_;  // where a range selection's drag started
   // By set: each defined counter's index and "set: counter", for the menu.
   std::map<uint32_t, std::vector<std::pair<uint16_t, std::string>>> counter_names_;

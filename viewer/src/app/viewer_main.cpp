@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -88,31 +89,50 @@ Tap KeyNamed(std::string name) {
   return tap;
 }
 
-// A scripted mouse action (--mouse): where, and the left button's state frame by frame.
+// A scripted mouse action (--mouse): frame by frame, where the mouse is and whether the
+// left button is down; after the last step the button stays up and the mouse there.
 struct MouseScript {
-  float x = 0, y = 0;
-  std::vector<bool> down;  // one entry a frame; then the button stays up and the mouse there
+  struct Step {
+    float x, y;
+    bool down;
+  };
+  std::vector<Step> steps;
   size_t frame = 0;
   bool active = false;
 };
 
-// "click@X,Y", "double-click@X,Y" or "hover@X,Y"; false when it is none of them.
+// "click@X,Y", "double-click@X,Y", "hover@X,Y" or "drag@X,Y,X2,Y2"; false when it is
+// none of them.
 bool ParseMouse(const std::string& text, MouseScript& script) {
   const size_t at = text.find('@');
-  const size_t comma = text.find(',', at == std::string::npos ? 0 : at);
-  if (at == std::string::npos || comma == std::string::npos) return false;
+  if (at == std::string::npos) return false;
   const std::string action = text.substr(0, at);
-  char* end = nullptr;
-  script.x = std::strtof(text.c_str() + at + 1, &end);
-  if (end != text.c_str() + comma) return false;
-  script.y = std::strtof(text.c_str() + comma + 1, &end);
-  if (end != text.c_str() + text.size()) return false;
+  std::vector<float> numbers;
+  const char* p = text.c_str() + at + 1;
+  while (true) {
+    char* end = nullptr;
+    numbers.push_back(std::strtof(p, &end));
+    if (end == p || !std::isfinite(numbers.back())) return false;
+    if (*end == '\0') break;
+    if (*end != ',') return false;
+    p = end + 1;
+  }
+  if (numbers.size() != (action == "drag" ? 4u : 2u)) return false;
+  const float x = numbers[0], y = numbers[1];
   if (action == "hover") {
-    script.down = {false};
+    script.steps = {{x, y, false}};
   } else if (action == "click") {
-    script.down = {true, false};
+    script.steps = {{x, y, true}, {x, y, false}};
   } else if (action == "double-click") {
-    script.down = {true, false, true, false};
+    script.steps = {{x, y, true}, {x, y, false}, {x, y, true}, {x, y, false}};
+  } else if (action == "drag") {  // pressed, moved there over 8 frames, released
+    constexpr int kMoves = 8;
+    script.steps = {{x, y, true}};
+    for (int k = 1; k <= kMoves; ++k) {
+      const float t = float(k) / kMoves;
+      script.steps.push_back({x + (numbers[2] - x) * t, y + (numbers[3] - y) * t, true});
+    }
+    script.steps.push_back({numbers[2], numbers[3], false});
   } else {
     return false;
   }
@@ -132,6 +152,7 @@ void Usage(FILE* out) {
       "                     [--frame-target FPS] [--frame-series NAME] [--wait] [--library-threads]\n"
       "                     [--zoom-to NAME[#N]] [--annotations F] [--keys LIST] [--mouse ACTION@X,Y] "
       "[--keep-settings]\n"
+      "                     [--hide-lanes LIST] [--sort-lanes name|busiest] [--color-by KIND]\n"
       "\n"
       "Opens a Gnomon trace file, or connects to a running program (default port %u).\n"
       "Without an argument, a start window asks which. Drop a .gnomon file on the window\n"
@@ -144,8 +165,10 @@ void Usage(FILE* out) {
       "button) goes back to the view before, Shift+Backspace (Alt+right) forward again;\n"
       "with Find zone open, N and Shift+N (F3, Shift+F3) show the next and previous\n"
       "occurrence; hovering a zone outlines every zone of its location in view; a lane title to\n"
-      "collapse it (right-click hides it; the Lanes menu shows it again); drag with the\n"
-      "right button (or shift+drag) to select a time range, right-click to clear it.\n"
+      "collapse it (right-click hides it; the Lanes menu shows it again), drag a lane title to\n"
+      "move the lane; drag with the right button (or shift+drag) to select a time range,\n"
+      "right-click to clear it. The Lanes menu also sorts the lanes, hides groups of them and\n"
+      "chooses what the zones' colours tell.\n"
       "Side windows open in tiles below the timeline and can be moved and resized freely\n"
       "(their places are kept); T puts them all back in their tiles. Ctrl+= and Ctrl+-\n"
       "change the interface scale (Ctrl+0: the monitor's; View > Interface scale).\n"
@@ -169,6 +192,12 @@ void Usage(FILE* out) {
       "                    does (without it, the viewer says so at once)\n"
       "  --library-threads lanes for Gnomon's own threads too (its sampler, the CUDA collector;\n"
       "                    hidden by default, the Lanes menu shows them)\n"
+      "  --hide-lanes LIST hide these groups of lanes (comma-separated: library, gpu, plots,\n"
+      "                    memory, locks), besides those the settings hide\n"
+      "  --sort-lanes BY   once loaded, sort each kind of lane by name or busiest first (time\n"
+      "                    in its outermost zones); the Lanes menu does it too\n"
+      "  --color-by KIND   colour zones by location (default), thread, or duration (blue at\n"
+      "                    1 us or less, red at the frame target and longer; log scale)\n"
       "  --frame-target FPS grade frames against FPS frames a second (default 60; kept in the\n"
       "                    settings; View > Frame target): within it green, within twice it\n"
       "                    yellow, longer red, in the frame strips and Frame times alike\n"
@@ -189,11 +218,12 @@ void Usage(FILE* out) {
       "                    backspace, escape, equal, minus, 0; shift+KEY, alt+KEY or ctrl+KEY\n"
       "                    with a modifier)\n"
       "  --mouse A@X,Y     with --frames: then click, double-click or hover at X,Y (window\n"
-      "                    pixels) with the left button, and leave the mouse there\n"
+      "                    pixels) with the left button, and leave the mouse there;\n"
+      "                    drag@X,Y,X2,Y2 presses at X,Y, moves to X2,Y2 and releases\n"
       "  --keep-settings   with --frames: read and write the settings as a normal run does\n"
       "\n"
-      "The open windows and their places, the panel's height, the frame target and the recent\n"
-      "files are kept in\n"
+      "The open windows and their places, the panel's height, the frame target, the groups of\n"
+      "lanes hidden, the zones' colouring and the recent files are kept in\n"
       "$XDG_CONFIG_HOME/gnomon (~/.config/gnomon); scripted runs (--frames) neither read\n"
       "nor write them, unless --keep-settings.\n",
       unsigned{gnomon::protocol::kDefaultPort});
@@ -456,12 +486,47 @@ int main(int argc, char** argv) {
       options.wait = true;
     } else if (arg == "--library-threads") {
       options.library_threads = true;
+    } else if (arg == "--hide-lanes") {
+      const std::string list = value();
+      for (const std::string& name : SplitList(list)) {
+        const auto* group = std::find_if(std::begin(gnomon::viewer::kLaneGroupNames),
+                                         std::end(gnomon::viewer::kLaneGroupNames),
+                                         [&](const auto& g) { return name == g.name; });
+        if (group == std::end(gnomon::viewer::kLaneGroupNames)) {
+          std::fprintf(stderr,
+                       "gnomon-viewer: --hide-lanes: '%s' is not a group of lanes (library, gpu, plots, "
+                       "memory, locks)\n",
+                       name.c_str());
+          return 1;
+        }
+        options.hide_lanes |= group->group;
+      }
+    } else if (arg == "--color-by") {
+      const std::string name = value();
+      for (const auto& [known, coloring] : gnomon::viewer::kZoneColorings) {
+        if (name == known) options.zone_coloring = coloring;
+      }
+      if (!options.zone_coloring) {
+        std::fprintf(stderr, "gnomon-viewer: --color-by: '%s' is not location, thread or duration\n",
+                     name.c_str());
+        return 1;
+      }
+    } else if (arg == "--sort-lanes") {
+      const std::string by = value();
+      if (by == "name") {
+        options.sort_lanes = gnomon::viewer::LaneSort::kName;
+      } else if (by == "busiest") {
+        options.sort_lanes = gnomon::viewer::LaneSort::kBusiest;
+      } else {
+        std::fprintf(stderr, "gnomon-viewer: --sort-lanes: '%s' is not name or busiest\n", by.c_str());
+        return 1;
+      }
     } else if (arg == "--mouse") {
       const std::string action = value();
       if (!ParseMouse(action, mouse)) {
         std::fprintf(stderr,
-                     "gnomon-viewer: --mouse: '%s' is not click@X,Y, double-click@X,Y or hover@X,Y "
-                     "(window pixels)\n",
+                     "gnomon-viewer: --mouse: '%s' is not click@X,Y, double-click@X,Y, hover@X,Y "
+                     "or drag@X,Y,X2,Y2 (window pixels)\n",
                      action.c_str());
         return 1;
       }
@@ -582,8 +647,9 @@ int main(int argc, char** argv) {
     ImGui_ImplGlfw_NewFrame();
     if (mouse.active) {  // scripted: the mouse where the script puts it, its button as told
       ImGuiIO& io = ImGui::GetIO();
-      io.MousePos = ImVec2(mouse.x, mouse.y);
-      io.MouseDown[0] = mouse.frame < mouse.down.size() && mouse.down[mouse.frame];
+      const MouseScript::Step& step = mouse.steps[std::min(mouse.frame, mouse.steps.size() - 1)];
+      io.MousePos = ImVec2(step.x, step.y);
+      io.MouseDown[0] = mouse.frame < mouse.steps.size() && step.down;
       ++mouse.frame;
     }
     ImGui::NewFrame();
@@ -600,7 +666,7 @@ int main(int argc, char** argv) {
     const bool no_data_yet = app.session() != nullptr && app.session()->is_live() &&
                              app.session()->bytes_received() == 0 && !app.session()->failed();
     if (frames >= 0 && !computing && !no_data_yet &&
-        (!tap_keys.empty() || (!mouse.down.empty() && !mouse.active))) {
+        (!tap_keys.empty() || (!mouse.steps.empty() && !mouse.active))) {
       // Every tap at once, as a fast typist's between two slow frames; the queue spreads
       // them over frames, a modifier held around its key. The mouse script starts with
       // them. The run's frames count from here.
@@ -615,7 +681,7 @@ int main(int argc, char** argv) {
         }
       }
       tap_keys.clear();
-      mouse.active = !mouse.down.empty();
+      mouse.active = !mouse.steps.empty();
       rendered = 0;
     }
     if (frames >= 0 && !computing && ++rendered >= frames) {

@@ -77,8 +77,9 @@ struct Workspace {
     OccurrenceFilter strong;
   };
   std::optional<FindHighlight> find_highlight;
-  FrameTarget frame_target;           // frames are graded against it, in every window
-  bool show_library_threads = false;  // lanes for the library's own threads (Lanes menu)
+  FrameTarget frame_target;               // frames are graded against it, in every window
+  uint32_t hidden_lanes = kLibraryLanes;  // LaneGroup bits (Lanes menu)
+  ZoneColoring zone_coloring = ZoneColoring::kLocation;
 
   // The time range the user selected (trace-relative ns; right-drag or shift-drag on the
   // timeline), which windows may limit themselves to.

@@ -82,6 +82,29 @@ uint32_t ZoneColor(const server::SourceLocation& location, uint32_t id) {
   return FromHsv(float(hash % 360) / 360.0f, 0.45f, 0.80f);
 }
 
+uint32_t DurationColor(int64_t duration_ns, int64_t target_ns) {
+  // 0 at 1 us or less, 1 at the target or more, on a log scale; blue (hue 240) to red (0).
+  constexpr double kShortNs = 1000;
+  const double top = std::log(std::max(double(target_ns), 2 * kShortNs) / kShortNs);
+  const double t = std::clamp(std::log(std::max(double(duration_ns), kShortNs) / kShortNs) / top, 0.0, 1.0);
+  return FromHsv(float((1 - t) * 240 / 360), 0.60f, 0.90f);
+}
+
+uint32_t Timeline::ColorOf(const server::SourceLocation& location, uint32_t location_id, const LaneKey& lane,
+                           const Span& span) const {
+  switch (coloring_) {
+    case ZoneColoring::kThread: {
+      const uint32_t hash = (lane.id ^ (uint32_t(lane.kind) << 24)) * 2654435761u;
+      return FromHsv(float((hash >> 8) % 360) / 360.0f, 0.50f, 0.82f);
+    }
+    case ZoneColoring::kDuration:
+      return DurationColor(span.end_ns - span.begin_ns, frame_target_.ns);
+    case ZoneColoring::kLocation:
+      break;
+  }
+  return ZoneColor(location, location_id);
+}
+
 int64_t Timeline::TraceEndNs(const TraceModel& model) const {
   if (model.first_tick == kOpenZone) return 0;
   int64_t end = model.clock.TickToNs(model.last_tick) - origin_ns_;
@@ -264,61 +287,6 @@ std::string Timeline::Title(const TraceModel& model, const Lane& lane) const {
          (zones == 1 ? " zone)" : " zones)");
 }
 
-void Timeline::Layout(const TraceModel& model, const std::map<LaneKey, LaneState>& states, float top) {
-  lanes_.clear();
-  float y = top;
-  auto add = [&](LaneKey key, uint32_t rows, float row_height) {
-    if (!states.empty()) {  // only lanes the user changed have a state
-      auto it = states.find(key);
-      const LaneState state = it == states.end() ? LaneState{} : it->second;
-      if (state.hidden) return false;
-      if (state.collapsed) rows = std::min<uint32_t>(rows, 1);
-    }
-    const Lane lane{key, y + metrics_.title_height, float(rows) * row_height, rows};
-    y = lane.y + lane.height + metrics_.lane_gap;
-    lanes_.push_back(lane);
-    return true;
-  };
-  // A strip for each frame series with a frame; the first one shown also shows the
-  // messages, which get a lane of their own in a trace without frames.
-  messages_lane_.reset();
-  for (const auto& [id, series] : model.frames) {
-    if (series.frame_count() == 0 || id == kMessagesLane) continue;  // that id is the messages' lane
-    if (add({LaneKind::kFrames, id}, 1, metrics_.frame_strip_height) && !messages_lane_)
-      messages_lane_ = LaneKey{LaneKind::kFrames, id};
-  }
-  if (!messages_lane_ && !model.messages.empty() &&
-      add({LaneKind::kFrames, kMessagesLane}, 1, metrics_.frame_strip_height / 2)) {
-    messages_lane_ = LaneKey{LaneKind::kFrames, kMessagesLane};
-  }
-  for (const auto& [id, context] : model.gpu_contexts) {
-    auto it = gpus_.find(id);
-    const uint32_t rows = it == gpus_.end() ? 1 : std::max<uint32_t>(1, uint32_t(it->second.index.rows()));
-    add({LaneKind::kGpu, id}, rows, metrics_.row_height);
-  }
-  for (size_t t = 0; t < model.threads.size(); ++t) {
-    if (model.threads[t].library && !show_library_threads_) continue;
-    const uint32_t rows = t < threads_.size() ? std::max<uint32_t>(1, uint32_t(threads_[t].index.rows())) : 1;
-    add({LaneKind::kThread, model.threads[t].id}, rows, metrics_.row_height);
-  }
-  for (const auto& [id, plot] : model.plots) add({LaneKind::kPlot, id}, 1, metrics_.plot_height);
-  for (const auto& [id, pool] : model.memory_pools) add({LaneKind::kMemory, id}, 1, metrics_.plot_height);
-  for (const auto& [id, lock] : model.locks) {
-    auto it = locks_.find(id);
-    add({LaneKind::kLock, id},
-        it == locks_.end() ? 1 : std::max<uint32_t>(1, uint32_t(it->second.index.rows())),
-        metrics_.row_height);
-  }
-  for (const auto& [set_id, set] : model.counter_sets) {
-    if (!model.gpu_contexts.contains(set.context_id)) continue;
-    for (const server::CounterInfo& counter : set.counters) {
-      const LaneKey key{LaneKind::kCounter, CounterLaneId(set_id, counter.index)};
-      if (states.contains(key)) add(key, 1, metrics_.plot_height);  // chosen
-    }
-  }
-  total_height_ = y - top;
-}
-
 void Timeline::BuildFrameItems(const TraceModel& model, const TimelineView& view, const Lane& lane,
                                uint32_t lane_index, std::vector<DrawItem>& out) const {
   const int64_t t0 = view.begin_ns(), t1 = view.end_ns();
@@ -414,7 +382,7 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
                          y0,
                          float(std::max(view.NsToX(item.span.end_ns), view.NsToX(item.span.begin_ns) + 1.0)),
                          y0 + metrics_.row_height - 1,
-                         item.merged ? 0xFF808080u : ZoneColor(*location, id),
+                         item.merged ? 0xFF808080u : ColorOf(*location, id, lane.key, item.span),
                          lane_index,
                          item.first_index,
                          item.count,

@@ -70,6 +70,14 @@ class LaneIndex {
   }
   size_t indexed() const { return indexed_; }
   size_t rows() const { return rows_.size(); }
+  // The lengths of row `depth`'s zones added up (key units), open zones left out.
+  uint64_t RowLength(size_t depth) const {
+    uint64_t total = 0;
+    if (depth < rows_.size()) {
+      for (const Entry& e : rows_[depth].entries) total += e.length == kUnknownLength ? 0 : e.length;
+    }
+    return total;
+  }
 
   // Restores key order in every row (for lanes filled out of order).
   void SortRows() {

@@ -46,6 +46,40 @@ struct LaneState {
   bool hidden = false;
 };
 
+// Kinds of lanes that are hidden together (the Lanes menu), as bits.
+enum LaneGroup : uint32_t {
+  kLibraryLanes = 1,  // the library's own threads (ThreadTimeline::library)
+  kGpuLanes = 2,      // GPU contexts and their counters
+  kPlotLanes = 4,
+  kMemoryLanes = 8,
+  kLockLanes = 16,
+};
+constexpr uint32_t kAllLaneGroups = 31;
+// The groups' names, as the command line and the settings write them, and as menus say.
+struct LaneGroupName {
+  const char* name;
+  uint32_t group;
+  const char* label;
+};
+inline constexpr LaneGroupName kLaneGroupNames[] = {{"library", kLibraryLanes, "Gnomon's own threads"},
+                                                    {"gpu", kGpuLanes, "GPU lanes"},
+                                                    {"plots", kPlotLanes, "Plots"},
+                                                    {"memory", kMemoryLanes, "Memory"},
+                                                    {"locks", kLockLanes, "Locks"}};
+
+// What a zone's colour tells: its source location (the location's own colour, or one
+// made from it), its thread (or GPU context), or its duration (blue for 1 us or less,
+// through green and yellow, to red at the frame target and beyond, on a log scale).
+enum class ZoneColoring : uint8_t { kLocation, kThread, kDuration };
+inline constexpr std::pair<const char*, ZoneColoring> kZoneColorings[] = {
+    {"location", ZoneColoring::kLocation},
+    {"thread", ZoneColoring::kThread},
+    {"duration", ZoneColoring::kDuration}};
+
+// How SortLanes orders each kind of lane: by name (numbers in names by value), or the
+// busiest first (threads and GPU contexts: time in their outermost zones).
+enum class LaneSort : uint8_t { kName, kBusiest };
+
 struct Lane {
   LaneKey key;
   float y = 0;        // top of the lane's rows (below its title bar)
@@ -179,8 +213,22 @@ class Timeline {
   // A GPU zone's span on the trace timeline (relative ns), cached per context.
   Span GpuSpan(uint32_t context_id, uint32_t zone_index) const;
 
-  // Whether the library's own threads (ThreadTimeline::library) get lanes; by default not.
-  void ShowLibraryThreads(bool show) { show_library_threads_ = show; }
+  // The groups of lanes (LaneGroup bits) not laid out; by default the library's threads.
+  void HideLaneGroups(uint32_t groups) { hidden_groups_ = groups; }
+  void SetZoneColoring(ZoneColoring coloring) { coloring_ = coloring; }
+
+  // The user's order of the lanes: those in `order` come in that order, in the places
+  // they would take; the others (a thread new in a live trace) where they come by default.
+  void SetLaneOrder(std::vector<LaneKey> order);
+  const std::vector<LaneKey>& lane_order() const { return order_; }
+  // Moves lane `key` right before (or after) lane `target`, as the user drags it: the
+  // lanes laid out last, in their new order, become the user's order.
+  void MoveLane(const LaneKey& key, const LaneKey& target, bool after);
+  // Orders the lanes laid out last, each kind among its own places, as `by` says, and
+  // makes that the user's order.
+  void SortLanes(const server::TraceModel& model, LaneSort by);
+  // A thread's or GPU context's time in its outermost zones (ns); 0 for other lanes.
+  int64_t BusyNs(const server::TraceModel& model, const LaneKey& key) const;
   // What the frame strips grade frames against (FrameTarget::Color).
   void SetFrameTarget(FrameTarget target) { frame_target_ = target; }
   const FrameTarget& frame_target() const { return frame_target_; }
@@ -227,6 +275,17 @@ class Timeline {
   const std::vector<std::pair<uint64_t, double>>* CurvePoints(const server::TraceModel& model,
                                                               const LaneKey& key) const;
 
+  // The colour of a zone of `lane`, by the coloring chosen.
+  uint32_t ColorOf(const server::SourceLocation& location, uint32_t location_id, const LaneKey& lane,
+                   const Span& span) const;
+  // Puts `pending` in the user's order (SetLaneOrder).
+  struct Pending {
+    LaneKey key;
+    uint32_t rows;
+    float row_height;
+  };
+  void ApplyOrder(std::vector<Pending>& pending);
+
   void BuildCounterItems(const server::TraceModel& model, const TimelineView& view, const Lane& lane,
                          uint32_t lane_index, std::vector<DrawItem>& out) const;
   // A frame series' bars: one per frame, or per pixel column the longest frame in it.
@@ -243,8 +302,14 @@ class Timeline {
   std::map<uint32_t, Running> running_;          // by OS thread id
   std::map<uint32_t, FrameStrip> frame_strips_;  // by frame series
   FrameTarget frame_target_;
-  bool show_library_threads_ = false;
-  std::optional<LaneKey> messages_lane_;  // the frames lane that shows the messages
+  uint32_t hidden_groups_ = kLibraryLanes;
+  ZoneColoring coloring_ = ZoneColoring::kLocation;
+  std::vector<LaneKey> order_;                 // the user's order (SetLaneOrder)
+  std::map<LaneKey, uint32_t> order_rank_;     // each of order_'s place in it
+  std::vector<Pending> pending_;               // Layout's lanes before stacking
+  std::vector<LaneKey> ordered_for_;           // the keys order_ was last applied to,
+  std::vector<uint32_t> ordered_permutation_;  // and the permutation it gave
+  std::optional<LaneKey> messages_lane_;       // the frames lane that shows the messages
   size_t switches_seen_ = 0;
   uint64_t running_last_tick_ = 0;        // a thread still running runs to the trace's end
   int64_t resources_synced_ = INT64_MIN;  // steady clock ns of their last rebuild (INT64_MIN: none)
@@ -257,5 +322,7 @@ class Timeline {
 
 // A stable, readable colour for a source location (0xAABBGGRR), or its own colour.
 uint32_t ZoneColor(const server::SourceLocation& location, uint32_t id);
+// A zone's colour by its duration against `target_ns` (ZoneColoring::kDuration).
+uint32_t DurationColor(int64_t duration_ns, int64_t target_ns);
 
 }  // namespace gnomon::viewer
