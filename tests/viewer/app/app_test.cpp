@@ -136,15 +136,42 @@ TEST_CASE("every window open at once, at scale 1 and 2, keeps a readable size an
   const std::string trace = WriteKnownTrace(dir, "known");
   const std::string all =
       "statistics,find-zone=Work,flame-graph,frame-histogram,compare,messages,gpu-clocks,memory,samples,"
-      "callstack,debug,trace-info";
+      "callstack,debug,trace-info,annotations";
   for (const char* scale : {"1", "2"}) {
     CAPTURE(scale);
     ViewerRun run =
         RunViewer(dir, {trace, "--frames", "3", "--size", "1280x800", "--scale", scale, "--show", all});
     REQUIRE_MESSAGE(run.exit_code == 0, run.log);
-    // The call stack of the longest zone opens its details too: 13 windows, in decks.
-    CheckTiles(run, 13, 150 * std::stod(scale), 100 * std::stod(scale));
+    // The call stack of the longest zone opens its details too: 14 windows, in decks.
+    CheckTiles(run, 14, 150 * std::stod(scale), 100 * std::stod(scale));
+    // Above the decks, a tab for each window names it; the last one opened is in front.
+    const JsonValue& strip = WindowReport(run, "window-strip");
+    const auto& tabs = Array(strip, "tabs");
+    CHECK(tabs.size() == 14);
+    CHECK(strip.Find("front")->string == "Annotations");
+    for (const JsonValue& window : Array(run.layout, "side_windows"))
+      CHECK(Number(window, "y0") >= Number(tabs[0], "y1"));  // no window over the strip
+
+    // A click on a tab in view brings its window to the front.
+    const JsonValue* other = nullptr;
+    for (const JsonValue& tab : tabs) {
+      if (tab.Find("title")->string != "Annotations" && Number(tab, "x0") >= 0 && Number(tab, "x1") <= 1200)
+        other = &tab;
+    }
+    REQUIRE(other != nullptr);
+    const std::string click = "click@" +
+                              std::to_string(int((Number(*other, "x0") + Number(*other, "x1")) / 2)) + "," +
+                              std::to_string(int((Number(*other, "y0") + Number(*other, "y1")) / 2));
+    ViewerRun clicked = RunViewer(dir, {trace, "--frames", "8", "--size", "1280x800", "--scale", scale,
+                                        "--show", all, "--mouse", click});
+    REQUIRE_MESSAGE(clicked.exit_code == 0, clicked.log);
+    CHECK(WindowReport(clicked, "window-strip").Find("front")->string == other->Find("title")->string);
   }
+  // Windows that all fit side by side need no strip.
+  ViewerRun few =
+      RunViewer(dir, {trace, "--frames", "3", "--size", "1280x800", "--show", "statistics,messages"});
+  REQUIRE_MESSAGE(few.exit_code == 0, few.log);
+  CHECK(few.layout.Find("windows")->Find("window-strip") == nullptr);
 }
 
 TEST_CASE("windows are free: a place the settings remember is kept, and T puts them back in their tiles") {

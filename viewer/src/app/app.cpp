@@ -282,12 +282,13 @@ void App::Frame(float width, float height) {
     const float timeline_height =
         std::max(60.0f, panel_top - ImGui::GetCursorScreenPos().y - (any_side ? kSplitterHeight : 8));
     timeline_window_.Draw(model, workspace_, timeline_height);
-    if (any_side) Splitter(panel_top - kSplitterHeight, width, height);
-    ImGui::End();
-    if (any_side)
-      TileSideWindows(panel_top, width, height);
-    else
+    if (any_side) {
+      Splitter(panel_top - kSplitterHeight, width, height);
+      if (TileSideWindows(panel_top, width, height)) WindowStrip(panel_top, width);
+    } else {
       open_titles_.clear();
+    }
+    ImGui::End();
     // T (or View > Tile the windows) puts every window back in its tile, as does moving
     // the splitter (the panel the tiles share changed).
     if (!ImGui::GetIO().WantTextInput && ImGui::IsKeyPressed('T')) tile_requested_ = true;
@@ -352,7 +353,7 @@ void App::Splitter(float y, float width, float height) {
   }
 }
 
-void App::TileSideWindows(float top, float width, float height) {
+bool App::TileSideWindows(float top, float width, float height) {
   std::vector<const char*> titles;
   auto add = [&](bool open, const char* title) {
     if (open) titles.push_back(title);
@@ -373,13 +374,19 @@ void App::TileSideWindows(float top, float width, float height) {
   add(annotations_window_.open, "Annotations");
   open_titles_.assign(titles.begin(), titles.end());
   const size_t n = titles.size();
-  if (n == 0) return;
+  if (n == 0) return false;
   // Tiles never smaller than a window needs to be read (at the interface's scale): as
   // many as fit side by side in the panel; more windows than tiles stack in decks, each
-  // a title bar lower and to the right of the one behind, so every title shows.
+  // a title bar lower and to the right of the one behind, and the strip of their names
+  // above the tiles brings any of them to the front.
   const float min_width = Scaled(kMinTileWidth), min_height = Scaled(kMinTileHeight);
   const size_t fit_columns = std::max<size_t>(1, size_t(std::max(0.0f, width / min_width)));
-  const size_t fit_rows = std::max<size_t>(1, size_t(std::max(0.0f, (height - top) / min_height)));
+  auto fit_rows_below = [&](float at) {
+    return std::max<size_t>(1, size_t(std::max(0.0f, (height - at) / min_height)));
+  };
+  const bool stacked = n > fit_columns * fit_rows_below(top);
+  if (stacked) top += WindowStripHeight();
+  const size_t fit_rows = fit_rows_below(top);
   const size_t cells = std::min(n, fit_columns * fit_rows);
   size_t columns = std::min({cells, fit_columns, size_t(cells <= 3 ? cells : cells <= 6 ? 3 : 4)});
   size_t rows = (cells + columns - 1) / columns;
@@ -403,6 +410,49 @@ void App::TileSideWindows(float top, float width, float height) {
     workspace_.tiles[titles[i]] = {float(column) * cw + offset, top + float(row) * h + offset, cw - offset,
                                    h - offset};
   }
+  return stacked;
+}
+
+float App::WindowStripHeight() const { return ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().ItemSpacing.y; }
+
+void App::WindowStrip(float top, float width) {
+  // The window in front: the open one focused last.
+  std::string front;
+  int front_order = -1;
+  for (const std::string& title : open_titles_) {
+    const ImGuiWindow* w = ImGui::FindWindowByName(title.c_str());
+    if (w != nullptr && w->WasActive && w->FocusOrder > front_order) {  // drawn last frame
+      front_order = w->FocusOrder;
+      front = title;
+    }
+  }
+  ImGui::SetCursorScreenPos(ImVec2(ImGui::GetStyle().WindowPadding.x, top + ImGui::GetStyle().ItemSpacing.y));
+  ImGui::PushItemWidth(width);
+  JsonReport report;
+  std::string tabs = "[";
+  if (ImGui::BeginTabBar("##windows",
+                         ImGuiTabBarFlags_FittingPolicyScroll | ImGuiTabBarFlags_TabListPopupButton)) {
+    for (const std::string& title : open_titles_) {
+      // The tab follows the window in front when the user brought another forward.
+      const ImGuiTabItemFlags flags =
+          title == front && front != strip_front_ ? ImGuiTabItemFlags_SetSelected : 0;
+      const bool selected = ImGui::BeginTabItem(title.c_str(), nullptr, flags);
+      if (ImGui::IsItemClicked()) ImGui::SetWindowFocus(title.c_str());  // a tab clicked: its window in front
+      const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+      tabs += (tabs.size() > 1 ? "," : "") + JsonReport()
+                                                 .Add("title", title)
+                                                 .Add("x0", double(a.x))
+                                                 .Add("y0", double(a.y))
+                                                 .Add("x1", double(b.x))
+                                                 .Add("y1", double(b.y))
+                                                 .str();
+      if (selected) ImGui::EndTabItem();
+    }
+    ImGui::EndTabBar();
+  }
+  ImGui::PopItemWidth();
+  strip_front_ = front;
+  workspace_.reports["window-strip"] = report.Add("front", front).AddRaw("tabs", tabs + "]").str();
 }
 
 void App::MainMenu() {

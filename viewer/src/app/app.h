@@ -150,8 +150,14 @@ class App {
   // time axis by their clocks (ProcessTimeline), once the file has loaded.
   void BuildProcessGroups(const server::TraceModel& shown);
   void SaveDialog();
-  // Places the open side windows in the panel below the timeline.
-  void TileSideWindows(float top, float width, float height);
+  // Places the open side windows in the panel below the timeline; true when there are
+  // more than fit side by side, stacked in decks below a strip of their names.
+  bool TileSideWindows(float top, float width, float height);
+  // The strip of the open windows' names, a tab each: the tab of the window in front is
+  // selected, and a click on another brings its window to the front.
+  void WindowStrip(float top, float width);
+  float WindowStripHeight() const;
+  std::string strip_front_;  // the window in front last frame
   void Splitter(float y, float width, float height);
   void LoadSettings();
   void SaveSettings();

@@ -136,6 +136,9 @@ bool ParseMouse(const std::string& text, MouseScript& script) {
   } else {
     return false;
   }
+  // The mouse first rests there for two frames, as a hand does before it presses: what
+  // was still settling as the trace appeared (a strip scrolling to its tab) has settled.
+  if (action != "hover") script.steps.insert(script.steps.begin(), 2, {x, y, false});
   return true;
 }
 
