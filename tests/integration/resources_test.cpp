@@ -15,6 +15,7 @@
 #include "gnomon/server/json_report.h"
 #include "gnomon/server/lock_statistics.h"
 #include "gnomon/server/memory_statistics.h"
+#include "gnomon/server/report.h"
 #include "gnomon/server/samples.h"
 
 using gnomon::server::TraceModel;
@@ -42,6 +43,14 @@ std::pair<uint64_t, uint64_t> AllocationsOfSize(const TraceModel& m, uint64_t si
   return {made, leaked};
 }
 
+// The OS thread id of the library's sender, 0 when the trace does not name it.
+uint32_t SenderTid(const TraceModel& m) {
+  for (const auto& t : m.threads) {
+    if (t.library && t.name == "gnomon sender") return t.os_thread_id;
+  }
+  return 0;
+}
+
 }  // namespace
 
 TEST_CASE("memory: allocations of known sizes with known leaks, named pools, operator new, an unknown free") {
@@ -49,9 +58,13 @@ TEST_CASE("memory: allocations of known sizes with known leaks, named pools, ope
   REQUIRE_MESSAGE(capture.exit_code == 0, capture.log);
   const TraceModel& m = capture.model();
   // The thread named before its first event, with every operator new tracked: one
-  // thread, named, holding every event.
-  REQUIRE(m.threads.size() == 1);
+  // thread, named, holding every event; besides it only the library's sender, which
+  // records nothing.
+  REQUIRE(m.threads.size() == 2);
   CHECK(m.threads[0].name == "main");
+  CHECK(m.threads[1].name == "gnomon sender");
+  CHECK(m.threads[1].library);
+  CHECK(m.threads[1].zones.size() == 0);
   CHECK(m.diagnostics.events_without_thread == 0);
   const auto stats = gnomon::server::ComputeMemoryStatistics(m);
   const auto* meshes = FindPool(stats, "meshes");
@@ -255,14 +268,22 @@ TEST_CASE("samples find the function that burns CPU, context switches find the t
                 summary.functions[0].function);
   CHECK(summary.functions[0].self_count >= 100);
   CHECK(summary.functions[0].module == "gnomon-test-resources");
-  // The sampler's thread is the library's, marked so; the program's are not.
+  // The sampler's and the sender's threads are the library's, marked so; the program's
+  // are not.
   size_t library = 0;
   for (const auto& t : m.threads) {
     CAPTURE(t.name);
-    CHECK(t.library == (t.name == "gnomon sampler"));
+    CHECK(t.library == (t.name == "gnomon sampler" || t.name == "gnomon sender"));
     library += t.library;
   }
-  CHECK(library == 1);
+  CHECK(library == 2);
+  // The sender, which wakes every millisecond, is named in the context switches, never
+  // a bare thread id.
+  std::ostringstream switches;
+  gnomon::server::PrintContextSwitches(m, switches, 100);
+  CHECK_MESSAGE(switches.str().find("gnomon sender (tid " + std::to_string(SenderTid(m)) + "), Gnomon's") !=
+                    std::string::npos,
+                switches.str());
   // The sleeper: 30 sleeps, each a switch out.
   uint32_t sleeper = 0;
   for (const auto& t : m.threads) {

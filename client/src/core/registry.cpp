@@ -22,10 +22,9 @@ struct RegistryLock {
   std::lock_guard<std::mutex> lock;
 };
 
-std::vector<uint8_t> ThreadInfoBytes(const ThreadState& thread, std::string_view name) {
+std::vector<uint8_t> ThreadInfoBytes(uint32_t id, uint32_t os_thread_id, std::string_view name) {
   std::vector<uint8_t> bytes;
-  protocol::AppendMessage(bytes,
-                          protocol::ThreadInfo{.thread_id = thread.id, .os_thread_id = thread.os_thread_id},
+  protocol::AppendMessage(bytes, protocol::ThreadInfo{.thread_id = id, .os_thread_id = os_thread_id},
                           {.name = name});
   return bytes;
 }
@@ -201,7 +200,8 @@ ThreadState* Registry::RegisterThread() {
   RegistryLock lock(mutex_);
   thread->id = next_thread_id_++;
   threads_.push_back(thread);
-  definitions_.SetName(DefinitionLog::Named::kThread, thread->id, ThreadInfoBytes(*thread, {}));
+  definitions_.SetName(DefinitionLog::Named::kThread, thread->id,
+                       ThreadInfoBytes(thread->id, thread->os_thread_id, {}));
   return thread;
 }
 
@@ -274,10 +274,21 @@ void Registry::SetThreadName(ThreadState* thread, const char* name, bool library
   if (thread == nullptr) return;
   InsideLibrary inside;  // its bytes are the library's
   const std::string_view text = ClampString(name, name ? std::strlen(name) : 0, protocol::kMaxStringBytes);
-  std::vector<uint8_t> bytes = ThreadInfoBytes(*thread, text);
+  std::vector<uint8_t> bytes = ThreadInfoBytes(thread->id, thread->os_thread_id, text);
   if (library) protocol::AppendMessage(bytes, protocol::LibraryThread{.thread_id = thread->id});
   RegistryLock lock(mutex_);
   definitions_.SetName(DefinitionLog::Named::kThread, thread->id, bytes);
+}
+
+void Registry::NameQuietLibraryThread(const char* name) {
+  InsideLibrary inside;
+  const auto os_thread_id = static_cast<uint32_t>(syscall(SYS_gettid));
+  const std::string_view text = ClampString(name, std::strlen(name), protocol::kMaxStringBytes);
+  RegistryLock lock(mutex_);
+  const uint32_t id = next_thread_id_++;
+  std::vector<uint8_t> bytes = ThreadInfoBytes(id, os_thread_id, text);
+  protocol::AppendMessage(bytes, protocol::LibraryThread{.thread_id = id});
+  definitions_.SetName(DefinitionLog::Named::kThread, id, bytes);
 }
 
 void Registry::SetGpuContextName(uint32_t context, const uint8_t* bytes, size_t size) {

@@ -120,6 +120,10 @@ class Registry {
   // `library`: the thread is the library's own (LibraryThread follows its ThreadInfo,
   // in the stream and in what a late capture is sent).
   void SetThreadName(ThreadState* thread, const char* name, bool library = false);
+  // Names the calling thread, one of the library's that records nothing (the sender and
+  // its lanes): it gets a thread id and a definition, but no buffer, so that a trace's
+  // context switches say whose it is. Call once, on that thread.
+  void NameQuietLibraryThread(const char* name);
   // A GPU context's name (GpuContextName): the latest is kept.
   void SetGpuContextName(uint32_t context, const uint8_t* bytes, size_t size);
   // A definition kept for good (a GPU context, a counter set, a module).

@@ -180,6 +180,7 @@ void Sender::Announce() {
 void Sender::Run() {
   MarkLibraryThread();
   pthread_setname_np(pthread_self(), "gnomon-sender");  // as top and debuggers show it
+  registry_.NameQuietLibraryThread("gnomon sender");    // as the trace's context switches show it
   // Here, not on the thread that made the first Gnomon call: a slow file system delays
   // the announcement, never the program.
   Announce();

@@ -82,6 +82,7 @@ void Sender::StartLanes() {
 void Sender::RunLane(Lane& lane) {
   MarkLibraryThread();
   pthread_setname_np(pthread_self(), "gnomon-lane");
+  registry_.NameQuietLibraryThread(("gnomon sender lane " + std::to_string(lane.index)).c_str());
   const uint32_t lanes = uint32_t(lanes_.size());
   std::vector<ThreadState*> mine;
   std::vector<ThreadState*> exited;

@@ -517,10 +517,11 @@ void PrintContextSwitches(const TraceModel& model, std::ostream& out, size_t lim
   out << "\nContext switches (" << CountSwitchesOut(model) << " times a thread was switched out, "
       << rows.size() << " thread(s)"
       << (rows.size() > limit ? ", the first " + std::to_string(limit) : std::string()) << ")\n";
-  out << FitColumn("Thread", 32) << Format(" %12s %12s %9s\n", "Switches", "Running", "Running%");
+  constexpr size_t kNameWidth = 44;  // "gnomon sender lane 15 (tid 4194304), Gnomon's"
+  out << FitColumn("Thread", kNameWidth) << Format(" %12s %12s %9s\n", "Switches", "Running", "Running%");
   const double duration = double(std::max<int64_t>(model.DurationNs(model.first_tick, model.last_tick), 1));
   for (size_t i = 0; i < rows.size() && i < limit; ++i) {
-    out << FitColumn(rows[i].name, 32)
+    out << FitColumn(rows[i].name, kNameWidth)
         << Format(" %12" PRIu64 " %12s %8.1f%%\n", rows[i].switches_out,
                   FormatDuration(rows[i].running_ns).c_str(), 100.0 * rows[i].running_ns / duration);
   }

@@ -264,9 +264,11 @@ void App::Frame(float width, float height) {
                std::to_string(session_->programs()) + ", " + server::ProcessLabel(model) +
                "; the Program menu shows the others";
     }
+    const auto threads = std::count_if(model.threads.begin(), model.threads.end(),
+                                       [](const server::ThreadTimeline& t) { return !t.library; });
     ImGui::Text("%s  |  %s  |  %llu zones, %zu threads, %zu GPU contexts", title.c_str(),
                 session_->StateText().c_str(), static_cast<unsigned long long>(model.zone_count),
-                model.threads.size(), model.gpu_contexts.size());
+                size_t(threads), model.gpu_contexts.size());
     if (session_->is_live()) LiveControls();
     if (session_->is_loading()) {
       ImGui::SameLine();
