@@ -39,12 +39,7 @@ class Row {
 
   Row& Text(std::string_view text) {
     Next();
-    out_ << '"';
-    for (char c : Printable(text)) {
-      if (c == '"') out_ << '"';
-      out_ << c;
-    }
-    out_ << '"';
+    out_ << CsvField(text);
     return *this;
   }
   template <typename Integer>

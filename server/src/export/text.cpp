@@ -63,6 +63,15 @@ void AssignUtf8(std::string& out, std::string_view text) {
   }
 }
 
+std::string CsvField(std::string_view text) {
+  const std::string printable = Printable(text);
+  std::string out = "\"";
+  if (!printable.empty() && std::string_view("=+-@").find(printable[0]) != std::string_view::npos)
+    out += '\'';
+  for (char c : printable) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
 std::string Printable(std::string_view text) {
   const std::string valid = ValidUtf8(text);
   std::string out;

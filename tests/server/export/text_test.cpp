@@ -91,3 +91,15 @@ TEST_CASE("durations read in the unit their size wants, and what rounds to nothi
   CHECK(FormatDuration(10'800e9) == "10800 s");  // a three-hour trace
   CHECK(FormatDuration(9'999.4e9) == "9999 s");
 }
+
+TEST_CASE("a CSV field is quoted, and a name a spreadsheet would run as a formula is not run") {
+  CHECK(CsvField("plain") == "\"plain\"");
+  CHECK(CsvField("say \"hi\"") == "\"say \"\"hi\"\"\"");
+  for (const char* formula : {"=HYPERLINK(\"http://x\")", "+1", "-2+3", "@SUM(A1)"}) {
+    CAPTURE(formula);
+    const std::string field = CsvField(formula);
+    CHECK(field.substr(0, 2) == "\"'");  // a leading ' makes it text
+  }
+  CHECK(CsvField("a=b") == "\"a=b\"");  // only a leading sign counts
+  CHECK(CsvField("line\nbreak") == "\"line\\nbreak\"");
+}

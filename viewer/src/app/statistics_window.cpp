@@ -18,13 +18,6 @@ constexpr auto kLiveStatisticsPeriod = std::chrono::seconds(1);
 
 std::string Duration(double ns) { return server::FormatDuration(ns); }
 
-// A CSV field: quoted, its quotes doubled.
-std::string Quoted(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 // How many threads each location's zones (beginning in `range`) ran on: counted once a
 // thread, with a stamp per location instead of a set.
 std::vector<uint32_t> ThreadsPerLocation(const server::TraceModel& model, bool gpu,
@@ -109,7 +102,8 @@ std::string StatisticsWindow::Csv(const server::TraceModel& model, const Result&
                   static_cast<long long>(s.self_ns), s.mean_ns, static_cast<long long>(s.median_ns),
                   static_cast<long long>(s.min_ns), static_cast<long long>(s.max_ns), Share(result, s),
                   s.source_location < result.threads.size() ? result.threads[s.source_location] : 0u);
-    csv += Quoted(l.name) + "," + Quoted(l.function) + "," + Quoted(l.file) + numbers;
+    csv += server::CsvField(l.name) + "," + server::CsvField(l.function) + "," + server::CsvField(l.file) +
+           numbers;
   }
   return csv;
 }

@@ -32,6 +32,10 @@ inline std::string ValidUtf8(std::string_view text) {
 // \r, \t, and \xNN (or \u0085 for C1) for the others.
 std::string Printable(std::string_view text);
 
+// A CSV field: Printable text in quotes, its quotes doubled, and a ' before a leading
+// =, +, - or @, which a spreadsheet would otherwise run as a formula.
+std::string CsvField(std::string_view text);
+
 // Printable text in exactly `width` characters, padded with spaces. Text too long is cut
 // at a character boundary: in a column of 8 or more at a word's end (where one lies in
 // the second half of what fits) and marked with "...", in a narrower one marked "~".
