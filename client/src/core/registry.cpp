@@ -285,7 +285,11 @@ void Registry::NameQuietLibraryThread(const char* name) {
   const auto os_thread_id = static_cast<uint32_t>(syscall(SYS_gettid));
   const std::string_view text = ClampString(name, std::strlen(name), protocol::kMaxStringBytes);
   RegistryLock lock(mutex_);
-  const uint32_t id = next_thread_id_++;
+  // One id per name: the lanes a later connection starts again take their predecessors'
+  // definitions over, so that reconnecting never grows what a capture is sent.
+  const auto [it, added] = quiet_threads_.try_emplace(std::string(text), next_thread_id_);
+  if (added) ++next_thread_id_;
+  const uint32_t id = it->second;
   std::vector<uint8_t> bytes = ThreadInfoBytes(id, os_thread_id, text);
   protocol::AppendMessage(bytes, protocol::LibraryThread{.thread_id = id});
   definitions_.SetName(DefinitionLog::Named::kThread, id, bytes);

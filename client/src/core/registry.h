@@ -16,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -122,7 +123,8 @@ class Registry {
   void SetThreadName(ThreadState* thread, const char* name, bool library = false);
   // Names the calling thread, one of the library's that records nothing (the sender and
   // its lanes): it gets a thread id and a definition, but no buffer, so that a trace's
-  // context switches say whose it is. Call once, on that thread.
+  // context switches say whose it is. A name given before keeps its id (a lane started
+  // again on a later connection): the definition then names the new thread.
   void NameQuietLibraryThread(const char* name);
   // A GPU context's name (GpuContextName): the latest is kept.
   void SetGpuContextName(uint32_t context, const uint8_t* bytes, size_t size);
@@ -209,6 +211,7 @@ class Registry {
   std::mutex mutex_;  // guards everything below
   std::vector<ThreadState*> threads_;
   DefinitionLog definitions_;
+  std::map<std::string, uint32_t, std::less<>> quiet_threads_;  // NameQuietLibraryThread's ids, by name
   bool ring_frozen_ = false;
   uint32_t next_thread_id_ = 1;
   uint32_t next_source_location_id_ = 1;

@@ -502,7 +502,7 @@ void PrintContextSwitches(const TraceModel& model, std::ostream& out, size_t lim
   };
   std::vector<Row> rows;
   for (const auto& [tid, thread] : running) {
-    // A thread that recorded nothing has no name in the trace (the library's sender is one).
+    // A thread that recorded nothing and is not the library's has no name in the trace.
     Row row{.name = "tid " + std::to_string(tid) + " (recorded nothing)",
             .switches_out = thread.switches_out};
     for (const ThreadTimeline& t : model.threads) {
@@ -517,7 +517,7 @@ void PrintContextSwitches(const TraceModel& model, std::ostream& out, size_t lim
   out << "\nContext switches (" << CountSwitchesOut(model) << " times a thread was switched out, "
       << rows.size() << " thread(s)"
       << (rows.size() > limit ? ", the first " + std::to_string(limit) : std::string()) << ")\n";
-  constexpr size_t kNameWidth = 44;  // "gnomon sender lane 15 (tid 4194304), Gnomon's"
+  constexpr size_t kNameWidth = 44;  // "gnomon sender lane 7 (tid 4194304), Gnomon's"
   out << FitColumn("Thread", kNameWidth) << Format(" %12s %12s %9s\n", "Switches", "Running", "Running%");
   const double duration = double(std::max<int64_t>(model.DurationNs(model.first_tick, model.last_tick), 1));
   for (size_t i = 0; i < rows.size() && i < limit; ++i) {

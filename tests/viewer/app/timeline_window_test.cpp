@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -250,8 +252,15 @@ TEST_CASE("lanes: a title dragged moves its lane, and lanes sort, hide by group 
   CHECK(colors_by_lane_y.rbegin()->second.size() == 1);
   CHECK(*colors_by_lane_y.begin()->second.begin() != *colors_by_lane_y.rbegin()->second.begin());
 
-  // Kept in the settings: the next run hides the GPU lane and colours by duration too.
-  run({"--keep-settings", "--hide-lanes", "gpu", "--color-by", "duration"});
+  // The settings' groups hidden and colouring are used; the command line's hold for its
+  // run only, and the settings keep theirs.
+  std::filesystem::create_directories(dir.File("gnomon"));
+  std::ofstream(dir.File("gnomon/viewer-settings")) << "hidden-lanes 2\nzone-colors duration\n";
+  const ViewerRun once = run({"--keep-settings", "--hide-lanes", "plots", "--color-by", "thread"});
+  CHECK(LaneTitles(once).size() == 3);  // the GPU lane hidden by the settings
+  const std::string settings = gnomon::test::ReadFile(dir.File("gnomon/viewer-settings"));
+  CHECK(settings.find("hidden-lanes 2\n") != std::string::npos);
+  CHECK(settings.find("zone-colors duration\n") != std::string::npos);
   const ViewerRun kept = run({"--keep-settings"});
   CHECK(LaneTitles(kept).size() == 3);
   std::set<uint32_t> duration_colors;

@@ -1,6 +1,7 @@
 // The lanes' order (dragged, sorted), the groups hidden, and what zones' colours tell.
 #include <doctest/doctest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -184,4 +185,28 @@ TEST_CASE("zones coloured by thread share their lane's colour, by duration grow 
   CHECK(by_duration[0].second == DurationColor(3'000'000, timeline.frame_target().ns));  // worker 10's 3 ms
   CHECK(by_duration[1].second == DurationColor(100'000, timeline.frame_target().ns));    // its 100 us child
   CHECK(red(by_duration[0].second) > red(by_duration[1].second));
+}
+
+TEST_CASE(
+    "a lane hidden while the order changes keeps its place in it, and hiding one keeps the others' order") {
+  const TraceModel model = Threads();
+  Timeline timeline;
+  timeline.Sync(model);
+  timeline.Layout(model, {}, 0);
+  const std::vector<std::string> before = Names(model, timeline);
+  // "io" to the top of the threads, then hidden.
+  timeline.MoveLane(LaneNamed(model, timeline, "io").key, LaneNamed(model, timeline, "worker 10").key, false);
+  timeline.Layout(model, {}, 0);
+  std::map<LaneKey, LaneState> states;
+  states[LaneNamed(model, timeline, "io").key].hidden = true;
+  timeline.Layout(model, states, 0);
+  // Hidden: the others keep their order (the cached permutation is not reused for them).
+  CHECK(Names(model, timeline) ==
+        std::vector<std::string>{before[0], before[1], "worker 10", "worker 2", "main", "load"});
+  // Sorted by name while it is hidden: shown again, it comes back after the lane it
+  // followed (the GPU lane), not at its default place.
+  timeline.SortLanes(model, LaneSort::kName);
+  timeline.Layout(model, {}, 0);
+  CHECK(Names(model, timeline) ==
+        std::vector<std::string>{before[0], before[1], "io", "main", "worker 2", "worker 10", "load"});
 }

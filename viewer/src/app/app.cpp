@@ -78,10 +78,12 @@ App::App(const Options& options)
                         options.range_end_ns, options.keep_item_labels, options.zoom_to,
                         options.zoom_to_number, options.sort_lanes}) {
   if (options.keep_settings) LoadSettings();
+  loaded_ = {workspace_.hidden_lanes, workspace_.zone_coloring};
   if (options.frame_target_fps > 0) workspace_.frame_target = FrameTarget::Fps(options.frame_target_fps);
   workspace_.hidden_lanes |= options.hide_lanes;
   if (options.library_threads) workspace_.hidden_lanes &= ~uint32_t(kLibraryLanes);
   if (options.zone_coloring) workspace_.zone_coloring = *options.zone_coloring;
+  started_ = {workspace_.hidden_lanes, workspace_.zone_coloring};
   if (!options.frame_series.empty()) frame_times_window_.ShowSeriesLater(options.frame_series);
   if (options.show_all_windows) {
     statistics_window_.open = clock_window_.open = messages_window_.open = debug_window_.open = true;
@@ -286,7 +288,11 @@ void App::Frame(float width, float height) {
     timeline_window_.Draw(model, workspace_, timeline_height);
     if (any_side) {
       Splitter(panel_top - kSplitterHeight, width, height);
-      if (TileSideWindows(panel_top, width, height)) WindowStrip(panel_top, width);
+      const bool stacked = TileSideWindows(panel_top, width, height);
+      // Windows placed before they stacked would cover the strip: all go to the new tiles.
+      if (stacked_ && *stacked_ != stacked) tile_requested_ = true;
+      stacked_ = stacked;
+      if (stacked) WindowStrip(panel_top);
     } else {
       open_titles_.clear();
     }
@@ -417,7 +423,7 @@ bool App::TileSideWindows(float top, float width, float height) {
 
 float App::WindowStripHeight() const { return ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().ItemSpacing.y; }
 
-void App::WindowStrip(float top, float width) {
+void App::WindowStrip(float top) {
   // The window in front: the open one focused last.
   std::string front;
   int front_order = -1;
@@ -429,7 +435,6 @@ void App::WindowStrip(float top, float width) {
     }
   }
   ImGui::SetCursorScreenPos(ImVec2(ImGui::GetStyle().WindowPadding.x, top + ImGui::GetStyle().ItemSpacing.y));
-  ImGui::PushItemWidth(width);
   JsonReport report;
   std::string tabs = "[";
   if (ImGui::BeginTabBar("##windows",
@@ -452,9 +457,9 @@ void App::WindowStrip(float top, float width) {
     }
     ImGui::EndTabBar();
   }
-  ImGui::PopItemWidth();
   strip_front_ = front;
-  workspace_.reports["window-strip"] = report.Add("front", front).AddRaw("tabs", tabs + "]").str();
+  if (options_.keep_item_labels)
+    workspace_.reports["window-strip"] = report.Add("front", front).AddRaw("tabs", tabs + "]").str();
 }
 
 void App::MainMenu() {
@@ -707,7 +712,8 @@ void App::LanesMenu() {
       const size_t library = size_t(std::count_if(model.threads.begin(), model.threads.end(),
                                                   [](const server::ThreadTimeline& t) { return t.library; }));
       const size_t counts[] = {library, model.gpu_contexts.size(), model.plots.size(),
-                               model.memory_pools.size(), model.locks.size()};
+                               model.memory_pools.size(), model.locks.size()};  // as kLaneGroupNames has them
+      static_assert(sizeof(counts) / sizeof(counts[0]) == std::size(kLaneGroupNames));
       for (size_t g = 0; g < std::size(kLaneGroupNames); ++g) {
         if (counts[g] == 0) continue;
         const LaneGroupName& group = kLaneGroupNames[g];
@@ -749,10 +755,9 @@ void App::LanesMenu() {
   }
   ImGui::Separator();
   if (ImGui::BeginMenu("Colour zones by")) {
-    const char* labels[] = {"Location", "Thread", "Duration (blue 1 us, red at the frame target)"};
-    for (size_t c = 0; c < std::size(kZoneColorings); ++c) {
-      if (ImGui::MenuItem(labels[c], nullptr, workspace_.zone_coloring == kZoneColorings[c].second))
-        workspace_.zone_coloring = kZoneColorings[c].second;
+    for (const ZoneColoringName& c : kZoneColorings) {
+      if (ImGui::MenuItem(c.label, nullptr, workspace_.zone_coloring == c.coloring))
+        workspace_.zone_coloring = c.coloring;
     }
     ImGui::EndMenu();
   }
@@ -786,8 +791,8 @@ void App::LoadSettings() {
     } else if (key == "hidden-lanes") {
       workspace_.hidden_lanes = uint32_t(std::strtoul(value.c_str(), nullptr, 10)) & kAllLaneGroups;
     } else if (key == "zone-colors") {
-      for (const auto& [name, coloring] : kZoneColorings) {
-        if (value == name) workspace_.zone_coloring = coloring;
+      for (const ZoneColoringName& c : kZoneColorings) {
+        if (value == c.name) workspace_.zone_coloring = c.coloring;
       }
     } else if (key == "split") {
       split_ = std::clamp(std::strtof(value.c_str(), nullptr), 0.2f, 0.85f);
@@ -808,9 +813,15 @@ void App::SaveSettings() {
   }
   out << "split " << split_ << "\n";
   out << "frame-target-fps " << workspace_.frame_target.fps() << "\n";
-  out << "hidden-lanes " << workspace_.hidden_lanes << "\n";
-  for (const auto& [name, coloring] : kZoneColorings) {
-    if (coloring == workspace_.zone_coloring) out << "zone-colors " << name << "\n";
+  // What the command line asked for only this run is not kept: unchanged since, the
+  // settings' own values are written back.
+  const uint32_t hidden =
+      workspace_.hidden_lanes == started_.hidden_lanes ? loaded_.hidden_lanes : workspace_.hidden_lanes;
+  const ZoneColoring coloring =
+      workspace_.zone_coloring == started_.zone_coloring ? loaded_.zone_coloring : workspace_.zone_coloring;
+  out << "hidden-lanes " << hidden << "\n";
+  for (const ZoneColoringName& c : kZoneColorings) {
+    if (c.coloring == coloring) out << "zone-colors " << c.name << "\n";
   }
   for (const std::string& path : recent_files_) out << "recent-file " << path << "\n";
 }

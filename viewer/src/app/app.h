@@ -155,9 +155,17 @@ class App {
   bool TileSideWindows(float top, float width, float height);
   // The strip of the open windows' names, a tab each: the tab of the window in front is
   // selected, and a click on another brings its window to the front.
-  void WindowStrip(float top, float width);
+  void WindowStrip(float top);
   float WindowStripHeight() const;
-  std::string strip_front_;  // the window in front last frame
+  std::string strip_front_;      // the window in front last frame
+  std::optional<bool> stacked_;  // whether the windows stacked last frame (none: no frame yet)
+  // The lanes hidden and the colouring as the settings had them, and as this run
+  // started (the command line's changes made): SaveSettings keeps only the user's.
+  struct LaneLook {
+    uint32_t hidden_lanes;
+    ZoneColoring zone_coloring;
+  };
+  LaneLook loaded_{}, started_{};
   void Splitter(float y, float width, float height);
   void LoadSettings();
   void SaveSettings();

@@ -223,7 +223,8 @@ void TimelineWindow::Draw(const server::TraceModel& model, Workspace& ws, float 
   ws.timeline.SetZoneColoring(ws.zone_coloring);
   ws.timeline.SetFrameTarget(ws.frame_target);
   ws.timeline.Layout(model, ws.lane_states, group_title);
-  if (options_.sort_lanes && !sorted_ && ws.fitted) {
+  // Sorted once the file has loaded; a live capture's, once it has lanes.
+  if (options_.sort_lanes && !sorted_ && !ws.session->is_loading() && !ws.timeline.lanes().empty()) {
     sorted_ = true;
     ws.timeline.SortLanes(model, *options_.sort_lanes);
     ws.timeline.Layout(model, ws.lane_states, group_title);
@@ -277,9 +278,9 @@ void TimelineWindow::Draw(const server::TraceModel& model, Workspace& ws, float 
     ImGui::PopStyleColor();
     ImGui::PopID();
   }
-  DragLane(draw, model, ws);
   DrawItems(draw, model, ws.timeline, items_, ws.selected ? &*ws.selected : nullptr,
             float(ws.view.width_px()));
+  DragLane(draw, model, ws);
   DrawFindOutlines(draw, ws);
   DrawPlotAxes(draw, model, ws, visible_top, visible_bottom);
   const float lanes_end =

@@ -506,8 +506,8 @@ int main(int argc, char** argv) {
       }
     } else if (arg == "--color-by") {
       const std::string name = value();
-      for (const auto& [known, coloring] : gnomon::viewer::kZoneColorings) {
-        if (name == known) options.zone_coloring = coloring;
+      for (const auto& known : gnomon::viewer::kZoneColorings) {
+        if (name == known.name) options.zone_coloring = known.coloring;
       }
       if (!options.zone_coloring) {
         std::fprintf(stderr, "gnomon-viewer: --color-by: '%s' is not location, thread or duration\n",

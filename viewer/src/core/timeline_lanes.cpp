@@ -2,6 +2,7 @@
 // (dragged, or sorted by name or business), and the stacking of what is left (Layout).
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 #include "gnomon/viewer/timeline.h"
 
@@ -58,6 +59,27 @@ void Timeline::MoveLane(const LaneKey& key, const LaneKey& target, bool after) {
   const auto at = std::find(order.begin(), order.end(), target);
   if (at == order.end() || order.size() + 1 != lanes_.size()) return;  // either is not laid out
   order.insert(after ? at + 1 : at, key);
+  CommitOrder(std::move(order));
+}
+
+void Timeline::CommitOrder(std::vector<LaneKey> shown) {
+  const std::set<LaneKey> is_shown(shown.begin(), shown.end());
+  // The lanes of the old order not laid out (hidden), by the shown lane before them.
+  std::map<LaneKey, std::vector<LaneKey>> hidden_after;
+  std::vector<LaneKey> order;  // those before every shown lane come first
+  const LaneKey* previous = nullptr;
+  for (const LaneKey& key : order_) {
+    if (is_shown.contains(key)) {
+      previous = &key;
+    } else {
+      (previous != nullptr ? hidden_after[*previous] : order).push_back(key);
+    }
+  }
+  for (const LaneKey& key : shown) {
+    order.push_back(key);
+    if (auto it = hidden_after.find(key); it != hidden_after.end())
+      order.insert(order.end(), it->second.begin(), it->second.end());
+  }
   SetLaneOrder(std::move(order));
 }
 
@@ -80,25 +102,25 @@ void Timeline::SortLanes(const TraceModel& model, LaneSort by) {
   // Each kind's places, filled with its lanes in the new order.
   std::map<LaneKind, std::vector<size_t>> places;
   for (size_t i = 0; i < order.size(); ++i) places[order[i].kind].push_back(i);
-  for (const auto& [kind, at] : places) {
+  // Each lane's sort key computed once: its name, or minus its busy time.
+  std::vector<std::pair<std::string, int64_t>> sort_key(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (by == LaneSort::kName)
+      sort_key[i].first = Name(model, order[i]);
+    else
+      sort_key[i].second = -BusyNs(model, order[i]);
+  }
+  for (auto& [kind, at] : places) {
+    std::vector<size_t> sorted = at;
+    std::stable_sort(sorted.begin(), sorted.end(), [&](size_t a, size_t b) {
+      return by == LaneSort::kName ? NaturalLess(sort_key[a].first, sort_key[b].first)
+                                   : sort_key[a].second < sort_key[b].second;
+    });
     std::vector<LaneKey> keys;
-    for (size_t i : at) keys.push_back(order[i]);
-    if (by == LaneSort::kName) {
-      std::vector<std::pair<std::string, LaneKey>> named;
-      for (const LaneKey& k : keys) named.emplace_back(Name(model, k), k);
-      std::stable_sort(named.begin(), named.end(),
-                       [](const auto& a, const auto& b) { return NaturalLess(a.first, b.first); });
-      for (size_t i = 0; i < named.size(); ++i) keys[i] = named[i].second;
-    } else {
-      std::vector<std::pair<int64_t, LaneKey>> busy;
-      for (const LaneKey& k : keys) busy.emplace_back(BusyNs(model, k), k);
-      std::stable_sort(busy.begin(), busy.end(),
-                       [](const auto& a, const auto& b) { return a.first > b.first; });
-      for (size_t i = 0; i < busy.size(); ++i) keys[i] = busy[i].second;
-    }
+    for (size_t i : sorted) keys.push_back(order[i]);
     for (size_t i = 0; i < at.size(); ++i) order[at[i]] = keys[i];
   }
-  SetLaneOrder(std::move(order));
+  CommitOrder(std::move(order));
 }
 
 void Timeline::ApplyOrder(std::vector<Pending>& pending) {
@@ -125,10 +147,9 @@ void Timeline::ApplyOrder(std::vector<Pending>& pending) {
     for (uint32_t i = 0; i < pending.size(); ++i) ordered_permutation_[i] = i;
     for (size_t k = 0; k < places.size(); ++k) ordered_permutation_[places[k]] = ranked[k].second;
   }
-  std::vector<Pending> ordered;
-  ordered.reserve(pending.size());
-  for (uint32_t from : ordered_permutation_) ordered.push_back(pending[from]);
-  pending.swap(ordered);
+  ordered_scratch_.clear();
+  for (uint32_t from : ordered_permutation_) ordered_scratch_.push_back(pending[from]);
+  pending.swap(ordered_scratch_);
 }
 
 void Timeline::Layout(const TraceModel& model, const std::map<LaneKey, LaneState>& states, float top) {

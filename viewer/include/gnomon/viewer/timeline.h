@@ -71,10 +71,16 @@ inline constexpr LaneGroupName kLaneGroupNames[] = {{"library", kLibraryLanes, "
 // made from it), its thread (or GPU context), or its duration (blue for 1 us or less,
 // through green and yellow, to red at the frame target and beyond, on a log scale).
 enum class ZoneColoring : uint8_t { kLocation, kThread, kDuration };
-inline constexpr std::pair<const char*, ZoneColoring> kZoneColorings[] = {
-    {"location", ZoneColoring::kLocation},
-    {"thread", ZoneColoring::kThread},
-    {"duration", ZoneColoring::kDuration}};
+// Their names, as the command line and the settings write them, and as menus say.
+struct ZoneColoringName {
+  const char* name;
+  ZoneColoring coloring;
+  const char* label;
+};
+inline constexpr ZoneColoringName kZoneColorings[] = {
+    {"location", ZoneColoring::kLocation, "Location"},
+    {"thread", ZoneColoring::kThread, "Thread"},
+    {"duration", ZoneColoring::kDuration, "Duration (blue 1 us, red at the frame target)"}};
 
 // How SortLanes orders each kind of lane: by name (numbers in names by value), or the
 // busiest first (threads and GPU contexts: time in their outermost zones).
@@ -285,6 +291,9 @@ class Timeline {
     float row_height;
   };
   void ApplyOrder(std::vector<Pending>& pending);
+  // Makes `shown` (the lanes laid out, in their new order) the user's order; a lane of
+  // the old order that is hidden keeps its place after the lane before it there.
+  void CommitOrder(std::vector<LaneKey> shown);
 
   void BuildCounterItems(const server::TraceModel& model, const TimelineView& view, const Lane& lane,
                          uint32_t lane_index, std::vector<DrawItem>& out) const;
@@ -309,7 +318,8 @@ class Timeline {
   std::vector<Pending> pending_;               // Layout's lanes before stacking
   std::vector<LaneKey> ordered_for_;           // the keys order_ was last applied to,
   std::vector<uint32_t> ordered_permutation_;  // and the permutation it gave
-  std::optional<LaneKey> messages_lane_;       // the frames lane that shows the messages
+  std::vector<Pending> ordered_scratch_;
+  std::optional<LaneKey> messages_lane_;  // the frames lane that shows the messages
   size_t switches_seen_ = 0;
   uint64_t running_last_tick_ = 0;        // a thread still running runs to the trace's end
   int64_t resources_synced_ = INT64_MIN;  // steady clock ns of their last rebuild (INT64_MIN: none)
