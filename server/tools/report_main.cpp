@@ -28,7 +28,9 @@ namespace {
 constexpr const char* kUsage =
     R"(Usage: gnomon-report [--csv [--gpu] [--unwrap | --messages | --plots] [--filter TEXT [--case]]
                       [--sep S]] [--json OUT] [--chrome OUT] [--perfetto OUT] [--range A:B]
-                      [--threads LIST] [--zones TEXT] [--all-messages] [--max-expansion N] FILE
+                      [--threads LIST] [--zones TEXT] [--all-messages] [--hot-lines N]
+                      [--max-expansion N] FILE
+       gnomon-report FILE --source FILE:LINE [--source-map OLD=NEW]...
        gnomon-report NEW --compare OLD [--threshold PCT] [--min-change NS] [--confidence C]
                      [--json OUT]
 
@@ -41,6 +43,16 @@ own pid, all on the capture's clock; --csv gives every program's rows, each begi
 with its process and pid, times on that clock. A merged trace (gnomon-merge) is on the
 first capture's clock.
 
+  --hot-lines N    after the samples, the N source lines they found most often running
+                   (self, and total: calls made from the line included); --json lists
+                   them too (20 unless told)
+  --source FILE:LINE
+                   instead of the report, FILE's lines around LINE (10 each side), each
+                   with its samples, read from where the trace says it was built. FILE
+                   may be the path's end ("demo.cpp"); a file changed since its binary
+                   was built is flagged
+    --source-map OLD=NEW  read a file recorded under folder OLD from NEW instead (the
+                   trace was built elsewhere); repeat for more folders
   --all-messages   the summary prints every message (by default the first 10, and how
                    many more there are)
   --csv            print a table as CSV instead (times in ns from the first event):
@@ -123,7 +135,8 @@ bool WriteOutput(const std::string& path, const std::function<void(std::ostream&
 
 // The text report of one program.
 void PrintReport(const gnomon::server::TraceModel& model,
-                 const std::vector<gnomon::server::ZoneStatistics>& stats, size_t messages) {
+                 const std::vector<gnomon::server::ZoneStatistics>& stats, size_t messages,
+                 size_t hot_lines) {
   gnomon::server::PrintSummary(model, std::cout, messages);
   std::cout << "\nZone statistics (" << stats.size() << " source locations, by total time)\n";
   gnomon::server::PrintStatisticsTable(model, stats, std::cout);
@@ -137,6 +150,7 @@ void PrintReport(const gnomon::server::TraceModel& model,
   gnomon::server::PrintMemoryStatistics(model, std::cout);
   gnomon::server::PrintLockStatistics(model, std::cout);
   gnomon::server::PrintSampleStatistics(model, std::cout);
+  if (hot_lines > 0) gnomon::server::PrintHotLines(model, std::cout, hot_lines);
   gnomon::server::PrintContextSwitches(model, std::cout);
 }
 
@@ -217,6 +231,8 @@ int main(int argc, char** argv) {
   std::string compare_path;
   gnomon::server::RegressionOptions regression;
   bool regression_modifier = false;
+  size_t hot_lines = 0;  // 0: no table of hot lines in the text report
+  gnomon::server::SourceRequest source;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") {
@@ -298,6 +314,42 @@ int main(int argc, char** argv) {
       }
       (threshold ? regression.threshold : regression.confidence) = *share;
       regression_modifier = true;
+    } else if (arg == "--hot-lines") {
+      const auto n = i + 1 < argc ? gnomon::protocol::ParseUnsigned(argv[++i], 1, 1'000'000)
+                                  : gnomon::protocol::Parsed<uint64_t>{std::nullopt, "a value is needed"};
+      if (!n) {
+        std::fprintf(stderr, "gnomon-report: --hot-lines: %s\n", n.error.c_str());
+        return 1;
+      }
+      hot_lines = size_t(*n);
+    } else if (arg == "--source" || arg == "--source-map") {
+      if (OptionValue(argc, argv, i) == nullptr) {
+        std::fprintf(stderr, "gnomon-report: %s needs a value\n\n%s", arg.c_str(), kUsage);
+        return 1;
+      }
+      const std::string value = argv[++i];
+      const size_t colon = value.rfind(':'), equals = value.find('=');
+      if (arg == "--source-map") {
+        if (equals == std::string::npos || equals == 0) {
+          std::fprintf(stderr,
+                       "gnomon-report: --source-map: '%s' is not OLD=NEW (a folder where the trace was "
+                       "built, and where it is now)\n",
+                       value.c_str());
+          return 1;
+        }
+        source.source_map.emplace_back(value.substr(0, equals), value.substr(equals + 1));
+        continue;
+      }
+      const auto line = colon == std::string::npos
+                            ? gnomon::protocol::Parsed<uint64_t>{std::nullopt, "no line"}
+                            : gnomon::protocol::ParseUnsigned(value.substr(colon + 1), 1, UINT32_MAX);
+      if (colon == 0 || !line) {
+        std::fprintf(stderr, "gnomon-report: --source: '%s' is not FILE:LINE (e.g. demo.cpp:120)\n",
+                     value.c_str());
+        return 1;
+      }
+      source.file = value.substr(0, colon);
+      source.line = uint32_t(*line);
     } else if (arg == "--max-expansion") {
       const auto n = i + 1 < argc ? gnomon::protocol::ParseUnsigned(argv[++i], 1, UINT32_MAX)
                                   : gnomon::protocol::Parsed<uint64_t>{std::nullopt, "a value is needed"};
@@ -319,6 +371,15 @@ int main(int argc, char** argv) {
   }
   if (path.empty()) {
     std::fprintf(stderr, "gnomon-report: name a trace file\n\n%s", kUsage);
+    return 1;
+  }
+  if (!source.source_map.empty() && source.file.empty()) {
+    std::fprintf(stderr, "gnomon-report: --source-map goes with --source FILE:LINE\n");
+    return 1;
+  }
+  if (!source.file.empty() && (csv || !compare_path.empty() || !json_path.empty() || !chrome_path.empty() ||
+                               !perfetto_path.empty() || hot_lines != 0)) {
+    std::fprintf(stderr, "gnomon-report: --source prints a file's lines alone: leave out the other tables\n");
     return 1;
   }
   if (regression_modifier && compare_path.empty()) {
@@ -360,6 +421,12 @@ int main(int argc, char** argv) {
   }
   if (!loaded->warning.empty()) std::fprintf(stderr, "gnomon-report: warning: %s\n", loaded->warning.c_str());
   if (!compare_path.empty()) return CompareTraces(set, compare_path, load_options, regression, json_path);
+  if (!source.file.empty()) {  // the file's lines alone
+    for (const auto& process : set.processes) {
+      if (gnomon::server::PrintSourceLines(process.model, std::cout, source)) return 0;
+    }
+    return 1;
+  }
   // A capture of several programs: each is reported, and every table and export holds
   // them all.
   const gnomon::server::TraceModel& model = set.processes.front().model;
@@ -394,7 +461,7 @@ int main(int argc, char** argv) {
         std::cout << (i > 0 ? "\n" : "") << "=== Program " << i + 1 << " of " << processes.size() << " ===\n";
       }
       stats.push_back(gnomon::server::ComputeZoneStatistics(*processes[i]));
-      PrintReport(*processes[i], stats.back(), summary_messages);
+      PrintReport(*processes[i], stats.back(), summary_messages, hot_lines);
     }
     if (processes.size() > 1) {
       std::cout << "\n=== The " << processes.size() << " programs compared ===\n";
@@ -402,7 +469,7 @@ int main(int argc, char** argv) {
     }
   }
   if (!json_path.empty() && !WriteOutput(json_path, [&](std::ostream& out) {
-        gnomon::server::WriteJsonReport(model, out, processes);
+        gnomon::server::WriteJsonReport(model, out, processes, hot_lines > 0 ? hot_lines : 20);
       })) {
     return 3;
   }

@@ -193,6 +193,33 @@ int Stacks() {
   return x;
 }
 
+// Two loops of the same body, each on a line of its own, the first run three times as
+// many iterations as the second in every round: three quarters of the CPU time on the
+// first line, a quarter on the second, on any machine. Their lines go out as a message.
+// A generator's step per iteration, through an empty asm so that the compiler can neither
+// fold the loop nor vectorize it.
+constexpr uint64_t kMultiplier = 6364136223846793005ull;
+
+[[gnu::noinline]] uint64_t BurnOnKnownLines(double cpu_seconds) {
+  timespec start{}, now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
+  uint64_t x = 1;
+  constexpr int kHotLine = __LINE__ + 3, kWarmLine = __LINE__ + 4;
+  gnomon::Message("hot line " + std::to_string(kHotLine) + ", warm line " + std::to_string(kWarmLine));
+  do {
+    for (int i = 0; i < 3'000'000; ++i) asm volatile("" : "=r"(x) : "0"(x * kMultiplier + 1));
+    for (int i = 0; i < 1'000'000; ++i) asm volatile("" : "=r"(x) : "0"(x * kMultiplier + 1));
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  } while (double(now.tv_sec - start.tv_sec) + 1e-9 * double(now.tv_nsec - start.tv_nsec) < cpu_seconds);
+  return x;
+}
+
+int HotLines() {
+  const uint64_t x = BurnOnKnownLines(1.0);
+  std::printf("hot lines done %llu\n", static_cast<unsigned long long>(x & 1));
+  return 0;
+}
+
 int Samples() {
   std::thread sleeper([] {
     gnomon::SetThreadName("sleeper");
@@ -218,6 +245,7 @@ int main(int argc, char** argv) {
   if (mode == "locks") return Locks();
   if (mode == "stacks") return Stacks();
   if (mode == "samples") return Samples();
-  std::fprintf(stderr, "usage: gnomon-test-resources memory|locks|stacks|samples\n");
+  if (mode == "hot-lines") return HotLines();
+  std::fprintf(stderr, "usage: gnomon-test-resources memory|locks|stacks|samples|hot-lines\n");
   return 1;
 }

@@ -6,6 +6,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <set>
 #include <sstream>
@@ -18,6 +20,7 @@
 #include "gnomon/server/report.h"
 #include "gnomon/server/samples.h"
 
+using gnomon::server::Format;
 using gnomon::server::TraceModel;
 using gnomon::test::CaptureProgram;
 
@@ -311,4 +314,65 @@ TEST_CASE("samples find the function that burns CPU, context switches find the t
             .Find("function")
             ->string.find("BurnCpuInKnownFunction") != std::string::npos);
   CHECK(root.Find("context_switches")->Find("count")->number >= 30);
+}
+
+TEST_CASE(
+    "hot lines: the line with three quarters of the CPU comes first, with its share, in the report and the "
+    "source") {
+  if (!KernelAllowsPerfEvents()) {
+    MESSAGE("perf events are refused on this machine: no samples to find lines in");
+    return;
+  }
+  auto capture = CaptureProgram({GNOMON_TEST_RESOURCES, "hot-lines"}, {{"GNOMON_SAMPLING_HZ", "1000"}}, 0);
+  REQUIRE_MESSAGE(capture.exit_code == 0, capture.log);
+  const TraceModel& m = capture.model();
+  // The program said which lines it burns on.
+  int hot = 0, warm = 0;
+  for (const auto& message : m.messages) {
+    if (message.text.starts_with("hot line "))
+      std::sscanf(message.text.c_str(), "hot line %d, warm line %d", &hot, &warm);
+  }
+  REQUIRE(hot > 0);
+  gnomon::server::Symbolizer symbolizer;
+  const auto summary = gnomon::server::SummarizeLines(m, symbolizer, {});
+  REQUIRE(summary.lines.size() >= 2);
+  const auto& first = summary.lines[0];
+  CHECK_MESSAGE(first.file.ends_with("resource_program.cpp"), first.file, ":", first.line);
+  CHECK(first.line == uint32_t(hot));
+  CHECK(first.function.find("BurnOnKnownLines") != std::string::npos);
+  uint64_t warm_count = 0;
+  for (const auto& l : summary.lines) {
+    if (l.file == first.file && l.line == uint32_t(warm)) warm_count = l.self_count;
+  }
+  // A second of CPU at 1 kHz: about 1,000 samples, 3 in 4 on the hot line (binomial
+  // spread under 1.5 %; 5 % allowed).
+  const double share = double(first.self_count) / double(first.self_count + warm_count);
+  CHECK(first.self_count + warm_count >= 300);
+  CHECK_MESSAGE(std::fabs(share - 0.75) <= 0.05, "hot ", first.self_count, ", warm ", warm_count);
+
+  // The report's table and the source view say the same.
+  std::ostringstream table;
+  gnomon::server::PrintHotLines(m, table, 5);
+  const std::string where = "resource_program.cpp:" + std::to_string(hot);
+  CHECK_MESSAGE(table.str().find("\n" + where) != std::string::npos, table.str());
+  std::ostringstream source;
+  REQUIRE(gnomon::server::PrintSourceLines(
+      m, source, {.file = "resource_program.cpp", .line = uint32_t(hot), .context = 2}));
+  const std::string text = source.str();
+  const std::string marked = Format(">%6d %8llu", hot, static_cast<unsigned long long>(first.self_count));
+  CHECK_MESSAGE(text.find(marked) != std::string::npos, text);
+  CHECK(text.find("for (int i = 0; i < 3'000'000; ++i)") != std::string::npos);  // read from the file
+  // Mapped elsewhere, a file that is not there says so, and still lists its counted lines.
+  std::ostringstream moved;
+  REQUIRE(gnomon::server::PrintSourceLines(m, moved,
+                                           {.file = "resource_program.cpp",
+                                            .line = uint32_t(hot),
+                                            .context = 2,
+                                            .source_map = {{"/", "/nowhere/"}}}));
+  CHECK(moved.str().find("cannot read it") != std::string::npos);
+  CHECK(moved.str().find(marked) != std::string::npos);
+  // A file no sample is in: false, and said.
+  std::ostringstream none;
+  CHECK_FALSE(gnomon::server::PrintSourceLines(m, none, {.file = "nothing.cpp", .line = 1}));
+  CHECK(none.str().find("no sample is in a file named nothing.cpp") != std::string::npos);
 }

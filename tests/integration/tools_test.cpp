@@ -324,6 +324,19 @@ TEST_CASE("the tools explain bad use and bad input") {
     CHECK((output.find("--sep: the separator") != std::string::npos ||
            output.find("--sep needs a value") != std::string::npos));
   }
+  // The source view's options say what they want, before any file is read.
+  const std::string junk = " " + dir.File("junk.gnomon");
+  for (const auto& [args, says] : std::vector<std::pair<std::string, std::string>>{
+           {"--source demo.cpp", "--source: 'demo.cpp' is not FILE:LINE"},
+           {"--source demo.cpp:0", "--source: 'demo.cpp:0' is not FILE:LINE"},
+           {"--source-map /a=/b", "--source-map goes with --source FILE:LINE"},
+           {"--source a.cpp:1 --source-map nothing", "--source-map: 'nothing' is not OLD=NEW"},
+           {"--source a.cpp:1 --json out.json", "--source prints a file's lines alone"},
+           {"--hot-lines 0", "--hot-lines: '0' is not a whole number from 1 to"}}) {
+    CAPTURE(args);
+    CHECK(RunCommand(std::string(GNOMON_REPORT) + " " + args + junk, &output) == 1);
+    CHECK(output.find(says) != std::string::npos);
+  }
 }
 
 namespace {

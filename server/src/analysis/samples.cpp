@@ -95,6 +95,42 @@ SampleSummary SummarizeSamples(const TraceModel& model, Symbolizer& symbolizer, 
   return summary;
 }
 
+LineSummary SummarizeLines(const TraceModel& model, Symbolizer& symbolizer, const SampleFilter& filter) {
+  symbolizer.Update(model.modules);
+  LineSummary summary;
+  std::map<std::pair<std::string_view, uint32_t>, uint32_t> index;  // (file, line): place in `lines`
+  std::vector<uint64_t> last_counted;  // per line: the sample that last counted it
+  uint64_t sample_number = 0;
+  model.samples.ForEach([&](const Sample& sample) {
+    if (!filter.Accepts(sample)) return;
+    ++summary.sample_count;
+    ++sample_number;
+    const std::span<const uint64_t> frames = model.callstacks.Frames(sample.callstack);
+    for (size_t i = 0; i < frames.size(); ++i) {
+      const SymbolizedFrame& frame = symbolizer.Resolve(frames[i], i != 0);
+      if (i != 0 && frame.module.empty() && symbolizer.module_count() != 0) break;  // as StackFunctions
+      if (frame.file.empty() || frame.line == 0) continue;
+      // The symbolizer's frames stay put: the key views its file name.
+      auto [it, inserted] = index.try_emplace({frame.file, frame.line}, uint32_t(summary.lines.size()));
+      if (inserted) {
+        summary.lines.push_back(
+            {.file = frame.file, .line = frame.line, .function = frame.function, .module = frame.module});
+        last_counted.push_back(0);
+      }
+      LineSamples& line = summary.lines[it->second];
+      if (i == 0) ++line.self_count;
+      if (last_counted[it->second] == sample_number) continue;  // recursion counts once
+      last_counted[it->second] = sample_number;
+      ++line.total_count;
+    }
+  });
+  std::stable_sort(
+      summary.lines.begin(), summary.lines.end(), [](const LineSamples& a, const LineSamples& b) {
+        return a.self_count != b.self_count ? a.self_count > b.self_count : a.total_count > b.total_count;
+      });
+  return summary;
+}
+
 SampleTree BuildSampleTree(const TraceModel& model, Symbolizer& symbolizer, const SampleFilter& filter) {
   symbolizer.Update(model.modules);
   SampleTree graph;

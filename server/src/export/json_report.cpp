@@ -260,12 +260,13 @@ void WriteLocks(JsonWriter& json, const TraceModel& model) {
   json.EndArray();
 }
 
-// The functions most often running (kTopFunctions), as the text report lists them.
-void WriteSamples(JsonWriter& json, const TraceModel& model) {
+// The functions most often running (kTopFunctions), as the text report lists them, and
+// the `hot_lines` source lines most often running.
+void WriteSamples(JsonWriter& json, const TraceModel& model, size_t hot_lines) {
   constexpr size_t kTopFunctions = 20;
+  Symbolizer symbolizer;  // each address looked up once for both
   json.BeginObject().Key("count").Uint(model.samples.size()).Key("top").BeginArray();
   if (model.samples.size() != 0) {
-    Symbolizer symbolizer;
     const SampleSummary summary = SummarizeSamples(model, symbolizer, {});
     for (size_t i = 0; i < summary.functions.size() && i < kTopFunctions; ++i) {
       const FunctionSamples& f = summary.functions[i];
@@ -283,6 +284,27 @@ void WriteSamples(JsonWriter& json, const TraceModel& model) {
           .Uint(f.self_count)
           .Key("total_count")
           .Uint(f.total_count)
+          .EndObject();
+    }
+  }
+  json.EndArray().Key("hot_lines").BeginArray();
+  if (model.samples.size() != 0) {
+    const LineSummary lines = SummarizeLines(model, symbolizer, {});
+    for (size_t i = 0; i < lines.lines.size() && i < hot_lines; ++i) {
+      const LineSamples& l = lines.lines[i];
+      json.BeginObject()
+          .Key("file")
+          .String(l.file)
+          .Key("line")
+          .Uint(l.line)
+          .Key("function")
+          .String(l.function)
+          .Key("module")
+          .String(l.module)
+          .Key("self_count")
+          .Uint(l.self_count)
+          .Key("total_count")
+          .Uint(l.total_count)
           .EndObject();
     }
   }
@@ -424,7 +446,7 @@ void WriteDiagnostics(JsonWriter& json, const Diagnostics& d) {
 }  // namespace
 
 void WriteJsonReport(const TraceModel& model, std::ostream& out,
-                     const std::vector<const TraceModel*>& processes) {
+                     const std::vector<const TraceModel*>& processes, size_t hot_lines) {
   JsonWriter json(out);
   const bool has_events = model.first_tick != kOpenZone;
   json.BeginObject();
@@ -500,7 +522,7 @@ void WriteJsonReport(const TraceModel& model, std::ostream& out,
   json.Key("locks");
   WriteLocks(json, model);
   json.Key("samples");
-  WriteSamples(json, model);
+  WriteSamples(json, model, hot_lines);
   json.Key("context_switches");
   WriteContextSwitches(json, model);
   json.Key("dropped_events").Uint(model.diagnostics.client_dropped_events);

@@ -21,20 +21,6 @@
 namespace gnomon::server {
 namespace {
 
-// printf into a string of whatever length it takes.
-[[gnu::format(printf, 1, 2)]] std::string Format(const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  va_list copy;
-  va_copy(copy, args);
-  const int n = std::vsnprintf(nullptr, 0, format, copy);
-  va_end(copy);
-  std::string out(n > 0 ? size_t(n) : 0, '\0');
-  if (n > 0) std::vsnprintf(out.data(), out.size() + 1, format, args);
-  va_end(args);
-  return out;
-}
-
 const char* TimerName(uint8_t kind) {
   switch (static_cast<protocol::TimerKind>(kind)) {
     case protocol::TimerKind::kTsc:

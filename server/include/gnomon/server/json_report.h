@@ -46,7 +46,8 @@ namespace gnomon::server {
 
 // The report of `model`. `processes`: every program of its trace (a capture of several
 // programs, `model` the first of them), listed in "processes"; empty: `model` alone.
+// `hot_lines`: the source lines the samples found most often running, listed.
 void WriteJsonReport(const TraceModel& model, std::ostream& out,
-                     const std::vector<const TraceModel*>& processes = {});
+                     const std::vector<const TraceModel*>& processes = {}, size_t hot_lines = 20);
 
 }  // namespace gnomon::server

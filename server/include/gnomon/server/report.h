@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gnomon/server/statistics.h"
@@ -58,6 +59,23 @@ void PrintProcessComparison(const std::vector<const TraceModel*>& processes,
 // nothing when the trace has none.
 void PrintSampleStatistics(const TraceModel& model, std::ostream& out, size_t limit = 20);
 void PrintContextSwitches(const TraceModel& model, std::ostream& out, size_t limit = 20);
+
+// The source lines the samples found most often running, self and total (calls made
+// from the line included), with their function (source_report.cpp).
+void PrintHotLines(const TraceModel& model, std::ostream& out, size_t limit = 20);
+// A source file's lines around one, each with its samples, read from disk where the
+// trace says it was built (or where `source_map` says: OLD prefix, NEW prefix, the
+// first that matches); flagged when it changed after its module was built. False (and
+// said) when no sample is in a file of that name.
+struct SourceRequest {
+  std::string file;  // a path, or its end ("demo.cpp", "app/demo.cpp")
+  uint32_t line = 1;
+  uint32_t context = 10;  // lines each side
+  std::vector<std::pair<std::string, std::string>> source_map = {};
+};
+bool PrintSourceLines(const TraceModel& model, std::ostream& out, const SourceRequest& request);
+std::string MapSourcePath(const std::string& path,
+                          const std::vector<std::pair<std::string, std::string>>& map);
 
 // What a GPU context's brackets prove, with the calibrations' own bound, for a line
 // that names them: "the offset within [-3.1 us, -119 ns]: every time moved 119 ns

@@ -44,6 +44,23 @@ struct SampleSummary {
 };
 SampleSummary SummarizeSamples(const TraceModel& model, Symbolizer& symbolizer, const SampleFilter& filter);
 
+// A source line's samples: `self` those whose first frame is on it, `total` those with it
+// anywhere on the stack (a call made from it included; once per sample).
+struct LineSamples {
+  std::string file;
+  uint32_t line = 0;
+  std::string function;  // the function its code is in (of the first address seen)
+  std::string module;
+  uint64_t self_count = 0;
+  uint64_t total_count = 0;
+};
+struct LineSummary {
+  uint64_t sample_count = 0;       // accepted by the filter
+  std::vector<LineSamples> lines;  // by self count, then total count, descending
+};
+// The lines of the samples' frames whose source is known (debug information).
+LineSummary SummarizeLines(const TraceModel& model, Symbolizer& symbolizer, const SampleFilter& filter);
+
 // The accepted samples' stacks merged from the outermost frame in, for a flame graph.
 // Node 0 is the root (every sample); a node's children are sorted by count, descending.
 struct SampleTree {

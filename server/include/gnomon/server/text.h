@@ -55,6 +55,9 @@ std::string JsonQuote(std::string_view text);
 // Whether `text` holds `needle`, ASCII letters in any case (or exactly, when told).
 bool ContainsText(std::string_view text, std::string_view needle, bool case_sensitive = false);
 
+// printf into a string of whatever length it takes.
+[[gnu::format(printf, 1, 2)]] std::string Format(const char* format, ...);
+
 // "12.3 ms", "870 ns", "2.014 s": three significant digits, adaptive unit.
 std::string FormatDuration(double ns);
 
