@@ -204,6 +204,7 @@ class App {
   std::vector<std::string> open_titles_;  // the side windows open in the last frame
   // The smallest tile (px at scale 1): below it, windows stack rather than shrink.
   static constexpr float kMinTileWidth = 360, kMinTileHeight = 220;
+  static constexpr float kSplitterHeight = 6;  // the bar between the timeline and the panel
   std::vector<std::string> recent_files_;
   char save_path_[1024] = "capture.gnomon";
   std::string confirm_replace_;  // a path the user is asked about replacing
