@@ -18,14 +18,6 @@ std::string Percent(uint64_t count, uint64_t all) {
   return Format("%6.1f%%", 100.0 * double(count) / double(std::max<uint64_t>(all, 1)));
 }
 
-// Whether `path` names `wanted`: the same, or ending in it at a folder ("demo.cpp" names
-// "/src/app/demo.cpp", "app/demo.cpp" too; "mo.cpp" does not).
-bool Names(std::string_view path, std::string_view wanted) {
-  if (wanted.empty() || !path.ends_with(wanted)) return false;
-  return path.size() == wanted.size() || wanted.front() == '/' ||
-         path[path.size() - wanted.size() - 1] == '/';
-}
-
 int64_t ModifiedNs(const std::string& path) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) return -1;
@@ -70,7 +62,7 @@ bool PrintSourceLines(const TraceModel& model, std::ostream& out, const SourceRe
   std::string recorded;
   uint64_t best = 0;
   for (const LineSamples& l : summary.lines) {
-    if (Names(l.file, request.file) && (recorded.empty() || l.total_count > best)) {
+    if (PathEndsWith(l.file, request.file) && (recorded.empty() || l.total_count > best)) {
       recorded = l.file;
       best = l.total_count;
     }

@@ -64,6 +64,11 @@ void AssignUtf8(std::string& out, std::string_view text) {
   }
 }
 
+bool PathEndsWith(std::string_view path, std::string_view end) {
+  if (end.empty() || !path.ends_with(end)) return false;
+  return path.size() == end.size() || end.front() == '/' || path[path.size() - end.size() - 1] == '/';
+}
+
 std::string CsvField(std::string_view text) {
   const std::string printable = Printable(text);
   std::string out = "\"";

@@ -40,10 +40,10 @@ bool ParseAddress(const std::string& text, std::string& host, uint16_t& port) {
 
 std::string SettingsFile() { return ConfigFile("viewer-settings"); }
 
-constexpr const char* kWindowNames[] = {"statistics",      "find-zone",  "find-zone-self", "flame-graph",
-                                        "frame-histogram", "compare",    "messages",       "gpu-clocks",
-                                        "memory",          "samples",    "callstack",      "debug",
-                                        "trace-info",      "annotations"};
+constexpr const char* kWindowNames[] = {"statistics",      "find-zone",   "find-zone-self", "flame-graph",
+                                        "frame-histogram", "compare",     "messages",       "gpu-clocks",
+                                        "memory",          "samples",     "callstack",      "debug",
+                                        "trace-info",      "annotations", "source"};
 
 }  // namespace
 
@@ -84,6 +84,7 @@ App::App(const Options& options)
   if (options.zone_coloring) workspace_.zone_coloring = *options.zone_coloring;
   started_ = {workspace_.hidden_lanes, workspace_.zone_coloring};
   if (!options.frame_series.empty()) frame_times_window_.ShowSeriesLater(options.frame_series);
+  source_window_.SetSourceMap(options.source_map);
   if (options.show_all_windows) {
     statistics_window_.open = clock_window_.open = messages_window_.open = debug_window_.open = true;
   }
@@ -119,6 +120,13 @@ void App::OpenWindows(const std::vector<std::string>& names, bool only) {
       find_zone_window_.ShowSelfTimes(true);
     }
     if (base == "samples") samples_window_.ShowFlameGraph(name.substr(eq + 1) == "flame");
+    if (base == "source" && eq != std::string::npos) {  // source=FILE:LINE
+      const std::string where = name.substr(eq + 1);
+      const size_t colon = where.rfind(':');
+      source_window_.Show(
+          where.substr(0, colon),
+          colon == std::string::npos ? 1 : uint32_t(std::strtoul(where.c_str() + colon + 1, nullptr, 10)));
+    }
     if (base == "messages" && eq != std::string::npos) {
       for (uint8_t severity = 0; severity <= 5; ++severity) {
         if (name.substr(eq + 1) == protocol::SeverityName(severity)) messages_window_.ShowFrom(severity);
@@ -130,19 +138,13 @@ void App::OpenWindows(const std::vector<std::string>& names, bool only) {
 void App::CompareWith(std::unique_ptr<Session> other) { compare_window_.CompareWith(std::move(other)); }
 
 std::vector<App::SideWindow> App::SideWindows() {
-  return {{"statistics", &statistics_window_.open},
-          {"find-zone", &find_zone_window_.open},
-          {"flame-graph", &flame_graph_window_.open},
-          {"frame-histogram", &frame_times_window_.open},
-          {"compare", &compare_window_.open},
-          {"messages", &messages_window_.open},
-          {"gpu-clocks", &clock_window_.open},
-          {"memory", &memory_window_.open},
-          {"samples", &samples_window_.open},
-          {"callstack", &callstack_window_.open},
-          {"debug", &debug_window_.open},
-          {"trace-info", &trace_info_window_.open},
-          {"annotations", &annotations_window_.open}};
+  return {{"statistics", &statistics_window_.open},   {"find-zone", &find_zone_window_.open},
+          {"flame-graph", &flame_graph_window_.open}, {"frame-histogram", &frame_times_window_.open},
+          {"compare", &compare_window_.open},         {"messages", &messages_window_.open},
+          {"gpu-clocks", &clock_window_.open},        {"memory", &memory_window_.open},
+          {"samples", &samples_window_.open},         {"source", &source_window_.open},
+          {"callstack", &callstack_window_.open},     {"debug", &debug_window_.open},
+          {"trace-info", &trace_info_window_.open},   {"annotations", &annotations_window_.open}};
 }
 
 void App::Show(std::unique_ptr<Session> session) {
@@ -150,6 +152,7 @@ void App::Show(std::unique_ptr<Session> session) {
   details_window_.Reset();
   memory_window_.Reset();
   samples_window_.Reset();
+  source_window_.Reset();
   workspace_.callstack.reset();
   workspace_.symbolizer = std::make_shared<server::Symbolizer>();
   find_zone_window_.Reset();
@@ -201,7 +204,8 @@ bool App::is_busy() {
       session_ && (session_->is_loading() || (session_->is_live() && !session_->failed() &&
                                               session_->StateText().rfind("receiving", 0) == 0));
   return session_busy || statistics_window_.is_busy() || find_zone_window_.is_busy() ||
-         flame_graph_window_.is_busy() || compare_window_.is_busy() || samples_window_.is_busy();
+         flame_graph_window_.is_busy() || compare_window_.is_busy() || samples_window_.is_busy() ||
+         source_window_.is_busy();
 }
 
 std::string App::LaneTitle(const Lane& lane) const {
@@ -317,6 +321,11 @@ void App::Frame(float width, float height) {
     if (messages_window_.open) messages_window_.Draw(model, workspace_);
     if (memory_window_.open) memory_window_.Draw(model, workspace_);
     if (samples_window_.open) samples_window_.Draw(model, workspace_);
+    if (workspace_.show_source) {  // asked for by another window
+      source_window_.Show(workspace_.show_source->first, workspace_.show_source->second);
+      workspace_.show_source.reset();
+    }
+    if (source_window_.open) source_window_.Draw(model, workspace_);
     if (workspace_.show_callstack) {
       callstack_window_.open = true;
       workspace_.show_callstack = false;
@@ -360,6 +369,7 @@ void App::MainMenu() {
     ImGui::MenuItem("GPU clocks", nullptr, &clock_window_.open);
     ImGui::MenuItem("Memory", nullptr, &memory_window_.open);
     ImGui::MenuItem("Samples", nullptr, &samples_window_.open);
+    ImGui::MenuItem("Source", nullptr, &source_window_.open);
     ImGui::MenuItem("Call stack", nullptr, &callstack_window_.open);
     ImGui::MenuItem("Debug", nullptr, &debug_window_.open);
     ImGui::MenuItem("Trace info", nullptr, &trace_info_window_.open);

@@ -35,6 +35,7 @@
 #include "messages_window.h"
 #include "samples_window.h"
 #include "session.h"
+#include "source_window.h"
 #include "start_window.h"
 #include "statistics_window.h"
 #include "timeline_window.h"
@@ -67,8 +68,9 @@ class App {
     double frame_target_fps = 0;                // frames are graded against it (0: the settings', else 60)
     std::string frame_series;                   // the series Frame times shows ("": the main one)
     std::string annotations;                    // where annotations are kept ("": beside the trace file)
-    std::string annotate;                       // once loaded, name the selected range so (scripted runs)
-    std::string zoom_to;  // once loaded, zoom to the zone_to_number-th zone of this name
+    std::vector<std::pair<std::string, std::string>> source_map;  // where sources are now (OLD, NEW)
+    std::string annotate;  // once loaded, name the selected range so (scripted runs)
+    std::string zoom_to;   // once loaded, zoom to the zone_to_number-th zone of this name
     size_t zoom_to_number = 1;
     bool keep_settings = true;      // read and write the settings file
     bool keep_item_labels = false;  // for tests: ItemLabels()
@@ -186,6 +188,7 @@ class App {
   MessagesWindow messages_window_;
   MemoryWindow memory_window_;
   SamplesWindow samples_window_;
+  SourceWindow source_window_;
   CallstackWindow callstack_window_;
   DebugWindow debug_window_;
   TraceInfoWindow trace_info_window_;

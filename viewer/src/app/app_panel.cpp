@@ -41,6 +41,7 @@ bool App::TileSideWindows(float top, float width, float height) {
   add(clock_window_.open, "GPU clocks");
   add(memory_window_.open, "Memory");
   add(samples_window_.open, "Samples");
+  add(source_window_.open, "Source");
   add(callstack_window_.open, "Call stack");
   add(debug_window_.open, "Debug");
   add(trace_info_window_.open, "Trace info");

@@ -193,6 +193,8 @@ void DetailsWindow::DrawCpuZone(const server::TraceModel& model, Workspace& ws,
   const int64_t duration = z.is_open() ? -1 : model.DurationNs(z.begin_tick, z.end_tick);
   ImGui::Text("Zone      %s", model.ZoneName(thread, index).c_str());
   ImGui::Text("Location  %s:%u (%s)", location.file.c_str(), location.line, location.function.c_str());
+  ImGui::SameLine();
+  if (ImGui::SmallButton("source")) ws.show_source = std::make_pair(location.file, location.line);
   ImGui::Text("Thread    %s", Timeline::Name(model, lane).c_str());
   ImGui::Text("Start     %s", Exact(Workspace::RelNs(model, z.begin_tick)).c_str());
   ImGui::Text("Duration  %s", duration < 0 ? "unfinished" : DurationExact(duration).c_str());

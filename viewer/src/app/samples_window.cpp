@@ -107,7 +107,7 @@ void SamplesWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   if (show_flame_graph_) {
     DrawFlameGraph(*result, ws);
   } else {
-    DrawTable(*result);
+    DrawTable(*result, ws);
   }
   const auto& functions = result->summary.functions;
   ws.reports["samples"] = JsonReport()
@@ -121,7 +121,7 @@ void SamplesWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   ImGui::End();
 }
 
-void SamplesWindow::DrawTable(const Result& result) {
+void SamplesWindow::DrawTable(const Result& result, Workspace& ws) {
   const uint64_t all = result.summary.sample_count;
   if (!ImGui::BeginTable("functions", 6,
                          ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg | ImGuiTableFlags_Resizable)) {
@@ -156,6 +156,8 @@ void SamplesWindow::DrawTable(const Result& result) {
       ImGui::TableNextColumn();
       const std::string file = f.file.substr(f.file.rfind('/') + 1);
       TextCell(file.empty() ? f.module : file + ":" + std::to_string(f.line) + "  " + f.module);
+      // A click on a function's source opens it there.
+      if (!f.file.empty() && ImGui::IsItemClicked()) ws.show_source = std::make_pair(f.file, f.line);
     }
   }
   ImGui::EndTable();

@@ -40,7 +40,7 @@ class SamplesWindow {
     server::SampleSummary summary;
     server::SampleTree tree;
   };
-  void DrawTable(const Result& result);
+  void DrawTable(const Result& result, Workspace& ws);
   void DrawFlameGraph(const Result& result, Workspace& ws);
 
   uint32_t os_thread_id_ = 0;  // 0: every thread

@@ -181,7 +181,8 @@ void Usage(FILE* out) {
       "  --show LIST       open these windows (comma-separated): statistics, find-zone=NAME\n"
       "                    (find-zone-self=NAME: its self times), trace-info, annotations,\n"
       "                    flame-graph, frame-histogram, gpu-clocks, messages, memory,\n"
-      "                    samples (samples=flame: its flame graph), callstack (of the\n"
+      "                    samples (samples=flame: its flame graph), source=FILE:LINE (a\n"
+      "                    file's lines with their samples), callstack (of the\n"
       "                    longest zone), compare, debug\n"
       "  --select A:B      select milliseconds A to B (windows can limit themselves to it)\n"
       "  --compare FILE2   compare the trace with FILE2 (the compare window)\n"
@@ -195,6 +196,8 @@ void Usage(FILE* out) {
       "                    does (without it, the viewer says so at once)\n"
       "  --library-threads lanes for Gnomon's own threads too (its sampler, the CUDA collector;\n"
       "                    hidden by default, the Lanes menu shows them)\n"
+      "  --source-map OLD=NEW the Source window reads a file recorded under folder OLD from\n"
+      "                    NEW (the trace was built elsewhere); repeat for more folders\n"
       "  --hide-lanes LIST hide these groups of lanes (comma-separated: library, gpu, plots,\n"
       "                    memory, locks), besides those the settings hide\n"
       "  --sort-lanes BY   once loaded, sort each kind of lane by name or busiest first (time\n"
@@ -489,6 +492,18 @@ int main(int argc, char** argv) {
       options.wait = true;
     } else if (arg == "--library-threads") {
       options.library_threads = true;
+    } else if (arg == "--source-map") {
+      const std::string map = value();
+      const size_t equals = map.find('=');
+      if (equals == std::string::npos || equals == 0) {
+        std::fprintf(
+            stderr,
+            "gnomon-viewer: --source-map: '%s' is not OLD=NEW (a folder where the trace was built, and "
+            "where it is now)\n",
+            map.c_str());
+        return 1;
+      }
+      options.source_map.emplace_back(map.substr(0, equals), map.substr(equals + 1));
     } else if (arg == "--hide-lanes") {
       const std::string list = value();
       for (const std::string& name : SplitList(list)) {

@@ -105,6 +105,9 @@ struct Workspace {
     ImGui::SetNextWindowSize(ImVec2(it->second.width, it->second.height), when);
   }
 
+  // The Source window is asked to show this file (a path, or its end) at this line.
+  std::optional<std::pair<std::string, uint32_t>> show_source;
+
   // Find zone is asked to show this source location (CPU or GPU zones).
   struct FindRequest {
     uint32_t location = 0;

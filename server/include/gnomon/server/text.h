@@ -32,6 +32,10 @@ inline std::string ValidUtf8(std::string_view text) {
 // \r, \t, and \xNN (or \u0085 for C1) for the others.
 std::string Printable(std::string_view text);
 
+// Whether `path` ends in `end` at a folder boundary: "demo.cpp" and "app/demo.cpp" name
+// "/src/app/demo.cpp"; "mo.cpp" does not.
+bool PathEndsWith(std::string_view path, std::string_view end);
+
 // A CSV field: Printable text in quotes, its quotes doubled, and a ' before a leading
 // =, +, - or @, which a spreadsheet would otherwise run as a formula.
 std::string CsvField(std::string_view text);
