@@ -31,6 +31,7 @@ constexpr const char* kUsage =
                       [--threads LIST] [--zones TEXT] [--all-messages] [--hot-lines N]
                       [--max-expansion N] FILE
        gnomon-report FILE --source FILE:LINE [--source-map OLD=NEW]...
+       gnomon-report FILE --memory-tree POOL [--bottom-up] [--json OUT]
        gnomon-report NEW --compare OLD [--threshold PCT] [--min-change NS] [--confidence C]
                      [--json OUT]
 
@@ -53,6 +54,12 @@ first capture's clock.
                    was built is flagged
     --source-map OLD=NEW  read a file recorded under folder OLD from NEW instead (the
                    trace was built elsewhere); repeat for more folders
+  --memory-tree POOL
+                   instead of the report, the memory pool's allocations (by name or id)
+                   as a call tree of the stacks they were made with (record with
+                   GNOMON_CALLSTACK_DEPTH=8): bytes, count, and those still alive at the
+                   end, per call path; --json OUT writes it as JSON
+    --bottom-up    from the function that allocated out, instead of from main in
   --all-messages   the summary prints every message (by default the first 10, and how
                    many more there are)
   --csv            print a table as CSV instead (times in ns from the first event):
@@ -232,6 +239,8 @@ int main(int argc, char** argv) {
   gnomon::server::RegressionOptions regression;
   bool regression_modifier = false;
   size_t hot_lines = 0;  // 0: no table of hot lines in the text report
+  std::string memory_tree;
+  bool bottom_up = false;
   gnomon::server::SourceRequest source;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -322,6 +331,14 @@ int main(int argc, char** argv) {
         return 1;
       }
       hot_lines = size_t(*n);
+    } else if (arg == "--bottom-up") {
+      bottom_up = true;
+    } else if (arg == "--memory-tree") {
+      if (OptionValue(argc, argv, i) == nullptr) {
+        std::fprintf(stderr, "gnomon-report: --memory-tree needs a pool's name\n\n%s", kUsage);
+        return 1;
+      }
+      memory_tree = argv[++i];
     } else if (arg == "--source" || arg == "--source-map") {
       if (OptionValue(argc, argv, i) == nullptr) {
         std::fprintf(stderr, "gnomon-report: %s needs a value\n\n%s", arg.c_str(), kUsage);
@@ -373,6 +390,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gnomon-report: name a trace file\n\n%s", kUsage);
     return 1;
   }
+  if (bottom_up && memory_tree.empty()) {
+    std::fprintf(stderr, "gnomon-report: --bottom-up goes with --memory-tree POOL\n");
+    return 1;
+  }
+  if (!memory_tree.empty() && (csv || !compare_path.empty() || !source.file.empty() || !chrome_path.empty() ||
+                               !perfetto_path.empty() || hot_lines != 0)) {
+    std::fprintf(
+        stderr,
+        "gnomon-report: --memory-tree prints a pool's tree alone (or --json): leave out the other tables\n");
+    return 1;
+  }
   if (!source.source_map.empty() && source.file.empty()) {
     std::fprintf(stderr, "gnomon-report: --source-map goes with --source FILE:LINE\n");
     return 1;
@@ -421,6 +449,22 @@ int main(int argc, char** argv) {
   }
   if (!loaded->warning.empty()) std::fprintf(stderr, "gnomon-report: warning: %s\n", loaded->warning.c_str());
   if (!compare_path.empty()) return CompareTraces(set, compare_path, load_options, regression, json_path);
+  if (!memory_tree.empty()) {  // the pool's tree alone
+    const gnomon::server::MemoryPool* pool =
+        gnomon::server::FindPool(set.processes.front().model, memory_tree);
+    if (pool == nullptr || json_path.empty()) {
+      const bool found =
+          gnomon::server::PrintMemoryTree(set.processes.front().model, std::cout, memory_tree, bottom_up);
+      return found ? 0 : 1;
+    }
+    return WriteOutput(json_path,
+                       [&](std::ostream& out) {
+                         gnomon::server::WriteMemoryTreeJson(set.processes.front().model, *pool, bottom_up,
+                                                             out);
+                       })
+               ? 0
+               : 3;
+  }
   if (!source.file.empty()) {  // the file's lines alone
     for (const auto& process : set.processes) {
       if (gnomon::server::PrintSourceLines(process.model, std::cout, source)) return 0;

@@ -11,6 +11,8 @@
 //   gnomon-test-resources samples  a function that burns 300 ms of CPU, and a thread
 //                                  that sleeps 30 times (GNOMON_SAMPLING_HZ,
 //                                  GNOMON_CONTEXT_SWITCHES)
+//   gnomon-test-resources hot-lines  3/4 of a second of CPU on one line, 1/4 on the next
+//   gnomon-test-resources allocation-paths  allocations along two known call paths
 //
 // Each waits for a server before it records, and at exit for the capture to drain
 // (run it with GNOMON_WAIT_FOR_SERVER_MS).
@@ -174,6 +176,43 @@ int Locks() {
   asm volatile("" ::: "memory");
 }
 
+// Allocations along known call paths, in pool "paths": 10 of 1,000 bytes made through
+// PathLeft, 5 of 3,000 through PathRight, 2 of which are freed (run it with
+// GNOMON_CALLSTACK_DEPTH).
+[[gnu::noinline]] void* AllocateOnPath(size_t bytes) {
+  void* block = std::malloc(bytes);
+  GNOMON_ALLOC_NAMED(block, bytes, "paths");
+  asm volatile("" ::: "memory");
+  return block;
+}
+[[gnu::noinline]] void* PathLeft() {
+  void* block = AllocateOnPath(1000);
+  asm volatile("" ::: "memory");
+  return block;
+}
+[[gnu::noinline]] void* PathRight() {
+  void* block = AllocateOnPath(3000);
+  asm volatile("" ::: "memory");
+  return block;
+}
+int AllocationPaths() {
+  std::vector<void*> kept;
+  kept.reserve(15);
+  for (int i = 0; i < 10; ++i) kept.push_back(PathLeft());
+  for (int i = 0; i < 5; ++i) {
+    void* block = PathRight();
+    if (i < 2) {
+      GNOMON_FREE_NAMED(block, "paths");
+      std::free(block);
+    } else {
+      kept.push_back(block);
+    }
+  }
+  std::printf("allocation paths done: %zu kept\n", kept.size());
+  for (void* block : kept) std::free(block);  // unreported: alive at the trace's end
+  return 0;
+}
+
 int Stacks() {
   for (int i = 0; i < 10; ++i) StackOuter();
   StackOwnDepth();
@@ -193,13 +232,13 @@ int Stacks() {
   return x;
 }
 
-// Two loops of the same body, each on a line of its own, the first run three times as
-// many iterations as the second in every round: three quarters of the CPU time on the
-// first line, a quarter on the second, on any machine. Their lines go out as a message.
 // A generator's step per iteration, through an empty asm so that the compiler can neither
 // fold the loop nor vectorize it.
 constexpr uint64_t kMultiplier = 6364136223846793005ull;
 
+// Two loops of the same body, each on a line of its own, the first run three times as
+// many iterations as the second in every round: three quarters of the CPU time on the
+// first line, a quarter on the second, on any machine. Their lines go out as a message.
 [[gnu::noinline]] uint64_t BurnOnKnownLines(double cpu_seconds) {
   timespec start{}, now{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
@@ -246,6 +285,8 @@ int main(int argc, char** argv) {
   if (mode == "stacks") return Stacks();
   if (mode == "samples") return Samples();
   if (mode == "hot-lines") return HotLines();
-  std::fprintf(stderr, "usage: gnomon-test-resources memory|locks|stacks|samples|hot-lines\n");
+  if (mode == "allocation-paths") return AllocationPaths();
+  std::fprintf(stderr,
+               "usage: gnomon-test-resources memory|locks|stacks|samples|hot-lines|allocation-paths\n");
   return 1;
 }

@@ -376,3 +376,65 @@ TEST_CASE(
   CHECK_FALSE(gnomon::server::PrintSourceLines(m, none, {.file = "nothing.cpp", .line = 1}));
   CHECK(none.str().find("no sample is in a file named nothing.cpp") != std::string::npos);
 }
+
+TEST_CASE("memory trees: bytes, counts and what is still alive, exact for each known call path") {
+  auto capture =
+      CaptureProgram({GNOMON_TEST_RESOURCES, "allocation-paths"}, {{"GNOMON_CALLSTACK_DEPTH", "8"}}, 0);
+  REQUIRE_MESSAGE(capture.exit_code == 0, capture.log);
+  const TraceModel& m = capture.model();
+  const gnomon::server::MemoryPool* pool = gnomon::server::FindPool(m, "paths");
+  REQUIRE(pool != nullptr);
+  gnomon::server::Symbolizer symbolizer;
+  const auto tree = gnomon::server::BuildAllocationTree(m, symbolizer, pool->id);
+  REQUIRE(tree.without_stack == 0);
+  auto node_of = [&](const std::string& function) -> const gnomon::server::AllocationTree::Node* {
+    for (const auto& node : tree.nodes) {
+      if (tree.functions[node.function].find(function) != std::string::npos) return &node;
+    }
+    return nullptr;
+  };
+  const auto& root = tree.nodes[0];
+  CHECK(root.count == 15);
+  CHECK(root.bytes == 25'000);
+  CHECK(root.alive_count == 13);
+  CHECK(root.alive_bytes == 19'000);
+  const auto* left = node_of("PathLeft");
+  const auto* right = node_of("PathRight");
+  REQUIRE(left != nullptr);
+  REQUIRE(right != nullptr);
+  CHECK(left->count == 10);
+  CHECK(left->bytes == 10'000);
+  CHECK(left->alive_bytes == 10'000);
+  CHECK(right->count == 5);
+  CHECK(right->bytes == 15'000);
+  CHECK(right->alive_count == 3);
+  CHECK(right->alive_bytes == 9'000);
+  // Each path's allocating function is below its own caller, with the same numbers.
+  REQUIRE(right->children.size() == 1);
+  CHECK(tree.functions[tree.nodes[right->children[0]].function].find("AllocateOnPath") != std::string::npos);
+  CHECK(tree.nodes[right->children[0]].bytes == 15'000);
+
+  // Bottom-up: the allocating function first, its callers below it.
+  const auto up = gnomon::server::BuildAllocationTree(m, symbolizer, pool->id, true);
+  REQUIRE(up.nodes[0].children.size() == 1);
+  const auto& allocating = up.nodes[up.nodes[0].children[0]];
+  CHECK(up.functions[allocating.function].find("AllocateOnPath") != std::string::npos);
+  CHECK(allocating.bytes == 25'000);
+  REQUIRE(allocating.children.size() == 2);
+  CHECK(up.functions[up.nodes[allocating.children[0]].function].find("PathRight") != std::string::npos);
+
+  // As the report prints it, and as JSON.
+  std::ostringstream text;
+  REQUIRE(gnomon::server::PrintMemoryTree(m, text, "paths", false));
+  CHECK(text.str().find("15 allocations, 0 without a call stack") != std::string::npos);
+  std::ostringstream json;
+  gnomon::server::WriteMemoryTreeJson(m, *pool, false, json);
+  gnomon::test::JsonValue root_json;
+  std::string error;
+  REQUIRE_MESSAGE(gnomon::test::ParseJson(json.str(), root_json, error), error);
+  CHECK(root_json.Find("nodes")->array.size() == tree.nodes.size());
+  CHECK(root_json.Find("nodes")->array[0].Find("alive_bytes")->number == 19'000);
+  std::ostringstream none;
+  CHECK_FALSE(gnomon::server::PrintMemoryTree(m, none, "nothing", false));
+  CHECK(none.str().find("no memory pool nothing") != std::string::npos);
+}

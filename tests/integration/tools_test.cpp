@@ -332,7 +332,9 @@ TEST_CASE("the tools explain bad use and bad input") {
            {"--source-map /a=/b", "--source-map goes with --source FILE:LINE"},
            {"--source a.cpp:1 --source-map nothing", "--source-map: 'nothing' is not OLD=NEW"},
            {"--source a.cpp:1 --json out.json", "--source prints a file's lines alone"},
-           {"--hot-lines 0", "--hot-lines: '0' is not a whole number from 1 to"}}) {
+           {"--hot-lines 0", "--hot-lines: '0' is not a whole number from 1 to"},
+           {"--bottom-up", "--bottom-up goes with --memory-tree POOL"},
+           {"--memory-tree default --csv", "--memory-tree prints a pool's tree alone"}}) {
     CAPTURE(args);
     CHECK(RunCommand(std::string(GNOMON_REPORT) + " " + args + junk, &output) == 1);
     CHECK(output.find(says) != std::string::npos);

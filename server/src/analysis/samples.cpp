@@ -38,10 +38,10 @@ class FunctionIndex {
 // The function of each frame of a sample's stack, innermost first (its first frame is
 // where the thread was, the rest are return addresses), up to the first caller that
 // is no code of the program's.
-void StackFunctions(const TraceModel& model, Symbolizer& symbolizer, FunctionIndex& index,
-                    const Sample& sample, std::vector<uint32_t>& out) {
+void StackFunctions(const TraceModel& model, Symbolizer& symbolizer, FunctionIndex& index, uint32_t callstack,
+                    std::vector<uint32_t>& out) {
   out.clear();
-  const std::span<const uint64_t> frames = model.callstacks.Frames(sample.callstack);
+  const std::span<const uint64_t> frames = model.callstacks.Frames(callstack);
   for (size_t i = 0; i < frames.size(); ++i) {
     const SymbolizedFrame& frame = symbolizer.Resolve(frames[i], i != 0);
     // A caller outside every module: the kernel's walk of frame pointers went astray
@@ -65,7 +65,7 @@ SampleSummary SummarizeSamples(const TraceModel& model, Symbolizer& symbolizer, 
     if (!filter.Accepts(sample)) return;
     ++summary.sample_count;
     ++sample_number;
-    StackFunctions(model, symbolizer, index, sample, stack);
+    StackFunctions(model, symbolizer, index, sample.callstack, stack);
     if (stack.empty()) return;
     self.resize(index.size());
     total.resize(index.size());
@@ -150,7 +150,7 @@ SampleTree BuildSampleTree(const TraceModel& model, Symbolizer& symbolizer, cons
   };
   model.samples.ForEach([&](const Sample& sample) {
     if (!filter.Accepts(sample)) return;
-    StackFunctions(model, symbolizer, index, sample, stack);
+    StackFunctions(model, symbolizer, index, sample.callstack, stack);
     uint32_t node = 0;
     ++graph.nodes[0].count;
     for (size_t i = stack.size(); i-- > 0;) {
@@ -168,6 +168,51 @@ SampleTree BuildSampleTree(const TraceModel& model, Symbolizer& symbolizer, cons
               [&](uint32_t a, uint32_t b) { return graph.nodes[a].count > graph.nodes[b].count; });
   }
   return graph;
+}
+
+AllocationTree BuildAllocationTree(const TraceModel& model, Symbolizer& symbolizer, uint32_t pool_id,
+                                   bool bottom_up) {
+  symbolizer.Update(model.modules);
+  AllocationTree tree;
+  tree.nodes.emplace_back();  // the root
+  auto pool = model.memory_pools.find(pool_id);
+  if (pool == model.memory_pools.end()) return tree;
+  FunctionIndex index;
+  std::vector<uint32_t> stack;
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> child_of;  // (parent, function + 1): node
+  auto add = [](AllocationTree::Node& node, const MemoryAllocation& a) {
+    ++node.count;
+    node.bytes += a.size_bytes;
+    node.alive_count += a.is_freed() ? 0 : 1;
+    node.alive_bytes += a.is_freed() ? 0 : a.size_bytes;
+  };
+  pool->second.allocations.ForEach([&](const MemoryAllocation& a) {
+    add(tree.nodes[0], a);
+    if (a.callstack == 0) {
+      ++tree.without_stack;
+      return;
+    }
+    StackFunctions(model, symbolizer, index, a.callstack, stack);
+    if (!bottom_up) std::reverse(stack.begin(), stack.end());  // from the outermost caller in
+    uint32_t node = 0;
+    for (uint32_t f : stack) {
+      auto [it, added] = child_of.try_emplace({node, f + 1}, uint32_t(tree.nodes.size()));
+      if (added) {
+        tree.nodes.push_back({.function = f + 1, .parent = node});
+        tree.nodes[node].children.push_back(it->second);
+      }
+      node = it->second;
+      add(tree.nodes[node], a);
+    }
+  });
+  index.Finish();
+  tree.functions.push_back("all");
+  for (uint32_t f = 0; f < index.size(); ++f) tree.functions.push_back(index.Name(f));
+  for (AllocationTree::Node& node : tree.nodes) {
+    std::sort(node.children.begin(), node.children.end(),
+              [&](uint32_t a, uint32_t b) { return tree.nodes[a].bytes > tree.nodes[b].bytes; });
+  }
+  return tree;
 }
 
 std::unordered_map<uint32_t, ThreadRunning> ComputeThreadRunning(const TraceModel& model) {

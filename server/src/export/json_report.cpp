@@ -603,4 +603,37 @@ void WriteRegressionJson(const RegressionReport& report, std::ostream& out) {
   out << '\n';
 }
 
+void WriteMemoryTreeJson(const TraceModel& model, const MemoryPool& pool, bool bottom_up, std::ostream& out) {
+  Symbolizer symbolizer;
+  const AllocationTree tree = BuildAllocationTree(model, symbolizer, pool.id, bottom_up);
+  JsonWriter json(out);
+  json.BeginObject()
+      .Key("pool")
+      .String(pool.name)
+      .Key("bottom_up")
+      .Bool(bottom_up)
+      .Key("without_stack")
+      .Uint(tree.without_stack)
+      .Key("nodes")
+      .BeginArray();
+  for (const AllocationTree::Node& node : tree.nodes) {
+    json.BeginObject()
+        .Key("function")
+        .String(tree.functions[node.function])
+        .Key("parent")
+        .Uint(node.parent)
+        .Key("count")
+        .Uint(node.count)
+        .Key("bytes")
+        .Uint(node.bytes)
+        .Key("alive_count")
+        .Uint(node.alive_count)
+        .Key("alive_bytes")
+        .Uint(node.alive_bytes)
+        .EndObject();
+  }
+  json.EndArray().EndObject();
+  out << "\n";
+}
+
 }  // namespace gnomon::server

@@ -46,6 +46,10 @@ namespace gnomon::server {
 
 // The report of `model`. `processes`: every program of its trace (a capture of several
 // programs, `model` the first of them), listed in "processes"; empty: `model` alone.
+// A memory pool's call tree of allocations (AllocationTree) as JSON: its nodes in order,
+// node 0 the root, each with its parent's index.
+void WriteMemoryTreeJson(const TraceModel& model, const MemoryPool& pool, bool bottom_up, std::ostream& out);
+
 // `hot_lines`: the source lines the samples found most often running, listed.
 void WriteJsonReport(const TraceModel& model, std::ostream& out,
                      const std::vector<const TraceModel*>& processes = {}, size_t hot_lines = 20);

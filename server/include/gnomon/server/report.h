@@ -74,6 +74,13 @@ struct SourceRequest {
   std::vector<std::pair<std::string, std::string>> source_map = {};
 };
 bool PrintSourceLines(const TraceModel& model, std::ostream& out, const SourceRequest& request);
+// A memory pool's allocations (by name, or id) as a call tree of the stacks they were
+// made with (AllocationTree), depth first, at most `limit` rows; false (and said) when the
+// trace has no such pool.
+bool PrintMemoryTree(const TraceModel& model, std::ostream& out, const std::string& pool, bool bottom_up,
+                     size_t limit = 60);
+// The pool of that name (or id), or nullptr.
+const MemoryPool* FindPool(const TraceModel& model, const std::string& name);
 std::string MapSourcePath(const std::string& path,
                           const std::vector<std::pair<std::string, std::string>>& map);
 

@@ -77,6 +77,24 @@ struct SampleTree {
 };
 SampleTree BuildSampleTree(const TraceModel& model, Symbolizer& symbolizer, const SampleFilter& filter);
 
+// A memory pool's allocations merged by the call stacks they were made with: top-down
+// (from the outermost caller in) or bottom-up (from the function that allocated out).
+// Each node: the allocations through it, their bytes, and those not freed by the end.
+struct AllocationTree {
+  struct Node {
+    uint32_t function = 0;  // index into `functions`
+    uint32_t parent = 0;    // the root's is itself
+    uint64_t count = 0, bytes = 0;
+    uint64_t alive_count = 0, alive_bytes = 0;
+    std::vector<uint32_t> children = {};  // by bytes, descending
+  };
+  std::vector<std::string> functions;  // [0]: "all"
+  std::vector<Node> nodes;             // [0]: the root, every allocation of the pool
+  uint64_t without_stack = 0;          // allocations made without a call stack
+};
+AllocationTree BuildAllocationTree(const TraceModel& model, Symbolizer& symbolizer, uint32_t pool_id,
+                                   bool bottom_up = false);
+
 // A span of time a thread was running on a CPU (from its context switches).
 struct RunSpan {
   uint64_t begin_tick = 0;

@@ -1,6 +1,7 @@
-// The source lines the samples found running (gnomon-report --hot-lines, --source):
-// the hottest lines of the trace, and one file's lines around a line with their counts,
-// read from disk where the trace says they were built, or where a path map says.
+// What the report says of code: the source lines the samples found running (--hot-lines),
+// one file's lines around a line with their counts (--source), read from disk where the
+// trace says they were built or where a path map says, and a memory pool's allocations
+// as a call tree (--memory-tree).
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -53,6 +54,51 @@ void PrintHotLines(const TraceModel& model, std::ostream& out, size_t limit) {
         << Percent(l.total_count, summary.sample_count) << "  " << Printable(ShortenSymbol(l.function, 60))
         << "\n";
   }
+}
+
+const MemoryPool* FindPool(const TraceModel& model, const std::string& name) {
+  for (const auto& [id, pool] : model.memory_pools) {
+    if (pool.name == name || std::to_string(id) == name) return &pool;
+  }
+  return nullptr;
+}
+
+bool PrintMemoryTree(const TraceModel& model, std::ostream& out, const std::string& pool_name, bool bottom_up,
+                     size_t limit) {
+  const MemoryPool* pool = FindPool(model, pool_name);
+  if (pool == nullptr) {
+    out << "gnomon-report: --memory-tree: the trace has no memory pool " << Printable(pool_name) << " (";
+    bool first = true;
+    for (const auto& [id, p] : model.memory_pools)
+      out << (first ? "" : ", ") << Printable(p.name), first = false;
+    out << (first ? "none" : "") << ")\n";
+    return false;
+  }
+  Symbolizer symbolizer;
+  const AllocationTree tree = BuildAllocationTree(model, symbolizer, pool->id, bottom_up);
+  const AllocationTree::Node& root = tree.nodes[0];
+  out << "\nMemory tree of pool " << Printable(pool->name) << " ("
+      << (bottom_up ? "bottom-up: from the function that allocated out"
+                    : "top-down: from the outermost caller in")
+      << "; " << root.count << " allocations, " << tree.without_stack << " without a call stack"
+      << (tree.without_stack == root.count ? ": record with GNOMON_CALLSTACK_DEPTH=8" : "") << ")\n";
+  out << Format("%14s %10s %14s %10s  %s\n", "Bytes", "Count", "Alive bytes", "Alive", "Function");
+  // Depth first, the biggest child first, up to `limit` rows.
+  size_t rows = 0;
+  std::vector<std::pair<uint32_t, uint32_t>> pending{{0, 0}};  // (node, depth)
+  while (!pending.empty() && rows < limit) {
+    const auto [n, depth] = pending.back();
+    pending.pop_back();
+    const AllocationTree::Node& node = tree.nodes[n];
+    out << Format("%14" PRIu64 " %10" PRIu64 " %14" PRIu64 " %10" PRIu64 "  ", node.bytes, node.count,
+                  node.alive_bytes, node.alive_count)
+        << std::string(2 * size_t(depth), ' ') << Printable(ShortenSymbol(tree.functions[node.function], 80))
+        << "\n";
+    ++rows;
+    for (auto c = node.children.rbegin(); c != node.children.rend(); ++c) pending.emplace_back(*c, depth + 1);
+  }
+  if (rows < tree.nodes.size()) out << "  (" << tree.nodes.size() - rows << " more nodes)\n";
+  return true;
 }
 
 bool PrintSourceLines(const TraceModel& model, std::ostream& out, const SourceRequest& request) {
