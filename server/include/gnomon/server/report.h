@@ -61,7 +61,7 @@ void PrintSampleStatistics(const TraceModel& model, std::ostream& out, size_t li
 void PrintContextSwitches(const TraceModel& model, std::ostream& out, size_t limit = 20);
 
 // The source lines the samples found most often running, self and total (calls made
-// from the line included), with their function (source_report.cpp).
+// from the line included), with their function (code_report.cpp).
 void PrintHotLines(const TraceModel& model, std::ostream& out, size_t limit = 20);
 // A source file's lines around one, each with its samples, read from disk where the
 // trace says it was built (or where `source_map` says: OLD prefix, NEW prefix, the
