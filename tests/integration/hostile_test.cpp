@@ -265,8 +265,10 @@ TEST_CASE("the program listens on loopback only, unless told otherwise") {
 
 TEST_CASE("a server that sends anything after its hello is disconnected, the program goes on") {
   gnomon::test::ScratchDir dir;
+  // It records until told to stop: were it to finish while the hostile server is still
+  // connected, it would flush to that one and exit, whoever asks after.
   gnomon::test::ChildProcess program(
-      {GNOMON_TEST_PROGRAM, "before-connect"},
+      {GNOMON_TEST_PROGRAM, "hold", dir.File("stop")},
       {{"GNOMON_PORT", "0"}, {"GNOMON_PORT_FILE", dir.File("port")}, {"GNOMON_WAIT_FOR_SERVER_MS", "20000"}},
       dir.File("log"));
   const uint16_t port = gnomon::test::WaitForPortFile(dir.File("port"));
@@ -279,7 +281,8 @@ TEST_CASE("a server that sends anything after its hello is disconnected, the pro
     probe.Send({0x01, 0x00, 0x10, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00, 0xFF, 0xFF});
     CHECK(probe.WaitForClose(3000));
   }
-  // The program still serves a proper server afterwards.
+  // The program still serves a proper server afterwards (it waits at exit for one).
+  std::ofstream(dir.File("stop")).put('\n');
   const auto worker = CaptureToEnd(port);
   CHECK(worker->state() == Worker::State::kEnded);
   CHECK(program.Wait() == 0);
