@@ -13,6 +13,7 @@
 //                                  GNOMON_CONTEXT_SWITCHES)
 //   gnomon-test-resources hot-lines  3/4 of a second of CPU on one line, 1/4 on the next
 //   gnomon-test-resources allocation-paths  allocations along two known call paths
+//   gnomon-test-resources busy-threads  three threads each burning 0.3 s of CPU
 //
 // Each waits for a server before it records, and at exit for the capture to drain
 // (run it with GNOMON_WAIT_FOR_SERVER_MS).
@@ -213,6 +214,27 @@ int AllocationPaths() {
   return 0;
 }
 
+uint64_t BurnCpuInKnownFunction(double cpu_seconds);
+
+// Three threads that each burn 0.3 s of CPU, then say how much CPU time the kernel
+// counted for them (GNOMON_CONTEXT_SWITCHES).
+int BusyThreads() {
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([t] {
+      gnomon::SetThreadName(("busy " + std::to_string(t)).c_str());
+      BurnCpuInKnownFunction(0.3);
+      timespec cpu{};
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+      gnomon::Message("cpu ns " + std::to_string(int64_t(cpu.tv_sec) * 1'000'000'000 + cpu.tv_nsec) +
+                      " tid " + std::to_string(gettid()));
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  std::puts("busy threads done");
+  return 0;
+}
+
 int Stacks() {
   for (int i = 0; i < 10; ++i) StackOuter();
   StackOwnDepth();
@@ -286,6 +308,7 @@ int main(int argc, char** argv) {
   if (mode == "samples") return Samples();
   if (mode == "hot-lines") return HotLines();
   if (mode == "allocation-paths") return AllocationPaths();
+  if (mode == "busy-threads") return BusyThreads();
   std::fprintf(stderr,
                "usage: gnomon-test-resources memory|locks|stacks|samples|hot-lines|allocation-paths\n");
   return 1;

@@ -6,11 +6,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "../support/json_check.h"
 #include "capture_helper.h"
@@ -437,4 +440,43 @@ TEST_CASE("memory trees: bytes, counts and what is still alive, exact for each k
   std::ostringstream none;
   CHECK_FALSE(gnomon::server::PrintMemoryTree(m, none, "nothing", false));
   CHECK(none.str().find("no memory pool nothing") != std::string::npos);
+}
+
+TEST_CASE(
+    "when threads ran: never more at once on a core than one, each one's time as the kernel counted it") {
+  if (!KernelAllowsPerfEvents()) {
+    MESSAGE("perf events are refused on this machine: no context switches");
+    return;
+  }
+  auto capture =
+      CaptureProgram({GNOMON_TEST_RESOURCES, "busy-threads"}, {{"GNOMON_CONTEXT_SWITCHES", "1"}}, 0);
+  REQUIRE_MESSAGE(capture.exit_code == 0, capture.log);
+  const TraceModel& m = capture.model();
+  const auto running = gnomon::server::ComputeThreadRunning(m);
+  // Per core (as the viewer's CPU lanes draw them): the program's runs never overlap.
+  std::map<uint32_t, std::vector<gnomon::server::RunSpan>> by_cpu;
+  for (const auto& [tid, thread] : running) {
+    for (const auto& span : thread.spans) by_cpu[span.cpu].push_back(span);
+  }
+  CHECK(by_cpu.size() <= size_t(std::thread::hardware_concurrency()));
+  for (auto& [cpu, spans] : by_cpu) {
+    std::sort(spans.begin(), spans.end(),
+              [](const auto& a, const auto& b) { return a.begin_tick < b.begin_tick; });
+    for (size_t i = 1; i < spans.size(); ++i) CHECK(spans[i].begin_tick >= spans[i - 1].end_tick);
+  }
+  // Each busy thread's running time within 5 % of the CPU time the kernel counted.
+  int threads = 0;
+  for (const auto& message : m.messages) {
+    long long cpu_ns = 0;
+    unsigned tid = 0;
+    if (std::sscanf(message.text.c_str(), "cpu ns %lld tid %u", &cpu_ns, &tid) != 2) continue;
+    ++threads;
+    REQUIRE(running.contains(tid));
+    double ran_ns = 0;
+    for (const auto& span : running.at(tid).spans)
+      ran_ns += double(m.DurationNs(span.begin_tick, span.end_tick));
+    CHECK_MESSAGE(std::fabs(ran_ns - double(cpu_ns)) <= 0.05 * double(cpu_ns), "tid ", tid, ": ran ", ran_ns,
+                  " ns, counted ", cpu_ns, " ns");
+  }
+  CHECK(threads == 3);
 }

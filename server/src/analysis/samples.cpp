@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "gnomon/protocol/messages.h"
 
@@ -216,34 +217,44 @@ AllocationTree BuildAllocationTree(const TraceModel& model, Symbolizer& symboliz
 }
 
 std::unordered_map<uint32_t, ThreadRunning> ComputeThreadRunning(const TraceModel& model) {
-  // Each CPU's records come in order, a thread's not (it moves between CPUs): sorted
-  // per thread first.
-  std::unordered_map<uint32_t, std::vector<ContextSwitch>> by_thread;
-  model.context_switches.ForEach([&](const ContextSwitch& s) { by_thread[s.os_thread_id].push_back(s); });
+  // Each CPU's switches in time order say what ran there: a thread from its switch in
+  // to its switch out, or to the next switch on that CPU where its out was not recorded
+  // (lost, or never sent), so that a CPU never runs two of the program's threads at
+  // once. A first switch out without its in (a thread running when the recording began,
+  // or one started since, which comes in unrecorded) ran from the CPU's switch before,
+  // or the trace's start.
+  std::unordered_map<uint32_t, std::vector<ContextSwitch>> by_cpu;
+  model.context_switches.ForEach([&](const ContextSwitch& s) { by_cpu[s.cpu].push_back(s); });
   std::unordered_map<uint32_t, ThreadRunning> running;
-  for (auto& [tid, switches] : by_thread) {
+  for (auto& [cpu, switches] : by_cpu) {
     std::stable_sort(switches.begin(), switches.end(),
                      [](const ContextSwitch& a, const ContextSwitch& b) { return a.tick < b.tick; });
-    ThreadRunning& thread = running[tid];
-    bool is_running = false;
-    RunSpan open{};
-    for (size_t i = 0; i < switches.size(); ++i) {
-      const ContextSwitch& s = switches[i];
+    std::optional<std::pair<uint32_t, uint64_t>> on;  // the thread running here, since when
+    uint64_t previous = std::min(model.first_tick, switches.front().tick);  // the last switch's tick
+    auto run = [&](uint32_t tid, uint64_t begin, uint64_t end) {
+      if (begin < end) running[tid].spans.push_back({.begin_tick = begin, .end_tick = end, .cpu = cpu});
+    };
+    for (const ContextSwitch& s : switches) {
       if (s.kind == uint8_t(protocol::ContextSwitchKind::kIn)) {
-        if (!is_running) open = {.begin_tick = s.tick, .cpu = s.cpu};
-        is_running = true;
+        if (on && on->first != s.os_thread_id) run(on->first, on->second, s.tick);  // its out is missing
+        if (!on || on->first != s.os_thread_id) on = std::make_pair(s.os_thread_id, s.tick);
       } else if (s.kind == uint8_t(protocol::ContextSwitchKind::kOut)) {
-        ++thread.switches_out;
-        // Running since the recording began, or since it came in.
-        const uint64_t begin =
-            is_running ? open.begin_tick : (i == 0 ? std::min(model.first_tick, s.tick) : s.tick);
-        if (begin < s.tick) thread.spans.push_back({.begin_tick = begin, .end_tick = s.tick, .cpu = s.cpu});
-        is_running = false;
+        ++running[s.os_thread_id].switches_out;
+        if (on && on->first == s.os_thread_id) {
+          run(s.os_thread_id, on->second, s.tick);
+        } else {
+          if (on) run(on->first, on->second, previous);  // another's out is missing
+          run(s.os_thread_id, previous, s.tick);
+        }
+        on.reset();
       }
+      previous = s.tick;
     }
-    if (is_running && open.begin_tick < model.last_tick) {
-      thread.spans.push_back({.begin_tick = open.begin_tick, .end_tick = model.last_tick, .cpu = open.cpu});
-    }
+    if (on && on->second < model.last_tick) run(on->first, on->second, model.last_tick);
+  }
+  for (auto& [tid, thread] : running) {
+    std::sort(thread.spans.begin(), thread.spans.end(),
+              [](const RunSpan& a, const RunSpan& b) { return a.begin_tick < b.begin_tick; });
   }
   return running;
 }

@@ -177,7 +177,7 @@ TEST_CASE("a thread's running strip: its spans from context switches, merged wit
   std::vector<DrawItem> runs;
   bool background = false;
   for (const DrawItem& item : items) {
-    if (item.kind == DrawItem::Kind::kRunning) runs.push_back(item);
+    if (item.kind == DrawItem::Kind::kRunning && item.lane == 0) runs.push_back(item);  // the thread's strip
     background |= item.kind == DrawItem::Kind::kNotRunning;
   }
   CHECK(background);
@@ -192,4 +192,62 @@ TEST_CASE("a thread's running strip: its spans from context switches, merged wit
   CHECK(hit->kind == DrawItem::Kind::kRunning);
   CHECK(hit->index == 1);
   CHECK_FALSE(timeline.HitTest(model, view, 400, (runs[1].y0 + runs[1].y1) / 2).has_value());  // not running
+}
+
+TEST_CASE("CPU lanes: a lane per core, one thread at a time on each, coloured by thread, each run pickable") {
+  gnomon::test::StreamWriter w;
+  w.AppInfo("cpus").SourceLocation(1, "Work", "f", "a.cpp", 1);
+  w.ThreadInfo(1, 10, "one").ThreadInfo(2, 20, "two");
+  w.ThreadContext(1).ZoneBegin(1, 1000).ZoneEnd(2000);
+  using gnomon::protocol::ContextSwitchKind;
+  // CPU 0: one 1000..1400, two 1400..1800; CPU 1: two 1000..1300, one 1500..2000.
+  w.Switch(10, ContextSwitchKind::kIn, 0, 1000).Switch(10, ContextSwitchKind::kOut, 0, 1400);
+  w.Switch(20, ContextSwitchKind::kIn, 0, 1400).Switch(20, ContextSwitchKind::kOut, 0, 1800);
+  w.Switch(20, ContextSwitchKind::kIn, 1, 1000).Switch(20, ContextSwitchKind::kOut, 1, 1300);
+  w.Switch(10, ContextSwitchKind::kIn, 1, 1500).Switch(10, ContextSwitchKind::kOut, 1, 2000);
+  const TraceModel model = gnomon::test::BuildWholeModel(w);
+  Timeline timeline;
+  timeline.Sync(model);
+  timeline.Layout(model, {}, 0);
+  std::vector<const Lane*> cpus;
+  for (const Lane& lane : timeline.lanes()) {
+    if (lane.key.kind == LaneKind::kCpu) cpus.push_back(&lane);
+  }
+  REQUIRE(cpus.size() == 2);
+  CHECK(Timeline::Name(model, cpus[0]->key) == "CPU 0");
+  // Each core's runs in order, never overlapping; a thread's time on all cores is its
+  // running time.
+  int64_t one = 0, two = 0;
+  for (uint32_t cpu : {0u, 1u}) {
+    const Timeline::CpuRuns* runs = timeline.CpuRunning(cpu);
+    REQUIRE(runs != nullptr);
+    REQUIRE(runs->spans.size() == 2);
+    CHECK(runs->spans[0].end_ns <= runs->spans[1].begin_ns);
+    for (size_t i = 0; i < runs->spans.size(); ++i)
+      (runs->threads[i] == 10 ? one : two) += runs->spans[i].end_ns - runs->spans[i].begin_ns;
+  }
+  CHECK(one == 900);
+  CHECK(two == 700);
+  TimelineView view;
+  view.Fit(0, 1000, 1000);  // 1 px per ns
+  std::vector<DrawItem> items;
+  timeline.BuildItems(model, view, items);
+  std::vector<DrawItem> cpu0;
+  for (const DrawItem& item : items) {
+    if (timeline.lanes()[item.lane].key == cpus[0]->key) cpu0.push_back(item);
+  }
+  REQUIRE(cpu0.size() == 2);
+  CHECK(cpu0[0].x1 == doctest::Approx(400));
+  CHECK(cpu0[0].color == ThreadColor({LaneKind::kThread, 1}));
+  CHECK(cpu0[1].color == ThreadColor({LaneKind::kThread, 2}));
+  CHECK(*cpu0[1].label == "two");
+  const auto hit = timeline.HitTest(model, view, 600, (cpu0[1].y0 + cpu0[1].y1) / 2);
+  REQUIRE(hit.has_value());
+  CHECK(hit->lane == cpus[0]->key);
+  CHECK(hit->kind == DrawItem::Kind::kRunning);
+  CHECK(hit->index == 1);
+  // Hidden as a group.
+  timeline.HideLaneGroups(kCpuLanes);
+  timeline.Layout(model, {}, 0);
+  for (const Lane& lane : timeline.lanes()) CHECK(lane.key.kind != LaneKind::kCpu);
 }

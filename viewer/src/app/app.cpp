@@ -606,8 +606,12 @@ void App::LanesMenu() {
       // Whole groups first: a checked one is shown.
       const size_t library = size_t(std::count_if(model.threads.begin(), model.threads.end(),
                                                   [](const server::ThreadTimeline& t) { return t.library; }));
-      const size_t counts[] = {library, model.gpu_contexts.size(), model.plots.size(),
-                               model.memory_pools.size(), model.locks.size()};  // as kLaneGroupNames has them
+      const size_t counts[] = {library,
+                               model.gpu_contexts.size(),
+                               model.plots.size(),
+                               model.memory_pools.size(),
+                               model.locks.size(),
+                               workspace_.timeline.cpu_count()};  // as kLaneGroupNames has them
       static_assert(sizeof(counts) / sizeof(counts[0]) == std::size(kLaneGroupNames));
       for (size_t g = 0; g < std::size(kLaneGroupNames); ++g) {
         if (counts[g] == 0) continue;

@@ -438,7 +438,20 @@ void TimelineWindow::Tooltip(const server::TraceModel& model, const Workspace& w
       }
     }
   }
-  if (hit.kind == DrawItem::Kind::kRunning) {
+  if (hit.kind == DrawItem::Kind::kRunning && hit.lane.kind == LaneKind::kCpu) {
+    const Timeline::CpuRuns* runs = ws.timeline.CpuRunning(hit.lane.id);
+    if (runs != nullptr && hit.index < runs->spans.size()) {
+      const Span& span = runs->spans[hit.index];
+      const uint32_t tid = runs->threads[hit.index];
+      std::string name = "tid " + std::to_string(tid);
+      for (const server::ThreadTimeline& t : model.threads) {
+        if (t.os_thread_id == tid) name = Timeline::Name(model, {LaneKind::kThread, t.id});
+      }
+      ImGui::Text("CPU %u: %s", hit.lane.id, name.c_str());
+      ImGui::Text("ran for %s", server::FormatDuration(double(span.end_ns - span.begin_ns)).c_str());
+      ImGui::TextDisabled("where no thread of the program ran, another program did, or none");
+    }
+  } else if (hit.kind == DrawItem::Kind::kRunning && hit.lane.kind == LaneKind::kThread) {
     const auto& thread = model.threads[model.thread_index.at(hit.lane.id)];
     const Timeline::Running* running = ws.timeline.ThreadRunning(thread.os_thread_id);
     if (running != nullptr && hit.index < running->spans.size()) {

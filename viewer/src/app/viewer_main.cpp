@@ -199,7 +199,7 @@ void Usage(FILE* out) {
       "  --source-map OLD=NEW the Source window reads a file recorded under folder OLD from\n"
       "                    NEW (the trace was built elsewhere); repeat for more folders\n"
       "  --hide-lanes LIST hide these groups of lanes (comma-separated: library, gpu, plots,\n"
-      "                    memory, locks), besides those the settings hide\n"
+      "                    memory, locks, cpus), besides those the settings hide\n"
       "  --sort-lanes BY   once loaded, sort each kind of lane by name or busiest first (time\n"
       "                    in its outermost zones); the Lanes menu does it too\n"
       "  --color-by KIND   colour zones by location (default), thread, or duration (blue at\n"
@@ -513,7 +513,7 @@ int main(int argc, char** argv) {
         if (group == std::end(gnomon::viewer::kLaneGroupNames)) {
           std::fprintf(stderr,
                        "gnomon-viewer: --hide-lanes: '%s' is not a group of lanes (library, gpu, plots, "
-                       "memory, locks)\n",
+                       "memory, locks, cpus)\n",
                        name.c_str());
           return 1;
         }

@@ -82,6 +82,11 @@ uint32_t ZoneColor(const server::SourceLocation& location, uint32_t id) {
   return FromHsv(float(hash % 360) / 360.0f, 0.45f, 0.80f);
 }
 
+uint32_t ThreadColor(const LaneKey& lane) {
+  const uint32_t hash = (lane.id ^ (uint32_t(lane.kind) << 24)) * 2654435761u;
+  return FromHsv(float((hash >> 8) % 360) / 360.0f, 0.50f, 0.82f);
+}
+
 uint32_t DurationColor(int64_t duration_ns, int64_t target_ns) {
   // 0 at 1 us or less, 1 at the target or more, on a log scale; blue (hue 240) to red (0).
   constexpr double kShortNs = 1000;
@@ -93,10 +98,8 @@ uint32_t DurationColor(int64_t duration_ns, int64_t target_ns) {
 uint32_t Timeline::ColorOf(const server::SourceLocation& location, uint32_t location_id, const LaneKey& lane,
                            const Span& span) const {
   switch (coloring_) {
-    case ZoneColoring::kThread: {
-      const uint32_t hash = (lane.id ^ (uint32_t(lane.kind) << 24)) * 2654435761u;
-      return FromHsv(float((hash >> 8) % 360) / 360.0f, 0.50f, 0.82f);
-    }
+    case ZoneColoring::kThread:
+      return ThreadColor(lane);
     case ZoneColoring::kDuration:
       return DurationColor(span.end_ns - span.begin_ns, frame_target_.ns);
     case ZoneColoring::kLocation:
@@ -265,6 +268,8 @@ std::string Timeline::Name(const TraceModel& model, const LaneKey& key) {
       auto it = model.locks.find(key.id);
       return "Lock: " + (it == model.locks.end() ? std::to_string(key.id) : it->second.name);
     }
+    case LaneKind::kCpu:
+      return "CPU " + std::to_string(key.id);
     case LaneKind::kCounter: {
       auto set = model.counter_sets.find(CounterLaneSet(key.id));
       if (set == model.counter_sets.end()) return "counter";
@@ -429,6 +434,9 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
       case LaneKind::kLock:
         BuildLockItems(model, view, lane, lane_index, out);
         break;
+      case LaneKind::kCpu:
+        BuildCpuItems(model, view, lane, lane_index, out);
+        break;
       case LaneKind::kPlot:
       case LaneKind::kMemory: {
         const auto* curve = CurvePoints(model, lane.key);
@@ -561,6 +569,9 @@ std::optional<Hit> Timeline::HitTest(const TraceModel& model, const TimelineView
         }
         return std::nullopt;
       }
+      case LaneKind::kCpu:
+        if (auto run = CpuRunAt(lane.key.id, t, slack)) return Hit{lane.key, DrawItem::Kind::kRunning, *run};
+        return std::nullopt;
       case LaneKind::kPlot:
       case LaneKind::kMemory:
         return std::nullopt;

@@ -200,6 +200,9 @@ void Timeline::Layout(const TraceModel& model, const std::map<LaneKey, LaneState
           metrics_.row_height);
     }
   }
+  if ((hidden_groups_ & kCpuLanes) == 0) {
+    for (const auto& [cpu, runs] : cpus_) add({LaneKind::kCpu, cpu}, 1, metrics_.row_height);
+  }
   for (const auto& [set_id, set] : model.counter_sets) {
     if (!gpu || !model.gpu_contexts.contains(set.context_id)) continue;
     for (const server::CounterInfo& counter : set.counters) {

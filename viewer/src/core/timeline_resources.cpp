@@ -6,6 +6,7 @@
 // unlike zones they cannot be indexed as they come.
 #include <algorithm>
 #include <chrono>
+#include <map>
 
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/memory_statistics.h"
@@ -112,12 +113,25 @@ void Timeline::SyncResources(const server::TraceModel& model, bool force) {
   if (switches != 0 && (switches != switches_seen_ || model.last_tick != running_last_tick_) &&
       (due || switches < kThrottledEvents)) {
     running_.clear();
+    cpus_.clear();
+    std::map<uint32_t, std::vector<std::pair<Span, uint32_t>>> by_cpu;
     for (const auto& [tid, thread] : server::ComputeThreadRunning(model)) {
       Running& r = running_[tid];
       for (const server::RunSpan& span : thread.spans) {
-        r.spans.push_back({model.clock.TickToNs(span.begin_tick) - origin_ns_,
-                           model.clock.TickToNs(span.end_tick) - origin_ns_});
+        const Span s{model.clock.TickToNs(span.begin_tick) - origin_ns_,
+                     model.clock.TickToNs(span.end_tick) - origin_ns_};
+        r.spans.push_back(s);
         r.cpus.push_back(span.cpu);
+        by_cpu[span.cpu].emplace_back(s, tid);
+      }
+    }
+    for (auto& [cpu, runs] : by_cpu) {
+      std::sort(runs.begin(), runs.end(),
+                [](const auto& a, const auto& b) { return a.first.begin_ns < b.first.begin_ns; });
+      CpuRuns& lane = cpus_[cpu];
+      for (const auto& [span, tid] : runs) {
+        lane.spans.push_back(span);
+        lane.threads.push_back(tid);
       }
     }
     switches_seen_ = switches;
@@ -153,6 +167,55 @@ void Timeline::BuildRunningItems(const TimelineView& view, const Lane& lane, uin
     out.push_back({DrawItem::Kind::kRunning, x0, y0, x1, y1, 0xFF50C050u, lane_index,
                    uint32_t(first - spans.begin()), uint32_t(it - first + 1), nullptr});
   }
+}
+
+void Timeline::BuildCpuItems(const server::TraceModel& model, const TimelineView& view, const Lane& lane,
+                             uint32_t lane_index, std::vector<DrawItem>& out) const {
+  const CpuRuns* runs = CpuRunning(lane.key.id);
+  if (runs == nullptr) return;
+  // Each thread's colour (as ZoneColoring::kThread gives its zones) and name, once.
+  std::map<uint32_t, std::pair<uint32_t, const std::string*>> looks;  // by OS thread id
+  auto look = [&](uint32_t tid) {
+    auto [it, added] = looks.try_emplace(tid, 0xFF808080u, nullptr);
+    if (added) {
+      for (const server::ThreadTimeline& t : model.threads) {
+        if (t.os_thread_id == tid) it->second = {ThreadColor({LaneKind::kThread, t.id}), &t.name};
+      }
+    }
+    return it->second;
+  };
+  const std::vector<Span>& spans = runs->spans;
+  auto it = std::lower_bound(spans.begin(), spans.end(), view.begin_ns(),
+                             [](const Span& s, int64_t t) { return s.end_ns < t; });
+  // Spans of a CPU do not overlap; a span under a pixel wide joins the next ones that
+  // share its pixel, drawn as one (grey when they are of several threads).
+  auto narrow = [&](const Span& s) { return view.NsToX(s.end_ns) - view.NsToX(s.begin_ns) < 1.0; };
+  for (; it != spans.end() && it->begin_ns <= view.end_ns(); ++it) {
+    const auto first = it;
+    const float x0 = float(view.NsToX(it->begin_ns));
+    float x1 = float(std::max(view.NsToX(it->end_ns), view.NsToX(it->begin_ns) + 1.0));
+    bool one_thread = true;
+    while (std::next(it) != spans.end() && float(view.NsToX(std::next(it)->begin_ns)) < x1 + 1.0f &&
+           (narrow(*it) || narrow(*std::next(it)))) {
+      ++it;
+      x1 = std::max(x1, float(view.NsToX(it->end_ns)));
+      one_thread &= runs->threads[size_t(it - spans.begin())] == runs->threads[size_t(first - spans.begin())];
+    }
+    const auto [color, name] = look(runs->threads[size_t(first - spans.begin())]);
+    const bool single = first == it;
+    out.push_back({DrawItem::Kind::kRunning, x0, lane.y, x1, lane.y + lane.height - 1,
+                   one_thread ? color : 0xFF808080u, lane_index, uint32_t(first - spans.begin()),
+                   uint32_t(it - first + 1), single && name != nullptr && !name->empty() ? name : nullptr});
+  }
+}
+
+std::optional<uint32_t> Timeline::CpuRunAt(uint32_t cpu, int64_t ns, int64_t slack) const {
+  const CpuRuns* runs = CpuRunning(cpu);
+  if (runs == nullptr) return std::nullopt;
+  auto it = std::lower_bound(runs->spans.begin(), runs->spans.end(), ns - slack,
+                             [](const Span& s, int64_t t) { return s.end_ns < t; });
+  if (it == runs->spans.end() || it->begin_ns > ns + slack) return std::nullopt;
+  return uint32_t(it - runs->spans.begin());
 }
 
 std::optional<uint32_t> Timeline::RunningAt(uint32_t os_thread_id, int64_t ns, int64_t slack) const {

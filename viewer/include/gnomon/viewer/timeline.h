@@ -23,7 +23,7 @@
 
 namespace gnomon::viewer {
 
-enum class LaneKind : uint8_t { kFrames, kGpu, kThread, kPlot, kCounter, kMemory, kLock };
+enum class LaneKind : uint8_t { kFrames, kGpu, kThread, kPlot, kCounter, kMemory, kLock, kCpu };
 
 struct LaneKey {
   LaneKind kind;
@@ -53,8 +53,9 @@ enum LaneGroup : uint32_t {
   kPlotLanes = 4,
   kMemoryLanes = 8,
   kLockLanes = 16,
+  kCpuLanes = 32,  // a lane per CPU core, from the context switches
 };
-constexpr uint32_t kAllLaneGroups = 31;
+constexpr uint32_t kAllLaneGroups = 63;
 // The groups' names, as the command line and the settings write them, and as menus say.
 struct LaneGroupName {
   const char* name;
@@ -65,7 +66,8 @@ inline constexpr LaneGroupName kLaneGroupNames[] = {{"library", kLibraryLanes, "
                                                     {"gpu", kGpuLanes, "GPU lanes"},
                                                     {"plots", kPlotLanes, "Plots"},
                                                     {"memory", kMemoryLanes, "Memory"},
-                                                    {"locks", kLockLanes, "Locks"}};
+                                                    {"locks", kLockLanes, "Locks"},
+                                                    {"cpus", kCpuLanes, "CPU cores"}};
 
 // What a zone's colour tells: its source location (the location's own colour, or one
 // made from it), its thread (or GPU context), or its duration (blue for 1 us or less,
@@ -215,6 +217,19 @@ class Timeline {
     auto it = running_.find(os_thread_id);
     return it == running_.end() ? nullptr : &it->second;
   }
+  // What ran on a CPU core, from the context switches: the program's threads' spans
+  // there, in order, and each one's OS thread id; nullptr for a core none ran on.
+  struct CpuRuns {
+    std::vector<Span> spans;
+    std::vector<uint32_t> threads;
+  };
+  const CpuRuns* CpuRunning(uint32_t cpu) const {
+    auto it = cpus_.find(cpu);
+    return it == cpus_.end() ? nullptr : &it->second;
+  }
+  size_t cpu_count() const { return cpus_.size(); }
+  // The span of a CPU's lane at `ns` (within `slack`), or nullopt.
+  std::optional<uint32_t> CpuRunAt(uint32_t cpu, int64_t ns, int64_t slack) const;
 
   // A GPU zone's span on the trace timeline (relative ns), cached per context.
   Span GpuSpan(uint32_t context_id, uint32_t zone_index) const;
@@ -304,11 +319,14 @@ class Timeline {
   // The lane of model.threads[i], by the same index.
   const ThreadLane* FindThreadLane(const server::TraceModel& model, uint32_t thread_id) const;
 
-  std::vector<ThreadLane> threads_;              // by index in model.threads
-  std::map<uint32_t, GpuLane> gpus_;             // by context id
-  std::map<uint32_t, MemoryLane> memory_;        // by pool id
-  std::map<uint32_t, LockLane> locks_;           // by lock id
-  std::map<uint32_t, Running> running_;          // by OS thread id
+  std::vector<ThreadLane> threads_;        // by index in model.threads
+  std::map<uint32_t, GpuLane> gpus_;       // by context id
+  std::map<uint32_t, MemoryLane> memory_;  // by pool id
+  std::map<uint32_t, LockLane> locks_;     // by lock id
+  std::map<uint32_t, Running> running_;    // by OS thread id
+  std::map<uint32_t, CpuRuns> cpus_;       // by CPU
+  void BuildCpuItems(const server::TraceModel& model, const TimelineView& view, const Lane& lane,
+                     uint32_t lane_index, std::vector<DrawItem>& out) const;
   std::map<uint32_t, FrameStrip> frame_strips_;  // by frame series
   FrameTarget frame_target_;
   uint32_t hidden_groups_ = kLibraryLanes;
@@ -332,6 +350,8 @@ class Timeline {
 
 // A stable, readable colour for a source location (0xAABBGGRR), or its own colour.
 uint32_t ZoneColor(const server::SourceLocation& location, uint32_t id);
+// The colour of a lane's zones by ZoneColoring::kThread (a thread's, a GPU context's).
+uint32_t ThreadColor(const LaneKey& lane);
 // A zone's colour by its duration against `target_ns` (ZoneColoring::kDuration).
 uint32_t DurationColor(int64_t duration_ns, int64_t target_ns);
 
