@@ -226,7 +226,8 @@ std::unordered_map<uint32_t, ThreadRunning> ComputeThreadRunning(const TraceMode
   std::unordered_map<uint32_t, std::vector<ContextSwitch>> by_cpu;
   model.context_switches.ForEach([&](const ContextSwitch& s) { by_cpu[s.cpu].push_back(s); });
   std::unordered_map<uint32_t, ThreadRunning> running;
-  for (auto& [cpu, switches] : by_cpu) {
+  for (auto& [core, switches] : by_cpu) {
+    const uint32_t cpu = core;  // a lambda below captures it
     std::stable_sort(switches.begin(), switches.end(),
                      [](const ContextSwitch& a, const ContextSwitch& b) { return a.tick < b.tick; });
     std::optional<std::pair<uint32_t, uint64_t>> on;  // the thread running here, since when
