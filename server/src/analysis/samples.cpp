@@ -230,28 +230,34 @@ std::unordered_map<uint32_t, ThreadRunning> ComputeThreadRunning(const TraceMode
     const uint32_t cpu = core;  // a lambda below captures it
     std::stable_sort(switches.begin(), switches.end(),
                      [](const ContextSwitch& a, const ContextSwitch& b) { return a.tick < b.tick; });
-    std::optional<std::pair<uint32_t, uint64_t>> on;  // the thread running here, since when
+    bool on = false;  // a thread runs here: on_tid, since on_since
+    uint32_t on_tid = 0;
+    uint64_t on_since = 0;
     uint64_t previous = std::min(model.first_tick, switches.front().tick);  // the last switch's tick
     auto run = [&](uint32_t tid, uint64_t begin, uint64_t end) {
       if (begin < end) running[tid].spans.push_back({.begin_tick = begin, .end_tick = end, .cpu = cpu});
     };
     for (const ContextSwitch& s : switches) {
       if (s.kind == uint8_t(protocol::ContextSwitchKind::kIn)) {
-        if (on && on->first != s.os_thread_id) run(on->first, on->second, s.tick);  // its out is missing
-        if (!on || on->first != s.os_thread_id) on = std::make_pair(s.os_thread_id, s.tick);
+        if (on && on_tid != s.os_thread_id) run(on_tid, on_since, s.tick);  // its out is missing
+        if (!on || on_tid != s.os_thread_id) {
+          on = true;
+          on_tid = s.os_thread_id;
+          on_since = s.tick;
+        }
       } else if (s.kind == uint8_t(protocol::ContextSwitchKind::kOut)) {
         ++running[s.os_thread_id].switches_out;
-        if (on && on->first == s.os_thread_id) {
-          run(s.os_thread_id, on->second, s.tick);
+        if (on && on_tid == s.os_thread_id) {
+          run(s.os_thread_id, on_since, s.tick);
         } else {
-          if (on) run(on->first, on->second, previous);  // another's out is missing
+          if (on) run(on_tid, on_since, previous);  // another's out is missing
           run(s.os_thread_id, previous, s.tick);
         }
-        on.reset();
+        on = false;
       }
       previous = s.tick;
     }
-    if (on && on->second < model.last_tick) run(on->first, on->second, model.last_tick);
+    if (on && on_since < model.last_tick) run(on_tid, on_since, model.last_tick);
   }
   for (auto& [tid, thread] : running) {
     std::sort(thread.spans.begin(), thread.spans.end(),
