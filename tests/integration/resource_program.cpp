@@ -14,6 +14,7 @@
 //   gnomon-test-resources hot-lines  3/4 of a second of CPU on one line, 1/4 on the next
 //   gnomon-test-resources allocation-paths  allocations along two known call paths
 //   gnomon-test-resources busy-threads  three threads each burning 0.3 s of CPU
+//   gnomon-test-resources clock-loop  0.5 s of CPU reading the clock, mostly in the vDSO
 //
 // Each waits for a server before it records, and at exit for the capture to drain
 // (run it with GNOMON_WAIT_FOR_SERVER_MS).
@@ -281,6 +282,29 @@ int HotLines() {
   return 0;
 }
 
+// Reads the clock in a loop for `cpu_seconds` of CPU: most of the time is spent in the
+// vDSO's clock_gettime, reached through the C library's wrapper; neither keeps a frame
+// pointer, nor does this function.
+[[gnu::noinline]] uint64_t ReadClockInLoop(double cpu_seconds) {
+  timespec start{}, now{}, t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
+  uint64_t sum = 0;
+  do {
+    for (int i = 0; i < 20'000; ++i) {
+      clock_gettime(CLOCK_MONOTONIC, &t);
+      sum += uint64_t(t.tv_nsec);
+    }
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  } while (double(now.tv_sec - start.tv_sec) + 1e-9 * double(now.tv_nsec - start.tv_nsec) < cpu_seconds);
+  return sum;
+}
+
+int ClockLoop() {
+  const uint64_t x = ReadClockInLoop(0.5);
+  std::printf("clock loop done %llu\n", static_cast<unsigned long long>(x & 1));
+  return 0;
+}
+
 int Samples() {
   std::thread sleeper([] {
     gnomon::SetThreadName("sleeper");
@@ -309,7 +333,9 @@ int main(int argc, char** argv) {
   if (mode == "hot-lines") return HotLines();
   if (mode == "allocation-paths") return AllocationPaths();
   if (mode == "busy-threads") return BusyThreads();
+  if (mode == "clock-loop") return ClockLoop();
   std::fprintf(stderr,
-               "usage: gnomon-test-resources memory|locks|stacks|samples|hot-lines|allocation-paths\n");
+               "usage: gnomon-test-resources memory|locks|stacks|samples|hot-lines|allocation-paths|"
+               "busy-threads|clock-loop\n");
   return 1;
 }

@@ -380,6 +380,56 @@ TEST_CASE(
   CHECK(none.str().find("no sample is in a file named nothing.cpp") != std::string::npos);
 }
 
+TEST_CASE("a sample in the vDSO keeps its callers: a loop reading the clock is found under its function") {
+  if (!KernelAllowsPerfEvents()) {
+    MESSAGE("perf events are refused on this machine: no samples to unwind");
+    return;
+  }
+  auto capture = CaptureProgram({GNOMON_TEST_RESOURCES, "clock-loop"}, {{"GNOMON_SAMPLING_HZ", "1000"}}, 0);
+  REQUIRE_MESSAGE(capture.exit_code == 0, capture.log);
+  const TraceModel& m = capture.model();
+  uint32_t main_thread = 0;
+  for (const auto& t : m.threads) {
+    if (t.name == "main") main_thread = t.os_thread_id;
+  }
+  REQUIRE(main_thread != 0);
+  gnomon::server::Symbolizer symbolizer;
+  symbolizer.Update(m.modules);
+  // Neither the vDSO, nor the C library's wrapper, nor the loop's function keeps a frame
+  // pointer: the kernel's walk alone loses the loop's function (and main) under them.
+  size_t in_clock = 0, under_loop = 0, under_main = 0, loop_twice = 0;
+  std::string example;
+  for (size_t s = 0; s < m.samples.size(); ++s) {
+    const auto& sample = m.samples[s];
+    if (sample.os_thread_id != main_thread) continue;
+    const auto frames = m.callstacks.Frames(sample.callstack);
+    if (frames.empty()) continue;
+    const auto& leaf = symbolizer.Resolve(frames[0], false);
+    if (leaf.function.find("clock_gettime") == std::string::npos &&
+        leaf.function.find("vdso") == std::string::npos)
+      continue;
+    ++in_clock;
+    size_t loops = 0;
+    bool main_found = false;
+    std::string stack;
+    for (size_t i = 1; i < frames.size(); ++i) {
+      const auto& frame = symbolizer.Resolve(frames[i], true);
+      loops += frame.function.find("ReadClockInLoop") != std::string::npos;
+      main_found |= frame.function == "main";
+      stack += " < " + frame.function;
+    }
+    under_loop += loops > 0;
+    loop_twice += loops > 1;
+    under_main += main_found;
+    if (loops == 0 && example.empty()) example = leaf.function + stack;
+  }
+  // Half a second of CPU at 1 kHz, most of it in the clock.
+  CHECK(in_clock >= 100);
+  CHECK_MESSAGE(double(under_loop) >= 0.95 * double(in_clock), under_loop, " of ", in_clock, "; ", example);
+  CHECK(double(under_main) >= 0.95 * double(in_clock));
+  CHECK(loop_twice == 0);  // the kernel's walk and the unwinder's, spliced without repeats
+}
+
 TEST_CASE("memory trees: bytes, counts and what is still alive, exact for each known call path") {
   auto capture =
       CaptureProgram({GNOMON_TEST_RESOURCES, "allocation-paths"}, {{"GNOMON_CALLSTACK_DEPTH", "8"}}, 0);

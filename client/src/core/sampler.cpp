@@ -21,6 +21,7 @@
 #include "inside_library.h"
 #include "profiler.h"
 #include "registry.h"
+#include "unwinder.h"
 
 namespace gnomon::client {
 namespace {
@@ -30,6 +31,22 @@ constexpr size_t kMaxThreadsAtStart = 256;  // threads opened one by one; later 
 constexpr auto kDrainPeriod = std::chrono::milliseconds(5);
 // PERF_CONTEXT_MAX (-4095) and above mark where kernel, user and guest frames begin.
 constexpr uint64_t kFirstContextMarker = ~uint64_t(0) - 4094;
+
+// The top of the stack each sample copies, for the unwinder: 8 KiB at up to 1.6 kHz, less
+// above, so that what a CPU samples between two drains fills at most half its ring.
+uint32_t StackCopyBytes(uint32_t sampling_hz, size_t page) {
+  const uint64_t per_drain = uint64_t(sampling_hz) * uint64_t(kDrainPeriod.count()) / 1000 + 1;
+  const uint64_t room = kRingPages * page / 2 / per_drain;
+  return uint32_t(std::clamp<uint64_t>(room, 512, 8192) & ~uint64_t(7));
+}
+
+// Copies `n` bytes at `offset` out of a ring of `size` bytes, across its end if need be.
+void CopyOut(const uint8_t* ring, size_t size, uint64_t offset, size_t n, uint8_t* out) {
+  const size_t at = size_t(offset % size);
+  const size_t first = std::min(n, size - at);
+  std::memcpy(out, ring + at, first);
+  std::memcpy(out + first, ring, n - first);
+}
 
 long PerfEventOpen(perf_event_attr* attr, pid_t tid, int cpu, int group) {
   return syscall(SYS_perf_event_open, attr, tid, cpu, group, PERF_FLAG_FD_CLOEXEC);
@@ -92,6 +109,14 @@ bool Sampler::Start(uint32_t sampling_hz, bool context_switches) {
     attr.sample_freq = sampling_hz;
   }
   attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  if (sampling_ && StackUnwinder::RegisterMask() != 0) {
+    // The registers and the top of the stack, for the unwinder to find the callers the
+    // kernel's frame-pointer walk loses.
+    attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+    attr.sample_regs_user = StackUnwinder::RegisterMask();
+    attr.sample_stack_user = StackCopyBytes(sampling_hz, page);
+  }
   attr.exclude_kernel = 1;
   attr.exclude_hv = 1;
   attr.exclude_callchain_kernel = 1;
@@ -103,7 +128,18 @@ bool Sampler::Start(uint32_t sampling_hz, bool context_switches) {
   attr.wakeup_events = 1;
   const long cpus = std::max(1L, sysconf(_SC_NPROCESSORS_CONF));
   const std::vector<pid_t> threads = Threads();
-  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  if (attr.sample_stack_user != 0) {
+    // A kernel that cannot copy registers and stacks still samples the kernel's walk.
+    const long probe = PerfEventOpen(&attr, 0, -1, -1);
+    if (probe >= 0) {
+      close(int(probe));
+    } else if (errno == EINVAL || errno == EOPNOTSUPP) {
+      attr.sample_type &= ~uint64_t(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
+      attr.sample_regs_user = 0;
+      attr.sample_stack_user = 0;
+    }
+  }
+  with_stacks_ = (attr.sample_type & PERF_SAMPLE_STACK_USER) != 0;
   // An event per CPU and thread: the descriptors are bounded by a share of the limit.
   rlimit files{};
   getrlimit(RLIMIT_NOFILE, &files);
@@ -203,9 +239,9 @@ size_t Sampler::Drain(Ring& ring) {
   alignas(8) uint8_t record[64 * 1024];
   while (tail + sizeof(perf_event_header) <= head) {
     perf_event_header h;
-    for (size_t i = 0; i < sizeof(h); ++i) reinterpret_cast<uint8_t*>(&h)[i] = data[(tail + i) % size];
+    CopyOut(data, size, tail, sizeof(h), reinterpret_cast<uint8_t*>(&h));
     if (h.size < sizeof(h) || tail + h.size > head) break;  // h.size fits `record` (16 bits)
-    for (size_t i = 0; i < h.size; ++i) record[i] = data[(tail + i) % size];
+    CopyOut(data, size, tail, h.size, record);
     tail += h.size;
     ++records;
     const uint8_t* p = record + sizeof(h);
@@ -222,16 +258,31 @@ size_t Sampler::Drain(Ring& ring) {
     };
     if (h.type == PERF_RECORD_SAMPLE && end - p >= 24) {
       // pid, tid, time, then the call chain: its length and the addresses.
+      const size_t bytes = size_t(end - p);
       const uint32_t tid = u32(4);
       const uint64_t ticks = registry_.HostNsToTicks(true, int64_t(u64(8)));
       const uint64_t count = u64(16);
       uint64_t frames[128];
       size_t depth = 0;
-      for (uint64_t i = 0; i < count && 24 + 8 * (i + 1) <= size_t(end - p) && depth < std::size(frames);
-           ++i) {
+      for (uint64_t i = 0; i < count && 24 + 8 * (i + 1) <= bytes && depth < std::size(frames); ++i) {
         const uint64_t address = u64(24 + 8 * i);
         if (address >= kFirstContextMarker) continue;  // the markers between kernel and user
         frames[depth++] = address;
+      }
+      // Then the registers (their ABI, 0 when there are none) and the stack's copy (its
+      // size, the bytes, and how many of them the kernel filled).
+      size_t at = 24 + 8 * size_t(std::min<uint64_t>(count, bytes / 8));
+      if (with_stacks_ && at + 8 <= bytes && u64(at) != PERF_SAMPLE_REGS_ABI_NONE &&
+          at + 8 + 8 * kSampledRegisters + 8 <= bytes) {
+        uint64_t registers[kSampledRegisters];
+        std::memcpy(registers, p + at + 8, sizeof(registers));
+        at += 8 + sizeof(registers);
+        const uint64_t copied = u64(at);
+        if (copied > 0 && copied <= bytes && at + 16 + copied <= bytes) {
+          const uint64_t filled = std::min(u64(at + 8 + copied), copied);
+          depth =
+              unwinder_.Complete(registers, {p + at + 8, size_t(filled)}, frames, depth, std::size(frames));
+        }
       }
       Record(protocol::Sample{.os_thread_id = tid, .tick = ticks},
              {.frames = {reinterpret_cast<const uint8_t*>(frames), depth}});

@@ -5,10 +5,10 @@
 // the threads those create later, all of a CPU writing into one ring buffer; so a
 // normal user (kernel.perf_event_paranoid up to 2) samples its own program, user
 // space only. A reader thread of the library's own drains the rings every few
-// milliseconds and records each sample (the sampled address and the user-space call
-// chain the kernel walked: callers show where the program keeps frame pointers) and
-// each switch as events. Where the kernel refuses, the program says why once, in the
-// trace and on stderr, and carries on without them.
+// milliseconds and records each sample (the sampled address and its callers: the
+// kernel's frame-pointer walk, completed by the unwind tables over a copy of the top of
+// the stack, core/unwinder.h) and each switch as events. Where the kernel refuses, the program says why once,
+// in the trace and on stderr, and carries on without them.
 #pragma once
 
 #include <atomic>
@@ -16,6 +16,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "unwinder.h"
 
 namespace gnomon::client {
 
@@ -49,6 +51,8 @@ class Sampler {
   std::thread reader_;
   std::atomic<bool> stop_{false};
   bool sampling_ = false;
+  bool with_stacks_ = false;  // samples carry registers and a copy of the stack
+  StackUnwinder unwinder_;    // on the reader's thread
 };
 
 }  // namespace gnomon::client

@@ -2,14 +2,19 @@
 
 #include <cxxabi.h>
 #include <dwarf.h>
+#include <elf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace gnomon::server {
 namespace {
@@ -78,6 +83,29 @@ void CallSiteOfInlined(Dwarf_Die* unit, Dwarf_Addr pc, SymbolizedFrame& frame) {
   std::free(scopes);
 }
 
+// The vDSO is no file: a trace names it as the dynamic linker does. This machine's own
+// vDSO, copied into a memory file, stands for it (and is used only where the build
+// ids agree: the same kernel). -1 when there is none.
+int OwnVdsoFile() {
+  const auto* image = reinterpret_cast<const unsigned char*>(getauxval(AT_SYSINFO_EHDR));
+  if (image == nullptr || std::memcmp(image, ELFMAG, SELFMAG) != 0 || image[EI_CLASS] != ELFCLASS64)
+    return -1;
+  Elf64_Ehdr header;
+  std::memcpy(&header, image, sizeof(header));
+  // Its section headers come last: where they end, the image ends.
+  const size_t size = size_t(header.e_shoff) + size_t(header.e_shnum) * header.e_shentsize;
+  if (header.e_shoff == 0 || size > (size_t(1) << 20)) return -1;
+  const int fd = memfd_create("gnomon-vdso", MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  if (write(fd, image, size) != ssize_t(size)) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+bool IsVdso(const std::string& path) { return path == "linux-vdso.so.1" || path == "[vdso]"; }
+
 }  // namespace
 
 Symbolizer::Symbolizer() : dwfl_(dwfl_begin(&kCallbacks)) {}
@@ -112,10 +140,14 @@ Dwfl_Module* Symbolizer::Report(Loaded& loaded) {
   loaded.tried = true;
   // Only a regular file: a trace names paths, and a FIFO or a device is not opened.
   struct stat info {};
-  if (dwfl_ == nullptr || stat(loaded.module.path.c_str(), &info) != 0 || !S_ISREG(info.st_mode))
+  const int fd = IsVdso(loaded.module.path) ? OwnVdsoFile() : -1;
+  if (dwfl_ == nullptr ||
+      (fd < 0 && (stat(loaded.module.path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)))) {
+    if (fd >= 0) close(fd);
     return nullptr;
+  }
   dwfl_report_begin_add(dwfl_);
-  Dwfl_Module* module = dwfl_report_elf(dwfl_, loaded.name.c_str(), loaded.module.path.c_str(), -1,
+  Dwfl_Module* module = dwfl_report_elf(dwfl_, loaded.name.c_str(), loaded.module.path.c_str(), fd,
                                         loaded.module.load_bias, false);
   dwfl_report_end(dwfl_, nullptr, nullptr);
   if (module == nullptr) return nullptr;
