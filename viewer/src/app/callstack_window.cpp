@@ -60,7 +60,7 @@ void CallstackWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     ImGui::TableSetupColumn("Module");
     ImGui::TableHeadersRow();
     for (size_t i = 0; i < frames.size(); ++i) {
-      const server::SymbolizedFrame& frame = ws.Frame(model, frames[i], true);
+      const server::SymbolizedFrame& frame = ws.Frame(model, frames[i], i > 0 || !ws.callstack->sampled);
       if (i == 0) first_function = frame.function;
       ImGui::TableNextRow();
       ImGui::TableNextColumn();

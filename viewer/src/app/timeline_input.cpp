@@ -167,6 +167,16 @@ void TimelineWindow::HandleInput(const server::TraceModel& model, Workspace& ws,
           ws.selected =
               Selection{{LaneKind::kGpu, set->second.context_id}, DrawItem::Kind::kGpuZone, hovered_->index};
         }
+      } else if (hovered_ && hovered_->kind == DrawItem::Kind::kSample) {
+        // A sample's tick shows its stack.
+        const auto& thread = model.threads[model.thread_index.at(hovered_->lane.id)];
+        const Timeline::SampleTicks* ticks = ws.timeline.ThreadSamples(thread.os_thread_id);
+        if (ticks != nullptr && hovered_->index < ticks->samples.size()) {
+          const server::Sample& sample = model.samples[ticks->samples[hovered_->index]];
+          ws.callstack = Workspace::ShownCallstack{
+              sample.callstack, "sample of " + Timeline::Name(model, hovered_->lane), true};
+          ws.show_callstack = true;
+        }
       } else if (hovered_ && hovered_->kind != DrawItem::Kind::kRunning) {
         ws.selected = Selection{hovered_->lane, hovered_->kind, hovered_->index};
       }

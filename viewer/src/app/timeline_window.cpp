@@ -145,8 +145,8 @@ void TimelineWindow::DrawItems(ImDrawList* draw, const server::TraceModel& model
       default: {
         draw->AddRectFilled(a, b, item.color);
         if (item.kind == DrawItem::Kind::kGpuZone) draw->AddRect(a, b, IM_COL32(255, 255, 255, 90));
-        const bool is_selected = selected != nullptr && selected->index == item.index &&
-                                 item.lane < timeline.lanes().size() &&
+        const bool is_selected = selected != nullptr && item.kind != DrawItem::Kind::kSample &&
+                                 selected->index == item.index && item.lane < timeline.lanes().size() &&
                                  selected->lane == timeline.lanes()[item.lane].key;
         if (is_selected) draw->AddRect(a, b, IM_COL32(255, 255, 255, 255), 0, 0, 2.0f);
         if (item.label != nullptr && b.x - a.x > 24) {
@@ -465,6 +465,23 @@ void TimelineWindow::Tooltip(const server::TraceModel& model, const Workspace& w
             server::FormatDuration(double(running->spans[hit.index + 1].begin_ns - span.end_ns)).c_str());
       }
       ImGui::TextDisabled("from the kernel's context switches (GNOMON_CONTEXT_SWITCHES)");
+    }
+  } else if (hit.kind == DrawItem::Kind::kSample) {
+    const auto& thread = model.threads[model.thread_index.at(hit.lane.id)];
+    const Timeline::SampleTicks* ticks = ws.timeline.ThreadSamples(thread.os_thread_id);
+    if (ticks != nullptr && hit.index < ticks->samples.size()) {
+      const server::Sample& sample = model.samples[ticks->samples[hit.index]];
+      ImGui::Text("a sample of %s", Timeline::Name(model, hit.lane).c_str());
+      // The innermost frames; the Call stack window has them all.
+      const auto frames = model.callstacks.Frames(sample.callstack);
+      constexpr size_t kShown = 8;
+      ws.symbolizer->Update(model.modules);
+      for (size_t i = 0; i < std::min(frames.size(), kShown); ++i) {
+        const server::SymbolizedFrame& frame = ws.symbolizer->Resolve(frames[i], i > 0);
+        ImGui::TextUnformatted((std::string(i == 0 ? "in " : "   ") + frame.function).c_str());
+      }
+      if (frames.size() > kShown) ImGui::TextDisabled("   ... %zu more", frames.size() - kShown);
+      ImGui::TextDisabled("click: the whole stack in the Call stack window");
     }
   } else if (hit.kind == DrawItem::Kind::kZone) {
     const auto& thread = model.threads[model.thread_index.at(hit.lane.id)];

@@ -262,7 +262,7 @@ void WriteLayout(const std::string& path, gnomon::viewer::App& app) {
     const auto& item = app.items()[i];
     out << (i == 0 ? "" : ",") << "{\"kind\":" << int(item.kind) << ",\"x0\":" << o.x + item.x0
         << ",\"y0\":" << o.y + item.y0 << ",\"x1\":" << o.x + item.x1 << ",\"y1\":" << o.y + item.y1
-        << ",\"color\":" << item.color
+        << ",\"color\":" << item.color << ",\"count\":" << item.count
         << ",\"label\":" << gnomon::server::JsonQuote(i < labels.size() ? labels[i] : "") << "}";
   }
   auto rect = [&out](const gnomon::viewer::App::ScreenRect& r) {

@@ -116,11 +116,13 @@ struct Workspace {
   std::optional<FindRequest> find_request;
 
   // The call stack the Call stack window shows (TraceModel::callstacks), and of what:
-  // the zone selected, an allocation picked in the Memory window. A window that sets it
-  // also sets show_callstack, to open the Call stack window.
+  // the zone selected, an allocation picked in the Memory window, a sample clicked on
+  // the timeline. A window that sets it also sets show_callstack, to open the Call stack
+  // window.
   struct ShownCallstack {
     uint32_t id = 0;
     std::string of;
+    bool sampled = false;  // a sample's: its first frame is where the thread was, not a return address
   };
   std::optional<ShownCallstack> callstack;
   bool show_callstack = false;

@@ -409,6 +409,7 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
                                       &model.ZoneName(thread, i)};
                   });
         BuildRunningItems(view, lane, lane_index, thread.os_thread_id, out);
+        BuildSampleItems(view, lane, lane_index, thread.os_thread_id, out);
         break;
       }
       case LaneKind::kGpu: {
@@ -500,14 +501,18 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
 std::optional<Hit> Timeline::HitTest(const TraceModel& model, const TimelineView& view, float x,
                                      float y) const {
   for (const Lane& lane : lanes_) {
-    // A thread's running strip, at the bottom of its title bar.
-    if (lane.key.kind == LaneKind::kThread && y < lane.y && y >= lane.y - 1 - metrics_.running_strip_height) {
+    // A thread's sample ticks and running strip, at the bottom of its title bar.
+    const float strip = std::max(metrics_.running_strip_height, metrics_.sample_tick_height);
+    if (lane.key.kind == LaneKind::kThread && y < lane.y && y >= lane.y - 1 - strip) {
       auto thread = model.thread_index.find(lane.key.id);
       if (thread == model.thread_index.end()) continue;
-      if (auto span = RunningAt(model.threads[thread->second].os_thread_id, view.XToNs(x),
-                                int64_t(view.ns_per_px() * 2))) {
+      const uint32_t tid = model.threads[thread->second].os_thread_id;
+      const int64_t slack = int64_t(view.ns_per_px() * 2);
+      if (auto sample = SampleAt(tid, view.XToNs(x), slack))
+        return Hit{lane.key, DrawItem::Kind::kSample, *sample};
+      if (y < lane.y - 1 - metrics_.running_strip_height) return std::nullopt;
+      if (auto span = RunningAt(tid, view.XToNs(x), slack))
         return Hit{lane.key, DrawItem::Kind::kRunning, *span};
-      }
       return std::nullopt;
     }
     if (y < lane.y || y >= lane.y + lane.height) continue;

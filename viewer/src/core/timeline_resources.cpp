@@ -6,7 +6,9 @@
 // unlike zones they cannot be indexed as they come.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
+#include <tuple>
 
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/memory_statistics.h"
@@ -138,7 +140,59 @@ void Timeline::SyncResources(const server::TraceModel& model, bool force) {
     running_last_tick_ = model.last_tick;
     rebuilt = true;
   }
+  // Samples arrive by CPU, each thread's nearly in order: the new ones are sorted and
+  // merged into their thread's.
+  if (model.samples.size() > samples_seen_ &&
+      (due || model.samples.size() - samples_seen_ < kThrottledEvents)) {
+    std::map<uint32_t, size_t> old_sizes;
+    for (size_t i = samples_seen_; i < model.samples.size(); ++i) {
+      const server::Sample& sample = model.samples[i];
+      SampleTicks& ticks = samples_[sample.os_thread_id];
+      old_sizes.try_emplace(sample.os_thread_id, ticks.ns.size());
+      ticks.ns.push_back(model.clock.TickToNs(sample.tick) - origin_ns_);
+      ticks.samples.push_back(uint32_t(i));
+    }
+    for (const auto& [tid, old_size] : old_sizes) {
+      SampleTicks& ticks = samples_[tid];
+      if (std::is_sorted(ticks.ns.begin() + ptrdiff_t(old_size ? old_size - 1 : 0), ticks.ns.end())) continue;
+      std::vector<std::pair<int64_t, uint32_t>> both(ticks.ns.size());
+      for (size_t i = 0; i < both.size(); ++i) both[i] = {ticks.ns[i], ticks.samples[i]};
+      std::sort(both.begin() + ptrdiff_t(old_size), both.end());
+      std::inplace_merge(both.begin(), both.begin() + ptrdiff_t(old_size), both.end());
+      for (size_t i = 0; i < both.size(); ++i) std::tie(ticks.ns[i], ticks.samples[i]) = both[i];
+    }
+    samples_seen_ = model.samples.size();
+    rebuilt = true;
+  }
   if (rebuilt) resources_synced_ = now;
+}
+
+void Timeline::BuildSampleItems(const TimelineView& view, const Lane& lane, uint32_t lane_index,
+                                uint32_t os_thread_id, std::vector<DrawItem>& out) const {
+  const SampleTicks* ticks = ThreadSamples(os_thread_id);
+  if (ticks == nullptr) return;
+  const float y1 = lane.y - 1, y0 = y1 - metrics_.sample_tick_height;
+  const std::vector<int64_t>& ns = ticks->ns;
+  // One tick per pixel column: a search per column, whatever the samples' number.
+  auto it = std::lower_bound(ns.begin(), ns.end(), view.begin_ns());
+  while (it != ns.end() && *it <= view.end_ns()) {
+    const double column = std::floor(view.NsToX(*it));
+    const auto next = std::lower_bound(it, ns.end(), view.XToNs(column + 1));
+    const auto last = next > it ? next : it + 1;
+    out.push_back({DrawItem::Kind::kSample, float(column), y0, float(column) + 1, y1, 0xFF30A8FFu, lane_index,
+                   uint32_t(it - ns.begin()), uint32_t(last - it), nullptr});
+    it = last;
+  }
+}
+
+std::optional<uint32_t> Timeline::SampleAt(uint32_t os_thread_id, int64_t ns, int64_t slack) const {
+  const SampleTicks* ticks = ThreadSamples(os_thread_id);
+  if (ticks == nullptr || ticks->ns.empty()) return std::nullopt;
+  const auto& all = ticks->ns;
+  auto it = std::lower_bound(all.begin(), all.end(), ns);
+  if (it == all.end() || (it != all.begin() && ns - *std::prev(it) < *it - ns)) --it;
+  if (std::abs(*it - ns) > slack) return std::nullopt;
+  return uint32_t(it - all.begin());
 }
 
 void Timeline::BuildRunningItems(const TimelineView& view, const Lane& lane, uint32_t lane_index,

@@ -107,7 +107,8 @@ struct DrawItem {
     kLockHold,
     kLockWait,
     kRunning,  // a thread ran (from its context switches), in the strip above its rows
-    kNotRunning
+    kNotRunning,
+    kSample  // a thread's samples in one pixel column, ticks over its running strip
   };
   Kind kind;
   float x0, y0, x1, y1;
@@ -124,7 +125,8 @@ struct Hit {
   uint32_t index;  // CPU zone index in the thread, GPU zone index in the context, frame
                    // number (1 for the series' first frame: FrameSeries::Frame(0)); for a
                    // counter lane, the GPU zone the value measured; the
-                   // lock's hold (held or waited for); the running span
+                   // lock's hold (held or waited for); the running span; the
+                   // sample (its place in SampleTicks::samples)
 };
 
 struct TimelineMetrics {
@@ -135,6 +137,7 @@ struct TimelineMetrics {
   float plot_height = 50;
   float min_zone_px = 2;           // narrower zones merge into level-of-detail blocks
   float running_strip_height = 4;  // a thread's running state, at the bottom of its title bar
+  float sample_tick_height = 7;    // a sample's tick, over the running strip
 };
 
 // The values of a plot's points in view (and one point on each side).
@@ -184,6 +187,7 @@ class Timeline {
     metrics_.frame_strip_height *= s;
     metrics_.plot_height *= s;
     metrics_.running_strip_height *= s;
+    metrics_.sample_tick_height *= s;
   }
   // Nanoseconds since the first event, the timeline's time axis.
   int64_t TraceEndNs(const server::TraceModel& model) const;
@@ -228,6 +232,16 @@ class Timeline {
     return it == cpus_.end() ? nullptr : &it->second;
   }
   size_t cpu_count() const { return cpus_.size(); }
+  // A thread's samples (by its OS id), in time order: when (relative ns) and which
+  // (index in model.samples); nullptr for a thread without samples.
+  struct SampleTicks {
+    std::vector<int64_t> ns;
+    std::vector<uint32_t> samples;
+  };
+  const SampleTicks* ThreadSamples(uint32_t os_thread_id) const {
+    auto it = samples_.find(os_thread_id);
+    return it == samples_.end() ? nullptr : &it->second;
+  }
   // The span of a CPU's lane at `ns` (within `slack`), or nullopt.
   std::optional<uint32_t> CpuRunAt(uint32_t cpu, int64_t ns, int64_t slack) const;
 
@@ -292,6 +306,11 @@ class Timeline {
                          uint32_t os_thread_id, std::vector<DrawItem>& out) const;
   // The running span of a thread's strip at `ns` (within `slack`), or nullopt.
   std::optional<uint32_t> RunningAt(uint32_t os_thread_id, int64_t ns, int64_t slack) const;
+  // A thread's sample ticks in view, one item per pixel column that has any.
+  void BuildSampleItems(const TimelineView& view, const Lane& lane, uint32_t lane_index,
+                        uint32_t os_thread_id, std::vector<DrawItem>& out) const;
+  // The sample nearest `ns` within `slack` (its place in SampleTicks), or nullopt.
+  std::optional<uint32_t> SampleAt(uint32_t os_thread_id, int64_t ns, int64_t slack) const;
   // A curve lane's points, or nullptr.
   const std::vector<std::pair<uint64_t, double>>* CurvePoints(const server::TraceModel& model,
                                                               const LaneKey& key) const;
@@ -319,12 +338,14 @@ class Timeline {
   // The lane of model.threads[i], by the same index.
   const ThreadLane* FindThreadLane(const server::TraceModel& model, uint32_t thread_id) const;
 
-  std::vector<ThreadLane> threads_;        // by index in model.threads
-  std::map<uint32_t, GpuLane> gpus_;       // by context id
-  std::map<uint32_t, MemoryLane> memory_;  // by pool id
-  std::map<uint32_t, LockLane> locks_;     // by lock id
-  std::map<uint32_t, Running> running_;    // by OS thread id
-  std::map<uint32_t, CpuRuns> cpus_;       // by CPU
+  std::vector<ThreadLane> threads_;          // by index in model.threads
+  std::map<uint32_t, GpuLane> gpus_;         // by context id
+  std::map<uint32_t, MemoryLane> memory_;    // by pool id
+  std::map<uint32_t, LockLane> locks_;       // by lock id
+  std::map<uint32_t, Running> running_;      // by OS thread id
+  std::map<uint32_t, CpuRuns> cpus_;         // by CPU
+  std::map<uint32_t, SampleTicks> samples_;  // by OS thread id
+  size_t samples_seen_ = 0;
   void BuildCpuItems(const server::TraceModel& model, const TimelineView& view, const Lane& lane,
                      uint32_t lane_index, std::vector<DrawItem>& out) const;
   std::map<uint32_t, FrameStrip> frame_strips_;  // by frame series
