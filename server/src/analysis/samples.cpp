@@ -172,7 +172,7 @@ SampleTree BuildSampleTree(const TraceModel& model, Symbolizer& symbolizer, cons
 }
 
 AllocationTree BuildAllocationTree(const TraceModel& model, Symbolizer& symbolizer, uint32_t pool_id,
-                                   bool bottom_up) {
+                                   bool bottom_up, TickRange range) {
   symbolizer.Update(model.modules);
   AllocationTree tree;
   tree.nodes.emplace_back();  // the root
@@ -181,13 +181,15 @@ AllocationTree BuildAllocationTree(const TraceModel& model, Symbolizer& symboliz
   FunctionIndex index;
   std::vector<uint32_t> stack;
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> child_of;  // (parent, function + 1): node
-  auto add = [](AllocationTree::Node& node, const MemoryAllocation& a) {
+  auto add = [&range](AllocationTree::Node& node, const MemoryAllocation& a) {
+    const bool alive = !a.is_freed() || a.free_tick > range.end_tick;
     ++node.count;
     node.bytes += a.size_bytes;
-    node.alive_count += a.is_freed() ? 0 : 1;
-    node.alive_bytes += a.is_freed() ? 0 : a.size_bytes;
+    node.alive_count += alive ? 1 : 0;
+    node.alive_bytes += alive ? a.size_bytes : 0;
   };
   pool->second.allocations.ForEach([&](const MemoryAllocation& a) {
+    if (!range.Contains(a.alloc_tick)) return;
     add(tree.nodes[0], a);
     if (a.callstack == 0) {
       ++tree.without_stack;

@@ -69,3 +69,52 @@ TEST_CASE("memory and locks: the pool's lane and the memory window, and a lock's
   CHECK(holds == 2);
   CHECK(waits == 1);
 }
+
+TEST_CASE("memory tree: a pool's allocations by call path, exact, top-down, bottom-up and for a range") {
+  ScratchDir dir;
+  // 10 x 1,000 B through PathLeft, all alive; 5 x 3,000 B through PathRight, 3 alive.
+  const std::string trace = dir.File("paths.gnomon");
+  std::string output;
+  REQUIRE(RunCommand("GNOMON_CALLSTACK_DEPTH=8 " + std::string(GNOMON_CAPTURE) + " -o " + trace + " -f -- " +
+                         GNOMON_TEST_RESOURCES + " allocation-paths",
+                     &output) == 0);
+  ViewerRun run = RunViewer(dir, {trace, "--frames", "8", "--show", "memory-tree=paths"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.log);
+  const JsonValue& tree = WindowReport(run, "memory-tree");
+  CHECK(tree.Find("pool")->string == "paths");
+  CHECK(Number(tree, "without_stack") == 0);
+  const auto& nodes = Array(tree, "nodes");
+  REQUIRE(!nodes.empty());
+  auto numbers = [](const JsonValue& n) {
+    return std::tuple{Number(n, "bytes"), Number(n, "count"), Number(n, "alive_bytes"),
+                      Number(n, "alive_count")};
+  };
+  CHECK(numbers(nodes[0]) == std::tuple{25000.0, 15.0, 19000.0, 13.0});
+  // Each path once, with its own numbers, under main.
+  int left = 0, right = 0;
+  for (const JsonValue& n : nodes) {
+    if (n.Find("function")->string.find("PathLeft") != std::string::npos) {
+      ++left;
+      CHECK(numbers(n) == std::tuple{10000.0, 10.0, 10000.0, 10.0});
+    }
+    if (n.Find("function")->string.find("PathRight") != std::string::npos) {
+      ++right;
+      CHECK(numbers(n) == std::tuple{15000.0, 5.0, 9000.0, 3.0});
+    }
+  }
+  CHECK(left == 1);
+  CHECK(right == 1);
+
+  // The whole trace selected: the same; its first microsecond: fewer (the program
+  // allocates after it has connected).
+  ViewerRun whole =
+      RunViewer(dir, {trace, "--frames", "8", "--show", "memory-tree=paths", "--select", "0:100000"});
+  REQUIRE_MESSAGE(whole.exit_code == 0, whole.log);
+  CHECK(numbers(Array(WindowReport(whole, "memory-tree"), "nodes").at(0)) == numbers(nodes[0]));
+  ViewerRun early =
+      RunViewer(dir, {trace, "--frames", "8", "--show", "memory-tree=paths", "--select", "0:0.001"});
+  REQUIRE_MESSAGE(early.exit_code == 0, early.log);
+  const auto& none = Array(WindowReport(early, "memory-tree"), "nodes");
+  REQUIRE(!none.empty());
+  CHECK(Number(none[0], "count") < 15);
+}

@@ -43,7 +43,7 @@ std::string SettingsFile() { return ConfigFile("viewer-settings"); }
 constexpr const char* kWindowNames[] = {"statistics",      "find-zone",   "find-zone-self", "flame-graph",
                                         "frame-histogram", "compare",     "messages",       "gpu-clocks",
                                         "memory",          "samples",     "callstack",      "debug",
-                                        "trace-info",      "annotations", "source"};
+                                        "trace-info",      "annotations", "source",         "memory-tree"};
 
 }  // namespace
 
@@ -65,7 +65,8 @@ std::string App::CheckWindowNames(const std::vector<std::string>& show) {
       for (const char* k : kWindowNames) known += std::string(known.empty() ? "" : ", ") + k;
       return "'" + name + "' is not a window (" + known +
              "; find-zone=NAME searches for NAME, find-zone-self=NAME shows its self times, samples=flame "
-             "shows the samples' flame graph)";
+             "shows the samples' flame graph, source=FILE:LINE a file's lines, memory-tree=POOL a pool's "
+             "call tree)";
     }
   }
   return "";
@@ -101,6 +102,7 @@ App::~App() {
   find_zone_window_.Reset();
   flame_graph_window_.Reset();
   compare_window_.Reset();
+  memory_window_.Reset();
 }
 
 void App::OpenWindows(const std::vector<std::string>& names, bool only) {
@@ -120,6 +122,10 @@ void App::OpenWindows(const std::vector<std::string>& names, bool only) {
       find_zone_window_.ShowSelfTimes(true);
     }
     if (base == "samples") samples_window_.ShowFlameGraph(name.substr(eq + 1) == "flame");
+    if (base == "memory-tree") {  // memory-tree[=POOL]
+      memory_window_.open = true;
+      memory_window_.ShowTree(eq == std::string::npos ? "" : name.substr(eq + 1));
+    }
     if (base == "source" && eq != std::string::npos) {  // source=FILE:LINE
       const std::string where = name.substr(eq + 1);
       const size_t colon = where.rfind(':');
@@ -205,7 +211,7 @@ bool App::is_busy() {
                                               session_->StateText().rfind("receiving", 0) == 0));
   return session_busy || statistics_window_.is_busy() || find_zone_window_.is_busy() ||
          flame_graph_window_.is_busy() || compare_window_.is_busy() || samples_window_.is_busy() ||
-         source_window_.is_busy();
+         source_window_.is_busy() || memory_window_.is_busy();
 }
 
 std::string App::LaneTitle(const Lane& lane) const {

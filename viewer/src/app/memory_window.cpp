@@ -4,6 +4,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <functional>
 
 #include "callstack_window.h"
 #include "gnomon/server/memory_statistics.h"
@@ -23,6 +24,12 @@ void MemoryWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     ws.reports["memory"] = JsonReport().Add("rows", 0).str();
     ImGui::End();
     return;
+  }
+  if (!pool_name_.empty()) {
+    for (const auto& [id, p] : model.memory_pools) {
+      if (p.name == pool_name_) pool_id_ = id;
+    }
+    pool_name_.clear();
   }
   if (!model.memory_pools.contains(pool_id_)) {
     // First the pool that matters most: the largest peak.
@@ -44,22 +51,30 @@ void MemoryWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     ImGui::EndCombo();
   }
   ImGui::SameLine();
-  if (ImGui::RadioButton("alive at", !never_freed_)) never_freed_ = false;
+  if (ImGui::RadioButton("alive at", mode_ == Mode::kAliveAt)) mode_ = Mode::kAliveAt;
   ImGui::SameLine();
-  if (ImGui::RadioButton("never freed", never_freed_)) never_freed_ = true;
+  if (ImGui::RadioButton("never freed", mode_ == Mode::kNeverFreed)) mode_ = Mode::kNeverFreed;
+  ImGui::SameLine();
+  if (ImGui::RadioButton("call tree", mode_ == Mode::kTree)) mode_ = Mode::kTree;
+  if (mode_ == Mode::kTree) {
+    DrawTree(model, pool, ws);
+    ImGui::End();
+    return;
+  }
+  const bool never_freed = mode_ == Mode::kNeverFreed;
   // Alive at: the end of the selected range, or the middle of the view.
   const int64_t at_ns = ws.range ? ws.range->second : (ws.view.begin_ns() + ws.view.end_ns()) / 2;
   const uint64_t at_tick = Workspace::TicksOf(model, {at_ns, at_ns}).end_tick;
   const uint64_t events = pool.allocations.size() + pool.frees;
-  if (list_pool_ != pool_id_ || list_never_freed_ != never_freed_ ||
-      (!never_freed_ && list_at_tick_ != at_tick) || list_events_ != events) {
-    list_ = ListAllocations(pool, never_freed_, at_tick);
+  if (list_pool_ != pool_id_ || list_never_freed_ != never_freed ||
+      (!never_freed && list_at_tick_ != at_tick) || list_events_ != events) {
+    list_ = ListAllocations(pool, never_freed, at_tick);
     list_pool_ = pool_id_;
-    list_never_freed_ = never_freed_;
+    list_never_freed_ = never_freed;
     list_at_tick_ = at_tick;
     list_events_ = events;
   }
-  if (!never_freed_) {
+  if (!never_freed) {
     ImGui::SameLine();
     ImGui::TextDisabled("%s (%s)", FormatTime(at_ns).c_str(),
                         ws.range ? "end of the range" : "middle of the view");
@@ -120,11 +135,115 @@ void MemoryWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   }
   ws.reports["memory"] = JsonReport()
                              .Add("pool", pool.name)
-                             .Add("never_freed", never_freed_ ? 1 : 0)
+                             .Add("never_freed", never_freed ? 1 : 0)
                              .Add("rows", double(list_.indexes.size()))
                              .Add("bytes", double(list_.bytes))
                              .str();
   ImGui::End();
+}
+
+void MemoryWindow::DrawTree(const server::TraceModel& model, const server::MemoryPool& pool, Workspace& ws) {
+  ImGui::Checkbox("bottom-up", &bottom_up_);
+  ImGui::SameLine();
+  ImGui::Checkbox("selected range only", &tree_in_range_);
+  TreeQuery query{.pool_id = pool_id_,
+                  .bottom_up = bottom_up_,
+                  .range = {},
+                  .events = pool.allocations.size() + pool.frees};
+  if (tree_in_range_ && ws.range) query.range = Workspace::TicksOf(model, *ws.range);
+  Session* session = ws.session;
+  auto symbolizer = symbolizer_;
+  tree_job_.Request(query, [session, query, symbolizer] {
+    server::AllocationTree tree;
+    session->WithModel([&](const server::TraceModel& m) {
+      tree = server::BuildAllocationTree(m, *symbolizer, query.pool_id, query.bottom_up, query.range);
+    });
+    return tree;
+  });
+  const server::AllocationTree* tree = tree_job_.result();
+  if (tree_job_.is_busy()) {
+    ImGui::SameLine();
+    ImGui::TextDisabled(tree ? "updating..." : "symbolizing...");
+  }
+  if (tree == nullptr || tree->nodes.empty()) return;
+  const server::AllocationTree::Node& root = tree->nodes[0];
+  ImGui::Text("%llu allocation(s), %s; %s still alive%s", static_cast<unsigned long long>(root.count),
+              server::FormatBytes(root.bytes).c_str(), server::FormatBytes(root.alive_bytes).c_str(),
+              query.range.end_tick != UINT64_MAX ? " at the range's end" : "");
+  if (tree->without_stack != 0) {
+    ImGui::TextDisabled("%llu made without a call stack (GNOMON_CALLSTACK_DEPTH=8 records them)",
+                        static_cast<unsigned long long>(tree->without_stack));
+  }
+  // Children beyond this many under one node are summed on one row.
+  constexpr size_t kMostChildren = 200;
+  if (ImGui::BeginTable("tree", 5,
+                        ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg | ImGuiTableFlags_Resizable)) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    const float number = ImGui::CalcTextSize("1023.9 MiB").x + Scaled(8);
+    ImGui::TableSetupColumn(bottom_up_ ? "Allocated in, called from" : "Function",
+                            ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn("Bytes", ImGuiTableColumnFlags_WidthFixed, number);
+    ImGui::TableSetupColumn("Count", ImGuiTableColumnFlags_WidthFixed, number);
+    ImGui::TableSetupColumn("Alive", ImGuiTableColumnFlags_WidthFixed, number);
+    ImGui::TableSetupColumn("Alive count", ImGuiTableColumnFlags_WidthFixed, number);
+    ImGui::TableHeadersRow();
+    // Open at first: the top levels, and the heaviest path down.
+    std::function<void(uint32_t, int, bool)> draw_node = [&](uint32_t index, int depth, bool heaviest) {
+      const server::AllocationTree::Node& node = tree->nodes[index];
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGuiTreeNodeFlags flags = ImGuiTreeNodeFlags_SpanFullWidth;
+      if (node.children.empty()) flags |= ImGuiTreeNodeFlags_Leaf | ImGuiTreeNodeFlags_NoTreePushOnOpen;
+      if (depth < 2 || (heaviest && depth < 24)) flags |= ImGuiTreeNodeFlags_DefaultOpen;
+      const bool opened = ImGui::TreeNodeEx(reinterpret_cast<void*>(uintptr_t(index) + 1), flags, "%s",
+                                            tree->functions[node.function].c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(server::FormatBytes(node.bytes).c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%llu", static_cast<unsigned long long>(node.count));
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(server::FormatBytes(node.alive_bytes).c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%llu", static_cast<unsigned long long>(node.alive_count));
+      if (!opened || node.children.empty()) return;
+      for (size_t i = 0; i < std::min(node.children.size(), kMostChildren); ++i)
+        draw_node(node.children[i], depth + 1, heaviest && i == 0);
+      if (node.children.size() > kMostChildren) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextDisabled("... %zu more", node.children.size() - kMostChildren);
+      }
+      ImGui::TreePop();
+    };
+    draw_node(0, 0, true);
+    ImGui::EndTable();
+  }
+  // The report: the nodes depth first, as far as a test needs them.
+  constexpr size_t kReportedNodes = 400;
+  std::string nodes = "[";
+  size_t reported = 0;
+  std::function<void(uint32_t, int)> report_node = [&](uint32_t index, int depth) {
+    if (reported == kReportedNodes) return;
+    const server::AllocationTree::Node& node = tree->nodes[index];
+    nodes += (reported++ == 0 ? "" : ",");
+    nodes += JsonReport()
+                 .Add("function", tree->functions[node.function])
+                 .Add("depth", depth)
+                 .Add("bytes", double(node.bytes))
+                 .Add("count", double(node.count))
+                 .Add("alive_bytes", double(node.alive_bytes))
+                 .Add("alive_count", double(node.alive_count))
+                 .str();
+    for (uint32_t child : node.children) report_node(child, depth + 1);
+  };
+  report_node(0, 0);
+  nodes += "]";
+  ws.reports["memory-tree"] = JsonReport()
+                                  .Add("pool", pool.name)
+                                  .Add("bottom_up", bottom_up_ ? 1 : 0)
+                                  .Add("without_stack", double(tree->without_stack))
+                                  .AddRaw("nodes", nodes)
+                                  .str();
 }
 
 }  // namespace gnomon::viewer

@@ -2,11 +2,18 @@
 // middle of the view) or never freed, biggest first, with when and by which thread each
 // was made; a row jumps to its allocation. The list is made again only when the pool,
 // the question or the pool's events change, and only the rows on screen are drawn.
+// Or the pool's call tree (--show memory-tree=POOL): its allocations merged by the call
+// stacks they were made with, top-down or bottom-up, over the whole trace or the
+// selected range (alive: not freed by its end); built off the UI thread.
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <string>
 
+#include "gnomon/server/samples.h"
 #include "gnomon/viewer/allocation_list.h"
+#include "gnomon/viewer/background_job.h"
 #include "workspace.h"
 
 namespace gnomon::viewer {
@@ -17,15 +24,43 @@ class MemoryWindow {
   void Draw(const server::TraceModel& model, Workspace& ws);
   // Forgets the list and the pool chosen (another trace is shown).
   void Reset() {
+    tree_job_.Reset();
     pool_id_ = UINT32_MAX;
     list_ = {};
     list_pool_ = UINT32_MAX;
     list_events_ = UINT64_MAX;
+    symbolizer_ = std::make_shared<server::Symbolizer>();
+  }
+  bool is_busy() { return tree_job_.is_busy(); }
+  // Shows the call tree of the pool named `pool` (the first pool when no pool has that name).
+  void ShowTree(const std::string& pool) {
+    mode_ = Mode::kTree;
+    pool_name_ = pool;
   }
 
  private:
+  enum class Mode { kAliveAt, kNeverFreed, kTree };
+  struct TreeQuery {
+    uint32_t pool_id = 0;
+    bool bottom_up = false;
+    server::TickRange range;
+    uint64_t events = 0;
+    friend bool operator==(const TreeQuery& a, const TreeQuery& b) {
+      return a.pool_id == b.pool_id && a.bottom_up == b.bottom_up &&
+             a.range.begin_tick == b.range.begin_tick && a.range.end_tick == b.range.end_tick &&
+             a.events == b.events;
+    }
+  };
+  void DrawTree(const server::TraceModel& model, const server::MemoryPool& pool, Workspace& ws);
+
   uint32_t pool_id_ = UINT32_MAX;  // none chosen yet
-  bool never_freed_ = false;
+  std::string pool_name_;          // chosen by name before the trace is there (--show)
+  Mode mode_ = Mode::kAliveAt;
+  bool bottom_up_ = false;
+  bool tree_in_range_ = true;
+  // Used by the job's thread only (one computation at a time).
+  std::shared_ptr<server::Symbolizer> symbolizer_ = std::make_shared<server::Symbolizer>();
+  BackgroundJob<TreeQuery, server::AllocationTree> tree_job_;
   AllocationList list_;
   // What list_ answers.
   uint32_t list_pool_ = UINT32_MAX;

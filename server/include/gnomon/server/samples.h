@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "gnomon/server/statistics.h"  // TickRange
 #include "gnomon/server/symbolizer.h"
 #include "gnomon/server/trace_model.h"
 
@@ -80,6 +81,7 @@ SampleTree BuildSampleTree(const TraceModel& model, Symbolizer& symbolizer, cons
 // A memory pool's allocations merged by the call stacks they were made with: top-down
 // (from the outermost caller in) or bottom-up (from the function that allocated out).
 // Each node: the allocations through it, their bytes, and those not freed by the end.
+// With a range: the allocations made in it, and those not freed by its end.
 struct AllocationTree {
   struct Node {
     uint32_t function = 0;  // index into `functions`
@@ -93,7 +95,7 @@ struct AllocationTree {
   uint64_t without_stack = 0;          // allocations made without a call stack
 };
 AllocationTree BuildAllocationTree(const TraceModel& model, Symbolizer& symbolizer, uint32_t pool_id,
-                                   bool bottom_up = false);
+                                   bool bottom_up = false, TickRange range = {});
 
 // A span of time a thread was running on a CPU (from its context switches).
 struct RunSpan {
