@@ -25,7 +25,7 @@ esac
 build_dir="${BUILD_DIR:-build}"
 jobs="${JOBS:-$(nproc)}"
 
-packages=(g++ gcc make cmake pkg-config python3 libasio-dev libzstd-dev doctest-dev libdw-dev
+packages=(g++ gcc make cmake pkg-config python3 libasio-dev libzstd-dev doctest-dev libdw-dev libcapstone-dev
           libprotobuf-dev protobuf-compiler zlib1g-dev
           libvulkan-dev mesa-vulkan-drivers
           libglfw3-dev libgl-dev libopengl-dev libgl1-mesa-dri libglx-mesa0 xvfb

@@ -5,6 +5,7 @@
 #include <elf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <gelf.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -159,6 +160,51 @@ Dwfl_Module* Symbolizer::Report(Loaded& loaded) {
     return nullptr;
   loaded.dwfl = module;
   return module;
+}
+
+Symbolizer::FunctionCode Symbolizer::CodeOf(uint64_t address) {
+  FunctionCode code;
+  Loaded* loaded = ModuleAt(address);
+  if (loaded == nullptr) {
+    code.error = Hex(address) + " lies in no module the program loaded";
+    return code;
+  }
+  Dwfl_Module* module = Report(*loaded);
+  if (module == nullptr) {
+    code.error = "cannot read " + loaded->module.path + " (missing, not a regular file, or rebuilt since)";
+    return code;
+  }
+  GElf_Off offset = 0;
+  GElf_Sym symbol{};
+  const char* name = dwfl_module_addrinfo(module, address, &offset, &symbol, nullptr, nullptr, nullptr);
+  if (name == nullptr || symbol.st_size == 0) {
+    code.error = "no symbol with a size covers " + Hex(address) + " in " + loaded->name;
+    return code;
+  }
+  code.function = Demangle(name);
+  code.start = address - offset;
+  // The bytes from the module's own file (a debug file has the symbols, not the code).
+  Dwarf_Addr bias = 0;
+  Elf* elf = dwfl_module_getelf(module, &bias);
+  const uint64_t file_address = code.start - bias;
+  for (Elf_Scn* section = elf == nullptr ? nullptr : elf_nextscn(elf, nullptr); section != nullptr;
+       section = elf_nextscn(elf, section)) {
+    GElf_Shdr header{};
+    if (gelf_getshdr(section, &header) == nullptr || header.sh_type != SHT_PROGBITS ||
+        (header.sh_flags & SHF_EXECINSTR) == 0 || file_address < header.sh_addr ||
+        file_address >= header.sh_addr + header.sh_size) {
+      continue;
+    }
+    Elf_Data* data = elf_getdata(section, nullptr);
+    if (data == nullptr || data->d_buf == nullptr) break;
+    const uint64_t from = file_address - header.sh_addr;
+    const uint64_t size = std::min<uint64_t>(symbol.st_size, data->d_size > from ? data->d_size - from : 0);
+    const auto* bytes = static_cast<const uint8_t*>(data->d_buf) + from;
+    code.bytes.assign(bytes, bytes + size);
+    return code;
+  }
+  code.error = "the code of " + code.function + " is not in " + loaded->name;
+  return code;
 }
 
 const SymbolizedFrame& Symbolizer::Resolve(uint64_t address, bool is_return_address) {

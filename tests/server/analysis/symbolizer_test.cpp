@@ -1,12 +1,16 @@
 // Addresses of this very test program turned into functions, files and lines, and the
-// modules that must not be read (another build, not a file) shown by name only.
+// modules that must not be read (another build, not a file) shown by name only; a
+// function's machine code; the vDSO.
 #include "gnomon/server/symbolizer.h"
 
+#include <dlfcn.h>
 #include <doctest/doctest.h>
 #include <link.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <string>
+#include <vector>
 
 using gnomon::server::Module;
 using gnomon::server::Symbolizer;
@@ -94,4 +98,59 @@ TEST_CASE("modules learned later are used for addresses asked about before") {
   symbolizer.Update(modules);
   CHECK(symbolizer.Resolve(KnownAddress(), false).function.find("SymbolizerTestKnownFunction") !=
         std::string::npos);
+}
+
+TEST_CASE("a function's machine code, read from its module's file; where there is none, why") {
+  CHECK(SymbolizerTestKnownFunction(2) == 6);
+  Symbolizer symbolizer;
+  const std::vector<Module> modules{SelfModule()};
+  symbolizer.Update(modules);
+  // From inside the function: its start, and the very bytes this process runs.
+  const Symbolizer::FunctionCode code = symbolizer.CodeOf(KnownAddress() + 2);
+  REQUIRE_MESSAGE(code.error.empty(), code.error);
+  CHECK(code.function.find("SymbolizerTestKnownFunction") != std::string::npos);
+  CHECK(code.start == KnownAddress());
+  REQUIRE(!code.bytes.empty());
+  CHECK(std::memcmp(code.bytes.data(), reinterpret_cast<const void*>(KnownAddress()), code.bytes.size()) ==
+        0);
+  // Another build of the file, and an address outside every module: no bytes, and why.
+  Module other = SelfModule();
+  other.build_id = "00112233445566778899aabbccddeeff00112233";
+  Symbolizer rebuilt;
+  rebuilt.Update(std::vector<Module>{other});
+  const Symbolizer::FunctionCode missing = rebuilt.CodeOf(KnownAddress());
+  CHECK(missing.bytes.empty());
+  CHECK(missing.error.find("cannot read") != std::string::npos);
+  CHECK(symbolizer.CodeOf(0x10).error.find("lies in no module") != std::string::npos);
+}
+
+TEST_CASE("the vDSO, named as the dynamic linker names it, is read from this machine's own") {
+  Module vdso;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        auto& module = *static_cast<Module*>(data);
+        if (info->dlpi_name == nullptr || std::string(info->dlpi_name) != "linux-vdso.so.1") return 0;
+        module.path = info->dlpi_name;
+        module.load_bias = info->dlpi_addr;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+          if (ph.p_type != PT_LOAD) continue;
+          module.start = info->dlpi_addr + ph.p_vaddr;
+          module.end = module.start + ph.p_memsz;
+        }
+        return 1;
+      },
+      &vdso);
+  if (vdso.path.empty()) {
+    MESSAGE("this process has no vDSO");
+    return;
+  }
+  void* handle = dlopen("linux-vdso.so.1", RTLD_NOW | RTLD_NOLOAD);
+  REQUIRE(handle != nullptr);
+  const auto address = reinterpret_cast<uintptr_t>(dlsym(handle, "__vdso_clock_gettime"));
+  dlclose(handle);
+  REQUIRE(address != 0);
+  Symbolizer symbolizer;
+  symbolizer.Update(std::vector<Module>{vdso});
+  CHECK(symbolizer.Resolve(address + 1, false).function.find("clock_gettime") != std::string::npos);
 }

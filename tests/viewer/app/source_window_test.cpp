@@ -52,6 +52,34 @@ TEST_CASE("source: the file's lines with their samples, the hottest first, found
   CHECK(Number(mapped, "readable") == 0);
   CHECK(Number(mapped, "line") == Number(*lines[0], "line"));
   CHECK(Array(mapped, "lines").size() == Array(source, "lines").size());
+
+  // The symbol view of the burning function: its instructions, and on those of the two
+  // loops' lines the samples, three quarters on the first.
+  ViewerRun symbol = RunViewer(dir, {trace, "--frames", "8", "--show", "symbol=BurnOnKnownLines"});
+  REQUIRE_MESSAGE(symbol.exit_code == 0, symbol.log);
+  const JsonValue& code = WindowReport(symbol, "symbol");
+  CHECK_MESSAGE(code.Find("error")->string.empty(), code.Find("error")->string);
+  CHECK(code.Find("function")->string.find("BurnOnKnownLines") != std::string::npos);
+  CHECK(code.Find("module")->string == "gnomon-test-resources");
+  CHECK(Number(code, "instructions") > 10);
+  const double in_function = Number(code, "samples");
+  CHECK(in_function >= 300);
+  double on_hot = 0, on_warm = 0, texts = 0;
+  for (const JsonValue& instruction : Array(code, "listed")) {
+    texts += !instruction.Find("text")->string.empty();
+    if (Number(instruction, "line") == Number(*lines[0], "line")) on_hot += Number(instruction, "samples");
+    if (Number(instruction, "line") == Number(*lines[1], "line")) on_warm += Number(instruction, "samples");
+  }
+  CHECK(texts == Number(code, "instructions"));
+  CHECK(on_hot + on_warm >= 0.95 * in_function);
+  CHECK(on_hot / (on_hot + on_warm) == doctest::Approx(0.75).epsilon(0.07));
+  // A name no sample ran: said.
+  ViewerRun none = RunViewer(dir, {trace, "--frames", "8", "--show", "symbol=NoSuchFunction"});
+  REQUIRE_MESSAGE(none.exit_code == 0, none.log);
+  const JsonValue& missing = WindowReport(none, "symbol");
+  CHECK(Number(missing, "instructions") == 0);
+  CHECK(missing.Find("error")->string.find("no sample found a function named NoSuchFunction") !=
+        std::string::npos);
 }
 
 TEST_CASE("source: a trace without samples, or a file no sample is in, shows the file and says so") {

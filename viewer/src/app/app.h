@@ -38,6 +38,7 @@
 #include "source_window.h"
 #include "start_window.h"
 #include "statistics_window.h"
+#include "symbol_window.h"
 #include "timeline_window.h"
 #include "trace_info_window.h"
 #include "workspace.h"
@@ -189,6 +190,7 @@ class App {
   MemoryWindow memory_window_;
   SamplesWindow samples_window_;
   SourceWindow source_window_;
+  SymbolWindow symbol_window_;
   CallstackWindow callstack_window_;
   DebugWindow debug_window_;
   TraceInfoWindow trace_info_window_;

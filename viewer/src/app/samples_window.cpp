@@ -145,6 +145,8 @@ void SamplesWindow::DrawTable(const Result& result, Workspace& ws) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       TextCell(f.function);
+      // A click on a function opens its machine code in Symbol.
+      if (ImGui::IsItemClicked()) ws.show_symbol = f.function;
       ImGui::TableNextColumn();
       ImGui::Text("%llu", static_cast<unsigned long long>(f.self_count));
       ImGui::TableNextColumn();

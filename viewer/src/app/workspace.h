@@ -107,6 +107,8 @@ struct Workspace {
 
   // The Source window is asked to show this file (a path, or its end) at this line.
   std::optional<std::pair<std::string, uint32_t>> show_source;
+  // A sampled function whose code another window asked the Symbol window to show.
+  std::optional<std::string> show_symbol;
 
   // Find zone is asked to show this source location (CPU or GPU zones).
   struct FindRequest {

@@ -50,6 +50,17 @@ class Symbolizer {
   const SymbolizedFrame& Resolve(uint64_t address, bool is_return_address);
   size_t module_count() const { return modules_.size(); }
 
+  // The machine code of the function at `address`, as its module's file holds it: where
+  // the function starts (in the program's address space) and its bytes; no bytes, and
+  // `error` saying why, where there is no file, no symbol or no code.
+  struct FunctionCode {
+    std::string function;  // demangled
+    uint64_t start = 0;
+    std::vector<uint8_t> bytes;
+    std::string error;
+  };
+  FunctionCode CodeOf(uint64_t address);
+
  private:
   struct Loaded {
     Module module;
