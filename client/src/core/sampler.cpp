@@ -88,6 +88,74 @@ void SayRefused(const char* what, int error) {
   gnomon_message(text, std::strlen(text), GNOMON_WARNING);
 }
 
+// The machine's and the program's use of the CPUs, in cores busy, as two plots beside
+// the context switches: the kernel's counts (/proc/stat, /proc/self/stat) read every
+// quarter of a second by the reader.
+class CpuUsage {
+ public:
+  void Record() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_) return;
+    next_ = now + std::chrono::milliseconds(250);
+    uint64_t busy = 0, total = 0, program = 0;
+    if (!ReadMachine(busy, total) || !ReadProgram(program)) return;
+    if (seen_) {
+      const double cores = double(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+      const double seconds = std::chrono::duration<double>(now - then_).count();
+      if (total > total_ && seconds > 0) {
+        gnomon_plot(machine_id_, cores * double(busy - std::min(busy, busy_)) / double(total - total_));
+        gnomon_plot(program_id_,
+                    double(program - std::min(program, program_)) / double(ticks_per_second_) / seconds);
+      }
+    } else {
+      machine_id_ = gnomon_plot_id("CPU: machine (cores busy)");
+      program_id_ = gnomon_plot_id("CPU: this program (cores busy)");
+      seen_ = true;
+    }
+    busy_ = busy;
+    total_ = total;
+    program_ = program;
+    then_ = now;
+  }
+
+ private:
+  // The first line of /proc/stat: user nice system idle iowait irq softirq steal, in ticks.
+  static bool ReadMachine(uint64_t& busy, uint64_t& total) {
+    std::FILE* file = std::fopen("/proc/stat", "r");
+    if (file == nullptr) return false;
+    unsigned long long v[8] = {};
+    const int n = std::fscanf(file, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                              &v[4], &v[5], &v[6], &v[7]);
+    std::fclose(file);
+    if (n < 5) return false;
+    busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+    total = busy + v[3] + v[4];
+    return true;
+  }
+  // utime + stime of /proc/self/stat, in ticks: the fields after the command's name.
+  static bool ReadProgram(uint64_t& ticks) {
+    char text[1024];
+    std::FILE* file = std::fopen("/proc/self/stat", "r");
+    if (file == nullptr) return false;
+    const size_t n = std::fread(text, 1, sizeof(text) - 1, file);
+    std::fclose(file);
+    text[n] = '\0';
+    const char* after = std::strrchr(text, ')');
+    unsigned long long user = 0, system = 0;
+    if (after == nullptr ||
+        std::sscanf(after + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &user, &system) != 2)
+      return false;
+    ticks = user + system;
+    return true;
+  }
+
+  std::chrono::steady_clock::time_point next_{}, then_{};
+  bool seen_ = false;
+  uint64_t busy_ = 0, total_ = 0, program_ = 0;
+  uint32_t machine_id_ = 0, program_id_ = 0;
+  const long ticks_per_second_ = std::max(1L, sysconf(_SC_CLK_TCK));
+};
+
 // Writes one fixed-size or tailed message on the reader's own buffer.
 template <typename M>
 void Record(const M& m, const typename M::Tail& tail = {}) {
@@ -140,6 +208,7 @@ bool Sampler::Start(uint32_t sampling_hz, bool context_switches) {
     }
   }
   with_stacks_ = (attr.sample_type & PERF_SAMPLE_STACK_USER) != 0;
+  switches_ = context_switches;
   // An event per CPU and thread: the descriptors are bounded by a share of the limit.
   rlimit files{};
   getrlimit(RLIMIT_NOFILE, &files);
@@ -219,9 +288,11 @@ void Sampler::Stop() {
 void Sampler::Run() {
   MarkLibraryThread();
   NameLibraryThread("gnomon sampler");
+  CpuUsage usage;
   for (;;) {
     const bool stopping = stop_.load();
     for (Ring& ring : rings_) Drain(ring);
+    if (switches_) usage.Record();
     if (stopping) break;
     std::this_thread::sleep_for(kDrainPeriod);
   }
@@ -291,11 +362,14 @@ size_t Sampler::Drain(Ring& ring) {
       const uint32_t tid = u32(4);
       const uint64_t ticks = registry_.HostNsToTicks(true, int64_t(u64(8)));
       const bool out = (h.misc & PERF_RECORD_MISC_SWITCH_OUT) != 0;
-      Record(protocol::ContextSwitch{
-          .os_thread_id = tid,
-          .kind = uint8_t(out ? protocol::ContextSwitchKind::kOut : protocol::ContextSwitchKind::kIn),
-          .cpu = ring.cpu,
-          .tick = ticks});
+      // Since Linux 4.17 the kernel says whether a thread switched out could have run on.
+      const bool preempted = out && (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0;
+      Record(protocol::ContextSwitch{.os_thread_id = tid,
+                                     .kind = uint8_t(preempted ? protocol::ContextSwitchKind::kOutPreempted
+                                                     : out     ? protocol::ContextSwitchKind::kOut
+                                                               : protocol::ContextSwitchKind::kIn),
+                                     .cpu = ring.cpu,
+                                     .tick = ticks});
     }
   }
   __atomic_store_n(&header->data_tail, tail, __ATOMIC_RELEASE);

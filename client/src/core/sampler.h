@@ -7,8 +7,10 @@
 // space only. A reader thread of the library's own drains the rings every few
 // milliseconds and records each sample (the sampled address and its callers: the
 // kernel's frame-pointer walk, completed by the unwind tables over a copy of the top of
-// the stack, core/unwinder.h) and each switch as events. Where the kernel refuses, the program says why once,
-// in the trace and on stderr, and carries on without them.
+// the stack, core/unwinder.h) and each switch as events (whether a thread switched out
+// was preempted or blocked, where the kernel says); with the switches, the machine's and
+// the program's CPU use as two plots. Where the kernel refuses, the program says why
+// once, in the trace and on stderr, and carries on without them.
 #pragma once
 
 #include <atomic>
@@ -52,6 +54,7 @@ class Sampler {
   std::atomic<bool> stop_{false};
   bool sampling_ = false;
   bool with_stacks_ = false;  // samples carry registers and a copy of the stack
+  bool switches_ = false;     // context switches, and the CPU usage plots beside them
   StackUnwinder unwinder_;    // on the reader's thread
 };
 

@@ -236,8 +236,10 @@ std::unordered_map<uint32_t, ThreadRunning> ComputeThreadRunning(const TraceMode
     uint32_t on_tid = 0;
     uint64_t on_since = 0;
     uint64_t previous = std::min(model.first_tick, switches.front().tick);  // the last switch's tick
-    auto run = [&](uint32_t tid, uint64_t begin, uint64_t end) {
-      if (begin < end) running[tid].spans.push_back({.begin_tick = begin, .end_tick = end, .cpu = cpu});
+    auto run = [&](uint32_t tid, uint64_t begin, uint64_t end, bool preempted = false) {
+      if (begin < end)
+        running[tid].spans.push_back(
+            {.begin_tick = begin, .end_tick = end, .cpu = cpu, .preempted = preempted});
     };
     for (const ContextSwitch& s : switches) {
       if (s.kind == uint8_t(protocol::ContextSwitchKind::kIn)) {
@@ -247,13 +249,16 @@ std::unordered_map<uint32_t, ThreadRunning> ComputeThreadRunning(const TraceMode
           on_tid = s.os_thread_id;
           on_since = s.tick;
         }
-      } else if (s.kind == uint8_t(protocol::ContextSwitchKind::kOut)) {
-        ++running[s.os_thread_id].switches_out;
+      } else if (protocol::IsSwitchOut(s.kind)) {
+        const bool preempted = s.kind == uint8_t(protocol::ContextSwitchKind::kOutPreempted);
+        ThreadRunning& thread = running[s.os_thread_id];
+        ++thread.switches_out;
+        thread.preempted += preempted ? 1 : 0;
         if (on && on_tid == s.os_thread_id) {
-          run(s.os_thread_id, on_since, s.tick);
+          run(s.os_thread_id, on_since, s.tick, preempted);
         } else {
           if (on) run(on_tid, on_since, previous);  // another's out is missing
-          run(s.os_thread_id, previous, s.tick);
+          run(s.os_thread_id, previous, s.tick, preempted);
         }
         on = false;
       }
@@ -271,7 +276,7 @@ std::unordered_map<uint32_t, ThreadRunning> ComputeThreadRunning(const TraceMode
 uint64_t CountSwitchesOut(const TraceModel& model) {
   uint64_t count = 0;
   model.context_switches.ForEach(
-      [&](const ContextSwitch& s) { count += s.kind == uint8_t(protocol::ContextSwitchKind::kOut) ? 1 : 0; });
+      [&](const ContextSwitch& s) { count += protocol::IsSwitchOut(s.kind) ? 1 : 0; });
   return count;
 }
 

@@ -326,6 +326,8 @@ void WriteContextSwitches(JsonWriter& json, const TraceModel& model) {
         .Uint(tid)
         .Key("switches")
         .Uint(thread.switches_out)
+        .Key("preempted")
+        .Uint(thread.preempted)
         .Key("running_ns")
         .Int(running_ns)
         .EndObject();

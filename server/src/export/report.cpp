@@ -484,13 +484,15 @@ void PrintContextSwitches(const TraceModel& model, std::ostream& out, size_t lim
   struct Row {
     std::string name;
     uint64_t switches_out = 0;
+    uint64_t preempted = 0;
     double running_ns = 0;
   };
   std::vector<Row> rows;
   for (const auto& [tid, thread] : running) {
     // A thread that recorded nothing and is not the library's has no name in the trace.
     Row row{.name = "tid " + std::to_string(tid) + " (recorded nothing)",
-            .switches_out = thread.switches_out};
+            .switches_out = thread.switches_out,
+            .preempted = thread.preempted};
     for (const ThreadTimeline& t : model.threads) {
       if (t.os_thread_id == tid) row.name = ThreadLabel(t) + (t.library ? ", Gnomon's" : "");
     }
@@ -504,11 +506,14 @@ void PrintContextSwitches(const TraceModel& model, std::ostream& out, size_t lim
       << rows.size() << " thread(s)"
       << (rows.size() > limit ? ", the first " + std::to_string(limit) : std::string()) << ")\n";
   constexpr size_t kNameWidth = 44;  // "gnomon sender lane 7 (tid 4194304), Gnomon's"
-  out << FitColumn("Thread", kNameWidth) << Format(" %12s %12s %9s\n", "Switches", "Running", "Running%");
+  // Preempted: switched out while it could have run on (another thread took the CPU);
+  // the other switches are waits (a sleep, a lock, I/O).
+  out << FitColumn("Thread", kNameWidth)
+      << Format(" %12s %10s %12s %9s\n", "Switches", "Preempted", "Running", "Running%");
   const double duration = double(std::max<int64_t>(model.DurationNs(model.first_tick, model.last_tick), 1));
   for (size_t i = 0; i < rows.size() && i < limit; ++i) {
     out << FitColumn(rows[i].name, kNameWidth)
-        << Format(" %12" PRIu64 " %12s %8.1f%%\n", rows[i].switches_out,
+        << Format(" %12" PRIu64 " %10" PRIu64 " %12s %8.1f%%\n", rows[i].switches_out, rows[i].preempted,
                   FormatDuration(rows[i].running_ns).c_str(), 100.0 * rows[i].running_ns / duration);
   }
 }

@@ -59,8 +59,7 @@ TEST_CASE("a thread that burns CPU is sampled and its switches seen, or the prog
     for (size_t i = 0; i < m.samples.size(); ++i) samples += m.samples[i].os_thread_id == burner;
     for (size_t i = 0; i < m.context_switches.size(); ++i) {
       const auto& s = m.context_switches[i];
-      switches_out +=
-          s.os_thread_id == burner && s.kind == uint8_t(gnomon::protocol::ContextSwitchKind::kOut);
+      switches_out += s.os_thread_id == burner && gnomon::protocol::IsSwitchOut(s.kind);
     }
     return samples >= 10 && switches_out >= 10;
   }));

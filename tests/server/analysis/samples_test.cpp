@@ -92,14 +92,19 @@ TEST_CASE("running spans from switches that arrive out of order, and threads run
   // CPU 0 (CPU 0's records come first), then from 900 to the end.
   w.Switch(5, ContextSwitchKind::kOut, 0, 200).Switch(5, ContextSwitchKind::kIn, 0, 500);
   w.Switch(5, ContextSwitchKind::kOut, 0, 600).Switch(5, ContextSwitchKind::kIn, 0, 900);
-  w.Switch(5, ContextSwitchKind::kIn, 1, 300).Switch(5, ContextSwitchKind::kOut, 1, 400);
+  // Its stop at 400 was a preemption (it could have run on).
+  w.Switch(5, ContextSwitchKind::kIn, 1, 300).Switch(5, ContextSwitchKind::kOutPreempted, 1, 400);
   w.Switch(6, ContextSwitchKind::kIn, 1, 150).Switch(6, ContextSwitchKind::kOut, 1, 160);
   const TraceModel m = gnomon::test::BuildWholeModel(w);
   const auto running = gnomon::server::ComputeThreadRunning(m);
   REQUIRE(running.size() == 2);
   const auto& t5 = running.at(5);
   CHECK(t5.switches_out == 3);
+  CHECK(t5.preempted == 1);
   REQUIRE(t5.spans.size() == 4);
+  CHECK(!t5.spans[0].preempted);
+  CHECK(t5.spans[1].preempted);
+  CHECK(!t5.spans[2].preempted);
   CHECK(t5.spans[0].begin_tick == 100);
   CHECK(t5.spans[0].end_tick == 200);
   CHECK(t5.spans[1].begin_tick == 300);

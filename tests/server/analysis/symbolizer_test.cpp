@@ -100,7 +100,7 @@ TEST_CASE("modules learned later are used for addresses asked about before") {
         std::string::npos);
 }
 
-TEST_CASE("a function's machine code, read from its module's file; where there is none, why") {
+TEST_CASE("a function's machine code, read from its module's file, and where there is none, why") {
   CHECK(SymbolizerTestKnownFunction(2) == 6);
   Symbolizer symbolizer;
   const std::vector<Module> modules{SelfModule()};

@@ -2,6 +2,8 @@
 // (src/core/timeline_resources.cpp), without a window.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "../../support/build_model.h"
 #include "gnomon/viewer/timeline.h"
 #include "model/trace_builder.h"
@@ -152,10 +154,10 @@ TEST_CASE("a thread's running strip: its spans from context switches, merged wit
   w.AppInfo("running").SourceLocation(1, "Work", "f", "a.cpp", 1);
   w.ThreadInfo(1, 10, "main").ThreadContext(1).ZoneBegin(1, 1000).ZoneEnd(2000);
   using gnomon::protocol::ContextSwitchKind;
-  // Runs 1000..1300 on CPU 2, then 1500..1900 on CPU 0 (reported first), and two short
-  // runs 0.2 ns apart at 1950 that share a pixel.
+  // Runs 1000..1300 on CPU 2 (then preempted), then 1500..1900 on CPU 0 (reported
+  // first; then it blocked), and two short runs 0.2 ns apart at 1950 that share a pixel.
   w.Switch(10, ContextSwitchKind::kIn, 0, 1500).Switch(10, ContextSwitchKind::kOut, 0, 1900);
-  w.Switch(10, ContextSwitchKind::kIn, 2, 1000).Switch(10, ContextSwitchKind::kOut, 2, 1300);
+  w.Switch(10, ContextSwitchKind::kIn, 2, 1000).Switch(10, ContextSwitchKind::kOutPreempted, 2, 1300);
   w.Switch(10, ContextSwitchKind::kIn, 2, 1950).Switch(10, ContextSwitchKind::kOut, 2, 1951);
   w.Switch(10, ContextSwitchKind::kIn, 2, 1951).Switch(10, ContextSwitchKind::kOut, 2, 1952);
   const TraceModel model = gnomon::test::BuildWholeModel(w);
@@ -170,6 +172,8 @@ TEST_CASE("a thread's running strip: its spans from context switches, merged wit
   CHECK(running->spans[0].begin_ns == 0);  // trace-relative: the first event is at 1000
   CHECK(running->spans[1].begin_ns == 500);
   CHECK(running->cpus[1] == 0);
+  CHECK(running->preempted[0] == 1);
+  CHECK(running->preempted[1] == 0);
   TimelineView view;
   view.Fit(0, 1000, 1000);  // 1 px per ns
   std::vector<DrawItem> items;
@@ -191,7 +195,50 @@ TEST_CASE("a thread's running strip: its spans from context switches, merged wit
   REQUIRE(hit.has_value());
   CHECK(hit->kind == DrawItem::Kind::kRunning);
   CHECK(hit->index == 1);
-  CHECK_FALSE(timeline.HitTest(model, view, 400, (runs[1].y0 + runs[1].y1) / 2).has_value());  // not running
+  // Between runs: the wait, picked by the run it follows (whose end says why it stopped).
+  const auto wait = timeline.HitTest(model, view, 400, (runs[1].y0 + runs[1].y1) / 2);
+  REQUIRE(wait.has_value());
+  CHECK(wait->kind == DrawItem::Kind::kNotRunning);
+  CHECK(wait->index == 0);
+  CHECK_FALSE(
+      timeline.HitTest(model, view, 990, (runs[1].y0 + runs[1].y1) / 2).has_value());  // after the last
+}
+
+TEST_CASE("sample ticks: one per pixel column however many samples, in time order, each pickable") {
+  gnomon::test::StreamWriter w;
+  w.AppInfo("ticks").SourceLocation(1, "Work", "f", "a.cpp", 1);
+  w.ThreadInfo(1, 10, "main").ThreadContext(1).ZoneBegin(1, 1000);
+  // 1,000 samples a tick apart from 110,000, written backwards (as from many CPUs), then
+  // one alone at 150,000.
+  for (uint64_t i = 1000; i-- > 0;) w.Sample(10, 1100 * 100 + i, {0x500});
+  w.Sample(10, 1500 * 100, {0x600});
+  w.ThreadContext(1).ZoneEnd(2000 * 100);
+  const TraceModel model = gnomon::test::BuildWholeModel(w);
+  Timeline timeline;
+  timeline.Sync(model);
+  timeline.Layout(model, {}, 0);
+  const Timeline::SampleTicks* ticks = timeline.ThreadSamples(10);
+  REQUIRE(ticks != nullptr);
+  REQUIRE(ticks->ns.size() == 1001);
+  CHECK(std::is_sorted(ticks->ns.begin(), ticks->ns.end()));
+  TimelineView view;
+  view.Fit(0, 200000, 100);  // 2,000 ticks a pixel: the crowd's 1,000 ticks in one column or two
+  std::vector<DrawItem> items;
+  timeline.BuildItems(model, view, items);
+  uint32_t counted = 0;
+  std::vector<DrawItem> shown;
+  for (const DrawItem& item : items) {
+    if (item.kind != DrawItem::Kind::kSample) continue;
+    counted += item.count;
+    shown.push_back(item);
+  }
+  CHECK(counted == 1001);
+  CHECK(shown.size() <= 3);  // the crowd in one or two columns, and the one alone
+  const auto hit = timeline.HitTest(model, view, shown.back().x0, (shown.back().y0 + shown.back().y1) / 2);
+  REQUIRE(hit.has_value());
+  CHECK(hit->kind == DrawItem::Kind::kSample);
+  CHECK(hit->index == 1000);
+  CHECK(model.samples[ticks->samples[hit->index]].tick == 1500 * 100);
 }
 
 TEST_CASE("CPU lanes: a lane per core, one thread at a time on each, coloured by thread, each run pickable") {

@@ -43,7 +43,7 @@ std::string SettingsFile() { return ConfigFile("viewer-settings"); }
 constexpr const char* kWindowNames[] = {
     "statistics", "find-zone",   "find-zone-self", "flame-graph", "frame-histogram", "compare",
     "messages",   "gpu-clocks",  "memory",         "samples",     "callstack",       "debug",
-    "trace-info", "annotations", "source",         "memory-tree", "symbol"};
+    "trace-info", "annotations", "source",         "memory-tree", "symbol",          "cpu-data"};
 
 }  // namespace
 
@@ -66,7 +66,7 @@ std::string App::CheckWindowNames(const std::vector<std::string>& show) {
       return "'" + name + "' is not a window (" + known +
              "; find-zone=NAME searches for NAME, find-zone-self=NAME shows its self times, samples=flame "
              "shows the samples' flame graph, source=FILE:LINE a file's lines, memory-tree=POOL a pool's "
-             "call tree, symbol=NAME a sampled function's code)";
+             "call tree, symbol=NAME a sampled function's code, cpu-data the threads' use of the CPUs)";
     }
   }
   return "";
@@ -83,13 +83,13 @@ App::App(const Options& options)
   workspace_.hidden_lanes |= options.hide_lanes;
   if (options.library_threads) workspace_.hidden_lanes &= ~uint32_t(kLibraryLanes);
   if (options.zone_coloring) workspace_.zone_coloring = *options.zone_coloring;
-  started_ = {workspace_.hidden_lanes, workspace_.zone_coloring};
   if (!options.frame_series.empty()) frame_times_window_.ShowSeriesLater(options.frame_series);
   source_window_.SetSourceMap(options.source_map);
   if (options.show_all_windows) {
     statistics_window_.open = clock_window_.open = messages_window_.open = debug_window_.open = true;
   }
   OpenWindows(options.show);
+  started_ = {workspace_.hidden_lanes, workspace_.zone_coloring};  // --show cpu-data shows the CPU lanes
   workspace_.range = options.select_ns;
   if (!options.open.empty()) Open(options.open);
   if (!options.compare.empty()) compare_window_.OpenOther(options.compare, options.max_expansion);
@@ -123,7 +123,8 @@ void App::OpenWindows(const std::vector<std::string>& names, bool only) {
     }
     if (base == "samples") samples_window_.ShowFlameGraph(name.substr(eq + 1) == "flame");
     if (base == "symbol" && eq != std::string::npos) symbol_window_.Show(name.substr(eq + 1));
-    if (base == "memory-tree") {  // memory-tree[=POOL]
+    if (base == "cpu-data") workspace_.hidden_lanes &= ~uint32_t(kCpuLanes);  // and the cores' lanes
+    if (base == "memory-tree") {                                              // memory-tree[=POOL]
       memory_window_.open = true;
       memory_window_.ShowTree(eq == std::string::npos ? "" : name.substr(eq + 1));
     }
@@ -145,21 +146,14 @@ void App::OpenWindows(const std::vector<std::string>& names, bool only) {
 void App::CompareWith(std::unique_ptr<Session> other) { compare_window_.CompareWith(std::move(other)); }
 
 std::vector<App::SideWindow> App::SideWindows() {
-  return {{"statistics", &statistics_window_.open},
-          {"find-zone", &find_zone_window_.open},
-          {"flame-graph", &flame_graph_window_.open},
-          {"frame-histogram", &frame_times_window_.open},
-          {"compare", &compare_window_.open},
-          {"messages", &messages_window_.open},
-          {"gpu-clocks", &clock_window_.open},
-          {"memory", &memory_window_.open},
-          {"samples", &samples_window_.open},
-          {"source", &source_window_.open},
-          {"symbol", &symbol_window_.open},
-          {"callstack", &callstack_window_.open},
-          {"debug", &debug_window_.open},
-          {"trace-info", &trace_info_window_.open},
-          {"annotations", &annotations_window_.open}};
+  return {{"statistics", &statistics_window_.open},   {"find-zone", &find_zone_window_.open},
+          {"flame-graph", &flame_graph_window_.open}, {"frame-histogram", &frame_times_window_.open},
+          {"compare", &compare_window_.open},         {"messages", &messages_window_.open},
+          {"gpu-clocks", &clock_window_.open},        {"memory", &memory_window_.open},
+          {"samples", &samples_window_.open},         {"source", &source_window_.open},
+          {"symbol", &symbol_window_.open},           {"cpu-data", &cpu_window_.open},
+          {"callstack", &callstack_window_.open},     {"debug", &debug_window_.open},
+          {"trace-info", &trace_info_window_.open},   {"annotations", &annotations_window_.open}};
 }
 
 void App::Show(std::unique_ptr<Session> session) {
@@ -169,6 +163,7 @@ void App::Show(std::unique_ptr<Session> session) {
   samples_window_.Reset();
   source_window_.Reset();
   symbol_window_.Reset();
+  cpu_window_.Reset();
   workspace_.callstack.reset();
   workspace_.symbolizer = std::make_shared<server::Symbolizer>();
   find_zone_window_.Reset();
@@ -221,7 +216,8 @@ bool App::is_busy() {
                                               session_->StateText().rfind("receiving", 0) == 0));
   return session_busy || statistics_window_.is_busy() || find_zone_window_.is_busy() ||
          flame_graph_window_.is_busy() || compare_window_.is_busy() || samples_window_.is_busy() ||
-         source_window_.is_busy() || memory_window_.is_busy() || symbol_window_.is_busy();
+         source_window_.is_busy() || memory_window_.is_busy() || symbol_window_.is_busy() ||
+         cpu_window_.is_busy();
 }
 
 std::string App::LaneTitle(const Lane& lane) const {
@@ -347,6 +343,7 @@ void App::Frame(float width, float height) {
       workspace_.show_symbol.reset();
     }
     if (symbol_window_.open) symbol_window_.Draw(model, workspace_);
+    if (cpu_window_.open) cpu_window_.Draw(model, workspace_);
     if (workspace_.show_callstack) {
       callstack_window_.open = true;
       workspace_.show_callstack = false;
@@ -392,6 +389,7 @@ void App::MainMenu() {
     ImGui::MenuItem("Samples", nullptr, &samples_window_.open);
     ImGui::MenuItem("Source", nullptr, &source_window_.open);
     ImGui::MenuItem("Symbol", nullptr, &symbol_window_.open);
+    ImGui::MenuItem("CPU data", nullptr, &cpu_window_.open);
     ImGui::MenuItem("Call stack", nullptr, &callstack_window_.open);
     ImGui::MenuItem("Debug", nullptr, &debug_window_.open);
     ImGui::MenuItem("Trace info", nullptr, &trace_info_window_.open);

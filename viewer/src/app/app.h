@@ -25,6 +25,7 @@
 #include "callstack_window.h"
 #include "clock_window.h"
 #include "compare_window.h"
+#include "cpu_window.h"
 #include "debug_window.h"
 #include "details_window.h"
 #include "file_browser.h"
@@ -191,6 +192,7 @@ class App {
   SamplesWindow samples_window_;
   SourceWindow source_window_;
   SymbolWindow symbol_window_;
+  CpuWindow cpu_window_;
   CallstackWindow callstack_window_;
   DebugWindow debug_window_;
   TraceInfoWindow trace_info_window_;

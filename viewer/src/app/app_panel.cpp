@@ -43,6 +43,7 @@ bool App::TileSideWindows(float top, float width, float height) {
   add(samples_window_.open, "Samples");
   add(source_window_.open, "Source");
   add(symbol_window_.open, "Symbol");
+  add(cpu_window_.open, "CPU data");
   add(callstack_window_.open, "Call stack");
   add(debug_window_.open, "Debug");
   add(trace_info_window_.open, "Trace info");

@@ -177,7 +177,8 @@ void TimelineWindow::HandleInput(const server::TraceModel& model, Workspace& ws,
               sample.callstack, "sample of " + Timeline::Name(model, hovered_->lane), true};
           ws.show_callstack = true;
         }
-      } else if (hovered_ && hovered_->kind != DrawItem::Kind::kRunning) {
+      } else if (hovered_ && hovered_->kind != DrawItem::Kind::kRunning &&
+                 hovered_->kind != DrawItem::Kind::kNotRunning) {
         ws.selected = Selection{hovered_->lane, hovered_->kind, hovered_->index};
       }
     }

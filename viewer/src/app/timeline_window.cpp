@@ -451,6 +451,21 @@ void TimelineWindow::Tooltip(const server::TraceModel& model, const Workspace& w
       ImGui::Text("ran for %s", server::FormatDuration(double(span.end_ns - span.begin_ns)).c_str());
       ImGui::TextDisabled("where no thread of the program ran, another program did, or none");
     }
+  } else if (hit.kind == DrawItem::Kind::kNotRunning && hit.lane.kind == LaneKind::kThread) {
+    const auto& thread = model.threads[model.thread_index.at(hit.lane.id)];
+    const Timeline::Running* running = ws.timeline.ThreadRunning(thread.os_thread_id);
+    if (running != nullptr && hit.index + 1 < running->spans.size()) {
+      ImGui::TextUnformatted(Timeline::Name(model, hit.lane).c_str());
+      const std::string wait = server::FormatDuration(
+          double(running->spans[hit.index + 1].begin_ns - running->spans[hit.index].end_ns));
+      if (running->preempted[hit.index] != 0) {
+        ImGui::Text("not running for %s: preempted, ready to run while another thread had the CPU",
+                    wait.c_str());
+      } else {
+        ImGui::Text("not running for %s: it blocked (a sleep, a lock, I/O)", wait.c_str());
+      }
+      ImGui::TextDisabled("from the kernel's context switches (GNOMON_CONTEXT_SWITCHES)");
+    }
   } else if (hit.kind == DrawItem::Kind::kRunning && hit.lane.kind == LaneKind::kThread) {
     const auto& thread = model.threads[model.thread_index.at(hit.lane.id)];
     const Timeline::Running* running = ws.timeline.ThreadRunning(thread.os_thread_id);
@@ -460,9 +475,14 @@ void TimelineWindow::Tooltip(const server::TraceModel& model, const Workspace& w
       ImGui::Text("running on CPU %u for %s", running->cpus[hit.index],
                   server::FormatDuration(double(span.end_ns - span.begin_ns)).c_str());
       if (hit.index + 1 < running->spans.size()) {
-        ImGui::Text(
-            "then not running for %s",
-            server::FormatDuration(double(running->spans[hit.index + 1].begin_ns - span.end_ns)).c_str());
+        // Why it stopped, where the kernel says (Linux 4.17 and later).
+        const std::string wait =
+            server::FormatDuration(double(running->spans[hit.index + 1].begin_ns - span.end_ns));
+        if (running->preempted[hit.index] != 0) {
+          ImGui::Text("then preempted for %s: ready to run, another thread had the CPU", wait.c_str());
+        } else {
+          ImGui::Text("then waited for %s: it blocked (a sleep, a lock, I/O)", wait.c_str());
+        }
       }
       ImGui::TextDisabled("from the kernel's context switches (GNOMON_CONTEXT_SWITCHES)");
     }

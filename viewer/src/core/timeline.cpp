@@ -513,6 +513,8 @@ std::optional<Hit> Timeline::HitTest(const TraceModel& model, const TimelineView
       if (y < lane.y - 1 - metrics_.running_strip_height) return std::nullopt;
       if (auto span = RunningAt(tid, view.XToNs(x), slack))
         return Hit{lane.key, DrawItem::Kind::kRunning, *span};
+      if (auto before = WaitAt(tid, view.XToNs(x)))
+        return Hit{lane.key, DrawItem::Kind::kNotRunning, *before};
       return std::nullopt;
     }
     if (y < lane.y || y >= lane.y + lane.height) continue;

@@ -124,6 +124,7 @@ void Timeline::SyncResources(const server::TraceModel& model, bool force) {
                      model.clock.TickToNs(span.end_tick) - origin_ns_};
         r.spans.push_back(s);
         r.cpus.push_back(span.cpu);
+        r.preempted.push_back(span.preempted ? 1 : 0);
         by_cpu[span.cpu].emplace_back(s, tid);
       }
     }
@@ -280,6 +281,16 @@ std::optional<uint32_t> Timeline::RunningAt(uint32_t os_thread_id, int64_t ns, i
                              [](const Span& s, int64_t t) { return s.end_ns < t; });
   if (it == spans.end() || it->begin_ns > ns + slack) return std::nullopt;
   return uint32_t(it - spans.begin());
+}
+
+std::optional<uint32_t> Timeline::WaitAt(uint32_t os_thread_id, int64_t ns) const {
+  const Running* running = ThreadRunning(os_thread_id);
+  if (running == nullptr) return std::nullopt;
+  const std::vector<Span>& spans = running->spans;
+  auto next = std::lower_bound(spans.begin(), spans.end(), ns,
+                               [](const Span& s, int64_t t) { return s.end_ns <= t; });
+  if (next == spans.begin() || next == spans.end() || next->begin_ns <= ns) return std::nullopt;
+  return uint32_t(next - spans.begin() - 1);
 }
 
 const std::vector<std::pair<uint64_t, double>>* Timeline::CurvePoints(const server::TraceModel& model,

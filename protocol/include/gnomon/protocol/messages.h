@@ -59,9 +59,13 @@ enum LockFlags : uint8_t {
 };
 
 enum class ContextSwitchKind : uint8_t {
-  kOut = 0,  // the thread stopped running
+  kOut = 0,  // the thread stopped running: it blocked (a sleep, a lock, I/O), or the kernel did not say
   kIn = 1,   // the thread started running
+  kOutPreempted = 2,  // the thread stopped running while it could run on: another took its CPU
 };
+inline constexpr bool IsSwitchOut(uint8_t kind) {
+  return kind == uint8_t(ContextSwitchKind::kOut) || kind == uint8_t(ContextSwitchKind::kOutPreempted);
+}
 
 enum class TimerKind : uint8_t {
   kTsc = 1,           // x86 invariant time-stamp counter

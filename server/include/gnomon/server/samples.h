@@ -102,10 +102,12 @@ struct RunSpan {
   uint64_t begin_tick = 0;
   uint64_t end_tick = 0;
   uint32_t cpu = 0;
+  bool preempted = false;  // it ended with the thread preempted (it could have run on)
 };
 struct ThreadRunning {
   std::vector<RunSpan> spans;  // in order, not overlapping
   uint64_t switches_out = 0;   // times it was switched out
+  uint64_t preempted = 0;      // of those, while it could have run on
 };
 // Every thread with context switches, by OS thread id. A thread running when the
 // recording began (its first switch is out) runs from the trace's first tick; one

@@ -106,9 +106,9 @@ struct DrawItem {
     kCounter,
     kLockHold,
     kLockWait,
-    kRunning,  // a thread ran (from its context switches), in the strip above its rows
-    kNotRunning,
-    kSample  // a thread's samples in one pixel column, ticks over its running strip
+    kRunning,     // a thread ran (from its context switches), in the strip above its rows
+    kNotRunning,  // a thread waited; hit: the running span before the wait
+    kSample       // a thread's samples in one pixel column, ticks over its running strip
   };
   Kind kind;
   float x0, y0, x1, y1;
@@ -212,10 +212,12 @@ class Timeline {
   Span LockSpan(uint32_t lock_id, uint32_t hold, bool wait) const;
 
   // When a thread (by its OS id) ran, from its context switches: its spans (relative
-  // ns, in order) and their CPUs; nullptr when the trace has none for it.
+  // ns, in order), their CPUs, and whether each ended with the thread preempted (it
+  // could have run on) rather than blocked; nullptr when the trace has none for it.
   struct Running {
     std::vector<Span> spans;
     std::vector<uint32_t> cpus;
+    std::vector<uint8_t> preempted;
   };
   const Running* ThreadRunning(uint32_t os_thread_id) const {
     auto it = running_.find(os_thread_id);
@@ -306,6 +308,9 @@ class Timeline {
                          uint32_t os_thread_id, std::vector<DrawItem>& out) const;
   // The running span of a thread's strip at `ns` (within `slack`), or nullopt.
   std::optional<uint32_t> RunningAt(uint32_t os_thread_id, int64_t ns, int64_t slack) const;
+  // The running span a wait at `ns` follows (the thread did not run between it and the
+  // next), or nullopt.
+  std::optional<uint32_t> WaitAt(uint32_t os_thread_id, int64_t ns) const;
   // A thread's sample ticks in view, one item per pixel column that has any.
   void BuildSampleItems(const TimelineView& view, const Lane& lane, uint32_t lane_index,
                         uint32_t os_thread_id, std::vector<DrawItem>& out) const;
