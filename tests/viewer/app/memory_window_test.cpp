@@ -46,6 +46,18 @@ TEST_CASE("memory and locks: the pool's lane and the memory window, and a lock's
     CHECK(Number(report, "rows") == rows);
     CHECK(Number(report, "bytes") == double(uint64_t(mib) << 20));
   }
+  // Which blocks held an address: 0x2800 lay in the 1 MiB at 0x1000 and the 2 MiB at
+  // 0x2000; 0x10 in none.
+  for (const auto& [address, rows] : {std::pair{"0x2800", 2}, std::pair{"16", 0}}) {
+    const std::string shown = std::string("memory-address=") + address;
+    CAPTURE(shown);
+    ViewerRun run = RunViewer(dir, {trace, "--frames", "3", "--show", shown});
+    REQUIRE_MESSAGE(run.exit_code == 0, run.log);
+    const JsonValue& report = WindowReport(run, "memory");
+    CHECK(Number(report, "holding") == 1);
+    CHECK(Number(report, "rows") == rows);
+    CHECK(Number(report, "bytes") == double(uint64_t(rows == 2 ? 3 : 0) << 20));
+  }
   // The lanes, without a selected range over their colours.
   ViewerRun run = RunViewer(dir, {trace, "--frames", "3", "--size", "1200x800"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.log);

@@ -40,10 +40,11 @@ bool ParseAddress(const std::string& text, std::string& host, uint16_t& port) {
 
 std::string SettingsFile() { return ConfigFile("viewer-settings"); }
 
-constexpr const char* kWindowNames[] = {
-    "statistics", "find-zone",   "find-zone-self", "flame-graph", "frame-histogram", "compare",
-    "messages",   "gpu-clocks",  "memory",         "samples",     "callstack",       "debug",
-    "trace-info", "annotations", "source",         "memory-tree", "symbol",          "cpu-data"};
+constexpr const char* kWindowNames[] = {"statistics",      "find-zone",   "find-zone-self", "flame-graph",
+                                        "frame-histogram", "compare",     "messages",       "gpu-clocks",
+                                        "memory",          "samples",     "callstack",      "debug",
+                                        "trace-info",      "annotations", "source",         "memory-tree",
+                                        "symbol",          "cpu-data",    "memory-address"};
 
 }  // namespace
 
@@ -66,7 +67,9 @@ std::string App::CheckWindowNames(const std::vector<std::string>& show) {
       return "'" + name + "' is not a window (" + known +
              "; find-zone=NAME searches for NAME, find-zone-self=NAME shows its self times, samples=flame "
              "shows the samples' flame graph, source=FILE:LINE a file's lines, memory-tree=POOL a pool's "
-             "call tree, symbol=NAME a sampled function's code, cpu-data the threads' use of the CPUs)";
+             "call tree, memory-address=ADDRESS the blocks that held it, symbol=NAME a sampled function's "
+             "code, "
+             "cpu-data the threads' use of the CPUs)";
     }
   }
   return "";
@@ -124,7 +127,11 @@ void App::OpenWindows(const std::vector<std::string>& names, bool only) {
     if (base == "samples") samples_window_.ShowFlameGraph(name.substr(eq + 1) == "flame");
     if (base == "symbol" && eq != std::string::npos) symbol_window_.Show(name.substr(eq + 1));
     if (base == "cpu-data") workspace_.hidden_lanes &= ~uint32_t(kCpuLanes);  // and the cores' lanes
-    if (base == "memory-tree") {                                              // memory-tree[=POOL]
+    if (base == "memory-address" && eq != std::string::npos) {                // memory-address=ADDRESS
+      memory_window_.open = true;
+      memory_window_.ShowAddress(name.substr(eq + 1));
+    }
+    if (base == "memory-tree") {  // memory-tree[=POOL]
       memory_window_.open = true;
       memory_window_.ShowTree(eq == std::string::npos ? "" : name.substr(eq + 1));
     }

@@ -2,9 +2,12 @@
 
 #include <imgui.h>
 
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
+#include <optional>
 
 #include "callstack_window.h"
 #include "gnomon/server/memory_statistics.h"
@@ -12,6 +15,20 @@
 #include "widgets.h"
 
 namespace gnomon::viewer {
+namespace {
+
+// "0x1f00" or "7936"; nullopt for anything else.
+std::optional<uint64_t> ParseAddress(const char* text) {
+  if (text == nullptr || text[0] == '\0') return std::nullopt;
+  const bool hex = text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long value = std::strtoull(hex ? text + 2 : text, &end, hex ? 16 : 10);
+  if (errno != 0 || end == (hex ? text + 2 : text) || *end != '\0') return std::nullopt;
+  return uint64_t(value);
+}
+
+}  // namespace
 
 void MemoryWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   ws.Place("Memory");
@@ -30,6 +47,17 @@ void MemoryWindow::Draw(const server::TraceModel& model, Workspace& ws) {
       if (p.name == pool_name_) pool_id_ = id;
     }
     pool_name_.clear();
+  }
+  // An address searched for from the command line: the first pool where a block held it.
+  const std::optional<uint64_t> address = ParseAddress(address_text_);
+  if (pick_pool_for_address_ && address) {
+    for (const auto& [id, p] : model.memory_pools) {
+      if (!ListAllocationsHolding(p, *address).indexes.empty()) {
+        pool_id_ = id;
+        break;
+      }
+    }
+    pick_pool_for_address_ = false;
   }
   if (!model.memory_pools.contains(pool_id_)) {
     // First the pool that matters most: the largest peak.
@@ -55,6 +83,8 @@ void MemoryWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   ImGui::SameLine();
   if (ImGui::RadioButton("never freed", mode_ == Mode::kNeverFreed)) mode_ = Mode::kNeverFreed;
   ImGui::SameLine();
+  if (ImGui::RadioButton("holding", mode_ == Mode::kAddress)) mode_ = Mode::kAddress;
+  ImGui::SameLine();
   if (ImGui::RadioButton("call tree", mode_ == Mode::kTree)) mode_ = Mode::kTree;
   if (mode_ == Mode::kTree) {
     DrawTree(model, pool, ws);
@@ -66,18 +96,33 @@ void MemoryWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   const int64_t at_ns = ws.range ? ws.range->second : (ws.view.begin_ns() + ws.view.end_ns()) / 2;
   const uint64_t at_tick = Workspace::TicksOf(model, {at_ns, at_ns}).end_tick;
   const uint64_t events = pool.allocations.size() + pool.frees;
-  if (list_pool_ != pool_id_ || list_never_freed_ != never_freed ||
-      (!never_freed && list_at_tick_ != at_tick) || list_events_ != events) {
-    list_ = ListAllocations(pool, never_freed, at_tick);
+  const uint64_t searched = address.value_or(0);
+  if (list_pool_ != pool_id_ || list_mode_ != mode_ ||
+      (mode_ == Mode::kAliveAt && list_at_tick_ != at_tick) ||
+      (mode_ == Mode::kAddress && list_address_ != searched) || list_events_ != events) {
+    list_ = mode_ == Mode::kAddress ? (address ? ListAllocationsHolding(pool, *address) : AllocationList{})
+                                    : ListAllocations(pool, never_freed, at_tick);
     list_pool_ = pool_id_;
-    list_never_freed_ = never_freed;
+    list_mode_ = mode_;
     list_at_tick_ = at_tick;
+    list_address_ = searched;
     list_events_ = events;
   }
-  if (!never_freed) {
+  if (mode_ == Mode::kAliveAt) {
     ImGui::SameLine();
     ImGui::TextDisabled("%s (%s)", FormatTime(at_ns).c_str(),
                         ws.range ? "end of the range" : "middle of the view");
+  } else if (mode_ == Mode::kAddress) {
+    // Which blocks held an address (a pointer seen in a debugger or a crash), when, and
+    // from where.
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 12);
+    ImGui::InputTextWithHint("##address", "address, e.g. 0x7f3a2c001040", address_text_,
+                             sizeof(address_text_));
+    if (address_text_[0] != '\0' && !address) {
+      ImGui::SameLine();
+      ImGui::TextDisabled("not an address (hex with 0x, or decimal)");
+    }
   }
   ImGui::Text("%zu allocation(s), %s", list_.indexes.size(), server::FormatBytes(list_.bytes).c_str());
   const bool stacks = model.callstacks.size() != 0;
@@ -136,6 +181,7 @@ void MemoryWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   ws.reports["memory"] = JsonReport()
                              .Add("pool", pool.name)
                              .Add("never_freed", never_freed ? 1 : 0)
+                             .Add("holding", mode_ == Mode::kAddress ? 1 : 0)
                              .Add("rows", double(list_.indexes.size()))
                              .Add("bytes", double(list_.bytes))
                              .str();

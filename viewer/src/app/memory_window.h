@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -32,6 +33,13 @@ class MemoryWindow {
     symbolizer_ = std::make_shared<server::Symbolizer>();
   }
   bool is_busy() { return tree_job_.is_busy(); }
+  // Lists the allocations that held `address` (hex with 0x, or decimal), in the first
+  // pool where any did.
+  void ShowAddress(const std::string& address) {
+    mode_ = Mode::kAddress;
+    std::snprintf(address_text_, sizeof(address_text_), "%s", address.c_str());
+    pick_pool_for_address_ = true;
+  }
   // Shows the call tree of the pool named `pool` (the first pool when no pool has that name).
   void ShowTree(const std::string& pool) {
     mode_ = Mode::kTree;
@@ -39,7 +47,7 @@ class MemoryWindow {
   }
 
  private:
-  enum class Mode { kAliveAt, kNeverFreed, kTree };
+  enum class Mode { kAliveAt, kNeverFreed, kAddress, kTree };
   struct TreeQuery {
     uint32_t pool_id = 0;
     bool bottom_up = false;
@@ -56,6 +64,8 @@ class MemoryWindow {
   uint32_t pool_id_ = UINT32_MAX;  // none chosen yet
   std::string pool_name_;          // chosen by name before the trace is there (--show)
   Mode mode_ = Mode::kAliveAt;
+  char address_text_[32] = {};
+  bool pick_pool_for_address_ = false;
   bool bottom_up_ = false;
   bool tree_in_range_ = true;
   // Used by the job's thread only (one computation at a time).
@@ -64,8 +74,9 @@ class MemoryWindow {
   AllocationList list_;
   // What list_ answers.
   uint32_t list_pool_ = UINT32_MAX;
-  bool list_never_freed_ = false;
+  Mode list_mode_ = Mode::kAliveAt;
   uint64_t list_at_tick_ = 0;
+  uint64_t list_address_ = 0;
   uint64_t list_events_ = UINT64_MAX;
 };
 

@@ -22,4 +22,18 @@ AllocationList ListAllocations(const server::MemoryPool& pool, bool never_freed,
   return list;
 }
 
+AllocationList ListAllocationsHolding(const server::MemoryPool& pool, uint64_t address) {
+  AllocationList list;
+  for (size_t i = 0; i < pool.allocations.size(); ++i) {
+    const server::MemoryAllocation& a = pool.allocations[i];
+    if (address < a.address || address - a.address >= std::max<uint64_t>(a.size_bytes, 1)) continue;
+    list.indexes.push_back(i);
+    list.bytes = a.size_bytes > UINT64_MAX - list.bytes ? UINT64_MAX : list.bytes + a.size_bytes;
+  }
+  std::stable_sort(list.indexes.begin(), list.indexes.end(), [&pool](uint64_t x, uint64_t y) {
+    return pool.allocations[x].alloc_tick < pool.allocations[y].alloc_tick;
+  });
+  return list;
+}
+
 }  // namespace gnomon::viewer

@@ -18,4 +18,7 @@ struct AllocationList {
 // capture); otherwise those alive at `at_tick`. O(n log n) in the pool's allocations.
 AllocationList ListAllocations(const server::MemoryPool& pool, bool never_freed, uint64_t at_tick);
 
+// The allocations that held `address` (it lay in their bytes), at any time, oldest first.
+AllocationList ListAllocationsHolding(const server::MemoryPool& pool, uint64_t address);
+
 }  // namespace gnomon::viewer
