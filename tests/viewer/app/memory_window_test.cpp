@@ -58,6 +58,14 @@ TEST_CASE("memory and locks: the pool's lane and the memory window, and a lock's
     CHECK(Number(report, "rows") == rows);
     CHECK(Number(report, "bytes") == double(uint64_t(rows == 2 ? 3 : 0) << 20));
   }
+  // The memory map: the five blocks, their addresses one range (they overlap).
+  ViewerRun map = RunViewer(dir, {trace, "--frames", "3", "--show", "memory-map=textures"});
+  REQUIRE_MESSAGE(map.exit_code == 0, map.log);
+  const JsonValue& drawn = WindowReport(map, "memory-map");
+  CHECK(drawn.Find("pool")->string == "textures");
+  CHECK(Number(drawn, "segments") == 1);
+  CHECK(Number(drawn, "blocks") == 5);
+  CHECK(Number(drawn, "in_view") == 5);
   // The lanes, without a selected range over their colours.
   ViewerRun run = RunViewer(dir, {trace, "--frames", "3", "--size", "1200x800"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.log);

@@ -44,7 +44,7 @@ constexpr const char* kWindowNames[] = {"statistics",      "find-zone",   "find-
                                         "frame-histogram", "compare",     "messages",       "gpu-clocks",
                                         "memory",          "samples",     "callstack",      "debug",
                                         "trace-info",      "annotations", "source",         "memory-tree",
-                                        "symbol",          "cpu-data",    "memory-address"};
+                                        "symbol",          "cpu-data",    "memory-address", "memory-map"};
 
 }  // namespace
 
@@ -67,7 +67,9 @@ std::string App::CheckWindowNames(const std::vector<std::string>& show) {
       return "'" + name + "' is not a window (" + known +
              "; find-zone=NAME searches for NAME, find-zone-self=NAME shows its self times, samples=flame "
              "shows the samples' flame graph, source=FILE:LINE a file's lines, memory-tree=POOL a pool's "
-             "call tree, memory-address=ADDRESS the blocks that held it, symbol=NAME a sampled function's "
+             "call tree, memory-map=POOL its blocks' addresses over time, memory-address=ADDRESS the blocks "
+             "that held "
+             "it, symbol=NAME a sampled function's "
              "code, "
              "cpu-data the threads' use of the CPUs)";
     }
@@ -130,6 +132,10 @@ void App::OpenWindows(const std::vector<std::string>& names, bool only) {
     if (base == "memory-address" && eq != std::string::npos) {                // memory-address=ADDRESS
       memory_window_.open = true;
       memory_window_.ShowAddress(name.substr(eq + 1));
+    }
+    if (base == "memory-map") {  // memory-map[=POOL]
+      memory_window_.open = true;
+      memory_window_.ShowMap(eq == std::string::npos ? "" : name.substr(eq + 1));
     }
     if (base == "memory-tree") {  // memory-tree[=POOL]
       memory_window_.open = true;

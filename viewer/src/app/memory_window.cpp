@@ -86,8 +86,11 @@ void MemoryWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   if (ImGui::RadioButton("holding", mode_ == Mode::kAddress)) mode_ = Mode::kAddress;
   ImGui::SameLine();
   if (ImGui::RadioButton("call tree", mode_ == Mode::kTree)) mode_ = Mode::kTree;
-  if (mode_ == Mode::kTree) {
-    DrawTree(model, pool, ws);
+  ImGui::SameLine();
+  if (ImGui::RadioButton("map", mode_ == Mode::kMap)) mode_ = Mode::kMap;
+  if (mode_ == Mode::kTree || mode_ == Mode::kMap) {
+    if (mode_ == Mode::kTree) DrawTree(model, pool, ws);
+    if (mode_ == Mode::kMap) DrawMap(model, pool, ws);
     ImGui::End();
     return;
   }
@@ -186,6 +189,108 @@ void MemoryWindow::Draw(const server::TraceModel& model, Workspace& ws) {
                              .Add("bytes", double(list_.bytes))
                              .str();
   ImGui::End();
+}
+
+void MemoryWindow::DrawMap(const server::TraceModel& model, const server::MemoryPool& pool, Workspace& ws) {
+  // Blocks closer than this share a segment of the address axis.
+  constexpr uint64_t kGapMerged = 1 << 20;
+  // Blocks drawn at most: more draw as the first this many (said).
+  constexpr size_t kMostBlocks = 200'000;
+  const uint64_t events = pool.allocations.size() + pool.frees;
+  if (segments_pool_ != pool_id_ || segments_events_ != events) {
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+    ranges.reserve(pool.allocations.size());
+    pool.allocations.ForEach([&](const server::MemoryAllocation& a) {
+      const uint64_t size = std::max<uint64_t>(a.size_bytes, 1);
+      ranges.emplace_back(a.address, a.address > UINT64_MAX - size ? UINT64_MAX : a.address + size);
+    });
+    std::sort(ranges.begin(), ranges.end());
+    segments_.clear();
+    double above = 0;
+    for (const auto& [begin, end] : ranges) {
+      if (!segments_.empty() &&
+          begin <= segments_.back().end + std::min(kGapMerged, UINT64_MAX - segments_.back().end)) {
+        Segment& last = segments_.back();
+        above += double(std::max(end, last.end) - last.end);
+        last.end = std::max(end, last.end);
+        continue;
+      }
+      segments_.push_back({.begin = begin, .end = end, .above = above});
+      above += double(end - begin);
+    }
+    segments_pool_ = pool_id_;
+    segments_events_ = events;
+  }
+  if (segments_.empty()) {
+    ImGui::TextDisabled("no allocations in this pool");
+    ws.reports["memory-map"] = JsonReport().Add("segments", 0).Add("blocks", 0).str();
+    return;
+  }
+  const double total = segments_.back().above + double(segments_.back().end - segments_.back().begin);
+  ImGui::TextDisabled(
+      "address (%zu range(s), gaps left out) against the timeline's time; alive at the view's "
+      "end in orange, freed in blue",
+      segments_.size());
+  const ImVec2 at = ImGui::GetCursorScreenPos();
+  const ImVec2 size(
+      std::max(100.0f, ImGui::GetContentRegionAvail().x),
+      std::max(100.0f, ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing()));
+  ImGui::InvisibleButton("map", size);
+  const bool hovered = ImGui::IsItemHovered();
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  draw->AddRectFilled(at, ImVec2(at.x + size.x, at.y + size.y), IM_COL32(25, 25, 30, 255));
+  const int64_t begin_ns = ws.view.begin_ns(), end_ns = ws.view.end_ns();
+  const double ns_span = double(std::max<int64_t>(end_ns - begin_ns, 1));
+  const uint64_t end_tick = Workspace::TicksOf(model, {end_ns, end_ns}).end_tick;
+  auto y_of = [&](uint64_t address) {
+    auto it = std::upper_bound(segments_.begin(), segments_.end(), address,
+                               [](uint64_t a, const Segment& s) { return a < s.begin; });
+    if (it != segments_.begin()) --it;
+    const double offset = it->above + double(std::min(std::max(address, it->begin), it->end) - it->begin);
+    return at.y + float(offset / total * double(size.y));
+  };
+  size_t drawn = 0, in_view = 0;
+  std::optional<uint64_t> under_mouse;
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  for (size_t i = 0; i < pool.allocations.size(); ++i) {
+    const server::MemoryAllocation& a = pool.allocations[i];
+    const int64_t made = Workspace::RelNs(model, a.alloc_tick);
+    const int64_t freed = a.is_freed() ? Workspace::RelNs(model, a.free_tick) : end_ns;
+    if (made > end_ns || freed < begin_ns) continue;
+    ++in_view;
+    if (drawn == kMostBlocks) continue;
+    const float x0 = at.x + float(double(std::max(made, begin_ns) - begin_ns) / ns_span * double(size.x));
+    const float x1 = at.x + float(double(std::min(freed, end_ns) - begin_ns) / ns_span * double(size.x));
+    const float y0 = y_of(a.address);
+    const float y1 = std::max(y_of(a.address + std::max<uint64_t>(a.size_bytes, 1)), y0 + 1);
+    const bool alive = !a.is_freed() || a.free_tick > end_tick;
+    draw->AddRectFilled(ImVec2(x0, y0), ImVec2(std::max(x1, x0 + 1), y1),
+                        alive ? IM_COL32(240, 150, 50, 220) : IM_COL32(80, 140, 220, 200));
+    ++drawn;
+    if (hovered && mouse.x >= x0 - 1 && mouse.x <= std::max(x1, x0 + 1) + 1 && mouse.y >= y0 && mouse.y <= y1)
+      under_mouse = i;
+  }
+  if (in_view > drawn) {
+    ImGui::TextDisabled("%zu of the %zu blocks in view drawn: zoom in for the rest", drawn, in_view);
+  }
+  if (under_mouse) {
+    const server::MemoryAllocation& a = pool.allocations[*under_mouse];
+    ImGui::BeginTooltip();
+    char address[24];
+    std::snprintf(address, sizeof(address), "0x%" PRIx64, a.address);
+    ImGui::Text("%s at %s", server::FormatBytes(a.size_bytes).c_str(), address);
+    ImGui::Text("made at %s by %s", FormatTime(Workspace::RelNs(model, a.alloc_tick)).c_str(),
+                Timeline::Name(model, {LaneKind::kThread, a.alloc_thread}).c_str());
+    if (a.is_freed()) ImGui::Text("freed at %s", FormatTime(Workspace::RelNs(model, a.free_tick)).c_str());
+    if (a.callstack != 0) ImGui::TextDisabled("in %s", CallstackSummary(model, ws, a.callstack).c_str());
+    ImGui::EndTooltip();
+  }
+  ws.reports["memory-map"] = JsonReport()
+                                 .Add("pool", pool.name)
+                                 .Add("segments", double(segments_.size()))
+                                 .Add("blocks", double(drawn))
+                                 .Add("in_view", double(in_view))
+                                 .str();
 }
 
 void MemoryWindow::DrawTree(const server::TraceModel& model, const server::MemoryPool& pool, Workspace& ws) {

@@ -40,6 +40,11 @@ class MemoryWindow {
     std::snprintf(address_text_, sizeof(address_text_), "%s", address.c_str());
     pick_pool_for_address_ = true;
   }
+  // Shows the memory map of the pool named `pool` (the first pool when none has that name).
+  void ShowMap(const std::string& pool) {
+    mode_ = Mode::kMap;
+    pool_name_ = pool;
+  }
   // Shows the call tree of the pool named `pool` (the first pool when no pool has that name).
   void ShowTree(const std::string& pool) {
     mode_ = Mode::kTree;
@@ -47,7 +52,7 @@ class MemoryWindow {
   }
 
  private:
-  enum class Mode { kAliveAt, kNeverFreed, kAddress, kTree };
+  enum class Mode { kAliveAt, kNeverFreed, kAddress, kTree, kMap };
   struct TreeQuery {
     uint32_t pool_id = 0;
     bool bottom_up = false;
@@ -60,6 +65,17 @@ class MemoryWindow {
     }
   };
   void DrawTree(const server::TraceModel& model, const server::MemoryPool& pool, Workspace& ws);
+  void DrawMap(const server::TraceModel& model, const server::MemoryPool& pool, Workspace& ws);
+  // The memory map's address axis: the address ranges the pool's blocks took, merged
+  // where they lie close, stacked without the gaps between (made again when the pool's
+  // events change).
+  struct Segment {
+    uint64_t begin = 0, end = 0;
+    double above = 0;  // bytes of the segments before it
+  };
+  std::vector<Segment> segments_;
+  uint32_t segments_pool_ = UINT32_MAX;
+  uint64_t segments_events_ = UINT64_MAX;
 
   uint32_t pool_id_ = UINT32_MAX;  // none chosen yet
   std::string pool_name_;          // chosen by name before the trace is there (--show)

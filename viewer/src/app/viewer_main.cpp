@@ -182,6 +182,7 @@ void Usage(FILE* out) {
       "                    (find-zone-self=NAME: its self times), trace-info, annotations,\n"
       "                    flame-graph, frame-histogram, gpu-clocks, messages, memory\n"
       "                    (memory-tree=POOL: the pool's allocations by call stack;\n"
+      "                    memory-map=POOL: its blocks' addresses over time;\n"
       "                    memory-address=ADDRESS: the blocks that held it),\n"
       "                    samples (samples=flame: its flame graph), source=FILE:LINE (a\n"
       "                    file's lines with their samples), symbol=NAME (a sampled\n"
