@@ -1,14 +1,20 @@
 // gnomon-viewer-bench: CPU time to build one viewer frame (Dear ImGui, no GPU) over a
 // synthetic trace, at three zoom levels, then with each analysis window open.
 //
-//   gnomon-viewer-bench [--zones N] [--threads N] [--frames N]
+//   gnomon-viewer-bench [--zones N] [--threads N] [--frames N] [--samples N]
 // prints the first frame's cost (it indexes every zone): index zones=N cpu_ms=X
 // then one line per zoom level: zoom=NAME zones=N cpu_ms_per_frame=X
 // and one per window: window=NAME zones=N first_ms=W frames_meanwhile=F
 //   worst_frame_ms_meanwhile=M cpu_ms_per_frame=X
 // (first_ms: wall time of the window's first computation, off the UI thread, while the
 // UI thread went on drawing F frames, the slowest taking M ms of its CPU).
+// With --samples N the trace also holds N statistical samples spread over its threads
+// and time, their stacks made of this program's own functions (symbolized from its
+// file), and the sample views are measured too: Samples, its flame graph, Source and
+// Symbol.
 #include <imgui.h>
+#include <link.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -17,6 +23,7 @@
 #include <ctime>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "app.h"
 #include "model/trace_builder.h"
@@ -83,12 +90,59 @@ gnomon::server::TraceModel Synthetic(long zones, int threads, int64_t& duration_
   return model;
 }
 
+// Functions of this program for the samples' stacks: where they were, and their callers.
+[[gnu::noinline]] int BenchLeafA(int x) { return x * 3 + 1; }
+[[gnu::noinline]] int BenchLeafB(int x) { return x * 5 + 2; }
+[[gnu::noinline]] int BenchCaller(int x) { return BenchLeafA(x) + BenchLeafB(x); }
+
+// This program's file, as the client announces it, so that the samples symbolize.
+gnomon::protocol::ModuleDef SelfModule(std::string& path) {
+  gnomon::protocol::ModuleDef def{};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        auto& m = *static_cast<gnomon::protocol::ModuleDef*>(data);
+        if (m.end != 0) return 0;  // the first is the program
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+          if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
+          m.load_bias = info->dlpi_addr;
+          m.start = info->dlpi_addr + ph.p_vaddr;
+          m.end = m.start + ph.p_memsz;
+        }
+        return 0;
+      },
+      &def);
+  char buffer[4096];
+  const ssize_t n = readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
+  path.assign(buffer, size_t(std::max<ssize_t>(n, 0)));
+  return def;
+}
+
+// `count` samples spread evenly over [0, duration) and the threads, each at one of two
+// leaves (a few bytes into them) called from BenchCaller.
+void AddSamples(gnomon::server::TraceModel& model, long count, int threads, int64_t duration_ns) {
+  gnomon::server::TraceBuilder builder(model);
+  std::string path;
+  builder.OnModuleDef(SelfModule(path), {.path = path, .build_id = {}});
+  const uint64_t leaves[2] = {reinterpret_cast<uintptr_t>(&BenchLeafA) + 4,
+                              reinterpret_cast<uintptr_t>(&BenchLeafB) + 4};
+  const uint64_t caller = reinterpret_cast<uintptr_t>(&BenchCaller) + 8;
+  std::mt19937 rng(7);
+  for (long i = 0; i < count; ++i) {
+    const uint64_t frames[2] = {leaves[rng() % 4 == 0 ? 1 : 0], caller};
+    builder.OnSample({.os_thread_id = uint32_t(1000 + i % threads),
+                      .tick = uint64_t(1000 + duration_ns * (i / threads) / (count / threads + 1))},
+                     {.frames = {reinterpret_cast<const uint8_t*>(frames), 2}});
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   long zones = 10'000'000;
   int threads = 8;
   int frames = 30;
+  long samples = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--zones" && i + 1 < argc) {
@@ -97,19 +151,26 @@ int main(int argc, char** argv) {
       threads = std::max(1, std::atoi(argv[++i]));
     } else if (arg == "--frames" && i + 1 < argc) {
       frames = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--samples" && i + 1 < argc) {
+      samples = std::max(0L, std::atol(argv[++i]));
     } else {
       std::printf(
-          "Usage: gnomon-viewer-bench [--zones N] [--threads N] [--frames N]\n"
+          "Usage: gnomon-viewer-bench [--zones N] [--threads N] [--frames N] [--samples N]\n"
           "Builds viewer frames (no GPU) over a synthetic trace at three zoom levels and prints\n"
           "zoom=NAME zones=N cpu_ms_per_frame=X for each; then opens find zone, the flame graph,\n"
           "compare (against a second trace as large) and statistics in turn and prints\n"
           "window=NAME first_ms=W (the first computation, off the UI thread) and the frames'\n"
-          "CPU meanwhile and after.\n");
+          "CPU meanwhile and after. --samples N adds N samples and measures the sample views\n"
+          "(samples, its flame graph, source, symbol) the same way.\n");
       return arg == "-h" || arg == "--help" ? 0 : 1;
     }
   }
   int64_t duration_ns = 0;
   gnomon::server::TraceModel model = Synthetic(zones, threads, duration_ns);
+  if (samples > 0) AddSamples(model, samples, threads, duration_ns);
+  const volatile int called =
+      BenchCaller(int(samples & 1));  // the functions the stacks name are used, so kept
+  (void)called;
   const uint64_t stored = model.zone_count;
   std::fprintf(stderr, "synthetic trace: %llu zones on %d threads over %.3f s\n", (unsigned long long)stored,
                threads, double(duration_ns) / 1e9);
@@ -167,8 +228,14 @@ int main(int argc, char** argv) {
   app.view().Fit(0, duration_ns, app.view().width_px());
   app.OpenWindows({}, true);
   frame();
-  for (const char* show : {"find-zone=Physics", "flame-graph", "compare", "statistics"}) {
-    const std::string name = std::string(show).substr(0, std::string(show).find('='));
+  std::vector<std::string> shown = {"find-zone=Physics", "flame-graph", "compare", "statistics"};
+  if (samples > 0) {
+    for (const char* s : {"samples", "samples=flame", "source=viewer_bench.cpp:1", "symbol=BenchLeafA"})
+      shown.emplace_back(s);
+  }
+  for (const std::string& show : shown) {
+    std::string name = show.substr(0, show.find('='));
+    if (show == "samples=flame") name = "samples-flame";
     app.OpenWindows({show}, true);
     const auto start = std::chrono::steady_clock::now();
     double worst_ms = 0;
@@ -187,7 +254,8 @@ int main(int argc, char** argv) {
     std::printf(
         "window=%s zones=%llu first_ms=%.0f frames_meanwhile=%d worst_frame_ms_meanwhile=%.3f "
         "cpu_ms_per_frame=%.3f\n",
-        name.c_str(), (unsigned long long)stored, first_ms, meanwhile, worst_ms, per_frame);
+        show == "samples=flame" ? "samples-flame" : name.c_str(), (unsigned long long)stored, first_ms,
+        meanwhile, worst_ms, per_frame);
   }
   ImGui::DestroyContext();
   return 0;
