@@ -74,12 +74,18 @@ run_demo() {
 # must be formatted as .clang-format says; a difference fails the job, with the files
 # named and the command that fixes them.
 check_format() {
-  local files unformatted
+  local files unformatted output status=0
   files=$(git ls-files '*.c' '*.cpp' '*.h' '*.hpp' 2>/dev/null || find client server protocol viewer tests -name '*.[ch]' -o -name '*.[ch]pp')
   # One run over every file (one a file takes a minute): it names each line that differs.
   # shellcheck disable=SC2086
-  unformatted=$( (clang-format-14 --dry-run --Werror $files 2>&1 || true) |
+  output=$(clang-format-14 --dry-run --Werror $files 2>&1) || status=$?
+  unformatted=$(echo "$output" |
     sed -n 's/^\([^:]*\):[0-9]*:[0-9]*: error: code should be clang-formatted.*/\1/p' | sort -u | tr '\n' ' ')
+  if [ "$status" -ne 0 ] && [ -z "$unformatted" ]; then  # it failed, but not on a difference
+    echo "$output" | tail -20 >&2
+    echo "setup.sh: clang-format-14 failed (exit $status)" >&2
+    exit 1
+  fi
   if [ -n "$unformatted" ]; then
     echo "setup.sh: not formatted as .clang-format says: $unformatted" >&2
     echo "setup.sh: run: clang-format-14 -i $unformatted" >&2

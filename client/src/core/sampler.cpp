@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "gnomon/client/thread_writer.h"
 #include "gnomon/gnomon.h"
@@ -32,11 +33,13 @@ constexpr auto kDrainPeriod = std::chrono::milliseconds(5);
 // PERF_CONTEXT_MAX (-4095) and above mark where kernel, user and guest frames begin.
 constexpr uint64_t kFirstContextMarker = ~uint64_t(0) - 4094;
 
-// The top of the stack each sample copies, for the unwinder: 8 KiB at up to 1.6 kHz, less
-// above, so that what a CPU samples between two drains fills at most half its ring.
+// The top of the stack each sample copies, for the unwinder: as much as lets a CPU's ring
+// hold 40 ms of its samples (a drain late by eight periods loses nothing), between 512
+// bytes and 8 KiB: 6 KiB at 1 kHz.
+constexpr uint64_t kRingHoldsMs = 40;
 uint32_t StackCopyBytes(uint32_t sampling_hz, size_t page) {
-  const uint64_t per_drain = uint64_t(sampling_hz) * uint64_t(kDrainPeriod.count()) / 1000 + 1;
-  const uint64_t room = kRingPages * page / 2 / per_drain;
+  const uint64_t per_ring = uint64_t(sampling_hz) * kRingHoldsMs / 1000 + 1;
+  const uint64_t room = kRingPages * page / per_ring;
   return uint32_t(std::clamp<uint64_t>(room, 512, 8192) & ~uint64_t(7));
 }
 
@@ -209,6 +212,7 @@ bool Sampler::Start(uint32_t sampling_hz, bool context_switches) {
   }
   with_stacks_ = (attr.sample_type & PERF_SAMPLE_STACK_USER) != 0;
   switches_ = context_switches;
+  pid_ = getpid();
   // An event per CPU and thread: the descriptors are bounded by a share of the limit.
   rlimit files{};
   getrlimit(RLIMIT_NOFILE, &files);
@@ -274,6 +278,11 @@ void Sampler::Stop() {
   if (reader_.joinable()) {
     stop_.store(true);
     reader_.join();
+    if (lost_ != 0) {
+      const std::string text = "gnomon: the kernel dropped " + std::to_string(lost_) +
+                               " samples or context switches in all (the sampler's rings were full)";
+      gnomon_message(text.data(), text.size(), GNOMON_WARNING);
+    }
   }
   const size_t page = size_t(sysconf(_SC_PAGESIZE));
   for (Ring& ring : rings_) {
@@ -311,9 +320,16 @@ size_t Sampler::Drain(Ring& ring) {
   while (tail + sizeof(perf_event_header) <= head) {
     perf_event_header h;
     CopyOut(data, size, tail, sizeof(h), reinterpret_cast<uint8_t*>(&h));
-    if (h.size < sizeof(h) || tail + h.size > head) break;  // h.size fits `record` (16 bits)
+    if (h.size < sizeof(h)) {  // not a record: what the ring holds is skipped, not read forever
+      tail = head;
+      break;
+    }
+    if (tail + h.size > head) break;  // h.size fits `record` (16 bits)
     CopyOut(data, size, tail, h.size, record);
     tail += h.size;
+    // Copied out: its room goes back to the kernel now, not after the unwinding of
+    // every record this drain reads.
+    __atomic_store_n(&header->data_tail, tail, __ATOMIC_RELEASE);
     ++records;
     const uint8_t* p = record + sizeof(h);
     const uint8_t* end = record + h.size;
@@ -327,6 +343,23 @@ size_t Sampler::Drain(Ring& ring) {
       std::memcpy(&v, p + at, 8);
       return v;
     };
+    // Events are inherited by the threads the program creates, and by the processes it
+    // forks and runs: those of another process are not this program's.
+    if ((h.type == PERF_RECORD_SAMPLE || h.type == PERF_RECORD_SWITCH) && end - p >= 4 &&
+        u32(0) != uint32_t(pid_)) {
+      continue;
+    }
+    if (h.type == PERF_RECORD_LOST && end - p >= 16) {
+      // The ring was full: the kernel says how many records it could not write.
+      if (lost_ == 0) {
+        const std::string text =
+            "gnomon: the kernel dropped samples or context switches: the sampler's thread fell behind "
+            "(a lower GNOMON_SAMPLING_HZ keeps up)";
+        gnomon_message(text.data(), text.size(), GNOMON_WARNING);
+      }
+      lost_ += u64(8);
+      continue;
+    }
     if (h.type == PERF_RECORD_SAMPLE && end - p >= 24) {
       // pid, tid, time, then the call chain: its length and the addresses.
       const size_t bytes = size_t(end - p);

@@ -13,6 +13,8 @@
 // once, in the trace and on stderr, and carries on without them.
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -55,6 +57,8 @@ class Sampler {
   bool sampling_ = false;
   bool with_stacks_ = false;  // samples carry registers and a copy of the stack
   bool switches_ = false;     // context switches, and the CPU usage plots beside them
+  pid_t pid_ = 0;             // this process: inherited events of others are not recorded
+  uint64_t lost_ = 0;         // records the kernel could not write (the reader's)
   StackUnwinder unwinder_;    // on the reader's thread
 };
 

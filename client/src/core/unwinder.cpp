@@ -1,22 +1,32 @@
 #include "unwinder.h"
 
 #include <elfutils/libdwfl.h>
+#include <link.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
-#include <ctime>
+#include <utility>
 
 namespace gnomon::client {
 namespace {
 
 constexpr size_t kMostWalked = 128;  // frames a walk keeps
-constexpr int64_t kReportPeriodNs = 1'000'000'000;
 
-int64_t NowNs() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return int64_t(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+// The dynamic linker's counts of the libraries it loaded and unloaded so far.
+std::pair<unsigned long long, unsigned long long> LoadCounts() {
+  std::pair<unsigned long long, unsigned long long> counts{0, 0};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t size, void* data) {
+        if (size >= offsetof(dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+          *static_cast<std::pair<unsigned long long, unsigned long long>*>(data) = {info->dlpi_adds,
+                                                                                    info->dlpi_subs};
+        }
+        return 1;  // the counts are the same in every entry
+      },
+      &counts);
+  return counts;
 }
 
 // The unwind tables the modules carry (.eh_frame) are enough: no separate debug files
@@ -99,37 +109,70 @@ StackUnwinder::~StackUnwinder() {
   if (dwfl_ != nullptr) dwfl_end(dwfl_);
 }
 
-// Reads the process's modules (again, when `pc` lies in none of them: a library loaded
-// since, looked for at most once a second).
+Dwfl* StackUnwinder::Report() {
+  Dwfl* dwfl = dwfl_begin(&kModuleCallbacks);
+  if (dwfl == nullptr) return nullptr;
+  dwfl_report_begin(dwfl);
+  if (dwfl_linux_proc_report(dwfl, getpid()) != 0 || dwfl_report_end(dwfl, nullptr, nullptr) != 0 ||
+      !dwfl_attach_state(dwfl, nullptr, getpid(), &kThreadCallbacks, this)) {
+    dwfl_end(dwfl);
+    return nullptr;
+  }
+  return dwfl;
+}
+
+// Reads the process's modules, and again when `pc` lies in none of them and a library
+// was loaded or unloaded since (the unwind tables read so far are kept otherwise).
 bool StackUnwinder::Ready(uint64_t pc) {
   if (failed_) return false;
   if (dwfl_ != nullptr && dwfl_addrmodule(dwfl_, pc) != nullptr) return true;
-  const int64_t now = NowNs();
-  if (dwfl_ != nullptr && now - reported_ns_ < kReportPeriodNs) return false;
-  reported_ns_ = now;
-  if (dwfl_ != nullptr) dwfl_end(dwfl_);
-  dwfl_ = dwfl_begin(&kModuleCallbacks);
-  if (dwfl_ == nullptr) {
-    failed_ = true;
-    return false;
-  }
-  dwfl_report_begin(dwfl_);
-  const bool reported = dwfl_linux_proc_report(dwfl_, getpid()) == 0 &&
-                        dwfl_report_end(dwfl_, nullptr, nullptr) == 0 &&
-                        dwfl_attach_state(dwfl_, nullptr, getpid(), &kThreadCallbacks, this);
-  if (!reported) {
-    dwfl_end(dwfl_);
-    dwfl_ = nullptr;
-    failed_ = true;
+  const auto [loads, unloads] = LoadCounts();
+  if (dwfl_ != nullptr && loads == loads_ && unloads == unloads_) return false;
+  loads_ = loads;
+  unloads_ = unloads;
+  if (Dwfl* fresh = Report()) {
+    if (dwfl_ != nullptr) dwfl_end(dwfl_);
+    dwfl_ = fresh;
+  } else if (dwfl_ == nullptr) {
+    failed_ = true;  // never set up: the kernel's walks stay
     return false;
   }
   return dwfl_addrmodule(dwfl_, pc) != nullptr;
 }
 
+size_t SpliceWalks(std::span<const uint64_t> walked, bool complete, uint64_t* frames, size_t depth,
+                   size_t capacity) {
+  // A walk that ended on a zero return address (a frame-pointer guess gone wrong) is not
+  // one to trust past it.
+  size_t n = walked.size();
+  while (n > 0 && walked[n - 1] == 0) {
+    --n;
+    complete = false;
+  }
+  n = std::min(n, capacity);
+  if (n == 0) return std::min(depth, capacity);
+  if (complete || n == capacity) {
+    std::copy_n(walked.begin(), n, frames);
+    return n;
+  }
+  // The kernel's frames go on after the last walked frame it found too.
+  size_t join = std::min<size_t>(depth, 1);  // both start at the sampled address
+  for (size_t i = 1, j = 1; i < n && j <= depth; ++i) {
+    const uint64_t* found = std::find(frames + j, frames + depth, walked[i]);
+    if (found == frames + depth) continue;
+    j = size_t(found - frames) + 1;
+    join = j;
+  }
+  const size_t kept = std::min(depth - join, capacity - n);
+  std::memmove(frames + n, frames + join, kept * sizeof(uint64_t));
+  std::copy_n(walked.begin(), n, frames);
+  return n + kept;
+}
+
 size_t StackUnwinder::Complete(std::span<const uint64_t, kSampledRegisters> registers,
                                std::span<const uint8_t> stack, uint64_t* frames, size_t depth,
                                size_t capacity) {
-  if (RegisterMask() == 0 || depth == 0 || !Ready(registers[8])) return depth;
+  if (RegisterMask() == 0 || capacity == 0 || !Ready(registers[8])) return depth;
   uint64_t walked[kMostWalked];
   registers_ = registers;
   stack_ = stack;
@@ -139,26 +182,8 @@ size_t StackUnwinder::Complete(std::span<const uint64_t, kSampledRegisters> regi
   // 0: walked to the outermost frame; otherwise it stopped where the copy ends (or
   // at a frame without unwind tables).
   const int result = dwfl_getthread_frames(dwfl_, getpid(), UnwinderCallbacks::Frame, this);
-  const size_t n = walked_depth_;
   stack_ = {};
-  if (n == 0) return depth;
-  if (result == 0 || n == walked_capacity_) {
-    std::copy_n(walked, n, frames);
-    return n;
-  }
-  // The kernel's frames go on after the last walked frame it found too (in order: a
-  // recursion repeats addresses).
-  size_t join = 1;  // both start at the sampled address
-  for (size_t i = 1, j = 1; i < n; ++i) {
-    const uint64_t* found = std::find(frames + j, frames + depth, walked[i]);
-    if (found == frames + depth) continue;
-    j = size_t(found - frames) + 1;
-    join = j;
-  }
-  const size_t kept = std::min(depth - join, capacity - n);
-  std::memmove(frames + n, frames + join, kept * sizeof(uint64_t));
-  std::copy_n(walked, n, frames);
-  return n + kept;
+  return SpliceWalks({walked, walked_depth_}, result == 0, frames, depth, capacity);
 }
 
 }  // namespace gnomon::client

@@ -28,6 +28,13 @@ namespace gnomon::client {
 // ax bx cx dx si di bp sp ip, then r8 to r15.
 inline constexpr size_t kSampledRegisters = 17;
 
+// Puts the unwinder's walk `walked` (innermost first) in front of the kernel's walk
+// `frames[0, depth)`: the kernel's frames after the last walked frame both found, in
+// order (a recursion repeats addresses), follow the walk; a walk `complete` to the
+// outermost frame stands alone. Returns the new depth, at most `capacity`.
+size_t SpliceWalks(std::span<const uint64_t> walked, bool complete, uint64_t* frames, size_t depth,
+                   size_t capacity);
+
 class StackUnwinder {
  public:
   // The kernel's mask of the registers above; 0 where this unwinder does not run
@@ -47,10 +54,15 @@ class StackUnwinder {
 
  private:
   bool Ready(uint64_t pc);
+  // A libdw session over the modules mapped now, or nullptr.
+  Dwfl* Report();
 
   Dwfl* dwfl_ = nullptr;
-  bool failed_ = false;      // libdw could not be set up: the kernel's walks stay
-  int64_t reported_ns_ = 0;  // when the modules were last read (a new one is looked for once a second)
+  bool failed_ = false;  // libdw could not be set up at all: the kernel's walks stay
+  // The dynamic linker's counts of libraries loaded and unloaded when the modules were
+  // last read: an address in no module is looked for again only when they changed (a
+  // library loaded since), not for code outside every file (a JIT's).
+  unsigned long long loads_ = 0, unloads_ = 0;
   // The sample being walked, for libdw's callbacks.
   std::span<const uint64_t, kSampledRegisters> registers_{static_cast<const uint64_t*>(nullptr),
                                                           kSampledRegisters};

@@ -3,6 +3,7 @@
 #include <capstone/capstone.h>
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 namespace gnomon::server {
@@ -52,32 +53,37 @@ Disassembly DisassembleSampledFunction(const TraceModel& model, Symbolizer& symb
     const auto frames = model.callstacks.Frames(sample.callstack);
     if (!frames.empty()) ++at[frames[0]];
   }
-  // The function: named exactly, or else the busiest whose name contains `name`.
+  // The function: named exactly where the samples ran, or on their stacks (a function
+  // that only called others), or else the busiest whose name contains `name`.
   std::unordered_map<std::string, std::pair<uint64_t, uint64_t>> containing;  // name: (samples, an address)
-  uint64_t exact = 0;
-  bool found_exact = false;
+  std::optional<uint64_t> exact;
   for (const auto& [address, count] : at) {
     const SymbolizedFrame& frame = symbolizer.Resolve(address, false);
-    if (frame.function == name) {
-      exact = address;
-      found_exact = true;
-    }
+    if (frame.function == name) exact = address;
     if (frame.function.find(name) != std::string::npos) {
       auto& [samples, where] = containing[frame.function];
       samples += count;
       where = address;
     }
   }
-  uint64_t address = exact;
-  if (!found_exact) {
-    if (containing.empty()) {
-      result.error = "no sample found a function named " + name + " running";
-      return result;
+  for (size_t i = 0; !exact && i < model.samples.size(); ++i) {
+    if (!filter.Accepts(model.samples[i])) continue;
+    const auto frames = model.callstacks.Frames(model.samples[i].callstack);
+    for (size_t f = 1; f < frames.size() && !exact; ++f) {
+      if (frames[f] != 0 && symbolizer.Resolve(frames[f], true).function == name) exact = frames[f] - 1;
     }
+  }
+  uint64_t address = 0;
+  if (exact) {
+    address = *exact;
+  } else if (!containing.empty()) {
     auto busiest = std::max_element(containing.begin(), containing.end(), [](const auto& a, const auto& b) {
       return a.second.first < b.second.first;
     });
     address = busiest->second.second;
+  } else {
+    result.error = "no sample found a function named " + name + " running";
+    return result;
   }
   result.module = symbolizer.Resolve(address, false).module;
   Symbolizer::FunctionCode code = symbolizer.CodeOf(address);
@@ -89,6 +95,7 @@ Disassembly DisassembleSampledFunction(const TraceModel& model, Symbolizer& symb
   }
   Decoder decoder;
   decoder.Decode(code.bytes, code.start, result.instructions);
+  if (code.truncated) result.error = "the function is longer than its first 256 KiB shown here";
   if (result.instructions.empty()) {
     result.error = "the code of " + result.function + " could not be decoded";
     return result;

@@ -84,6 +84,8 @@ void CallSiteOfInlined(Dwarf_Die* unit, Dwarf_Addr pc, SymbolizedFrame& frame) {
   std::free(scopes);
 }
 
+constexpr uint64_t kMostCodeBytes = 256 * 1024;
+
 // The vDSO is no file: a trace names it as the dynamic linker does. This machine's own
 // vDSO, copied into a memory file, stands for it (and is used only where the build
 // ids agree: the same kernel). -1 when there is none.
@@ -141,7 +143,11 @@ Dwfl_Module* Symbolizer::Report(Loaded& loaded) {
   loaded.tried = true;
   // Only a regular file: a trace names paths, and a FIFO or a device is not opened.
   struct stat info {};
-  const int fd = IsVdso(loaded.module.path) ? OwnVdsoFile() : -1;
+  // The vDSO only where the trace names its build id (this machine's must be the same),
+  // and a few times at most: a trace may name any number of them.
+  const bool vdso = IsVdso(loaded.module.path) && !loaded.module.build_id.empty() && vdso_reported_ < 4;
+  const int fd = vdso ? OwnVdsoFile() : -1;
+  vdso_reported_ += vdso ? 1 : 0;
   if (dwfl_ == nullptr ||
       (fd < 0 && (stat(loaded.module.path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)))) {
     if (fd >= 0) close(fd);
@@ -151,7 +157,10 @@ Dwfl_Module* Symbolizer::Report(Loaded& loaded) {
   Dwfl_Module* module = dwfl_report_elf(dwfl_, loaded.name.c_str(), loaded.module.path.c_str(), fd,
                                         loaded.module.load_bias, false);
   dwfl_report_end(dwfl_, nullptr, nullptr);
-  if (module == nullptr) return nullptr;
+  if (module == nullptr) {
+    if (fd >= 0) close(fd);  // libdw keeps a descriptor only when it reports the module
+    return nullptr;
+  }
   // The program's file, not one rebuilt since: the build ids agree (when it had one).
   const unsigned char* bits = nullptr;
   GElf_Addr vaddr = 0;
@@ -198,7 +207,10 @@ Symbolizer::FunctionCode Symbolizer::CodeOf(uint64_t address) {
     Elf_Data* data = elf_getdata(section, nullptr);
     if (data == nullptr || data->d_buf == nullptr) break;
     const uint64_t from = file_address - header.sh_addr;
-    const uint64_t size = std::min<uint64_t>(symbol.st_size, data->d_size > from ? data->d_size - from : 0);
+    // A function's first 256 KiB at most: a symbol may claim a whole section.
+    const uint64_t size = std::min<uint64_t>(std::min<uint64_t>(symbol.st_size, kMostCodeBytes),
+                                             data->d_size > from ? data->d_size - from : 0);
+    code.truncated = symbol.st_size > size;
     const auto* bytes = static_cast<const uint8_t*>(data->d_buf) + from;
     code.bytes.assign(bytes, bytes + size);
     return code;

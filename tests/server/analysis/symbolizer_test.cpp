@@ -134,9 +134,26 @@ TEST_CASE("the vDSO, named as the dynamic linker names it, is read from this mac
         module.load_bias = info->dlpi_addr;
         for (int i = 0; i < info->dlpi_phnum; ++i) {
           const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-          if (ph.p_type != PT_LOAD) continue;
-          module.start = info->dlpi_addr + ph.p_vaddr;
-          module.end = module.start + ph.p_memsz;
+          if (ph.p_type == PT_LOAD) {
+            module.start = info->dlpi_addr + ph.p_vaddr;
+            module.end = module.start + ph.p_memsz;
+          }
+          // Its GNU build id, as the client sends it: the note of type 3, in hex.
+          const auto* notes = reinterpret_cast<const unsigned char*>(info->dlpi_addr + ph.p_vaddr);
+          for (size_t at = 0; ph.p_type == PT_NOTE && at + sizeof(ElfW(Nhdr)) <= ph.p_memsz;) {
+            ElfW(Nhdr) note;
+            std::memcpy(&note, notes + at, sizeof(note));
+            const unsigned char* name = notes + at + sizeof(note);
+            const unsigned char* desc = name + ((note.n_namesz + 3) & ~3u);
+            if (note.n_type == NT_GNU_BUILD_ID && note.n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0) {
+              static constexpr char kHex[] = "0123456789abcdef";
+              for (uint32_t b = 0; b < note.n_descsz; ++b) {
+                module.build_id += kHex[desc[b] >> 4];
+                module.build_id += kHex[desc[b] & 15];
+              }
+            }
+            at = size_t(desc - notes) + ((note.n_descsz + 3) & ~3u);
+          }
         }
         return 1;
       },
@@ -153,4 +170,10 @@ TEST_CASE("the vDSO, named as the dynamic linker names it, is read from this mac
   Symbolizer symbolizer;
   symbolizer.Update(std::vector<Module>{vdso});
   CHECK(symbolizer.Resolve(address + 1, false).function.find("clock_gettime") != std::string::npos);
+  // Without a build id to check it against, this machine's vDSO is not taken for the trace's.
+  Module unchecked = vdso;
+  unchecked.build_id.clear();
+  Symbolizer careful;
+  careful.Update(std::vector<Module>{unchecked});
+  CHECK(careful.Resolve(address + 1, false).function == "[linux-vdso.so.1]");
 }

@@ -7,6 +7,7 @@
 // and shows the CPU lanes. Counted off the UI thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@ class CpuWindow {
 
   struct ThreadRow {
     uint32_t os_thread_id = 0;
+    std::string name = {};
     int64_t running_ns = 0;
     uint64_t switches = 0, preempted = 0, migrations = 0;
     int64_t longest_wait_ns = 0;
@@ -39,6 +41,9 @@ class CpuWindow {
     friend bool operator==(const Query&, const Query&) = default;
   };
   bool limit_to_range_ = true;
+  // A live trace's switches, counted again once a second.
+  size_t switches_seen_ = 0;
+  std::chrono::steady_clock::time_point switches_counted_{};
   BackgroundJob<Query, std::vector<ThreadRow>> job_;
 };
 

@@ -44,9 +44,11 @@ void MemoryWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   }
   if (!pool_name_.empty()) {
     for (const auto& [id, p] : model.memory_pools) {
-      if (p.name == pool_name_) pool_id_ = id;
+      if (p.name != pool_name_) continue;
+      pool_id_ = id;  // found: the user's choice from now on
+      pool_name_.clear();
+      break;
     }
-    pool_name_.clear();
   }
   // An address searched for from the command line: the first pool where a block held it.
   const std::optional<uint64_t> address = ParseAddress(address_text_);
@@ -297,10 +299,14 @@ void MemoryWindow::DrawTree(const server::TraceModel& model, const server::Memor
   ImGui::Checkbox("bottom-up", &bottom_up_);
   ImGui::SameLine();
   ImGui::Checkbox("selected range only", &tree_in_range_);
-  TreeQuery query{.pool_id = pool_id_,
-                  .bottom_up = bottom_up_,
-                  .range = {},
-                  .events = pool.allocations.size() + pool.frees};
+  // A live trace's events, counted again once a second.
+  const auto now = std::chrono::steady_clock::now();
+  if (pool.allocations.size() + pool.frees != tree_events_ &&
+      now - tree_counted_ >= std::chrono::seconds(1)) {
+    tree_events_ = pool.allocations.size() + pool.frees;
+    tree_counted_ = now;
+  }
+  TreeQuery query{.pool_id = pool_id_, .bottom_up = bottom_up_, .range = {}, .events = tree_events_};
   if (tree_in_range_ && ws.range) query.range = Workspace::TicksOf(model, *ws.range);
   Session* session = ws.session;
   auto symbolizer = symbolizer_;

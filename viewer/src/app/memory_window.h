@@ -7,6 +7,7 @@
 // selected range (alive: not freed by its end); built off the UI thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -40,12 +41,14 @@ class MemoryWindow {
     std::snprintf(address_text_, sizeof(address_text_), "%s", address.c_str());
     pick_pool_for_address_ = true;
   }
-  // Shows the memory map of the pool named `pool` (the first pool when none has that name).
+  // Shows the memory map of the pool named `pool`, once it exists (until then the pool
+  // with the largest peak).
   void ShowMap(const std::string& pool) {
     mode_ = Mode::kMap;
     pool_name_ = pool;
   }
-  // Shows the call tree of the pool named `pool` (the first pool when no pool has that name).
+  // Shows the call tree of the pool named `pool`, once it exists (until then the pool
+  // with the largest peak).
   void ShowTree(const std::string& pool) {
     mode_ = Mode::kTree;
     pool_name_ = pool;
@@ -84,6 +87,8 @@ class MemoryWindow {
   bool pick_pool_for_address_ = false;
   bool bottom_up_ = false;
   bool tree_in_range_ = true;
+  uint64_t tree_events_ = 0;  // the pool's events the tree counts: a live pool's, once a second
+  std::chrono::steady_clock::time_point tree_counted_{};
   // Used by the job's thread only (one computation at a time).
   std::shared_ptr<server::Symbolizer> symbolizer_ = std::make_shared<server::Symbolizer>();
   BackgroundJob<TreeQuery, server::AllocationTree> tree_job_;

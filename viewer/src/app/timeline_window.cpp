@@ -461,8 +461,10 @@ void TimelineWindow::Tooltip(const server::TraceModel& model, const Workspace& w
       if (running->preempted[hit.index] != 0) {
         ImGui::Text("not running for %s: preempted, ready to run while another thread had the CPU",
                     wait.c_str());
-      } else {
+      } else if (ws.timeline.preemption_known()) {
         ImGui::Text("not running for %s: it blocked (a sleep, a lock, I/O)", wait.c_str());
+      } else {
+        ImGui::Text("not running for %s (the kernel did not say why)", wait.c_str());
       }
       ImGui::TextDisabled("from the kernel's context switches (GNOMON_CONTEXT_SWITCHES)");
     }
@@ -480,8 +482,10 @@ void TimelineWindow::Tooltip(const server::TraceModel& model, const Workspace& w
             server::FormatDuration(double(running->spans[hit.index + 1].begin_ns - span.end_ns));
         if (running->preempted[hit.index] != 0) {
           ImGui::Text("then preempted for %s: ready to run, another thread had the CPU", wait.c_str());
-        } else {
+        } else if (ws.timeline.preemption_known()) {
           ImGui::Text("then waited for %s: it blocked (a sleep, a lock, I/O)", wait.c_str());
+        } else {
+          ImGui::Text("then not running for %s (the kernel did not say why)", wait.c_str());
         }
       }
       ImGui::TextDisabled("from the kernel's context switches (GNOMON_CONTEXT_SWITCHES)");

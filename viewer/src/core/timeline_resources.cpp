@@ -125,6 +125,7 @@ void Timeline::SyncResources(const server::TraceModel& model, bool force) {
         r.spans.push_back(s);
         r.cpus.push_back(span.cpu);
         r.preempted.push_back(span.preempted ? 1 : 0);
+        preemption_known_ |= span.preempted;
         by_cpu[span.cpu].emplace_back(s, tid);
       }
     }
@@ -142,7 +143,16 @@ void Timeline::SyncResources(const server::TraceModel& model, bool force) {
     rebuilt = true;
   }
   // Samples arrive by CPU, each thread's nearly in order: the new ones are sorted and
-  // merged into their thread's.
+  // merged into their thread's. Their times are placed again from the start when the
+  // trace's origin or its clock's fit moved (a live trace, a file loading).
+  const size_t clock_pairs = model.clock.pairs().size();
+  if ((samples_origin_ != origin_ns_ || samples_clock_pairs_ != clock_pairs) &&
+      (due || samples_seen_ < kThrottledEvents)) {
+    samples_.clear();
+    samples_seen_ = 0;
+    samples_origin_ = origin_ns_;
+    samples_clock_pairs_ = clock_pairs;
+  }
   if (model.samples.size() > samples_seen_ &&
       (due || model.samples.size() - samples_seen_ < kThrottledEvents)) {
     std::map<uint32_t, size_t> old_sizes;

@@ -29,11 +29,11 @@ struct Disassembly {
   uint64_t start = 0;
   uint64_t samples = 0;  // samples found running the function (its instructions')
   std::vector<DisassembledInstruction> instructions;
-  std::string error;  // why there are no instructions
+  std::string error;  // why there are no instructions (or not all of them)
 };
 
-// The function the samples in `filter` found running named `name` exactly, or else the
-// one of them most often running whose name contains `name`.
+// The function named `name` exactly that the samples in `filter` found running, or on
+// their stacks; or else the one most often running whose name contains `name`.
 Disassembly DisassembleSampledFunction(const TraceModel& model, Symbolizer& symbolizer,
                                        const std::string& name, const SampleFilter& filter = {});
 

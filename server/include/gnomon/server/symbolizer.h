@@ -57,6 +57,7 @@ class Symbolizer {
     std::string function;  // demangled
     uint64_t start = 0;
     std::vector<uint8_t> bytes;
+    bool truncated = false;  // the function is longer than the bytes read (256 KiB)
     std::string error;
   };
   FunctionCode CodeOf(uint64_t address);
@@ -74,6 +75,7 @@ class Symbolizer {
   Dwfl* dwfl_ = nullptr;
   std::vector<Loaded> modules_;  // sorted by start
   size_t modules_seen_ = 0;
+  int vdso_reported_ = 0;                                // modules read from this machine's own vDSO
   std::unordered_map<uint64_t, SymbolizedFrame> cache_;  // by the address looked up
 };
 

@@ -229,6 +229,9 @@ class Timeline {
     std::vector<Span> spans;
     std::vector<uint32_t> threads;
   };
+  // Whether the trace's switches say which were preemptions (Linux 4.17 and later): if
+  // none did, a wait's cause is unknown rather than a block.
+  bool preemption_known() const { return preemption_known_; }
   const CpuRuns* CpuRunning(uint32_t cpu) const {
     auto it = cpus_.find(cpu);
     return it == cpus_.end() ? nullptr : &it->second;
@@ -351,6 +354,9 @@ class Timeline {
   std::map<uint32_t, CpuRuns> cpus_;         // by CPU
   std::map<uint32_t, SampleTicks> samples_;  // by OS thread id
   size_t samples_seen_ = 0;
+  int64_t samples_origin_ = 0;  // the origin and the clock's pairs the ticks were placed with
+  size_t samples_clock_pairs_ = 0;
+  bool preemption_known_ = false;  // some switch said it was a preemption: the kernel tells
   void BuildCpuItems(const server::TraceModel& model, const TimelineView& view, const Lane& lane,
                      uint32_t lane_index, std::vector<DrawItem>& out) const;
   std::map<uint32_t, FrameStrip> frame_strips_;  // by frame series
