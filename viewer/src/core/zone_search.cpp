@@ -138,8 +138,12 @@ ZoneOccurrences FindOccurrences(const server::TraceModel& model, const ZoneQuery
   for (uint32_t i = 0; i < out.items.size(); ++i) {
     const Occurrence& o = out.items[i];
     auto [it, inserted] = group.try_emplace(o.lane, out.by_lane.lanes.size());
-    if (inserted) out.by_lane.lanes.emplace_back(o.lane, std::vector<uint32_t>{});
-    out.by_lane.lanes[it->second].second.push_back(i);
+    if (inserted) out.by_lane.lanes.emplace_back(o.lane, std::vector<LaneOccurrence>{});
+    out.by_lane.lanes[it->second].second.push_back({.begin_ns = o.begin_ns,
+                                                    .duration_ns = o.duration_ns,
+                                                    .self_ns = o.self_ns,
+                                                    .depth = o.depth,
+                                                    .item = i});
   }
   out.by_lane.longest_ns = out.durations.sorted_ns.empty() ? 0 : out.durations.sorted_ns.back();
   return out;
@@ -307,9 +311,9 @@ void OutlineOccurrences(const Timeline& timeline, const TimelineView& view,
     // From the first that may reach into the view (none is longer than the longest) to
     // the first that begins after it.
     auto it = std::lower_bound(indexes.begin(), indexes.end(), t0 - by_lane.longest_ns,
-                               [&](uint32_t i, int64_t t) { return occurrences.items[i].begin_ns < t; });
+                               [](const LaneOccurrence& o, int64_t t) { return o.begin_ns < t; });
     for (; it != indexes.end(); ++it) {
-      const Occurrence& o = occurrences.items[*it];
+      const LaneOccurrence& o = *it;
       if (o.begin_ns > t1) break;
       if (o.begin_ns + o.duration_ns < t0) continue;
       const uint32_t row = std::min<uint32_t>(o.depth, uint32_t(open.size() - 1));  // collapsed: one row
