@@ -81,12 +81,9 @@ void CpuWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   }
   server::TickRange range;
   if (limit_to_range_ && ws.range) range = Workspace::TicksOf(model, *ws.range);
-  const auto now = std::chrono::steady_clock::now();
-  if (model.context_switches.size() != switches_seen_ && now - switches_counted_ >= std::chrono::seconds(1)) {
-    switches_seen_ = model.context_switches.size();
-    switches_counted_ = now;
-  }
-  const Query query{.begin_tick = range.begin_tick, .end_tick = range.end_tick, .switches = switches_seen_};
+  const Query query{.begin_tick = range.begin_tick,
+                    .end_tick = range.end_tick,
+                    .switches = switches_.Update(model.context_switches.size())};
   Session* session = ws.session;
   job_.Request(query, [session, query] {
     std::vector<ThreadRow> rows;

@@ -7,12 +7,12 @@
 // and shows the CPU lanes. Counted off the UI thread.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "gnomon/viewer/background_job.h"
+#include "widgets.h"
 #include "workspace.h"
 
 namespace gnomon::viewer {
@@ -42,8 +42,7 @@ class CpuWindow {
   };
   bool limit_to_range_ = true;
   // A live trace's switches, counted again once a second.
-  size_t switches_seen_ = 0;
-  std::chrono::steady_clock::time_point switches_counted_{};
+  CountedOnceASecond switches_;
   BackgroundJob<Query, std::vector<ThreadRow>> job_;
 };
 

@@ -197,7 +197,7 @@ void MemoryWindow::DrawMap(const server::TraceModel& model, const server::Memory
   // Blocks closer than this share a segment of the address axis.
   constexpr uint64_t kGapMerged = 1 << 20;
   // Blocks drawn at most: more draw as the first this many (said).
-  constexpr size_t kMostBlocks = 200'000;
+  constexpr size_t kMostBlocks = 100'000;
   const uint64_t events = pool.allocations.size() + pool.frees;
   if (segments_pool_ != pool_id_ || segments_events_ != events) {
     std::vector<std::pair<uint64_t, uint64_t>> ranges;
@@ -251,27 +251,44 @@ void MemoryWindow::DrawMap(const server::TraceModel& model, const server::Memory
     const double offset = it->above + double(std::min(std::max(address, it->begin), it->end) - it->begin);
     return at.y + float(offset / total * double(size.y));
   };
-  size_t drawn = 0, in_view = 0;
+  // The blocks' rectangles (from the window's corner), made again only when the pool,
+  // the view or the window's size changed: a frame draws them.
+  const MapKey key{.pool = pool_id_,
+                   .events = events,
+                   .begin_ns = begin_ns,
+                   .end_ns = end_ns,
+                   .width = size.x,
+                   .height = size.y};
+  if (!(key == map_key_)) {
+    map_key_ = key;
+    map_blocks_.clear();
+    map_in_view_ = 0;
+    for (size_t i = 0; i < pool.allocations.size(); ++i) {
+      const server::MemoryAllocation& a = pool.allocations[i];
+      const int64_t made = Workspace::RelNs(model, a.alloc_tick);
+      const int64_t freed = a.is_freed() ? Workspace::RelNs(model, a.free_tick) : end_ns;
+      if (made > end_ns || freed < begin_ns) continue;
+      ++map_in_view_;
+      if (map_blocks_.size() == kMostBlocks) continue;
+      const float x0 = float(double(std::max(made, begin_ns) - begin_ns) / ns_span * double(size.x));
+      const float x1 = float(double(std::min(freed, end_ns) - begin_ns) / ns_span * double(size.x));
+      const float y0 = y_of(a.address) - at.y;
+      const float y1 = std::max(y_of(a.address + std::max<uint64_t>(a.size_bytes, 1)) - at.y, y0 + 1);
+      const bool alive = !a.is_freed() || a.free_tick > end_tick;
+      map_blocks_.push_back({x0, y0, std::max(x1, x0 + 1), y1, alive, i});
+    }
+  }
   std::optional<uint64_t> under_mouse;
   const ImVec2 mouse = ImGui::GetIO().MousePos;
-  for (size_t i = 0; i < pool.allocations.size(); ++i) {
-    const server::MemoryAllocation& a = pool.allocations[i];
-    const int64_t made = Workspace::RelNs(model, a.alloc_tick);
-    const int64_t freed = a.is_freed() ? Workspace::RelNs(model, a.free_tick) : end_ns;
-    if (made > end_ns || freed < begin_ns) continue;
-    ++in_view;
-    if (drawn == kMostBlocks) continue;
-    const float x0 = at.x + float(double(std::max(made, begin_ns) - begin_ns) / ns_span * double(size.x));
-    const float x1 = at.x + float(double(std::min(freed, end_ns) - begin_ns) / ns_span * double(size.x));
-    const float y0 = y_of(a.address);
-    const float y1 = std::max(y_of(a.address + std::max<uint64_t>(a.size_bytes, 1)), y0 + 1);
-    const bool alive = !a.is_freed() || a.free_tick > end_tick;
-    draw->AddRectFilled(ImVec2(x0, y0), ImVec2(std::max(x1, x0 + 1), y1),
-                        alive ? IM_COL32(240, 150, 50, 220) : IM_COL32(80, 140, 220, 200));
-    ++drawn;
-    if (hovered && mouse.x >= x0 - 1 && mouse.x <= std::max(x1, x0 + 1) + 1 && mouse.y >= y0 && mouse.y <= y1)
-      under_mouse = i;
+  for (const MapBlock& b : map_blocks_) {
+    draw->AddRectFilled(ImVec2(at.x + b.x0, at.y + b.y0), ImVec2(at.x + b.x1, at.y + b.y1),
+                        b.alive ? IM_COL32(240, 150, 50, 220) : IM_COL32(80, 140, 220, 200));
+    if (hovered && mouse.x >= at.x + b.x0 - 1 && mouse.x <= at.x + b.x1 + 1 && mouse.y >= at.y + b.y0 &&
+        mouse.y <= at.y + b.y1) {
+      under_mouse = b.allocation;
+    }
   }
+  const size_t drawn = map_blocks_.size(), in_view = map_in_view_;
   if (in_view > drawn) {
     ImGui::TextDisabled("%zu of the %zu blocks in view drawn: zoom in for the rest", drawn, in_view);
   }
@@ -299,14 +316,10 @@ void MemoryWindow::DrawTree(const server::TraceModel& model, const server::Memor
   ImGui::Checkbox("bottom-up", &bottom_up_);
   ImGui::SameLine();
   ImGui::Checkbox("selected range only", &tree_in_range_);
-  // A live trace's events, counted again once a second.
-  const auto now = std::chrono::steady_clock::now();
-  if (pool.allocations.size() + pool.frees != tree_events_ &&
-      now - tree_counted_ >= std::chrono::seconds(1)) {
-    tree_events_ = pool.allocations.size() + pool.frees;
-    tree_counted_ = now;
-  }
-  TreeQuery query{.pool_id = pool_id_, .bottom_up = bottom_up_, .range = {}, .events = tree_events_};
+  TreeQuery query{.pool_id = pool_id_,
+                  .bottom_up = bottom_up_,
+                  .range = {},
+                  .events = tree_events_.Update(pool.allocations.size() + pool.frees)};
   if (tree_in_range_ && ws.range) query.range = Workspace::TicksOf(model, *ws.range);
   Session* session = ws.session;
   auto symbolizer = symbolizer_;

@@ -7,7 +7,6 @@
 // selected range (alive: not freed by its end); built off the UI thread.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -16,6 +15,7 @@
 #include "gnomon/server/samples.h"
 #include "gnomon/viewer/allocation_list.h"
 #include "gnomon/viewer/background_job.h"
+#include "widgets.h"
 #include "workspace.h"
 
 namespace gnomon::viewer {
@@ -31,6 +31,9 @@ class MemoryWindow {
     list_ = {};
     list_pool_ = UINT32_MAX;
     list_events_ = UINT64_MAX;
+    segments_pool_ = UINT32_MAX;
+    map_key_ = {};
+    map_blocks_.clear();
     symbolizer_ = std::make_shared<server::Symbolizer>();
   }
   bool is_busy() { return tree_job_.is_busy(); }
@@ -77,6 +80,22 @@ class MemoryWindow {
     double above = 0;  // bytes of the segments before it
   };
   std::vector<Segment> segments_;
+  // The map's blocks as last drawn, and what they were drawn for.
+  struct MapKey {
+    uint32_t pool = UINT32_MAX;
+    uint64_t events = 0;
+    int64_t begin_ns = 0, end_ns = 0;
+    float width = 0, height = 0;
+    bool operator==(const MapKey&) const = default;
+  };
+  struct MapBlock {
+    float x0, y0, x1, y1;
+    bool alive;
+    uint64_t allocation;  // its index in the pool
+  };
+  MapKey map_key_;
+  std::vector<MapBlock> map_blocks_;
+  size_t map_in_view_ = 0;
   uint32_t segments_pool_ = UINT32_MAX;
   uint64_t segments_events_ = UINT64_MAX;
 
@@ -87,8 +106,7 @@ class MemoryWindow {
   bool pick_pool_for_address_ = false;
   bool bottom_up_ = false;
   bool tree_in_range_ = true;
-  uint64_t tree_events_ = 0;  // the pool's events the tree counts: a live pool's, once a second
-  std::chrono::steady_clock::time_point tree_counted_{};
+  CountedOnceASecond tree_events_;  // the pool's events the tree counts: a live pool's, once a second
   // Used by the job's thread only (one computation at a time).
   std::shared_ptr<server::Symbolizer> symbolizer_ = std::make_shared<server::Symbolizer>();
   BackgroundJob<TreeQuery, server::AllocationTree> tree_job_;

@@ -3,7 +3,6 @@
 #include <imgui.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <string>
 
@@ -23,12 +22,6 @@ uint32_t FunctionColor(const std::string& name) {
   for (char c : name) h = (h ^ uint8_t(c)) * 16777619u;
   const uint32_t r = 200 + (h & 0x37), g = 90 + ((h >> 8) & 0x7F), b = 40 + ((h >> 16) & 0x3F);
   return IM_COL32(r, g, b, 255);
-}
-
-std::string Percent(uint64_t part, uint64_t whole) {
-  char text[16];
-  std::snprintf(text, sizeof(text), "%.1f%%", whole == 0 ? 0.0 : 100.0 * double(part) / double(whole));
-  return text;
 }
 
 }  // namespace
@@ -72,12 +65,8 @@ void SamplesWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   if (ImGui::RadioButton("flame graph", show_flame_graph_)) show_flame_graph_ = true;
 
   // A live trace (or a file loading): its samples so far, counted again once a second.
-  const auto now = std::chrono::steady_clock::now();
-  if (model.samples.size() != samples_seen_ && now - samples_counted_ >= std::chrono::seconds(1)) {
-    samples_seen_ = model.samples.size();
-    samples_counted_ = now;
-  }
-  Query query{.filter = {.os_thread_id = os_thread_id_}, .samples = samples_seen_};
+  const size_t samples_seen = samples_.Update(model.samples.size());
+  Query query{.filter = {.os_thread_id = os_thread_id_}, .samples = samples_seen};
   if (limit_to_range_ && ws.range) {
     const server::TickRange ticks = Workspace::TicksOf(model, *ws.range);
     query.filter.begin_tick = ticks.begin_tick;

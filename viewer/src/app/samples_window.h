@@ -5,12 +5,12 @@
 // the UI thread, symbolized from the program's own files.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 
 #include "gnomon/server/samples.h"
 #include "gnomon/viewer/background_job.h"
+#include "widgets.h"
 #include "workspace.h"
 
 namespace gnomon::viewer {
@@ -22,8 +22,7 @@ class SamplesWindow {
   void Reset() {
     job_.Reset();
     focus_ = 0;
-    samples_seen_ = 0;
-    samples_counted_ = {};
+    samples_ = {};
     symbolizer_ = std::make_shared<server::Symbolizer>();
   }
   bool is_busy() { return job_.is_busy(); }
@@ -43,9 +42,8 @@ class SamplesWindow {
   void DrawTable(const Result& result, Workspace& ws);
   void DrawFlameGraph(const Result& result, Workspace& ws);
 
-  uint32_t os_thread_id_ = 0;  // 0: every thread
-  size_t samples_seen_ = 0;
-  std::chrono::steady_clock::time_point samples_counted_{};
+  uint32_t os_thread_id_ = 0;   // 0: every thread
+  CountedOnceASecond samples_;  // a live trace's samples, counted once a second
   bool limit_to_range_ = true;
   bool show_flame_graph_ = false;
   uint32_t focus_ = 0;

@@ -16,12 +16,6 @@ namespace {
 
 constexpr size_t kHotLinesListed = 5;
 
-std::string Percent(uint64_t part, uint64_t whole) {
-  char text[16];
-  std::snprintf(text, sizeof(text), "%.1f%%", whole == 0 ? 0.0 : 100.0 * double(part) / double(whole));
-  return text;
-}
-
 }  // namespace
 
 void SourceWindow::Show(const std::string& file, uint32_t line) {
@@ -54,18 +48,14 @@ void SourceWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     return;
   }
   // The samples' lines, counted again once a second while a live trace grows.
-  const auto now = std::chrono::steady_clock::now();
-  if (model.samples.size() != samples_seen_ && now - samples_counted_ >= std::chrono::seconds(1)) {
-    samples_seen_ = model.samples.size();
-    samples_counted_ = now;
-  }
-  Query query{.filter = {}, .samples = samples_seen_};
+  const size_t samples_seen = samples_.Update(model.samples.size());
+  Query query{.filter = {}, .samples = samples_seen};
   if (limit_to_range_ && ws.range) {
     const server::TickRange ticks = Workspace::TicksOf(model, *ws.range);
     query.filter.begin_tick = ticks.begin_tick;
     query.filter.end_tick = ticks.end_tick;
   }
-  if (samples_seen_ != 0) {
+  if (samples_seen != 0) {
     Session* session = ws.session;
     auto symbolizer = symbolizer_;
     job_.Request(query, [session, query, symbolizer] {
@@ -75,7 +65,7 @@ void SourceWindow::Draw(const server::TraceModel& model, Workspace& ws) {
       return lines;
     });
   }
-  const server::LineSummary* result = samples_seen_ != 0 ? job_.result() : nullptr;
+  const server::LineSummary* result = samples_seen != 0 ? job_.result() : nullptr;
   // The file as recorded: the one of that name with the most samples, or as asked.
   std::string recorded = file_;
   std::map<uint32_t, const server::LineSamples*> counted;
@@ -100,7 +90,7 @@ void SourceWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     ImGui::SameLine();
     ImGui::TextDisabled("(recorded as %s)", server::Printable(recorded).c_str());
   }
-  if (samples_seen_ == 0) {
+  if (samples_seen == 0) {
     ImGui::TextDisabled("no samples in this trace: run the program with GNOMON_SAMPLING_HZ=1000");
   } else if (job_.is_busy() && result == nullptr) {
     ImGui::TextDisabled("symbolizing...");

@@ -6,7 +6,6 @@
 // the selected range.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -15,6 +14,7 @@
 
 #include "gnomon/server/samples.h"
 #include "gnomon/viewer/background_job.h"
+#include "widgets.h"
 #include "workspace.h"
 
 namespace gnomon::viewer {
@@ -29,7 +29,7 @@ class SourceWindow {
   void Reset() {
     job_.Reset();
     symbolizer_ = std::make_shared<server::Symbolizer>();
-    samples_seen_ = 0;
+    samples_ = {};
     text_path_.clear();
   }
   bool is_busy() { return job_.is_busy(); }
@@ -52,8 +52,7 @@ class SourceWindow {
   std::string text_path_;  // the file text_ holds
   std::vector<std::string> text_;
   bool readable_ = false;
-  size_t samples_seen_ = 0;
-  std::chrono::steady_clock::time_point samples_counted_{};
+  CountedOnceASecond samples_;  // a live trace's samples, counted once a second
   std::shared_ptr<server::Symbolizer> symbolizer_ = std::make_shared<server::Symbolizer>();
   BackgroundJob<Query, server::LineSummary> job_;
 };

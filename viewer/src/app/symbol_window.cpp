@@ -16,12 +16,6 @@ namespace {
 constexpr size_t kHottestListed = 5;
 constexpr size_t kReportedInstructions = 2000;
 
-std::string Percent(uint64_t part, uint64_t whole) {
-  char text[16];
-  std::snprintf(text, sizeof(text), "%.1f%%", whole == 0 ? 0.0 : 100.0 * double(part) / double(whole));
-  return text;
-}
-
 std::string Offset(uint64_t offset) {
   char text[24];
   std::snprintf(text, sizeof(text), "+0x%" PRIx64, offset);
@@ -51,12 +45,8 @@ void SymbolWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     return;
   }
   // Counted again once a second while a live trace grows.
-  const auto now = std::chrono::steady_clock::now();
-  if (model.samples.size() != samples_seen_ && now - samples_counted_ >= std::chrono::seconds(1)) {
-    samples_seen_ = model.samples.size();
-    samples_counted_ = now;
-  }
-  Query query{.name = name_, .filter = {}, .samples = samples_seen_};
+  const size_t samples_seen = samples_.Update(model.samples.size());
+  Query query{.name = name_, .filter = {}, .samples = samples_seen};
   if (limit_to_range_ && ws.range) {
     const server::TickRange ticks = Workspace::TicksOf(model, *ws.range);
     query.filter.begin_tick = ticks.begin_tick;

@@ -5,13 +5,13 @@
 // range; a binary that is missing or rebuilt says so.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
 
 #include "gnomon/server/disassembly.h"
 #include "gnomon/viewer/background_job.h"
+#include "widgets.h"
 #include "workspace.h"
 
 namespace gnomon::viewer {
@@ -28,7 +28,7 @@ class SymbolWindow {
   void Reset() {
     job_.Reset();
     symbolizer_ = std::make_shared<server::Symbolizer>();
-    samples_seen_ = 0;
+    samples_ = {};
   }
   bool is_busy() { return job_.is_busy(); }
 
@@ -43,8 +43,7 @@ class SymbolWindow {
   std::string name_;
   std::string shown_;  // the function last shown (name@start): a new one scrolls to its hottest
   bool limit_to_range_ = true;
-  size_t samples_seen_ = 0;
-  std::chrono::steady_clock::time_point samples_counted_{};
+  CountedOnceASecond samples_;  // a live trace's samples, counted once a second
   std::shared_ptr<server::Symbolizer> symbolizer_ = std::make_shared<server::Symbolizer>();
   BackgroundJob<Query, server::Disassembly> job_;
 };

@@ -133,4 +133,10 @@ JsonReport& JsonReport::AddBars(const char* key, const std::vector<HistogramBar>
   return AddRaw(key, json + "]");
 }
 
+std::string Percent(uint64_t part, uint64_t whole) {
+  char text[16];
+  std::snprintf(text, sizeof(text), "%.1f%%", whole == 0 ? 0.0 : 100.0 * double(part) / double(whole));
+  return text;
+}
+
 }  // namespace gnomon::viewer

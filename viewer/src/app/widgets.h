@@ -5,6 +5,7 @@
 
 #include <imgui.h>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -28,6 +29,29 @@ std::string FitText(const std::string& text, float width);
 // A table cell: the text, cut to the column's width, and all of it in a tooltip when
 // cut and hovered.
 void TextCell(const std::string& text);
+
+// "12.5%": `part` of `whole` (0.0% of nothing).
+std::string Percent(uint64_t part, uint64_t whole);
+
+// A growing count (a live trace's samples, switches, a pool's events) as a window asks
+// its computation for it: taken again at most once a second, so that a trace that
+// grows is counted again once a second, not every frame.
+class CountedOnceASecond {
+ public:
+  size_t Update(size_t count) {
+    const auto now = std::chrono::steady_clock::now();
+    if (count != seen_ && now - counted_ >= std::chrono::seconds(1)) {
+      seen_ = count;
+      counted_ = now;
+    }
+    return seen_;
+  }
+  size_t value() const { return seen_; }
+
+ private:
+  size_t seen_ = 0;
+  std::chrono::steady_clock::time_point counted_{};
+};
 
 // A bar per count, scaled to `tallest`, over `size` pixels (x negative: the width left).
 // A drag across the bars selects a range of bins (kept in `selection`, inclusive); a
