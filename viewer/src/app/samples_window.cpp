@@ -67,11 +67,7 @@ void SamplesWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   // A live trace (or a file loading): its samples so far, counted again once a second.
   const size_t samples_seen = samples_.Update(model.samples.size());
   Query query{.filter = {.os_thread_id = os_thread_id_}, .samples = samples_seen};
-  if (limit_to_range_ && ws.range) {
-    const server::TickRange ticks = Workspace::TicksOf(model, *ws.range);
-    query.filter.begin_tick = ticks.begin_tick;
-    query.filter.end_tick = ticks.end_tick;
-  }
+  ws.LimitToRange(model, limit_to_range_, query.filter);
   Session* session = ws.session;
   auto symbolizer = symbolizer_;
   job_.Request(query, [session, query, symbolizer] {

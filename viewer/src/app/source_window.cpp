@@ -50,11 +50,7 @@ void SourceWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   // The samples' lines, counted again once a second while a live trace grows.
   const size_t samples_seen = samples_.Update(model.samples.size());
   Query query{.filter = {}, .samples = samples_seen};
-  if (limit_to_range_ && ws.range) {
-    const server::TickRange ticks = Workspace::TicksOf(model, *ws.range);
-    query.filter.begin_tick = ticks.begin_tick;
-    query.filter.end_tick = ticks.end_tick;
-  }
+  ws.LimitToRange(model, limit_to_range_, query.filter);
   if (samples_seen != 0) {
     Session* session = ws.session;
     auto symbolizer = symbolizer_;

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "gnomon/server/samples.h"
 #include "gnomon/server/statistics.h"
 #include "gnomon/server/symbolizer.h"
 #include "gnomon/server/trace_model.h"
@@ -164,6 +165,14 @@ struct Workspace {
   static server::TickRange TicksOf(const server::TraceModel& model, std::pair<int64_t, int64_t> range_ns) {
     const int64_t origin = model.clock.TickToNs(model.first_tick);
     return {model.clock.NsToTick(origin + range_ns.first), model.clock.NsToTick(origin + range_ns.second)};
+  }
+  // Limits a samples window's filter to the selected range, when one is selected and the
+  // window's "selected range only" is ticked.
+  void LimitToRange(const server::TraceModel& model, bool limit, server::SampleFilter& filter) const {
+    if (!limit || !range) return;
+    const server::TickRange ticks = TicksOf(model, *range);
+    filter.begin_tick = ticks.begin_tick;
+    filter.end_tick = ticks.end_tick;
   }
 };
 
