@@ -85,8 +85,8 @@ first capture's clock.
                    each GPU zone to where it was recorded; '-': standard output, instead
                    of the text report
   --chrome and --perfetto write only what these keep:
-    --range A:B    only what overlaps A to B ms from the first event ("A:" or ":B"
-                   leave a side open)
+    --range A:B    only what overlaps A to B ms from the first event, or with units
+                   ("4.5s:5s"; ns, us, ms, s, min); "A:" or ":B" leave a side open
     --threads LIST only these threads (names or OS thread ids, comma-separated): their
                    zones, messages, lock holds and waits, and GPU zones
     --zones TEXT   only the CPU and GPU zones whose name holds TEXT (any case)

@@ -17,8 +17,8 @@ TEST_CASE("find_package(Gnomon) and gnomon::client work from an install tree, fo
   REQUIRE_MESSAGE(RunCommand("cmake --install " GNOMON_BINARY_DIR " --prefix " + prefix, &output) == 0,
                   output);
   // The tools and the demos install with the library.
-  for (const char* tool : {"gnomon-capture", "gnomon-report", "gnomon-merge", "gnomon-demo", "gnomon-bench",
-                           "gnomon-calibration-bench"}) {
+  for (const char* tool : {"gnomon-capture", "gnomon-report", "gnomon-merge", "gnomon-cut", "gnomon-demo",
+                           "gnomon-bench", "gnomon-calibration-bench"}) {
     CAPTURE(tool);
     CHECK(std::filesystem::exists(prefix + "/bin/" + tool));
   }

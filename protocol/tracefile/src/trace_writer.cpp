@@ -123,6 +123,7 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path
   header.format_version = kTraceFormatVersion;
   header.header_bytes = sizeof(FileHeader);
   header.protocol_version = protocol::kProtocolVersion;
+  header.flags = options.file_flags;
   header.created_unix_ns = UnixNowNs();
   std::FILE* file = output.value()->file();
   if (std::fwrite(&header, sizeof(header), 1, file) != 1 || std::fflush(file) != 0) {

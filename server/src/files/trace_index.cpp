@@ -1,5 +1,7 @@
 #include "files/trace_index.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -130,6 +132,13 @@ HeaderKind ReadHeader(const TraceSource& source, uint64_t offset, uint64_t file_
 }
 
 std::string At(uint64_t offset) { return "at byte " + std::to_string(offset); }
+
+bool SameFile(const std::string& a, const std::string& b) {
+  struct stat sa {};
+  struct stat sb {};
+  return stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
 
 // Every block header of the file, in the order to load the blocks, and what was wrong.
 std::vector<IndexedBlock> IndexBlocks(const TraceSource& source, uint64_t file_bytes,

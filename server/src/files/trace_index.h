@@ -63,6 +63,9 @@ class Notes {
 // "at byte N", as notes name a place.
 std::string At(uint64_t offset);
 
+// Whether two paths name one file (a tool's output that is its input).
+bool SameFile(const std::string& a, const std::string& b);
+
 // Every block header of the file, in the order to load the blocks (formats 4 and 5: by
 // sequence, repeats dropped), and what was wrong, counted in `anomalies` and said in
 // `notes`. A block whose sizes are absurd is kept, marked rejected.

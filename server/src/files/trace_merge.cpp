@@ -1,7 +1,5 @@
 #include "gnomon/server/trace_merge.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -14,13 +12,6 @@ namespace gnomon::server {
 namespace {
 
 constexpr uint16_t kFirstMergeableFormat = 5;
-
-bool SameFile(const std::string& a, const std::string& b) {
-  struct stat sa {};
-  struct stat sb {};
-  return stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
-         sa.st_ino == sb.st_ino;
-}
 
 // The inputs' blocks, copied to `out` with their new sequence and stream numbers.
 class InputCopier {

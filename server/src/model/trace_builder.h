@@ -353,6 +353,10 @@ class TraceBuilder {
     ++model_.open_zone_count;
     SeeTick(tick);
   }
+  // A zone's begin or end seen only for the time range it widens (LoadOptions::skip_zones).
+  void SeeZoneTick(uint64_t tick) {
+    if (CurrentThread() != nullptr) SeeTick(tick);
+  }
   void EndZone(uint64_t tick) {
     if (CurrentThread() == nullptr) {
       ++model_.diagnostics.events_without_thread;

@@ -153,7 +153,7 @@ TEST_CASE("the Chrome export keeps what the range, the threads and the zone filt
 
   ExportFilter bad;
   CHECK(bad.ParseRange("5").find("is not A:B") != std::string::npos);
-  CHECK(bad.ParseRange("x:5").find("'x' is not a number") != std::string::npos);
+  CHECK(bad.ParseRange("x:5").find("'x' is not a time") != std::string::npos);
   CHECK(bad.ParseRange("5:1").find("ends before it begins") != std::string::npos);
-  CHECK(bad.ParseRange("nan:1").find("is not a number") != std::string::npos);
+  CHECK(bad.ParseRange("nan:1").find("is not a time") != std::string::npos);
 }

@@ -14,7 +14,8 @@
 
 using namespace gnomon::server;
 
-TEST_CASE("an export filter's range is A:B in milliseconds, either side left out, and nothing else") {
+TEST_CASE(
+    "an export filter's range is A:B in milliseconds or with units, either side left out, and nothing else") {
   constexpr int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
   ExportFilter whole;
   CHECK(whole.Contains(kMin));
@@ -44,17 +45,36 @@ TEST_CASE("an export filter's range is A:B in milliseconds, either side left out
   CHECK(instant.ParseRange("2:2") == "");
   CHECK(instant.begin_ns == 2'000'000);
   CHECK(instant.end_ns == 2'000'000);
+  ExportFilter units;  // each side with its unit, or milliseconds
+  CHECK(units.ParseRange("4.5s:1min") == "");
+  CHECK(units.begin_ns == 4'500'000'000);
+  CHECK(units.end_ns == 60'000'000'000);
+  CHECK(units.ParseRange("250us:300000ns") == "");
+  CHECK(units.begin_ns == 250'000);
+  CHECK(units.end_ns == 300'000);
+  CHECK(units.ParseRange("2ms:3") == "");
+  CHECK(units.begin_ns == 2'000'000);
+  CHECK(units.end_ns == 3'000'000);
 
   // Refused, each saying why, and the range left as it was.
   ExportFilter filter;
   REQUIRE(filter.ParseRange("1:2") == "");
-  CHECK(filter.ParseRange("5") == "'5' is not A:B (milliseconds)");
-  CHECK(filter.ParseRange("x:5") == "'x' is not a number of milliseconds");
-  CHECK(filter.ParseRange("1:2ms") == "'2ms' is not a number of milliseconds");
-  CHECK(filter.ParseRange(" 1:2") == "' 1' is not a number of milliseconds");
-  CHECK(filter.ParseRange("inf:") == "'inf' is not a number of milliseconds");
-  CHECK(filter.ParseRange("nan:1") == "'nan' is not a number of milliseconds");
-  CHECK(filter.ParseRange("1e13:") == "'1e13' is not a number of milliseconds");  // past 31 years
+  CHECK(filter.ParseRange("5") == "'5' is not A:B (milliseconds, or 4.5s:5s)");
+  CHECK(filter.ParseRange("x:5") == "'x' is not a time (milliseconds, or a number and ns, us, ms, s or min)");
+  CHECK(filter.ParseRange("1:2 ms") ==
+        "'2 ms' is not a time (milliseconds, or a number and ns, us, ms, s or min)");
+  CHECK(filter.ParseRange("1:2h") ==
+        "'2h' is not a time (milliseconds, or a number and ns, us, ms, s or min)");
+  CHECK(filter.ParseRange(" 1:2") ==
+        "' 1' is not a time (milliseconds, or a number and ns, us, ms, s or min)");
+  CHECK(filter.ParseRange("inf:") ==
+        "'inf' is not a time (milliseconds, or a number and ns, us, ms, s or min)");
+  CHECK(filter.ParseRange("nan:1") ==
+        "'nan' is not a time (milliseconds, or a number and ns, us, ms, s or min)");
+  CHECK(filter.ParseRange("1e13:") ==
+        "'1e13' is not a time (milliseconds, or a number and ns, us, ms, s or min)");  // past 31 years
+  CHECK(filter.ParseRange("1e10s:") ==
+        "'1e10s' is not a time (milliseconds, or a number and ns, us, ms, s or min)");
   CHECK(filter.ParseRange("5:1") == "the range ends before it begins");
   CHECK(filter.begin_ns == 1'000'000);
   CHECK(filter.end_ns == 2'000'000);

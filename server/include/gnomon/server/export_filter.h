@@ -32,8 +32,8 @@ struct ExportFilter {
   bool KeepsThread(const ThreadTimeline& thread) const;
   bool KeepsZone(std::string_view name) const;
 
-  // "A:B" in milliseconds (either side may be left out: "A:" or ":B"); "" when it
-  // parsed, else what is wrong.
+  // "A:B" in milliseconds, or each with its unit ("4.5s:5s"; ns, us, ms, s, min),
+  // either side may be left out ("A:" or ":B"); "" when it parsed, else what is wrong.
   std::string ParseRange(std::string_view text);
   // "main,worker 0,4242": names or OS thread ids, comma-separated.
   void ParseThreads(std::string_view text);

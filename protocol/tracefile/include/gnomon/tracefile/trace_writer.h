@@ -43,6 +43,8 @@ struct TraceWriterOptions {
   // Run first on each of the writer's compressing threads (a profiled program's own file
   // marks them as the library's, so that their allocations are not the program's).
   void (*on_thread_start)() = nullptr;
+  // The file header's flags (format.h: kMergedTrace for a cut of a merged trace).
+  uint16_t file_flags = 0;
 };
 
 // The zstd levels a writer takes: -7 (fastest, largest) to 19 (smallest, slowest).

@@ -1,0 +1,564 @@
+#include "gnomon/server/trace_cut.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "files/trace_index.h"
+#include "gnomon/protocol/messages.h"
+#include "gnomon/server/process_timeline.h"
+#include "gnomon/server/text.h"
+#include "gnomon/server/trace_loader.h"
+#include "gnomon/tracefile/block_codec.h"
+#include "gnomon/tracefile/trace_writer.h"
+
+namespace gnomon::server {
+namespace {
+
+using protocol::MessageType;
+
+template <typename M>
+M Read(const uint8_t* message) {
+  M m;
+  std::memcpy(&m, message, sizeof(M));
+  return m;
+}
+
+uint64_t TickOf(const uint8_t* message) {
+  const uint8_t offset = protocol::kCatalogue[message[0]].tick_offset;
+  return offset == 0 ? 0 : protocol::LoadLe<uint64_t>(message + offset);
+}
+
+// One program's part of the cut: its messages in, what the range and threads keep out
+// (to `out`, in whole messages).
+class StreamCut {
+ public:
+  StreamCut(const ProcessTimeline& timeline, const ExportFilter& keep, tracefile::TraceWriter::Stream& out,
+            CutSummary& summary)
+      : timeline_(timeline), keep_(keep), out_(out), summary_(summary), all_threads_(keep.threads.empty()) {
+    for (const ThreadTimeline& thread : timeline.model().threads) {
+      if (!keep.KeepsThread(thread)) continue;
+      kept_threads_.insert(thread.id);
+      kept_os_threads_.insert(thread.os_thread_id);
+    }
+  }
+
+  void Begin(uint32_t location, uint64_t tick) {
+    protocol::ZoneBegin m{};
+    m.srcloc_id = location;
+    m.tick = tick;
+    uint8_t bytes[sizeof(m)];
+    protocol::WriteMessage(bytes, m);
+    OnZoneBegin(bytes, sizeof(bytes), tick);
+  }
+  void End(uint64_t tick) {
+    Thread* thread = Current();
+    if (thread == nullptr || thread->zones.empty()) return;  // a thread not kept, or a stray end
+    Open& top = thread->zones.back();
+    const int64_t at = Place(tick);
+    if (top.fate == Fate::kPending && at >= keep_.begin_ns) Materialize(*thread);
+    if (top.fate == Fate::kKept) {
+      protocol::ZoneEnd m{};
+      m.tick = tick;
+      uint8_t bytes[sizeof(m)];
+      protocol::WriteMessage(bytes, m);
+      Write(thread->id, bytes, sizeof(bytes), tick);
+    }
+    thread->zones.pop_back();
+    thread->last_event = Fate::kDropped;  // a call stack follows a begin or an allocation, not an end
+  }
+
+  void Message(const uint8_t* m, size_t size) {
+    const protocol::MessageInfo& info = protocol::kCatalogue[m[0]];
+    if (info.is_thread_bound) return ThreadMessage(m, size);
+    const uint64_t tick = TickOf(m);
+    switch (MessageType(m[0])) {
+      case MessageType::kThreadContext:
+        current_ = Read<protocol::ThreadContext>(m).thread_id;
+        return;
+      case MessageType::kThreadInfo:
+        if (Keeps(Read<protocol::ThreadInfo>(m).thread_id)) Write(0, m, size, 0);
+        return;
+      case MessageType::kLibraryThread:
+        if (Keeps(Read<protocol::LibraryThread>(m).thread_id)) Write(0, m, size, 0);
+        return;
+      case MessageType::kSample:
+        if (KeepsOs(Read<protocol::Sample>(m).os_thread_id)) Timed(m, size, tick);
+        return;
+      case MessageType::kContextSwitch:
+        if (KeepsOs(Read<protocol::ContextSwitch>(m).os_thread_id)) Timed(m, size, tick);
+        return;
+      case MessageType::kFrameBegin:
+        return OnFrameBegin(m, size, tick);
+      case MessageType::kFrameEnd:
+        return OnFrameEnd(m, size, tick);
+      case MessageType::kGpuTime:
+        return OnGpuTime(m, size);
+      case MessageType::kEndOfStream:
+        ended_ = true;  // written last, at the last event kept
+        return;
+      default:
+        if (info.tick_offset != 0) return Timed(m, size, tick);
+        Write(0, m, size, 0);  // definitions, calibrations, clock readings
+    }
+  }
+
+  // A block of the stream is lost: events until the next ThreadContext belong to no
+  // known thread.
+  void Gap() { current_ = 0; }
+
+  // The stream is done: zones begun before the range and never ended are kept when the
+  // program ran into the range; the end of stream follows.
+  void Finish() {
+    const bool reached = Place(timeline_.model().last_tick) >= keep_.begin_ns;
+    for (auto& [id, thread] : threads_) {
+      if (reached && !thread.zones.empty() && thread.zones.back().fate == Fate::kPending) Materialize(thread);
+    }
+    if (ended_ && last_kept_tick_ != 0) {
+      protocol::EndOfStream end{};
+      end.tick = last_kept_tick_;
+      uint8_t bytes[sizeof(end)];
+      protocol::WriteMessage(bytes, end);
+      Write(0, bytes, sizeof(bytes), 0);
+    }
+    Flush();
+    out_.Close();
+  }
+
+ private:
+  enum class Fate : uint8_t { kPending, kKept, kDropped };
+  // A zone begun and not ended. Begun before the range: pending, its begin and what
+  // belongs to it (name, text, values, call stack) held until it is known to reach the
+  // range (kept, written then) or not (dropped).
+  struct Open {
+    Fate fate = Fate::kDropped;
+    std::vector<uint8_t> held;
+    uint32_t context = 0, query = 0;  // a GPU zone's, to drop its GPU time with it
+  };
+  struct Thread {
+    uint32_t id = 0;
+    std::vector<Open> zones;
+    std::map<uint32_t, std::vector<Open>> gpu_zones;      // by context
+    Fate last_event = Fate::kDropped;                     // what a call stack belongs to
+    std::set<std::pair<uint32_t, uint64_t>> allocations;  // kept and not yet freed: (pool, address)
+    std::map<uint32_t, uint32_t> holds;                   // kept and not yet released, by lock
+  };
+
+  using Query = std::pair<uint32_t, uint32_t>;  // a GPU context's timestamp query
+
+  int64_t Place(uint64_t tick) const { return timeline_.Tick(tick); }
+  bool Keeps(uint32_t thread) const { return all_threads_ || kept_threads_.contains(thread); }
+  bool KeepsOs(uint32_t os_thread) const { return all_threads_ || kept_os_threads_.contains(os_thread); }
+  bool InRange(uint64_t tick) const { return keep_.Contains(Place(tick)); }
+
+  // The current thread, when it is kept.
+  Thread* Current() {
+    if (current_ == 0 || !Keeps(current_)) return nullptr;
+    Thread& thread = threads_[current_];
+    thread.id = current_;
+    return &thread;
+  }
+
+  void OnZoneBegin(const uint8_t* m, size_t size, uint64_t tick) {
+    Thread* thread = Current();
+    if (thread == nullptr) return;
+    ++summary_.zones_read;
+    Open open;
+    const int64_t at = Place(tick);
+    if (at > keep_.end_ns) {
+      open.fate = Fate::kDropped;
+    } else if (at < keep_.begin_ns) {
+      open.fate = Fate::kPending;
+      open.held.assign(m, m + size);
+    } else {
+      Materialize(*thread);
+      open.fate = Fate::kKept;
+      Write(thread->id, m, size, tick);
+      ++summary_.zones_kept;
+    }
+    thread->last_event = open.fate;
+    thread->zones.push_back(std::move(open));
+  }
+
+  // The thread's pending zones reach the range: their begins, outermost first.
+  void Materialize(Thread& thread) {
+    for (Open& open : thread.zones) {
+      if (open.fate != Fate::kPending) continue;
+      open.fate = Fate::kKept;
+      Write(thread.id, open.held.data(), open.held.size(), 0);
+      std::vector<uint8_t>().swap(open.held);
+      ++summary_.zones_kept;
+    }
+    for (auto& [context, zones] : thread.gpu_zones) {
+      for (Open& open : zones) {
+        if (open.fate != Fate::kPending) continue;
+        open.fate = Fate::kKept;
+        Write(thread.id, open.held.data(), open.held.size(), 0);
+        std::vector<uint8_t>().swap(open.held);
+        KeepQuery({open.context, open.query});
+      }
+    }
+    if (thread.last_event == Fate::kPending) thread.last_event = Fate::kKept;
+  }
+
+  // What belongs to an event already seen: written, held with it, or dropped with it.
+  void Attach(Thread& thread, Fate fate, Open* holder, const uint8_t* m, size_t size) {
+    if (fate == Fate::kKept) {
+      Write(thread.id, m, size, 0);
+    } else if (fate == Fate::kPending && holder != nullptr) {
+      holder->held.insert(holder->held.end(), m, m + size);
+    }
+  }
+
+  void ThreadMessage(const uint8_t* m, size_t size) {
+    Thread* thread = Current();
+    if (thread == nullptr) return;
+    const uint64_t tick = TickOf(m);
+    Open* top = thread->zones.empty() ? nullptr : &thread->zones.back();
+    switch (MessageType(m[0])) {
+      case MessageType::kZoneBegin:
+        return OnZoneBegin(m, size, tick);
+      case MessageType::kZoneEnd:
+        return End(tick);
+      case MessageType::kZoneName:
+      case MessageType::kZoneText:
+      case MessageType::kZoneColor:
+      case MessageType::kZoneValue:
+        if (top != nullptr) Attach(*thread, top->fate, top, m, size);
+        return;
+      case MessageType::kCallstack:
+        return Attach(*thread, thread->last_event, top, m, size);
+      case MessageType::kGpuZoneBegin:
+        return OnGpuZoneBegin(*thread, m, size, tick);
+      case MessageType::kGpuZoneEnd:
+        return OnGpuZoneEnd(*thread, m, size, tick);
+      case MessageType::kMemAlloc: {
+        const auto alloc = Read<protocol::MemAlloc>(m);
+        thread->last_event = InRange(tick) ? Fate::kKept : Fate::kDropped;
+        if (thread->last_event == Fate::kKept) {
+          thread->allocations.insert({alloc.pool_id, alloc.address});
+          Event(*thread, m, size, tick);
+        }
+        return;
+      }
+      case MessageType::kMemFree: {
+        const auto free = Read<protocol::MemFree>(m);
+        if (thread->allocations.erase({free.pool_id, free.address}) > 0) Event(*thread, m, size, tick);
+        return;
+      }
+      case MessageType::kLockObtain: {
+        if (!InRange(tick)) return;
+        ++thread->holds[Read<protocol::LockObtain>(m).lock_id];
+        return Event(*thread, m, size, tick);
+      }
+      case MessageType::kLockRelease: {
+        auto hold = thread->holds.find(Read<protocol::LockRelease>(m).lock_id);
+        if (hold == thread->holds.end()) return;
+        if (--hold->second == 0) thread->holds.erase(hold);
+        return Event(*thread, m, size, tick);
+      }
+      default:
+        if (protocol::kCatalogue[m[0]].tick_offset != 0 && !InRange(tick)) return;
+        Event(*thread, m, size, tick);
+    }
+  }
+
+  // A thread's event that is kept: its pending zones first.
+  void Event(Thread& thread, const uint8_t* m, size_t size, uint64_t tick) {
+    Materialize(thread);
+    Write(thread.id, m, size, tick);
+    ++summary_.events_kept;
+  }
+
+  void OnGpuZoneBegin(Thread& thread, const uint8_t* m, size_t size, uint64_t tick) {
+    const auto begin = Read<protocol::GpuZoneBegin>(m);
+    Open open;
+    open.context = begin.context_id;
+    open.query = begin.query_id;
+    const int64_t at = Place(tick);
+    if (at > keep_.end_ns) {
+      open.fate = Fate::kDropped;
+      DropQuery({begin.context_id, begin.query_id});
+    } else if (at < keep_.begin_ns) {
+      open.fate = Fate::kPending;
+      open.held.assign(m, m + size);
+      pending_queries_.insert({begin.context_id, begin.query_id});
+    } else {
+      open.fate = Fate::kKept;
+      KeepQuery({begin.context_id, begin.query_id});
+      Event(thread, m, size, tick);
+    }
+    thread.gpu_zones[begin.context_id].push_back(std::move(open));
+  }
+
+  void OnGpuZoneEnd(Thread& thread, const uint8_t* m, size_t size, uint64_t tick) {
+    const auto end = Read<protocol::GpuZoneEnd>(m);
+    auto zones = thread.gpu_zones.find(end.context_id);
+    if (zones == thread.gpu_zones.end() || zones->second.empty()) return;
+    Open& top = zones->second.back();
+    if (top.fate == Fate::kPending && Place(tick) >= keep_.begin_ns) Materialize(thread);
+    if (top.fate == Fate::kKept) {
+      KeepQuery({end.context_id, end.query_id});
+      Event(thread, m, size, tick);
+    } else {
+      if (top.fate == Fate::kPending) DropQuery({top.context, top.query});
+      DropQuery({end.context_id, end.query_id});
+    }
+    zones->second.pop_back();
+  }
+
+  // A GPU time is written unless its zone was left out; while its zone is pending, it
+  // waits with it.
+  void OnGpuTime(const uint8_t* m, size_t size) {
+    const auto time = Read<protocol::GpuTime>(m);
+    const Query query{time.context_id, time.query_id};
+    if (dropped_queries_.erase(query) > 0) return;
+    if (pending_queries_.contains(query)) {
+      held_times_[query].assign(m, m + size);
+      return;
+    }
+    Write(0, m, size, 0);
+  }
+  // A query whose zone is kept: its time, if it came already, written; a later time for
+  // it never taken for a left-out use of the same query.
+  void KeepQuery(const Query& query) {
+    dropped_queries_.erase(query);
+    pending_queries_.erase(query);
+    if (auto held = held_times_.find(query); held != held_times_.end()) {
+      Write(0, held->second.data(), held->second.size(), 0);
+      held_times_.erase(held);
+    }
+  }
+  // A query whose zone is left out: its time too, whether it came already or comes later.
+  void DropQuery(const Query& query) {
+    pending_queries_.erase(query);
+    if (held_times_.erase(query) == 0) dropped_queries_.insert(query);
+  }
+
+  // A frame begun before the range is kept when it ends in or after it.
+  void OnFrameBegin(const uint8_t* m, size_t size, uint64_t tick) {
+    const uint32_t name = Read<protocol::FrameBegin>(m).name_id;
+    const int64_t at = Place(tick);
+    if (at < keep_.begin_ns) {
+      frames_begun_[name].assign(m, m + size);
+    } else if (at <= keep_.end_ns) {
+      frames_begun_.erase(name);
+      Timed(m, size, tick);
+    }
+  }
+  void OnFrameEnd(const uint8_t* m, size_t size, uint64_t tick) {
+    const uint32_t name = Read<protocol::FrameEnd>(m).name_id;
+    const int64_t at = Place(tick);
+    auto begun = frames_begun_.find(name);
+    if (at < keep_.begin_ns) {
+      if (begun != frames_begun_.end()) frames_begun_.erase(begun);
+      return;
+    }
+    if (begun != frames_begun_.end()) {
+      Write(0, begun->second.data(), begun->second.size(), 0);
+      frames_begun_.erase(begun);
+      ++summary_.events_kept;
+    } else if (at > keep_.end_ns) {
+      return;
+    }
+    Write(0, m, size, tick);
+    ++summary_.events_kept;
+  }
+
+  // A program-wide event, kept when in the range.
+  void Timed(const uint8_t* m, size_t size, uint64_t tick) {
+    if (!InRange(tick)) return;
+    Write(0, m, size, tick);
+    ++summary_.events_kept;
+  }
+
+  // Writes a message: a thread's (`thread` not 0) after the ThreadContext that makes it
+  // its own. `tick` (0: none) is the latest the end of stream may take.
+  void Write(uint32_t thread, const uint8_t* m, size_t size, uint64_t tick) {
+    if (thread != 0 && thread != written_thread_) {
+      protocol::ThreadContext context{};
+      context.thread_id = thread;
+      const size_t at = buffer_.size();
+      buffer_.resize(at + sizeof(context));
+      protocol::WriteMessage(buffer_.data() + at, context);
+      written_thread_ = thread;
+    }
+    buffer_.insert(buffer_.end(), m, m + size);
+    last_kept_tick_ = std::max(last_kept_tick_, tick);
+    if (buffer_.size() >= kFlushBytes) Flush();
+  }
+  void Flush() {
+    if (!buffer_.empty()) out_.Append(buffer_.data(), buffer_.size());
+    buffer_.clear();
+  }
+  static constexpr size_t kFlushBytes = 1u << 20;
+
+  const ProcessTimeline& timeline_;
+  const ExportFilter& keep_;
+  tracefile::TraceWriter::Stream& out_;
+  CutSummary& summary_;
+  std::unordered_set<uint32_t> kept_threads_;     // program thread ids
+  std::unordered_set<uint32_t> kept_os_threads_;  // theirs, for samples and switches
+  std::unordered_map<uint32_t, Thread> threads_;
+  const bool all_threads_;
+  std::set<Query> dropped_queries_;                        // whose GPU time is not wanted
+  std::set<Query> pending_queries_;                        // of pending GPU zones
+  std::map<Query, std::vector<uint8_t>> held_times_;       // their GPU times, come already
+  std::map<uint32_t, std::vector<uint8_t>> frames_begun_;  // before the range, by name
+  uint32_t current_ = 0;
+  uint32_t written_thread_ = 0;
+  uint64_t last_kept_tick_ = 0;
+  bool ended_ = false;
+  std::vector<uint8_t> buffer_;
+};
+
+// Walks a decompressed block's messages into `cut`; false (with `error`) when a record
+// cannot be read: the messages before it were walked.
+bool WalkBlock(uint8_t* block, size_t size, uint16_t format, StreamCut& cut, std::string& error) {
+  if (format >= 3) {
+    const tracefile::CompactWalk walk = tracefile::WalkCompactBlock(
+        block, size, format,
+        [&](uint32_t location, uint64_t tick) {
+          cut.Begin(location, tick);
+          return true;
+        },
+        [&](uint64_t tick) {
+          cut.End(tick);
+          return true;
+        },
+        [&](uint32_t location, uint64_t begin_tick, uint64_t end_tick) {
+          cut.Begin(location, begin_tick);
+          cut.End(end_tick);
+          return true;
+        },
+        [&](const uint8_t* message, size_t length) {
+          cut.Message(message, length);
+          return true;
+        });
+    if (walk.ok && walk.stopped_at == size) return true;
+    error = walk.ok ? "a message does not decode" : walk.error;
+    return false;
+  }
+  if (format == 2) tracefile::DecodeTickDeltas(block, size);
+  for (size_t at = 0; at < size;) {
+    const protocol::MessageSpan span = protocol::MeasureMessage(block + at, size - at);
+    if (span.status != protocol::MessageSpan::kWhole) {
+      error = "a message does not decode at byte " + std::to_string(at) + " of the block";
+      return false;
+    }
+    cut.Message(block + at, span.size);
+    at += span.size;
+  }
+  return true;
+}
+
+// The trace's extent on its timeline, for a range that holds nothing.
+std::string DescribeExtent(const std::vector<ProcessTimeline>& timelines) {
+  int64_t first = INT64_MAX, last = INT64_MIN;
+  for (const ProcessTimeline& timeline : timelines) {
+    const TraceModel& model = timeline.model();
+    if (model.first_tick > model.last_tick) continue;
+    first = std::min(first, timeline.Tick(model.first_tick));
+    last = std::max(last, timeline.Tick(model.last_tick));
+  }
+  if (first > last) return "it holds no event";
+  return "it spans " + FormatDuration(first) + " to " + FormatDuration(last);
+}
+
+}  // namespace
+
+Result<CutSummary> CutTrace(const std::string& input, const std::string& output, const ExportFilter& keep,
+                            tracefile::Overwrite overwrite, std::ostream& log) {
+  if (SameFile(input, output)) return Status::Error(output + " is the input; write the cut elsewhere");
+  if (Status s = tracefile::CheckOutputPath(output, overwrite); !s.ok()) return s;
+  Result<TraceSource> opened = TraceSource::OpenFile(input);
+  if (!opened.ok()) return opened.status();
+  const TraceSource& source = opened.value();
+
+  // First pass: the clocks, threads and extent of every program.
+  log << "gnomon-cut: reading " << input << " (" << FormatBytes(source.size())
+      << ") for its clocks and threads\n";
+  TraceSet set;
+  LoadOptions options;
+  options.skip_zones = true;
+  Result<LoadReport> loaded = LoadTraceSet(source, set, options);
+  if (!loaded.ok()) return loaded.status();
+  CutSummary summary;
+  summary.warning = loaded.value().warning;
+  std::vector<const TraceModel*> models;
+  for (const TraceProcess& process : set.processes) models.push_back(&process.model);
+  const std::vector<ProcessTimeline> timelines = ProcessTimeline::Of(models);
+  if (!keep.threads.empty()) {
+    bool any = false;
+    std::string names;
+    for (const TraceProcess& process : set.processes) {
+      for (const ThreadTimeline& thread : process.model.threads) {
+        any = any || keep.KeepsThread(thread);
+        if (names.size() < 400)
+          names += (names.empty() ? "" : ", ") +
+                   (thread.name.empty() ? std::string("(unnamed)") : thread.name) + " (" +
+                   std::to_string(thread.os_thread_id) + ")";
+      }
+    }
+    if (!any) return Status::Error("no thread of " + input + " is named so; its threads: " + names);
+  }
+  bool reaches = false;
+  for (const ProcessTimeline& timeline : timelines) {
+    const TraceModel& model = timeline.model();
+    reaches = reaches || (model.first_tick <= model.last_tick &&
+                          keep.Overlaps(timeline.Tick(model.first_tick), timeline.Tick(model.last_tick)));
+  }
+  if (!reaches) {
+    return Status::Error("the range holds no event of " + input + ": " + DescribeExtent(timelines));
+  }
+
+  // Second pass: every block again, each program's through its cut.
+  log << "gnomon-cut: cutting\n";
+  tracefile::FileHeader header{};
+  if (!source.ReadAt(&header, sizeof(header), 0)) return Status::Error("cannot read " + input);
+  FileAnomalies anomalies;
+  Notes notes;
+  std::vector<IndexedBlock> blocks =
+      IndexBlocks(source, source.size(), header, tracefile::kDefaultMaxExpansion, anomalies, notes);
+  tracefile::TraceWriterOptions writer_options;
+  writer_options.file_flags = header.flags & tracefile::kMergedTrace;
+  auto writer = tracefile::TraceWriter::Create(output, writer_options);
+  if (!writer.ok()) return writer.status();
+  std::map<uint32_t, std::unique_ptr<StreamCut>> cuts;  // by the input's stream number
+  for (size_t i = 0; i < set.processes.size(); ++i) {
+    tracefile::TraceWriter::Stream& out =
+        i == 0 ? writer.value()->first_stream() : writer.value()->AddStream();
+    cuts.emplace(set.processes[i].stream, std::make_unique<StreamCut>(timelines[i], keep, out, summary));
+  }
+  summary.programs = uint32_t(cuts.size());
+  FrameDecompressor decompressor;
+  std::vector<uint8_t> compressed, raw;
+  for (const IndexedBlock& block : blocks) {
+    auto cut = cuts.find(block.stream);
+    if (block.rejected || cut == cuts.end()) continue;  // said by the first pass
+    compressed.resize(block.compressed_bytes);
+    if (!source.ReadAt(compressed.data(), compressed.size(), block.data_offset())) {
+      return Status::Error("cannot read " + input + ": " + std::strerror(errno));
+    }
+    std::string error = decompressor.Decompress(compressed.data(), compressed.size(), block.raw_bytes,
+                                                header.format_version >= 4, raw);
+    if (block.after_gap || !error.empty()) cut->second->Gap();
+    if (!error.empty()) continue;
+    if (!WalkBlock(raw.data(), block.raw_bytes, header.format_version, *cut->second, error))
+      cut->second->Gap();
+  }
+  for (auto& [stream, cut] : cuts) cut->Finish();
+  if (Status s = writer.value()->Finish(); !s.ok()) return s;
+  if (Status s = writer.value()->Publish(overwrite); !s.ok()) return s;
+  summary.bytes = writer.value()->file_bytes();
+  return summary;
+}
+
+}  // namespace gnomon::server
