@@ -24,7 +24,7 @@ gnomon-viewer and gnomon-report like any capture, a fraction of the size. Reads 
 trace twice and holds its zones only while they are open, so a trace bigger than
 memory can be cut.
 
-  FILE            a trace written by gnomon-capture or gnomon-merge (any format)
+  FILE            a trace written by gnomon-capture or gnomon-merge
   --range A:B     the range, as gnomon-report and the viewer give times: from the
                   trace's first event, in milliseconds or with units ("270s:330s",
                   "4.5min:5.5min"; ns, us, ms, s, min); "A:" or ":B" leave a side open
@@ -38,8 +38,8 @@ memory can be cut.
 What is kept: every zone (CPU or GPU) that overlaps the range, whole, with its name,
 text, values and call stack, and everything nested in it that overlaps too; the
 frames, messages, plot values, samples, context switches, lock waits and holds, and
-allocations in the range, with the releases and frees of what it kept; every
-definition and clock calibration. Allocations made before the range are left out. The
+allocations in the range, with the releases and frees of what it kept, and the frame
+mark and plot value before it; every definition and clock calibration. Allocations made before the range are left out. The
 cut's times start from its own first event (a zone begun before the range may be it).
 
 Exit codes:
@@ -74,6 +74,10 @@ int main(int argc, char** argv) {
         output = value;
       } else if (arg == "--threads") {
         keep.ParseThreads(value);
+        if (keep.threads.empty()) {
+          std::fprintf(stderr, "gnomon-cut: --threads names no thread ('%s')\n", value.c_str());
+          return kExitUsage;
+        }
       } else if (const std::string error = keep.ParseRange(value); !error.empty()) {
         std::fprintf(stderr, "gnomon-cut: --range: %s\n", error.c_str());
         return kExitUsage;

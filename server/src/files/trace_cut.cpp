@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -46,7 +47,7 @@ class StreamCut {
     for (const ThreadTimeline& thread : timeline.model().threads) {
       if (!keep.KeepsThread(thread)) continue;
       kept_threads_.insert(thread.id);
-      kept_os_threads_.insert(thread.os_thread_id);
+      if (thread.os_thread_id != 0) kept_os_threads_.insert(thread.os_thread_id);
     }
   }
 
@@ -95,6 +96,12 @@ class StreamCut {
       case MessageType::kContextSwitch:
         if (KeepsOs(Read<protocol::ContextSwitch>(m).os_thread_id)) Timed(m, size, tick);
         return;
+      case MessageType::kFrameMark:
+        return Series({uint8_t(MessageType::kFrameMark), Read<protocol::FrameMark>(m).name_id}, m, size,
+                      tick);
+      case MessageType::kPlotValue:
+        return Series({uint8_t(MessageType::kPlotValue), Read<protocol::PlotValue>(m).plot_id}, m, size,
+                      tick);
       case MessageType::kFrameBegin:
         return OnFrameBegin(m, size, tick);
       case MessageType::kFrameEnd:
@@ -102,7 +109,7 @@ class StreamCut {
       case MessageType::kGpuTime:
         return OnGpuTime(m, size);
       case MessageType::kEndOfStream:
-        ended_ = true;  // written last, at the last event kept
+        end_tick_ = tick;  // written last
         return;
       default:
         if (info.tick_offset != 0) return Timed(m, size, tick);
@@ -117,13 +124,17 @@ class StreamCut {
   // The stream is done: zones begun before the range and never ended are kept when the
   // program ran into the range; the end of stream follows.
   void Finish() {
-    const bool reached = Place(timeline_.model().last_tick) >= keep_.begin_ns;
-    for (auto& [id, thread] : threads_) {
-      if (reached && !thread.zones.empty() && thread.zones.back().fate == Fate::kPending) Materialize(thread);
+    bool open = false;  // a zone kept is never ended: it lasts to the program's end
+    if (Place(timeline_.model().last_tick) >= keep_.begin_ns) {
+      for (auto& [id, thread] : threads_) {
+        Materialize(thread);
+        for (const Open& zone : thread.zones) open = open || zone.fate == Fate::kKept;
+      }
+      for (auto& [series, held] : before_range_) Write(0, held.data(), held.size(), 0);
     }
-    if (ended_ && last_kept_tick_ != 0) {
+    if (end_tick_.has_value() && (open || last_kept_tick_ != 0)) {
       protocol::EndOfStream end{};
-      end.tick = last_kept_tick_;
+      end.tick = open ? *end_tick_ : std::min(*end_tick_, last_kept_tick_);
       uint8_t bytes[sizeof(end)];
       protocol::WriteMessage(bytes, end);
       Write(0, bytes, sizeof(bytes), 0);
@@ -145,10 +156,10 @@ class StreamCut {
   struct Thread {
     uint32_t id = 0;
     std::vector<Open> zones;
-    std::map<uint32_t, std::vector<Open>> gpu_zones;      // by context
-    Fate last_event = Fate::kDropped;                     // what a call stack belongs to
-    std::set<std::pair<uint32_t, uint64_t>> allocations;  // kept and not yet freed: (pool, address)
-    std::map<uint32_t, uint32_t> holds;                   // kept and not yet released, by lock
+    std::map<uint32_t, std::vector<Open>> gpu_zones;  // by context
+    size_t pending = 0;                               // zones of both pending
+    Fate last_event = Fate::kDropped;                 // what a call stack belongs to
+    std::map<uint32_t, uint32_t> holds;               // kept and not yet released, by lock
   };
 
   using Query = std::pair<uint32_t, uint32_t>;  // a GPU context's timestamp query
@@ -177,6 +188,7 @@ class StreamCut {
     } else if (at < keep_.begin_ns) {
       open.fate = Fate::kPending;
       open.held.assign(m, m + size);
+      ++thread->pending;
     } else {
       Materialize(*thread);
       open.fate = Fate::kKept;
@@ -189,6 +201,8 @@ class StreamCut {
 
   // The thread's pending zones reach the range: their begins, outermost first.
   void Materialize(Thread& thread) {
+    if (thread.pending == 0) return;
+    thread.pending = 0;
     for (Open& open : thread.zones) {
       if (open.fate != Fate::kPending) continue;
       open.fate = Fate::kKept;
@@ -218,11 +232,33 @@ class StreamCut {
   }
 
   void ThreadMessage(const uint8_t* m, size_t size) {
-    Thread* thread = Current();
-    if (thread == nullptr) return;
     const uint64_t tick = TickOf(m);
+    const auto type = MessageType(m[0]);
+    // A free is matched program-wide, as readers match it: the free of an allocation
+    // kept, on whichever thread.
+    if (type == MessageType::kMemFree && current_ != 0) {
+      const auto free = Read<protocol::MemFree>(m);
+      auto allocation = allocations_.find({free.pool_id, free.address});
+      if (allocation == allocations_.end()) return;
+      allocations_.erase(allocation);
+      Write(current_, m, size, tick);
+      ++summary_.events_kept;
+      return;
+    }
+    Thread* thread = Current();
+    if (thread == nullptr) {
+      // A GPU zone of a thread not kept: its times are no kept zone's.
+      if (type == MessageType::kGpuZoneBegin) {
+        const auto begin = Read<protocol::GpuZoneBegin>(m);
+        DropQuery({begin.context_id, begin.query_id});
+      } else if (type == MessageType::kGpuZoneEnd) {
+        const auto end = Read<protocol::GpuZoneEnd>(m);
+        DropQuery({end.context_id, end.query_id});
+      }
+      return;
+    }
     Open* top = thread->zones.empty() ? nullptr : &thread->zones.back();
-    switch (MessageType(m[0])) {
+    switch (type) {
       case MessageType::kZoneBegin:
         return OnZoneBegin(m, size, tick);
       case MessageType::kZoneEnd:
@@ -243,14 +279,9 @@ class StreamCut {
         const auto alloc = Read<protocol::MemAlloc>(m);
         thread->last_event = InRange(tick) ? Fate::kKept : Fate::kDropped;
         if (thread->last_event == Fate::kKept) {
-          thread->allocations.insert({alloc.pool_id, alloc.address});
+          allocations_.insert({alloc.pool_id, alloc.address});
           Event(*thread, m, size, tick);
         }
-        return;
-      }
-      case MessageType::kMemFree: {
-        const auto free = Read<protocol::MemFree>(m);
-        if (thread->allocations.erase({free.pool_id, free.address}) > 0) Event(*thread, m, size, tick);
         return;
       }
       case MessageType::kLockObtain: {
@@ -289,6 +320,8 @@ class StreamCut {
     } else if (at < keep_.begin_ns) {
       open.fate = Fate::kPending;
       open.held.assign(m, m + size);
+      ++thread.pending;
+      dropped_queries_.erase({begin.context_id, begin.query_id});
       pending_queries_.insert({begin.context_id, begin.query_id});
     } else {
       open.fate = Fate::kKept;
@@ -350,6 +383,7 @@ class StreamCut {
       frames_begun_[name].assign(m, m + size);
     } else if (at <= keep_.end_ns) {
       frames_begun_.erase(name);
+      frames_open_.insert(name);
       Timed(m, size, tick);
     }
   }
@@ -365,8 +399,27 @@ class StreamCut {
       Write(0, begun->second.data(), begun->second.size(), 0);
       frames_begun_.erase(begun);
       ++summary_.events_kept;
-    } else if (at > keep_.end_ns) {
+    } else if (at > keep_.end_ns && frames_open_.erase(name) == 0) {
+      return;  // a frame begun after the range
+    }
+    frames_open_.erase(name);
+    Write(0, m, size, tick);
+    ++summary_.events_kept;
+  }
+
+  // A frame mark or a plot value: in the range, kept, after the last before it (the
+  // frame and the value the range begins in).
+  void Series(std::pair<uint8_t, uint32_t> series, const uint8_t* m, size_t size, uint64_t tick) {
+    const int64_t at = Place(tick);
+    if (at < keep_.begin_ns) {
+      before_range_[series].assign(m, m + size);
       return;
+    }
+    if (at > keep_.end_ns) return;
+    if (auto held = before_range_.find(series); held != before_range_.end()) {
+      Write(0, held->second.data(), held->second.size(), 0);
+      before_range_.erase(held);
+      ++summary_.events_kept;
     }
     Write(0, m, size, tick);
     ++summary_.events_kept;
@@ -412,10 +465,15 @@ class StreamCut {
   std::set<Query> pending_queries_;                        // of pending GPU zones
   std::map<Query, std::vector<uint8_t>> held_times_;       // their GPU times, come already
   std::map<uint32_t, std::vector<uint8_t>> frames_begun_;  // before the range, by name
+  std::set<uint32_t> frames_open_;                         // begun in the range, by name
+  // The last frame mark and plot value before the range, by (type, series): the frame
+  // and the value the range begins in.
+  std::map<std::pair<uint8_t, uint32_t>, std::vector<uint8_t>> before_range_;
+  std::multiset<std::pair<uint32_t, uint64_t>> allocations_;  // kept and not yet freed: (pool, address)
   uint32_t current_ = 0;
   uint32_t written_thread_ = 0;
   uint64_t last_kept_tick_ = 0;
-  bool ended_ = false;
+  std::optional<uint64_t> end_tick_;  // the program's end of stream
   std::vector<uint8_t> buffer_;
 };
 
@@ -487,7 +545,7 @@ Result<CutSummary> CutTrace(const std::string& input, const std::string& output,
       << ") for its clocks and threads\n";
   TraceSet set;
   LoadOptions options;
-  options.skip_zones = true;
+  options.extent_only = true;
   Result<LoadReport> loaded = LoadTraceSet(source, set, options);
   if (!loaded.ok()) return loaded.status();
   CutSummary summary;

@@ -115,9 +115,9 @@ class BlockPipeline {
 // the zone records straight from their varints; consumed == size unless a record cannot
 // be read (failed, with the reason). stream_bytes grows by the size the decoded messages
 // have in the stream.
-// With `skip_zones` (LoadOptions), zones only widen the time range.
+// With `extent_only` (LoadOptions), events only widen the time range.
 DecodeResult DecodeCompactBlock(uint8_t* block, size_t size, uint16_t format, TraceBuilder& builder,
-                                uint64_t& stream_bytes, bool skip_zones) {
+                                uint64_t& stream_bytes, bool extent_only) {
   DecodeResult result;
   uint64_t zone_begins = 0, zone_ends = 0, others = 0;
   auto others_to_builder = [&](const uint8_t* message, size_t length) {
@@ -125,45 +125,54 @@ DecodeResult DecodeCompactBlock(uint8_t* block, size_t size, uint16_t format, Tr
     return DecodeMessages(message, length, builder).consumed == length;
   };
   const tracefile::CompactWalk walk =
-      skip_zones ? tracefile::WalkCompactBlock(
-                       block, size, format,
-                       [&](uint32_t, uint64_t tick) {
-                         builder.SeeZoneTick(tick);
-                         ++zone_begins;
-                         return true;
-                       },
-                       [&](uint64_t tick) {
-                         builder.SeeZoneTick(tick);
-                         ++zone_ends;
-                         return true;
-                       },
-                       [&](uint32_t, uint64_t begin_tick, uint64_t end_tick) {
-                         builder.SeeZoneTick(begin_tick);
-                         builder.SeeZoneTick(end_tick);
-                         ++zone_begins;
-                         ++zone_ends;
-                         return true;
-                       },
-                       others_to_builder)
-                 : tracefile::WalkCompactBlock(
-                       block, size, format,
-                       [&](uint32_t location, uint64_t tick) {
-                         builder.BeginZone(location, tick);
-                         ++zone_begins;
-                         return true;
-                       },
-                       [&](uint64_t tick) {
-                         builder.EndZone(tick);
-                         ++zone_ends;
-                         return true;
-                       },
-                       [&](uint32_t location, uint64_t begin_tick, uint64_t end_tick) {
-                         builder.OnLeafZone(location, begin_tick, end_tick);
-                         ++zone_begins;
-                         ++zone_ends;
-                         return true;
-                       },
-                       others_to_builder);
+      extent_only ? tracefile::WalkCompactBlock(
+                        block, size, format,
+                        [&](uint32_t, uint64_t tick) {
+                          builder.SeeEventTick(true, tick);
+                          ++zone_begins;
+                          return true;
+                        },
+                        [&](uint64_t tick) {
+                          builder.SeeEventTick(true, tick);
+                          ++zone_ends;
+                          return true;
+                        },
+                        [&](uint32_t, uint64_t begin_tick, uint64_t end_tick) {
+                          builder.SeeEventTick(true, begin_tick);
+                          builder.SeeEventTick(true, end_tick);
+                          ++zone_begins;
+                          ++zone_ends;
+                          return true;
+                        },
+                        [&](const uint8_t* message, size_t length) {
+                          const protocol::MessageInfo& info = protocol::kCatalogue[message[0]];
+                          if (!info.is_thread_bound && info.tick_offset == 0)
+                            return others_to_builder(message, length);
+                          others += length;
+                          if (info.tick_offset != 0)
+                            builder.SeeEventTick(info.is_thread_bound,
+                                                 protocol::LoadLe<uint64_t>(message + info.tick_offset));
+                          return true;
+                        })
+                  : tracefile::WalkCompactBlock(
+                        block, size, format,
+                        [&](uint32_t location, uint64_t tick) {
+                          builder.BeginZone(location, tick);
+                          ++zone_begins;
+                          return true;
+                        },
+                        [&](uint64_t tick) {
+                          builder.EndZone(tick);
+                          ++zone_ends;
+                          return true;
+                        },
+                        [&](uint32_t location, uint64_t begin_tick, uint64_t end_tick) {
+                          builder.OnLeafZone(location, begin_tick, end_tick);
+                          ++zone_begins;
+                          ++zone_ends;
+                          return true;
+                        },
+                        others_to_builder);
   stream_bytes += zone_begins * sizeof(protocol::ZoneBegin) + zone_ends * sizeof(protocol::ZoneEnd) + others;
   result.messages = walk.records;
   result.consumed = walk.stopped_at;
@@ -364,7 +373,7 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
     write(stream.target, [&] {
       if (where.after_gap || stream.failed) stream.builder->OnStreamGap();
       decoded = compact ? DecodeCompactBlock(ready.raw.data(), ready.size, ready.format, *stream.builder,
-                                             stream_bytes, options.skip_zones)
+                                             stream_bytes, options.extent_only)
                         : DecodeMessages(ready.raw.data(), ready.size, *stream.builder);
     });
     stream.failed = false;

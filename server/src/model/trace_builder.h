@@ -353,9 +353,10 @@ class TraceBuilder {
     ++model_.open_zone_count;
     SeeTick(tick);
   }
-  // A zone's begin or end seen only for the time range it widens (LoadOptions::skip_zones).
-  void SeeZoneTick(uint64_t tick) {
-    if (CurrentThread() != nullptr) SeeTick(tick);
+  // An event seen only for the time range it widens (LoadOptions::extent_only); a
+  // thread's, as when it is kept, only once a thread is current.
+  void SeeEventTick(bool thread_bound, uint64_t tick) {
+    if (!thread_bound || CurrentThread() != nullptr) SeeTick(tick);
   }
   void EndZone(uint64_t tick) {
     if (CurrentThread() == nullptr) {

@@ -171,8 +171,10 @@ TEST_CASE("a cut of the middle minute of a ten-minute trace holds exactly the zo
   // Frames and messages in the range, the end of stream at the last event kept.
   const auto in_range = [&](uint64_t tick) { return tick >= from && tick <= to; };
   REQUIRE(model.frames.contains(0));
+  // (and the mark before the range: the frame it begins in)
   CHECK(model.frames.at(0).marks.size() ==
-        size_t(std::count_if(trace.frames.begin(), trace.frames.end(), in_range)));
+        1 + size_t(std::count_if(trace.frames.begin(), trace.frames.end(), in_range)));
+  CHECK(model.frames.at(0).marks.front() == from - kSecond);
   CHECK(model.messages.size() ==
         size_t(std::count_if(trace.messages.begin(), trace.messages.end(), in_range)));
   CHECK(model.diagnostics.ended_cleanly);
@@ -197,12 +199,17 @@ TEST_CASE("a cut keeps GPU zones, lock holds and allocations that overlap it, wi
   w.GpuZoneBegin(1, 3, 1, s(120)).GpuZoneEnd(1, 4, s(130)).GpuTime(1, 3, s(120)).GpuTime(1, 4, s(130));
   // After the range: left out with its times.
   w.GpuZoneBegin(1, 5, 1, s(250)).GpuZoneEnd(1, 6, s(260)).GpuTime(1, 5, s(250)).GpuTime(1, 6, s(260));
-  w.Alloc(0, 0x1000, 64, s(90)).Free(0, 0x1000, s(150));   // made before: left out, and its free
-  w.Alloc(0, 0x2000, 32, s(150)).Free(0, 0x2000, s(250));  // made inside: kept, freed after
+  w.Alloc(0, 0x1000, 64, s(90)).Free(0, 0x1000, s(150));        // made before: left out, and its free
+  w.Alloc(0, 0x2000, 32, s(150));                               // made inside: kept...
+  w.ThreadContext(2).Free(0, 0x2000, s(250)).ThreadContext(1);  // ...freed after, on another thread
   w.String(7, gnomon::protocol::StringKind::kLockName, "queue");
   w.LockObtain(7, s(90)).LockRelease(7, s(110));   // obtained before: left out
   w.LockObtain(7, s(120)).LockRelease(7, s(250));  // obtained inside: kept whole
-  w.ZoneBegin(1, s(150)).ZoneEnd(s(160)).End(s(300));
+  w.ZoneBegin(1, s(150)).ZoneEnd(s(160));
+  w.Frame(gnomon::protocol::MessageType::kFrameBegin, 3, s(190));  // a frame that ends after the range
+  w.Frame(gnomon::protocol::MessageType::kFrameEnd, 3, s(210));
+  w.ZoneBegin(1, s(80));  // never ended: open through the range to the program's end
+  w.End(s(300));
   const std::string path = gnomon::test::WriteTrace(dir, w, 1 << 10);
 
   ExportFilter keep;
@@ -229,7 +236,13 @@ TEST_CASE("a cut keeps GPU zones, lock holds and allocations that overlap it, wi
   REQUIRE(lock.holds.size() == 1);
   CHECK(lock.holds[0].obtain_tick == s(120));
   CHECK(lock.holds[0].release_tick == s(250));
-  CHECK(model.zone_count == 1);
+  CHECK(model.zone_count == 2);
+  CHECK(model.open_zone_count == 1);
+  CHECK(model.last_tick == s(300));  // the open zone lasts to the program's end
+  CHECK(model.diagnostics.ended_cleanly);
+  REQUIRE(model.frames.contains(3));
+  REQUIRE(model.frames.at(3).spans.size() == 1);
+  CHECK(model.frames.at(3).spans[0] == std::pair{s(190), s(210)});
 }
 
 TEST_CASE(

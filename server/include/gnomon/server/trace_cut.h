@@ -1,9 +1,9 @@
 // gnomon-cut: the part of a trace a teammate needs (a time range, some threads) as a
-// trace of its own, with its clocks, in the memory of the trace's non-zone events: its
-// zones, nearly all of a big trace, are streamed.
+// trace of its own, with its clocks, in the memory of the trace's definitions and of
+// the zones open at each moment: its events are streamed.
 //
-// Two passes over the file. The first loads it without its zones (LoadOptions::
-// skip_zones) to learn what the range means: each program's clock, its threads, and
+// Two passes over the file. The first loads it without its events (LoadOptions::
+// extent_only) to learn what the range means: each program's clock, its threads, and
 // the timeline every reader shows (ProcessTimeline: ns from the earliest event of any
 // program). The second walks every block again and writes, program by program, what
 // the range and the threads keep:

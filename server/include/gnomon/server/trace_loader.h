@@ -52,10 +52,11 @@ struct LoadOptions {
   std::atomic<bool>* cancel = nullptr;                       // stop between blocks when set
   uint32_t max_expansion = tracefile::kDefaultMaxExpansion;  // see tracefile::kDefaultMaxExpansion
   uint32_t program = 0;  // which program LoadTrace loads: 0 the first, by stream number
-  // The zones of compact blocks (format 3 on) only widen the trace's time range; none is
-  // kept. What reads a trace twice (gnomon-cut) learns its clocks, threads and extent so,
-  // in the memory of everything but its zones.
-  bool skip_zones = false;
+  // Only what places the trace's times is kept: its definitions, clocks, calibrations and
+  // threads; its events (in compact blocks: format 3 on) only widen its time range. What
+  // reads a trace twice (gnomon-cut) learns what a time range means so, in the memory of
+  // its definitions.
+  bool extent_only = false;
 };
 
 // Where a trace's bytes come from: a regular file, or bytes in memory (a trace received
