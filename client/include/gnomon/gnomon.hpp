@@ -39,14 +39,15 @@ enum class Severity : uint8_t {
 
 namespace detail {
 
-inline uint32_t LocationId(gnomon_source_location* location) {
+GNOMON_HOT uint32_t LocationId(gnomon_source_location* location) {
   const uint32_t id = std::atomic_ref<uint32_t>(location->id).load(std::memory_order_acquire);
   return GNOMON_LIKELY(id != 0) ? id : RegisterSourceLocation(location);
 }
 
 // Records a zone's begin; false when it was not recorded (the event is then counted,
 // as `events`: 2 when the caller will not count the end itself).
-inline bool RecordZoneBegin(gnomon_source_location* location, uint64_t events = 1) {
+GNOMON_HOT bool RecordZoneBegin(gnomon_source_location* location, uint64_t events = 1) {
+  if (GNOMON_UNLIKELY(SkipWhileNotRecording(sizeof(protocol::ZoneBegin), events))) return false;
   const uint32_t id = LocationId(location);
   if (GNOMON_UNLIKELY(g_callstack_depth != 0))
     return RecordZoneBeginWithCallstack(id, g_callstack_depth, events);
@@ -56,7 +57,7 @@ inline bool RecordZoneBegin(gnomon_source_location* location, uint64_t events = 
   return true;
 }
 
-inline void RecordZoneEnd() {
+GNOMON_HOT void RecordZoneEnd() {
   uint8_t* p = Reserve(sizeof(protocol::ZoneEnd));
   if (GNOMON_UNLIKELY(p == nullptr)) return;
   Commit(protocol::WriteMessage(p, protocol::ZoneEnd{.tick = Now()}));
@@ -76,7 +77,7 @@ inline void RecordEvent(const M& m) {
 // begin is not recorded (no capture yet on demand, or the buffer full), neither is its
 // end, nor any zone begun inside it this way, so that every ZoneEnd() knows what it
 // closes.
-inline void ZoneBegin(gnomon_source_location* location) {
+GNOMON_HOT void ZoneBegin(gnomon_source_location* location) {
   if (GNOMON_UNLIKELY(detail::tls_writer.unrecorded_depth != 0)) {
     ++detail::tls_writer.unrecorded_depth;
     detail::CountNotRecorded();
@@ -85,7 +86,7 @@ inline void ZoneBegin(gnomon_source_location* location) {
   }
 }
 
-inline void ZoneEnd() {
+GNOMON_HOT void ZoneEnd() {
   if (GNOMON_UNLIKELY(detail::tls_writer.unrecorded_depth != 0)) {
     --detail::tls_writer.unrecorded_depth;
     detail::CountNotRecorded();
@@ -100,11 +101,12 @@ inline void ZoneEnd() {
 class ScopedZone {
  public:
   // A begin not recorded is counted with its end, at once.
-  explicit ScopedZone(gnomon_source_location* location) : recorded_(detail::RecordZoneBegin(location, 2)) {}
+  GNOMON_HOT explicit ScopedZone(gnomon_source_location* location)
+      : recorded_(detail::RecordZoneBegin(location, 2)) {}
   // The same with the call stack of `callstack_depth` frames (GNOMON_ZONE_CALLSTACK).
   ScopedZone(gnomon_source_location* location, uint32_t callstack_depth)
       : recorded_(detail::RecordZoneBeginWithCallstack(detail::LocationId(location), callstack_depth, 2)) {}
-  ~ScopedZone() {
+  GNOMON_HOT ~ScopedZone() {
     if (GNOMON_LIKELY(recorded_)) detail::RecordZoneEnd();
   }
   ScopedZone(const ScopedZone&) = delete;

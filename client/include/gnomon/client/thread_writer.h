@@ -37,9 +37,16 @@
 #if defined(__GNUC__) || defined(__clang__)
 #define GNOMON_LIKELY(x) __builtin_expect(!!(x), 1)
 #define GNOMON_UNLIKELY(x) __builtin_expect(!!(x), 0)
+// The recording path, inlined whatever the caller's optimiser thinks of its size: a call
+// would cost more than recording (a zone begin is a dozen instructions; its rare paths,
+// a refill or the clock without the TSC, stay out of line).
+#define GNOMON_HOT inline __attribute__((always_inline))
+#define GNOMON_COLD __attribute__((noinline, cold))
 #else
 #define GNOMON_LIKELY(x) (x)
 #define GNOMON_UNLIKELY(x) (x)
+#define GNOMON_HOT inline
+#define GNOMON_COLD
 #endif
 
 namespace gnomon::detail {
@@ -94,13 +101,18 @@ void CountNotRecordedSlow();
 
 inline constexpr size_t kMaxRecordBytes = 16 + 8000;
 
-inline uint64_t Now() {
-#if GNOMON_HAS_TSC
-  if (GNOMON_LIKELY(g_timer_is_tsc)) return __rdtsc();
-#endif
+// The time from CLOCK_MONOTONIC_RAW, where the timer is not the TSC.
+GNOMON_COLD inline uint64_t NowFromClock() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
   return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+GNOMON_HOT uint64_t Now() {
+#if GNOMON_HAS_TSC
+  if (GNOMON_LIKELY(g_timer_is_tsc)) return __rdtsc();
+#endif
+  return NowFromClock();
 }
 
 // (tls_writer is named directly rather than through a reference: GCC 12's
@@ -119,23 +131,34 @@ inline void CountNotRecorded(uint64_t events = 1) {
   }
 }
 
+// True when the thread does not record and nothing changed since it last asked: the
+// event is then counted, as `events`. What an event costs while nobody is connected on
+// demand (or the buffer is full), before anything else is read; a thread that records
+// never takes it.
+GNOMON_HOT bool SkipWhileNotRecording(size_t bytes, uint64_t events) {
+  if (GNOMON_LIKELY(tls_writer.limit - tls_writer.cursor >= static_cast<ptrdiff_t>(bytes))) return false;
+  if (tls_writer.epoch != g_buffer_epoch.load(std::memory_order_relaxed)) return false;
+  AddToOwnCounter(*tls_writer.not_recorded, events);
+  return true;
+}
+
+// Refill() for an event counted as `events` when not recorded.
+GNOMON_COLD inline uint8_t* RefillCounting(size_t bytes, uint64_t events) {
+  uint8_t* p = Refill(bytes);
+  if (p == nullptr && events > 1) CountNotRecorded(events - 1);
+  return p;
+}
+
 // Where to write `bytes`, or nullptr when the event is not recorded; it is then counted
 // as `events` events (a zone's begin may count its end with it: one increment a zone
 // instead of two dependent ones).
-inline uint8_t* Reserve(size_t bytes, uint64_t events = 1) {
-  if (GNOMON_UNLIKELY(tls_writer.limit - tls_writer.cursor < static_cast<ptrdiff_t>(bytes))) {
-    if (GNOMON_LIKELY(tls_writer.epoch == g_buffer_epoch.load(std::memory_order_relaxed))) {
-      AddToOwnCounter(*tls_writer.not_recorded, events);
-      return nullptr;
-    }
-    uint8_t* p = Refill(bytes);
-    if (p == nullptr && events > 1) CountNotRecorded(events - 1);
-    return p;
-  }
+GNOMON_HOT uint8_t* Reserve(size_t bytes, uint64_t events = 1) {
+  if (GNOMON_UNLIKELY(tls_writer.limit - tls_writer.cursor < static_cast<ptrdiff_t>(bytes)))
+    return SkipWhileNotRecording(bytes, events) ? nullptr : RefillCounting(bytes, events);
   return tls_writer.cursor;
 }
 
-inline void Commit(uint8_t* end) {
+GNOMON_HOT void Commit(uint8_t* end) {
   tls_writer.cursor = end;
   tls_writer.committed->store(static_cast<uint32_t>(end - tls_writer.base), std::memory_order_release);
 }
