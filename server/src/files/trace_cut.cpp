@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -96,12 +97,18 @@ class StreamCut {
       case MessageType::kContextSwitch:
         if (KeepsOs(Read<protocol::ContextSwitch>(m).os_thread_id)) Timed(m, size, tick);
         return;
-      case MessageType::kFrameMark:
-        return Series({uint8_t(MessageType::kFrameMark), Read<protocol::FrameMark>(m).name_id}, m, size,
-                      tick);
+      case MessageType::kFrameMark: {
+        const uint32_t name = Read<protocol::FrameMark>(m).name_id;
+        const uint64_t index = name == 0 ? main_marks_++ : 0;
+        const size_t written = Series({uint8_t(MessageType::kFrameMark), name}, m, size, tick);
+        if (name == 0 && written > 0) MainMarksWritten(index + 1 - written, written);
+        return;
+      }
+      case MessageType::kCounterResult:
+        return OnCounterResult(m, size);
       case MessageType::kPlotValue:
-        return Series({uint8_t(MessageType::kPlotValue), Read<protocol::PlotValue>(m).plot_id}, m, size,
-                      tick);
+        Series({uint8_t(MessageType::kPlotValue), Read<protocol::PlotValue>(m).plot_id}, m, size, tick);
+        return;
       case MessageType::kFrameBegin:
         return OnFrameBegin(m, size, tick);
       case MessageType::kFrameEnd:
@@ -130,7 +137,11 @@ class StreamCut {
         Materialize(thread);
         for (const Open& zone : thread.zones) open = open || zone.fate == Fate::kKept;
       }
-      for (auto& [series, held] : before_range_) Write(0, held.data(), held.size(), 0);
+      for (auto& [series, held] : before_range_) {
+        Write(0, held.data(), held.size(), 0);
+        if (series == std::pair{uint8_t(MessageType::kFrameMark), uint32_t{0}})
+          MainMarksWritten(main_marks_ - 1, 1);
+      }
     }
     if (end_tick_.has_value() && (open || last_kept_tick_ != 0)) {
       protocol::EndOfStream end{};
@@ -156,10 +167,11 @@ class StreamCut {
   struct Thread {
     uint32_t id = 0;
     std::vector<Open> zones;
-    std::map<uint32_t, std::vector<Open>> gpu_zones;  // by context
-    size_t pending = 0;                               // zones of both pending
-    Fate last_event = Fate::kDropped;                 // what a call stack belongs to
-    std::map<uint32_t, uint32_t> holds;               // kept and not yet released, by lock
+    std::map<uint32_t, std::vector<Open>> gpu_zones;        // by context
+    size_t pending = 0;                                     // zones of both pending
+    Fate last_event = Fate::kDropped;                       // what a call stack belongs to
+    std::map<uint32_t, uint32_t> holds;                     // kept and not yet released, by lock
+    std::map<uint32_t, std::vector<uint8_t>> waits_before;  // begun before the range, by lock
   };
 
   using Query = std::pair<uint32_t, uint32_t>;  // a GPU context's timestamp query
@@ -284,9 +296,25 @@ class StreamCut {
         }
         return;
       }
+      case MessageType::kLockWait: {
+        const int64_t at = Place(tick);
+        if (at < keep_.begin_ns)
+          thread->waits_before[Read<protocol::LockWait>(m).lock_id].assign(m, m + size);
+        if (keep_.Contains(at)) Event(*thread, m, size, tick);
+        return;
+      }
       case MessageType::kLockObtain: {
-        if (!InRange(tick)) return;
-        ++thread->holds[Read<protocol::LockObtain>(m).lock_id];
+        const uint32_t lock = Read<protocol::LockObtain>(m).lock_id;
+        auto wait = thread->waits_before.find(lock);
+        if (!InRange(tick)) {
+          if (wait != thread->waits_before.end()) thread->waits_before.erase(wait);
+          return;
+        }
+        if (wait != thread->waits_before.end()) {  // a wait begun before the range ends in it
+          Event(*thread, wait->second.data(), wait->second.size(), 0);
+          thread->waits_before.erase(wait);
+        }
+        ++thread->holds[lock];
         return Event(*thread, m, size, tick);
       }
       case MessageType::kLockRelease: {
@@ -364,6 +392,10 @@ class StreamCut {
   void KeepQuery(const Query& query) {
     dropped_queries_.erase(query);
     pending_queries_.erase(query);
+    if (auto held = held_results_.find(query); held != held_results_.end()) {
+      Write(0, held->second.data(), held->second.size(), 0);  // before the time: the zone is still pending
+      held_results_.erase(held);
+    }
     if (auto held = held_times_.find(query); held != held_times_.end()) {
       Write(0, held->second.data(), held->second.size(), 0);
       held_times_.erase(held);
@@ -372,6 +404,7 @@ class StreamCut {
   // A query whose zone is left out: its time too, whether it came already or comes later.
   void DropQuery(const Query& query) {
     pending_queries_.erase(query);
+    held_results_.erase(query);
     if (held_times_.erase(query) == 0) dropped_queries_.insert(query);
   }
 
@@ -409,20 +442,55 @@ class StreamCut {
 
   // A frame mark or a plot value: in the range, kept, after the last before it (the
   // frame and the value the range begins in).
-  void Series(std::pair<uint8_t, uint32_t> series, const uint8_t* m, size_t size, uint64_t tick) {
+  // Returns how many messages it wrote (0 to 2).
+  size_t Series(std::pair<uint8_t, uint32_t> series, const uint8_t* m, size_t size, uint64_t tick) {
     const int64_t at = Place(tick);
     if (at < keep_.begin_ns) {
       before_range_[series].assign(m, m + size);
-      return;
+      return 0;
     }
-    if (at > keep_.end_ns) return;
+    if (at > keep_.end_ns) return 0;
+    size_t written = 1;
     if (auto held = before_range_.find(series); held != before_range_.end()) {
       Write(0, held->second.data(), held->second.size(), 0);
       before_range_.erase(held);
       ++summary_.events_kept;
+      ++written;
     }
     Write(0, m, size, tick);
     ++summary_.events_kept;
+    return written;
+  }
+  // Marks of the main frame series written, the first of them the index-th of the whole
+  // trace: frame k of the trace is frame k - first of the cut.
+  void MainMarksWritten(uint64_t first, size_t count) {
+    if (!first_main_mark_) first_main_mark_ = first;
+    main_marks_written_ += count;
+  }
+
+  // A GPU counter result: a GPU zone's goes with its zone (held while it is pending);
+  // a frame's is renumbered as the cut numbers its frames, or left out with its frame.
+  void OnCounterResult(const uint8_t* m, size_t size) {
+    const auto result = Read<protocol::CounterResult>(m);
+    if (result.target == uint8_t(protocol::CounterTarget::kGpuZone)) {
+      const Query query{result.context_id, result.target_id};
+      if (dropped_queries_.contains(query)) return;
+      if (pending_queries_.contains(query)) {
+        std::vector<uint8_t>& held = held_results_[query];
+        held.insert(held.end(), m, m + size);
+        return;
+      }
+    } else if (result.target == uint8_t(protocol::CounterTarget::kFrame)) {
+      const uint64_t frame = result.target_id;
+      if (!first_main_mark_ || frame < *first_main_mark_ || frame >= *first_main_mark_ + main_marks_written_)
+        return;
+      std::vector<uint8_t> moved(m, m + size);
+      protocol::StoreLe<uint32_t>(moved.data() + offsetof(protocol::CounterResult, target_id),
+                                  uint32_t(frame - *first_main_mark_));
+      Write(0, moved.data(), moved.size(), 0);
+      return;
+    }
+    Write(0, m, size, 0);
   }
 
   // A program-wide event, kept when in the range.
@@ -461,9 +529,13 @@ class StreamCut {
   std::unordered_set<uint32_t> kept_os_threads_;  // theirs, for samples and switches
   std::unordered_map<uint32_t, Thread> threads_;
   const bool all_threads_;
-  std::set<Query> dropped_queries_;                        // whose GPU time is not wanted
-  std::set<Query> pending_queries_;                        // of pending GPU zones
-  std::map<Query, std::vector<uint8_t>> held_times_;       // their GPU times, come already
+  std::set<Query> dropped_queries_;  // whose GPU time is not wanted
+  std::set<Query> pending_queries_;  // of pending GPU zones
+  std::map<Query, std::vector<uint8_t>> held_times_;
+  std::map<Query, std::vector<uint8_t>> held_results_;     // counter results of pending GPU zones
+  uint64_t main_marks_ = 0;                                // of the main frame series, read
+  std::optional<uint64_t> first_main_mark_;                // the index of the first written
+  uint64_t main_marks_written_ = 0;                        // their GPU times, come already
   std::map<uint32_t, std::vector<uint8_t>> frames_begun_;  // before the range, by name
   std::set<uint32_t> frames_open_;                         // begun in the range, by name
   // The last frame mark and plot value before the range, by (type, series): the frame

@@ -190,12 +190,18 @@ TEST_CASE("a cut keeps GPU zones, lock holds and allocations that overlap it, wi
   const auto s = [](uint64_t seconds) { return kStart + seconds * kSecond; };
   StreamWriter w;
   w.AppInfo("gpu").SourceLocation(1, "draw", "f", "a.cpp", 1).ThreadInfo(1, 101, "main");
-  w.GpuContext(1, "gpu");                        // GPU ticks are the CPU's ns
+  w.GpuContext(1, "gpu");  // GPU ticks are the CPU's ns
+  using gnomon::protocol::CounterTarget;
+  w.CounterSet(1, 1, 1, "draws")
+      .Counter(1, 0, gnomon::protocol::CounterType::kEvent, gnomon::protocol::CounterDataType::kUint64, "n");
   w.ThreadContext(1).Message(s(0), 2, "start");  // the trace's first event: times count from it
   // Begun before the range, its begin's time back while it is open, ended inside: kept.
-  w.GpuZoneBegin(1, 1, 1, s(50)).GpuTime(1, 1, s(50)).GpuZoneEnd(1, 2, s(150)).GpuTime(1, 2, s(150));
+  // (its counters too, which come before its times)
+  w.GpuZoneBegin(1, 1, 1, s(50)).CounterResult(1, 1, CounterTarget::kGpuZone, 1, {42}).GpuTime(1, 1, s(50));
+  w.GpuZoneEnd(1, 2, s(150)).GpuTime(1, 2, s(150));
   // Before the range, its times after: left out with them. Then its queries reused inside.
-  w.GpuZoneBegin(1, 3, 1, s(60)).GpuZoneEnd(1, 4, s(70)).GpuTime(1, 3, s(60)).GpuTime(1, 4, s(70));
+  w.GpuZoneBegin(1, 3, 1, s(60)).GpuZoneEnd(1, 4, s(70)).CounterResult(1, 1, CounterTarget::kGpuZone, 3, {7});
+  w.GpuTime(1, 3, s(60)).GpuTime(1, 4, s(70));
   w.GpuZoneBegin(1, 3, 1, s(120)).GpuZoneEnd(1, 4, s(130)).GpuTime(1, 3, s(120)).GpuTime(1, 4, s(130));
   // After the range: left out with its times.
   w.GpuZoneBegin(1, 5, 1, s(250)).GpuZoneEnd(1, 6, s(260)).GpuTime(1, 5, s(250)).GpuTime(1, 6, s(260));
@@ -203,8 +209,14 @@ TEST_CASE("a cut keeps GPU zones, lock holds and allocations that overlap it, wi
   w.Alloc(0, 0x2000, 32, s(150));                               // made inside: kept...
   w.ThreadContext(2).Free(0, 0x2000, s(250)).ThreadContext(1);  // ...freed after, on another thread
   w.String(7, gnomon::protocol::StringKind::kLockName, "queue");
-  w.LockObtain(7, s(90)).LockRelease(7, s(110));   // obtained before: left out
-  w.LockObtain(7, s(120)).LockRelease(7, s(250));  // obtained inside: kept whole
+  w.LockObtain(7, s(90)).LockRelease(7, s(110));                      // obtained before: left out
+  w.LockObtain(7, s(120)).LockRelease(7, s(250));                     // obtained inside: kept whole
+  w.LockWait(8, s(95)).LockObtain(8, s(105)).LockRelease(8, s(115));  // waited for before: kept, wait and all
+  // Main frames 0 to 3 (marks 60, 90, 120, 150, 250 s); the cut holds 90 to 150 s, its
+  // frames 0 and 1 the trace's 1 and 2. Counters of frames 0, 2 and 4: only 2's is kept.
+  for (const uint64_t at : {60, 90, 120, 150, 250})
+    w.Frame(gnomon::protocol::MessageType::kFrameMark, 0, s(at));
+  for (const uint32_t frame : {0u, 2u, 4u}) w.CounterResult(1, 1, CounterTarget::kFrame, frame, {frame});
   w.ZoneBegin(1, s(150)).ZoneEnd(s(160));
   w.Frame(gnomon::protocol::MessageType::kFrameBegin, 3, s(190));  // a frame that ends after the range
   w.Frame(gnomon::protocol::MessageType::kFrameEnd, 3, s(210));
@@ -236,6 +248,20 @@ TEST_CASE("a cut keeps GPU zones, lock holds and allocations that overlap it, wi
   REQUIRE(lock.holds.size() == 1);
   CHECK(lock.holds[0].obtain_tick == s(120));
   CHECK(lock.holds[0].release_tick == s(250));
+  REQUIRE(gpu.counter_samples.size() == 2);
+  CHECK(gpu.counter_samples[0].target == uint8_t(CounterTarget::kGpuZone));
+  CHECK(gpu.counter_samples[0].target_index == 0);
+  CHECK(gpu.counter_values[gpu.counter_samples[0].first_value] == 42);
+  CHECK(gpu.counter_samples[1].target == uint8_t(CounterTarget::kFrame));
+  CHECK(gpu.counter_samples[1].target_index == 1);
+  CHECK(gpu.counter_values[gpu.counter_samples[1].first_value] == 2);
+  CHECK(model.diagnostics.counter_results_dropped == 0);
+  REQUIRE(model.frames.at(0).marks.size() == 3);
+  CHECK(model.frames.at(0).marks[0] == s(90));
+  const auto& waited = model.locks.at(8);
+  REQUIRE(waited.holds.size() == 1);
+  CHECK(waited.holds[0].wait_tick == s(95));
+  CHECK(waited.holds[0].obtain_tick == s(105));
   CHECK(model.zone_count == 2);
   CHECK(model.open_zone_count == 1);
   CHECK(model.last_tick == s(300));  // the open zone lasts to the program's end
