@@ -665,3 +665,70 @@ TEST_CASE("a capture says how many events the program dropped, and why, with its
                     std::string::npos,
                 output);
 }
+
+TEST_CASE(
+    "gnomon-cut cuts a real capture to exactly the zones that overlap the range, and says what is wrong") {
+  ScratchDir dir;
+  std::unique_ptr<ChildProcess> demo;
+  const uint16_t port = StartDemo(dir, demo, "1");
+  const std::string trace = dir.File("demo.gnomon");
+  std::string output;
+  REQUIRE_MESSAGE(RunCommand(std::string(GNOMON_CAPTURE) + " -q -p " + std::to_string(port) + " -o " + trace,
+                             &output) == 0,
+                  output);
+  CHECK(demo->Wait() == 0);
+  const std::string cut = dir.File("cut.gnomon");
+  REQUIRE_MESSAGE(
+      RunCommand(std::string(GNOMON_CUT) + " " + trace + " --range 300ms:0.6s -o " + cut, &output) == 0,
+      output);
+  CHECK(output.find("gnomon-cut: wrote " + cut) != std::string::npos);
+
+  // Every zone of the whole trace that overlaps 300 to 600 ms from its first event, and
+  // no other, by thread, begin and end.
+  using Zone = std::tuple<uint32_t, uint64_t, uint64_t>;
+  auto zones = [](const gnomon::server::TraceModel& model, int64_t from_ns, int64_t to_ns) {
+    std::multiset<Zone> found;
+    for (const auto& thread : model.threads) {
+      for (size_t i = 0; i < thread.zones.size(); ++i) {
+        const auto zone = thread.zones[i];
+        if (model.RelativeNs(zone.begin_tick) <= to_ns && model.RelativeNs(zone.end_tick) >= from_ns)
+          found.emplace(thread.os_thread_id, zone.begin_tick, zone.end_tick);
+      }
+    }
+    return found;
+  };
+  gnomon::server::TraceModel whole, part;
+  REQUIRE(gnomon::server::LoadTrace(trace, whole).ok());
+  REQUIRE(gnomon::server::LoadTrace(cut, part).ok());
+  const auto expected = zones(whole, 300'000'000, 600'000'000);
+  REQUIRE(expected.size() > 100);
+  CHECK(zones(part, INT64_MIN / 4, INT64_MAX / 4) == expected);
+  CHECK(part.clock.ns_per_tick() == doctest::Approx(whole.clock.ns_per_tick()));
+
+  // What the user is told, and the exit codes --help gives.
+  CHECK(RunCommand(std::string(GNOMON_CUT) + " --help", &output) == 0);
+  CHECK(output.find("Usage: gnomon-cut FILE --range A:B") != std::string::npos);
+  CHECK(RunCommand(std::string(GNOMON_CUT) + " " + trace + " -o " + dir.File("x.gnomon"), &output) == 1);
+  CHECK(output.find("give the range to keep with --range A:B") != std::string::npos);
+  CHECK(RunCommand(std::string(GNOMON_CUT) + " " + trace + " --range 1h:2h -o " + dir.File("x.gnomon"),
+                   &output) == 1);
+  CHECK(output.find("'1h' is not a time") != std::string::npos);
+  CHECK(RunCommand(std::string(GNOMON_CUT) + " " + trace + " --range 0:1s --threads nosuch -o " +
+                       dir.File("x.gnomon"),
+                   &output) == 2);
+  CHECK(output.find("its threads: main") != std::string::npos);
+  CHECK(RunCommand(std::string(GNOMON_CUT) + " " + trace + " --range 0:1s -o " + cut, &output) == 2);
+  CHECK(output.find("exists") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.File("x.gnomon")));
+  // A capture cut short (killed, its end marker never written): its sound blocks are
+  // cut, and the tool says so.
+  const std::string bytes = ReadFile(trace);
+  std::ofstream(dir.File("short.gnomon"), std::ios::binary)
+      << bytes.substr(0, bytes.size() - sizeof(gnomon::tracefile::BlockHeader));
+  CHECK_MESSAGE(RunCommand(std::string(GNOMON_CUT) + " " + dir.File("short.gnomon") + " --range 0:1s -o " +
+                               dir.File("short-cut.gnomon"),
+                           &output) == 3,
+                output);
+  CHECK(output.find("the capture did not finish") != std::string::npos);
+  CHECK(std::filesystem::exists(dir.File("short-cut.gnomon")));
+}
