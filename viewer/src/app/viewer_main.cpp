@@ -35,6 +35,7 @@
 #include "app.h"
 #include "config_dir.h"
 #include "gnomon/protocol/settings.h"
+#include "gnomon/server/export_filter.h"
 #include "gnomon/server/text.h"
 #include "input_queue.h"
 #include "session.h"
@@ -189,12 +190,13 @@ void Usage(FILE* out) {
       "                    function's machine code), cpu-data (the threads' use of the\n"
       "                    CPUs, and the cores' lanes), callstack (of the\n"
       "                    longest zone), compare, debug\n"
-      "  --select A:B      select milliseconds A to B (windows can limit themselves to it)\n"
+      "  --select A:B      select milliseconds A to B, or with units (4.5s:5s; ns, us, ms, s,\n"
+      "                    min): windows can limit themselves to it\n"
       "  --compare FILE2   compare the trace with FILE2 (the compare window)\n"
       "  --all-windows     open the statistics, messages, GPU clocks and debug windows\n"
       "  --counters        a lane for every GPU counter (the Lanes menu chooses them), and\n"
       "                    the first counted GPU zone in view selected\n"
-      "  --range A:B       show milliseconds A to B of the trace\n"
+      "  --range A:B       show milliseconds A to B of the trace (or with units, as --select)\n"
       "  --program K       of a file of several programs (a capture of several, a merged\n"
       "                    trace), show the K-th (default 1; the Program menu picks another)\n"
       "  --wait            with HOST:PORT: where nothing listens yet, keep trying until a program\n"
@@ -332,16 +334,18 @@ void WriteLayout(const std::string& path, gnomon::viewer::App& app) {
 }
 
 // Milliseconds A:B as a trace-relative range in ns; false when the text is not that.
-bool ParseRangeMs(const std::string& text, int64_t& begin_ns, int64_t& end_ns) {
-  double begin_ms = 0, end_ms = 0;
-  char tail = 0;
-  if (std::sscanf(text.c_str(), "%lf:%lf%c", &begin_ms, &end_ms, &tail) != 2 || !(end_ms > begin_ms) ||
-      !(begin_ms >= -1e9) || !(end_ms <= 1e9)) {
-    return false;
-  }
-  begin_ns = int64_t(begin_ms * 1e6);
-  end_ns = int64_t(end_ms * 1e6);
-  return true;
+// "A:B" as gnomon-report and gnomon-cut take it (milliseconds, or each with its unit:
+// 4.5s:5s), both ends given and B after A; "" when it parsed, else what is wrong.
+std::string ParseRange(const std::string& text, int64_t& begin_ns, int64_t& end_ns) {
+  gnomon::server::ExportFilter range;
+  if (std::string error = range.ParseRange(text); !error.empty()) return error;
+  if (range.begin_ns == gnomon::server::ExportFilter{}.begin_ns ||
+      range.end_ns == gnomon::server::ExportFilter{}.end_ns)
+    return "give both ends, A:B";
+  if (range.end_ns <= range.begin_ns) return "the range ends where it begins";
+  begin_ns = range.begin_ns;
+  end_ns = range.end_ns;
+  return "";
 }
 
 std::vector<std::string> SplitList(const std::string& text) {
@@ -440,14 +444,15 @@ int main(int argc, char** argv) {
     } else if (arg == "--layout-dump") {
       layout_dump = value();
     } else if (arg == "--range") {
-      if (!ParseRangeMs(value(), options.range_begin_ns, options.range_end_ns)) {
-        std::fprintf(stderr, "gnomon-viewer: --range wants BEGIN_MS:END_MS, e.g. 100:120\n");
+      if (const std::string error = ParseRange(value(), options.range_begin_ns, options.range_end_ns);
+          !error.empty()) {
+        std::fprintf(stderr, "gnomon-viewer: --range: %s (e.g. 100:120 or 4.5s:5s)\n", error.c_str());
         return 1;
       }
     } else if (arg == "--select") {
       int64_t begin = 0, end = 0;
-      if (!ParseRangeMs(value(), begin, end)) {
-        std::fprintf(stderr, "gnomon-viewer: --select wants BEGIN_MS:END_MS, e.g. 100:120\n");
+      if (const std::string error = ParseRange(value(), begin, end); !error.empty()) {
+        std::fprintf(stderr, "gnomon-viewer: --select: %s (e.g. 100:120 or 4.5s:5s)\n", error.c_str());
         return 1;
       }
       options.select_ns = std::make_pair(begin, end);
