@@ -2,8 +2,13 @@
 // Xvfb: what the trace says of itself, row by row.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <set>
 #include <string>
+#include <tuple>
+#include <vector>
 
+#include "gnomon/server/trace_loader.h"
 #include "known_trace.h"
 
 using namespace gnomon::test;  // the window tests' helpers: viewer_run.h, known_trace.h, support/
@@ -45,4 +50,53 @@ TEST_CASE("trace info: the program, its machine and settings, its clocks, what i
                                                 "+/- 4.52 us relative, +/- 4.52 us absolute",
                                                 0) == 0,
                 quiet.Find("GPU")->string);
+}
+
+TEST_CASE(
+    "trace info: the selected range saved as a trace of its own holds exactly the zones that overlap it") {
+  ScratchDir dir;
+  const std::string trace = WriteKnownTrace(dir, "known");
+  const std::vector<std::string> shown{trace, "--show", "trace-info", "--select", "10:20"};
+  std::vector<std::string> args = shown;
+  args.insert(args.end(), {"--frames", "3"});
+  ViewerRun before = RunViewer(dir, args);
+  REQUIRE_MESSAGE(before.exit_code == 0, before.log);
+  const JsonValue& info = WindowReport(before, "trace-info");
+  REQUIRE(info.Find("save_range_at") != nullptr);
+  CHECK(info.Find("range_save")->string.empty());
+
+  // A click on "Save the range as a trace": the file beside the trace, proposed.
+  args = shown;
+  args.insert(args.end(), {"--frames", "30", "--mouse", "click@" + info.Find("save_range_at")->string});
+  ViewerRun saved = RunViewer(dir, args);
+  REQUIRE_MESSAGE(saved.exit_code == 0, saved.log);
+  const std::string said = WindowReport(saved, "trace-info").Find("range_save")->string;
+  CHECK_MESSAGE((said.rfind("saved ", 0) == 0 || said == "saving the range..."), said);
+  const std::string cut = dir.File("known-range.gnomon");
+  REQUIRE(std::filesystem::exists(cut));  // complete once the viewer has exited
+
+  using Zone = std::tuple<uint32_t, uint64_t, uint64_t>;
+  auto zones = [](const gnomon::server::TraceModel& model, int64_t from_ns, int64_t to_ns) {
+    std::multiset<Zone> found;
+    for (const auto& thread : model.threads) {
+      for (size_t i = 0; i < thread.zones.size(); ++i) {
+        const auto zone = thread.zones[i];
+        if (model.RelativeNs(zone.begin_tick) <= to_ns && model.RelativeNs(zone.end_tick) >= from_ns)
+          found.emplace(thread.id, zone.begin_tick, zone.end_tick);
+      }
+    }
+    return found;
+  };
+  gnomon::server::TraceModel whole, part;
+  REQUIRE(gnomon::server::LoadTrace(trace, whole).ok());
+  REQUIRE(gnomon::server::LoadTrace(cut, part).ok());
+  const auto expected = zones(whole, 10 * int64_t(kMs), 20 * int64_t(kMs));
+  REQUIRE(expected.size() >= 10);
+  CHECK(zones(part, INT64_MIN / 4, INT64_MAX / 4) == expected);
+
+  // Again: the file is there, and that is said rather than replaced.
+  ViewerRun again = RunViewer(dir, args);
+  REQUIRE_MESSAGE(again.exit_code == 0, again.log);
+  const std::string refused = WindowReport(again, "trace-info").Find("range_save")->string;
+  CHECK_MESSAGE((refused.find("exists") != std::string::npos || refused == "saving the range..."), refused);
 }

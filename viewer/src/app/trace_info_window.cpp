@@ -8,8 +8,10 @@
 #include <utility>
 #include <vector>
 
+#include "gnomon/server/export_filter.h"
 #include "gnomon/server/report.h"
 #include "gnomon/server/text.h"
+#include "gnomon/server/trace_cut.h"
 #include "widgets.h"
 
 namespace gnomon::viewer {
@@ -42,6 +44,69 @@ std::string GpuContexts(const server::TraceModel& model) {
 }
 
 }  // namespace
+
+TraceInfoWindow::~TraceInfoWindow() {
+  if (cut_thread_.joinable()) cut_thread_.join();
+}
+
+void TraceInfoWindow::DrawRange(const Session& session, std::pair<int64_t, int64_t> range,
+                                JsonReport& report) {
+  ImGui::Separator();
+  ImGui::Text("Selected range: %s to %s (%s)", server::FormatDuration(double(range.first)).c_str(),
+              server::FormatDuration(double(range.second)).c_str(),
+              server::FormatDuration(double(range.second - range.first)).c_str());
+  if (session.is_live() || session.path().empty() || session.programs() != 1) {
+    ImGui::TextDisabled("%s",
+                        session.programs() != 1
+                            ? "A file of several programs: cut it with gnomon-cut FILE --range A:B"
+                            : "Save the trace first (File, Save trace as), then open it to save a range");
+    return;
+  }
+  if (range_path_for_ != session.path()) {  // a name beside the trace, the first time
+    range_path_for_ = session.path();
+    const std::filesystem::path path(session.path());
+    const std::string proposed = (path.parent_path() / (path.stem().string() + "-range.gnomon")).string();
+    std::snprintf(range_path_, sizeof(range_path_), "%s", proposed.c_str());
+  }
+  ImGui::SetNextItemWidth(Scaled(360));
+  ImGui::InputText("##range file", range_path_, sizeof(range_path_));
+  ImGui::SameLine();
+  const bool busy = cutting_.load();
+  ImGui::BeginDisabled(busy);
+  const bool save = ImGui::Button("Save the range as a trace");
+  ImGui::EndDisabled();
+  const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+  report.Add("save_range_at", std::to_string((a.x + b.x) / 2) + "," + std::to_string((a.y + b.y) / 2));
+  if (save && !busy) {
+    if (cut_thread_.joinable()) cut_thread_.join();
+    server::ExportFilter keep;
+    keep.begin_ns = range.first;
+    keep.end_ns = range.second;
+    cutting_ = true;
+    cut_thread_ = std::thread([this, input = session.path(), output = std::string(range_path_), keep] {
+      std::ostream quiet(nullptr);
+      auto cut = server::CutTrace(input, output, keep, tracefile::Overwrite::kNo, quiet);
+      std::string said;
+      if (!cut.ok()) {
+        said = cut.status().message();
+      } else {
+        said = "saved " + output + ": " + std::to_string(cut.value().zones_kept) + " zones, " +
+               server::FormatBytes(cut.value().bytes);
+        if (!cut.value().warning.empty()) said += " (" + cut.value().warning + ")";
+      }
+      std::lock_guard lock(cut_mutex_);
+      cut_result_ = said;
+      cutting_ = false;
+    });
+  }
+  std::string said;
+  {
+    std::lock_guard lock(cut_mutex_);
+    said = busy ? "saving the range..." : cut_result_;
+  }
+  if (!said.empty()) ImGui::TextWrapped("%s", said.c_str());
+  report.Add("range_save", said);
+}
 
 void TraceInfoWindow::Draw(const server::TraceModel& model, const Session& session, Workspace& ws) {
   if (!open) return;
@@ -92,6 +157,7 @@ void TraceInfoWindow::Draw(const server::TraceModel& model, const Session& sessi
     }
     ImGui::EndTable();
   }
+  if (ws.range) DrawRange(session, *ws.range, report);
   ws.reports["trace-info"] = report.str();
   ImGui::End();
 }
