@@ -14,6 +14,7 @@
 
 #include "../support/json_check.h"
 #include "../support/process.h"
+#include "../support/zone_sets.h"
 #include "gnomon/server/trace_loader.h"
 #include "gnomon/server/worker.h"
 #include "gnomon/tracefile/trace_writer.h"
@@ -685,24 +686,12 @@ TEST_CASE(
 
   // Every zone of the whole trace that overlaps 300 to 600 ms from its first event, and
   // no other, by thread, begin and end.
-  using Zone = std::tuple<uint32_t, uint64_t, uint64_t>;
-  auto zones = [](const gnomon::server::TraceModel& model, int64_t from_ns, int64_t to_ns) {
-    std::multiset<Zone> found;
-    for (const auto& thread : model.threads) {
-      for (size_t i = 0; i < thread.zones.size(); ++i) {
-        const auto zone = thread.zones[i];
-        if (model.RelativeNs(zone.begin_tick) <= to_ns && model.RelativeNs(zone.end_tick) >= from_ns)
-          found.emplace(thread.os_thread_id, zone.begin_tick, zone.end_tick);
-      }
-    }
-    return found;
-  };
   gnomon::server::TraceModel whole, part;
   REQUIRE(gnomon::server::LoadTrace(trace, whole).ok());
   REQUIRE(gnomon::server::LoadTrace(cut, part).ok());
-  const auto expected = zones(whole, 300'000'000, 600'000'000);
+  const auto expected = gnomon::test::ZonesOverlapping(whole, 300'000'000, 600'000'000);
   REQUIRE(expected.size() > 100);
-  CHECK(zones(part, INT64_MIN / 4, INT64_MAX / 4) == expected);
+  CHECK(gnomon::test::AllZones(part) == expected);
   CHECK(part.clock.ns_per_tick() == doctest::Approx(whole.clock.ns_per_tick()));
 
   // What the user is told, and the exit codes --help gives.

@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "../../support/zone_sets.h"
 #include "gnomon/server/trace_loader.h"
 #include "known_trace.h"
 
@@ -75,24 +76,12 @@ TEST_CASE(
   const std::string cut = dir.File("known-range.gnomon");
   REQUIRE(std::filesystem::exists(cut));  // complete once the viewer has exited
 
-  using Zone = std::tuple<uint32_t, uint64_t, uint64_t>;
-  auto zones = [](const gnomon::server::TraceModel& model, int64_t from_ns, int64_t to_ns) {
-    std::multiset<Zone> found;
-    for (const auto& thread : model.threads) {
-      for (size_t i = 0; i < thread.zones.size(); ++i) {
-        const auto zone = thread.zones[i];
-        if (model.RelativeNs(zone.begin_tick) <= to_ns && model.RelativeNs(zone.end_tick) >= from_ns)
-          found.emplace(thread.id, zone.begin_tick, zone.end_tick);
-      }
-    }
-    return found;
-  };
   gnomon::server::TraceModel whole, part;
   REQUIRE(gnomon::server::LoadTrace(trace, whole).ok());
   REQUIRE(gnomon::server::LoadTrace(cut, part).ok());
-  const auto expected = zones(whole, 10 * int64_t(kMs), 20 * int64_t(kMs));
+  const auto expected = gnomon::test::ZonesOverlapping(whole, 10 * int64_t(kMs), 20 * int64_t(kMs));
   REQUIRE(expected.size() >= 10);
-  CHECK(zones(part, INT64_MIN / 4, INT64_MAX / 4) == expected);
+  CHECK(gnomon::test::AllZones(part) == expected);
 
   // Again: the file is there, and that is said rather than replaced.
   ViewerRun again = RunViewer(dir, args);
