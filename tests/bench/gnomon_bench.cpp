@@ -45,10 +45,19 @@
 //   gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]
 //       a paced multi-threaded program captured by gnomon-capture for S seconds (600 by
 //       default): the capture's memory and throughput every 10 s, then the file loads.
+//   gnomon-bench bigtrace [FILE | --zones N --workload tight|realistic [--output PATH]]
+//       a big trace opened as a user opens it: written by a live capture of this process
+//       (`file`), then `gnomon-report FILE --json OUT` and, with a display,
+//       `gnomon-viewer FILE --frames 1`, each a process of its own: wall time and peak
+//       memory, against what a laptop has (the viewer's first frame in 5 s within 2 GB,
+//       the report within 1 GB). A tool that would need more memory than the machine has
+//       free is not run, and that is said.
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -73,6 +82,7 @@
 #include "../support/process.h"
 #include "../support/stream_writer.h"
 #include "gnomon/server/statistics.h"
+#include "gnomon/server/text.h"
 #include "gnomon/server/trace_loader.h"
 #include "gnomon/server/worker.h"
 #include "gnomon/tracefile/trace_writer.h"
@@ -137,6 +147,7 @@ double TimerPairNs(int pairs, uint64_t& sink) {
       "       gnomon-bench file [--zones N] [--workload tight|realistic|attributes] [--output PATH]\n"
       "       gnomon-bench load FILE | load [--zones N] [--workload tight|realistic|attributes]\n"
       "       gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]\n"
+      "       gnomon-bench bigtrace [FILE | --zones N [--workload tight|realistic] [--output PATH]]\n"
       "Prints progress on stderr and one JSON object as the last line of stdout.\n");
   std::exit(why ? 1 : 0);
 }
@@ -195,7 +206,7 @@ Args Parse(int argc, char** argv) {
       if (std::find(std::begin(kModes), std::end(kModes), args.mode) == std::end(kModes)) {
         Usage("--mode is connected, buffering, on-demand, ring, own-file or disabled");
       }
-    } else if (args.command == "load" && args.file.empty()) {
+    } else if ((args.command == "load" || args.command == "bigtrace") && args.file.empty()) {
       args.file = arg;
     } else {
       Usage(("unknown argument " + arg).c_str());
@@ -585,12 +596,16 @@ gnomon::test::StreamWriter SyntheticStream(const Args& args) {
 
 // --capture, else the gnomon-capture beside this program (installed), else the build
 // tree's.
-std::string CapturePath(const Args& args) {
-  if (!args.capture.empty()) return args.capture;
+// A tool of the project: beside this bench (installed), or in its folder of the build.
+std::string ToolPath(const std::string& name, const char* build_folder) {
   const std::filesystem::path self = SelfPath();
-  const std::filesystem::path beside = self.parent_path() / "gnomon-capture";
+  const std::filesystem::path beside = self.parent_path() / name;
   if (std::filesystem::exists(beside)) return beside.string();
-  return (self.parent_path().parent_path() / "server" / "gnomon-capture").string();
+  return (self.parent_path().parent_path() / build_folder / name).string();
+}
+
+std::string CapturePath(const Args& args) {
+  return args.capture.empty() ? ToolPath("gnomon-capture", "server") : args.capture;
 }
 
 // Now on the steady clock, which every process of the host shares: the program's,
@@ -1254,8 +1269,98 @@ int Soak(const Args& args) {
 
 }  // namespace
 
+// A tool run to its end as a process of its own, its output to `log`: its exit code
+// (-1: it could not start, or a signal ended it), wall time and peak resident memory.
+struct ToolRun {
+  int exit_code = -1;
+  double seconds = 0;
+  double peak_rss_mb = 0;
+};
+ToolRun RunTool(const std::vector<std::string>& command, const std::string& log) {
+  std::vector<char*> argv;
+  for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  const auto start = Clock::now();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+    }
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  ToolRun run;
+  if (pid < 0) return run;
+  int status = 0;
+  rusage usage{};
+  if (wait4(pid, &status, 0, &usage) != pid) return run;
+  run.seconds = Seconds(start);
+  run.peak_rss_mb = double(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+// MiB of memory the kernel says is available (MemAvailable), 0 when it does not say.
+double AvailableMemoryMb() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  while (meminfo >> key >> kib) {
+    if (key == "MemAvailable:") return kib / 1024.0;
+    meminfo.ignore(256, '\n');
+  }
+  return 0;
+}
+
+// A big trace opened as a user opens it (the header says what is measured).
+int Bigtrace(Args args) {
+  gnomon::test::ScratchDir dir;
+  double make_s = 0;
+  const bool made = args.file.empty();
+  if (made) {
+    args.file = args.output.empty() ? dir.File("big.gnomon") : args.output;
+    const ToolRun made = RunTool({SelfPath(), "file", "--zones", std::to_string(args.zones), "--workload",
+                                  args.workload, "--output", args.file},
+                                 dir.File("file.log"));
+    if (made.exit_code != 0) Usage(("could not write the trace: see " + dir.File("file.log")).c_str());
+    make_s = made.seconds;
+    std::fprintf(stderr, "gnomon-bench: wrote %s (%ld zones) in %.1f s\n", args.file.c_str(), args.zones,
+                 make_s);
+  }
+  const double file_mb = double(std::filesystem::file_size(args.file)) / (1 << 20);
+  // What a tool that holds every zone needs, about: 30 bytes a zone (docs/benchmarks.md),
+  // from the zones asked for, or from the file at its realistic 1.5 bytes a zone.
+  const double zones = made ? double(args.zones) : file_mb * (1 << 20) / 1.5;
+  const double need_mb = zones * 30 / (1 << 20), free_mb = AvailableMemoryMb();
+  auto run = [&](const char* name, std::vector<std::string> command) -> std::string {
+    if (free_mb > 0 && need_mb > 0.9 * free_mb) {
+      std::fprintf(stderr, "gnomon-bench: %s not run: it would need about %.0f MB, %.0f MB are free\n", name,
+                   need_mb, free_mb);
+      return std::string("\"") + name + "\":\"not run: about " + std::to_string(int64_t(need_mb)) +
+             " MB needed, " + std::to_string(int64_t(free_mb)) + " MB free\"";
+    }
+    std::fprintf(stderr, "gnomon-bench: %s ...\n", name);
+    const ToolRun ran = RunTool(command, dir.File(std::string(name) + ".log"));
+    return gnomon::server::Format("\"%s_exit\":%d,\"%s_s\":%.2f,\"%s_peak_rss_mb\":%.0f", name, ran.exit_code,
+                                  name, ran.seconds, name, ran.peak_rss_mb);
+  };
+  const std::string report =
+      run("report", {ToolPath("gnomon-report", "server"), args.file, "--json", dir.File("report.json")});
+  std::string viewer = "\"viewer\":\"not run: no DISPLAY (run under xvfb-run)\"";
+  if (std::getenv("DISPLAY") != nullptr)
+    viewer = run("viewer", {ToolPath("gnomon-viewer", "viewer"), args.file, "--frames", "1"});
+  std::printf(
+      "{\"bench\":\"bigtrace\",\"file\":\"%s\",\"file_mb\":%.0f,\"make_s\":%.1f,%s,%s,"
+      "\"targets\":{\"viewer_s\":5,\"viewer_peak_rss_mb\":2048,\"report_peak_rss_mb\":1024}}\n",
+      args.file.c_str(), file_mb, make_s, report.c_str(), viewer.c_str());
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const Args args = Parse(argc, argv);
+  if (args.command == "bigtrace") return Bigtrace(args);
   if (args.command == "client") return Client(args);
   if (args.command == "ingest") return Ingest(args);
   if (args.command == "file") return File(args);
