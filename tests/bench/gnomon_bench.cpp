@@ -1283,9 +1283,9 @@ ToolRun RunTool(const std::vector<std::string>& command, const std::string& log)
   const auto start = Clock::now();
   const pid_t pid = fork();
   if (pid == 0) {
-    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd >= 0) {
-      dup2(fd, 1);
+      dup2(fd, 1);  // the copies are not close-on-exec
       dup2(fd, 2);
     }
     execv(argv[0], argv.data());
@@ -1295,7 +1295,11 @@ ToolRun RunTool(const std::vector<std::string>& command, const std::string& log)
   if (pid < 0) return run;
   int status = 0;
   rusage usage{};
-  if (wait4(pid, &status, 0, &usage) != pid) return run;
+  pid_t waited = -1;
+  do {
+    waited = wait4(pid, &status, 0, &usage);
+  } while (waited < 0 && errno == EINTR);
+  if (waited != pid) return run;
   run.seconds = Seconds(start);
   run.peak_rss_mb = double(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -1321,18 +1325,22 @@ int Bigtrace(Args args) {
   const bool made = args.file.empty();
   if (made) {
     args.file = args.output.empty() ? dir.File("big.gnomon") : args.output;
-    const ToolRun made = RunTool({SelfPath(), "file", "--zones", std::to_string(args.zones), "--workload",
-                                  args.workload, "--output", args.file},
-                                 dir.File("file.log"));
-    if (made.exit_code != 0) Usage(("could not write the trace: see " + dir.File("file.log")).c_str());
-    make_s = made.seconds;
+    const ToolRun written = RunTool({SelfPath(), "file", "--zones", std::to_string(args.zones), "--workload",
+                                     args.workload, "--output", args.file},
+                                    dir.File("file.log"));
+    if (written.exit_code != 0)
+      Usage(("could not write the trace: " + gnomon::test::ReadFile(dir.File("file.log"))).c_str());
+    make_s = written.seconds;
     std::fprintf(stderr, "gnomon-bench: wrote %s (%ld zones) in %.1f s\n", args.file.c_str(), args.zones,
                  make_s);
   }
-  const double file_mb = double(std::filesystem::file_size(args.file)) / (1 << 20);
+  std::error_code error;
+  const double file_mb = double(std::filesystem::file_size(args.file, error)) / (1 << 20);
+  if (error) Usage((args.file + ": " + error.message()).c_str());
   // What a tool that holds every zone needs, about: 30 bytes a zone (docs/benchmarks.md),
-  // from the zones asked for, or from the file at its realistic 1.5 bytes a zone.
-  const double zones = made ? double(args.zones) : file_mb * (1 << 20) / 1.5;
+  // from the zones asked for, or from the file at the fewest bytes a zone a file takes
+  // (a tight loop's 0.6: the most zones it may hold).
+  const double zones = made ? double(args.zones) : file_mb * (1 << 20) / 0.6;
   const double need_mb = zones * 30 / (1 << 20), free_mb = AvailableMemoryMb();
   auto run = [&](const char* name, std::vector<std::string> command) -> std::string {
     if (free_mb > 0 && need_mb > 0.9 * free_mb) {
@@ -1343,6 +1351,10 @@ int Bigtrace(Args args) {
     }
     std::fprintf(stderr, "gnomon-bench: %s ...\n", name);
     const ToolRun ran = RunTool(command, dir.File(std::string(name) + ".log"));
+    if (ran.exit_code != 0) {  // what it said, before its folder goes
+      std::fprintf(stderr, "gnomon-bench: %s exited with %d:\n%s\n", name, ran.exit_code,
+                   gnomon::test::ReadFile(dir.File(std::string(name) + ".log")).c_str());
+    }
     return gnomon::server::Format("\"%s_exit\":%d,\"%s_s\":%.2f,\"%s_peak_rss_mb\":%.0f", name, ran.exit_code,
                                   name, ran.seconds, name, ran.peak_rss_mb);
   };

@@ -97,6 +97,11 @@ TEST_CASE("on demand: nothing before a capture connects, everything after, no ha
   bool loading_named = false;
   for (const auto& [id, name] : m.frame_names) loading_named = loading_named || name == "Loading";
   CHECK(loading_named);
+  // A zone's location is defined when the zone is first recorded (or, for the program's
+  // very first zone, when it starts the profiler).
+  bool after = false;
+  for (const auto& location : m.source_locations) after = after || location.name == "After";
+  CHECK(after);
 }
 
 TEST_CASE("the ring keeps exactly the newest events, for a capture that connects late") {

@@ -57,6 +57,13 @@ GNOMON_HOT bool RecordZoneBegin(gnomon_source_location* location, uint64_t event
   return true;
 }
 
+// The same with the caller's call stack of `depth` frames (walking it costs about a
+// microsecond: not walked while the thread does not record).
+inline bool RecordZoneBeginCallstack(gnomon_source_location* location, uint32_t depth, uint64_t events = 1) {
+  if (SkipWhileNotRecording(sizeof(protocol::ZoneBegin), events)) return false;
+  return RecordZoneBeginWithCallstack(LocationId(location), depth, events);
+}
+
 GNOMON_HOT void RecordZoneEnd() {
   uint8_t* p = Reserve(sizeof(protocol::ZoneEnd));
   if (GNOMON_UNLIKELY(p == nullptr)) return;
@@ -105,7 +112,7 @@ class ScopedZone {
       : recorded_(detail::RecordZoneBegin(location, 2)) {}
   // The same with the call stack of `callstack_depth` frames (GNOMON_ZONE_CALLSTACK).
   ScopedZone(gnomon_source_location* location, uint32_t callstack_depth)
-      : recorded_(detail::RecordZoneBeginWithCallstack(detail::LocationId(location), callstack_depth, 2)) {}
+      : recorded_(detail::RecordZoneBeginCallstack(location, callstack_depth, 2)) {}
   GNOMON_HOT ~ScopedZone() {
     if (GNOMON_LIKELY(recorded_)) detail::RecordZoneEnd();
   }

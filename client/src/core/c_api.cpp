@@ -123,7 +123,7 @@ void gnomon_zone_begin_callstack(gnomon_source_location* location, uint32_t dept
   if (gnomon::detail::tls_writer.unrecorded_depth != 0) {
     ++gnomon::detail::tls_writer.unrecorded_depth;  // inside a zone not recorded (see ZoneBegin)
     gnomon::detail::CountNotRecorded();
-  } else if (!gnomon::detail::RecordZoneBeginWithCallstack(gnomon::detail::LocationId(location), depth, 1)) {
+  } else if (!gnomon::detail::RecordZoneBeginCallstack(location, depth, 1)) {
     ++gnomon::detail::tls_writer.unrecorded_depth;
   }
 }

@@ -26,6 +26,8 @@ namespace {
 
 using protocol::MessageType;
 
+// A message's fixed part, copied out. Its fields are packed: copy a field into a
+// variable before anything takes it by reference (a container's key, a pair).
 template <typename M>
 M Read(const uint8_t* message) {
   M m;
@@ -106,9 +108,11 @@ class StreamCut {
       }
       case MessageType::kCounterResult:
         return OnCounterResult(m, size);
-      case MessageType::kPlotValue:
-        Series({uint8_t(MessageType::kPlotValue), Read<protocol::PlotValue>(m).plot_id}, m, size, tick);
+      case MessageType::kPlotValue: {
+        const uint32_t plot = Read<protocol::PlotValue>(m).plot_id;
+        Series({uint8_t(MessageType::kPlotValue), plot}, m, size, tick);
         return;
+      }
       case MessageType::kFrameBegin:
         return OnFrameBegin(m, size, tick);
       case MessageType::kFrameEnd:
@@ -175,6 +179,8 @@ class StreamCut {
   };
 
   using Query = std::pair<uint32_t, uint32_t>;  // a GPU context's timestamp query
+  // (by value: the messages' fields are packed, and a pair would bind to them)
+  static Query QueryOf(uint32_t context, uint32_t query) { return {context, query}; }
 
   int64_t Place(uint64_t tick) const { return timeline_.Tick(tick); }
   bool Keeps(uint32_t thread) const { return all_threads_ || kept_threads_.contains(thread); }
@@ -250,7 +256,9 @@ class StreamCut {
     // kept, on whichever thread.
     if (type == MessageType::kMemFree && current_ != 0) {
       const auto free = Read<protocol::MemFree>(m);
-      auto allocation = allocations_.find({free.pool_id, free.address});
+      const uint32_t pool = free.pool_id;
+      const uint64_t address = free.address;
+      auto allocation = allocations_.find({pool, address});
       if (allocation == allocations_.end()) return;
       allocations_.erase(allocation);
       Write(current_, m, size, tick);
@@ -262,10 +270,10 @@ class StreamCut {
       // A GPU zone of a thread not kept: its times are no kept zone's.
       if (type == MessageType::kGpuZoneBegin) {
         const auto begin = Read<protocol::GpuZoneBegin>(m);
-        DropQuery({begin.context_id, begin.query_id});
+        DropQuery(QueryOf(begin.context_id, begin.query_id));
       } else if (type == MessageType::kGpuZoneEnd) {
         const auto end = Read<protocol::GpuZoneEnd>(m);
-        DropQuery({end.context_id, end.query_id});
+        DropQuery(QueryOf(end.context_id, end.query_id));
       }
       return;
     }
@@ -291,15 +299,17 @@ class StreamCut {
         const auto alloc = Read<protocol::MemAlloc>(m);
         thread->last_event = InRange(tick) ? Fate::kKept : Fate::kDropped;
         if (thread->last_event == Fate::kKept) {
-          allocations_.insert({alloc.pool_id, alloc.address});
+          const uint32_t pool = alloc.pool_id;
+          const uint64_t address = alloc.address;
+          allocations_.insert({pool, address});
           Event(*thread, m, size, tick);
         }
         return;
       }
       case MessageType::kLockWait: {
         const int64_t at = Place(tick);
-        if (at < keep_.begin_ns)
-          thread->waits_before[Read<protocol::LockWait>(m).lock_id].assign(m, m + size);
+        const uint32_t lock = Read<protocol::LockWait>(m).lock_id;
+        if (at < keep_.begin_ns) thread->waits_before[lock].assign(m, m + size);
         if (keep_.Contains(at)) Event(*thread, m, size, tick);
         return;
       }
@@ -318,7 +328,8 @@ class StreamCut {
         return Event(*thread, m, size, tick);
       }
       case MessageType::kLockRelease: {
-        auto hold = thread->holds.find(Read<protocol::LockRelease>(m).lock_id);
+        const uint32_t lock = Read<protocol::LockRelease>(m).lock_id;
+        auto hold = thread->holds.find(lock);
         if (hold == thread->holds.end()) return;
         if (--hold->second == 0) thread->holds.erase(hold);
         return Event(*thread, m, size, tick);
@@ -344,33 +355,35 @@ class StreamCut {
     const int64_t at = Place(tick);
     if (at > keep_.end_ns) {
       open.fate = Fate::kDropped;
-      DropQuery({begin.context_id, begin.query_id});
+      DropQuery(QueryOf(begin.context_id, begin.query_id));
     } else if (at < keep_.begin_ns) {
       open.fate = Fate::kPending;
       open.held.assign(m, m + size);
       ++thread.pending;
-      dropped_queries_.erase({begin.context_id, begin.query_id});
-      pending_queries_.insert({begin.context_id, begin.query_id});
+      dropped_queries_.erase(QueryOf(begin.context_id, begin.query_id));
+      pending_queries_.insert(QueryOf(begin.context_id, begin.query_id));
     } else {
       open.fate = Fate::kKept;
-      KeepQuery({begin.context_id, begin.query_id});
+      KeepQuery(QueryOf(begin.context_id, begin.query_id));
       Event(thread, m, size, tick);
     }
-    thread.gpu_zones[begin.context_id].push_back(std::move(open));
+    const uint32_t context = open.context;
+    thread.gpu_zones[context].push_back(std::move(open));
   }
 
   void OnGpuZoneEnd(Thread& thread, const uint8_t* m, size_t size, uint64_t tick) {
     const auto end = Read<protocol::GpuZoneEnd>(m);
-    auto zones = thread.gpu_zones.find(end.context_id);
+    const uint32_t context = end.context_id;
+    auto zones = thread.gpu_zones.find(context);
     if (zones == thread.gpu_zones.end() || zones->second.empty()) return;
     Open& top = zones->second.back();
     if (top.fate == Fate::kPending && Place(tick) >= keep_.begin_ns) Materialize(thread);
     if (top.fate == Fate::kKept) {
-      KeepQuery({end.context_id, end.query_id});
+      KeepQuery(QueryOf(end.context_id, end.query_id));
       Event(thread, m, size, tick);
     } else {
       if (top.fate == Fate::kPending) DropQuery({top.context, top.query});
-      DropQuery({end.context_id, end.query_id});
+      DropQuery(QueryOf(end.context_id, end.query_id));
     }
     zones->second.pop_back();
   }
@@ -379,7 +392,7 @@ class StreamCut {
   // waits with it.
   void OnGpuTime(const uint8_t* m, size_t size) {
     const auto time = Read<protocol::GpuTime>(m);
-    const Query query{time.context_id, time.query_id};
+    const Query query = QueryOf(time.context_id, time.query_id);
     if (dropped_queries_.erase(query) > 0) return;
     if (pending_queries_.contains(query)) {
       held_times_[query].assign(m, m + size);
@@ -473,7 +486,7 @@ class StreamCut {
   void OnCounterResult(const uint8_t* m, size_t size) {
     const auto result = Read<protocol::CounterResult>(m);
     if (result.target == uint8_t(protocol::CounterTarget::kGpuZone)) {
-      const Query query{result.context_id, result.target_id};
+      const Query query = QueryOf(result.context_id, result.target_id);
       if (dropped_queries_.contains(query)) return;
       if (pending_queries_.contains(query)) {
         std::vector<uint8_t>& held = held_results_[query];
@@ -605,7 +618,7 @@ std::string DescribeExtent(const std::vector<ProcessTimeline>& timelines) {
 }  // namespace
 
 Result<CutSummary> CutTrace(const std::string& input, const std::string& output, const ExportFilter& keep,
-                            tracefile::Overwrite overwrite, std::ostream& log) {
+                            tracefile::Overwrite overwrite, std::ostream& log, std::atomic<bool>* cancel) {
   if (SameFile(input, output)) return Status::Error(output + " is the input; write the cut elsewhere");
   if (Status s = tracefile::CheckOutputPath(output, overwrite); !s.ok()) return s;
   Result<TraceSource> opened = TraceSource::OpenFile(input);
@@ -618,6 +631,7 @@ Result<CutSummary> CutTrace(const std::string& input, const std::string& output,
   TraceSet set;
   LoadOptions options;
   options.extent_only = true;
+  options.cancel = cancel;
   Result<LoadReport> loaded = LoadTraceSet(source, set, options);
   if (!loaded.ok()) return loaded.status();
   CutSummary summary;
@@ -671,6 +685,8 @@ Result<CutSummary> CutTrace(const std::string& input, const std::string& output,
   FrameDecompressor decompressor;
   std::vector<uint8_t> compressed, raw;
   for (const IndexedBlock& block : blocks) {
+    if (cancel != nullptr && cancel->load())
+      return Status::Error("cancelled");  // the writer removes its file
     auto cut = cuts.find(block.stream);
     if (block.rejected || cut == cuts.end()) continue;  // said by the first pass
     compressed.resize(block.compressed_bytes);

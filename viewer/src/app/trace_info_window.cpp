@@ -46,6 +46,7 @@ std::string GpuContexts(const server::TraceModel& model) {
 }  // namespace
 
 TraceInfoWindow::~TraceInfoWindow() {
+  cancel_cut_ = true;  // a cut of a big trace is not waited for to its end: it stops, writing nothing
   if (cut_thread_.joinable()) cut_thread_.join();
 }
 
@@ -82,27 +83,43 @@ void TraceInfoWindow::DrawRange(const Session& session, std::pair<int64_t, int64
     server::ExportFilter keep;
     keep.begin_ns = range.first;
     keep.end_ns = range.second;
-    cutting_ = true;
-    cut_thread_ = std::thread([this, input = session.path(), output = std::string(range_path_), keep] {
-      std::ostream quiet(nullptr);
-      auto cut = server::CutTrace(input, output, keep, tracefile::Overwrite::kNo, quiet);
-      std::string said;
-      if (!cut.ok()) {
-        said = cut.status().message();
-      } else {
-        said = "saved " + output + ": " + std::to_string(cut.value().zones_kept) + " zones, " +
-               server::FormatBytes(cut.value().bytes);
-        if (!cut.value().warning.empty()) said += " (" + cut.value().warning + ")";
-      }
+    {
       std::lock_guard lock(cut_mutex_);
-      cut_result_ = said;
+      cut_result_.clear();
+      cut_for_ = session.path();
+    }
+    cutting_ = true;
+    try {
+      cut_thread_ = std::thread([this, input = session.path(), output = std::string(range_path_), keep] {
+        std::string said;
+        try {
+          std::ostream quiet(nullptr);
+          auto cut = server::CutTrace(input, output, keep, tracefile::Overwrite::kNo, quiet, &cancel_cut_);
+          if (!cut.ok()) {
+            said = cut.status().message();
+          } else {
+            said = "saved " + output + ": " + std::to_string(cut.value().zones_kept) + " zones, " +
+                   server::FormatBytes(cut.value().bytes);
+            if (!cut.value().warning.empty()) said += " (" + cut.value().warning + ")";
+          }
+        } catch (const std::exception& e) {  // out of memory, say: said, not the viewer's end
+          said = std::string("the range could not be saved: ") + e.what();
+        }
+        std::lock_guard lock(cut_mutex_);
+        cut_result_ = said;
+        cutting_ = false;
+      });
+    } catch (const std::system_error& e) {
+      std::lock_guard lock(cut_mutex_);
+      cut_result_ = std::string("the range could not be saved: ") + e.what();
       cutting_ = false;
-    });
+    }
   }
   std::string said;
   {
     std::lock_guard lock(cut_mutex_);
-    said = busy ? "saving the range..." : cut_result_;
+    // What a cut of this trace said (another trace's, opened since, is not shown).
+    if (cut_for_ == session.path()) said = busy ? "saving the range..." : cut_result_;
   }
   if (!said.empty()) ImGui::TextWrapped("%s", said.c_str());
   report.Add("range_save", said);

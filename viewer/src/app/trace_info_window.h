@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <thread>
 
 #include "widgets.h"
@@ -32,6 +33,8 @@ class TraceInfoWindow {
   std::atomic<bool> cutting_{false};
   std::mutex cut_mutex_;
   std::string cut_result_;  // what the last cut said (under cut_mutex_)
+  std::string cut_for_;     // the trace it cut (under cut_mutex_)
+  std::atomic<bool> cancel_cut_{false};
 };
 
 }  // namespace gnomon::viewer

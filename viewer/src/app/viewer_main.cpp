@@ -446,13 +446,13 @@ int main(int argc, char** argv) {
     } else if (arg == "--range") {
       if (const std::string error = ParseRange(value(), options.range_begin_ns, options.range_end_ns);
           !error.empty()) {
-        std::fprintf(stderr, "gnomon-viewer: --range: %s (e.g. 100:120 or 4.5s:5s)\n", error.c_str());
+        std::fprintf(stderr, "gnomon-viewer: --range: %s\n", error.c_str());
         return 1;
       }
     } else if (arg == "--select") {
       int64_t begin = 0, end = 0;
       if (const std::string error = ParseRange(value(), begin, end); !error.empty()) {
-        std::fprintf(stderr, "gnomon-viewer: --select: %s (e.g. 100:120 or 4.5s:5s)\n", error.c_str());
+        std::fprintf(stderr, "gnomon-viewer: --select: %s\n", error.c_str());
         return 1;
       }
       options.select_ns = std::make_pair(begin, end);

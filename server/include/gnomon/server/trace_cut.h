@@ -21,6 +21,7 @@
 // them in the whole trace, from the cut's first event.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -45,8 +46,10 @@ struct CutSummary {
 // Writes the part of `input` that `keep` selects (its range and threads; its zone-name
 // filter is not used) to `output`, which appears only once complete. Refuses a file that
 // is not a trace, an output that is the input, thread names the trace does not have
-// (saying which it has), and a range that holds no event.
+// (saying which it has), and a range that holds no event. With `cancel` set (from another
+// thread), it stops between blocks and writes nothing.
 Result<CutSummary> CutTrace(const std::string& input, const std::string& output, const ExportFilter& keep,
-                            tracefile::Overwrite overwrite, std::ostream& log);
+                            tracefile::Overwrite overwrite, std::ostream& log,
+                            std::atomic<bool>* cancel = nullptr);
 
 }  // namespace gnomon::server
