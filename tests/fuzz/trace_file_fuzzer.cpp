@@ -5,6 +5,8 @@
 // decompressed blocks take at most a few times that per file byte, and the model, and
 // the most the load and the report take besides, at most 64 bytes of heap (and zone
 // blocks) per byte of the stream the file held, plus a fixed 256 KiB.
+// Every other input (by its length) is loaded without its zones, and its statistics are
+// read from the file (StreamZoneStatistics): they must count every zone the load closed.
 #include <unistd.h>
 
 #include <cstddef>
@@ -16,6 +18,7 @@
 #include "../support/heap_counter.h"
 #include "gnomon/server/report.h"
 #include "gnomon/server/statistics.h"
+#include "gnomon/server/streamed_statistics.h"
 #include "gnomon/server/trace_loader.h"
 
 constexpr uint32_t kExpansion = 64;
@@ -32,15 +35,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     gnomon::server::TraceSet set;
     gnomon::server::LoadOptions options;
     options.max_expansion = kExpansion;
-    const auto report = gnomon::server::LoadTraceSet(path, set, options);
+    if (size % 2 == 1) options.zone_memory_limit = 1;  // the zones counted, not held
+    auto source = gnomon::server::TraceSource::OpenFile(path);
     std::remove(path.c_str());  // nothing left in /tmp once the fuzzer stops
+    if (!source.ok()) __builtin_trap();
+    const auto report = gnomon::server::LoadTraceSet(source.value(), set, options);
     if (!report.ok() && report.status().message().empty()) __builtin_trap();
+    std::vector<std::vector<gnomon::server::ZoneStatistics>> streamed;
+    if (report.ok() && options.zone_memory_limit == 1) {
+      auto stats = gnomon::server::StreamZoneStatistics(source.value(), set, options);
+      if (!stats.ok() || stats->size() != set.processes.size()) __builtin_trap();
+      streamed = std::move(stats.value());
+    }
     std::ostringstream out;
     int64_t mapped = 0;
-    for (const auto& process : set.processes) {
-      const gnomon::server::TraceModel& model = process.model;
+    for (size_t p = 0; p < set.processes.size(); ++p) {
+      const gnomon::server::TraceModel& model = set.processes[p].model;
       gnomon::server::PrintSummary(model, out);
-      gnomon::server::PrintStatisticsTable(model, gnomon::server::ComputeZoneStatistics(model), out);
+      const auto stats = streamed.empty() ? gnomon::server::ComputeZoneStatistics(model) : streamed[p];
+      uint64_t closed = 0;
+      for (const auto& row : stats) closed += row.count;
+      if (closed != model.zone_count - model.open_zone_count) __builtin_trap();
+      gnomon::server::PrintStatisticsTable(model, stats, out);
       for (const auto& thread : model.threads)
         thread.zones.ForEachBlock([&](const void*, size_t bytes) { mapped += int64_t(bytes); });
     }

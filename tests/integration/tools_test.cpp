@@ -14,6 +14,7 @@
 
 #include "../support/json_check.h"
 #include "../support/process.h"
+#include "../support/stream_writer.h"
 #include "../support/zone_sets.h"
 #include "gnomon/server/trace_loader.h"
 #include "gnomon/server/worker.h"
@@ -721,4 +722,82 @@ TEST_CASE(
                 output);
   CHECK(output.find("the capture did not finish") != std::string::npos);
   CHECK(std::filesystem::exists(dir.File("short-cut.gnomon")));
+}
+
+TEST_CASE(
+    "gnomon-report past its memory limit reads the zones from the file: the same report, medians within the "
+    "error it states") {
+  ScratchDir dir;
+  // 20,000 zones of 1 to 6 us on one thread, nested in one, in many blocks.
+  const std::string trace = dir.File("many.gnomon");
+  {
+    gnomon::tracefile::TraceWriterOptions options;
+    options.block_raw_bytes = 16 << 10;
+    auto writer = gnomon::tracefile::TraceWriter::Create(trace, options);
+    REQUIRE(writer.ok());
+    gnomon::test::StreamWriter w;
+    w.AppInfo("many").ThreadContext(1).SourceLocation(1, "outer", "f", "a.cpp", 1);
+    w.SourceLocation(2, "inner", "g", "a.cpp", 2).ZoneBegin(1, 0);
+    writer.value()->first_stream().Append(w.data(), w.size());
+    for (uint64_t i = 0, tick = 10; i < 20'000; ++i, tick += 7'000) {
+      gnomon::test::StreamWriter zone;
+      zone.ZoneBegin(2, tick).ZoneEnd(tick + 1'000 + (i * 7919) % 5'000);
+      writer.value()->first_stream().Append(zone.data(), zone.size());
+    }
+    gnomon::test::StreamWriter end;
+    end.ZoneEnd(200'000'000).End(200'000'001);
+    writer.value()->first_stream().Append(end.data(), end.size());
+    REQUIRE(writer.value()->Finish().ok());
+    REQUIRE(writer.value()->Publish(gnomon::tracefile::Overwrite::kYes).ok());
+  }
+  std::string held_text, streamed_text;
+  REQUIRE(RunCommand(std::string(GNOMON_REPORT) + " " + trace + " --json " + dir.File("held.json"),
+                     &held_text) == 0);
+  REQUIRE(RunCommand(std::string(GNOMON_REPORT) + " " + trace + " --memory-limit 1K --json " +
+                         dir.File("streamed.json"),
+                     &streamed_text) == 0);
+  CHECK(held_text.find("read from the file") == std::string::npos);
+  CHECK_MESSAGE(
+      streamed_text.find("its zones need more than the memory limit (1 KiB; --memory-limit): counted, "
+                         "not held") != std::string::npos,
+      streamed_text);
+  CHECK(streamed_text.find(
+            "The zones were read from the file, not held (--memory-limit): every figure is exact "
+            "but the median") != std::string::npos);
+  gnomon::test::JsonValue held, streamed;
+  std::string error;
+  REQUIRE(gnomon::test::ParseJson(ReadFile(dir.File("held.json")), held, error));
+  REQUIRE(gnomon::test::ParseJson(ReadFile(dir.File("streamed.json")), streamed, error));
+  CHECK(held.Find("zones_held")->boolean);
+  CHECK_FALSE(streamed.Find("zones_held")->boolean);
+  const auto& a = held.Find("zones")->array;
+  const auto& b = streamed.Find("zones")->array;
+  REQUIRE(a.size() == b.size());
+  REQUIRE(!a.empty());
+  size_t approximate = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    CAPTURE(i);
+    for (const char* key : {"name", "file"}) CHECK(a[i].Find(key)->string == b[i].Find(key)->string);
+    for (const char* key : {"count", "total_ns", "self_ns", "min_ns", "max_ns", "mean_ns"})
+      CHECK(a[i].Find(key)->number == b[i].Find(key)->number);
+    const double error_ns = b[i].Find("median_error_ns")->number;
+    CHECK(std::abs(a[i].Find("median_ns")->number - b[i].Find("median_ns")->number) <= error_ns);
+    approximate += error_ns > 0 ? 1 : 0;
+  }
+  CHECK(approximate == 1);  // the inner zones are too many for an exact median
+  // Everything else the JSON says is the same.
+  for (const auto& [key, value] : held.object) {
+    if (key == "zones" || key == "zones_held") continue;
+    CAPTURE(key);
+    CHECK(streamed.object.contains(key));
+  }
+  CHECK(held.Find("threads")->array.front().Find("zones")->number ==
+        streamed.Find("threads")->array.front().Find("zones")->number);
+
+  // The limit goes with the report alone, and is a size.
+  std::string output;
+  CHECK(RunCommand(std::string(GNOMON_REPORT) + " " + trace + " --memory-limit 2G --csv", &output) == 1);
+  CHECK(output.find("--memory-limit goes with the report and --json") != std::string::npos);
+  CHECK(RunCommand(std::string(GNOMON_REPORT) + " " + trace + " --memory-limit lots", &output) == 1);
+  CHECK(output.find("--memory-limit: 'lots' is not a size from 1 byte to 4 EiB") != std::string::npos);
 }

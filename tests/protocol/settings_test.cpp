@@ -61,3 +61,20 @@ TEST_CASE("counts: whole numbers within their range") {
   }
   CHECK(ParseUnsigned("0", 1, 1024).error == "'0' is not a whole number from 1 to 1024");
 }
+
+TEST_CASE("sizes: bytes, or K, M, G and T as powers of 1024, decimals allowed") {
+  using gnomon::protocol::ParseByteSize;
+  CHECK(*ParseByteSize("4096") == 4096);
+  CHECK(*ParseByteSize("512M") == 512ull << 20);
+  CHECK(*ParseByteSize("512MiB") == 512ull << 20);
+  CHECK(*ParseByteSize("512mb") == 512ull << 20);
+  CHECK(*ParseByteSize("1.5G") == 3ull << 29);
+  CHECK(*ParseByteSize("2k") == 2048);
+  CHECK(*ParseByteSize("4T") == 4ull << 40);
+  for (const char* bad : {"", "0", "0.4", "-1G", "G", "1X", "1 G", "nan", "infG", "5000000T", "1GG", "B"}) {
+    const auto parsed = ParseByteSize(bad);
+    CHECK_FALSE_MESSAGE(parsed, bad);
+    CHECK(parsed.error ==
+          "'" + std::string(bad) + "' is not a size from 1 byte to 4 EiB (e.g. 512M, 1.5G, 4096)");
+  }
+}

@@ -8,54 +8,19 @@
 #include <memory>
 #include <thread>
 
-#include "duration_set.h"
+#include "analysis/zone_accumulator.h"
 
 namespace gnomon::server {
 namespace {
 
-// Sums of durations saturate rather than overflow (hostile streams can hold many zones
-// of absurd, saturated lengths).
-int64_t AddSaturated(int64_t a, int64_t b) {
-  int64_t sum = 0;
-  if (__builtin_add_overflow(a, b, &sum)) return b > 0 ? INT64_MAX : INT64_MIN;
-  return sum;
-}
-
 // Medians come from each location's DurationSet: a second pass over the zones reads the
 // exact values inside the one histogram bucket that holds the middle.
+using analysis::AddSaturated;
 using analysis::BucketLow;
 using analysis::BucketWidth;
 using analysis::DurationSet;
 using analysis::kBuckets;
-
-struct Accumulator {
-  ZoneStatistics stats;
-  double sum_squares = 0;
-  DurationSet durations;
-
-  void Add(int64_t duration) {
-    ZoneStatistics& s = stats;
-    if (s.count == 0 || duration < s.min_ns) s.min_ns = duration;
-    if (s.count == 0 || duration > s.max_ns) s.max_ns = duration;
-    ++s.count;
-    s.total_ns = AddSaturated(s.total_ns, duration);
-    sum_squares += double(duration) * double(duration);
-    durations.Add(duration);
-  }
-  void Merge(Accumulator& other) {
-    ZoneStatistics& s = stats;
-    const ZoneStatistics& o = other.stats;
-    if (o.count != 0) {
-      if (s.count == 0 || o.min_ns < s.min_ns) s.min_ns = o.min_ns;
-      if (s.count == 0 || o.max_ns > s.max_ns) s.max_ns = o.max_ns;
-      s.count += o.count;
-      s.total_ns = AddSaturated(s.total_ns, o.total_ns);
-      sum_squares += other.sum_squares;
-    }
-    s.self_ns = AddSaturated(s.self_ns, o.self_ns);
-    durations.Merge(other.durations);
-  }
-};
+using Accumulator = analysis::ZoneAccumulator;
 
 // A zone whose children are still being counted. A duration < 0 marks a zone that
 // has none (never closed, or never timed): it counts nowhere and neither do its
@@ -68,9 +33,7 @@ struct Open {
 };
 
 void Close(const Open& open, std::vector<Accumulator>& by_location) {
-  if (open.duration < 0) return;
-  ZoneStatistics& s = by_location[open.location].stats;
-  s.self_ns = AddSaturated(s.self_ns, std::max<int64_t>(0, open.duration - open.children));
+  if (open.duration >= 0) by_location[open.location].AddSelf(open.duration, open.children);
 }
 
 // A stretch of one sequence of zones (given in begin order with their depth). Pieces
@@ -253,21 +216,10 @@ class StatisticsRun {
 
     std::vector<ZoneStatistics> result;
     for (uint32_t id = 0; id < by_location.size(); ++id) {
-      Accumulator& a = by_location[id];
-      ZoneStatistics& s = a.stats;
-      if (s.count == 0) continue;
-      s.source_location = id;
-      s.mean_ns = double(s.total_ns) / double(s.count);
-      const double variance = a.sum_squares / double(s.count) - s.mean_ns * s.mean_ns;
-      s.stddev_ns = variance > 0 ? std::sqrt(variance) : 0.0;
-      // The median; for an even count, the mean of the two middle values.
-      const auto [lower, upper] = known[id];
-      s.median_ns = s.count % 2 == 1 ? upper : lower + (upper - lower) / 2;
-      result.push_back(s);
+      if (by_location[id].stats.count == 0) continue;
+      result.push_back(by_location[id].Finish(id, known[id].first, known[id].second));
     }
-    std::sort(result.begin(), result.end(), [](const ZoneStatistics& a, const ZoneStatistics& b) {
-      return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.source_location < b.source_location;
-    });
+    analysis::SortByTotal(result);
     return result;
   }
 

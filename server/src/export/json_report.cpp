@@ -122,6 +122,8 @@ void WriteZones(JsonWriter& json, const TraceModel& model, const std::vector<Zon
         .Number(s.mean_ns)
         .Key("median_ns")
         .Int(s.median_ns)
+        .Key("median_error_ns")
+        .Int(s.median_error_ns)
         .Key("min_ns")
         .Int(s.min_ns)
         .Key("max_ns")
@@ -385,9 +387,8 @@ void WriteProcess(JsonWriter& json, const TraceModel& model, const ProcessTimeli
 }
 
 // The programs compared: zones in several of them, and the slowest program per frame.
-void WriteProcessComparison(JsonWriter& json, const std::vector<const TraceModel*>& processes) {
-  std::vector<std::vector<ZoneStatistics>> stats;
-  for (const TraceModel* process : processes) stats.push_back(ComputeZoneStatistics(*process));
+void WriteProcessComparison(JsonWriter& json, const std::vector<const TraceModel*>& processes,
+                            const std::vector<std::vector<ZoneStatistics>>& stats) {
   auto identify = [&](size_t p) {
     json.Key("pid").Uint(processes[p]->program.pid).Key("rank");
     if (processes[p]->program.rank >= 0) {
@@ -448,7 +449,14 @@ void WriteDiagnostics(JsonWriter& json, const Diagnostics& d) {
 }  // namespace
 
 void WriteJsonReport(const TraceModel& model, std::ostream& out,
-                     const std::vector<const TraceModel*>& processes, size_t hot_lines) {
+                     const std::vector<const TraceModel*>& processes, size_t hot_lines,
+                     const std::vector<std::vector<ZoneStatistics>>* zone_statistics) {
+  std::vector<std::vector<ZoneStatistics>> computed;
+  if (zone_statistics == nullptr) {
+    if (processes.empty()) computed.push_back(ComputeZoneStatistics(model));
+    for (const TraceModel* process : processes) computed.push_back(ComputeZoneStatistics(*process));
+    zone_statistics = &computed;
+  }
   JsonWriter json(out);
   const bool has_events = model.first_tick != kOpenZone;
   json.BeginObject();
@@ -469,7 +477,7 @@ void WriteJsonReport(const TraceModel& model, std::ostream& out,
     for (size_t i = 0; i < processes.size(); ++i) WriteProcess(json, *processes[i], &timelines[i]);
   }
   json.EndArray();
-  if (processes.size() > 1) WriteProcessComparison(json, processes);
+  if (processes.size() > 1) WriteProcessComparison(json, processes, *zone_statistics);
   json.Key("duration_ns").Int(has_events ? model.DurationNs(model.first_tick, model.last_tick) : 0);
   json.Key("threads").BeginArray();
   for (const ThreadTimeline& thread : model.threads) {
@@ -483,12 +491,15 @@ void WriteJsonReport(const TraceModel& model, std::ostream& out,
         .Key("library")
         .Bool(thread.library)
         .Key("zones")
-        .Uint(thread.zones.size())
+        .Uint(thread.zone_count())
         .EndObject();
   }
   json.EndArray();
+  // False: the zones were read from the file, not held (--memory-limit); a median with
+  // a median_error_ns is then within that many ns.
+  json.Key("zones_held").Bool(model.zones_held);
   json.Key("zones");
-  WriteZones(json, model, ComputeZoneStatistics(model));
+  WriteZones(json, model, zone_statistics->front());
   json.Key("gpu_zones");
   WriteZones(json, model, ComputeGpuZoneStatistics(model));
   json.Key("frames");

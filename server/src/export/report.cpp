@@ -16,6 +16,7 @@
 #include "gnomon/server/regression.h"
 #include "gnomon/server/samples.h"
 #include "gnomon/server/statistics.h"
+#include "gnomon/server/streamed_statistics.h"
 #include "gnomon/server/text.h"
 
 namespace gnomon::server {
@@ -200,7 +201,7 @@ void PrintSummary(const TraceModel& model, std::ostream& out, size_t messages) {
   }
   out << "Threads    " << model.threads.size() - library_count << "\n";
   for (const ThreadTimeline& thread : model.threads) {
-    if (!thread.library) out << "  " << ThreadLabel(thread) << ": " << thread.zones.size() << " zones\n";
+    if (!thread.library) out << "  " << ThreadLabel(thread) << ": " << thread.zone_count() << " zones\n";
   }
   if (library_count > 0) out << "  and Gnomon's own: " << library << "\n";
   if (!model.gpu_contexts.empty()) PrintGpuContexts(model, out);
@@ -329,6 +330,14 @@ void PrintStatisticsTable(const TraceModel& model, const std::vector<ZoneStatist
                   FormatDuration(s.mean_ns).c_str(), FormatDuration(double(s.median_ns)).c_str(),
                   FormatDuration(double(s.min_ns)).c_str(), FormatDuration(double(s.max_ns)).c_str(),
                   FormatDuration(s.stddev_ns).c_str());
+  }
+  int64_t median_error = 0;
+  for (const ZoneStatistics& s : stats) median_error = std::max(median_error, s.median_error_ns);
+  if (median_error > 0) {
+    out << "The zones were read from the file, not held (--memory-limit): every figure is exact but the "
+           "median of a location of more than "
+        << kExactMedianZones << " zones, within 0.4 % (at most " << FormatDuration(double(median_error))
+        << ").\n";
   }
 }
 

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "files/block_walk.h"
 #include "files/trace_index.h"
 #include "gnomon/protocol/messages.h"
 #include "gnomon/server/process_timeline.h"
@@ -25,15 +26,6 @@ namespace gnomon::server {
 namespace {
 
 using protocol::MessageType;
-
-// A message's fixed part, copied out. Its fields are packed: copy a field into a
-// variable before anything takes it by reference (a container's key, a pair).
-template <typename M>
-M Read(const uint8_t* message) {
-  M m;
-  std::memcpy(&m, message, sizeof(M));
-  return m;
-}
 
 uint64_t TickOf(const uint8_t* message) {
   const uint8_t offset = protocol::kCatalogue[message[0]].tick_offset;
@@ -85,22 +77,22 @@ class StreamCut {
     const uint64_t tick = TickOf(m);
     switch (MessageType(m[0])) {
       case MessageType::kThreadContext:
-        current_ = Read<protocol::ThreadContext>(m).thread_id;
+        current_ = ReadMessage<protocol::ThreadContext>(m).thread_id;
         return;
       case MessageType::kThreadInfo:
-        if (Keeps(Read<protocol::ThreadInfo>(m).thread_id)) Write(0, m, size, 0);
+        if (Keeps(ReadMessage<protocol::ThreadInfo>(m).thread_id)) Write(0, m, size, 0);
         return;
       case MessageType::kLibraryThread:
-        if (Keeps(Read<protocol::LibraryThread>(m).thread_id)) Write(0, m, size, 0);
+        if (Keeps(ReadMessage<protocol::LibraryThread>(m).thread_id)) Write(0, m, size, 0);
         return;
       case MessageType::kSample:
-        if (KeepsOs(Read<protocol::Sample>(m).os_thread_id)) Timed(m, size, tick);
+        if (KeepsOs(ReadMessage<protocol::Sample>(m).os_thread_id)) Timed(m, size, tick);
         return;
       case MessageType::kContextSwitch:
-        if (KeepsOs(Read<protocol::ContextSwitch>(m).os_thread_id)) Timed(m, size, tick);
+        if (KeepsOs(ReadMessage<protocol::ContextSwitch>(m).os_thread_id)) Timed(m, size, tick);
         return;
       case MessageType::kFrameMark: {
-        const uint32_t name = Read<protocol::FrameMark>(m).name_id;
+        const uint32_t name = ReadMessage<protocol::FrameMark>(m).name_id;
         const uint64_t index = name == 0 ? main_marks_++ : 0;
         const size_t written = Series({uint8_t(MessageType::kFrameMark), name}, m, size, tick);
         if (name == 0 && written > 0) MainMarksWritten(index + 1 - written, written);
@@ -109,7 +101,7 @@ class StreamCut {
       case MessageType::kCounterResult:
         return OnCounterResult(m, size);
       case MessageType::kPlotValue: {
-        const uint32_t plot = Read<protocol::PlotValue>(m).plot_id;
+        const uint32_t plot = ReadMessage<protocol::PlotValue>(m).plot_id;
         Series({uint8_t(MessageType::kPlotValue), plot}, m, size, tick);
         return;
       }
@@ -255,7 +247,7 @@ class StreamCut {
     // A free is matched program-wide, as readers match it: the free of an allocation
     // kept, on whichever thread.
     if (type == MessageType::kMemFree && current_ != 0) {
-      const auto free = Read<protocol::MemFree>(m);
+      const auto free = ReadMessage<protocol::MemFree>(m);
       const uint32_t pool = free.pool_id;
       const uint64_t address = free.address;
       auto allocation = allocations_.find({pool, address});
@@ -269,10 +261,10 @@ class StreamCut {
     if (thread == nullptr) {
       // A GPU zone of a thread not kept: its times are no kept zone's.
       if (type == MessageType::kGpuZoneBegin) {
-        const auto begin = Read<protocol::GpuZoneBegin>(m);
+        const auto begin = ReadMessage<protocol::GpuZoneBegin>(m);
         DropQuery(QueryOf(begin.context_id, begin.query_id));
       } else if (type == MessageType::kGpuZoneEnd) {
-        const auto end = Read<protocol::GpuZoneEnd>(m);
+        const auto end = ReadMessage<protocol::GpuZoneEnd>(m);
         DropQuery(QueryOf(end.context_id, end.query_id));
       }
       return;
@@ -296,7 +288,7 @@ class StreamCut {
       case MessageType::kGpuZoneEnd:
         return OnGpuZoneEnd(*thread, m, size, tick);
       case MessageType::kMemAlloc: {
-        const auto alloc = Read<protocol::MemAlloc>(m);
+        const auto alloc = ReadMessage<protocol::MemAlloc>(m);
         thread->last_event = InRange(tick) ? Fate::kKept : Fate::kDropped;
         if (thread->last_event == Fate::kKept) {
           const uint32_t pool = alloc.pool_id;
@@ -308,13 +300,13 @@ class StreamCut {
       }
       case MessageType::kLockWait: {
         const int64_t at = Place(tick);
-        const uint32_t lock = Read<protocol::LockWait>(m).lock_id;
+        const uint32_t lock = ReadMessage<protocol::LockWait>(m).lock_id;
         if (at < keep_.begin_ns) thread->waits_before[lock].assign(m, m + size);
         if (keep_.Contains(at)) Event(*thread, m, size, tick);
         return;
       }
       case MessageType::kLockObtain: {
-        const uint32_t lock = Read<protocol::LockObtain>(m).lock_id;
+        const uint32_t lock = ReadMessage<protocol::LockObtain>(m).lock_id;
         auto wait = thread->waits_before.find(lock);
         if (!InRange(tick)) {
           if (wait != thread->waits_before.end()) thread->waits_before.erase(wait);
@@ -328,7 +320,7 @@ class StreamCut {
         return Event(*thread, m, size, tick);
       }
       case MessageType::kLockRelease: {
-        const uint32_t lock = Read<protocol::LockRelease>(m).lock_id;
+        const uint32_t lock = ReadMessage<protocol::LockRelease>(m).lock_id;
         auto hold = thread->holds.find(lock);
         if (hold == thread->holds.end()) return;
         if (--hold->second == 0) thread->holds.erase(hold);
@@ -348,7 +340,7 @@ class StreamCut {
   }
 
   void OnGpuZoneBegin(Thread& thread, const uint8_t* m, size_t size, uint64_t tick) {
-    const auto begin = Read<protocol::GpuZoneBegin>(m);
+    const auto begin = ReadMessage<protocol::GpuZoneBegin>(m);
     Open open;
     open.context = begin.context_id;
     open.query = begin.query_id;
@@ -372,7 +364,7 @@ class StreamCut {
   }
 
   void OnGpuZoneEnd(Thread& thread, const uint8_t* m, size_t size, uint64_t tick) {
-    const auto end = Read<protocol::GpuZoneEnd>(m);
+    const auto end = ReadMessage<protocol::GpuZoneEnd>(m);
     const uint32_t context = end.context_id;
     auto zones = thread.gpu_zones.find(context);
     if (zones == thread.gpu_zones.end() || zones->second.empty()) return;
@@ -391,7 +383,7 @@ class StreamCut {
   // A GPU time is written unless its zone was left out; while its zone is pending, it
   // waits with it.
   void OnGpuTime(const uint8_t* m, size_t size) {
-    const auto time = Read<protocol::GpuTime>(m);
+    const auto time = ReadMessage<protocol::GpuTime>(m);
     const Query query = QueryOf(time.context_id, time.query_id);
     if (dropped_queries_.erase(query) > 0) return;
     if (pending_queries_.contains(query)) {
@@ -423,7 +415,7 @@ class StreamCut {
 
   // A frame begun before the range is kept when it ends in or after it.
   void OnFrameBegin(const uint8_t* m, size_t size, uint64_t tick) {
-    const uint32_t name = Read<protocol::FrameBegin>(m).name_id;
+    const uint32_t name = ReadMessage<protocol::FrameBegin>(m).name_id;
     const int64_t at = Place(tick);
     if (at < keep_.begin_ns) {
       frames_begun_[name].assign(m, m + size);
@@ -434,7 +426,7 @@ class StreamCut {
     }
   }
   void OnFrameEnd(const uint8_t* m, size_t size, uint64_t tick) {
-    const uint32_t name = Read<protocol::FrameEnd>(m).name_id;
+    const uint32_t name = ReadMessage<protocol::FrameEnd>(m).name_id;
     const int64_t at = Place(tick);
     auto begun = frames_begun_.find(name);
     if (at < keep_.begin_ns) {
@@ -484,7 +476,7 @@ class StreamCut {
   // A GPU counter result: a GPU zone's goes with its zone (held while it is pending);
   // a frame's is renumbered as the cut numbers its frames, or left out with its frame.
   void OnCounterResult(const uint8_t* m, size_t size) {
-    const auto result = Read<protocol::CounterResult>(m);
+    const auto result = ReadMessage<protocol::CounterResult>(m);
     if (result.target == uint8_t(protocol::CounterTarget::kGpuZone)) {
       const Query query = QueryOf(result.context_id, result.target_id);
       if (dropped_queries_.contains(query)) return;
@@ -561,46 +553,6 @@ class StreamCut {
   std::optional<uint64_t> end_tick_;  // the program's end of stream
   std::vector<uint8_t> buffer_;
 };
-
-// Walks a decompressed block's messages into `cut`; false (with `error`) when a record
-// cannot be read: the messages before it were walked.
-bool WalkBlock(uint8_t* block, size_t size, uint16_t format, StreamCut& cut, std::string& error) {
-  if (format >= 3) {
-    const tracefile::CompactWalk walk = tracefile::WalkCompactBlock(
-        block, size, format,
-        [&](uint32_t location, uint64_t tick) {
-          cut.Begin(location, tick);
-          return true;
-        },
-        [&](uint64_t tick) {
-          cut.End(tick);
-          return true;
-        },
-        [&](uint32_t location, uint64_t begin_tick, uint64_t end_tick) {
-          cut.Begin(location, begin_tick);
-          cut.End(end_tick);
-          return true;
-        },
-        [&](const uint8_t* message, size_t length) {
-          cut.Message(message, length);
-          return true;
-        });
-    if (walk.ok && walk.stopped_at == size) return true;
-    error = walk.ok ? "a message does not decode" : walk.error;
-    return false;
-  }
-  if (format == 2) tracefile::DecodeTickDeltas(block, size);
-  for (size_t at = 0; at < size;) {
-    const protocol::MessageSpan span = protocol::MeasureMessage(block + at, size - at);
-    if (span.status != protocol::MessageSpan::kWhole) {
-      error = "a message does not decode at byte " + std::to_string(at) + " of the block";
-      return false;
-    }
-    cut.Message(block + at, span.size);
-    at += span.size;
-  }
-  return true;
-}
 
 // The trace's extent on its timeline, for a range that holds nothing.
 std::string DescribeExtent(const std::vector<ProcessTimeline>& timelines) {

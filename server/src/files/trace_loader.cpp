@@ -307,7 +307,13 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
     const StreamTarget& target = streams[block.stream].target;
     return target.model == nullptr && !target.made_here;
   });
-  for (const IndexedBlock& block : blocks) ++streams[block.stream].blocks_left;
+  uint64_t blocks_raw_bytes = 0;
+  for (const IndexedBlock& block : blocks) {
+    ++streams[block.stream].blocks_left;
+    blocks_raw_bytes += block.raw_bytes;
+  }
+  const bool hold_zones = options.zone_memory_limit == UINT64_MAX ||
+                          blocks_raw_bytes <= options.zone_memory_limit / kZoneBytesPerStreamByte;
   // Runs f() alone with the stream's model: under its shared model's lock when there is one.
   auto write = [](const StreamTarget& target, auto&& f) {
     if (target.shared != nullptr) {
@@ -330,6 +336,7 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
       stream.target.model = stream.made.get();
     }
     stream.builder = std::make_unique<TraceBuilder>(*stream.target.model);
+    if (!hold_zones) write(stream.target, [&stream] { stream.builder->CountZonesOnly(); });
   };
   uint64_t left_out = 0;  // streams that held no program
   auto end_stream = [&](uint32_t id, StreamState& stream) {

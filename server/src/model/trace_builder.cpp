@@ -174,6 +174,7 @@ void TraceBuilder::SetInnermostAttribute(Set&& set) {
     ++model_.diagnostics.attributes_without_zone;
     return;
   }
+  if (!hold_zones_) return;  // the zone is not held, nor is what it says
   AttributeSetter setter{*thread_, open_->back().index};
   set(setter);
 }
@@ -709,6 +710,7 @@ void TraceBuilder::OnCallstack(const protocol::Callstack&, const protocol::Calls
     return;
   }
   // Else the zone just begun: the thread's latest zone, still its innermost open one.
+  if (!hold_zones_) return;  // not held, nor its stack
   const uint64_t latest = thread_->zones.size() - 1;
   if (!open_->empty() && open_->back().index == latest && thread_->callstacks.Accepts(latest)) {
     thread_->callstacks.Add(latest, InternCallstack(t.frames));

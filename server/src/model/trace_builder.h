@@ -343,6 +343,14 @@ class TraceBuilder {
       ++model_.diagnostics.events_without_thread;
       return;
     }
+    if (!hold_zones_) [[unlikely]] {
+      CountZone(source_location);
+      open_->push_back({kNotHeld, tick});
+      ++model_.zone_count;
+      ++model_.open_zone_count;
+      SeeTick(tick);
+      return;
+    }
     Zone zone;
     zone.begin_tick = tick;
     zone.source_location = LocationIndex(source_location);
@@ -370,14 +378,25 @@ class TraceBuilder {
     const OpenZone open = open_->back();
     open_->pop_back();
     --model_.open_zone_count;
-    if (thread_->zones.CloseOpen(open.index, open.begin_tick, tick)) ++model_.diagnostics.clamped_zone_ends;
+    if (open.index == kNotHeld ? tick < open.begin_tick
+                               : thread_->zones.CloseOpen(open.index, open.begin_tick, tick)) {
+      ++model_.diagnostics.clamped_zone_ends;
+    }
     SeeTick(tick);
+  }
+  // From now on, CPU zones are counted (with their locations, ticks and faults), not
+  // held: the model is loaded without them (TraceModel::zones_held, set false here).
+  // Their attributes and call stacks go with them. Before the first zone only.
+  void CountZonesOnly() {
+    hold_zones_ = false;
+    model_.zones_held = false;
   }
   // A zone begun and not yet ended, on its thread's stack.
   struct OpenZone {
-    uint64_t index;  // into the thread's zones
+    uint64_t index;  // into the thread's zones; kNotHeld for a zone counted only
     uint64_t begin_tick;
   };
+  static constexpr uint64_t kNotHeld = UINT64_MAX;
   // Zones paired ahead (ZoneOps), for the current thread: the same as their begins and
   // ends one by one, each zone written once.
   void AddZoneRun(const ZoneOps::Run& run);
@@ -414,7 +433,10 @@ class TraceBuilder {
       return;
     }
     const uint32_t depth = uint32_t(std::min<size_t>(open_->size(), ZoneArray::kMaxDepth));
-    if (thread_->zones.PushClosed(begin_tick, end_tick, LocationIndex(source_location), depth)) {
+    if (!hold_zones_) [[unlikely]] {
+      CountZone(source_location);
+      if (end_tick < begin_tick) ++model_.diagnostics.clamped_zone_ends;
+    } else if (thread_->zones.PushClosed(begin_tick, end_tick, LocationIndex(source_location), depth)) {
       ++model_.diagnostics.clamped_zone_ends;
     }
     ++model_.zone_count;
@@ -520,6 +542,12 @@ class TraceBuilder {
     return LookUpLocation(id);
   }
   [[gnu::noinline]] uint32_t LookUpLocation(uint32_t id);
+  // A zone counted, not held (CountZonesOnly): its location is known all the same, so a
+  // later reader of the file numbers locations as a held load would.
+  void CountZone(uint32_t source_location) {
+    LocationIndex(source_location);
+    ++thread_->zones_not_held;
+  }
   void SeeTick(uint64_t tick) {
     if (tick < model_.first_tick) model_.first_tick = tick;
     if (tick > model_.last_tick) model_.last_tick = tick;
@@ -558,6 +586,7 @@ class TraceBuilder {
   uint32_t thread_id_ = 0;                             // from the last ThreadContext; 0: none
   bool thread_refused_ = false;                        // thread_id_ is past kMaxThreads (counted once)
   uint32_t identity_limit_ = 1;                        // ids below it are their own index (0: "unknown")
+  bool hold_zones_ = true;                             // CountZonesOnly: false
   std::function<void(const ThreadTimeline&)> thread_gate_;
 };
 

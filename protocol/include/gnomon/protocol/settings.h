@@ -126,4 +126,33 @@ inline Parsed<std::chrono::nanoseconds> ParseSeconds(std::string_view text) {
   return {std::chrono::nanoseconds(int64_t(std::llround(seconds * 1e9))), ""};
 }
 
+// A size in bytes: a number, decimals allowed, with K, M, G or T (either case) for
+// powers of 1024, and B or iB (either case) after it or not ("1.5G", "512M", "512MiB", "4096"); from
+// 1 byte to 4 EiB.
+inline Parsed<uint64_t> ParseByteSize(std::string_view text) {
+  const std::string_view original = text;
+  if (text.ends_with("iB") || text.ends_with("ib")) {
+    text.remove_suffix(2);
+  } else if (text.ends_with('B') || text.ends_with('b')) {
+    text.remove_suffix(1);
+  }
+  double scale = 1;
+  if (!text.empty()) {
+    const char unit = text.back() >= 'a' && text.back() <= 'z' ? char(text.back() - 'a' + 'A') : text.back();
+    if (const size_t at = std::string_view("KMGT").find(unit); at != std::string_view::npos) {
+      scale = std::ldexp(1.0, 10 * int(at + 1));
+      text.remove_suffix(1);
+    }
+  }
+  double number = -1;
+  const char* end = text.data() + text.size();
+  const auto result = std::from_chars(text.data(), end, number);
+  const double bytes = std::floor(number * scale);
+  if (text.empty() || result.ec != std::errc() || result.ptr != end || !std::isfinite(number) || bytes < 1 ||
+      bytes > std::ldexp(1.0, 62)) {
+    return settings_detail::Fail<uint64_t>(original, "a size from 1 byte to 4 EiB (e.g. 512M, 1.5G, 4096)");
+  }
+  return {uint64_t(bytes), ""};
+}
+
 }  // namespace gnomon::protocol

@@ -40,6 +40,7 @@
 #include <ostream>
 #include <vector>
 
+#include "gnomon/server/statistics.h"
 #include "gnomon/server/trace_model.h"
 
 namespace gnomon::server {
@@ -51,7 +52,11 @@ namespace gnomon::server {
 void WriteMemoryTreeJson(const TraceModel& model, const MemoryPool& pool, bool bottom_up, std::ostream& out);
 
 // `hot_lines`: the source lines the samples found most often running, listed.
+// `zone_statistics`: the CPU zone statistics of each program (of `processes`, or of
+// `model` alone) when they are known already, as for a model whose zones are not held
+// (StreamZoneStatistics); nullptr: computed from the zones.
 void WriteJsonReport(const TraceModel& model, std::ostream& out,
-                     const std::vector<const TraceModel*>& processes = {}, size_t hot_lines = 20);
+                     const std::vector<const TraceModel*>& processes = {}, size_t hot_lines = 20,
+                     const std::vector<std::vector<ZoneStatistics>>* zone_statistics = nullptr);
 
 }  // namespace gnomon::server

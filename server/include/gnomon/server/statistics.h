@@ -29,6 +29,10 @@ struct ZoneStatistics {
   double mean_ns = 0;
   double stddev_ns = 0;
   int64_t median_ns = 0;
+  // 0: the median is exact. Else it is within this many ns of the true one: statistics
+  // read from a file without holding the zones (streamed_statistics.h) take a median
+  // of more than kExactMedianZones zones from its histogram bucket.
+  int64_t median_error_ns = 0;
 };
 
 // A part of the trace to limit statistics to: the zones that begin inside

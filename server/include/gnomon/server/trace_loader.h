@@ -57,7 +57,18 @@ struct LoadOptions {
   // reads a trace twice (gnomon-cut) learns what a time range means so, in the memory of
   // its definitions.
   bool extent_only = false;
+  // The most memory the CPU zones may take. They are held while the blocks of the
+  // programs loaded promise to fit (kZoneBytesPerStreamByte per byte of their compact
+  // stream: an estimate from above); past it they are counted, not held
+  // (TraceModel::zones_held), and what needs them reads them from the file again
+  // (StreamZoneStatistics). UINT64_MAX: always held.
+  uint64_t zone_memory_limit = UINT64_MAX;
 };
+// What a held zone costs in memory per byte of the block that carries it: a zone takes
+// 12 bytes (zone_array.h) and at least 5 of a compact block (a begin's type and location,
+// an end's type, two tick deltas; docs/trace-format.md), and the rest of the model
+// (messages, allocations, locks) stays below that ratio.
+inline constexpr uint64_t kZoneBytesPerStreamByte = 3;
 
 // Where a trace's bytes come from: a regular file, or bytes in memory (a trace received
 // over a pipe, embedded in a test, or handed over by a program). Movable; a file source

@@ -53,6 +53,10 @@ struct ThreadTimeline {
   ZoneArray zones;
   ZoneAttributeTable attributes;  // by zone index
   ZoneCallstacks callstacks;      // zone index -> TraceModel::callstacks id
+  // Zones counted but not held: the model was loaded without its zones
+  // (TraceModel::zones_held false), and `zones` is empty.
+  uint64_t zones_not_held = 0;
+  uint64_t zone_count() const { return zones.size() + zones_not_held; }
   friend bool operator==(const ThreadTimeline&, const ThreadTimeline&) = default;
 };
 
@@ -329,6 +333,10 @@ struct TraceModel {
   uint64_t last_tick = 0;           // latest event
   uint64_t zone_count = 0;
   uint64_t open_zone_count = 0;  // zones whose end has not arrived (yet)
+  // False when the CPU zones were counted as they were loaded, not kept: a trace too big
+  // for the memory it was given (LoadOptions::zone_memory_limit). Everything else is
+  // held; statistics then read the zones from the file again (StreamZoneStatistics).
+  bool zones_held = true;
 
   // Name shown for a zone: its runtime name, else its source location's name.
   const std::string& ZoneName(const ThreadTimeline& thread, size_t zone_index) const;

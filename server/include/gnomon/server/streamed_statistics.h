@@ -1,0 +1,32 @@
+// Zone statistics read from a trace file, for models loaded without their zones
+// (TraceModel::zones_held false: LoadOptions::zone_memory_limit).
+//
+// One pass over the file's blocks, in the memory of each thread's stack of open zones
+// and one duration histogram per source location: a trace of any length. Each program
+// of the set gets what ComputeZoneStatistics gives for the same zones held: count,
+// total, self time, min, max and mean exactly, the standard deviation up to rounding,
+// and the median exactly for a location of at most kExactMedianZones zones; above, the
+// middle of the histogram bucket that holds it, within 1/256 of its value
+// (ZoneStatistics::median_error_ns says by how much at most).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "gnomon/server/statistics.h"
+#include "gnomon/server/status.h"
+#include "gnomon/server/trace_loader.h"
+
+namespace gnomon::server {
+
+inline constexpr uint64_t kExactMedianZones = 4096;
+
+// By set.processes (loaded from `source` with the same options): the statistics of each
+// program, sorted by total time, longest first. A damaged block is skipped as the load
+// skipped it; fails only when the file cannot be read (or options.cancel is set).
+// options.bytes_done follows the pass.
+Result<std::vector<std::vector<ZoneStatistics>>> StreamZoneStatistics(const TraceSource& source,
+                                                                      const TraceSet& set,
+                                                                      const LoadOptions& options = {});
+
+}  // namespace gnomon::server

@@ -1,0 +1,67 @@
+// Walking a trace file's decompressed blocks message by message, for the readers that
+// go over a file without building a model (gnomon-cut, StreamZoneStatistics).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "gnomon/protocol/messages.h"
+#include "gnomon/tracefile/block_codec.h"
+
+namespace gnomon::server {
+
+// A message's fixed part, copied out. Its fields are packed: copy a field into a
+// variable before anything takes it by reference (a container's key, a pair).
+template <typename M>
+M ReadMessage(const uint8_t* message) {
+  M m;
+  std::memcpy(&m, message, sizeof(M));
+  return m;
+}
+
+// Walks a decompressed block of a file of `format` into `walker`: in a compact block
+// (format 3 on) zone begins and ends go to walker.Begin(location, tick) and
+// walker.End(tick), every other message whole to walker.Message(bytes, size); in older
+// blocks every message, zones included, goes to Message. False (with `error`) when a
+// record cannot be read: the messages before it were walked.
+template <typename Walker>
+bool WalkBlock(uint8_t* block, size_t size, uint16_t format, Walker& walker, std::string& error) {
+  if (format >= 3) {
+    const tracefile::CompactWalk walk = tracefile::WalkCompactBlock(
+        block, size, format,
+        [&](uint32_t location, uint64_t tick) {
+          walker.Begin(location, tick);
+          return true;
+        },
+        [&](uint64_t tick) {
+          walker.End(tick);
+          return true;
+        },
+        [&](uint32_t location, uint64_t begin_tick, uint64_t end_tick) {
+          walker.Begin(location, begin_tick);
+          walker.End(end_tick);
+          return true;
+        },
+        [&](const uint8_t* message, size_t length) {
+          walker.Message(message, length);
+          return true;
+        });
+    if (walk.ok && walk.stopped_at == size) return true;
+    error = walk.ok ? "a message does not decode" : walk.error;
+    return false;
+  }
+  if (format == 2) tracefile::DecodeTickDeltas(block, size);
+  for (size_t at = 0; at < size;) {
+    const protocol::MessageSpan span = protocol::MeasureMessage(block + at, size - at);
+    if (span.status != protocol::MessageSpan::kWhole) {
+      error = "a message does not decode at byte " + std::to_string(at) + " of the block";
+      return false;
+    }
+    walker.Message(block + at, span.size);
+    at += span.size;
+  }
+  return true;
+}
+
+}  // namespace gnomon::server

@@ -1,0 +1,194 @@
+// Zone statistics read from a trace file without holding its zones, checked against the
+// statistics of the same zones held, row by row: every figure equal but the median of a
+// location of many zones, which must lie within the error it states.
+#include "gnomon/server/streamed_statistics.h"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <random>
+
+#include "../../support/trace_files.h"
+#include "gnomon/server/statistics.h"
+#include "gnomon/server/trace_loader.h"
+
+namespace {
+
+using gnomon::server::LoadOptions;
+using gnomon::server::TraceSet;
+using gnomon::server::ZoneStatistics;
+using gnomon::test::ScratchDir;
+using gnomon::test::StreamWriter;
+
+// A program whose timer runs at 2.7 ticks a nanosecond: three threads of randomly
+// nested zones (one location on most of them, beyond what a median is exact for),
+// zones left open at the end, an end before its begin, a zone before any thread, a
+// location never defined, and a thread switched to 0 (no thread) in the middle.
+StreamWriter NestedZones(uint64_t seed, int rounds) {
+  std::mt19937_64 rng(seed);
+  StreamWriter w;
+  w.AppInfo("nested", 7);
+  w.Calibration(1'000, 500, 500, 5).Calibration(270'001'000, 100'000'500, 100'000'500, 5);
+  for (uint32_t id = 1; id <= 6; ++id) w.SourceLocation(id, "loc" + std::to_string(id), "f", "n.cpp", id);
+  w.ZoneBegin(1, 10).ZoneEnd(20);  // no thread yet: counted as such, in neither
+  uint64_t tick = 5'000;
+  std::vector<int> depth(4, 0);
+  for (int i = 0; i < rounds; ++i) {
+    const uint32_t thread = 1 + uint32_t(rng() % 3);
+    w.ThreadContext(i == rounds / 2 ? 0 : thread);  // once, events without a thread
+    for (int k = 0; k < 8; ++k) {
+      tick += 1 + rng() % 5'000;
+      const uint64_t roll = rng() % 10;
+      if (roll < 4 || depth[thread] == 0) {
+        // Location 1 most of the time; 6 is never defined; 9999 is past every definition.
+        const uint32_t location = roll == 0 ? 9999 : roll == 1 ? 6 : roll < 4 ? 1 + uint32_t(rng() % 5) : 1;
+        w.ZoneBegin(location, tick);
+        ++depth[thread];
+      } else {
+        w.ZoneEnd(rng() % 500 == 0 ? tick - 4'000 : tick);  // now and then, an end before its begin
+        --depth[thread];
+      }
+    }
+  }
+  w.ThreadContext(2).End(tick + 10);  // zones still open stay open
+  return w;
+}
+
+void CheckAgree(const std::vector<ZoneStatistics>& held, const std::vector<ZoneStatistics>& streamed) {
+  REQUIRE(held.size() == streamed.size());
+  for (size_t i = 0; i < held.size(); ++i) {
+    const ZoneStatistics& a = held[i];
+    const ZoneStatistics& b = streamed[i];
+    CAPTURE(i);
+    CAPTURE(a.source_location);
+    CHECK(a.source_location == b.source_location);
+    CHECK(a.count == b.count);
+    CHECK(a.total_ns == b.total_ns);
+    CHECK(a.self_ns == b.self_ns);
+    CHECK(a.min_ns == b.min_ns);
+    CHECK(a.max_ns == b.max_ns);
+    CHECK(a.mean_ns == b.mean_ns);
+    CHECK(b.stddev_ns == doctest::Approx(a.stddev_ns).epsilon(1e-6));
+    CHECK(a.median_error_ns == 0);
+    if (b.count <= gnomon::server::kExactMedianZones) {
+      CHECK(b.median_error_ns == 0);
+      CHECK(a.median_ns == b.median_ns);
+    } else {
+      CHECK(std::abs(b.median_ns - a.median_ns) <= b.median_error_ns);
+      CHECK(b.median_error_ns <= b.median_ns / 256 + 1);  // the 0.4 % it promises
+    }
+  }
+}
+
+// The file at `path` loaded twice, holding its zones and not; each program's statistics
+// from both, compared. The number of rows with a median from a histogram.
+size_t CompareOn(const std::string& path) {
+  TraceSet held, counted;
+  auto loaded = gnomon::server::LoadTraceSet(path, held);
+  REQUIRE_MESSAGE(loaded.ok(), loaded.status().message());
+  LoadOptions options;
+  options.zone_memory_limit = 1;  // nothing fits
+  auto source = gnomon::server::TraceSource::OpenFile(path);
+  REQUIRE(source.ok());
+  auto loaded_counted = gnomon::server::LoadTraceSet(source.value(), counted, options);
+  REQUIRE(loaded_counted.ok());
+  CHECK(loaded_counted->warning == loaded->warning);
+  REQUIRE(held.processes.size() == counted.processes.size());
+  auto streamed = gnomon::server::StreamZoneStatistics(source.value(), counted, options);
+  REQUIRE_MESSAGE(streamed.ok(), streamed.status().message());
+  REQUIRE(streamed->size() == held.processes.size());
+  size_t from_histogram = 0;
+  for (size_t p = 0; p < held.processes.size(); ++p) {
+    const auto& a = held.processes[p].model;
+    const auto& b = counted.processes[p].model;
+    CAPTURE(p);
+    CHECK(a.zones_held);
+    CHECK_FALSE(b.zones_held);
+    CHECK(a.zone_count == b.zone_count);
+    CHECK(a.open_zone_count == b.open_zone_count);
+    CHECK(a.first_tick == b.first_tick);
+    CHECK(a.last_tick == b.last_tick);
+    CHECK(a.source_locations == b.source_locations);
+    CHECK(a.diagnostics.clamped_zone_ends == b.diagnostics.clamped_zone_ends);
+    CHECK(a.diagnostics.events_without_thread == b.diagnostics.events_without_thread);
+    CHECK(a.diagnostics.zone_ends_without_begin == b.diagnostics.zone_ends_without_begin);
+    REQUIRE(a.threads.size() == b.threads.size());
+    for (size_t t = 0; t < a.threads.size(); ++t) {
+      CHECK(b.threads[t].zones.size() == 0);
+      CHECK(a.threads[t].zone_count() == b.threads[t].zone_count());
+    }
+    CHECK(b.zone_bytes() < 100'000);  // nothing of the zones' size is held
+    const std::vector<ZoneStatistics> expected = gnomon::server::ComputeZoneStatistics(a);
+    CheckAgree(expected, streamed.value()[p]);
+    for (const ZoneStatistics& row : streamed.value()[p]) from_histogram += row.median_error_ns > 0 ? 1 : 0;
+  }
+  return from_histogram;
+}
+
+}  // namespace
+
+TEST_CASE("statistics read from the file agree with the zones held, nested across small blocks") {
+  ScratchDir dir;
+  const StreamWriter w = NestedZones(3, 40'000);
+  for (size_t block_bytes : {size_t{4096}, size_t{4} << 20}) {
+    CAPTURE(block_bytes);
+    const std::string path = gnomon::test::WriteTrace(dir, w, block_bytes);
+    CHECK(CompareOn(path) >= 1);  // location 1's median came from its histogram
+  }
+}
+
+TEST_CASE("statistics read from the file agree with the zones held, on every file in tests/data") {
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(GNOMON_DATA_DIR)) {
+    if (entry.path().extension() != ".gnomon") continue;
+    CAPTURE(entry.path().string());
+    CompareOn(entry.path().string());
+    ++files;
+  }
+  CHECK(files >= 10);  // formats 1 to 7, one and several programs
+}
+
+TEST_CASE("statistics read from a damaged file skip what the load skipped") {
+  ScratchDir dir;
+  const std::string path = gnomon::test::WriteTrace(dir, NestedZones(8, 6'000), 4096);
+  gnomon::test::FileParts parts = gnomon::test::Split(gnomon::test::ReadFile(path));
+  REQUIRE(parts.blocks.size() > 6);
+  parts.blocks[3][sizeof(gnomon::tracefile::BlockHeader) + 9] ^= 0x55;  // a block whose data is damaged
+  parts.blocks.erase(parts.blocks.begin() + 5);                         // and one lost
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << parts.Join(parts.blocks, parts.end);
+  CompareOn(path);
+}
+
+TEST_CASE("statistics read from a file of several programs, each its own") {
+  ScratchDir dir;
+  const std::string path = dir.File("two.gnomon");
+  {
+    auto writer = gnomon::tracefile::TraceWriter::Create(path, {});
+    REQUIRE(writer.ok());
+    gnomon::test::AppendPieces(writer.value()->first_stream(), NestedZones(4, 3'000));
+    gnomon::test::AppendPieces(writer.value()->AddStream(), NestedZones(5, 9'000));
+    REQUIRE(writer.value()->Finish().ok());
+    REQUIRE(writer.value()->Publish(gnomon::tracefile::Overwrite::kYes).ok());
+  }
+  CompareOn(path);
+}
+
+TEST_CASE("zones are held while the blocks promise to fit the limit, and counted past it") {
+  ScratchDir dir;
+  const std::string path = gnomon::test::WriteTrace(dir, NestedZones(6, 2'000), 1 << 20);
+  gnomon::server::TraceModel first;
+  auto loaded = gnomon::server::LoadTrace(path, first);
+  REQUIRE(loaded.ok());
+  const uint64_t raw = loaded->raw_bytes;  // of the stream; the blocks hold fewer (compact)
+  for (const auto& [limit, held] :
+       {std::pair{gnomon::server::kZoneBytesPerStreamByte * raw, true}, std::pair{uint64_t{1000}, false}}) {
+    LoadOptions options;
+    options.zone_memory_limit = limit;
+    gnomon::server::TraceModel model;
+    REQUIRE(gnomon::server::LoadTrace(path, model, options).ok());
+    CAPTURE(limit);
+    CHECK(model.zones_held == held);
+    CHECK(model.zone_count == first.zone_count);
+    CHECK((model.threads.front().zones.size() == first.threads.front().zones.size()) == held);
+  }
+}
