@@ -22,7 +22,8 @@ M ReadMessage(const uint8_t* message) {
 
 // Walks a decompressed block of a file of `format` into `walker`: in a compact block
 // (format 3 on) zone begins and ends go to walker.Begin(location, tick) and
-// walker.End(tick), every other message whole to walker.Message(bytes, size); in older
+// walker.End(tick) (a zone with nothing inside it to walker.Leaf(location, begin,
+// end) when the walker has one), every other message whole to walker.Message(bytes, size); in older
 // blocks every message, zones included, goes to Message. False (with `error`) when a
 // record cannot be read: the messages before it were walked.
 template <typename Walker>
@@ -39,8 +40,12 @@ bool WalkBlock(uint8_t* block, size_t size, uint16_t format, Walker& walker, std
           return true;
         },
         [&](uint32_t location, uint64_t begin_tick, uint64_t end_tick) {
-          walker.Begin(location, begin_tick);
-          walker.End(end_tick);
+          if constexpr (requires { walker.Leaf(location, begin_tick, end_tick); }) {
+            walker.Leaf(location, begin_tick, end_tick);
+          } else {
+            walker.Begin(location, begin_tick);
+            walker.End(end_tick);
+          }
           return true;
         },
         [&](const uint8_t* message, size_t length) {

@@ -334,6 +334,9 @@ class TraceBuilder {
   // the stream is on is unknown until the next ThreadContext, so thread-bound events
   // until then count as events without a thread rather than land on the wrong one.
   void OnStreamGap() { SwitchThread(0); }
+  // The program's id of the thread that thread-bound events go to now; 0: none (as
+  // after a gap).
+  uint32_t current_thread_id() const { return thread_id_; }
 
   // Zone begins and ends come straight from the trace loader's compact blocks too.
   void OnZoneBegin(const protocol::ZoneBegin& m) { BeginZone(m.srcloc_id, m.tick); }

@@ -337,6 +337,9 @@ struct TraceModel {
   // for the memory it was given (LoadOptions::zone_memory_limit). Everything else is
   // held; statistics then read the zones from the file again (StreamZoneStatistics).
   bool zones_held = true;
+  // With zones not held: the thread each block the load decoded began on (the program's
+  // id; 0: none), by the block's sequence, so that a second pass walks blocks apart.
+  std::unordered_map<uint32_t, uint32_t> block_start_threads;
 
   // Name shown for a zone: its runtime name, else its source location's name.
   const std::string& ZoneName(const ThreadTimeline& thread, size_t zone_index) const;
