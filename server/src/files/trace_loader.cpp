@@ -379,7 +379,8 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
     DecodeResult decoded;
     write(stream.target, [&] {
       if (where.after_gap || stream.failed) stream.builder->OnStreamGap();
-      if (!hold_zones) stream.target.model->block_start_threads[where.sequence] = stream.builder->current_thread_id();
+      if (!hold_zones)
+        stream.target.model->block_start_threads[where.sequence] = stream.builder->current_thread_id();
       decoded = compact ? DecodeCompactBlock(ready.raw.data(), ready.size, ready.format, *stream.builder,
                                              stream_bytes, options.extent_only)
                         : DecodeMessages(ready.raw.data(), ready.size, *stream.builder);
