@@ -227,11 +227,16 @@ int CompareTraces(const gnomon::server::TraceSet& new_set, const std::string& ol
   return report.slower > 0 ? 4 : report.faster > 0 ? 5 : 0;
 }
 
-// The report's default memory limit: an eighth of the machine's memory.
+// The report's default memory limit: an eighth of the memory it may use, the machine's
+// or, in a container, its control group's.
 uint64_t DefaultMemoryLimit() {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page <= 0) return uint64_t{2} << 30;
-  return uint64_t(pages) * uint64_t(page) / 8;
+  uint64_t memory = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : uint64_t{16} << 30;
+  for (const char* limit : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    uint64_t bytes = 0;
+    if (std::ifstream(limit) >> bytes && bytes > 0) memory = std::min(memory, bytes);  // "max": no limit
+  }
+  return memory / 8;
 }
 
 // The value after option argv[i]: none when there is none or the next word is itself

@@ -710,7 +710,15 @@ void TraceBuilder::OnCallstack(const protocol::Callstack&, const protocol::Calls
     return;
   }
   // Else the zone just begun: the thread's latest zone, still its innermost open one.
-  if (!hold_zones_) return;  // not held, nor its stack
+  if (!hold_zones_) {  // not held, nor its stack; only what is wrong with it is counted
+    if (!open_->empty() && open_->back().index == thread_->zones_not_held - 1) {
+      open_->back().index |= kStackGiven;
+      if (t.frames.count > kMaxCallstackDepth) ++model_.diagnostics.callstacks_cut;
+      return;
+    }
+    ++model_.diagnostics.callstacks_without_event;
+    return;
+  }
   const uint64_t latest = thread_->zones.size() - 1;
   if (!open_->empty() && open_->back().index == latest && thread_->callstacks.Accepts(latest)) {
     thread_->callstacks.Add(latest, InternCallstack(t.frames));

@@ -348,7 +348,7 @@ class TraceBuilder {
     }
     if (!hold_zones_) [[unlikely]] {
       CountZone(source_location);
-      open_->push_back({kNotHeld, tick});
+      open_->push_back({thread_->zones_not_held - 1, tick});
       ++model_.zone_count;
       ++model_.open_zone_count;
       SeeTick(tick);
@@ -381,8 +381,7 @@ class TraceBuilder {
     const OpenZone open = open_->back();
     open_->pop_back();
     --model_.open_zone_count;
-    if (open.index == kNotHeld ? tick < open.begin_tick
-                               : thread_->zones.CloseOpen(open.index, open.begin_tick, tick)) {
+    if (!hold_zones_ ? tick < open.begin_tick : thread_->zones.CloseOpen(open.index, open.begin_tick, tick)) {
       ++model_.diagnostics.clamped_zone_ends;
     }
     SeeTick(tick);
@@ -396,10 +395,11 @@ class TraceBuilder {
   }
   // A zone begun and not yet ended, on its thread's stack.
   struct OpenZone {
-    uint64_t index;  // into the thread's zones; kNotHeld for a zone counted only
+    uint64_t index;  // into the thread's zones; counted only (CountZonesOnly): its place among them
     uint64_t begin_tick;
   };
-  static constexpr uint64_t kNotHeld = UINT64_MAX;
+  // Counted only: on the index of a zone given its call stack (each zone takes one).
+  static constexpr uint64_t kStackGiven = uint64_t{1} << 63;
   // Zones paired ahead (ZoneOps), for the current thread: the same as their begins and
   // ends one by one, each zone written once.
   void AddZoneRun(const ZoneOps::Run& run);

@@ -148,6 +148,28 @@ TEST_CASE("statistics read from the file agree with the zones held, on every fil
   CHECK(files >= 10);  // formats 1 to 7, one and several programs
 }
 
+TEST_CASE("zones a held model reads as open or without a duration count nowhere when read from the file") {
+  ScratchDir dir;
+  StreamWriter w;
+  w.AppInfo("edges").Calibration(1'000, 500, 500, 5).Calibration(2'000'000, 1'000'000, 1'000'000, 5);
+  w.ThreadInfo(0, 10, "zero").ZoneBegin(1, 50).ZoneEnd(60);  // thread 0 named, but no thread is current
+  w.ThreadContext(1);
+  w.ZoneBegin(1, 100).ZoneEnd(UINT64_MAX);  // an end the held zone reads as open
+  w.ZoneBegin(1, 200).ZoneBegin(2, 300).ZoneEnd(400).ZoneEnd(UINT64_MAX);  // its child counts
+  w.ZoneBegin(3, 500).ZoneEnd(500 + (uint64_t{1} << 63) + 7);              // its end saturated
+  w.ZoneBegin(2, 600).ZoneEnd(700).ThreadContext(0).ZoneBegin(2, 800).ZoneEnd(900);
+  for (uint64_t i = 0; i < 5'000; ++i)
+    w.ThreadContext(1).ZoneBegin(4, 1'000 + i * 10).ZoneEnd(1'005 + i * 10);
+  const std::string path = gnomon::test::WriteTrace(dir, w, 4096);
+  CompareOn(path);
+  gnomon::server::TraceModel held;
+  REQUIRE(gnomon::server::LoadTrace(path, held).ok());
+  const auto rows = gnomon::server::ComputeZoneStatistics(held);
+  uint64_t counted = 0;
+  for (const ZoneStatistics& row : rows) counted += row.count;
+  CHECK(counted == 5'003);  // the child, the zone at 600, the one saturated, and the 5,000
+}
+
 TEST_CASE("statistics read from a damaged file skip what the load skipped") {
   ScratchDir dir;
   const std::string path = gnomon::test::WriteTrace(dir, NestedZones(8, 6'000), 4096);
