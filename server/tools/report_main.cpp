@@ -115,9 +115,9 @@ first capture's clock.
                    held, and their statistics are read from the file in one more pass.
                    Every figure is then exact but the median of a location of more than
                    4096 zones, within 0.4 % (the JSON's median_error_ns says by how much
-                   at most). Goes with the report and --json; --csv, --chrome,
-                   --perfetto and --compare hold every zone (cut a big trace first with
-                   gnomon-cut)
+                   at most). Goes with the report, --json and --csv's tables; --csv
+                   --unwrap, --chrome, --perfetto and --compare hold every zone (cut a
+                   big trace first with gnomon-cut)
   --max-expansion N
                    load blocks that decompress to up to N times their size (default 1024;
                    no capture comes near it: past it a block is a decompression bomb or
@@ -477,15 +477,15 @@ int main(int argc, char** argv) {
                       : plots  ? Table::kPlots
                       : unwrap ? (gpu ? Table::kGpuZones : Table::kZones)
                                : (gpu ? Table::kGpuZoneStatistics : Table::kZoneStatistics);
-  // The report and its JSON read the zones' statistics from the file when the zones do
-  // not fit; the other outputs need every zone held.
-  const bool streams = !csv && compare_path.empty() && memory_tree.empty() && source.file.empty() &&
-                       chrome_path.empty() && perfetto_path.empty();
+  // The report, its JSON and every CSV table but --unwrap's read the zones' statistics
+  // from the file when the zones do not fit; the other outputs need every zone held.
+  const bool streams = csv_options.table != Table::kZones && compare_path.empty() && memory_tree.empty() &&
+                       source.file.empty() && chrome_path.empty() && perfetto_path.empty();
   if (memory_limit && !streams) {
     std::fprintf(
         stderr,
-        "gnomon-report: --memory-limit goes with the report and --json; --csv, --chrome, --perfetto, "
-        "--compare, --memory-tree and --source hold every zone\n");
+        "gnomon-report: --memory-limit goes with the report, --json and --csv's tables but --unwrap; "
+        "--csv --unwrap, --chrome, --perfetto, --compare, --memory-tree and --source hold every zone\n");
     return 1;
   }
   if (streams) load_options.zone_memory_limit = memory_limit.value_or(DefaultMemoryLimit());
@@ -550,7 +550,7 @@ int main(int argc, char** argv) {
   }
   // The CPU zone statistics of every program, for the report and the JSON.
   std::vector<std::vector<gnomon::server::ZoneStatistics>> stats;
-  if ((text && !csv) || !json_path.empty()) {
+  if (text || !json_path.empty()) {
     if (!model.zones_held) {
       std::fprintf(stderr,
                    "gnomon-report: %s: its zones need more than the memory limit (%s; --memory-limit): "
@@ -569,7 +569,7 @@ int main(int argc, char** argv) {
   if (!text) {
     // The file goes to standard output alone.
   } else if (csv) {
-    gnomon::server::WriteCsv(processes, csv_options, std::cout);
+    gnomon::server::WriteCsv(processes, csv_options, std::cout, stats.empty() ? nullptr : &stats);
   } else {
     for (size_t i = 0; i < processes.size(); ++i) {
       if (processes.size() > 1) {

@@ -796,8 +796,21 @@ TEST_CASE(
 
   // The limit goes with the report alone, and is a size.
   std::string output;
-  CHECK(RunCommand(std::string(GNOMON_REPORT) + " " + trace + " --memory-limit 2G --csv", &output) == 1);
-  CHECK(output.find("--memory-limit goes with the report and --json") != std::string::npos);
+  CHECK(RunCommand(std::string(GNOMON_REPORT) + " " + trace + " --memory-limit 2G --csv --unwrap", &output) ==
+        1);
+  CHECK(output.find("--memory-limit goes with the report, --json and --csv's tables but --unwrap") !=
+        std::string::npos);
+  // The CSV table of statistics is the held one's, but for the median.
+  std::string held_csv, streamed_csv;
+  REQUIRE(RunCommand(std::string(GNOMON_REPORT) + " " + trace + " --csv", &held_csv) == 0);
+  REQUIRE(RunCommand(std::string(GNOMON_REPORT) + " " + trace + " --csv --memory-limit 1K", &streamed_csv) ==
+          0);
+  CHECK(streamed_csv.find("counted, not held") != std::string::npos);  // said on the error stream
+  streamed_csv = streamed_csv.substr(streamed_csv.find("name,function"));
+  CHECK(held_csv.find("inner") != std::string::npos);
+  CHECK(held_csv.substr(0, held_csv.find("inner")) == streamed_csv.substr(0, streamed_csv.find("inner")));
+  CHECK(held_csv.find(",20000,") != std::string::npos);
+  CHECK(streamed_csv.find(",20000,") != std::string::npos);
   CHECK(RunCommand(std::string(GNOMON_REPORT) + " " + trace + " --memory-limit lots", &output) == 1);
   CHECK(output.find("--memory-limit: 'lots' is not a size from 1 byte to 4 EiB") != std::string::npos);
 }

@@ -257,14 +257,18 @@ std::string CheckCsvSeparator(const std::string& separator) {
   return "";
 }
 
-void WriteCsv(const std::vector<const TraceModel*>& processes, const CsvOptions& options, std::ostream& out) {
+void WriteCsv(const std::vector<const TraceModel*>& processes, const CsvOptions& options, std::ostream& out,
+              const std::vector<std::vector<ZoneStatistics>>* zone_statistics) {
   const std::vector<ProcessTimeline> timelines = ProcessTimeline::Of(processes);
   for (size_t i = 0; i < processes.size(); ++i) {
     const Program program{.model = *processes[i], .timeline = timelines[i], .named = processes.size() > 1};
     const bool header = i == 0;
     switch (options.table) {
       case CsvOptions::Table::kZoneStatistics:
-        WriteStatistics(program, ComputeZoneStatistics(program.model), options, header, out);
+        WriteStatistics(
+            program,
+            zone_statistics != nullptr ? (*zone_statistics)[i] : ComputeZoneStatistics(program.model),
+            options, header, out);
         break;
       case CsvOptions::Table::kGpuZoneStatistics:
         WriteStatistics(program, ComputeGpuZoneStatistics(program.model), options, header, out);

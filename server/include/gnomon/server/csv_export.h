@@ -43,8 +43,10 @@ void WriteCsv(const TraceModel& model, const CsvOptions& options, std::ostream& 
 // several, each row begins with the program (`process`: its name, pid, host and rank)
 // and its `pid` on the trace's timeline (ProcessTimeline), and times are on that
 // timeline: ns from the earliest event of any program, each program's clock mapped
-// onto the capture's.
-void WriteCsv(const std::vector<const TraceModel*>& processes, const CsvOptions& options, std::ostream& out);
+// onto the capture's. `zone_statistics`: each program's CPU zone statistics when known
+// already (read from the file for a model whose zones are not held); nullptr: computed.
+void WriteCsv(const std::vector<const TraceModel*>& processes, const CsvOptions& options, std::ostream& out,
+              const std::vector<std::vector<ZoneStatistics>>* zone_statistics = nullptr);
 
 // Statistics rows already computed (by ComputeZoneStatistics or ComputeGpuZoneStatistics),
 // in the order given, filtered as the options say.

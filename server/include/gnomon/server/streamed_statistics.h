@@ -7,7 +7,15 @@
 // total, self time, min, max and mean exactly, the standard deviation up to rounding,
 // and the median exactly for a location of at most kExactMedianZones zones; above, the
 // middle of the histogram bucket that holds it, within 1/256 of its value
-// (ZoneStatistics::median_error_ns says by how much at most).
+// (ZoneStatistics::median_error_ns says by how much at most). One difference is by
+// design: a zone nested more than ZoneArray::kMaxDepth (4,095) levels deep is held at
+// that depth, a sibling of the zones below it, so held statistics give the zones there
+// no children; here they keep their true nesting, and the self times of those few
+// levels are the true ones.
+//
+// Blocks are walked apart on up to one thread a core (within 512 MiB of blocks and
+// histograms), each from the thread the load found it starting on
+// (TraceModel::block_start_threads); what crosses blocks is settled in file order.
 #pragma once
 
 #include <cstdint>
