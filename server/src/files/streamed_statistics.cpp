@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -64,12 +65,22 @@ using Figures = std::vector<analysis::ZoneAccumulator>;  // by location index
 constexpr size_t kMaxWorkers = 16;
 constexpr size_t kWorkersBytes = size_t{512} << 20;
 
+// What a pass does with each zone closed: gathers its figures (Figures), or counts the
+// durations inside the buckets a median lies in (MedianTally).
+struct FiguresSink {
+  Figures& figures;
+  void Closed(uint32_t location, int64_t duration, int64_t children) const {
+    figures[location].Add(duration);
+    figures[location].AddSelf(duration, children);
+  }
+};
+
+template <typename Sink>
 [[gnu::always_inline]] inline void Close(const Program& program, const Open& open, uint64_t tick,
-                                         Figures& figures, Open* parent, int64_t* loose) {
+                                         const Sink& sink, Open* parent, int64_t* loose) {
   const int64_t duration = program.Duration(open, tick);
   if (duration < 0) return;  // counted nowhere, as held; nor its children towards it
-  figures[open.location].Add(duration);
-  figures[open.location].AddSelf(duration, open.children);
+  sink.Closed(open.location, duration, open.children);
   int64_t& into = parent != nullptr ? parent->children : *loose;
   into = analysis::AddSaturated(into, duration);
 }
@@ -91,10 +102,10 @@ struct ThreadPart {
 
 // A block walked apart (WalkBlock's walker): it starts on the thread the load found it
 // starting on.
+template <typename Sink>
 class BlockWalk {
  public:
-  BlockWalk(const Program& program, uint32_t thread, Figures& figures)
-      : program_(program), figures_(figures) {
+  BlockWalk(const Program& program, uint32_t thread, const Sink& sink) : program_(program), sink_(sink) {
     Switch(thread);
   }
   [[gnu::always_inline]] void Begin(uint32_t location, uint64_t tick) {
@@ -104,7 +115,7 @@ class BlockWalk {
   [[gnu::always_inline]] void Leaf(uint32_t location, uint64_t begin_tick, uint64_t end_tick) {
     ThreadPart* part = Current();
     if (part == nullptr) return;
-    Close(program_, {program_.Location(location), begin_tick, Ns(begin_tick), 0}, end_tick, figures_,
+    Close(program_, {program_.Location(location), begin_tick, Ns(begin_tick), 0}, end_tick, sink_,
           part->stack.empty() ? nullptr : &part->stack.back(), &part->loose);
   }
   [[gnu::always_inline]] void End(uint64_t tick) {
@@ -117,7 +128,7 @@ class BlockWalk {
     }
     const Open open = stack.back();
     stack.pop_back();
-    Close(program_, open, tick, figures_, stack.empty() ? nullptr : &stack.back(), &part->loose);
+    Close(program_, open, tick, sink_, stack.empty() ? nullptr : &stack.back(), &part->loose);
   }
   void Message(const uint8_t* m, size_t) {
     switch (protocol::MessageType(m[0])) {
@@ -148,97 +159,41 @@ class BlockWalk {
     return current_;
   }
   const Program& program_;
-  Figures& figures_;
+  const Sink& sink_;
   std::map<uint32_t, ThreadPart> parts_;  // by the program's thread id; stable
   uint32_t thread_ = 0;
   ThreadPart* current_ = nullptr;
 };
 
-// The rows of one program's figures, sorted; zones never closed count nowhere.
-std::vector<ZoneStatistics> Rows(Figures& by_location) {
-  std::vector<ZoneStatistics> rows;
-  for (uint32_t id = 0; id < by_location.size(); ++id) {
-    analysis::ZoneAccumulator& figures = by_location[id];
-    const uint64_t n = figures.stats.count;
-    if (n == 0) continue;
-    const uint64_t upper_rank = n / 2, lower_rank = n % 2 == 0 ? n / 2 - 1 : n / 2;
-    analysis::DurationSet& durations = figures.durations;
-    int64_t error = 0;
-    auto value = [&](uint64_t rank) {
-      // Exact while the values are kept; else the middle of the rank's bucket.
-      if (!durations.has_histogram()) return durations.values()[rank];
-      const size_t bucket = durations.FindRank(rank).first;
-      const int64_t half = int64_t(analysis::BucketWidth(bucket) / 2);
-      error = std::max(error, half);
-      return int64_t(analysis::BucketLow(bucket)) + half;
-    };
-    if (!durations.has_histogram()) durations.SortValues();
-    ZoneStatistics row = figures.Finish(id, value(lower_rank), value(upper_rank));
-    row.median_error_ns = error;
-    rows.push_back(row);
-  }
-  analysis::SortByTotal(rows);
-  return rows;
-}
-
-}  // namespace
-
-Result<std::vector<std::vector<ZoneStatistics>>> StreamZoneStatistics(const TraceSource& source,
-                                                                      const TraceSet& set,
-                                                                      const LoadOptions& options) {
+// The file's blocks the load decoded, each with its program and the thread it began on.
+struct Wanted {
+  const IndexedBlock* block;
+  size_t program;
+  uint32_t thread;
+};
+struct Pass {
+  Pass(const TraceSource& s, const LoadOptions& o) : source(s), options(o) {}
+  const TraceSource& source;
+  const LoadOptions& options;
   tracefile::FileHeader header{};
-  if (!source.ReadAt(&header, sizeof(header), 0)) return Status::Error("cannot read " + source.name());
-  FileAnomalies anomalies;
-  Notes notes;  // said by the load, which indexed the same blocks
-  const std::vector<IndexedBlock> blocks = IndexBlocks(
-      source, source.size(), header, std::max<uint32_t>(1, options.max_expansion), anomalies, notes);
-  std::map<uint32_t, size_t> program_of_stream;
-  std::deque<Program> programs;
-  for (size_t p = 0; p < set.processes.size(); ++p) {
-    program_of_stream[set.processes[p].stream] = p;
-    programs.emplace_back(set.processes[p].model);
-  }
-  // The blocks the load decoded, each with the program it belongs to and the thread it
-  // began on.
-  struct Wanted {
-    const IndexedBlock* block;
-    size_t program;
-    uint32_t thread;
-  };
+  std::vector<IndexedBlock> blocks;
   std::vector<Wanted> wanted;
-  for (const IndexedBlock& block : blocks) {
-    const auto program = program_of_stream.find(block.stream);
-    if (block.rejected || program == program_of_stream.end()) continue;
-    const auto& starts = programs[program->second].model.block_start_threads;
-    const auto start = starts.find(block.sequence);
-    if (start != starts.end()) wanted.push_back({&block, program->second, start->second});
-  }
+  std::deque<Program> programs;
+  size_t largest_block = 1;  // raw and compressed bytes
+};
 
-  // Every block walked apart on up to one thread a core, as many as the memory allows
-  // (each holds a block, and a histogram for each busy location); what each leaves to
-  // settle is settled in file order as soon as the blocks before it are, and a worker
-  // runs at most kWindow blocks ahead of that, so what waits stays bounded.
-  size_t largest_block = 1, locations = 0;
-  for (const Wanted& w : wanted)
-    largest_block = std::max<size_t>(largest_block, size_t{w.block->raw_bytes} + w.block->compressed_bytes);
-  for (const Program& program : programs) locations += program.model.source_locations.size();
-  const size_t per_worker = largest_block + locations * analysis::kBuckets * sizeof(uint64_t);
-  const size_t workers = std::clamp<size_t>(
-      std::min<size_t>({std::thread::hardware_concurrency(), kMaxWorkers, kWorkersBytes / per_worker}), 1,
-      std::max<size_t>(wanted.size(), 1));
+// Walks every wanted block apart on up to `workers` threads, each zone closed going to
+// sink_of(worker, program) (worker == workers: the settling, under a lock). What each
+// block leaves is settled in file order as soon as the blocks before it are, and a
+// worker runs at most kWindow blocks a worker ahead of that, so what waits stays bounded.
+template <typename SinkOf>
+Status WalkAll(const Pass& pass, size_t workers, SinkOf&& sink_of) {
+  const std::vector<Wanted>& wanted = pass.wanted;
   const size_t window = 4 * workers;
   std::vector<std::map<uint32_t, ThreadPart>> parts(window);  // block i in parts[i % window]
   std::vector<char> ready(window, 0);
-  // By worker, then program; the last "worker" is the settling, under the lock.
-  std::vector<std::vector<std::unique_ptr<Figures>>> figures(workers + 1);
-  for (auto& by_program : figures) by_program.resize(programs.size());
-  auto figures_of = [&](size_t worker, size_t program) -> Figures& {
-    std::unique_ptr<Figures>& f = figures[worker][program];
-    if (f == nullptr) f = std::make_unique<Figures>(programs[program].model.source_locations.size());
-    return *f;
-  };
-  std::vector<std::map<uint32_t, std::vector<Open>>> stacks(programs.size());  // by program, then thread
-  size_t settled = 0;                                                          // blocks settled
+  std::vector<std::map<uint32_t, std::vector<Open>>> stacks(pass.programs.size());  // by program, then thread
+  size_t settled = 0;                                                               // blocks settled
   std::mutex mutex;
   std::condition_variable advanced;
   std::atomic<uint64_t> bytes_done{0};
@@ -254,6 +209,7 @@ Result<std::vector<std::vector<ZoneStatistics>>> StreamZoneStatistics(const Trac
   auto settle = [&] {
     for (; settled < wanted.size() && ready[settled % window]; ++settled) {
       const size_t p = wanted[settled].program;
+      const auto sink = sink_of(workers, p);
       for (auto& [thread, part] : parts[settled % window]) {
         std::vector<Open>& stack = stacks[p][thread];
         for (const ThreadPart::EarlierEnd& end : part.earlier_ends) {
@@ -262,8 +218,7 @@ Result<std::vector<std::vector<ZoneStatistics>>> StreamZoneStatistics(const Trac
           stack.pop_back();
           open.children = analysis::AddSaturated(open.children, end.children);
           int64_t nowhere = 0;
-          Close(programs[p], open, end.tick, figures_of(workers, p), stack.empty() ? nullptr : &stack.back(),
-                &nowhere);
+          Close(pass.programs[p], open, end.tick, sink, stack.empty() ? nullptr : &stack.back(), &nowhere);
         }
         if (!stack.empty()) stack.back().children = analysis::AddSaturated(stack.back().children, part.loose);
         stack.insert(stack.end(), part.stack.begin(), part.stack.end());
@@ -284,26 +239,27 @@ Result<std::vector<std::vector<ZoneStatistics>>> StreamZoneStatistics(const Trac
           advanced.wait(lock, [&] { return stop || i < settled + window; });
           if (stop) return;
         }
-        if (options.cancel != nullptr && options.cancel->load()) return fail("cancelled");
+        if (pass.options.cancel != nullptr && pass.options.cancel->load()) return fail("cancelled");
         const IndexedBlock& block = *wanted[i].block;
         compressed.resize(block.compressed_bytes);  // inside the file: the index checked
-        if (!source.ReadAt(compressed.data(), compressed.size(), block.data_offset())) {
-          return fail("cannot read " + source.name() + " again (" + std::strerror(errno) +
+        if (!pass.source.ReadAt(compressed.data(), compressed.size(), block.data_offset())) {
+          return fail("cannot read " + pass.source.name() + " again (" + std::strerror(errno) +
                       "): has it changed since it was loaded?");
         }
-        const std::string error = decompressor.Decompress(compressed.data(), compressed.size(),
-                                                          block.raw_bytes, header.format_version >= 4, raw);
+        const std::string error = decompressor.Decompress(
+            compressed.data(), compressed.size(), block.raw_bytes, pass.header.format_version >= 4, raw);
         if (!error.empty()) {
-          return fail("block " + std::to_string(block.sequence) + " of " + source.name() +
+          return fail("block " + std::to_string(block.sequence) + " of " + pass.source.name() +
                       " no longer decompresses (" + error + "): has the file changed since it was loaded?");
         }
         // Walked as far as the load read it (a malformed record ends both there).
-        BlockWalk walk(programs[wanted[i].program], wanted[i].thread, figures_of(worker, wanted[i].program));
+        const auto sink = sink_of(worker, wanted[i].program);
+        BlockWalk walk(pass.programs[wanted[i].program], wanted[i].thread, sink);
         std::string malformed;
-        WalkBlock(raw.data(), block.raw_bytes, header.format_version, walk, malformed);
+        WalkBlock(raw.data(), block.raw_bytes, pass.header.format_version, walk, malformed);
         std::map<uint32_t, ThreadPart> part = walk.TakeParts();
         const uint64_t done = bytes_done += block.compressed_bytes + block.header_bytes;
-        if (options.bytes_done != nullptr) options.bytes_done->store(done);
+        if (pass.options.bytes_done != nullptr) pass.options.bytes_done->store(done);
         const std::lock_guard lock(mutex);
         parts[i % window] = std::move(part);
         ready[i % window] = 1;
@@ -321,18 +277,197 @@ Result<std::vector<std::vector<ZoneStatistics>>> StreamZoneStatistics(const Trac
   }
   work(0);
   for (std::thread& thread : threads) thread.join();
-  if (stop) return Status::Error(failure);
+  return stop ? Status::Error(failure) : Status::Ok();
+}
 
-  std::vector<std::vector<ZoneStatistics>> result;
-  for (size_t p = 0; p < programs.size(); ++p) {
+// Threads for a pass whose workers each hold a block and `each_bytes` besides.
+size_t Workers(const Pass& pass, size_t each_bytes) {
+  return std::clamp<size_t>(std::min<size_t>({std::thread::hardware_concurrency(), kMaxWorkers,
+                                              kWorkersBytes / (pass.largest_block + each_bytes)}),
+                            1, std::max<size_t>(pass.wanted.size(), 1));
+}
+
+// A median's value being looked for: the durations of one location in [low, low +
+// width) hold it, at `rank` among them.
+struct MedianQuery {
+  size_t program;
+  uint32_t location;
+  uint64_t low, width, rank;
+  uint64_t step = 1;  // this pass: the durations counted in slots this wide
+  size_t first = 0;   // this pass: its first slot in MedianTally::counts
+  int64_t* value;     // where the answer goes
+};
+
+// The durations inside the queried ranges, counted in slots, by every worker at once.
+struct MedianTally {
+  const std::vector<MedianQuery>& queries;
+  const std::vector<std::pair<uint32_t, uint32_t>>& of_location;  // first query, count; by location
+  std::atomic<uint64_t>* counts;
+  void Closed(uint32_t location, int64_t duration, int64_t) const {
+    if (location >= of_location.size()) return;
+    const auto [first, count] = of_location[location];
+    for (uint32_t q = first; q < first + count; ++q) {
+      const MedianQuery& query = queries[q];
+      const uint64_t d = uint64_t(duration);
+      if (query.width > 1 && d >= query.low && d - query.low < query.width)
+        counts[query.first + (d - query.low) / query.step].fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+};
+
+// Makes every query exact, a pass over the file each time it narrows them: each pass
+// splits a query's range into as many slots as kTallySlots allow between the queries,
+// and keeps the one slot that holds its rank.
+Status ResolveMedians(const Pass& pass, std::vector<MedianQuery>& queries) {
+  constexpr size_t kTallySlots = size_t{8} << 20;  // 64 MiB of counts
+  // Queries by program, then location.
+  std::sort(queries.begin(), queries.end(), [](const MedianQuery& a, const MedianQuery& b) {
+    return a.program != b.program ? a.program < b.program : a.location < b.location;
+  });
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> of_location(pass.programs.size());
+  for (uint32_t q = 0; q < queries.size(); ++q) {
+    auto& by_location = of_location[queries[q].program];
+    by_location.resize(pass.programs[queries[q].program].model.source_locations.size(), {0, 0});
+    auto& [first, count] = by_location[queries[q].location];
+    if (count == 0) first = q;
+    ++count;
+  }
+  const size_t workers = Workers(pass, 0);
+  while (true) {
+    size_t open = 0;
+    for (const MedianQuery& q : queries) open += q.width > 1 ? 1 : 0;
+    if (open == 0) break;
+    const uint64_t slots = std::bit_floor(std::clamp<uint64_t>(kTallySlots / open, 2, 65536));
+    size_t total = 0;
+    for (MedianQuery& q : queries) {
+      q.step = std::max<uint64_t>(1, q.width / slots);  // widths are powers of two
+      q.first = total;
+      total += q.width > 1 ? q.width / q.step : 0;
+    }
+    std::unique_ptr<std::atomic<uint64_t>[]> counts(new std::atomic<uint64_t>[total]());
+    if (Status s = WalkAll(pass, workers,
+                           [&](size_t, size_t program) {
+                             return MedianTally{queries, of_location[program], counts.get()};
+                           });
+        !s.ok()) {
+      return s;
+    }
+    for (MedianQuery& q : queries) {
+      if (q.width <= 1) continue;
+      uint64_t below = 0, slot = 0;
+      const uint64_t n = q.width / q.step;
+      for (; slot + 1 < n && below + counts[q.first + slot].load() <= q.rank; ++slot)
+        below += counts[q.first + slot];
+      q.low += slot * q.step;
+      q.width = q.step;
+      q.rank -= below;
+    }
+  }
+  for (const MedianQuery& q : queries) *q.value = int64_t(q.low);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<std::vector<ZoneStatistics>>> StreamZoneStatistics(const TraceSource& source,
+                                                                      const TraceSet& set,
+                                                                      const LoadOptions& options,
+                                                                      StreamedMedians medians) {
+  Pass pass(source, options);
+  if (!source.ReadAt(&pass.header, sizeof(pass.header), 0))
+    return Status::Error("cannot read " + source.name());
+  FileAnomalies anomalies;
+  Notes notes;  // said by the load, which indexed the same blocks
+  pass.blocks = IndexBlocks(source, source.size(), pass.header, std::max<uint32_t>(1, options.max_expansion),
+                            anomalies, notes);
+  std::map<uint32_t, size_t> program_of_stream;
+  for (size_t p = 0; p < set.processes.size(); ++p) {
+    program_of_stream[set.processes[p].stream] = p;
+    pass.programs.emplace_back(set.processes[p].model);
+  }
+  for (const IndexedBlock& block : pass.blocks) {
+    const auto program = program_of_stream.find(block.stream);
+    if (block.rejected || program == program_of_stream.end()) continue;
+    const auto& starts = pass.programs[program->second].model.block_start_threads;
+    const auto start = starts.find(block.sequence);
+    if (start == starts.end()) continue;  // the load did not decode it
+    pass.wanted.push_back({&block, program->second, start->second});
+    pass.largest_block =
+        std::max<size_t>(pass.largest_block, size_t{block.raw_bytes} + block.compressed_bytes);
+  }
+
+  // Each worker's figures (a histogram for each busy location), by program, made when
+  // first used; the last "worker" is the settling.
+  size_t locations = 0;
+  for (const Program& program : pass.programs) locations += program.model.source_locations.size();
+  const size_t workers = Workers(pass, locations * analysis::kBuckets * sizeof(uint64_t));
+  std::vector<std::vector<std::unique_ptr<Figures>>> figures(workers + 1);
+  for (auto& by_program : figures) by_program.resize(pass.programs.size());
+  auto figures_of = [&](size_t worker, size_t program) -> Figures& {
+    std::unique_ptr<Figures>& f = figures[worker][program];
+    if (f == nullptr) f = std::make_unique<Figures>(pass.programs[program].model.source_locations.size());
+    return *f;
+  };
+  if (Status s =
+          WalkAll(pass, workers,
+                  [&](size_t worker, size_t program) { return FiguresSink{figures_of(worker, program)}; });
+      !s.ok()) {
+    return s;
+  }
+
+  // Each location's two middle values: exact while its durations are kept; else the
+  // middle of the bucket that holds each, or (kExact) looked for there by more passes.
+  std::vector<Figures*> totals;
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> middles(pass.programs.size());
+  std::vector<std::vector<int64_t>> errors(pass.programs.size());
+  std::vector<MedianQuery> queries;
+  for (size_t p = 0; p < pass.programs.size(); ++p) {
     Figures& into = figures_of(0, p);
     for (size_t w = 1; w <= workers; ++w) {
       if (figures[w][p] == nullptr) continue;
       for (size_t id = 0; id < into.size(); ++id) into[id].Merge((*figures[w][p])[id]);
       figures[w][p].reset();
     }
-    result.push_back(Rows(into));
-    figures[0][p].reset();
+    totals.push_back(&into);
+    middles[p].resize(into.size());
+    errors[p].resize(into.size());
+    for (uint32_t id = 0; id < into.size(); ++id) {
+      const uint64_t n = into[id].stats.count;
+      if (n == 0) continue;
+      analysis::DurationSet& durations = into[id].durations;
+      if (!durations.has_histogram()) durations.SortValues();
+      auto middle = [&](uint64_t rank, int64_t& value) {
+        if (!durations.has_histogram()) {
+          value = durations.values()[rank];
+          return;
+        }
+        const auto [bucket, below] = durations.FindRank(rank);
+        const uint64_t low = analysis::BucketLow(bucket), width = analysis::BucketWidth(bucket);
+        value = int64_t(low + width / 2);
+        if (width == 1) return;
+        if (medians == StreamedMedians::kExact) {
+          queries.push_back({p, id, low, width, rank - below, 1, 0, &value});
+        } else {
+          errors[p][id] = std::max(errors[p][id], int64_t(width / 2));
+        }
+      };
+      middle(n % 2 == 0 ? n / 2 - 1 : n / 2, middles[p][id].first);
+      middle(n / 2, middles[p][id].second);
+    }
+  }
+  if (!queries.empty()) {
+    if (Status s = ResolveMedians(pass, queries); !s.ok()) return s;
+  }
+  std::vector<std::vector<ZoneStatistics>> result;
+  for (size_t p = 0; p < pass.programs.size(); ++p) {
+    std::vector<ZoneStatistics> rows;
+    for (uint32_t id = 0; id < totals[p]->size(); ++id) {
+      if ((*totals[p])[id].stats.count == 0) continue;
+      rows.push_back((*totals[p])[id].Finish(id, middles[p][id].first, middles[p][id].second));
+      rows.back().median_error_ns = errors[p][id];
+    }
+    analysis::SortByTotal(rows);
+    result.push_back(std::move(rows));
   }
   return result;
 }

@@ -82,7 +82,8 @@ void CheckAgree(const std::vector<ZoneStatistics>& held, const std::vector<ZoneS
 
 // The file at `path` loaded twice, holding its zones and not; each program's statistics
 // from both, compared. The number of rows with a median from a histogram.
-size_t CompareOn(const std::string& path) {
+size_t CompareOn(const std::string& path,
+                 gnomon::server::StreamedMedians medians = gnomon::server::StreamedMedians::kWithinBucket) {
   TraceSet held, counted;
   auto loaded = gnomon::server::LoadTraceSet(path, held);
   REQUIRE_MESSAGE(loaded.ok(), loaded.status().message());
@@ -94,7 +95,7 @@ size_t CompareOn(const std::string& path) {
   REQUIRE(loaded_counted.ok());
   CHECK(loaded_counted->warning == loaded->warning);
   REQUIRE(held.processes.size() == counted.processes.size());
-  auto streamed = gnomon::server::StreamZoneStatistics(source.value(), counted, options);
+  auto streamed = gnomon::server::StreamZoneStatistics(source.value(), counted, options, medians);
   REQUIRE_MESSAGE(streamed.ok(), streamed.status().message());
   REQUIRE(streamed->size() == held.processes.size());
   size_t from_histogram = 0;
@@ -120,6 +121,13 @@ size_t CompareOn(const std::string& path) {
     CHECK(b.zone_bytes() < 100'000);  // nothing of the zones' size is held
     const std::vector<ZoneStatistics> expected = gnomon::server::ComputeZoneStatistics(a);
     CheckAgree(expected, streamed.value()[p]);
+    if (medians == gnomon::server::StreamedMedians::kExact) {
+      for (size_t i = 0; i < expected.size(); ++i) {
+        CAPTURE(i);
+        CHECK(streamed.value()[p][i].median_ns == expected[i].median_ns);
+        CHECK(streamed.value()[p][i].median_error_ns == 0);
+      }
+    }
     for (const ZoneStatistics& row : streamed.value()[p]) from_histogram += row.median_error_ns > 0 ? 1 : 0;
   }
   return from_histogram;
@@ -135,6 +143,29 @@ TEST_CASE("statistics read from the file agree with the zones held, nested acros
     const std::string path = gnomon::test::WriteTrace(dir, w, block_bytes);
     CHECK(CompareOn(path) >= 1);  // location 1's median came from its histogram
   }
+}
+
+TEST_CASE("medians read from the file are exact when asked, at every length a bucket may have") {
+  ScratchDir dir;
+  // Three locations of 6,000 zones each, around 1 us, 30 ms and 20 s: their medians lie
+  // in buckets 4, 2^17 and 2^27 ns wide, found in one, two and two more passes.
+  std::mt19937_64 rng(17);
+  StreamWriter w;
+  w.AppInfo("lengths").ThreadContext(1);
+  uint64_t tick = 1'000;
+  for (int i = 0; i < 6'000; ++i) {
+    for (uint32_t location = 1; location <= 3; ++location) {
+      const uint64_t scale = location == 1 ? 1'000 : location == 2 ? 30'000'000 : 20'000'000'000;
+      const uint64_t length = scale + rng() % (scale / 3);
+      w.ZoneBegin(location, tick).ZoneEnd(tick + length);
+      tick += length + 10;
+    }
+  }
+  const std::string path = gnomon::test::WriteTrace(dir, w, 64 << 10);
+  CHECK(CompareOn(path) == 3);
+  CompareOn(path, gnomon::server::StreamedMedians::kExact);
+  CompareOn(gnomon::test::WriteTrace(dir, NestedZones(3, 40'000), 4096),
+            gnomon::server::StreamedMedians::kExact);
 }
 
 TEST_CASE("statistics read from the file agree with the zones held, on every file in tests/data") {

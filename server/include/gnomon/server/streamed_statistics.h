@@ -29,12 +29,18 @@ namespace gnomon::server {
 
 inline constexpr uint64_t kExactMedianZones = 4096;
 
+// A median of more than kExactMedianZones zones: the middle of its histogram bucket
+// (stated by median_error_ns), or exact, looked for in that bucket by more passes over
+// the file (one for a median under about 8 ms, two under about 2 minutes, a few more at
+// most: each narrows the range up to 65,536 times, within 64 MiB of counts).
+enum class StreamedMedians { kWithinBucket, kExact };
+
 // By set.processes (loaded from `source` with the same options): the statistics of each
 // program, sorted by total time, longest first. A damaged block is skipped as the load
-// skipped it; fails only when the file cannot be read (or options.cancel is set).
-// options.bytes_done follows the pass.
-Result<std::vector<std::vector<ZoneStatistics>>> StreamZoneStatistics(const TraceSource& source,
-                                                                      const TraceSet& set,
-                                                                      const LoadOptions& options = {});
+// skipped it; fails only when the file cannot be read again as it was loaded (or
+// options.cancel is set). options.bytes_done follows each pass.
+Result<std::vector<std::vector<ZoneStatistics>>> StreamZoneStatistics(
+    const TraceSource& source, const TraceSet& set, const LoadOptions& options = {},
+    StreamedMedians medians = StreamedMedians::kWithinBucket);
 
 }  // namespace gnomon::server
