@@ -319,7 +319,7 @@ struct MedianTally {
 // splits a query's range into as many slots as kTallySlots allow between the queries,
 // and keeps the one slot that holds its rank.
 Status ResolveMedians(const Pass& pass, std::vector<MedianQuery>& queries) {
-  constexpr size_t kTallySlots = size_t{8} << 20;  // 64 MiB of counts
+  constexpr size_t kTallySlots = size_t{1} << 19;  // 4 MiB of counts
   // Queries by program, then location.
   std::sort(queries.begin(), queries.end(), [](const MedianQuery& a, const MedianQuery& b) {
     return a.program != b.program ? a.program < b.program : a.location < b.location;

@@ -32,7 +32,7 @@ inline constexpr uint64_t kExactMedianZones = 4096;
 // A median of more than kExactMedianZones zones: the middle of its histogram bucket
 // (stated by median_error_ns), or exact, looked for in that bucket by more passes over
 // the file (one for a median under about 8 ms, two under about 2 minutes, a few more at
-// most: each narrows the range up to 65,536 times, within 64 MiB of counts).
+// most: each narrows the range up to 65,536 times, within 4 MiB of counts).
 enum class StreamedMedians { kWithinBucket, kExact };
 
 // By set.processes (loaded from `source` with the same options): the statistics of each
