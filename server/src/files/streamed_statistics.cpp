@@ -1,5 +1,7 @@
 #include "gnomon/server/streamed_statistics.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -242,8 +244,10 @@ Status WalkAll(const Pass& pass, size_t workers, SinkOf&& sink_of) {
         if (pass.options.cancel != nullptr && pass.options.cancel->load()) return fail("cancelled");
         const IndexedBlock& block = *wanted[i].block;
         compressed.resize(block.compressed_bytes);  // inside the file: the index checked
+        errno = 0;
         if (!pass.source.ReadAt(compressed.data(), compressed.size(), block.data_offset())) {
-          return fail("cannot read " + pass.source.name() + " again (" + std::strerror(errno) +
+          return fail("cannot read " + pass.source.name() + " again (" +
+                      (errno != 0 ? std::strerror(errno) : "it is shorter") +
                       "): has it changed since it was loaded?");
         }
         const std::string error = decompressor.Decompress(
@@ -266,10 +270,17 @@ Status WalkAll(const Pass& pass, size_t workers, SinkOf&& sink_of) {
         settle();
       }
     } catch (const std::exception& e) {  // out of memory: said, never thrown past the thread
-      fail(std::string("reading the zones again failed: ") + e.what());
+      try {
+        fail(std::string("reading the zones again failed: ") + e.what());
+      } catch (...) {
+        const std::lock_guard lock(mutex);
+        stop = true;  // failure stays "", said as such
+        advanced.notify_all();
+      }
     }
   };
   std::vector<std::thread> threads;
+  threads.reserve(workers);
   try {
     for (size_t w = 1; w < workers; ++w) threads.emplace_back(work, w);
   } catch (const std::system_error&) {
@@ -277,102 +288,125 @@ Status WalkAll(const Pass& pass, size_t workers, SinkOf&& sink_of) {
   }
   work(0);
   for (std::thread& thread : threads) thread.join();
-  return stop ? Status::Error(failure) : Status::Ok();
+  return stop ? Status::Error(failure.empty() ? "reading the zones again failed" : failure) : Status::Ok();
 }
 
-// Threads for a pass whose workers each hold a block and `each_bytes` besides.
+// Threads for a pass whose workers each hold a block and `each_bytes` besides: as many
+// as the cores this process may run on, within kMaxWorkers and kWorkersBytes.
 size_t Workers(const Pass& pass, size_t each_bytes) {
-  return std::clamp<size_t>(std::min<size_t>({std::thread::hardware_concurrency(), kMaxWorkers,
-                                              kWorkersBytes / (pass.largest_block + each_bytes)}),
-                            1, std::max<size_t>(pass.wanted.size(), 1));
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  const size_t cores = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? size_t(CPU_COUNT(&cpus))
+                                                                      : std::thread::hardware_concurrency();
+  return std::clamp<size_t>(
+      std::min<size_t>({cores, kMaxWorkers, kWorkersBytes / (pass.largest_block + each_bytes)}), 1,
+      std::max<size_t>(pass.wanted.size(), 1));
 }
 
-// A median's value being looked for: the durations of one location in [low, low +
-// width) hold it, at `rank` among them.
+// Where a location's middle values are looked for: its durations in [low, low + width)
+// hold them, at `ranks` among those (one, or two: the two middle values of an even count
+// in one range; they part when a pass puts them in different slots).
 struct MedianQuery {
   size_t program;
   uint32_t location;
-  uint64_t low, width, rank;
-  uint64_t step = 1;  // this pass: the durations counted in slots this wide
-  size_t first = 0;   // this pass: its first slot in MedianTally::counts
-  int64_t* value;     // where the answer goes
+  uint64_t low, width;
+  uint64_t ranks[2];
+  int64_t* values[2];  // where the answers go
+  int count = 1;       // ranks looked for
+  uint64_t step = 1;   // this pass: the durations counted in slots this wide
+  size_t first = 0;    // this pass: its first slot in the counts
 };
 
-// The durations inside the queried ranges, counted in slots, by every worker at once.
+// The durations inside the queried ranges, counted in slots: each worker (and the
+// settling) its own counts, summed after the pass.
 struct MedianTally {
   const std::vector<MedianQuery>& queries;
   const std::vector<std::pair<uint32_t, uint32_t>>& of_location;  // first query, count; by location
-  std::atomic<uint64_t>* counts;
+  uint64_t* counts;
   void Closed(uint32_t location, int64_t duration, int64_t) const {
     if (location >= of_location.size()) return;
     const auto [first, count] = of_location[location];
     for (uint32_t q = first; q < first + count; ++q) {
       const MedianQuery& query = queries[q];
       const uint64_t d = uint64_t(duration);
-      if (query.width > 1 && d >= query.low && d - query.low < query.width)
-        counts[query.first + (d - query.low) / query.step].fetch_add(1, std::memory_order_relaxed);
+      if (d >= query.low && d - query.low < query.width) ++counts[query.first + (d - query.low) / query.step];
     }
   }
 };
 
 // Makes every query exact, a pass over the file each time it narrows them: each pass
 // splits a query's range into as many slots as kTallySlots allow between the queries,
-// and keeps the one slot that holds its rank.
-Status ResolveMedians(const Pass& pass, std::vector<MedianQuery>& queries) {
-  constexpr size_t kTallySlots = size_t{1} << 19;  // 4 MiB of counts
-  // Queries by program, then location.
-  std::sort(queries.begin(), queries.end(), [](const MedianQuery& a, const MedianQuery& b) {
-    return a.program != b.program ? a.program < b.program : a.location < b.location;
-  });
-  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> of_location(pass.programs.size());
-  for (uint32_t q = 0; q < queries.size(); ++q) {
-    auto& by_location = of_location[queries[q].program];
-    by_location.resize(pass.programs[queries[q].program].model.source_locations.size(), {0, 0});
-    auto& [first, count] = by_location[queries[q].location];
-    if (count == 0) first = q;
-    ++count;
-  }
-  const size_t workers = Workers(pass, 0);
-  while (true) {
-    size_t open = 0;
-    for (const MedianQuery& q : queries) open += q.width > 1 ? 1 : 0;
-    if (open == 0) break;
-    const uint64_t slots = std::bit_floor(std::clamp<uint64_t>(kTallySlots / open, 2, 65536));
+// and keeps the slot that holds each rank.
+Status ResolveMedians(const Pass& pass, std::vector<MedianQuery> queries) {
+  constexpr size_t kTallySlots = size_t{1} << 19;  // 4 MiB of counts a worker
+  const size_t workers = Workers(pass, kTallySlots * sizeof(uint64_t));
+  while (!queries.empty()) {
+    // By program, then location: each location's queries side by side.
+    std::sort(queries.begin(), queries.end(), [](const MedianQuery& a, const MedianQuery& b) {
+      return a.program != b.program ? a.program < b.program : a.location < b.location;
+    });
+    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> of_location(pass.programs.size());
+    const uint64_t slots = std::bit_floor(std::clamp<uint64_t>(kTallySlots / queries.size(), 2, 65536));
     size_t total = 0;
-    for (MedianQuery& q : queries) {
-      q.step = std::max<uint64_t>(1, q.width / slots);  // widths are powers of two
-      q.first = total;
-      total += q.width > 1 ? q.width / q.step : 0;
+    for (uint32_t q = 0; q < queries.size(); ++q) {
+      MedianQuery& query = queries[q];
+      auto& by_location = of_location[query.program];
+      by_location.resize(pass.programs[query.program].model.source_locations.size(), {0, 0});
+      auto& [first, count] = by_location[query.location];
+      if (count == 0) first = q;
+      ++count;
+      query.step = std::max<uint64_t>(1, query.width / slots);  // widths are powers of two
+      query.first = total;
+      total += query.width / query.step;
     }
-    std::unique_ptr<std::atomic<uint64_t>[]> counts(new std::atomic<uint64_t>[total]());
+    std::vector<std::vector<uint64_t>> counts(workers + 1);
     if (Status s = WalkAll(pass, workers,
-                           [&](size_t, size_t program) {
-                             return MedianTally{queries, of_location[program], counts.get()};
+                           [&](size_t worker, size_t program) {
+                             std::vector<uint64_t>& mine = counts[worker];
+                             if (mine.empty()) mine.resize(total);
+                             return MedianTally{queries, of_location[program], mine.data()};
                            });
         !s.ok()) {
       return s;
     }
-    for (MedianQuery& q : queries) {
-      if (q.width <= 1) continue;
-      uint64_t below = 0, slot = 0;
-      const uint64_t n = q.width / q.step;
-      for (; slot + 1 < n && below + counts[q.first + slot].load() <= q.rank; ++slot)
-        below += counts[q.first + slot];
-      q.low += slot * q.step;
-      q.width = q.step;
-      q.rank -= below;
+    std::vector<uint64_t> sum(total);
+    for (const std::vector<uint64_t>& mine : counts) {
+      for (size_t i = 0; i < mine.size(); ++i) sum[i] += mine[i];
     }
+    std::vector<MedianQuery> narrower;
+    for (const MedianQuery& query : queries) {
+      const uint64_t n = query.width / query.step;
+      uint64_t in_range = 0;
+      for (uint64_t slot = 0; slot < n; ++slot) in_range += sum[query.first + slot];
+      if (query.ranks[query.count - 1] >= in_range) {
+        return Status::Error(pass.source.name() + " does not hold the zones it held when it was loaded: " +
+                             "has it changed since?");
+      }
+      // Each rank's slot; ranks in one slot stay one query.
+      for (int r = 0; r < query.count; ++r) {
+        uint64_t below = 0, slot = 0;
+        for (; below + sum[query.first + slot] <= query.ranks[r]; ++slot) below += sum[query.first + slot];
+        const uint64_t low = query.low + slot * query.step, rank = query.ranks[r] - below;
+        if (query.step == 1) {
+          *query.values[r] = int64_t(low);
+        } else if (r == 1 && narrower.back().low == low && narrower.back().location == query.location &&
+                   narrower.back().program == query.program) {
+          narrower.back().ranks[1] = rank;
+          narrower.back().values[1] = query.values[1];
+          narrower.back().count = 2;
+        } else {
+          narrower.push_back(
+              {query.program, query.location, low, query.step, {rank, 0}, {query.values[r], nullptr}});
+        }
+      }
+    }
+    queries = std::move(narrower);
   }
-  for (const MedianQuery& q : queries) *q.value = int64_t(q.low);
   return Status::Ok();
 }
 
-}  // namespace
-
-Result<std::vector<std::vector<ZoneStatistics>>> StreamZoneStatistics(const TraceSource& source,
-                                                                      const TraceSet& set,
-                                                                      const LoadOptions& options,
-                                                                      StreamedMedians medians) {
+Result<std::vector<std::vector<ZoneStatistics>>> Stream(const TraceSource& source, const TraceSet& set,
+                                                        const LoadOptions& options, StreamedMedians medians) {
   Pass pass(source, options);
   if (!source.ReadAt(&pass.header, sizeof(pass.header), 0))
     return Status::Error("cannot read " + source.name());
@@ -445,19 +479,22 @@ Result<std::vector<std::vector<ZoneStatistics>>> StreamZoneStatistics(const Trac
         const uint64_t low = analysis::BucketLow(bucket), width = analysis::BucketWidth(bucket);
         value = int64_t(low + width / 2);
         if (width == 1) return;
-        if (medians == StreamedMedians::kExact) {
-          queries.push_back({p, id, low, width, rank - below, 1, 0, &value});
-        } else {
+        if (medians == StreamedMedians::kWithinBucket) {
           errors[p][id] = std::max(errors[p][id], int64_t(width / 2));
+        } else if (!queries.empty() && queries.back().program == p && queries.back().location == id &&
+                   queries.back().low == low) {  // the two middle values in one bucket: one query
+          queries.back().ranks[1] = rank - below;
+          queries.back().values[1] = &value;
+          queries.back().count = 2;
+        } else {
+          queries.push_back({p, id, low, width, {rank - below, 0}, {&value, nullptr}});
         }
       };
       middle(n % 2 == 0 ? n / 2 - 1 : n / 2, middles[p][id].first);
       middle(n / 2, middles[p][id].second);
     }
   }
-  if (!queries.empty()) {
-    if (Status s = ResolveMedians(pass, queries); !s.ok()) return s;
-  }
+  if (Status s = ResolveMedians(pass, std::move(queries)); !s.ok()) return s;
   std::vector<std::vector<ZoneStatistics>> result;
   for (size_t p = 0; p < pass.programs.size(); ++p) {
     std::vector<ZoneStatistics> rows;
@@ -470,6 +507,19 @@ Result<std::vector<std::vector<ZoneStatistics>>> StreamZoneStatistics(const Trac
     result.push_back(std::move(rows));
   }
   return result;
+}
+
+}  // namespace
+
+Result<std::vector<std::vector<ZoneStatistics>>> StreamZoneStatistics(const TraceSource& source,
+                                                                      const TraceSet& set,
+                                                                      const LoadOptions& options,
+                                                                      StreamedMedians medians) {
+  try {
+    return Stream(source, set, options, medians);
+  } catch (const std::exception& e) {  // out of memory
+    return Status::Error("reading the zones of " + source.name() + " again failed: " + e.what());
+  }
 }
 
 }  // namespace gnomon::server

@@ -31,8 +31,9 @@ inline constexpr uint64_t kExactMedianZones = 4096;
 
 // A median of more than kExactMedianZones zones: the middle of its histogram bucket
 // (stated by median_error_ns), or exact, looked for in that bucket by more passes over
-// the file (one for a median under about 8 ms, two under about 2 minutes, a few more at
-// most: each narrows the range up to 65,536 times, within 4 MiB of counts).
+// the file: each narrows every range looked for into 2^19 slots shared between them (at
+// most 65,536 a range), so while at most 8 locations need it, one pass for a median
+// under about 8 ms and two under about 2 minutes; with more, more passes.
 enum class StreamedMedians { kWithinBucket, kExact };
 
 // By set.processes (loaded from `source` with the same options): the statistics of each
