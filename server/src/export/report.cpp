@@ -16,7 +16,6 @@
 #include "gnomon/server/regression.h"
 #include "gnomon/server/samples.h"
 #include "gnomon/server/statistics.h"
-#include "gnomon/server/streamed_statistics.h"
 #include "gnomon/server/text.h"
 
 namespace gnomon::server {

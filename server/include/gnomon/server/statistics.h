@@ -19,6 +19,11 @@
 
 namespace gnomon::server {
 
+// A location's median is exact while it has at most this many zones, however its
+// statistics are gathered; past it, statistics read from a file without holding the zones
+// (streamed_statistics.h) take it from a histogram unless asked for it exact.
+inline constexpr uint64_t kExactMedianZones = 4096;
+
 struct ZoneStatistics {
   uint32_t source_location = 0;
   uint64_t count = 0;

@@ -27,8 +27,6 @@
 
 namespace gnomon::server {
 
-inline constexpr uint64_t kExactMedianZones = 4096;
-
 // A median of more than kExactMedianZones zones: the middle of its histogram bucket
 // (stated by median_error_ns), or exact, looked for in that bucket by more passes over
 // the file: each narrows every range looked for into 2^19 slots shared between them (at
