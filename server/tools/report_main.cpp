@@ -232,18 +232,6 @@ int CompareTraces(const gnomon::server::TraceSet& new_set, const std::string& ol
   return report.slower > 0 ? 4 : report.faster > 0 ? 5 : 0;
 }
 
-// The report's default memory limit: an eighth of the memory it may use, the machine's
-// or, in a container, its control group's.
-uint64_t DefaultMemoryLimit() {
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  uint64_t memory = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : uint64_t{16} << 30;
-  for (const char* limit : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
-    uint64_t bytes = 0;
-    if (std::ifstream(limit) >> bytes && bytes > 0) memory = std::min(memory, bytes);  // "max": no limit
-  }
-  return memory / 8;
-}
-
 // The value after option argv[i]: none when there is none or the next word is itself
 // an option ("--csv"), so that a forgotten value never swallows it.
 const char* OptionValue(int argc, char** argv, int i) {
@@ -502,7 +490,7 @@ int main(int argc, char** argv) {
                  "statistics\n");
     return 1;
   }
-  if (streams) load_options.zone_memory_limit = memory_limit.value_or(DefaultMemoryLimit());
+  if (streams) load_options.zone_memory_limit = memory_limit.value_or(gnomon::server::DefaultMemoryLimit());
   auto opened = gnomon::server::TraceSource::OpenFile(path);
   if (!opened.ok()) {
     std::fprintf(stderr, "gnomon-report: %s\n", opened.status().message().c_str());

@@ -405,7 +405,8 @@ Status ResolveMedians(const Pass& pass, std::vector<MedianQuery> queries) {
   return Status::Ok();
 }
 
-Result<std::vector<std::vector<ZoneStatistics>>> Stream(const TraceSource& source, const TraceSet& set,
+Result<std::vector<std::vector<ZoneStatistics>>> Stream(const TraceSource& source,
+                                                        const std::vector<StreamedProgram>& programs,
                                                         const LoadOptions& options, StreamedMedians medians) {
   Pass pass(source, options);
   if (!source.ReadAt(&pass.header, sizeof(pass.header), 0))
@@ -415,9 +416,9 @@ Result<std::vector<std::vector<ZoneStatistics>>> Stream(const TraceSource& sourc
   pass.blocks = IndexBlocks(source, source.size(), pass.header, std::max<uint32_t>(1, options.max_expansion),
                             anomalies, notes);
   std::map<uint32_t, size_t> program_of_stream;
-  for (size_t p = 0; p < set.processes.size(); ++p) {
-    program_of_stream[set.processes[p].stream] = p;
-    pass.programs.emplace_back(set.processes[p].model);
+  for (size_t p = 0; p < programs.size(); ++p) {
+    program_of_stream[programs[p].stream] = p;
+    pass.programs.emplace_back(*programs[p].model);
   }
   for (const IndexedBlock& block : pass.blocks) {
     const auto program = program_of_stream.find(block.stream);
@@ -515,8 +516,16 @@ Result<std::vector<std::vector<ZoneStatistics>>> StreamZoneStatistics(const Trac
                                                                       const TraceSet& set,
                                                                       const LoadOptions& options,
                                                                       StreamedMedians medians) {
+  std::vector<StreamedProgram> programs;
+  for (const TraceProcess& process : set.processes) programs.push_back({process.stream, &process.model});
+  return StreamZoneStatistics(source, programs, options, medians);
+}
+
+Result<std::vector<std::vector<ZoneStatistics>>> StreamZoneStatistics(
+    const TraceSource& source, const std::vector<StreamedProgram>& programs, const LoadOptions& options,
+    StreamedMedians medians) {
   try {
-    return Stream(source, set, options, medians);
+    return Stream(source, programs, options, medians);
   } catch (const std::exception& e) {  // out of memory
     return Status::Error("reading the zones of " + source.name() + " again failed: " + e.what());
   }

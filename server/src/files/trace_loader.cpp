@@ -20,6 +20,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -336,7 +337,9 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
       stream.target.model = stream.made.get();
     }
     stream.builder = std::make_unique<TraceBuilder>(*stream.target.model);
-    if (!hold_zones) write(stream.target, [&stream] { stream.builder->CountZonesOnly(); });
+    if (!hold_zones) {
+      write(stream.target, [&stream, &options] { stream.builder->CountZonesOnly(options.overview_runs); });
+    }
   };
   uint64_t left_out = 0;  // streams that held no program
   auto end_stream = [&](uint32_t id, StreamState& stream) {
@@ -441,6 +444,16 @@ ChooseTargets ProgramInto(TraceModel& model, SharedModel* shared, uint32_t progr
 }
 
 }  // namespace
+
+uint64_t DefaultMemoryLimit() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  uint64_t memory = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : uint64_t{16} << 30;
+  for (const char* limit : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    uint64_t bytes = 0;
+    if (std::ifstream(limit) >> bytes && bytes > 0) memory = std::min(memory, bytes);  // "max": no limit
+  }
+  return memory / 8;
+}
 
 // Opens `path` for reading when it is a regular file. A FIFO is opened without waiting
 // for a writer (then refused), so nothing here can block.
@@ -550,7 +563,9 @@ Result<LoadReport> LoadTraceSet(const TraceSource& source, TraceSet& set, const 
 
 Result<LoadReport> LoadTraceSet(const TraceSource& source, SharedModel& shown, TraceSet& others,
                                 const LoadOptions& options) {
+  uint32_t shown_stream = 0;
   auto choose = [&](const std::vector<uint32_t>& streams, Notes& notes) {
+    if (options.program < streams.size()) shown_stream = streams[options.program];
     std::vector<StreamTarget> targets =
         ProgramInto(shown.unshared(), &shown, options.program, false)(streams, notes);
     for (StreamTarget& target : targets) {
@@ -558,7 +573,9 @@ Result<LoadReport> LoadTraceSet(const TraceSource& source, SharedModel& shown, T
     }
     return targets;
   };
-  return LoadInto(source, options, choose, others, false);
+  Result<LoadReport> loaded = LoadInto(source, options, choose, others, false);
+  if (loaded.ok()) loaded->shown_stream = shown_stream;
+  return loaded;
 }
 
 Result<LoadReport> LoadTraceSet(const std::string& path, TraceSet& set, const LoadOptions& options) {

@@ -42,6 +42,18 @@ ThreadTimeline* TraceBuilder::ResolveThread() {
   return thread_;
 }
 
+void TraceBuilder::CoarsenOverviews() {
+  while (overview_runs_ > overview_budget_ / 2 && model_.overview_resolution < (uint64_t{1} << 62)) {
+    model_.overview_resolution *= 2;
+    overview_runs_ = 0;
+    for (ThreadTimeline& thread : model_.threads)
+      overview_runs_ += thread.overview.Coarsen(model_.overview_resolution);
+  }
+  // Every row is one run at the coarsest resolution: a row takes its run however many
+  // there are (the rows are the model's anyway).
+  if (overview_runs_ > overview_budget_ / 2) overview_budget_ = 2 * overview_runs_;
+}
+
 void TraceBuilder::AddZoneRun(const ZoneOps::Run& run) {
   if (run.count == 0) return;
   if (CurrentThread() == nullptr) {
@@ -711,7 +723,7 @@ void TraceBuilder::OnCallstack(const protocol::Callstack&, const protocol::Calls
   }
   // Else the zone just begun: the thread's latest zone, still its innermost open one.
   if (!hold_zones_) {  // not held, nor its stack; only what is wrong with it is counted
-    if (!open_->empty() && open_->back().index == thread_->zones_not_held - 1) {
+    if (!open_->empty() && (open_->back().index & ~kCountedLocations) == thread_->zones_not_held - 1) {
       open_->back().index |= kStackGiven;
       if (t.frames.count > kMaxCallstackDepth) ++model_.diagnostics.callstacks_cut;
       return;

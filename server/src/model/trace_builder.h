@@ -347,8 +347,9 @@ class TraceBuilder {
       return;
     }
     if (!hold_zones_) [[unlikely]] {
-      CountZone(source_location);
-      open_->push_back({thread_->zones_not_held - 1, tick});
+      const uint64_t place = thread_->zones_not_held;
+      const uint64_t location = CountZone(source_location);
+      open_->push_back({place | (location << kCountedLocationShift & kCountedLocations), tick});
       ++model_.zone_count;
       ++model_.open_zone_count;
       SeeTick(tick);
@@ -381,25 +382,37 @@ class TraceBuilder {
     const OpenZone open = open_->back();
     open_->pop_back();
     --model_.open_zone_count;
-    if (!hold_zones_ ? tick < open.begin_tick : thread_->zones.CloseOpen(open.index, open.begin_tick, tick)) {
+    if (!hold_zones_) [[unlikely]] {
+      if (tick < open.begin_tick) ++model_.diagnostics.clamped_zone_ends;
+      AddToOverview(uint32_t(std::min<size_t>(open_->size(), ZoneArray::kMaxDepth)), open.begin_tick, tick,
+                    uint32_t((open.index & kCountedLocations) >> kCountedLocationShift));
+    } else if (thread_->zones.CloseOpen(open.index, open.begin_tick, tick)) {
       ++model_.diagnostics.clamped_zone_ends;
     }
     SeeTick(tick);
   }
   // From now on, CPU zones are counted (with their locations, ticks and faults), not
   // held: the model is loaded without them (TraceModel::zones_held, set false here).
-  // Their attributes and call stacks go with them. Before the first zone only.
-  void CountZonesOnly() {
+  // Their attributes and call stacks go with them. With `overview_runs`, each thread
+  // keeps its ZoneOverview, in at most that many runs for the model. Before the first
+  // zone only.
+  void CountZonesOnly(size_t overview_runs = 0) {
     hold_zones_ = false;
     model_.zones_held = false;
+    overview_budget_ = overview_runs;
   }
   // A zone begun and not yet ended, on its thread's stack.
   struct OpenZone {
-    uint64_t index;  // into the thread's zones; counted only (CountZonesOnly): its place among them
+    // Into the thread's zones. Counted only (CountZonesOnly): its place among them, its
+    // location's index from bit kCountedLocationShift (ZoneArray's 18 bits), and
+    // kStackGiven.
+    uint64_t index;
     uint64_t begin_tick;
   };
   // Counted only: on the index of a zone given its call stack (each zone takes one).
   static constexpr uint64_t kStackGiven = uint64_t{1} << 63;
+  static constexpr int kCountedLocationShift = 44;
+  static constexpr uint64_t kCountedLocations = ((uint64_t{1} << 18) - 1) << kCountedLocationShift;
   // Zones paired ahead (ZoneOps), for the current thread: the same as their begins and
   // ends one by one, each zone written once.
   void AddZoneRun(const ZoneOps::Run& run);
@@ -437,8 +450,8 @@ class TraceBuilder {
     }
     const uint32_t depth = uint32_t(std::min<size_t>(open_->size(), ZoneArray::kMaxDepth));
     if (!hold_zones_) [[unlikely]] {
-      CountZone(source_location);
       if (end_tick < begin_tick) ++model_.diagnostics.clamped_zone_ends;
+      AddToOverview(depth, begin_tick, end_tick, CountZone(source_location));
     } else if (thread_->zones.PushClosed(begin_tick, end_tick, LocationIndex(source_location), depth)) {
       ++model_.diagnostics.clamped_zone_ends;
     }
@@ -547,10 +560,21 @@ class TraceBuilder {
   [[gnu::noinline]] uint32_t LookUpLocation(uint32_t id);
   // A zone counted, not held (CountZonesOnly): its location is known all the same, so a
   // later reader of the file numbers locations as a held load would.
-  void CountZone(uint32_t source_location) {
-    LocationIndex(source_location);
+  // Returns the location's index.
+  uint32_t CountZone(uint32_t source_location) {
     ++thread_->zones_not_held;
+    return LocationIndex(source_location);
   }
+  // A zone counted, closed: into its thread's overview, when there is one to keep.
+  void AddToOverview(uint32_t depth, uint64_t begin_tick, uint64_t end_tick, uint32_t location) {
+    if (overview_budget_ == 0) return;
+    overview_runs_ +=
+        thread_->overview.Add(depth, begin_tick, end_tick, location, model_.overview_resolution);
+    if (overview_runs_ > overview_budget_) [[unlikely]]
+      CoarsenOverviews();
+  }
+  // Doubles the overviews' resolution until their runs take at most half their budget.
+  [[gnu::noinline]] void CoarsenOverviews();
   void SeeTick(uint64_t tick) {
     if (tick < model_.first_tick) model_.first_tick = tick;
     if (tick > model_.last_tick) model_.last_tick = tick;
@@ -590,6 +614,8 @@ class TraceBuilder {
   bool thread_refused_ = false;                        // thread_id_ is past kMaxThreads (counted once)
   uint32_t identity_limit_ = 1;                        // ids below it are their own index (0: "unknown")
   bool hold_zones_ = true;                             // CountZonesOnly: false
+  size_t overview_budget_ = 0;                         // CountZonesOnly: the most runs of overviews
+  size_t overview_runs_ = 0;                           // their runs now
   std::function<void(const ThreadTimeline&)> thread_gate_;
 };
 

@@ -70,6 +70,7 @@ void TraceModel::ShrinkToFit() {
     thread.zones.ShrinkToFit();
     thread.attributes.ShrinkToFit();
     thread.callstacks.ShrinkToFit();
+    thread.overview.ShrinkToFit();
   }
   for (auto& [id, context] : gpu_contexts) context.zones.ShrinkToFit();
   for (auto& [id, pool] : memory_pools) pool.allocations.ShrinkToFit();

@@ -41,5 +41,14 @@ enum class StreamedMedians { kWithinBucket, kExact };
 Result<std::vector<std::vector<ZoneStatistics>>> StreamZoneStatistics(
     const TraceSource& source, const TraceSet& set, const LoadOptions& options = {},
     StreamedMedians medians = StreamedMedians::kWithinBucket);
+// The same for programs held elsewhere (the viewer's shown program: a SharedModel), by
+// stream as the file numbers them (LoadReport::shown_stream).
+struct StreamedProgram {
+  uint32_t stream = 0;
+  const TraceModel* model = nullptr;
+};
+Result<std::vector<std::vector<ZoneStatistics>>> StreamZoneStatistics(
+    const TraceSource& source, const std::vector<StreamedProgram>& programs, const LoadOptions& options = {},
+    StreamedMedians medians = StreamedMedians::kWithinBucket);
 
 }  // namespace gnomon::server

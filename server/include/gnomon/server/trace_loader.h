@@ -42,8 +42,9 @@ struct LoadReport {
   uint64_t raw_bytes = 0;  // of the stream the blocks held
   uint64_t messages = 0;
   FileAnomalies anomalies;
-  std::string warning;    // "" for a sound file; else one sentence per anomaly, with bytes
-  uint32_t programs = 0;  // streams in the file: programs captured (1 for a file of one)
+  std::string warning;        // "" for a sound file; else one sentence per anomaly, with bytes
+  uint32_t programs = 0;      // streams in the file: programs captured (1 for a file of one)
+  uint32_t shown_stream = 0;  // LoadTraceSet into a shown model: the stream it holds, as the file numbers it
 };
 
 struct LoadOptions {
@@ -63,7 +64,15 @@ struct LoadOptions {
   // (TraceModel::zones_held), and what needs them reads them from the file again
   // (StreamZoneStatistics). UINT64_MAX: always held.
   uint64_t zone_memory_limit = UINT64_MAX;
+  // With zones not held: each thread keeps a ZoneOverview to draw them by, in at most
+  // this many runs (ZoneOverview::Add: 24 bytes each) for each program; 0: none.
+  size_t overview_runs = 0;
 };
+// The default memory limit of the report and the viewer (--memory-limit): an eighth of
+// the memory this process may use, the machine's or, in a container, its control
+// group's.
+uint64_t DefaultMemoryLimit();
+
 // What a held zone costs in memory per byte of the block that carries it: a zone takes
 // 12 bytes (zone_array.h) and at least 5 of a compact block (a begin's type and location,
 // an end's type, two tick deltas; docs/trace-format.md), and the rest of the model

@@ -28,6 +28,7 @@
 #include "gnomon/server/gpu_clock_model.h"
 #include "gnomon/server/zone_array.h"
 #include "gnomon/server/zone_attributes.h"
+#include "gnomon/server/zone_overview.h"
 
 namespace gnomon::server {
 
@@ -57,6 +58,9 @@ struct ThreadTimeline {
   // (TraceModel::zones_held false), and `zones` is empty.
   uint64_t zones_not_held = 0;
   uint64_t zone_count() const { return zones.size() + zones_not_held; }
+  // Those zones seen from afar, for drawing (TraceModel::overview_resolution); empty
+  // unless the load was asked for it (LoadOptions::overview_runs).
+  ZoneOverview overview;
   friend bool operator==(const ThreadTimeline&, const ThreadTimeline&) = default;
 };
 
@@ -340,6 +344,9 @@ struct TraceModel {
   // With zones not held: the thread each block the load decoded began on (the program's
   // id; 0: none), by the block's sequence, so that a second pass walks blocks apart.
   std::unordered_map<uint32_t, uint32_t> block_start_threads;
+  // With zones not held and an overview asked for: the ticks below which the threads'
+  // overviews merge zones (ZoneOverview).
+  uint64_t overview_resolution = 1;
 
   // Name shown for a zone: its runtime name, else its source location's name.
   const std::string& ZoneName(const ThreadTimeline& thread, size_t zone_index) const;

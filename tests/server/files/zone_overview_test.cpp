@@ -1,0 +1,152 @@
+// The overview a load keeps of zones it counts without holding them (ZoneOverview):
+// checked against the same zones held. Every closed zone lies in a run of its row and is
+// counted there once; a zone at least the resolution long is a run of its own, exact;
+// the runs stay within their budget.
+#include "gnomon/server/zone_overview.h"
+
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "../../support/trace_files.h"
+#include "gnomon/server/trace_loader.h"
+
+namespace {
+
+using gnomon::server::kMixedLocations;
+using gnomon::server::OverviewRun;
+using gnomon::server::TraceModel;
+using gnomon::server::ZoneOverview;
+using gnomon::test::ScratchDir;
+using gnomon::test::StreamWriter;
+
+// Two threads of randomly nested zones, from a few ticks to a few million long.
+StreamWriter NestedZones(uint64_t seed, int events) {
+  std::mt19937_64 rng(seed);
+  StreamWriter w;
+  w.AppInfo("nested", 3);
+  w.Calibration(1'000, 500, 500, 5).Calibration(270'001'000, 100'000'500, 100'000'500, 5);
+  for (uint32_t id = 1; id <= 4; ++id) w.SourceLocation(id, "loc" + std::to_string(id), "f", "n.cpp", id);
+  uint64_t tick = 1'000;
+  int depth[3] = {0, 0, 0};
+  for (int i = 0; i < events; ++i) {
+    const uint32_t thread = 1 + uint32_t(rng() % 2);
+    w.ThreadContext(thread);
+    tick += rng() % 8 == 0 ? rng() % 3'000'000 : 1 + rng() % 40;
+    if (depth[thread] == 0 || (depth[thread] < 12 && rng() % 2 == 0)) {
+      w.ZoneBegin(1 + uint32_t(rng() % 4), tick);
+      ++depth[thread];
+    } else {
+      w.ZoneEnd(tick);
+      --depth[thread];
+    }
+  }
+  return w;
+}
+
+// `path` loaded holding its zones, and counting them with an overview of at most `runs`.
+void CheckOverview(const std::string& path, size_t runs, bool expect_coarser) {
+  TraceModel held, counted;
+  REQUIRE(gnomon::server::LoadTrace(path, held).ok());
+  gnomon::server::LoadOptions options;
+  options.zone_memory_limit = 1;
+  options.overview_runs = runs;
+  REQUIRE(gnomon::server::LoadTrace(path, counted, options).ok());
+  REQUIRE_FALSE(counted.zones_held);
+  CHECK((counted.overview_resolution > 1) == expect_coarser);
+  const uint64_t resolution = counted.overview_resolution;
+  size_t total_runs = 0;
+  REQUIRE(held.threads.size() == counted.threads.size());
+  for (size_t t = 0; t < held.threads.size(); ++t) {
+    const auto& zones = held.threads[t].zones;
+    const ZoneOverview& overview = counted.threads[t].overview;
+    total_runs += overview.runs();
+    CAPTURE(t);
+    // Each row's runs in begin order, each counting its zones once.
+    uint64_t counted_zones = 0;
+    for (const std::vector<OverviewRun>& row : overview.rows()) {
+      for (size_t i = 0; i < row.size(); ++i) {
+        CHECK(row[i].count >= 1);
+        CHECK(row[i].end_tick >= row[i].begin_tick);
+        if (i > 0) CHECK(row[i].begin_tick >= row[i - 1].begin_tick);
+        counted_zones += row[i].count;
+      }
+    }
+    uint64_t closed = 0;
+    for (size_t i = 0; i < zones.size(); ++i) {
+      const gnomon::server::Zone z = zones[i];
+      if (z.is_open()) continue;
+      ++closed;
+      CAPTURE(i);
+      REQUIRE(z.depth < overview.rows().size());
+      const std::vector<OverviewRun>& row = overview.rows()[z.depth];
+      // The last run beginning at or before the zone holds it, or one before it that
+      // reaches it (a zone of no length may begin where a long one begins).
+      auto after =
+          std::upper_bound(row.begin(), row.end(), z.begin_tick,
+                           [](uint64_t tick, const OverviewRun& run) { return tick < run.begin_tick; });
+      REQUIRE(after != row.begin());
+      auto holds = [&z](const OverviewRun& run) {
+        return run.begin_tick <= z.begin_tick && z.end_tick <= run.end_tick &&
+               (run.location == z.source_location || run.location == kMixedLocations);
+      };
+      auto run_it = after - 1;
+      while (!holds(*run_it) && run_it != row.begin() && (run_it - 1)->end_tick >= z.begin_tick) --run_it;
+      const OverviewRun& run = *run_it;
+      CHECK(holds(run));
+      if (z.end_tick - z.begin_tick >= resolution) {
+        CHECK(run == OverviewRun{z.begin_tick, z.end_tick, 1, z.source_location});
+      }
+    }
+    CHECK(counted_zones == closed);
+  }
+  CHECK(total_runs <= runs);
+}
+
+}  // namespace
+
+TEST_CASE("an overview keeps zones as long as its resolution and merges shorter ones close together") {
+  ZoneOverview overview;
+  CHECK(overview.Add(0, 100, 200, 1, 50) == 1);  // wide: its own run
+  CHECK(overview.Add(0, 210, 220, 2, 50) == 1);  // narrow after a wide one: a new run
+  CHECK(overview.Add(0, 230, 240, 2, 50) == 0);  // joins it
+  CHECK(overview.Add(0, 260, 265, 3, 50) == 0);  // joins it, another location
+  CHECK(overview.Add(0, 400, 410, 2, 50) == 1);  // 135 ticks after: apart
+  CHECK(overview.Add(0, 420, 500, 2, 50) == 1);  // wide
+  CHECK(overview.Add(2, 5, 4, 7, 50) == 1);      // an end before its begin counts as the begin
+  REQUIRE(overview.rows().size() == 3);
+  CHECK(overview.rows()[1].empty());
+  CHECK(overview.rows()[0] ==
+        std::vector<OverviewRun>{
+            {100, 200, 1, 1}, {210, 265, 3, kMixedLocations}, {400, 410, 1, 2}, {420, 500, 1, 2}});
+  CHECK(overview.rows()[2] == std::vector<OverviewRun>{{5, 5, 1, 7}});
+  CHECK(overview.runs() == 5);
+  // At 200 ticks, nothing is wide: what is less than 200 apart merges.
+  CHECK(overview.Coarsen(200) == 2);
+  CHECK(overview.rows()[0] == std::vector<OverviewRun>{{100, 500, 6, kMixedLocations}});
+  // Out of order (a damaged stream): kept apart, not merged backwards.
+  CHECK(overview.Add(0, 50, 60, 1, 200) == 1);
+  CHECK(overview.rows()[0].size() == 2);
+}
+
+TEST_CASE("a load that counts its zones keeps an overview of them within its budget") {
+  ScratchDir dir;
+  const std::string nested = gnomon::test::WriteTrace(dir, NestedZones(11, 60'000), 8192);
+  SUBCASE("room for every zone") { CheckOverview(nested, 1'000'000, false); }
+  SUBCASE("a budget that makes it coarser") { CheckOverview(nested, 600, true); }
+  SUBCASE("the sample stream, its odd zones included") {
+    const std::string sample = gnomon::test::WriteTrace(dir, gnomon::test::SampleStream(3'000), 4096);
+    CheckOverview(sample, 100'000, false);
+    CheckOverview(sample, 64, true);
+  }
+}
+
+TEST_CASE("a load that counts its zones keeps no overview unless asked") {
+  ScratchDir dir;
+  const std::string path = gnomon::test::WriteTrace(dir, NestedZones(2, 5'000), 8192);
+  TraceModel counted;
+  gnomon::server::LoadOptions options;
+  options.zone_memory_limit = 1;
+  REQUIRE(gnomon::server::LoadTrace(path, counted, options).ok());
+  for (const auto& thread : counted.threads) CHECK(thread.overview.runs() == 0);
+}
