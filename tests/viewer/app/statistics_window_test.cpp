@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "../../support/json_check.h"
 #include "../../support/process.h"
@@ -55,4 +57,40 @@ TEST_CASE("statistics: each total's share of the range, the threads a location r
   const JsonValue& limited = WindowReport(range, "statistics");
   CHECK(Number(Zone(limited, "Work"), "range_pct") == doctest::Approx(100.0 * 40 / 79.5));
   CHECK(Number(Zone(limited, "Work"), "threads") == 1);
+}
+
+TEST_CASE("a trace over --memory-limit: its zones drawn from their overview, statistics read from the file") {
+  ScratchDir dir;
+  const std::string trace = WriteKnownTrace(dir, "known");
+  ViewerRun held = RunViewer(dir, {trace, "--frames", "3", "--show", "statistics,trace-info"});
+  ViewerRun counted =
+      RunViewer(dir, {trace, "--frames", "3", "--show", "statistics,trace-info", "--memory-limit", "1K"});
+  REQUIRE_MESSAGE(held.exit_code == 0, held.log);
+  REQUIRE_MESSAGE(counted.exit_code == 0, counted.log);
+  CHECK(Number(WindowReport(held, "statistics"), "from_file") == 0);
+  const JsonValue& report = WindowReport(counted, "statistics");
+  CHECK(Number(report, "from_file") == 1);
+  CHECK(Number(report, "rows") == 2);
+  CHECK(Number(Zone(report, "Work"), "count") == 80);
+  CHECK(Number(Zone(report, "Work"), "total_ns") == 200e6);
+  CHECK(Number(Zone(report, "Work"), "self_ns") == 100e6);
+  CHECK(Number(Zone(report, "Inner"), "total_ns") == 100e6);
+  CHECK(Number(Zone(report, "Work"), "range_pct") == doctest::Approx(100.0 * 200 / 420));
+  CHECK(WindowReport(counted, "trace-info").Find("Zones")->string.find("not held") != std::string::npos);
+  CHECK(WindowReport(held, "trace-info").Find("Zones")->string.find("not held") == std::string::npos);
+  // The same zones where the held ones are, named alike: held zones are kind 0, zones
+  // drawn from the overview kind 12 (DrawItem::Kind::kOverviewZone).
+  auto zones = [](const ViewerRun& run, int kind) {
+    std::vector<std::tuple<double, double, double, std::string>> found;
+    for (const JsonValue& item : run.layout.Find("items")->array) {
+      if (int(item.Find("kind")->number) != kind) continue;
+      found.emplace_back(item.Find("x0")->number, item.Find("x1")->number, item.Find("y0")->number,
+                         item.Find("label")->string);
+    }
+    return found;
+  };
+  const auto held_zones = zones(held, 0);
+  CHECK(held_zones.size() > 100);
+  CHECK(zones(counted, 0).empty());
+  CHECK(zones(counted, 12) == held_zones);
 }

@@ -89,6 +89,7 @@ TEST_CASE(
       {"--sort-lanes size", "gnomon-viewer: --sort-lanes: 'size' is not name or busiest"},
       {"--scale 9", "gnomon-viewer: --scale wants a number from 0.5 to 4"},
       {"--max-expansion 0", "gnomon-viewer: --max-expansion: '0' is not a whole number from 1 to"},
+      {"--memory-limit lots", "gnomon-viewer: --memory-limit: 'lots' is not a size from 1 byte to 4 EiB"},
       {"--frobnicate", "gnomon-viewer: unknown option --frobnicate"},
       {"--screenshot", "gnomon-viewer: --screenshot needs a value"}};
   for (const auto& entry : wrong) {

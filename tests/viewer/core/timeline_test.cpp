@@ -3,8 +3,13 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <random>
+#include <set>
 
 #include "../../support/build_model.h"
+#include "../../support/trace_files.h"
 #include "gnomon/server/trace_loader.h"
 #include "model/trace_builder.h"
 
@@ -425,4 +430,126 @@ TEST_CASE("frames that overlap (a damaged trace) never make more bars than the s
   CHECK(!bars.empty());
   CHECK(bars.size() <= 1002);
   for (const DrawItem& bar : bars) CHECK(bar.y1 - bar.y0 <= timeline.lanes()[0].height + 0.01f);
+}
+
+namespace {
+
+// Three threads of randomly nested zones, from a few ns to a few ms long (ticks are ns).
+gnomon::test::StreamWriter NestedZones(uint64_t seed, int events) {
+  std::mt19937_64 rng(seed);
+  gnomon::test::StreamWriter w;
+  w.AppInfo("nested");
+  for (uint32_t id = 1; id <= 4; ++id) w.SourceLocation(id, "loc" + std::to_string(id), "f", "n.cpp", id);
+  uint64_t tick = 1'000;
+  int depth[4] = {0, 0, 0, 0};
+  for (int i = 0; i < events; ++i) {
+    const uint32_t thread = 1 + uint32_t(rng() % 3);
+    w.ThreadContext(thread);
+    tick += rng() % 256 == 0 ? rng() % 200'000 : 1 + rng() % 300;
+    if (depth[thread] == 0 || (depth[thread] < 8 && rng() % 2 == 0)) {
+      w.ZoneBegin(1 + uint32_t(rng() % 4), tick);
+      ++depth[thread];
+    } else {
+      w.ZoneEnd(tick);
+      --depth[thread];
+    }
+  }
+  for (uint32_t thread = 1; thread <= 3; ++thread) {  // every zone closed
+    w.ThreadContext(thread);
+    for (; depth[thread] > 0; --depth[thread]) w.ZoneEnd(++tick);
+  }
+  return w;
+}
+
+// The pixel columns each (lane, row) of thread zones covers, and the zones named there.
+struct Cover {
+  std::map<std::pair<uint32_t, int>, std::set<int>> columns;
+  std::map<std::pair<uint32_t, int>, std::set<std::pair<int, std::string>>> named;
+};
+Cover CoverOf(const std::vector<DrawItem>& items, const Timeline& timeline) {
+  Cover cover;
+  for (const DrawItem& item : items) {
+    if (item.kind != DrawItem::Kind::kZone && item.kind != DrawItem::Kind::kMerged &&
+        item.kind != DrawItem::Kind::kOverviewZone)
+      continue;
+    const auto where = std::pair{item.lane, int(std::lround(item.y0 - timeline.lanes()[item.lane].y))};
+    for (int x = int(std::floor(item.x0)); x < int(std::ceil(item.x1)); ++x) cover.columns[where].insert(x);
+    if (item.label != nullptr && item.x1 - item.x0 >= 2)
+      cover.named[where].insert({int(item.x0), *item.label});
+  }
+  return cover;
+}
+
+}  // namespace
+
+TEST_CASE("zones not held are drawn from their overview as the held zones draw, where a pixel is no finer") {
+  gnomon::test::ScratchDir dir;
+  const std::string path = gnomon::test::WriteTrace(dir, NestedZones(7, 200'000), 16 << 10);
+  TraceModel held, counted;
+  REQUIRE(gnomon::server::LoadTrace(path, held).ok());
+  gnomon::server::LoadOptions options;
+  options.zone_memory_limit = 1;
+  options.overview_runs = 40'000;  // under the zones: a resolution of some microseconds
+  REQUIRE(gnomon::server::LoadTrace(path, counted, options).ok());
+  REQUIRE_FALSE(counted.zones_held);
+  const double resolution_ns = counted.clock.ns_per_tick() * double(counted.overview_resolution);
+  CHECK(resolution_ns > 100);
+  Timeline a, b;
+  a.Sync(held);
+  b.Sync(counted);
+  a.Layout(held, {}, 0);
+  b.Layout(counted, {}, 0);
+  REQUIRE(a.lanes().size() == b.lanes().size());
+  for (size_t i = 0; i < a.lanes().size(); ++i) {
+    CHECK(a.lanes()[i].rows == b.lanes()[i].rows);
+    CHECK(a.Title(held, a.lanes()[i]) == b.Title(counted, b.lanes()[i]));
+  }
+  const int64_t end = a.TraceEndNs(held);
+  // The whole trace, and views whose pixel is four times the resolution, and the resolution.
+  for (const auto& [begin_ns, end_ns] :
+       std::vector<std::pair<int64_t, int64_t>>{{0, end},
+                                                {end / 3, end / 3 + int64_t(resolution_ns * 1500 * 4)},
+                                                {end / 2, end / 2 + int64_t(resolution_ns * 1500)}}) {
+    CAPTURE(begin_ns);
+    CAPTURE(end_ns);
+    TimelineView view;
+    view.Fit(begin_ns, end_ns, 1500);
+    std::vector<DrawItem> held_items, counted_items;
+    a.BuildItems(held, view, held_items);
+    b.BuildItems(counted, view, counted_items);
+    Cover x = CoverOf(held_items, a), y = CoverOf(counted_items, b);
+    CHECK(x.columns.size() == y.columns.size());
+    for (const auto& [where, columns] : x.columns) {
+      CAPTURE(where.second);
+      const std::set<int>& other = y.columns[where];
+      std::vector<int> differ;
+      std::set_symmetric_difference(columns.begin(), columns.end(), other.begin(), other.end(),
+                                    std::back_inserter(differ));
+      CHECK(differ.size() <= columns.size() / 200 + 2);  // a column at an edge rounds either way
+      CHECK(x.named[where] == y.named[where]);
+    }
+  }
+  // Picking a zone drawn from the overview gives its run: the zone, exact.
+  TimelineView whole;
+  whole.Fit(0, end, 1500);
+  std::vector<DrawItem> items;
+  b.BuildItems(counted, whole, items);
+  int picked = 0;
+  for (const DrawItem& item : items) {
+    if (item.kind != DrawItem::Kind::kOverviewZone || item.x1 - item.x0 < 4) continue;
+    const auto hit = b.HitTest(counted, whole, (item.x0 + item.x1) / 2, (item.y0 + item.y1) / 2);
+    REQUIRE(hit.has_value());
+    CHECK(hit->kind == DrawItem::Kind::kOverviewZone);
+    CHECK(hit->index == item.index);
+    CHECK(hit->row == item.row);
+    const gnomon::server::OverviewRun* run =
+        Timeline::OverviewRunAt(counted, hit->lane.id, hit->row, hit->index);
+    REQUIRE(run != nullptr);
+    CHECK(run->count == 1);
+    CHECK(run->end_tick - run->begin_tick >= counted.overview_resolution);
+    CHECK(*item.label == counted.Location(run->location).name);
+    ++picked;
+  }
+  CHECK(picked > 10);
+  CHECK(Timeline::OverviewRunAt(counted, 1, 999, 0) == nullptr);
 }

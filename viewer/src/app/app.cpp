@@ -213,7 +213,7 @@ void App::Open(const std::string& target) {
     pending_recent_ = host + ":" + std::to_string(port);  // remembered once data flows
     start_window_.SetAddress(pending_recent_);
   } else {
-    Show(Session::OpenFile(target, options_.max_expansion));
+    Show(Session::OpenFile(target, options_.max_expansion, 0, options_.memory_limit));
     RememberFile(target);
   }
 }
@@ -260,7 +260,8 @@ void App::Frame(float width, float height) {
   MainMenu();
   if (std::exchange(close_requested_, false)) Show(nullptr);
   if (program_chosen_ && session_) {
-    Show(Session::OpenFile(session_->path(), options_.max_expansion, *program_chosen_));
+    Show(
+        Session::OpenFile(session_->path(), options_.max_expansion, *program_chosen_, options_.memory_limit));
     program_chosen_.reset();
   }
   SaveDialog();

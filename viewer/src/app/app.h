@@ -62,6 +62,7 @@ class App {
     int64_t range_begin_ns = -1;  // for screenshots: the time range to show
     int64_t range_end_ns = -1;
     uint32_t max_expansion = tracefile::kDefaultMaxExpansion;  // for trace files (LoadOptions)
+    uint64_t memory_limit = UINT64_MAX;                        // for trace files' zones (Session::OpenFile)
     bool wait = false;                          // an address where nothing listens yet: keep trying
     bool library_threads = false;               // lanes for the library's own threads too
     uint32_t hide_lanes = 0;                    // LaneGroup bits hidden besides the settings'

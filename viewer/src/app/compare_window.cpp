@@ -99,6 +99,10 @@ void CompareWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     ImGui::End();
     return;
   }
+  if (SayZonesNotHeld(model.zones_held)) {
+    ImGui::End();
+    return;
+  }
   if (other_ == nullptr) {
     ImGui::TextDisabled("File > Compare with... opens a second trace to compare this one with");
     ImGui::End();

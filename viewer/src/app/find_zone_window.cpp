@@ -110,6 +110,7 @@ void FindZoneWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     ImGui::End();
     return;
   }
+  SayZonesNotHeld(model.zones_held);  // GPU zones are found all the same
   ImGui::BeginChild("search", ImVec2(Scaled(220), 0));
   DrawSearch(model);
   ImGui::EndChild();

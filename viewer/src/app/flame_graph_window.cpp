@@ -17,7 +17,7 @@ std::string Duration(double ns) { return server::FormatDuration(ns); }
 
 void FlameGraphWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   ws.Place("Flame graph");
-  if (!ImGui::Begin("Flame graph", &open)) {
+  if (!ImGui::Begin("Flame graph", &open) || SayZonesNotHeld(model.zones_held)) {
     ImGui::End();
     return;
   }

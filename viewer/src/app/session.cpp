@@ -6,20 +6,27 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "gnomon/server/streamed_statistics.h"
+
 namespace gnomon::viewer {
 
-std::unique_ptr<Session> Session::OpenFile(const std::string& path, uint32_t max_expansion,
-                                           uint32_t program) {
+std::unique_ptr<Session> Session::OpenFile(const std::string& path, uint32_t max_expansion, uint32_t program,
+                                           uint64_t memory_limit) {
   std::unique_ptr<Session> session(new Session);
   Session* s = session.get();
   s->title_ = std::filesystem::path(path).filename().string();
   s->path_ = path;
   s->program_ = program;
+  s->max_expansion_ = max_expansion;
   s->loading_ = true;
-  s->loader_ = std::thread([s, path, max_expansion, program] {
+  s->loader_ = std::thread([s, path, max_expansion, program, memory_limit] {
     server::LoadOptions options;
     options.max_expansion = max_expansion;
     options.program = program;
+    options.zone_memory_limit = memory_limit;
+    // A run costs 24 bytes in the overview and about 17 in the timeline's index of it;
+    // however small the limit, 65,536 of them (3 MiB) draw a screen of zones.
+    options.overview_runs = memory_limit == UINT64_MAX ? 0 : std::max<size_t>(65'536, memory_limit / 4 / 48);
     options.bytes_done = &s->bytes_done_;
     options.bytes_total = &s->bytes_total_;
     options.cancel = &s->cancel_;
@@ -37,11 +44,27 @@ std::unique_ptr<Session> Session::OpenFile(const std::string& path, uint32_t max
       } else {
         s->warning_ = report->warning;
         s->programs_ = std::max<uint32_t>(1, report->programs);
+        s->shown_stream_ = report->shown_stream;
       }
     }
     s->loading_ = false;
   });
   return session;
+}
+
+server::Result<std::vector<server::ZoneStatistics>> Session::StreamStatistics() {
+  auto source = server::TraceSource::OpenFile(path_);
+  if (!source.ok()) return source.status();
+  server::LoadOptions options;
+  options.max_expansion = max_expansion_;
+  options.cancel = &cancel_;
+  server::Result<std::vector<std::vector<server::ZoneStatistics>>> streamed = server::Status::Error("");
+  model_.Read([&](const server::TraceModel& model) {
+    streamed = server::StreamZoneStatistics(source.value(), {{shown_stream_.load(), &model}}, options);
+  });
+  if (!streamed.ok()) return streamed.status();
+  if (streamed->empty()) return std::vector<server::ZoneStatistics>{};
+  return std::move(streamed->front());
 }
 
 std::unique_ptr<Session> Session::FromModel(server::TraceModel model, std::string title) {

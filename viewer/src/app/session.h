@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "gnomon/server/shared_model.h"
+#include "gnomon/server/statistics.h"
 #include "gnomon/server/trace_loader.h"
 #include "gnomon/server/trace_model.h"
 #include "gnomon/server/worker.h"
@@ -25,10 +26,13 @@ namespace gnomon::viewer {
 class Session {
  public:
   // Loads the file's `program`-th program (0: the first; a capture of several programs,
-  // or a merged trace, holds more: programs() says how many once loaded).
+  // or a merged trace, holds more: programs() says how many once loaded). Zones that
+  // would take more than `memory_limit` are counted, not held (zones_held() false): the
+  // timeline draws them from their threads' overviews (ZoneOverview, in a quarter of the
+  // limit) and statistics read them from the file again (StreamStatistics).
   static std::unique_ptr<Session> OpenFile(const std::string& path,
                                            uint32_t max_expansion = tracefile::kDefaultMaxExpansion,
-                                           uint32_t program = 0);
+                                           uint32_t program = 0, uint64_t memory_limit = UINT64_MAX);
   // A session over a model built elsewhere (benchmarks, tests).
   static std::unique_ptr<Session> FromModel(server::TraceModel model, std::string title);
   // Starts connecting on a thread of its own and returns at once; until the handshake is
@@ -61,6 +65,9 @@ class Session {
   const server::TraceSet* others() const { return loading_.load() || failed_.load() ? nullptr : &others_; }
   // 0..1 while a file loads.
   float load_progress() const;
+  // The CPU zones' statistics of a file loaded without holding them, read from the file
+  // again on every core (StreamZoneStatistics): the whole trace, longest total first.
+  server::Result<std::vector<server::ZoneStatistics>> StreamStatistics();
   // "loading", "receiving", "ended", "disconnected: ..." and the like.
   std::string StateText() const;
   uint64_t bytes_received() const;
@@ -96,6 +103,8 @@ class Session {
   std::atomic<uint64_t> bytes_done_{0};
   std::atomic<uint32_t> programs_{1};
   uint32_t program_ = 0;
+  uint32_t max_expansion_ = tracefile::kDefaultMaxExpansion;
+  std::atomic<uint32_t> shown_stream_{0};  // the file's stream the model holds, once loaded
   uint64_t bytes_total_ = 0;
   mutable std::mutex text_mutex_;
   std::string error_;

@@ -85,6 +85,22 @@ StatisticsWindow::Result StatisticsWindow::Compute(const server::TraceModel& mod
   return r;
 }
 
+StatisticsWindow::Result StatisticsWindow::ComputeFromFile(Session& session) {
+  Result r;
+  r.from_file = true;
+  auto rows = session.StreamStatistics();
+  if (!rows.ok()) {
+    r.error = rows.status().message();
+    return r;
+  }
+  r.rows = std::move(rows.value());
+  session.WithModel([&](const server::TraceModel& model) {
+    if (model.first_tick != server::kOpenZone)
+      r.range_ns = model.DurationNs(model.first_tick, model.last_tick);
+  });
+  return r;
+}
+
 double StatisticsWindow::Share(const Result& result, const server::ZoneStatistics& s) {
   return result.range_ns > 0 ? 100.0 * double(s.total_ns) / double(result.range_ns) : 0;
 }
@@ -126,14 +142,17 @@ void StatisticsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
 
   // A new request when what is asked changed, or (live) the trace grew a second ago.
   const auto now = std::chrono::steady_clock::now();
-  Key key{gpu_, limit_to_range_ ? ws.range : std::nullopt, requested_zones_};
+  // Zones not held are read from the file: the whole trace, once.
+  const bool from_file = !model.zones_held && !gpu_;
+  Key key{gpu_, limit_to_range_ && !from_file ? ws.range : std::nullopt, requested_zones_};
   if (model.zone_count != requested_zones_ &&
       (now - requested_at_ >= kLiveStatisticsPeriod || !job_.result())) {
     key.zone_count = requested_zones_ = model.zone_count;
     requested_at_ = now;
   }
   Session* session = ws.session;
-  job_.Request(key, [session, key] {
+  job_.Request(key, [session, key, from_file] {
+    if (from_file) return ComputeFromFile(*session);
     Result r;
     session->WithModel([&](const server::TraceModel& m) { r = Compute(m, key); });
     return r;
@@ -142,6 +161,13 @@ void StatisticsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   if (job_.is_busy()) {
     ImGui::SameLine();
     ImGui::TextDisabled(result ? "(updating...)" : "computing...");
+  }
+  if (from_file && result != nullptr && !result->error.empty()) {
+    ImGui::TextDisabled("reading the zones from the file failed: %s", result->error.c_str());
+  } else if (from_file) {
+    ImGui::TextDisabled(
+        "The whole trace, its zones read from the file (they are not held: --memory-limit); a median of over "
+        "4096 zones within 0.4 %%.");
   }
   if (result == nullptr) {
     ImGui::End();
@@ -282,7 +308,11 @@ void StatisticsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
       ImGui::TableNextColumn();
       ImGui::Text("%.1f %%", share);
       ImGui::TableNextColumn();
-      ImGui::Text("%u", threads);
+      if (result->from_file) {
+        ImGui::TextDisabled("?");  // not counted from the file
+      } else {
+        ImGui::Text("%u", threads);
+      }
       for (uint64_t column : result->counter_columns) {
         ImGui::TableNextColumn();
         auto it = result->counter_means.find({s.source_location, column});
@@ -297,6 +327,7 @@ void StatisticsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
                                    .Add("rows", double(shown))
                                    .Add("csv", csv)
                                    .Add("gpu", gpu_ ? 1.0 : 0.0)
+                                   .Add("from_file", result->from_file ? 1.0 : 0.0)
                                    .AddRaw("zones", zones_json + "]")
                                    .str();
   }

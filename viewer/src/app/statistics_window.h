@@ -17,6 +17,7 @@
 
 #include "gnomon/server/statistics.h"
 #include "gnomon/viewer/background_job.h"
+#include "session.h"
 #include "workspace.h"
 
 namespace gnomon::viewer {
@@ -42,7 +43,13 @@ class StatisticsWindow {
     std::map<std::pair<uint32_t, uint64_t>, double> counter_means;
     std::vector<uint32_t> threads;  // by source location: the threads it ran on (recorded from, for GPU)
     int64_t range_ns = 0;           // the length shares are of: the selected range, or the trace
+    // The zones are not held: CPU rows read from the file (the whole trace; no threads
+    // per location), or why that failed.
+    bool from_file = false;
+    std::string error;
   };
+  // The CPU rows of a trace whose zones are not held (Session::StreamStatistics).
+  static Result ComputeFromFile(Session& session);
   // The rows shown, as CSV (a header, then one line a row, times in ns).
   static std::string Csv(const server::TraceModel& model, const Result& result,
                          const std::vector<uint32_t>& rows);

@@ -32,6 +32,11 @@ std::optional<Span> TimelineWindow::ZoneSpan(const server::TraceModel& model, co
     if (span.begin_ns == INT64_MIN) return std::nullopt;
     return span;
   }
+  if (hit.kind == DrawItem::Kind::kOverviewZone || hit.kind == DrawItem::Kind::kMerged) {
+    const server::OverviewRun* run = Timeline::OverviewRunAt(model, hit.lane.id, hit.row, hit.index);
+    if (run == nullptr) return std::nullopt;
+    return Span{Workspace::RelNs(model, run->begin_tick), Workspace::RelNs(model, run->end_tick)};
+  }
   if (hit.kind != DrawItem::Kind::kZone) return std::nullopt;
   const auto thread = model.thread_index.find(hit.lane.id);
   if (thread == model.thread_index.end()) return std::nullopt;
@@ -177,6 +182,11 @@ void TimelineWindow::HandleInput(const server::TraceModel& model, Workspace& ws,
               sample.callstack, "sample of " + Timeline::Name(model, hovered_->lane), true};
           ws.show_callstack = true;
         }
+      } else if (hovered_ && (hovered_->kind == DrawItem::Kind::kOverviewZone ||
+                              hovered_->kind == DrawItem::Kind::kMerged)) {
+        // A zone not held cannot be selected: a click zooms to it, or to the zones merged.
+        if (const std::optional<Span> span = ZoneSpan(model, ws, *hovered_))
+          ws.JumpTo(span->begin_ns, span->end_ns, kZoneMargin);
       } else if (hovered_ && hovered_->kind != DrawItem::Kind::kRunning &&
                  hovered_->kind != DrawItem::Kind::kNotRunning) {
         ws.selected = Selection{hovered_->lane, hovered_->kind, hovered_->index};

@@ -25,6 +25,26 @@ TimelineView GroupView(const TimelineView& view, const ProcessGroup& group) {
   return moved;
 }
 
+// A run of a thread's overview (its zones not held): the zone, or the zones merged.
+void OverviewTooltip(const server::TraceModel& model, const Hit& hit) {
+  const server::OverviewRun* run = Timeline::OverviewRunAt(model, hit.lane.id, hit.row, hit.index);
+  if (run == nullptr) return;
+  const std::string length = server::FormatDuration(double(model.DurationNs(run->begin_tick, run->end_tick)));
+  if (run->count == 1) {
+    const server::SourceLocation& location = model.Location(run->location);
+    ImGui::TextUnformatted(location.name.c_str());
+    ImGui::TextUnformatted(length.c_str());
+    ImGui::TextDisabled("%s:%u  %s", location.file.c_str(), location.line, location.function.c_str());
+  } else {
+    ImGui::Text("%u zones over %s", run->count, length.c_str());
+    if (run->location != server::kMixedLocations)
+      ImGui::Text("each %s", model.Location(run->location).name.c_str());
+  }
+  ImGui::TextDisabled(
+      "zones shorter than %s are merged: this trace's zones are not held (--memory-limit)",
+      server::FormatDuration(model.clock.ns_per_tick() * double(model.overview_resolution)).c_str());
+}
+
 }  // namespace
 
 void TimelineWindow::DrawFindOutlines(ImDrawList* draw, Workspace& ws) {
@@ -107,7 +127,10 @@ std::string TimelineWindow::Label(const server::TraceModel& model, const Timelin
   int64_t duration = -1;
   if (item.lane < timeline.lanes().size()) {
     const LaneKey& key = timeline.lanes()[item.lane].key;
-    if (item.kind == DrawItem::Kind::kZone) {
+    if (item.kind == DrawItem::Kind::kOverviewZone) {
+      if (const server::OverviewRun* run = Timeline::OverviewRunAt(model, key.id, item.row, item.index))
+        duration = model.DurationNs(run->begin_tick, run->end_tick);
+    } else if (item.kind == DrawItem::Kind::kZone) {
       auto it = model.thread_index.find(key.id);
       if (it != model.thread_index.end() && item.index < model.threads[it->second].zones.size()) {
         const server::Zone z = model.threads[it->second].zones[item.index];
@@ -356,6 +379,8 @@ bool TimelineWindow::GroupTooltip(const Workspace& ws, float x, float y) const {
                   z.is_open()
                       ? "unfinished"
                       : server::FormatDuration(double(model.DurationNs(z.begin_tick, z.end_tick))).c_str());
+    } else if (hit->kind == DrawItem::Kind::kOverviewZone || hit->kind == DrawItem::Kind::kMerged) {
+      OverviewTooltip(model, *hit);
     } else if (hit->kind == DrawItem::Kind::kGpuZone) {
       const Span span = group.timeline.GpuSpan(hit->lane.id, hit->index);
       ImGui::TextUnformatted(
@@ -507,6 +532,8 @@ void TimelineWindow::Tooltip(const server::TraceModel& model, const Workspace& w
       if (frames.size() > kShown) ImGui::TextDisabled("   ... %zu more", frames.size() - kShown);
       ImGui::TextDisabled("click: the whole stack in the Call stack window");
     }
+  } else if (hit.kind == DrawItem::Kind::kOverviewZone || hit.kind == DrawItem::Kind::kMerged) {
+    OverviewTooltip(model, hit);
   } else if (hit.kind == DrawItem::Kind::kZone) {
     const auto& thread = model.threads[model.thread_index.at(hit.lane.id)];
     const server::Zone& z = thread.zones[hit.index];

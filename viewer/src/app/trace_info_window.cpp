@@ -155,7 +155,12 @@ void TraceInfoWindow::Draw(const server::TraceModel& model, const Session& sessi
                          : server::HostClockLabel(model)},
       {"GPU", GpuContexts(model)},
       {"Zones",
-       std::to_string(model.zone_count) + " on " + std::to_string(model.threads.size()) + " threads"},
+       std::to_string(model.zone_count) + " on " + std::to_string(model.threads.size()) + " threads" +
+           (model.zones_held
+                ? std::string()
+                : "; counted, not held (over --memory-limit): drawn with those under " +
+                      server::FormatDuration(model.clock.ns_per_tick() * double(model.overview_resolution)) +
+                      " merged, their statistics read from the file")},
       {"Dropped", server::DroppedLabel(model)},
       {"Stream", server::StreamLabel(model)},
       {"File", file},

@@ -157,6 +157,7 @@ void Usage(FILE* out) {
       "                     [--zoom-to NAME[#N]] [--annotations F] [--keys LIST] [--mouse ACTION@X,Y] "
       "[--keep-settings]\n"
       "                     [--hide-lanes LIST] [--sort-lanes name|busiest] [--color-by KIND]\n"
+      "                     [--memory-limit SIZE]\n"
       "\n"
       "Opens a Gnomon trace file, or connects to a running program (default port %u).\n"
       "Without an argument, a start window asks which. Drop a .gnomon file on the window\n"
@@ -222,6 +223,15 @@ void Usage(FILE* out) {
       "                    start; CPU zones, else GPU ones) and zoom to it\n"
       "  --max-expansion N load file blocks that decompress to up to N times their size\n"
       "                    (default 1024; past it a block is a bomb or damage, and skipped)\n"
+      "  --memory-limit SIZE the most memory a trace file's zones may take (512M, 2G; default\n"
+      "                    an eighth of this machine's memory). A file whose zones need more\n"
+      "                    opens all the same: its zones are counted as it loads, not held;\n"
+      "                    the timeline draws each thread from an overview of them (a zone at\n"
+      "                    least its resolution long as itself, shorter ones merged; Trace info\n"
+      "                    says the resolution), and Statistics reads them from the file again\n"
+      "                    (the whole trace; medians of over 4096 zones within 0.4 %%). Find\n"
+      "                    zone, the flame graph and a zone's details need the zones held: cut\n"
+      "                    the part to look at with gnomon-cut, or raise the limit\n"
       "  --frames N        render N frames, then exit (for scripts and tests)\n"
       "  --screenshot F    with --frames: save the last frame as a PNG\n"
       "  --layout-dump F   with --frames: write the timeline layout and the windows' contents\n"
@@ -397,6 +407,7 @@ void ApplyScale(float scale) {
 
 int main(int argc, char** argv) {
   gnomon::viewer::App::Options options;
+  options.memory_limit = gnomon::server::DefaultMemoryLimit();
   int width = 1400, height = 900, frames = -1;
   float scale = 0;       // 0: the monitor's
   uint32_t program = 0;  // of a file of several, the one shown
@@ -488,6 +499,13 @@ int main(int argc, char** argv) {
         return 1;
       }
       options.max_expansion = uint32_t(*n);
+    } else if (arg == "--memory-limit") {
+      const auto size = gnomon::protocol::ParseByteSize(value());
+      if (!size) {
+        std::fprintf(stderr, "gnomon-viewer: --memory-limit: %s\n", size.error.c_str());
+        return 1;
+      }
+      options.memory_limit = *size;
     } else if (arg == "--frame-target") {
       const std::string fps = value();
       char* end = nullptr;
@@ -597,7 +615,8 @@ int main(int argc, char** argv) {
   std::string loading_path;
   if (std::error_code ec; !options.open.empty() && std::filesystem::is_regular_file(options.open, ec)) {
     loading_path = std::exchange(options.open, {});
-    loading = gnomon::viewer::Session::OpenFile(loading_path, options.max_expansion, program);
+    loading =
+        gnomon::viewer::Session::OpenFile(loading_path, options.max_expansion, program, options.memory_limit);
   }
 
   if (!glfwInit()) {

@@ -133,6 +133,14 @@ JsonReport& JsonReport::AddBars(const char* key, const std::vector<HistogramBar>
   return AddRaw(key, json + "]");
 }
 
+bool SayZonesNotHeld(bool zones_held) {
+  if (zones_held) return false;
+  ImGui::TextWrapped(
+      "This trace's CPU zones are not held: they need more than --memory-limit. Select a range and save it "
+      "(Trace info), then open that; or open this file with a higher --memory-limit.");
+  return true;
+}
+
 std::string Percent(uint64_t part, uint64_t whole) {
   char text[16];
   std::snprintf(text, sizeof(text), "%.1f%%", whole == 0 ? 0.0 : 100.0 * double(part) / double(whole));

@@ -30,6 +30,10 @@ std::string FitText(const std::string& text, float width);
 // cut and hovered.
 void TextCell(const std::string& text);
 
+// In a window that needs the CPU zones held: says that this trace's are not (it is
+// bigger than --memory-limit) and what to do instead; true then.
+bool SayZonesNotHeld(bool zones_held);
+
 // "12.5%": `part` of `whole` (0.0% of nothing).
 std::string Percent(uint64_t part, uint64_t whole);
 

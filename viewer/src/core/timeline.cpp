@@ -1,6 +1,7 @@
 #include "gnomon/viewer/timeline.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <tuple>
 
@@ -74,6 +75,17 @@ struct CpuSpans {
   }
 };
 
+// The overview's accessor, for one row of runs.
+struct OverviewSpans {
+  const TraceModel& model;
+  const std::vector<server::OverviewRun>& row;
+  int64_t origin_ns;
+  Span operator()(uint32_t i) const {
+    return {model.clock.TickToNs(row[i].begin_tick) - origin_ns,
+            model.clock.TickToNs(row[i].end_tick) - origin_ns};
+  }
+};
+
 }  // namespace
 
 uint32_t ZoneColor(const server::SourceLocation& location, uint32_t id) {
@@ -119,6 +131,88 @@ int64_t Timeline::TraceEndNs(const TraceModel& model) const {
   return end;
 }
 
+void Timeline::SyncOverview(const TraceModel& model, const ThreadTimeline& thread, ThreadLane& lane,
+                            double loaded) {
+  const server::ZoneOverview& overview = thread.overview;
+  const bool coarser = model.overview_resolution != lane.overview_resolution;
+  if (!coarser && overview.runs() == lane.overview_runs) return;
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  constexpr int64_t kPeriodNs = 250'000'000;
+  // Rows only grew: the runs indexed are still where they were.
+  if (!coarser && loaded < 1.0 && now - lane.overview_synced < kPeriodNs) return;
+  lane.overview_runs = overview.runs();
+  lane.overview_resolution = model.overview_resolution;
+  lane.overview_synced = now;
+  lane.index.Clear();
+  bool in_order = true;
+  for (size_t depth = 0; depth < overview.rows().size(); ++depth) {
+    const std::vector<server::OverviewRun>& row = overview.rows()[depth];
+    for (size_t i = 0; i < row.size(); ++i) {
+      in_order = in_order && (i == 0 || row[i].begin_tick >= row[i - 1].begin_tick);
+      lane.index.Add(uint16_t(depth), uint32_t(i), int64_t(row[i].begin_tick),
+                     row[i].end_tick - row[i].begin_tick);
+    }
+  }
+  if (!in_order) lane.index.SortRows();  // a damaged stream's
+}
+
+const server::OverviewRun* Timeline::OverviewRunAt(const TraceModel& model, uint32_t thread_id, uint32_t row,
+                                                   uint32_t index) {
+  auto it = model.thread_index.find(thread_id);
+  if (it == model.thread_index.end()) return nullptr;
+  const auto& rows = model.threads[it->second].overview.rows();
+  return row < rows.size() && index < rows[row].size() ? &rows[row][index] : nullptr;
+}
+
+void Timeline::BuildOverviewItems(const TraceModel& model, const TimelineView& view, const Lane& lane,
+                                  uint32_t lane_index, const ThreadLane& thread_lane,
+                                  const ThreadTimeline& thread, std::vector<DrawItem>& out) const {
+  const auto& rows = thread.overview.rows();
+  for (uint32_t depth = 0; depth < lane.rows && depth < rows.size(); ++depth) {
+    const std::vector<server::OverviewRun>& row = rows[depth];
+    const float y0 = lane.y + float(depth) * metrics_.row_height;
+    const size_t row_first = out.size();
+    thread_lane.index.Visit(
+        depth, view.begin_ns(), view.end_ns(), view.ns_per_px(), metrics_.min_zone_px,
+        OverviewSpans{model, row, origin_ns_},
+        [&](const VisibleItem& item) {
+          const uint32_t i = item.first_index;
+          const server::OverviewRun& run = row[i];
+          const float x0 = float(view.NsToX(item.span.begin_ns));
+          const float x1 =
+              float(std::max(view.NsToX(item.span.end_ns), view.NsToX(item.span.begin_ns) + 1.0));
+          // A zone under min_zone_px beside zones merged (shorter than the resolution,
+          // so merged in the overview) within a pixel: merged with them, as held zones
+          // would be.
+          auto beside = [&](size_t other) {
+            if (other >= row.size() || row[other].count == 1) return false;
+            const double gap = other < i ? double(model.DurationNs(row[other].end_tick, run.begin_tick))
+                                         : double(model.DurationNs(run.end_tick, row[other].begin_tick));
+            return gap <= view.ns_per_px();
+          };
+          const bool zone =
+              !item.merged && run.count == 1 &&
+              (x1 - x0 >= metrics_.min_zone_px || !(beside(size_t(i) - 1) || beside(size_t(i) + 1)));
+          // Runs merged that follow each other within a pixel make one item, as held
+          // zones merged would.
+          if (!zone && out.size() > row_first && out.back().kind == DrawItem::Kind::kMerged &&
+              out.back().x1 + 1 >= x0) {
+            out.back().x1 = std::max(out.back().x1, x1);
+            out.back().count += item.count;
+            return;
+          }
+          const server::SourceLocation* location = zone ? &model.Location(run.location) : nullptr;
+          out.push_back({zone ? DrawItem::Kind::kOverviewZone : DrawItem::Kind::kMerged, x0, y0, x1,
+                         y0 + metrics_.row_height - 1,
+                         zone ? ColorOf(*location, run.location, lane.key, item.span) : 0xFF808080u,
+                         lane_index, i, zone ? 1 : item.count, zone ? &location->name : nullptr, depth});
+        },
+        CpuKey{model, origin_ns_});
+  }
+}
+
 Span Timeline::GpuSpan(uint32_t context_id, uint32_t zone_index) const {
   auto it = gpus_.find(context_id);
   if (it == gpus_.end() || zone_index >= it->second.spans.size()) return {kUntimed, kUntimed};
@@ -131,6 +225,10 @@ void Timeline::Sync(const TraceModel& model, double loaded) {
   for (size_t t = 0; t < model.threads.size(); ++t) {
     const ThreadTimeline& thread = model.threads[t];
     ThreadLane& lane = threads_[t];
+    if (!model.zones_held) {
+      SyncOverview(model, thread, lane, loaded);
+      continue;
+    }
     // A first few thousand zones show how the thread's zones share its rows; then room
     // for the rest, in one step.
     constexpr size_t kSample = 4096;
@@ -286,7 +384,7 @@ std::string Timeline::Name(const TraceModel& model, const LaneKey& key) {
 std::string Timeline::Title(const TraceModel& model, const Lane& lane) const {
   if (lane.key.kind != LaneKind::kThread) return Name(model, lane.key);
   auto it = model.thread_index.find(lane.key.id);
-  const size_t zones = it == model.thread_index.end() ? 0 : model.threads[it->second].zones.size();
+  const uint64_t zones = it == model.thread_index.end() ? 0 : model.threads[it->second].zone_count();
   const bool library = it != model.thread_index.end() && model.threads[it->second].library;
   return Name(model, lane.key) + (library ? " (Gnomon's, " : " (") + std::to_string(zones) +
          (zones == 1 ? " zone)" : " zones)");
@@ -402,12 +500,16 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
         const ThreadLane* thread_lane = FindThreadLane(model, lane.key.id);
         if (thread_lane == nullptr) break;
         const ThreadTimeline& thread = model.threads[model.thread_index.at(lane.key.id)];
-        emit_rows(thread_lane->index, CpuSpans{model, thread, origin_ns_, end_ns}, CpuKey{model, origin_ns_},
-                  DrawItem::Kind::kZone, [&](uint32_t i) {
-                    const server::Zone& z = thread.zones[i];
-                    return std::tuple{&model.Location(z.source_location), z.source_location,
-                                      &model.ZoneName(thread, i)};
-                  });
+        if (!model.zones_held) {
+          BuildOverviewItems(model, view, lane, lane_index, *thread_lane, thread, out);
+        } else {
+          emit_rows(thread_lane->index, CpuSpans{model, thread, origin_ns_, end_ns},
+                    CpuKey{model, origin_ns_}, DrawItem::Kind::kZone, [&](uint32_t i) {
+                      const server::Zone& z = thread.zones[i];
+                      return std::tuple{&model.Location(z.source_location), z.source_location,
+                                        &model.ZoneName(thread, i)};
+                    });
+        }
         BuildRunningItems(view, lane, lane_index, thread.os_thread_id, out);
         BuildSampleItems(view, lane, lane_index, thread.os_thread_id, out);
         break;
@@ -532,6 +634,16 @@ std::optional<Hit> Timeline::HitTest(const TraceModel& model, const TimelineView
         const ThreadLane* thread_lane = FindThreadLane(model, lane.key.id);
         if (thread_lane == nullptr) return std::nullopt;
         const ThreadTimeline& thread = model.threads[model.thread_index.at(lane.key.id)];
+        if (!model.zones_held) {
+          const auto& rows = thread.overview.rows();
+          if (depth >= rows.size()) return std::nullopt;
+          if (auto run = probe(thread_lane->index, OverviewSpans{model, rows[depth], origin_ns_},
+                               CpuKey{model, origin_ns_})) {
+            const bool zone = rows[depth][*run].count == 1;
+            return Hit{lane.key, zone ? DrawItem::Kind::kOverviewZone : DrawItem::Kind::kMerged, *run, depth};
+          }
+          return std::nullopt;
+        }
         if (auto zone = probe(thread_lane->index, CpuSpans{model, thread, origin_ns_, TraceEndNs(model)},
                               CpuKey{model, origin_ns_})) {
           return Hit{lane.key, DrawItem::Kind::kZone, *zone};

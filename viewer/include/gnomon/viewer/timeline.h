@@ -106,9 +106,10 @@ struct DrawItem {
     kCounter,
     kLockHold,
     kLockWait,
-    kRunning,     // a thread ran (from its context switches), in the strip above its rows
-    kNotRunning,  // a thread waited; hit: the running span before the wait
-    kSample       // a thread's samples in one pixel column, ticks over its running strip
+    kRunning,      // a thread ran (from its context switches), in the strip above its rows
+    kNotRunning,   // a thread waited; hit: the running span before the wait
+    kSample,       // a thread's samples in one pixel column, ticks over its running strip
+    kOverviewZone  // a zone not held, drawn from its thread's overview (ZoneOverview)
   };
   Kind kind;
   float x0, y0, x1, y1;
@@ -117,16 +118,20 @@ struct DrawItem {
   uint32_t index;            // zone index, frame number (from 1), message index
   uint32_t count;            // zones merged (1 otherwise)
   const std::string* label;  // zone name, or nullptr
+  uint32_t row = 0;          // kOverviewZone, and kMerged of a thread drawn from its overview:
+                             // the run's row (`index` is its place there)
 };
 
 struct Hit {
   LaneKey lane;
   DrawItem::Kind kind;
-  uint32_t index;  // CPU zone index in the thread, GPU zone index in the context, frame
-                   // number (1 for the series' first frame: FrameSeries::Frame(0)); for a
-                   // counter lane, the GPU zone the value measured; the
-                   // lock's hold (held or waited for); the running span; the
-                   // sample (its place in SampleTicks::samples)
+  uint32_t index;    // CPU zone index in the thread, GPU zone index in the context, frame
+                     // number (1 for the series' first frame: FrameSeries::Frame(0)); for a
+                     // counter lane, the GPU zone the value measured; the
+                     // lock's hold (held or waited for); the running span; the
+                     // sample (its place in SampleTicks::samples); for an overview's
+                     // run (kOverviewZone, kMerged), its place in its row
+  uint32_t row = 0;  // kOverviewZone, kMerged: the run's row
 };
 
 struct TimelineMetrics {
@@ -252,6 +257,10 @@ class Timeline {
 
   // A GPU zone's span on the trace timeline (relative ns), cached per context.
   Span GpuSpan(uint32_t context_id, uint32_t zone_index) const;
+  // A run of a thread's overview (its zones not held): Hit::row and Hit::index; nullptr
+  // when there is none.
+  static const server::OverviewRun* OverviewRunAt(const server::TraceModel& model, uint32_t thread_id,
+                                                  uint32_t row, uint32_t index);
 
   // The groups of lanes (LaneGroup bits) not laid out; by default the library's threads.
   void HideLaneGroups(uint32_t groups) { hidden_groups_ = groups; }
@@ -277,8 +286,20 @@ class Timeline {
 
  private:
   struct ThreadLane {
-    LaneIndex index;
+    LaneIndex index;  // of its zones, or (zones not held) of its overview's runs
+    // The overview indexed: its runs and resolution then, and when (steady clock ns).
+    size_t overview_runs = SIZE_MAX;
+    uint64_t overview_resolution = 0;
+    int64_t overview_synced = INT64_MIN;
   };
+  // Indexes a thread's overview again when it changed: at once when it was merged
+  // coarser, else at most every quarter of a second while the trace loads.
+  void SyncOverview(const server::TraceModel& model, const server::ThreadTimeline& thread, ThreadLane& lane,
+                    double loaded);
+  // A thread's zones not held: its overview's runs in view.
+  void BuildOverviewItems(const server::TraceModel& model, const TimelineView& view, const Lane& lane,
+                          uint32_t lane_index, const ThreadLane& thread_lane,
+                          const server::ThreadTimeline& thread, std::vector<DrawItem>& out) const;
   struct GpuLane {
     LaneIndex index;
     std::vector<Span> spans;  // by zone index; begin == INT64_MIN when untimed
