@@ -7,7 +7,8 @@
 // blocks) per byte of the stream the file held, plus a fixed 256 KiB.
 // Every other input (by its length) is loaded again without its zones, and its
 // statistics read from the file (StreamZoneStatistics) must equal the held ones: the
-// same counts, totals, extremes and faults.
+// same counts, totals, extremes and faults; and the overview it keeps of them, in a
+// small budget, must count every zone once, within that budget.
 #include <unistd.h>
 
 #include <cstddef>
@@ -45,6 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::vector<std::vector<gnomon::server::ZoneStatistics>> streamed;
     if (report.ok() && size % 2 == 1) {
       options.zone_memory_limit = 1;  // the zones counted, not held
+      options.overview_runs = 256;
       if (!gnomon::server::LoadTraceSet(source.value(), counted, options).ok()) __builtin_trap();
       // Half of those with their medians exact: equal to the held ones too.
       const auto medians = size % 4 == 1 ? gnomon::server::StreamedMedians::kExact
@@ -64,6 +66,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (streamed[p].size() != stats.size() || other.zone_count != model.zone_count ||
             other.diagnostics != model.diagnostics)
           __builtin_trap();
+        // The overview: within its budget (and the zone that passed it, when it stopped),
+        // every zone counted in it once when it did not stop.
+        uint64_t cost = 0, in_runs = 0, zones = 0;
+        for (const auto& thread : other.threads) {
+          cost += thread.overview.cost();
+          zones += thread.zones_not_held;
+          for (const auto& row : thread.overview.rows())
+            for (const auto& run : row) in_runs += run.count;
+        }
+        if (cost > 256 + 4097 || (!other.overview_truncated && in_runs != zones)) __builtin_trap();
         for (size_t i = 0; i < stats.size(); ++i) {
           const auto& a = stats[i];
           const auto& b = streamed[p][i];

@@ -338,11 +338,15 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
     }
     stream.builder = std::make_unique<TraceBuilder>(*stream.target.model);
     if (!hold_zones) {
-      write(stream.target, [&stream, &options] { stream.builder->CountZonesOnly(options.overview_runs); });
+      // The overviews' budget is the file's: each program takes its share.
+      const size_t runs = options.overview_runs / std::max<size_t>(1, ids.size());
+      write(stream.target, [&stream, runs] { stream.builder->CountZonesOnly(runs); });
     }
   };
   uint64_t left_out = 0;  // streams that held no program
   auto end_stream = [&](uint32_t id, StreamState& stream) {
+    if (!hold_zones && stream.builder != nullptr)
+      write(stream.target, [&stream] { stream.builder->FinishOverviews(); });
     stream.builder.reset();
     if (stream.made == nullptr) return;
     stream.made->ShrinkToFit();

@@ -43,15 +43,33 @@ ThreadTimeline* TraceBuilder::ResolveThread() {
 }
 
 void TraceBuilder::CoarsenOverviews() {
-  while (overview_runs_ > overview_budget_ / 2 && model_.overview_resolution < (uint64_t{1} << 62)) {
+  constexpr uint64_t kCoarsest = uint64_t{1} << 62;
+  while (overview_cost_ > overview_budget_ / 2 && model_.overview_resolution < kCoarsest) {
     model_.overview_resolution *= 2;
-    overview_runs_ = 0;
+    overview_cost_ = 0;
     for (ThreadTimeline& thread : model_.threads)
-      overview_runs_ += thread.overview.Coarsen(model_.overview_resolution);
+      overview_cost_ += thread.overview.Coarsen(model_.overview_resolution);
   }
-  // Every row is one run at the coarsest resolution: a row takes its run however many
-  // there are (the rows are the model's anyway).
-  if (overview_runs_ > overview_budget_ / 2) overview_budget_ = 2 * overview_runs_;
+  // More rows (or zones of 2^62 ticks) than the budget: the overviews stop where they
+  // are, and the model says so.
+  if (overview_cost_ > overview_budget_) {
+    model_.overview_truncated = true;
+    overview_budget_ = 0;
+  }
+}
+
+void TraceBuilder::FinishOverviews() {
+  if (overview_budget_ == 0 || model_.last_tick == 0) return;
+  for (size_t t = 0; t < open_zones_.size() && t < model_.threads.size() && overview_budget_ > 0; ++t) {
+    thread_ = &model_.threads[t];
+    const std::vector<OpenZone>& open = open_zones_[t];
+    for (size_t depth = 0; depth < open.size() && overview_budget_ > 0; ++depth) {
+      AddToOverview(uint32_t(std::min<size_t>(depth, ZoneArray::kMaxDepth)), open[depth].begin_tick,
+                    model_.last_tick,
+                    uint32_t((open[depth].index & kCountedLocations) >> kCountedLocationShift));
+    }
+  }
+  ForgetThread();
 }
 
 void TraceBuilder::AddZoneRun(const ZoneOps::Run& run) {

@@ -394,13 +394,17 @@ class TraceBuilder {
   // From now on, CPU zones are counted (with their locations, ticks and faults), not
   // held: the model is loaded without them (TraceModel::zones_held, set false here).
   // Their attributes and call stacks go with them. With `overview_runs`, each thread
-  // keeps its ZoneOverview, in at most that many runs for the model. Before the first
-  // zone only.
+  // keeps its ZoneOverview, in at most that many runs and rows for the model (past it
+  // at the coarsest resolution, the overviews stop: TraceModel::overview_truncated).
+  // Before the first zone only.
   void CountZonesOnly(size_t overview_runs = 0) {
     hold_zones_ = false;
     model_.zones_held = false;
     overview_budget_ = overview_runs;
   }
+  // The zones still open, into the overviews as if they ended at the trace's last tick
+  // (as the timeline draws a zone still open): at the end of the load.
+  void FinishOverviews();
   // A zone begun and not yet ended, on its thread's stack.
   struct OpenZone {
     // Into the thread's zones. Counted only (CountZonesOnly): its place among them, its
@@ -568,12 +572,12 @@ class TraceBuilder {
   // A zone counted, closed: into its thread's overview, when there is one to keep.
   void AddToOverview(uint32_t depth, uint64_t begin_tick, uint64_t end_tick, uint32_t location) {
     if (overview_budget_ == 0) return;
-    overview_runs_ +=
+    overview_cost_ +=
         thread_->overview.Add(depth, begin_tick, end_tick, location, model_.overview_resolution);
-    if (overview_runs_ > overview_budget_) [[unlikely]]
+    if (overview_cost_ > overview_budget_) [[unlikely]]
       CoarsenOverviews();
   }
-  // Doubles the overviews' resolution until their runs take at most half their budget.
+  // Doubles the overviews' resolution until they take at most half their budget.
   [[gnu::noinline]] void CoarsenOverviews();
   void SeeTick(uint64_t tick) {
     if (tick < model_.first_tick) model_.first_tick = tick;
@@ -615,7 +619,7 @@ class TraceBuilder {
   uint32_t identity_limit_ = 1;                        // ids below it are their own index (0: "unknown")
   bool hold_zones_ = true;                             // CountZonesOnly: false
   size_t overview_budget_ = 0;                         // CountZonesOnly: the most runs of overviews
-  size_t overview_runs_ = 0;                           // their runs now
+  size_t overview_cost_ = 0;                           // their runs and rows now (ZoneOverview::cost)
   std::function<void(const ThreadTimeline&)> thread_gate_;
 };
 

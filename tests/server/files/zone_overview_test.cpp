@@ -55,12 +55,12 @@ void CheckOverview(const std::string& path, size_t runs, bool expect_coarser) {
   REQUIRE_FALSE(counted.zones_held);
   CHECK((counted.overview_resolution > 1) == expect_coarser);
   const uint64_t resolution = counted.overview_resolution;
-  size_t total_runs = 0;
+  size_t total_cost = 0;
   REQUIRE(held.threads.size() == counted.threads.size());
   for (size_t t = 0; t < held.threads.size(); ++t) {
     const auto& zones = held.threads[t].zones;
     const ZoneOverview& overview = counted.threads[t].overview;
-    total_runs += overview.runs();
+    total_cost += overview.cost();
     CAPTURE(t);
     // Each row's runs in begin order, each counting its zones once.
     uint64_t counted_zones = 0;
@@ -72,11 +72,9 @@ void CheckOverview(const std::string& path, size_t runs, bool expect_coarser) {
         counted_zones += row[i].count;
       }
     }
-    uint64_t closed = 0;
     for (size_t i = 0; i < zones.size(); ++i) {
-      const gnomon::server::Zone z = zones[i];
-      if (z.is_open()) continue;
-      ++closed;
+      gnomon::server::Zone z = zones[i];
+      if (z.is_open()) z.end_tick = held.last_tick;  // drawn to the end, as the timeline draws it
       CAPTURE(i);
       REQUIRE(z.depth < overview.rows().size());
       const std::vector<OverviewRun>& row = overview.rows()[z.depth];
@@ -98,22 +96,23 @@ void CheckOverview(const std::string& path, size_t runs, bool expect_coarser) {
         CHECK(run == OverviewRun{z.begin_tick, z.end_tick, 1, z.source_location});
       }
     }
-    CHECK(counted_zones == closed);
+    CHECK(counted_zones == zones.size());
   }
-  CHECK(total_runs <= runs);
+  CHECK(total_cost <= runs);
+  CHECK_FALSE(counted.overview_truncated);
 }
 
 }  // namespace
 
 TEST_CASE("an overview keeps zones as long as its resolution and merges shorter ones close together") {
   ZoneOverview overview;
-  CHECK(overview.Add(0, 100, 200, 1, 50) == 1);  // wide: its own run
+  CHECK(overview.Add(0, 100, 200, 1, 50) == 2);  // wide: its own run, in a new row
   CHECK(overview.Add(0, 210, 220, 2, 50) == 1);  // narrow after a wide one: a new run
   CHECK(overview.Add(0, 230, 240, 2, 50) == 0);  // joins it
   CHECK(overview.Add(0, 260, 265, 3, 50) == 0);  // joins it, another location
   CHECK(overview.Add(0, 400, 410, 2, 50) == 1);  // 135 ticks after: apart
   CHECK(overview.Add(0, 420, 500, 2, 50) == 1);  // wide
-  CHECK(overview.Add(2, 5, 4, 7, 50) == 1);      // an end before its begin counts as the begin
+  CHECK(overview.Add(2, 5, 4, 7, 50) == 3);      // an end before its begin counts as the begin; rows 1 and 2
   REQUIRE(overview.rows().size() == 3);
   CHECK(overview.rows()[1].empty());
   CHECK(overview.rows()[0] ==
@@ -121,12 +120,16 @@ TEST_CASE("an overview keeps zones as long as its resolution and merges shorter 
             {100, 200, 1, 1}, {210, 265, 3, kMixedLocations}, {400, 410, 1, 2}, {420, 500, 1, 2}});
   CHECK(overview.rows()[2] == std::vector<OverviewRun>{{5, 5, 1, 7}});
   CHECK(overview.runs() == 5);
+  CHECK(overview.cost() == 8);  // and its three rows
   // At 200 ticks, nothing is wide: what is less than 200 apart merges.
-  CHECK(overview.Coarsen(200) == 2);
+  CHECK(overview.Coarsen(200) == 5);
   CHECK(overview.rows()[0] == std::vector<OverviewRun>{{100, 500, 6, kMixedLocations}});
-  // Out of order (a damaged stream): kept apart, not merged backwards.
-  CHECK(overview.Add(0, 50, 60, 1, 200) == 1);
-  CHECK(overview.rows()[0].size() == 2);
+  // Out of order (a damaged stream): merged with a short run it comes near, on either side.
+  CHECK(overview.Add(0, 50, 60, 1, 200) == 0);
+  CHECK(overview.rows()[0] == std::vector<OverviewRun>{{50, 500, 7, kMixedLocations}});
+  CHECK(overview.Add(0, 5'000, 5'001, 1, 200) == 1);  // far after it: a run of its own
+  CHECK(overview.Add(0, 1'000, 1'001, 1, 200) == 1);  // out of order, far from both
+  CHECK(overview.rows()[0].size() == 3);
 }
 
 TEST_CASE("a load that counts its zones keeps an overview of them within its budget") {
@@ -139,6 +142,29 @@ TEST_CASE("a load that counts its zones keeps an overview of them within its bud
     CheckOverview(sample, 100'000, false);
     CheckOverview(sample, 64, true);
   }
+}
+
+TEST_CASE("overviews with more rows than their budget stop, and say so") {
+  // 300 threads, each zones 20 deep: 6,000 rows for a budget of 1,000 runs and rows.
+  StreamWriter w;
+  w.AppInfo("rows").SourceLocation(1, "deep", "f", "d.cpp", 1);
+  for (uint32_t thread = 1; thread <= 300; ++thread) {
+    w.ThreadContext(thread);
+    for (uint64_t d = 0; d < 20; ++d) w.ZoneBegin(1, thread * 100 + d);
+    for (uint64_t d = 0; d < 20; ++d) w.ZoneEnd(thread * 100 + 90 - d);
+  }
+  ScratchDir dir;
+  const std::string path = gnomon::test::WriteTrace(dir, w, 8192);
+  TraceModel counted;
+  gnomon::server::LoadOptions options;
+  options.zone_memory_limit = 1;
+  options.overview_runs = 1'000;
+  REQUIRE(gnomon::server::LoadTrace(path, counted, options).ok());
+  CHECK(counted.overview_truncated);
+  size_t cost = 0;
+  for (const auto& thread : counted.threads) cost += thread.overview.cost();
+  CHECK(cost <= 1'000 + 21);           // and the zone that passed it: at most its rows and its run
+  CHECK(counted.zone_count == 6'000);  // every zone counted all the same
 }
 
 TEST_CASE("a load that counts its zones keeps no overview unless asked") {

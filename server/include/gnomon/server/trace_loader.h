@@ -65,7 +65,8 @@ struct LoadOptions {
   // (StreamZoneStatistics). UINT64_MAX: always held.
   uint64_t zone_memory_limit = UINT64_MAX;
   // With zones not held: each thread keeps a ZoneOverview to draw them by, in at most
-  // this many runs (ZoneOverview::Add: 24 bytes each) for each program; 0: none.
+  // this many runs and rows (24 bytes each) for the file, shared among its programs;
+  // 0: none.
   size_t overview_runs = 0;
 };
 // The default memory limit of the report and the viewer (--memory-limit): an eighth of

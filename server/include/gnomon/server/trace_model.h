@@ -347,6 +347,8 @@ struct TraceModel {
   // With zones not held and an overview asked for: the ticks below which the threads'
   // overviews merge zones (ZoneOverview).
   uint64_t overview_resolution = 1;
+  // The overviews stopped: more rows than their budget at the coarsest resolution.
+  bool overview_truncated = false;
 
   // Name shown for a zone: its runtime name, else its source location's name.
   const std::string& ZoneName(const ThreadTimeline& thread, size_t zone_index) const;

@@ -7,7 +7,9 @@
 // each other with gaps under `resolution` merge into one run that says how many they
 // are. Each row thus holds fewer than about three runs per `resolution` of the trace's
 // time, whatever its zones: the builder doubles the resolution, and merges the runs
-// again, whenever the model's runs pass their budget (TraceBuilder::CountZonesOnly).
+// again, whenever the model's runs and rows pass their budget
+// (TraceBuilder::CountZonesOnly). Zones out of order (a damaged stream) merge with a
+// short run they overlap or come within the resolution of, on either side.
 // Drawn at a pixel no narrower than the resolution, the runs are what the held zones
 // would draw (lane_index.h merges zones under two pixels in the same way).
 #pragma once
@@ -34,21 +36,24 @@ struct OverviewRun {
 class ZoneOverview {
  public:
   // Adds a closed zone of row `depth` (a row's zones come in begin order: they do not
-  // overlap). An end before the begin counts as the begin. Returns the runs added: 0
-  // when the zone joined the row's last run, else 1.
+  // overlap). An end before the begin counts as the begin. Returns what its cost()
+  // grew by: 0 when the zone joined the row's last run.
   size_t Add(uint32_t depth, uint64_t begin_tick, uint64_t end_tick, uint32_t location, uint64_t resolution) {
+    const size_t before = cost();
     if (rows_.size() <= depth) rows_.resize(size_t(depth) + 1);
     std::vector<OverviewRun>& row = rows_[depth];
     const OverviewRun zone{begin_tick, std::max(begin_tick, end_tick), 1, location};
     if (!row.empty() && Joins(row.back(), zone, resolution)) {
       Merge(row.back(), zone);
-      return 0;
+    } else {
+      row.push_back(zone);
+      ++runs_;
     }
-    row.push_back(zone);
-    ++runs_;
-    return 1;
+    return cost() - before;
   }
-  // Merges the runs again at a coarser resolution; returns how many there are now.
+  // What the budget counts: its runs and its rows (each row is a vector of its own).
+  size_t cost() const { return runs_ + rows_.size(); }
+  // Merges the runs again at a coarser resolution; returns its cost() now.
   size_t Coarsen(uint64_t resolution) {
     runs_ = 0;
     for (std::vector<OverviewRun>& row : rows_) {
@@ -63,7 +68,7 @@ class ZoneOverview {
       row.resize(kept);
       runs_ += kept;
     }
-    return runs_;
+    return cost();
   }
   void ShrinkToFit() {
     for (std::vector<OverviewRun>& row : rows_) row.shrink_to_fit();
@@ -73,13 +78,16 @@ class ZoneOverview {
   friend bool operator==(const ZoneOverview&, const ZoneOverview&) = default;
 
  private:
-  // Whether `next` merges into `run`: both narrower than the resolution, `next` after
-  // `run`'s begin and less than the resolution past its end.
+  // Whether `next` merges into `run`: both narrower than the resolution, less than the
+  // resolution apart (in order: `next` after `run`'s end; out of order, either side).
   static bool Joins(const OverviewRun& run, const OverviewRun& next, uint64_t resolution) {
-    if (run.IsWide(resolution) || next.IsWide(resolution) || next.begin_tick < run.begin_tick) return false;
-    return next.begin_tick <= run.end_tick || next.begin_tick - run.end_tick < resolution;
+    if (run.IsWide(resolution) || next.IsWide(resolution)) return false;
+    const bool after = next.begin_tick <= run.end_tick || next.begin_tick - run.end_tick < resolution;
+    const bool before = next.end_tick >= run.begin_tick || run.begin_tick - next.end_tick < resolution;
+    return after && before;
   }
   static void Merge(OverviewRun& run, const OverviewRun& next) {
+    run.begin_tick = std::min(run.begin_tick, next.begin_tick);
     run.end_tick = std::max(run.end_tick, next.end_tick);
     run.count = uint32_t(std::min<uint64_t>(uint64_t(run.count) + next.count, UINT32_MAX));
     if (run.location != next.location) run.location = kMixedLocations;
