@@ -97,12 +97,14 @@ App::App(const Options& options)
   started_ = {workspace_.hidden_lanes, workspace_.zone_coloring};  // --show cpu-data shows the CPU lanes
   workspace_.range = options.select_ns;
   if (!options.open.empty()) Open(options.open);
-  if (!options.compare.empty()) compare_window_.OpenOther(options.compare, options.max_expansion);
+  if (!options.compare.empty())
+    compare_window_.OpenOther(options.compare, options.max_expansion, options.memory_limit);
 }
 
 App::~App() {
   if (options_.keep_settings) SaveSettings();
   // The windows' computations read the session: they stop first.
+  if (session_ != nullptr) session_->CancelReads();
   statistics_window_.Reset();
   find_zone_window_.Reset();
   flame_graph_window_.Reset();
@@ -170,6 +172,7 @@ std::vector<App::SideWindow> App::SideWindows() {
 }
 
 void App::Show(std::unique_ptr<Session> session) {
+  if (session_ != nullptr) session_->CancelReads();
   statistics_window_.Reset();
   details_window_.Reset();
   memory_window_.Reset();
@@ -487,7 +490,7 @@ void App::FileMenu() {
   }
   if (ImGui::MenuItem("Compare with...", nullptr, false, session_ != nullptr)) {
     file_browser_.Open("Compare with a trace", [this](const std::string& path) {
-      compare_window_.OpenOther(path, options_.max_expansion);
+      compare_window_.OpenOther(path, options_.max_expansion, options_.memory_limit);
       RememberFile(path);
     });
   }

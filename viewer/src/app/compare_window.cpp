@@ -72,8 +72,8 @@ void CompareWindow::Comparison::MatchChecks() {
   }
 }
 
-void CompareWindow::OpenOther(const std::string& path, uint32_t max_expansion) {
-  CompareWith(Session::OpenFile(path, max_expansion));
+void CompareWindow::OpenOther(const std::string& path, uint32_t max_expansion, uint64_t memory_limit) {
+  CompareWith(Session::OpenFile(path, max_expansion, 0, memory_limit));
 }
 
 void CompareWindow::CompareWith(std::unique_ptr<Session> other) {
@@ -120,7 +120,15 @@ void CompareWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     return;
   }
   uint64_t b_zones = 0;
-  other_->WithModel([&](const server::TraceModel& b) { b_zones = b.zone_count; });
+  bool b_held = true;
+  other_->WithModel([&](const server::TraceModel& b) {
+    b_zones = b.zone_count;
+    b_held = b.zones_held;
+  });
+  if (SayZonesNotHeld(b_held)) {
+    ImGui::End();
+    return;
+  }
   Session* a = ws.session;
   Session* b = other_.get();
   rows_job_.Request({model.zone_count, b_zones}, [a, b] {

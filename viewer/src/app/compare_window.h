@@ -23,8 +23,9 @@ namespace gnomon::viewer {
 class CompareWindow {
  public:
   bool open = false;
-  // Loads `path` as the trace to compare with.
-  void OpenOther(const std::string& path, uint32_t max_expansion);
+  // Loads `path` as the trace to compare with, its zones within `memory_limit`
+  // (Session::OpenFile).
+  void OpenOther(const std::string& path, uint32_t max_expansion, uint64_t memory_limit);
   void CompareWith(std::unique_ptr<Session> other);
   bool has_other() const { return other_ != nullptr; }
   void Draw(const server::TraceModel& model, Workspace& ws);

@@ -57,7 +57,7 @@ server::Result<std::vector<server::ZoneStatistics>> Session::StreamStatistics() 
   if (!source.ok()) return source.status();
   server::LoadOptions options;
   options.max_expansion = max_expansion_;
-  options.cancel = &cancel_;
+  options.cancel = &cancel_reads_;
   server::Result<std::vector<std::vector<server::ZoneStatistics>>> streamed = server::Status::Error("");
   model_.Read([&](const server::TraceModel& model) {
     streamed = server::StreamZoneStatistics(source.value(), {{shown_stream_.load(), &model}}, options);

@@ -67,7 +67,10 @@ class Session {
   float load_progress() const;
   // The CPU zones' statistics of a file loaded without holding them, read from the file
   // again on every core (StreamZoneStatistics): the whole trace, longest total first.
+  // Fails at once (and one under way stops at its next block) once CancelReads was called.
   server::Result<std::vector<server::ZoneStatistics>> StreamStatistics();
+  // Stops the file's reads for the windows: the session is about to go.
+  void CancelReads() { cancel_reads_ = true; }
   // "loading", "receiving", "ended", "disconnected: ..." and the like.
   std::string StateText() const;
   uint64_t bytes_received() const;
@@ -100,6 +103,7 @@ class Session {
   std::atomic<bool> loading_{false};
   std::atomic<bool> failed_{false};
   std::atomic<bool> cancel_{false};
+  std::atomic<bool> cancel_reads_{false};  // CancelReads
   std::atomic<uint64_t> bytes_done_{0};
   std::atomic<uint32_t> programs_{1};
   uint32_t program_ = 0;

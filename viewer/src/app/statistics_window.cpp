@@ -113,13 +113,17 @@ std::string StatisticsWindow::Csv(const server::TraceModel& model, const Result&
   for (uint32_t row : rows) {
     const server::ZoneStatistics& s = result.rows[row];
     const server::SourceLocation& l = model.Location(s.source_location);
-    std::snprintf(numbers, sizeof(numbers), ",%u,%llu,%lld,%lld,%.1f,%lld,%lld,%lld,%.3f,%u\n", l.line,
+    std::snprintf(numbers, sizeof(numbers), ",%u,%llu,%lld,%lld,%.1f,%lld,%lld,%lld,%.3f,", l.line,
                   static_cast<unsigned long long>(s.count), static_cast<long long>(s.total_ns),
                   static_cast<long long>(s.self_ns), s.mean_ns, static_cast<long long>(s.median_ns),
-                  static_cast<long long>(s.min_ns), static_cast<long long>(s.max_ns), Share(result, s),
-                  s.source_location < result.threads.size() ? result.threads[s.source_location] : 0u);
+                  static_cast<long long>(s.min_ns), static_cast<long long>(s.max_ns), Share(result, s));
+    // Read from the file, the threads are not counted: left empty.
+    const std::string threads = result.from_file ? std::string()
+                                                 : std::to_string(s.source_location < result.threads.size()
+                                                                      ? result.threads[s.source_location]
+                                                                      : 0u);
     csv += server::CsvField(l.name) + "," + server::CsvField(l.function) + "," + server::CsvField(l.file) +
-           numbers;
+           numbers + threads + "\n";
   }
   return csv;
 }
@@ -136,7 +140,9 @@ void StatisticsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   if (ImGui::RadioButton("GPU zones", gpu)) gpu = true;
   gpu_ = gpu;
   ImGui::SameLine();
+  ImGui::BeginDisabled(!model.zones_held && !gpu_);  // zones read from the file: the whole trace
   ImGui::Checkbox("selected range only", &limit_to_range_);
+  ImGui::EndDisabled();
   ImGui::SameLine();
   filter_.Draw("filter by name", 180);
 
@@ -151,6 +157,11 @@ void StatisticsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     requested_at_ = now;
   }
   Session* session = ws.session;
+  if (from_file && session->is_loading()) {  // the file is read again once, when loaded
+    ImGui::TextDisabled("the zones are not held: their statistics are read from the file once it has loaded");
+    ImGui::End();
+    return;
+  }
   job_.Request(key, [session, key, from_file] {
     if (from_file) return ComputeFromFile(*session);
     Result r;

@@ -275,8 +275,10 @@ void TimelineWindow::Draw(const server::TraceModel& model, Workspace& ws, float 
           zone->index};
       ws.JumpTo(zone->begin_ns, zone->begin_ns + zone->duration_ns, kZoneMargin);
     } else {
-      std::fprintf(stderr, "gnomon-viewer: --zoom-to: the trace has no zone %s#%zu\n",
-                   options_.zoom_to.c_str(), options_.zoom_to_number);
+      std::fprintf(
+          stderr, "gnomon-viewer: --zoom-to: the trace has no zone %s#%zu%s\n", options_.zoom_to.c_str(),
+          options_.zoom_to_number,
+          model.zones_held ? "" : " among its GPU zones (its CPU zones are not held: --memory-limit)");
     }
   }
 

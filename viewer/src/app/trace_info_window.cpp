@@ -160,7 +160,11 @@ void TraceInfoWindow::Draw(const server::TraceModel& model, const Session& sessi
                 ? std::string()
                 : "; counted, not held (over --memory-limit): drawn with those under " +
                       server::FormatDuration(model.clock.ns_per_tick() * double(model.overview_resolution)) +
-                      " merged, their statistics read from the file")},
+                      " merged, their statistics read from the file" +
+                      (model.overview_truncated
+                           ? " (drawn only in part: more threads and depths than the limit's "
+                             "overview holds)"
+                           : ""))},
       {"Dropped", server::DroppedLabel(model)},
       {"Stream", server::StreamLabel(model)},
       {"File", file},

@@ -136,8 +136,9 @@ JsonReport& JsonReport::AddBars(const char* key, const std::vector<HistogramBar>
 bool SayZonesNotHeld(bool zones_held) {
   if (zones_held) return false;
   ImGui::TextWrapped(
-      "This trace's CPU zones are not held: they need more than --memory-limit. Select a range and save it "
-      "(Trace info), then open that; or open this file with a higher --memory-limit.");
+      "This trace's CPU zones are not held: they need more than --memory-limit. Save the part to look at "
+      "(select a range, then Trace info; or gnomon-cut FILE --range A:B -o OUT) and open that, or open this "
+      "file with a higher --memory-limit.");
   return true;
 }
 

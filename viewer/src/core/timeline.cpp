@@ -140,7 +140,8 @@ void Timeline::SyncOverview(const TraceModel& model, const ThreadTimeline& threa
                           std::chrono::steady_clock::now().time_since_epoch())
                           .count();
   constexpr int64_t kPeriodNs = 250'000'000;
-  // Rows only grew: the runs indexed are still where they were.
+  // Rows only grew: the runs indexed are still where they were (BuildOverviewItems and
+  // HitTest check the resolution).
   if (!coarser && loaded < 1.0 && now - lane.overview_synced < kPeriodNs) return;
   lane.overview_runs = overview.runs();
   lane.overview_resolution = model.overview_resolution;
@@ -169,6 +170,9 @@ const server::OverviewRun* Timeline::OverviewRunAt(const TraceModel& model, uint
 void Timeline::BuildOverviewItems(const TraceModel& model, const TimelineView& view, const Lane& lane,
                                   uint32_t lane_index, const ThreadLane& thread_lane,
                                   const ThreadTimeline& thread, std::vector<DrawItem>& out) const {
+  // Merged coarser since it was indexed (the app syncs four times a second while a file
+  // loads): the index does not match the rows until the next Sync.
+  if (thread_lane.overview_resolution != model.overview_resolution) return;
   const auto& rows = thread.overview.rows();
   for (uint32_t depth = 0; depth < lane.rows && depth < rows.size(); ++depth) {
     const std::vector<server::OverviewRun>& row = rows[depth];
@@ -636,7 +640,8 @@ std::optional<Hit> Timeline::HitTest(const TraceModel& model, const TimelineView
         const ThreadTimeline& thread = model.threads[model.thread_index.at(lane.key.id)];
         if (!model.zones_held) {
           const auto& rows = thread.overview.rows();
-          if (depth >= rows.size()) return std::nullopt;
+          if (depth >= rows.size() || thread_lane->overview_resolution != model.overview_resolution)
+            return std::nullopt;
           if (auto run = probe(thread_lane->index, OverviewSpans{model, rows[depth], origin_ns_},
                                CpuKey{model, origin_ns_})) {
             const bool zone = rows[depth][*run].count == 1;
