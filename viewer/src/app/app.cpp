@@ -303,6 +303,12 @@ void App::Frame(float width, float height) {
     ImGui::Text("%s  |  %s  |  %llu zones, %zu threads, %zu GPU contexts", title.c_str(),
                 session_->StateText().c_str(), static_cast<unsigned long long>(model.zone_count),
                 size_t(threads), model.gpu_contexts.size());
+    if (!model.zones_held) {  // drawn from their overview: how fine it is
+      ImGui::SameLine();
+      ImGui::TextDisabled(
+          "|  zones not held (--memory-limit): those under %s drawn merged",
+          server::FormatDuration(model.clock.ns_per_tick() * double(model.overview_resolution)).c_str());
+    }
     if (session_->is_live()) LiveControls();
     if (session_->is_loading()) {
       ImGui::SameLine();
