@@ -8,7 +8,8 @@
 // Every other input (by its length) is loaded again without its zones, and its
 // statistics read from the file (StreamZoneStatistics) must equal the held ones: the
 // same counts, totals, extremes and faults; and the overview it keeps of them, in a
-// small budget, must count every zone once, within that budget.
+// small budget, must count every zone once, within that budget, as must the whole trace
+// read as one window of zones (ReadZoneWindow).
 #include <unistd.h>
 
 #include <cstddef>
@@ -22,6 +23,7 @@
 #include "gnomon/server/statistics.h"
 #include "gnomon/server/streamed_statistics.h"
 #include "gnomon/server/trace_loader.h"
+#include "gnomon/server/zone_window.h"
 
 constexpr uint32_t kExpansion = 64;
 
@@ -76,6 +78,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             for (const auto& run : row) in_runs += run.count;
         }
         if (cost > 256 + 4097 || (!other.overview_truncated && in_runs != zones)) __builtin_trap();
+        // The whole trace as a window read from the file again: every zone, once.
+        if (!other.zone_blocks.empty() && other.first_tick <= other.last_tick) {
+          auto window = gnomon::server::ReadZoneWindow(source.value(), other, counted.processes[p].stream,
+                                                       other.first_tick, other.last_tick, 64 * size, options);
+          uint64_t in_window = 0;
+          if (window.ok()) {
+            for (const auto& [thread, rows] : window->threads)
+              for (const auto& row : rows) in_window += row.size();
+          }
+          if (window.ok() && in_window != zones) __builtin_trap();
+        }
         for (size_t i = 0; i < stats.size(); ++i) {
           const auto& a = stats[i];
           const auto& b = streamed[p][i];

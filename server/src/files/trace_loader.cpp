@@ -386,11 +386,14 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
     DecodeResult decoded;
     write(stream.target, [&] {
       if (where.after_gap || stream.failed) stream.builder->OnStreamGap();
-      if (!hold_zones)
+      if (!hold_zones) {
         stream.target.model->block_start_threads[where.sequence] = stream.builder->current_thread_id();
+        stream.builder->BeginBlock(where.sequence);
+      }
       decoded = compact ? DecodeCompactBlock(ready.raw.data(), ready.size, ready.format, *stream.builder,
                                              stream_bytes, options.extent_only)
                         : DecodeMessages(ready.raw.data(), ready.size, *stream.builder);
+      if (!hold_zones) stream.builder->EndBlock();
     });
     stream.failed = false;
     GNOMON_CHECK(decoded.consumed <= ready.size, "a block decoded past its end");

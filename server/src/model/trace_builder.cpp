@@ -58,6 +58,27 @@ void TraceBuilder::CoarsenOverviews() {
   }
 }
 
+void TraceBuilder::BeginBlock(uint32_t sequence) {
+  if (overview_budget_ == 0 || windows_dropped_) return;
+  block_first_tick_ = UINT64_MAX;
+  block_last_tick_ = 0;
+  model_.zone_blocks.push_back({sequence, uint32_t(model_.open_at_blocks.size())});
+  for (size_t t = 0; t < open_zones_.size() && t < model_.threads.size(); ++t) {
+    for (const OpenZone& open : open_zones_[t]) {
+      model_.open_at_blocks.push_back({model_.threads[t].id,
+                                       uint32_t((open.index & kCountedLocations) >> kCountedLocationShift),
+                                       open.begin_tick});
+    }
+  }
+  // As many zones open at block starts as the overviews may hold runs: no more windows.
+  if (model_.open_at_blocks.size() > overview_budget_ || model_.open_at_blocks.size() >= UINT32_MAX) {
+    model_.zone_blocks.clear();
+    model_.open_at_blocks.clear();
+    model_.open_at_blocks.shrink_to_fit();
+    windows_dropped_ = true;
+  }
+}
+
 void TraceBuilder::FinishOverviews() {
   if (overview_budget_ == 0 || model_.last_tick == 0) return;
   for (size_t t = 0; t < open_zones_.size() && t < model_.threads.size() && overview_budget_ > 0; ++t) {

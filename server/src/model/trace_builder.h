@@ -347,6 +347,7 @@ class TraceBuilder {
       return;
     }
     if (!hold_zones_) [[unlikely]] {
+      if (overview_budget_ != 0) SeeBlockTick(tick);
       const uint64_t place = thread_->zones_not_held;
       const uint64_t location = CountZone(source_location);
       open_->push_back({place | (location << kCountedLocationShift & kCountedLocations), tick});
@@ -405,6 +406,15 @@ class TraceBuilder {
   // The zones still open, into the overviews as if they ended at the trace's last tick
   // (as the timeline draws a zone still open): at the end of the load.
   void FinishOverviews();
+  // With an overview: block `sequence` begins (its open zones recorded in
+  // TraceModel::zone_blocks), and ends (the ticks of its zone events recorded).
+  void BeginBlock(uint32_t sequence);
+  void EndBlock() {
+    if (!model_.zone_blocks.empty()) {
+      model_.zone_blocks.back().first_tick = block_first_tick_;
+      model_.zone_blocks.back().last_tick = block_last_tick_;
+    }
+  }
   // A zone begun and not yet ended, on its thread's stack.
   struct OpenZone {
     // Into the thread's zones. Counted only (CountZonesOnly): its place among them, its
@@ -572,6 +582,8 @@ class TraceBuilder {
   // A zone counted, closed: into its thread's overview, when there is one to keep.
   void AddToOverview(uint32_t depth, uint64_t begin_tick, uint64_t end_tick, uint32_t location) {
     if (overview_budget_ == 0) return;
+    SeeBlockTick(begin_tick);
+    SeeBlockTick(end_tick);
     overview_cost_ +=
         thread_->overview.Add(depth, begin_tick, end_tick, location, model_.overview_resolution);
     if (overview_cost_ > overview_budget_) [[unlikely]]
@@ -619,7 +631,14 @@ class TraceBuilder {
   uint32_t identity_limit_ = 1;                        // ids below it are their own index (0: "unknown")
   bool hold_zones_ = true;                             // CountZonesOnly: false
   size_t overview_budget_ = 0;                         // CountZonesOnly: the most runs of overviews
-  size_t overview_cost_ = 0;                           // their runs and rows now (ZoneOverview::cost)
+  bool windows_dropped_ = false;                       // too many zones open at block starts to record
+  uint64_t block_first_tick_ = UINT64_MAX;             // the zone events' ticks in the block (BeginBlock)
+  uint64_t block_last_tick_ = 0;
+  void SeeBlockTick(uint64_t tick) {
+    block_first_tick_ = std::min(block_first_tick_, tick);
+    block_last_tick_ = std::max(block_last_tick_, tick);
+  }
+  size_t overview_cost_ = 0;  // their runs and rows now (ZoneOverview::cost)
   std::function<void(const ThreadTimeline&)> thread_gate_;
 };
 

@@ -10,6 +10,7 @@
 
 #include "../../support/trace_files.h"
 #include "gnomon/server/trace_loader.h"
+#include "gnomon/server/zone_window.h"
 
 namespace {
 
@@ -175,4 +176,65 @@ TEST_CASE("a load that counts its zones keeps no overview unless asked") {
   options.zone_memory_limit = 1;
   REQUIRE(gnomon::server::LoadTrace(path, counted, options).ok());
   for (const auto& thread : counted.threads) CHECK(thread.overview.runs() == 0);
+}
+
+TEST_CASE("a window of zones read from the file again holds the held zones that overlap it, whole") {
+  ScratchDir dir;
+  StreamWriter w = NestedZones(5, 80'000);
+  w.ThreadContext(1).ZoneBegin(2, uint64_t{1} << 40).End((uint64_t{1} << 40) + 10);  // never ended
+  const std::string path = gnomon::test::WriteTrace(dir, w, 4096);
+  TraceModel held, counted;
+  REQUIRE(gnomon::server::LoadTrace(path, held).ok());
+  gnomon::server::LoadOptions options;
+  options.zone_memory_limit = 1;
+  options.overview_runs = 10'000;  // coarser than the zones: windows finer are read from the file
+  REQUIRE(gnomon::server::LoadTrace(path, counted, options).ok());
+  REQUIRE(counted.overview_resolution > 16);
+  REQUIRE(counted.zone_blocks.size() > 20);
+  auto source = gnomon::server::TraceSource::OpenFile(path);
+  REQUIRE(source.ok());
+  std::mt19937_64 rng(3);
+  uint64_t data_end = 0;  // the last closed zone's end: the zone never ended begins far after
+  for (const auto& thread : held.threads) {
+    for (size_t i = 0; i < thread.zones.size(); ++i) {
+      if (!thread.zones[i].is_open()) data_end = std::max(data_end, thread.zones[i].end_tick);
+    }
+  }
+  const uint64_t span = data_end - held.first_tick;
+  size_t compared = 0;
+  for (int round = 0; round < 40; ++round) {
+    const uint64_t width = round % 4 == 0 ? span / 2 : 1 + rng() % (counted.overview_resolution * 8);
+    const uint64_t begin = held.first_tick + rng() % span;
+    const uint64_t end = begin + width;
+    CAPTURE(begin);
+    CAPTURE(end);
+    auto window = gnomon::server::ReadZoneWindow(source.value(), counted, 0, begin, end, uint64_t{1} << 30);
+    REQUIRE_MESSAGE(window.ok(), window.status().message());
+    for (const auto& thread : held.threads) {
+      CAPTURE(thread.id);
+      std::vector<std::vector<OverviewRun>> expected;
+      for (size_t i = 0; i < thread.zones.size(); ++i) {
+        const gnomon::server::Zone z = thread.zones[i];
+        const uint64_t zone_end = z.is_open() ? held.last_tick : z.end_tick;
+        if (zone_end < begin || z.begin_tick > end) continue;
+        if (expected.size() <= z.depth) expected.resize(size_t(z.depth) + 1);
+        expected[z.depth].push_back({z.begin_tick, zone_end, 1, z.source_location});
+        ++compared;
+      }
+      const auto found = window->threads.find(thread.id);
+      std::vector<std::vector<OverviewRun>> got;
+      if (found != window->threads.end()) got = found->second;
+      while (!expected.empty() && expected.back().empty()) expected.pop_back();
+      while (!got.empty() && got.back().empty()) got.pop_back();
+      CHECK(got == expected);
+    }
+  }
+  CHECK(compared > 10'000);
+  // Too wide for its budget: said, not read.
+  auto wide =
+      gnomon::server::ReadZoneWindow(source.value(), counted, 0, held.first_tick, held.last_tick, 4096);
+  REQUIRE_FALSE(wide.ok());
+  CHECK(wide.status().message().find("more than 4096 bytes") != std::string::npos);
+  // A model that holds its zones keeps no record to read from.
+  CHECK_FALSE(gnomon::server::ReadZoneWindow(source.value(), held, 0, 0, 1, 1 << 30).ok());
 }

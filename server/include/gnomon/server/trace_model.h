@@ -349,6 +349,11 @@ struct TraceModel {
   uint64_t overview_resolution = 1;
   // The overviews stopped: more rows than their budget at the coarsest resolution.
   bool overview_truncated = false;
+  // With an overview: each block decoded, and the zones open when it began, so that a
+  // time window's zones can be read from the file again (empty when the zones open at
+  // block starts outgrew the overviews' budget).
+  std::vector<ZoneBlock> zone_blocks;
+  std::vector<OpenAtBlock> open_at_blocks;
 
   // Name shown for a zone: its runtime name, else its source location's name.
   const std::string& ZoneName(const ThreadTimeline& thread, size_t zone_index) const;

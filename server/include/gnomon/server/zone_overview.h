@@ -97,4 +97,22 @@ class ZoneOverview {
   size_t runs_ = 0;
 };
 
+// Where each block the load decoded picks up, for a model without its zones that keeps
+// an overview: what reading a time window's zones from the file again needs
+// (ReadZoneWindow, zone_window.h). By the load's order of blocks.
+struct ZoneBlock {
+  uint32_t sequence = 0;
+  uint32_t first_open = 0;           // its zones open when it began: OpenAtBlock from here
+  uint64_t first_tick = UINT64_MAX;  // of its zone events (first > last: none)
+  uint64_t last_tick = 0;
+  friend bool operator==(const ZoneBlock&, const ZoneBlock&) = default;
+};
+// A zone open when a block began, innermost last for each thread.
+struct OpenAtBlock {
+  uint32_t thread_id = 0;  // the program's
+  uint32_t location = 0;   // index in TraceModel::source_locations
+  uint64_t begin_tick = 0;
+  friend bool operator==(const OpenAtBlock&, const OpenAtBlock&) = default;
+};
+
 }  // namespace gnomon::server
