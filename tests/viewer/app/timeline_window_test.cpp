@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "../../support/json_check.h"
@@ -277,4 +278,46 @@ TEST_CASE("lanes: a title dragged moves its lane, and lanes sort, hide by group 
   CHECK(gnomon::test::RunCommand(std::string(GNOMON_VIEWER) + " " + trace + " --color-by size", &output) ==
         1);
   CHECK(output.find("'size' is not location, thread or duration") != std::string::npos);
+}
+
+TEST_CASE("zoomed in past the overview of zones not held, the timeline reads them from the file") {
+  // 600,000 zones of 50 ns, 50 ns apart, two deep: far more than an overview of the
+  // least memory keeps apart, so that it merges them into blocks.
+  gnomon::test::ScratchDir dir;
+  gnomon::test::StreamWriter w;
+  w.AppInfo("dense")
+      .SourceLocation(1, "Outer", "outer", "dense.cpp", 1)
+      .SourceLocation(2, "Leaf", "leaf", "dense.cpp", 2);
+  w.ThreadInfo(1, 11, "main").ThreadContext(1);
+  for (uint64_t i = 0; i < 6'000; ++i) {
+    const uint64_t t = 1'000'000 + i * 10'100;
+    w.ZoneBegin(1, t);
+    for (uint64_t k = 0; k < 100; ++k) w.ZoneBegin(2, t + 1 + k * 100).ZoneEnd(t + 51 + k * 100);
+    w.ZoneEnd(t + 10'050);
+  }
+  const std::string trace = gnomon::test::WriteTraceFile(dir.File("dense.gnomon"), w);
+  auto zones = [](const ViewerRun& run, int kind) {
+    std::vector<std::tuple<double, double, double, std::string>> found;
+    for (const JsonValue& item : run.layout.Find("items")->array) {
+      if (int(item.Find("kind")->number) != kind) continue;
+      found.emplace_back(item.Find("x0")->number, item.Find("x1")->number, item.Find("y0")->number,
+                         item.Find("label")->string);
+    }
+    return found;
+  };
+  const std::vector<std::string> zoomed{"--frames", "3", "--range", "30.000:30.012"};
+  std::vector<std::string> held_args{trace}, counted_args{trace, "--memory-limit", "1K"};
+  held_args.insert(held_args.end(), zoomed.begin(), zoomed.end());
+  counted_args.insert(counted_args.end(), zoomed.begin(), zoomed.end());
+  ViewerRun held = RunViewer(dir, held_args);
+  ViewerRun counted = RunViewer(dir, counted_args);
+  REQUIRE_MESSAGE(held.exit_code == 0, held.log);
+  REQUIRE_MESSAGE(counted.exit_code == 0, counted.log);
+  const auto held_zones = zones(held, 0);
+  CHECK(held_zones.size() > 20);  // the leaves named in view
+  CHECK(zones(counted, 12) == held_zones);
+  // Zoomed out, the same trace draws its overview: the leaves merged into blocks.
+  ViewerRun whole = RunViewer(dir, {trace, "--frames", "3", "--memory-limit", "1K"});
+  REQUIRE_MESSAGE(whole.exit_code == 0, whole.log);
+  CHECK(zones(whole, 12).size() < 10);
 }

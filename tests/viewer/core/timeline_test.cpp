@@ -11,6 +11,7 @@
 #include "../../support/build_model.h"
 #include "../../support/trace_files.h"
 #include "gnomon/server/trace_loader.h"
+#include "gnomon/server/zone_window.h"
 #include "model/trace_builder.h"
 
 using namespace gnomon::viewer;
@@ -542,8 +543,7 @@ TEST_CASE("zones not held are drawn from their overview as the held zones draw, 
     CHECK(hit->kind == DrawItem::Kind::kOverviewZone);
     CHECK(hit->index == item.index);
     CHECK(hit->row == item.row);
-    const gnomon::server::OverviewRun* run =
-        Timeline::OverviewRunAt(counted, hit->lane.id, hit->row, hit->index);
+    const gnomon::server::OverviewRun* run = b.OverviewRunAt(counted, hit->lane.id, hit->row, hit->index);
     REQUIRE(run != nullptr);
     CHECK(run->count == 1);
     CHECK(run->end_tick - run->begin_tick >= counted.overview_resolution);
@@ -551,5 +551,42 @@ TEST_CASE("zones not held are drawn from their overview as the held zones draw, 
     ++picked;
   }
   CHECK(picked > 10);
-  CHECK(Timeline::OverviewRunAt(counted, 1, 999, 0) == nullptr);
+  CHECK(b.OverviewRunAt(counted, 1, 999, 0) == nullptr);
+
+  // Finer than the overview: the zones of a window read from the file, as the held ones.
+  TimelineView fine;
+  fine.Fit(end / 2, end / 2 + int64_t(resolution_ns * 1500 / 8), 1500);
+  CHECK(b.NeedsZoneWindow(counted, fine));
+  const auto [first_tick, last_tick] = b.ViewTicks(counted, fine);
+  auto source = gnomon::server::TraceSource::OpenFile(path);
+  REQUIRE(source.ok());
+  // As the viewer asks: a view's width on each side (the view's ends round to ticks).
+  const uint64_t width = last_tick - first_tick;
+  auto window = gnomon::server::ReadZoneWindow(source.value(), counted, 0, first_tick - width,
+                                               last_tick + width, 1u << 30);
+  REQUIRE_MESSAGE(window.ok(), window.status().message());
+  b.SetZoneWindow(counted, std::make_shared<const gnomon::server::ZoneWindow>(std::move(window.value())));
+  CHECK_FALSE(b.NeedsZoneWindow(counted, fine));
+  std::vector<DrawItem> held_items, window_items;
+  a.BuildItems(held, fine, held_items);
+  b.BuildItems(counted, fine, window_items);
+  Cover x = CoverOf(held_items, a), y = CoverOf(window_items, b);
+  CHECK(x.columns == y.columns);
+  CHECK(x.named == y.named);
+  size_t named = 0;
+  for (const auto& [where, zones] : x.named) named += zones.size();
+  CHECK(named > 5);
+  for (const DrawItem& item : window_items) {
+    if (item.kind != DrawItem::Kind::kOverviewZone || item.x1 - item.x0 < 4) continue;
+    const auto hit = b.HitTest(counted, fine, (item.x0 + item.x1) / 2, (item.y0 + item.y1) / 2);
+    REQUIRE(hit.has_value());
+    CHECK((hit->row & Timeline::kWindowRow) != 0);
+    const gnomon::server::OverviewRun* run = b.OverviewRunAt(counted, hit->lane.id, hit->row, hit->index);
+    REQUIRE(run != nullptr);
+    CHECK(*item.label == counted.Location(run->location).name);
+  }
+  // Zoomed out again, the overview.
+  TimelineView whole_again;
+  whole_again.Fit(0, end, 1500);
+  CHECK_FALSE(b.NeedsZoneWindow(counted, whole_again));
 }

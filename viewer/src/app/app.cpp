@@ -106,6 +106,7 @@ App::~App() {
   // The windows' computations read the session: they stop first.
   if (session_ != nullptr) session_->CancelReads();
   statistics_window_.Reset();
+  timeline_window_.Reset();
   find_zone_window_.Reset();
   flame_graph_window_.Reset();
   compare_window_.Reset();
@@ -233,7 +234,7 @@ bool App::is_busy() {
   return session_busy || statistics_window_.is_busy() || find_zone_window_.is_busy() ||
          flame_graph_window_.is_busy() || compare_window_.is_busy() || samples_window_.is_busy() ||
          source_window_.is_busy() || memory_window_.is_busy() || symbol_window_.is_busy() ||
-         cpu_window_.is_busy();
+         cpu_window_.is_busy() || timeline_window_.is_busy();
 }
 
 std::string App::LaneTitle(const Lane& lane) const {

@@ -18,6 +18,7 @@ std::unique_ptr<Session> Session::OpenFile(const std::string& path, uint32_t max
   s->path_ = path;
   s->program_ = program;
   s->max_expansion_ = max_expansion;
+  s->memory_limit_ = memory_limit;
   s->loading_ = true;
   s->loader_ = std::thread([s, path, max_expansion, program, memory_limit] {
     server::LoadOptions options;
@@ -65,6 +66,20 @@ server::Result<std::vector<server::ZoneStatistics>> Session::StreamStatistics() 
   if (!streamed.ok()) return streamed.status();
   if (streamed->empty()) return std::vector<server::ZoneStatistics>{};
   return std::move(streamed->front());
+}
+
+server::Result<server::ZoneWindow> Session::ReadZoneWindow(uint64_t begin_tick, uint64_t end_tick) {
+  auto source = server::TraceSource::OpenFile(path_);
+  if (!source.ok()) return source.status();
+  server::LoadOptions options;
+  options.max_expansion = max_expansion_;
+  options.cancel = &cancel_reads_;
+  server::Result<server::ZoneWindow> window = server::Status::Error("");
+  model_.Read([&](const server::TraceModel& model) {
+    window = server::ReadZoneWindow(source.value(), model, shown_stream_.load(), begin_tick, end_tick,
+                                    std::max<uint64_t>(memory_limit_ / 16, 64 << 20), options);
+  });
+  return window;
 }
 
 std::unique_ptr<Session> Session::FromModel(server::TraceModel model, std::string title) {

@@ -19,6 +19,7 @@
 #include "gnomon/server/trace_loader.h"
 #include "gnomon/server/trace_model.h"
 #include "gnomon/server/worker.h"
+#include "gnomon/server/zone_window.h"
 #include "gnomon/tracefile/trace_writer.h"
 
 namespace gnomon::viewer {
@@ -69,6 +70,9 @@ class Session {
   // again on every core (StreamZoneStatistics): the whole trace, longest total first.
   // Fails at once (and one under way stops at its next block) once CancelReads was called.
   server::Result<std::vector<server::ZoneStatistics>> StreamStatistics();
+  // The zones of a file loaded without them that overlap ticks [begin, end], read from
+  // the file again (ReadZoneWindow) within a sixteenth of the memory limit of blocks.
+  server::Result<server::ZoneWindow> ReadZoneWindow(uint64_t begin_tick, uint64_t end_tick);
   // Stops the file's reads for the windows: the session is about to go.
   void CancelReads() { cancel_reads_ = true; }
   // "loading", "receiving", "ended", "disconnected: ..." and the like.
@@ -108,6 +112,7 @@ class Session {
   std::atomic<uint32_t> programs_{1};
   uint32_t program_ = 0;
   uint32_t max_expansion_ = tracefile::kDefaultMaxExpansion;
+  uint64_t memory_limit_ = UINT64_MAX;
   std::atomic<uint32_t> shown_stream_{0};  // the file's stream the model holds, once loaded
   uint64_t bytes_total_ = 0;
   mutable std::mutex text_mutex_;

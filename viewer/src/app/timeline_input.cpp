@@ -33,7 +33,7 @@ std::optional<Span> TimelineWindow::ZoneSpan(const server::TraceModel& model, co
     return span;
   }
   if (hit.kind == DrawItem::Kind::kOverviewZone || hit.kind == DrawItem::Kind::kMerged) {
-    const server::OverviewRun* run = Timeline::OverviewRunAt(model, hit.lane.id, hit.row, hit.index);
+    const server::OverviewRun* run = ws.timeline.OverviewRunAt(model, hit.lane.id, hit.row, hit.index);
     if (run == nullptr) return std::nullopt;
     return Span{Workspace::RelNs(model, run->begin_tick), Workspace::RelNs(model, run->end_tick)};
   }

@@ -26,8 +26,8 @@ TimelineView GroupView(const TimelineView& view, const ProcessGroup& group) {
 }
 
 // A run of a thread's overview (its zones not held): the zone, or the zones merged.
-void OverviewTooltip(const server::TraceModel& model, const Hit& hit) {
-  const server::OverviewRun* run = Timeline::OverviewRunAt(model, hit.lane.id, hit.row, hit.index);
+void OverviewTooltip(const server::TraceModel& model, const Timeline& timeline, const Hit& hit) {
+  const server::OverviewRun* run = timeline.OverviewRunAt(model, hit.lane.id, hit.row, hit.index);
   if (run == nullptr) return;
   const std::string length = server::FormatDuration(double(model.DurationNs(run->begin_tick, run->end_tick)));
   if (run->count == 1) {
@@ -39,6 +39,10 @@ void OverviewTooltip(const server::TraceModel& model, const Hit& hit) {
     ImGui::Text("%u zones over %s", run->count, length.c_str());
     if (run->location != server::kMixedLocations)
       ImGui::Text("each %s", model.Location(run->location).name.c_str());
+  }
+  if ((hit.row & Timeline::kWindowRow) != 0) {
+    ImGui::TextDisabled("read from the file: this trace's zones are not held (--memory-limit)");
+    return;
   }
   ImGui::TextDisabled(
       "zones shorter than %s are merged: this trace's zones are not held (--memory-limit)",
@@ -93,9 +97,31 @@ std::string TimelineWindow::FrameStripReport(const server::TraceModel& model, co
 }
 
 void TimelineWindow::Reset() {
+  window_job_.Reset();
+  window_generation_ = window_job_.result_generation();
   items_.clear();
   labels_.clear();
   hovered_.reset();
+}
+
+void TimelineWindow::RequestZoneWindow(const server::TraceModel& model, Workspace& ws) {
+  if (model.zones_held || ws.session == nullptr || ws.session->is_loading()) return;
+  if (ws.timeline.NeedsZoneWindow(model, ws.view)) {
+    const auto [begin, end] = ws.timeline.ViewTicks(model, ws.view);
+    const uint64_t width = end - begin;
+    const WindowKey key{begin - std::min(begin, width), end + std::min(width, UINT64_MAX - end)};
+    Session* session = ws.session;
+    window_job_.Request(key, [session, key]() -> std::shared_ptr<const server::ZoneWindow> {
+      auto window = session->ReadZoneWindow(key.begin_tick, key.end_tick);
+      // Too wide for its memory (or cancelled): the overview stays.
+      if (!window.ok()) return nullptr;
+      return std::make_shared<const server::ZoneWindow>(std::move(window.value()));
+    });
+  }
+  if (window_job_.result_generation() != window_generation_) {
+    window_generation_ = window_job_.result_generation();
+    if (const auto* window = window_job_.result()) ws.timeline.SetZoneWindow(model, *window);
+  }
 }
 
 void TimelineWindow::DrawRuler(ImDrawList* draw, const TimelineView& view, ImVec2 at, float width) {
@@ -128,7 +154,7 @@ std::string TimelineWindow::Label(const server::TraceModel& model, const Timelin
   if (item.lane < timeline.lanes().size()) {
     const LaneKey& key = timeline.lanes()[item.lane].key;
     if (item.kind == DrawItem::Kind::kOverviewZone) {
-      if (const server::OverviewRun* run = Timeline::OverviewRunAt(model, key.id, item.row, item.index))
+      if (const server::OverviewRun* run = timeline.OverviewRunAt(model, key.id, item.row, item.index))
         duration = model.DurationNs(run->begin_tick, run->end_tick);
     } else if (item.kind == DrawItem::Kind::kZone) {
       auto it = model.thread_index.find(key.id);
@@ -254,6 +280,7 @@ void TimelineWindow::Draw(const server::TraceModel& model, Workspace& ws, float 
   }
   const float visible_top = area_min.y - origin_.y;  // the lanes the scrolled child shows
   const float visible_bottom = area_max.y - origin_.y;
+  RequestZoneWindow(model, ws);
   ws.timeline.BuildItems(model, ws.view, items_, visible_top, visible_bottom);
   if (options_.keep_labels) {
     labels_.clear();
@@ -382,7 +409,7 @@ bool TimelineWindow::GroupTooltip(const Workspace& ws, float x, float y) const {
                       ? "unfinished"
                       : server::FormatDuration(double(model.DurationNs(z.begin_tick, z.end_tick))).c_str());
     } else if (hit->kind == DrawItem::Kind::kOverviewZone || hit->kind == DrawItem::Kind::kMerged) {
-      OverviewTooltip(model, *hit);
+      OverviewTooltip(model, group.timeline, *hit);
     } else if (hit->kind == DrawItem::Kind::kGpuZone) {
       const Span span = group.timeline.GpuSpan(hit->lane.id, hit->index);
       ImGui::TextUnformatted(
@@ -535,7 +562,7 @@ void TimelineWindow::Tooltip(const server::TraceModel& model, const Workspace& w
       ImGui::TextDisabled("click: the whole stack in the Call stack window");
     }
   } else if (hit.kind == DrawItem::Kind::kOverviewZone || hit.kind == DrawItem::Kind::kMerged) {
-    OverviewTooltip(model, hit);
+    OverviewTooltip(model, ws.timeline, hit);
   } else if (hit.kind == DrawItem::Kind::kZone) {
     const auto& thread = model.threads[model.thread_index.at(hit.lane.id)];
     const server::Zone& z = thread.zones[hit.index];

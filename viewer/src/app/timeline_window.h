@@ -6,10 +6,13 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "gnomon/server/zone_window.h"
+#include "gnomon/viewer/background_job.h"
 #include "workspace.h"
 
 namespace gnomon::viewer {
@@ -42,6 +45,8 @@ class TimelineWindow {
   void CounterMenu(Workspace& ws);
   // Forgets what belonged to the previous trace.
   void Reset();
+  // Zones are read from the file for the view (RequestZoneWindow).
+  bool is_busy() { return window_job_.is_busy(); }
 
   const std::vector<DrawItem>& items() const { return items_; }
   // With Options::keep_labels, the last frame's items' labels ("" for none), one per item.
@@ -95,6 +100,18 @@ class TimelineWindow {
   // cursor line across the lanes and its time on the ruler (at ruler_y, on ruler_draw).
   void DrawHover(ImDrawList* draw, ImDrawList* ruler_draw, const server::TraceModel& model, Workspace& ws,
                  float ruler_y);
+
+  // A trace whose zones are not held, zoomed in past its overview: the zones of the view
+  // and a view's width on each side, read from the file off the UI thread
+  // (Session::ReadZoneWindow), handed to the timeline when read.
+  void RequestZoneWindow(const server::TraceModel& model, Workspace& ws);
+  struct WindowKey {
+    uint64_t begin_tick = 0;
+    uint64_t end_tick = 0;
+    friend bool operator==(const WindowKey&, const WindowKey&) = default;
+  };
+  BackgroundJob<WindowKey, std::shared_ptr<const server::ZoneWindow>> window_job_;
+  uint64_t window_generation_ = 0;  // of the job's result the timeline has
 
   Options options_;
   std::vector<DrawItem> items_;

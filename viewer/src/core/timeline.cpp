@@ -160,25 +160,81 @@ void Timeline::SyncOverview(const TraceModel& model, const ThreadTimeline& threa
 }
 
 const server::OverviewRun* Timeline::OverviewRunAt(const TraceModel& model, uint32_t thread_id, uint32_t row,
-                                                   uint32_t index) {
-  auto it = model.thread_index.find(thread_id);
-  if (it == model.thread_index.end()) return nullptr;
-  const auto& rows = model.threads[it->second].overview.rows();
-  return row < rows.size() && index < rows[row].size() ? &rows[row][index] : nullptr;
+                                                   uint32_t index) const {
+  const std::vector<std::vector<server::OverviewRun>>* rows = nullptr;
+  if ((row & kWindowRow) != 0) {
+    if (window_ == nullptr) return nullptr;
+    auto it = window_->threads.find(thread_id);
+    if (it == window_->threads.end()) return nullptr;
+    rows = &it->second;
+    row &= ~kWindowRow;
+  } else {
+    auto it = model.thread_index.find(thread_id);
+    if (it == model.thread_index.end()) return nullptr;
+    rows = &model.threads[it->second].overview.rows();
+  }
+  return row < rows->size() && index < (*rows)[row].size() ? &(*rows)[row][index] : nullptr;
+}
+
+void Timeline::SetZoneWindow(const TraceModel& model, std::shared_ptr<const server::ZoneWindow> window) {
+  window_ = std::move(window);
+  window_lanes_.clear();
+  if (window_ == nullptr) return;
+  for (const auto& [thread_id, rows] : window_->threads) {
+    if (!model.thread_index.contains(thread_id)) continue;
+    LaneIndex& index = window_lanes_[thread_id];
+    for (size_t depth = 0; depth < rows.size(); ++depth) {
+      for (size_t i = 0; i < rows[depth].size(); ++i) {
+        const server::OverviewRun& run = rows[depth][i];
+        index.Add(uint16_t(depth), uint32_t(i), int64_t(run.begin_tick), run.end_tick - run.begin_tick);
+      }
+    }
+  }
+}
+
+std::pair<uint64_t, uint64_t> Timeline::ViewTicks(const TraceModel& model, const TimelineView& view) const {
+  return {model.clock.NsToTick(std::max<int64_t>(0, view.begin_ns()) + origin_ns_),
+          model.clock.NsToTick(std::max<int64_t>(0, view.end_ns()) + origin_ns_)};
+}
+
+bool Timeline::WindowShows(const TraceModel& model, const TimelineView& view) const {
+  if (window_ == nullptr) return false;
+  const auto [begin, end] = ViewTicks(model, view);
+  return window_->begin_tick <= begin && end <= window_->end_tick &&
+         view.ns_per_px() < model.clock.ns_per_tick() * double(model.overview_resolution);
+}
+
+bool Timeline::NeedsZoneWindow(const TraceModel& model, const TimelineView& view) const {
+  return !model.zones_held && model.overview_resolution > 1 && !model.zone_blocks.empty() &&
+         view.ns_per_px() < model.clock.ns_per_tick() * double(model.overview_resolution) &&
+         !WindowShows(model, view);
+}
+
+Timeline::RunSource Timeline::SourceFor(const TraceModel& model, const ThreadTimeline& thread,
+                                        const ThreadLane& thread_lane, const TimelineView& view) const {
+  if (WindowShows(model, view)) {
+    auto rows = window_->threads.find(thread.id);
+    auto index = window_lanes_.find(thread.id);
+    if (rows == window_->threads.end() || index == window_lanes_.end()) return {};
+    return {&rows->second, &index->second, kWindowRow};
+  }
+  // Merged coarser since it was indexed (the app syncs four times a second while a file
+  // loads): the index does not match the rows until the next Sync.
+  if (thread_lane.overview_resolution != model.overview_resolution) return {};
+  return {&thread.overview.rows(), &thread_lane.index, 0};
 }
 
 void Timeline::BuildOverviewItems(const TraceModel& model, const TimelineView& view, const Lane& lane,
                                   uint32_t lane_index, const ThreadLane& thread_lane,
                                   const ThreadTimeline& thread, std::vector<DrawItem>& out) const {
-  // Merged coarser since it was indexed (the app syncs four times a second while a file
-  // loads): the index does not match the rows until the next Sync.
-  if (thread_lane.overview_resolution != model.overview_resolution) return;
-  const auto& rows = thread.overview.rows();
+  const RunSource source = SourceFor(model, thread, thread_lane, view);
+  if (source.rows == nullptr) return;
+  const auto& rows = *source.rows;
   for (uint32_t depth = 0; depth < lane.rows && depth < rows.size(); ++depth) {
     const std::vector<server::OverviewRun>& row = rows[depth];
     const float y0 = lane.y + float(depth) * metrics_.row_height;
     const size_t row_first = out.size();
-    thread_lane.index.Visit(
+    source.index->Visit(
         depth, view.begin_ns(), view.end_ns(), view.ns_per_px(), metrics_.min_zone_px,
         OverviewSpans{model, row, origin_ns_},
         [&](const VisibleItem& item) {
@@ -211,7 +267,8 @@ void Timeline::BuildOverviewItems(const TraceModel& model, const TimelineView& v
           out.push_back({zone ? DrawItem::Kind::kOverviewZone : DrawItem::Kind::kMerged, x0, y0, x1,
                          y0 + metrics_.row_height - 1,
                          zone ? ColorOf(*location, run.location, lane.key, item.span) : 0xFF808080u,
-                         lane_index, i, zone ? 1 : item.count, zone ? &location->name : nullptr, depth});
+                         lane_index, i, zone ? 1 : item.count, zone ? &location->name : nullptr,
+                         depth | source.flag});
         },
         CpuKey{model, origin_ns_});
   }
@@ -639,13 +696,14 @@ std::optional<Hit> Timeline::HitTest(const TraceModel& model, const TimelineView
         if (thread_lane == nullptr) return std::nullopt;
         const ThreadTimeline& thread = model.threads[model.thread_index.at(lane.key.id)];
         if (!model.zones_held) {
-          const auto& rows = thread.overview.rows();
-          if (depth >= rows.size() || thread_lane->overview_resolution != model.overview_resolution)
-            return std::nullopt;
-          if (auto run = probe(thread_lane->index, OverviewSpans{model, rows[depth], origin_ns_},
+          const RunSource source = SourceFor(model, thread, *thread_lane, view);
+          if (source.rows == nullptr || depth >= source.rows->size()) return std::nullopt;
+          const auto& rows = *source.rows;
+          if (auto run = probe(*source.index, OverviewSpans{model, rows[depth], origin_ns_},
                                CpuKey{model, origin_ns_})) {
             const bool zone = rows[depth][*run].count == 1;
-            return Hit{lane.key, zone ? DrawItem::Kind::kOverviewZone : DrawItem::Kind::kMerged, *run, depth};
+            return Hit{lane.key, zone ? DrawItem::Kind::kOverviewZone : DrawItem::Kind::kMerged, *run,
+                       depth | source.flag};
           }
           return std::nullopt;
         }

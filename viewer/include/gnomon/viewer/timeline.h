@@ -10,12 +10,14 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "gnomon/server/trace_model.h"
+#include "gnomon/server/zone_window.h"
 #include "gnomon/viewer/frame_strip.h"
 #include "gnomon/viewer/frame_times.h"
 #include "gnomon/viewer/lane_index.h"
@@ -257,10 +259,20 @@ class Timeline {
 
   // A GPU zone's span on the trace timeline (relative ns), cached per context.
   Span GpuSpan(uint32_t context_id, uint32_t zone_index) const;
-  // A run of a thread's overview (its zones not held): Hit::row and Hit::index; nullptr
-  // when there is none.
-  static const server::OverviewRun* OverviewRunAt(const server::TraceModel& model, uint32_t thread_id,
-                                                  uint32_t row, uint32_t index);
+  // A run of a thread's overview (its zones not held), or of the zone window
+  // (Hit::row with kWindowRow): Hit::row and Hit::index; nullptr when there is none.
+  const server::OverviewRun* OverviewRunAt(const server::TraceModel& model, uint32_t thread_id, uint32_t row,
+                                           uint32_t index) const;
+  static constexpr uint32_t kWindowRow = 1u << 31;
+  // Zones read from the file for a window of time (zones not held: Session::ReadZoneWindow),
+  // drawn instead of the overview where the window covers the view and a pixel is finer
+  // than the overview's resolution; nullptr clears it.
+  void SetZoneWindow(const server::TraceModel& model, std::shared_ptr<const server::ZoneWindow> window);
+  // Whether `view` wants a zone window it does not have: finer than the overview, and
+  // not inside the window set.
+  bool NeedsZoneWindow(const server::TraceModel& model, const TimelineView& view) const;
+  // The ticks of `view` (zones not held: what to ask a window for).
+  std::pair<uint64_t, uint64_t> ViewTicks(const server::TraceModel& model, const TimelineView& view) const;
 
   // The groups of lanes (LaneGroup bits) not laid out; by default the library's threads.
   void HideLaneGroups(uint32_t groups) { hidden_groups_ = groups; }
@@ -296,6 +308,17 @@ class Timeline {
   // coarser, else at most every quarter of a second while the trace loads.
   void SyncOverview(const server::TraceModel& model, const server::ThreadTimeline& thread, ThreadLane& lane,
                     double loaded);
+  // What a thread whose zones are not held draws from in `view`: the zone window's rows
+  // (and its index, `flag` kWindowRow), or its overview's; rows nullptr: nothing.
+  struct RunSource {
+    const std::vector<std::vector<server::OverviewRun>>* rows = nullptr;
+    const LaneIndex* index = nullptr;
+    uint32_t flag = 0;
+  };
+  RunSource SourceFor(const server::TraceModel& model, const server::ThreadTimeline& thread,
+                      const ThreadLane& thread_lane, const TimelineView& view) const;
+  // Whether the zone window covers `view` and a pixel there is finer than the overview.
+  bool WindowShows(const server::TraceModel& model, const TimelineView& view) const;
   // A thread's zones not held: its overview's runs in view.
   void BuildOverviewItems(const server::TraceModel& model, const TimelineView& view, const Lane& lane,
                           uint32_t lane_index, const ThreadLane& thread_lane,
@@ -367,13 +390,15 @@ class Timeline {
   // The lane of model.threads[i], by the same index.
   const ThreadLane* FindThreadLane(const server::TraceModel& model, uint32_t thread_id) const;
 
-  std::vector<ThreadLane> threads_;          // by index in model.threads
-  std::map<uint32_t, GpuLane> gpus_;         // by context id
-  std::map<uint32_t, MemoryLane> memory_;    // by pool id
-  std::map<uint32_t, LockLane> locks_;       // by lock id
-  std::map<uint32_t, Running> running_;      // by OS thread id
-  std::map<uint32_t, CpuRuns> cpus_;         // by CPU
-  std::map<uint32_t, SampleTicks> samples_;  // by OS thread id
+  std::vector<ThreadLane> threads_;                   // by index in model.threads
+  std::shared_ptr<const server::ZoneWindow> window_;  // SetZoneWindow
+  std::map<uint32_t, LaneIndex> window_lanes_;        // its threads' runs indexed, by thread id
+  std::map<uint32_t, GpuLane> gpus_;                  // by context id
+  std::map<uint32_t, MemoryLane> memory_;             // by pool id
+  std::map<uint32_t, LockLane> locks_;                // by lock id
+  std::map<uint32_t, Running> running_;               // by OS thread id
+  std::map<uint32_t, CpuRuns> cpus_;                  // by CPU
+  std::map<uint32_t, SampleTicks> samples_;           // by OS thread id
   size_t samples_seen_ = 0;
   int64_t samples_origin_ = 0;  // the origin and the clock's pairs the ticks were placed with
   size_t samples_clock_pairs_ = 0;
