@@ -80,8 +80,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (cost > 256 + 4097 || (!other.overview_truncated && in_runs != zones)) __builtin_trap();
         // The whole trace as a window read from the file again: every zone, once.
         if (!other.zone_blocks.empty() && other.first_tick <= other.last_tick) {
-          auto window = gnomon::server::ReadZoneWindow(source.value(), other, counted.processes[p].stream,
-                                                       other.first_tick, other.last_tick, 64 * size, options);
+          auto window = gnomon::server::ReadZoneWindow(source.value(), other, other.first_tick,
+                                                       other.last_tick, 64 * size, options);
           uint64_t in_window = 0;
           if (window.ok()) {
             for (const auto& [thread, rows] : window->threads)

@@ -69,4 +69,23 @@ bool WalkBlock(uint8_t* block, size_t size, uint16_t format, Walker& walker, std
   return true;
 }
 
+// A whole message (WalkBlock's walker.Message) as the zone walkers take it: a thread
+// switch to on_thread(thread id); in an older block (formats 1 and 2), a zone's begin
+// to on_begin(location, tick) and its end to on_end(tick); any other is not theirs.
+template <typename OnThread, typename OnBegin, typename OnEnd>
+void WalkZoneMessage(const uint8_t* m, OnThread&& on_thread, OnBegin&& on_begin, OnEnd&& on_end) {
+  switch (protocol::MessageType(m[0])) {
+    case protocol::MessageType::kThreadContext:
+      return on_thread(ReadMessage<protocol::ThreadContext>(m).thread_id);
+    case protocol::MessageType::kZoneBegin: {
+      const auto begin = ReadMessage<protocol::ZoneBegin>(m);
+      return on_begin(begin.srcloc_id, begin.tick);
+    }
+    case protocol::MessageType::kZoneEnd:
+      return on_end(ReadMessage<protocol::ZoneEnd>(m).tick);
+    default:
+      return;
+  }
+}
+
 }  // namespace gnomon::server

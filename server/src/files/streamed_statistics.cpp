@@ -133,18 +133,10 @@ class BlockWalk {
     Close(program_, open, tick, sink_, stack.empty() ? nullptr : &stack.back(), &part->loose);
   }
   void Message(const uint8_t* m, size_t) {
-    switch (protocol::MessageType(m[0])) {
-      case protocol::MessageType::kThreadContext:
-        return Switch(ReadMessage<protocol::ThreadContext>(m).thread_id);
-      case protocol::MessageType::kZoneBegin: {  // formats 1 and 2
-        const auto begin = ReadMessage<protocol::ZoneBegin>(m);
-        return Begin(begin.srcloc_id, begin.tick);
-      }
-      case protocol::MessageType::kZoneEnd:
-        return End(ReadMessage<protocol::ZoneEnd>(m).tick);
-      default:
-        return;
-    }
+    WalkZoneMessage(
+        m, [this](uint32_t thread) { Switch(thread); },
+        [this](uint32_t location, uint64_t tick) { Begin(location, tick); },
+        [this](uint64_t tick) { End(tick); });
   }
   std::map<uint32_t, ThreadPart> TakeParts() { return std::move(parts_); }
 

@@ -388,7 +388,10 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
       if (where.after_gap || stream.failed) stream.builder->OnStreamGap();
       if (!hold_zones) {
         stream.target.model->block_start_threads[where.sequence] = stream.builder->current_thread_id();
-        stream.builder->BeginBlock(where.sequence);
+        stream.builder->BeginBlock({.sequence = where.sequence,
+                                    .data_offset = where.data_offset(),
+                                    .compressed_bytes = where.compressed_bytes,
+                                    .raw_bytes = where.raw_bytes});
       }
       decoded = compact ? DecodeCompactBlock(ready.raw.data(), ready.size, ready.format, *stream.builder,
                                              stream_bytes, options.extent_only)

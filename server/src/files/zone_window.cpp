@@ -23,7 +23,8 @@ struct Open {
 // overlaps the window, at its depth on its thread.
 class WindowWalk {
  public:
-  WindowWalk(const TraceModel& model, ZoneWindow& out) : model_(model), out_(out) {
+  WindowWalk(const TraceModel& model, ZoneWindow& out, size_t max_zones)
+      : model_(model), out_(out), max_zones_(max_zones) {
     for (const auto& [id, index] : model.location_index) {
       if (id >= location_of_id_.size()) location_of_id_.resize(size_t{id} + 1, 0);
       location_of_id_[id] = index;
@@ -53,19 +54,12 @@ class WindowWalk {
     Emit(current_->size(), open.begin_tick, tick, open.location);
   }
   void Message(const uint8_t* m, size_t) {
-    switch (protocol::MessageType(m[0])) {
-      case protocol::MessageType::kThreadContext:
-        return Switch(ReadMessage<protocol::ThreadContext>(m).thread_id);
-      case protocol::MessageType::kZoneBegin: {  // formats 1 and 2
-        const auto begin = ReadMessage<protocol::ZoneBegin>(m);
-        return Begin(begin.srcloc_id, begin.tick);
-      }
-      case protocol::MessageType::kZoneEnd:
-        return End(ReadMessage<protocol::ZoneEnd>(m).tick);
-      default:
-        return;
-    }
+    WalkZoneMessage(
+        m, [this](uint32_t thread) { Switch(thread); },
+        [this](uint32_t location, uint64_t tick) { Begin(location, tick); },
+        [this](uint64_t tick) { End(tick); });
   }
+  bool too_many() const { return emitted_ > max_zones_; }
   // The zones still open that overlap the window and that the overview does not hold
   // whole; with `settle`, those the overview holds get its end, the others the trace's.
   size_t Unsettled(bool settle) {
@@ -101,6 +95,7 @@ class WindowWalk {
   void Emit(size_t depth, uint64_t begin_tick, uint64_t end_tick, uint32_t location) {
     end_tick = std::max(end_tick, begin_tick);
     if (end_tick < out_.begin_tick || begin_tick > out_.end_tick) return;
+    if (emitted_++ >= max_zones_) return;  // too many: the window fails (too_many)
     const size_t row = std::min<size_t>(depth, ZoneArray::kMaxDepth);
     auto& rows = out_.threads[thread_];
     if (rows.size() <= row) rows.resize(row + 1);
@@ -120,6 +115,8 @@ class WindowWalk {
 
   const TraceModel& model_;
   ZoneWindow& out_;
+  size_t max_zones_;
+  size_t emitted_ = 0;
   std::vector<uint32_t> location_of_id_;          // the program's id -> index in source_locations
   std::map<uint32_t, std::vector<Open>> stacks_;  // by the program's thread id
   std::vector<Open>* current_ = nullptr;          // the current thread's
@@ -128,9 +125,8 @@ class WindowWalk {
 
 }  // namespace
 
-Result<ZoneWindow> ReadZoneWindow(const TraceSource& source, const TraceModel& model, uint32_t stream,
-                                  uint64_t begin_tick, uint64_t end_tick, uint64_t max_bytes,
-                                  const LoadOptions& options) {
+Result<ZoneWindow> ReadZoneWindow(const TraceSource& source, const TraceModel& model, uint64_t begin_tick,
+                                  uint64_t end_tick, uint64_t max_bytes, const LoadOptions& options) {
   const std::vector<ZoneBlock>& blocks = model.zone_blocks;
   if (model.zones_held || blocks.empty())
     return Status::Error("no record of " + source.name() + "'s blocks to read a window of its zones from");
@@ -151,21 +147,20 @@ Result<ZoneWindow> ReadZoneWindow(const TraceSource& source, const TraceModel& m
   size_t last = first;
   while (last + 1 < blocks.size() && starts_after[last + 1] <= end_tick) ++last;
 
+  uint64_t needed = 0;  // said before anything is read
+  for (size_t b = first; b <= last; ++b) needed += blocks[b].raw_bytes;
+  if (needed > max_bytes)
+    return Status::Error("the window needs more than " + std::to_string(max_bytes) + " bytes of blocks");
   tracefile::FileHeader header{};
   if (!source.ReadAt(&header, sizeof(header), 0)) return Status::Error("cannot read " + source.name());
-  FileAnomalies anomalies;
-  Notes notes;
-  const std::vector<IndexedBlock> indexed = IndexBlocks(
-      source, source.size(), header, std::max<uint32_t>(1, options.max_expansion), anomalies, notes);
-  std::map<uint32_t, const IndexedBlock*> by_sequence;
-  for (const IndexedBlock& block : indexed) {
-    if (block.stream == stream && !block.rejected) by_sequence[block.sequence] = &block;
-  }
 
   ZoneWindow window;
   window.begin_tick = begin_tick;
   window.end_tick = end_tick;
-  WindowWalk walk(model, window);
+  // A zone held in the window takes 24 bytes, and about 17 more in the viewer's index.
+  WindowWalk walk(model, window, size_t(max_bytes / 48));
+  const std::string too_many =
+      "the window holds more zones than " + std::to_string(max_bytes) + " bytes take";
   FrameDecompressor decompressor;
   std::vector<uint8_t> compressed, raw;
   const uint64_t resolution = model.overview_resolution;
@@ -174,17 +169,13 @@ Result<ZoneWindow> ReadZoneWindow(const TraceSource& source, const TraceModel& m
     // does not hold whole (so shorter than the resolution) may end in them.
     if (b > last && (walk.Unsettled(false) == 0 || starts_after[b] - end_tick > resolution)) break;
     if (options.cancel != nullptr && options.cancel->load()) return Status::Error("cancelled");
-    const auto found = by_sequence.find(blocks[b].sequence);
-    if (found == by_sequence.end())
-      return Status::Error("block " + std::to_string(blocks[b].sequence) + " of " + source.name() +
-                           " is no longer there: has the file changed since it was loaded?");
-    const IndexedBlock& block = *found->second;
+    const ZoneBlock& block = blocks[b];
     window.block_bytes += block.raw_bytes;
     if (window.block_bytes > max_bytes)
       return Status::Error("the window needs more than " + std::to_string(max_bytes) + " bytes of blocks");
     compressed.resize(block.compressed_bytes);
     errno = 0;
-    if (!source.ReadAt(compressed.data(), compressed.size(), block.data_offset())) {
+    if (!source.ReadAt(compressed.data(), compressed.size(), block.data_offset)) {
       return Status::Error("cannot read " + source.name() + " again (" +
                            (errno != 0 ? std::strerror(errno) : "it is shorter") +
                            "): has it changed since it was loaded?");
@@ -196,12 +187,14 @@ Result<ZoneWindow> ReadZoneWindow(const TraceSource& source, const TraceModel& m
                            " no longer decompresses (" + error +
                            "): has the file changed since it was loaded?");
     }
-    const auto start = model.block_start_threads.find(blocks[b].sequence);
+    const auto start = model.block_start_threads.find(block.sequence);
     walk.StartBlock(b, start == model.block_start_threads.end() ? 0 : start->second);
     std::string malformed;  // walked as far as the load read it
     WalkBlock(raw.data(), block.raw_bytes, header.format_version, walk, malformed);
+    if (walk.too_many()) return Status::Error(too_many);
   }
   walk.Unsettled(true);
+  if (walk.too_many()) return Status::Error(too_many);
   for (auto& [thread, rows] : window.threads) {
     for (std::vector<OverviewRun>& row : rows) {
       std::sort(row.begin(), row.end(),

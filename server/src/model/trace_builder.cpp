@@ -55,28 +55,49 @@ void TraceBuilder::CoarsenOverviews() {
   if (overview_cost_ > overview_budget_) {
     model_.overview_truncated = true;
     overview_budget_ = 0;
+    DropBlockRecords();
   }
 }
 
-void TraceBuilder::BeginBlock(uint32_t sequence) {
+void TraceBuilder::BeginBlock(const ZoneBlock& where) {
   if (overview_budget_ == 0 || windows_dropped_) return;
   block_first_tick_ = UINT64_MAX;
   block_last_tick_ = 0;
-  model_.zone_blocks.push_back({sequence, uint32_t(model_.open_at_blocks.size())});
-  for (size_t t = 0; t < open_zones_.size() && t < model_.threads.size(); ++t) {
-    for (const OpenZone& open : open_zones_[t]) {
-      model_.open_at_blocks.push_back({model_.threads[t].id,
-                                       uint32_t((open.index & kCountedLocations) >> kCountedLocationShift),
-                                       open.begin_tick});
+  // Within the overviews' budget, checked before anything is copied.
+  if (model_.open_at_blocks.size() + model_.open_zone_count > overview_budget_ ||
+      model_.zone_blocks.size() >= overview_budget_) {
+    DropBlockRecords();
+    return;
+  }
+  model_.zone_blocks.push_back(where);
+  model_.zone_blocks.back().first_open = uint32_t(model_.open_at_blocks.size());
+  block_recorded_ = true;
+  // Only the stacks that may hold zones: each once, those left empty forgotten.
+  std::sort(open_threads_.begin(), open_threads_.end(),
+            [](const OpenStack& a, const OpenStack& b) { return a.stack < b.stack; });
+  size_t kept = 0;
+  for (size_t i = 0; i < open_threads_.size(); ++i) {
+    const OpenStack& open = open_threads_[i];
+    if (open.stack->empty() || (kept > 0 && open_threads_[kept - 1].stack == open.stack)) continue;
+    open_threads_[kept++] = open;
+    for (const OpenZone& zone : *open.stack) {
+      model_.open_at_blocks.push_back({open.thread_id,
+                                       uint32_t((zone.index & kCountedLocations) >> kCountedLocationShift),
+                                       zone.begin_tick});
     }
   }
-  // As many zones open at block starts as the overviews may hold runs: no more windows.
-  if (model_.open_at_blocks.size() > overview_budget_ || model_.open_at_blocks.size() >= UINT32_MAX) {
-    model_.zone_blocks.clear();
-    model_.open_at_blocks.clear();
-    model_.open_at_blocks.shrink_to_fit();
-    windows_dropped_ = true;
-  }
+  open_threads_.resize(kept);
+}
+
+void TraceBuilder::DropBlockRecords() {
+  model_.zone_blocks.clear();
+  model_.zone_blocks.shrink_to_fit();
+  model_.open_at_blocks.clear();
+  model_.open_at_blocks.shrink_to_fit();
+  windows_dropped_ = true;
+  block_recorded_ = false;
+  open_threads_.clear();
+  open_threads_.shrink_to_fit();
 }
 
 void TraceBuilder::FinishOverviews() {

@@ -347,7 +347,10 @@ class TraceBuilder {
       return;
     }
     if (!hold_zones_) [[unlikely]] {
-      if (overview_budget_ != 0) SeeBlockTick(tick);
+      if (overview_budget_ != 0) {
+        SeeBlockTick(tick);
+        if (open_->empty()) open_threads_.push_back({open_, thread_->id});  // for BeginBlock
+      }
       const uint64_t place = thread_->zones_not_held;
       const uint64_t location = CountZone(source_location);
       open_->push_back({place | (location << kCountedLocationShift & kCountedLocations), tick});
@@ -385,6 +388,7 @@ class TraceBuilder {
     --model_.open_zone_count;
     if (!hold_zones_) [[unlikely]] {
       if (tick < open.begin_tick) ++model_.diagnostics.clamped_zone_ends;
+      if (overview_budget_ != 0) SeeBlockTick(tick);
       AddToOverview(uint32_t(std::min<size_t>(open_->size(), ZoneArray::kMaxDepth)), open.begin_tick, tick,
                     uint32_t((open.index & kCountedLocations) >> kCountedLocationShift));
     } else if (thread_->zones.CloseOpen(open.index, open.begin_tick, tick)) {
@@ -406,14 +410,14 @@ class TraceBuilder {
   // The zones still open, into the overviews as if they ended at the trace's last tick
   // (as the timeline draws a zone still open): at the end of the load.
   void FinishOverviews();
-  // With an overview: block `sequence` begins (its open zones recorded in
+  // With an overview: the block at `where` begins (it and its open zones recorded in
   // TraceModel::zone_blocks), and ends (the ticks of its zone events recorded).
-  void BeginBlock(uint32_t sequence);
+  void BeginBlock(const ZoneBlock& where);
   void EndBlock() {
-    if (!model_.zone_blocks.empty()) {
-      model_.zone_blocks.back().first_tick = block_first_tick_;
-      model_.zone_blocks.back().last_tick = block_last_tick_;
-    }
+    if (!block_recorded_) return;
+    model_.zone_blocks.back().first_tick = block_first_tick_;
+    model_.zone_blocks.back().last_tick = block_last_tick_;
+    block_recorded_ = false;
   }
   // A zone begun and not yet ended, on its thread's stack.
   struct OpenZone {
@@ -465,6 +469,10 @@ class TraceBuilder {
     const uint32_t depth = uint32_t(std::min<size_t>(open_->size(), ZoneArray::kMaxDepth));
     if (!hold_zones_) [[unlikely]] {
       if (end_tick < begin_tick) ++model_.diagnostics.clamped_zone_ends;
+      if (overview_budget_ != 0) {
+        SeeBlockTick(begin_tick);
+        SeeBlockTick(end_tick);
+      }
       AddToOverview(depth, begin_tick, end_tick, CountZone(source_location));
     } else if (thread_->zones.PushClosed(begin_tick, end_tick, LocationIndex(source_location), depth)) {
       ++model_.diagnostics.clamped_zone_ends;
@@ -582,8 +590,6 @@ class TraceBuilder {
   // A zone counted, closed: into its thread's overview, when there is one to keep.
   void AddToOverview(uint32_t depth, uint64_t begin_tick, uint64_t end_tick, uint32_t location) {
     if (overview_budget_ == 0) return;
-    SeeBlockTick(begin_tick);
-    SeeBlockTick(end_tick);
     overview_cost_ +=
         thread_->overview.Add(depth, begin_tick, end_tick, location, model_.overview_resolution);
     if (overview_cost_ > overview_budget_) [[unlikely]]
@@ -632,7 +638,18 @@ class TraceBuilder {
   bool hold_zones_ = true;                             // CountZonesOnly: false
   size_t overview_budget_ = 0;                         // CountZonesOnly: the most runs of overviews
   bool windows_dropped_ = false;                       // too many zones open at block starts to record
-  uint64_t block_first_tick_ = UINT64_MAX;             // the zone events' ticks in the block (BeginBlock)
+  bool block_recorded_ = false;                        // BeginBlock recorded the block being decoded
+  // Counted with an overview: the stacks that had a zone pushed on them empty since the
+  // last BeginBlock, and those not empty then (a stack may be listed more than once).
+  struct OpenStack {
+    std::vector<OpenZone>* stack;
+    uint32_t thread_id;
+  };
+  std::vector<OpenStack> open_threads_;
+  // Drops the blocks' records: too many zones open at their starts, or the overviews
+  // stopped.
+  void DropBlockRecords();
+  uint64_t block_first_tick_ = UINT64_MAX;  // the zone events' ticks in the block (BeginBlock)
   uint64_t block_last_tick_ = 0;
   void SeeBlockTick(uint64_t tick) {
     block_first_tick_ = std::min(block_first_tick_, tick);

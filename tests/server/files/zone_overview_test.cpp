@@ -208,7 +208,7 @@ TEST_CASE("a window of zones read from the file again holds the held zones that 
     const uint64_t end = begin + width;
     CAPTURE(begin);
     CAPTURE(end);
-    auto window = gnomon::server::ReadZoneWindow(source.value(), counted, 0, begin, end, uint64_t{1} << 30);
+    auto window = gnomon::server::ReadZoneWindow(source.value(), counted, begin, end, uint64_t{1} << 30);
     REQUIRE_MESSAGE(window.ok(), window.status().message());
     for (const auto& thread : held.threads) {
       CAPTURE(thread.id);
@@ -231,10 +231,36 @@ TEST_CASE("a window of zones read from the file again holds the held zones that 
   }
   CHECK(compared > 10'000);
   // Too wide for its budget: said, not read.
-  auto wide =
-      gnomon::server::ReadZoneWindow(source.value(), counted, 0, held.first_tick, held.last_tick, 4096);
+  auto wide = gnomon::server::ReadZoneWindow(source.value(), counted, held.first_tick, held.last_tick, 4096);
   REQUIRE_FALSE(wide.ok());
   CHECK(wide.status().message().find("more than 4096 bytes") != std::string::npos);
   // A model that holds its zones keeps no record to read from.
-  CHECK_FALSE(gnomon::server::ReadZoneWindow(source.value(), held, 0, 0, 1, 1 << 30).ok());
+  CHECK_FALSE(gnomon::server::ReadZoneWindow(source.value(), held, 0, 1, 1 << 30).ok());
+}
+
+TEST_CASE("a narrow window reads only the blocks around it, whatever zone spans the trace") {
+  // A root zone from the first tick to the last, 200,000 leaves inside it.
+  StreamWriter w;
+  w.AppInfo("root").SourceLocation(1, "root", "f", "r.cpp", 1).SourceLocation(2, "leaf", "f", "r.cpp", 2);
+  w.ThreadContext(1).ZoneBegin(1, 1'000);
+  for (uint64_t i = 0; i < 200'000; ++i) w.ZoneBegin(2, 2'000 + i * 100).ZoneEnd(2'050 + i * 100);
+  w.ZoneEnd(30'000'000);
+  ScratchDir dir;
+  const std::string path = gnomon::test::WriteTrace(dir, w, 4096);
+  TraceModel counted;
+  gnomon::server::LoadOptions options;
+  options.zone_memory_limit = 1;
+  options.overview_runs = 1'000;
+  REQUIRE(gnomon::server::LoadTrace(path, counted, options).ok());
+  REQUIRE(counted.zone_blocks.size() > 100);
+  auto source = gnomon::server::TraceSource::OpenFile(path);
+  REQUIRE(source.ok());
+  auto window = gnomon::server::ReadZoneWindow(source.value(), counted, 10'000'000, 10'001'000, 1 << 20);
+  REQUIRE_MESSAGE(window.ok(), window.status().message());
+  CHECK(window->block_bytes <= 3 * 4096 + 1024);  // the block or two that hold it
+  REQUIRE(window->threads.contains(1));
+  const auto& rows = window->threads.at(1);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0] == std::vector<OverviewRun>{{1'000, 30'000'000, 1, 1}});  // the root, whole
+  CHECK(rows[1].size() == 11);  // the leaves from 10,000,000 to 10,001,000
 }

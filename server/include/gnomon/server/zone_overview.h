@@ -103,8 +103,11 @@ class ZoneOverview {
 struct ZoneBlock {
   uint32_t sequence = 0;
   uint32_t first_open = 0;           // its zones open when it began: OpenAtBlock from here
-  uint64_t first_tick = UINT64_MAX;  // of its zone events (first > last: none)
+  uint64_t first_tick = UINT64_MAX;  // of its zone events, as written (first > last: none)
   uint64_t last_tick = 0;
+  uint64_t data_offset = 0;  // where its zstd frame is in the file, and its sizes
+  uint32_t compressed_bytes = 0;
+  uint32_t raw_bytes = 0;
   friend bool operator==(const ZoneBlock&, const ZoneBlock&) = default;
 };
 // A zone open when a block began, innermost last for each thread.

@@ -29,13 +29,12 @@ struct ZoneWindow {
   uint64_t block_bytes = 0;  // decompressed to read it
 };
 
-// The zones of `model` (the file's stream `stream`, loaded from `source` without its
-// zones, with an overview) that overlap ticks [begin_tick, end_tick]. Fails, saying
-// why, when the model has no record of its blocks, when the window needs more than
-// `max_bytes` of decompressed blocks (a window that wide is drawn from the overview),
-// when options.cancel is set, or when the file no longer reads as it loaded.
-Result<ZoneWindow> ReadZoneWindow(const TraceSource& source, const TraceModel& model, uint32_t stream,
-                                  uint64_t begin_tick, uint64_t end_tick, uint64_t max_bytes,
-                                  const LoadOptions& options = {});
+// The zones of `model` (loaded from `source` without its zones, with an overview) that
+// overlap ticks [begin_tick, end_tick]. Fails, saying why, when the model has no record
+// of its blocks, when the window needs more than `max_bytes` of decompressed blocks or
+// holds more zones than take `max_bytes` (a window that wide is drawn from the
+// overview), when options.cancel is set, or when the file no longer reads as it loaded.
+Result<ZoneWindow> ReadZoneWindow(const TraceSource& source, const TraceModel& model, uint64_t begin_tick,
+                                  uint64_t end_tick, uint64_t max_bytes, const LoadOptions& options = {});
 
 }  // namespace gnomon::server
