@@ -80,17 +80,8 @@ TEST_CASE("a trace over --memory-limit: its zones drawn from their overview, sta
   CHECK(WindowReport(held, "trace-info").Find("Zones")->string.find("not held") == std::string::npos);
   // The same zones where the held ones are, named alike: held zones are kind 0, zones
   // drawn from the overview kind 12 (DrawItem::Kind::kOverviewZone).
-  auto zones = [](const ViewerRun& run, int kind) {
-    std::vector<std::tuple<double, double, double, std::string>> found;
-    for (const JsonValue& item : run.layout.Find("items")->array) {
-      if (int(item.Find("kind")->number) != kind) continue;
-      found.emplace_back(item.Find("x0")->number, item.Find("x1")->number, item.Find("y0")->number,
-                         item.Find("label")->string);
-    }
-    return found;
-  };
-  const auto held_zones = zones(held, 0);
+  const auto held_zones = ItemsOfKind(held, 0);
   CHECK(held_zones.size() > 100);
-  CHECK(zones(counted, 0).empty());
-  CHECK(zones(counted, 12) == held_zones);
+  CHECK(ItemsOfKind(counted, 0).empty());
+  CHECK(ItemsOfKind(counted, 12) == held_zones);
 }

@@ -20,6 +20,7 @@
 #include "viewer_run.h"
 
 using gnomon::test::Close;
+using gnomon::test::ItemsOfKind;
 using gnomon::test::JsonValue;
 using gnomon::test::RunViewer;
 using gnomon::test::ViewerRun;
@@ -296,15 +297,6 @@ TEST_CASE("zoomed in past the overview of zones not held, the timeline reads the
     w.ZoneEnd(t + 10'050);
   }
   const std::string trace = gnomon::test::WriteTraceFile(dir.File("dense.gnomon"), w);
-  auto zones = [](const ViewerRun& run, int kind) {
-    std::vector<std::tuple<double, double, double, std::string>> found;
-    for (const JsonValue& item : run.layout.Find("items")->array) {
-      if (int(item.Find("kind")->number) != kind) continue;
-      found.emplace_back(item.Find("x0")->number, item.Find("x1")->number, item.Find("y0")->number,
-                         item.Find("label")->string);
-    }
-    return found;
-  };
   const std::vector<std::string> zoomed{"--frames", "3", "--range", "30.000:30.012"};
   std::vector<std::string> held_args{trace}, counted_args{trace, "--memory-limit", "1K"};
   held_args.insert(held_args.end(), zoomed.begin(), zoomed.end());
@@ -313,11 +305,11 @@ TEST_CASE("zoomed in past the overview of zones not held, the timeline reads the
   ViewerRun counted = RunViewer(dir, counted_args);
   REQUIRE_MESSAGE(held.exit_code == 0, held.log);
   REQUIRE_MESSAGE(counted.exit_code == 0, counted.log);
-  const auto held_zones = zones(held, 0);
+  const auto held_zones = ItemsOfKind(held, 0);
   CHECK(held_zones.size() > 20);  // the leaves named in view
-  CHECK(zones(counted, 12) == held_zones);
+  CHECK(ItemsOfKind(counted, 12) == held_zones);
   // Zoomed out, the same trace draws its overview: the leaves merged into blocks.
   ViewerRun whole = RunViewer(dir, {trace, "--frames", "3", "--memory-limit", "1K"});
   REQUIRE_MESSAGE(whole.exit_code == 0, whole.log);
-  CHECK(zones(whole, 12).size() < 10);
+  CHECK(ItemsOfKind(whole, 12).size() < 10);
 }

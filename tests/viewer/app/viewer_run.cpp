@@ -70,6 +70,16 @@ ViewerRun RunViewer(const ScratchDir& dir, const std::vector<std::string>& args,
   return run;
 }
 
+std::vector<std::tuple<double, double, double, std::string>> ItemsOfKind(const ViewerRun& run, int kind) {
+  std::vector<std::tuple<double, double, double, std::string>> found;
+  for (const JsonValue& item : run.layout.Find("items")->array) {
+    if (int(item.Find("kind")->number) != kind) continue;
+    found.emplace_back(item.Find("x0")->number, item.Find("x1")->number, item.Find("y0")->number,
+                       item.Find("label")->string);
+  }
+  return found;
+}
+
 const JsonValue& WindowReport(const ViewerRun& run, const std::string& window) {
   const JsonValue* windows = run.layout.Find("windows");
   REQUIRE(windows != nullptr);

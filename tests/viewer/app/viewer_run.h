@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "../../support/json_check.h"
@@ -47,6 +48,9 @@ std::string WriteTraceFile(const std::string& path, const std::vector<const Stre
 ViewerRun RunViewer(const ScratchDir& dir, const std::vector<std::string>& args,
                     const std::map<std::string, std::string>& env = {});
 
+// The items of `kind` (DrawItem::Kind as a number) the last frame drew: x0, x1, y0 and
+// label of each, in the order drawn.
+std::vector<std::tuple<double, double, double, std::string>> ItemsOfKind(const ViewerRun& run, int kind);
 // The report a window wrote of itself in the layout dump; fails the test when absent.
 const JsonValue& WindowReport(const ViewerRun& run, const std::string& window);
 

@@ -562,10 +562,10 @@ TEST_CASE("zones not held are drawn from their overview as the held zones draw, 
   REQUIRE(source.ok());
   // As the viewer asks: a view's width on each side (the view's ends round to ticks).
   const uint64_t width = last_tick - first_tick;
-  auto window = gnomon::server::ReadZoneWindow(source.value(), counted, 0, first_tick - width,
-                                               last_tick + width, 1u << 30);
+  auto window = gnomon::server::ReadZoneWindow(source.value(), counted, first_tick - width, last_tick + width,
+                                               1u << 30);
   REQUIRE_MESSAGE(window.ok(), window.status().message());
-  b.SetZoneWindow(counted, std::make_shared<const gnomon::server::ZoneWindow>(std::move(window.value())));
+  b.SetZoneWindow(Timeline::IndexZoneWindow(std::move(window.value())));
   CHECK_FALSE(b.NeedsZoneWindow(counted, fine));
   std::vector<DrawItem> held_items, window_items;
   a.BuildItems(held, fine, held_items);

@@ -76,7 +76,7 @@ server::Result<server::ZoneWindow> Session::ReadZoneWindow(uint64_t begin_tick, 
   options.cancel = &cancel_reads_;
   server::Result<server::ZoneWindow> window = server::Status::Error("");
   model_.Read([&](const server::TraceModel& model) {
-    window = server::ReadZoneWindow(source.value(), model, shown_stream_.load(), begin_tick, end_tick,
+    window = server::ReadZoneWindow(source.value(), model, begin_tick, end_tick,
                                     std::max<uint64_t>(memory_limit_ / 16, 64 << 20), options);
   });
   return window;

@@ -109,18 +109,23 @@ void TimelineWindow::RequestZoneWindow(const server::TraceModel& model, Workspac
   if (ws.timeline.NeedsZoneWindow(model, ws.view)) {
     const auto [begin, end] = ws.timeline.ViewTicks(model, ws.view);
     const uint64_t width = end - begin;
-    const WindowKey key{begin - std::min(begin, width), end + std::min(width, UINT64_MAX - end)};
+    WindowKey key{begin - std::min(begin, width), end + std::min(width, UINT64_MAX - end)};
+    // The view with its sides failed (too many zones): the view alone.
+    const auto* failed = window_job_.result();
+    if (failed != nullptr && *failed == nullptr && window_job_.result_key() != nullptr &&
+        *window_job_.result_key() == key)
+      key = {begin, end};
     Session* session = ws.session;
-    window_job_.Request(key, [session, key]() -> std::shared_ptr<const server::ZoneWindow> {
+    window_job_.Request(key, [session, key]() -> std::shared_ptr<const Timeline::IndexedZoneWindow> {
       auto window = session->ReadZoneWindow(key.begin_tick, key.end_tick);
-      // Too wide for its memory (or cancelled): the overview stays.
-      if (!window.ok()) return nullptr;
-      return std::make_shared<const server::ZoneWindow>(std::move(window.value()));
+      if (!window.ok()) return nullptr;  // too wide for its memory, or cancelled
+      return Timeline::IndexZoneWindow(std::move(window.value()));
     });
   }
   if (window_job_.result_generation() != window_generation_) {
     window_generation_ = window_job_.result_generation();
-    if (const auto* window = window_job_.result()) ws.timeline.SetZoneWindow(model, *window);
+    const auto* window = window_job_.result();
+    if (window != nullptr && *window != nullptr) ws.timeline.SetZoneWindow(*window);
   }
 }
 

@@ -102,15 +102,16 @@ class TimelineWindow {
                  float ruler_y);
 
   // A trace whose zones are not held, zoomed in past its overview: the zones of the view
-  // and a view's width on each side, read from the file off the UI thread
-  // (Session::ReadZoneWindow), handed to the timeline when read.
+  // and a view's width on each side (the view alone when that is too much), read from the
+  // file and indexed off the UI thread (Session::ReadZoneWindow), handed to the timeline
+  // when read; a read that fails leaves what the timeline had.
   void RequestZoneWindow(const server::TraceModel& model, Workspace& ws);
   struct WindowKey {
     uint64_t begin_tick = 0;
     uint64_t end_tick = 0;
     friend bool operator==(const WindowKey&, const WindowKey&) = default;
   };
-  BackgroundJob<WindowKey, std::shared_ptr<const server::ZoneWindow>> window_job_;
+  BackgroundJob<WindowKey, std::shared_ptr<const Timeline::IndexedZoneWindow>> window_job_;
   uint64_t window_generation_ = 0;  // of the job's result the timeline has
 
   Options options_;

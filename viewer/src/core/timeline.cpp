@@ -164,8 +164,8 @@ const server::OverviewRun* Timeline::OverviewRunAt(const TraceModel& model, uint
   const std::vector<std::vector<server::OverviewRun>>* rows = nullptr;
   if ((row & kWindowRow) != 0) {
     if (window_ == nullptr) return nullptr;
-    auto it = window_->threads.find(thread_id);
-    if (it == window_->threads.end()) return nullptr;
+    auto it = window_->window.threads.find(thread_id);
+    if (it == window_->window.threads.end()) return nullptr;
     rows = &it->second;
     row &= ~kWindowRow;
   } else {
@@ -176,13 +176,11 @@ const server::OverviewRun* Timeline::OverviewRunAt(const TraceModel& model, uint
   return row < rows->size() && index < (*rows)[row].size() ? &(*rows)[row][index] : nullptr;
 }
 
-void Timeline::SetZoneWindow(const TraceModel& model, std::shared_ptr<const server::ZoneWindow> window) {
-  window_ = std::move(window);
-  window_lanes_.clear();
-  if (window_ == nullptr) return;
-  for (const auto& [thread_id, rows] : window_->threads) {
-    if (!model.thread_index.contains(thread_id)) continue;
-    LaneIndex& index = window_lanes_[thread_id];
+std::shared_ptr<const Timeline::IndexedZoneWindow> Timeline::IndexZoneWindow(server::ZoneWindow window) {
+  auto indexed = std::make_shared<IndexedZoneWindow>();
+  indexed->window = std::move(window);
+  for (const auto& [thread_id, rows] : indexed->window.threads) {
+    LaneIndex& index = indexed->lanes[thread_id];
     for (size_t depth = 0; depth < rows.size(); ++depth) {
       for (size_t i = 0; i < rows[depth].size(); ++i) {
         const server::OverviewRun& run = rows[depth][i];
@@ -190,6 +188,7 @@ void Timeline::SetZoneWindow(const TraceModel& model, std::shared_ptr<const serv
       }
     }
   }
+  return indexed;
 }
 
 std::pair<uint64_t, uint64_t> Timeline::ViewTicks(const TraceModel& model, const TimelineView& view) const {
@@ -200,7 +199,7 @@ std::pair<uint64_t, uint64_t> Timeline::ViewTicks(const TraceModel& model, const
 bool Timeline::WindowShows(const TraceModel& model, const TimelineView& view) const {
   if (window_ == nullptr) return false;
   const auto [begin, end] = ViewTicks(model, view);
-  return window_->begin_tick <= begin && end <= window_->end_tick &&
+  return window_->window.begin_tick <= begin && end <= window_->window.end_tick &&
          view.ns_per_px() < model.clock.ns_per_tick() * double(model.overview_resolution);
 }
 
@@ -213,9 +212,9 @@ bool Timeline::NeedsZoneWindow(const TraceModel& model, const TimelineView& view
 Timeline::RunSource Timeline::SourceFor(const TraceModel& model, const ThreadTimeline& thread,
                                         const ThreadLane& thread_lane, const TimelineView& view) const {
   if (WindowShows(model, view)) {
-    auto rows = window_->threads.find(thread.id);
-    auto index = window_lanes_.find(thread.id);
-    if (rows == window_->threads.end() || index == window_lanes_.end()) return {};
+    auto rows = window_->window.threads.find(thread.id);
+    auto index = window_->lanes.find(thread.id);
+    if (rows == window_->window.threads.end() || index == window_->lanes.end()) return {};
     return {&rows->second, &index->second, kWindowRow};
   }
   // Merged coarser since it was indexed (the app syncs four times a second while a file

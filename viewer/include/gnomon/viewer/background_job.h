@@ -47,6 +47,10 @@ class BackgroundJob {
   // Forgets every result and request (a new trace); waits for what runs.
   void Reset() {
     Wait();
+    {
+      std::lock_guard lock(shared_->mutex);
+      shared_->finished.reset();  // the last computation's, for what was reset
+    }
     requested_.reset();
     result_.reset();
     result_key_.reset();

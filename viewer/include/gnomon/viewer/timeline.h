@@ -265,9 +265,16 @@ class Timeline {
                                            uint32_t index) const;
   static constexpr uint32_t kWindowRow = 1u << 31;
   // Zones read from the file for a window of time (zones not held: Session::ReadZoneWindow),
-  // drawn instead of the overview where the window covers the view and a pixel is finer
-  // than the overview's resolution; nullptr clears it.
-  void SetZoneWindow(const server::TraceModel& model, std::shared_ptr<const server::ZoneWindow> window);
+  // with each thread's rows indexed: made off the UI thread (IndexZoneWindow), drawn
+  // instead of the overview where the window covers the view and a pixel is finer than
+  // the overview's resolution.
+  struct IndexedZoneWindow {
+    server::ZoneWindow window;
+    std::map<uint32_t, LaneIndex> lanes;  // by thread id
+  };
+  static std::shared_ptr<const IndexedZoneWindow> IndexZoneWindow(server::ZoneWindow window);
+  // nullptr clears it.
+  void SetZoneWindow(std::shared_ptr<const IndexedZoneWindow> window) { window_ = std::move(window); }
   // Whether `view` wants a zone window it does not have: finer than the overview, and
   // not inside the window set.
   bool NeedsZoneWindow(const server::TraceModel& model, const TimelineView& view) const;
@@ -390,15 +397,14 @@ class Timeline {
   // The lane of model.threads[i], by the same index.
   const ThreadLane* FindThreadLane(const server::TraceModel& model, uint32_t thread_id) const;
 
-  std::vector<ThreadLane> threads_;                   // by index in model.threads
-  std::shared_ptr<const server::ZoneWindow> window_;  // SetZoneWindow
-  std::map<uint32_t, LaneIndex> window_lanes_;        // its threads' runs indexed, by thread id
-  std::map<uint32_t, GpuLane> gpus_;                  // by context id
-  std::map<uint32_t, MemoryLane> memory_;             // by pool id
-  std::map<uint32_t, LockLane> locks_;                // by lock id
-  std::map<uint32_t, Running> running_;               // by OS thread id
-  std::map<uint32_t, CpuRuns> cpus_;                  // by CPU
-  std::map<uint32_t, SampleTicks> samples_;           // by OS thread id
+  std::vector<ThreadLane> threads_;                  // by index in model.threads
+  std::shared_ptr<const IndexedZoneWindow> window_;  // SetZoneWindow
+  std::map<uint32_t, GpuLane> gpus_;                 // by context id
+  std::map<uint32_t, MemoryLane> memory_;            // by pool id
+  std::map<uint32_t, LockLane> locks_;               // by lock id
+  std::map<uint32_t, Running> running_;              // by OS thread id
+  std::map<uint32_t, CpuRuns> cpus_;                 // by CPU
+  std::map<uint32_t, SampleTicks> samples_;          // by OS thread id
   size_t samples_seen_ = 0;
   int64_t samples_origin_ = 0;  // the origin and the clock's pairs the ticks were placed with
   size_t samples_clock_pairs_ = 0;
