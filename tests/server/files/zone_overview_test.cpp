@@ -45,14 +45,21 @@ StreamWriter NestedZones(uint64_t seed, int events) {
   return w;
 }
 
-// `path` loaded holding its zones, and counting them with an overview of at most `runs`.
-void CheckOverview(const std::string& path, size_t runs, bool expect_coarser) {
-  TraceModel held, counted;
-  REQUIRE(gnomon::server::LoadTrace(path, held).ok());
+// `path` loaded counting its zones, with an overview of at most `runs` (0: none).
+TraceModel LoadCounted(const std::string& path, size_t runs) {
+  TraceModel counted;
   gnomon::server::LoadOptions options;
   options.zone_memory_limit = 1;
   options.overview_runs = runs;
   REQUIRE(gnomon::server::LoadTrace(path, counted, options).ok());
+  return counted;
+}
+
+// `path` loaded holding its zones, and counting them with an overview of at most `runs`.
+void CheckOverview(const std::string& path, size_t runs, bool expect_coarser) {
+  TraceModel held;
+  REQUIRE(gnomon::server::LoadTrace(path, held).ok());
+  const TraceModel counted = LoadCounted(path, runs);
   REQUIRE_FALSE(counted.zones_held);
   CHECK((counted.overview_resolution > 1) == expect_coarser);
   const uint64_t resolution = counted.overview_resolution;
@@ -156,11 +163,7 @@ TEST_CASE("overviews with more rows than their budget stop, and say so") {
   }
   ScratchDir dir;
   const std::string path = gnomon::test::WriteTrace(dir, w, 8192);
-  TraceModel counted;
-  gnomon::server::LoadOptions options;
-  options.zone_memory_limit = 1;
-  options.overview_runs = 1'000;
-  REQUIRE(gnomon::server::LoadTrace(path, counted, options).ok());
+  const TraceModel counted = LoadCounted(path, 1'000);
   CHECK(counted.overview_truncated);
   size_t cost = 0;
   for (const auto& thread : counted.threads) cost += thread.overview.cost();
@@ -171,10 +174,7 @@ TEST_CASE("overviews with more rows than their budget stop, and say so") {
 TEST_CASE("a load that counts its zones keeps no overview unless asked") {
   ScratchDir dir;
   const std::string path = gnomon::test::WriteTrace(dir, NestedZones(2, 5'000), 8192);
-  TraceModel counted;
-  gnomon::server::LoadOptions options;
-  options.zone_memory_limit = 1;
-  REQUIRE(gnomon::server::LoadTrace(path, counted, options).ok());
+  const TraceModel counted = LoadCounted(path, 0);
   for (const auto& thread : counted.threads) CHECK(thread.overview.runs() == 0);
 }
 
@@ -183,12 +183,10 @@ TEST_CASE("a window of zones read from the file again holds the held zones that 
   StreamWriter w = NestedZones(5, 80'000);
   w.ThreadContext(1).ZoneBegin(2, uint64_t{1} << 40).End((uint64_t{1} << 40) + 10);  // never ended
   const std::string path = gnomon::test::WriteTrace(dir, w, 4096);
-  TraceModel held, counted;
+  TraceModel held;
   REQUIRE(gnomon::server::LoadTrace(path, held).ok());
-  gnomon::server::LoadOptions options;
-  options.zone_memory_limit = 1;
-  options.overview_runs = 10'000;  // coarser than the zones: windows finer are read from the file
-  REQUIRE(gnomon::server::LoadTrace(path, counted, options).ok());
+  // Coarser than the zones: windows finer are read from the file.
+  const TraceModel counted = LoadCounted(path, 10'000);
   REQUIRE(counted.overview_resolution > 16);
   REQUIRE(counted.zone_blocks.size() > 20);
   auto source = gnomon::server::TraceSource::OpenFile(path);
@@ -247,11 +245,7 @@ TEST_CASE("a narrow window reads only the blocks around it, whatever zone spans 
   w.ZoneEnd(30'000'000);
   ScratchDir dir;
   const std::string path = gnomon::test::WriteTrace(dir, w, 4096);
-  TraceModel counted;
-  gnomon::server::LoadOptions options;
-  options.zone_memory_limit = 1;
-  options.overview_runs = 1'000;
-  REQUIRE(gnomon::server::LoadTrace(path, counted, options).ok());
+  const TraceModel counted = LoadCounted(path, 1'000);
   REQUIRE(counted.zone_blocks.size() > 100);
   auto source = gnomon::server::TraceSource::OpenFile(path);
   REQUIRE(source.ok());
