@@ -62,11 +62,14 @@ inline StreamWriter RegularZones(int zones) {
   return w;
 }
 
-// `w` written to "t.gnomon" in `dir` in blocks of `block_bytes`; the file's path.
-inline std::string WriteTrace(const ScratchDir& dir, const StreamWriter& w, size_t block_bytes) {
+// `w` written to "t.gnomon" in `dir` in blocks of `block_bytes`, with or without their
+// summaries; the file's path.
+inline std::string WriteTrace(const ScratchDir& dir, const StreamWriter& w, size_t block_bytes,
+                              bool summaries = true) {
   const std::string path = dir.File("t.gnomon");
   tracefile::TraceWriterOptions options;
   options.block_raw_bytes = block_bytes;
+  options.block_summaries = summaries;
   auto writer = tracefile::TraceWriter::Create(path, options);
   REQUIRE(writer.ok());
   REQUIRE(writer.value()->Publish(tracefile::Overwrite::kYes).ok());

@@ -19,6 +19,7 @@
 #include "gnomon/protocol/check.h"
 #include "gnomon/protocol/messages.h"
 #include "gnomon/tracefile/block_codec.h"
+#include "gnomon/tracefile/block_summary.h"
 
 namespace gnomon::tracefile {
 unsigned AllowedCores() {
@@ -362,20 +363,31 @@ void TraceWriter::Stream::HandOverCut(bool wait) {
   }
 }
 
-// A block that would decompress more than kWriterMaxExpansion times its compressed
-// size gets a skippable frame of zeros after its frame, so that no reader takes what
-// this writer made for a decompression bomb.
-void TraceWriter::PadToExpansionLimit(Block& block) {
+// After the block's frame, one skippable frame (format.h) when there is something to
+// carry: the block's summary (block_summary.h, `summary` its zstd frame) at its end, and
+// zeros before that when the block would otherwise decompress more than
+// kWriterMaxExpansion times its compressed size, so that no reader takes what this
+// writer made for a decompression bomb.
+void TraceWriter::AppendSkippableFrame(Block& block, std::span<const uint8_t> summary) {
   if (ZSTD_isError(block.compressed_bytes)) return;
   const size_t least = (block.size + kWriterMaxExpansion - 1) / kWriterMaxExpansion;
-  if (block.compressed_bytes >= least) return;
-  const size_t padding = std::max(least - block.compressed_bytes, kSkippableFrameHeader);
-  block.data.Reserve(block.compressed_bytes + padding, block.compressed_bytes);
+  const size_t carried = summary.empty() ? 0 : summary.size() + kSummaryTrailer;
+  if (carried == 0 && block.compressed_bytes >= least) return;
+  const size_t frame_bytes = std::max(kSkippableFrameHeader + carried,
+                                      least > block.compressed_bytes ? least - block.compressed_bytes : 0);
+  block.data.Reserve(block.compressed_bytes + frame_bytes, block.compressed_bytes);
   uint8_t* frame = block.data.data.get() + block.compressed_bytes;
-  protocol::StoreLe<uint32_t>(frame, kSkippableFrameMagic);
-  protocol::StoreLe<uint32_t>(frame + 4, uint32_t(padding - kSkippableFrameHeader));
-  std::memset(frame + kSkippableFrameHeader, 0, padding - kSkippableFrameHeader);
-  block.compressed_bytes += padding;
+  protocol::StoreLe<uint32_t>(frame, carried == 0 ? kSkippableFrameMagic : kSummaryFrameMagic);
+  protocol::StoreLe<uint32_t>(frame + 4, uint32_t(frame_bytes - kSkippableFrameHeader));
+  const size_t zeros = frame_bytes - kSkippableFrameHeader - carried;
+  std::memset(frame + kSkippableFrameHeader, 0, zeros);
+  if (carried != 0) {
+    uint8_t* at = frame + kSkippableFrameHeader + zeros;
+    std::memcpy(at, summary.data(), summary.size());
+    protocol::StoreLe<uint32_t>(at + summary.size(), uint32_t(summary.size()));
+    protocol::StoreLe<uint32_t>(at + summary.size() + 4, kSummaryMagic);
+  }
+  block.compressed_bytes += frame_bytes;
 }
 
 void TraceWriter::CompressLoop() {
@@ -389,6 +401,8 @@ void TraceWriter::CompressLoop() {
   bool cheaper = false;  // the level now is short_of_cores_level
   Bytes compact;         // the block's compact form
   Bytes ticks;           // its tick column, while it is built
+  Bytes summary_frame;   // its summary, compressed
+  BlockSummary summary;
   while (true) {
     Block block;
     {
@@ -422,7 +436,16 @@ void TraceWriter::CompressLoop() {
     block.data.Reserve(ZSTD_compressBound(block.size), 0);  // the stream bytes are done with
     block.compressed_bytes = ZSTD_compress2(cctx.get(), block.data.data.get(), block.data.capacity,
                                             compact.data.get(), block.size);
-    PadToExpansionLimit(block);
+    size_t summary_bytes = 0;  // the walk restores the compact form's ticks: after compressing it
+    if (options_.block_summaries && !ZSTD_isError(block.compressed_bytes) &&
+        SummarizeBlock(compact.data.get(), block.size, summary)) {
+      const std::vector<uint8_t> bytes = EncodeSummary(summary);
+      summary_frame.Reserve(ZSTD_compressBound(bytes.size()), 0);
+      summary_bytes = ZSTD_compress2(cctx.get(), summary_frame.data.get(), summary_frame.capacity,
+                                     bytes.data(), bytes.size());
+      if (ZSTD_isError(summary_bytes)) summary_bytes = 0;
+    }
+    AppendSkippableFrame(block, {summary_frame.data.get(), summary_bytes});
     std::unique_lock lock(mutex_);
     done_.emplace(block.cut, std::move(block));
     // Whoever compressed the oldest block writes it and those done after it, outside the

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gnomon/tracefile/block_codec.h"
+#include "gnomon/tracefile/block_summary.h"
 #include "gnomon/tracefile/format.h"
 #include "gnomon/tracefile/trace_writer.h"
 
@@ -133,7 +134,15 @@ TEST_CASE("docs/trace-format.md gives the magics, marks and limits of the code")
   CHECK(Says(page,
              "| 1 | " + std::to_string(kColumnsHeader - 1) + " | the bytes of the records that follow |"));
   CHECK(Says(page, "A block that starts with " + mark(kValuesMark) + " (no message"));
+  CHECK(Says(page, "whose magic is then " + hex(kSummaryFrameMagic)));
+  CHECK(Says(page, "the magic `" + ascii(kSummaryMagic) + "` (" + hex(kSummaryMagic) + ")"));
+  CHECK(kSummaryTrailer == 8);
+  CHECK(Says(page, "| resolution | in ticks, at least " + std::to_string(kSummaryFirstResolution) + ":"));
+  CHECK(Says(page, "at most " + std::to_string(kSummaryRuns) + " runs beyond one a row"));
+  CHECK(kMaxSummaryBytes == 16u << 20);
+  CHECK(Says(page, "over\n16 MiB or over the expansion limit"));
   const TraceWriterOptions writer;
+  CHECK(writer.block_summaries);
   CHECK(writer.block_raw_bytes == 4u << 20);
   CHECK(writer.max_block_age == std::chrono::seconds(1));
   CHECK(Says(page, "when it reaches\n  4 MiB of stream or is 1 s old"));

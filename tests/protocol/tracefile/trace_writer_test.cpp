@@ -31,6 +31,7 @@
 #include "../../support/process.h"
 #include "../../support/trace_files.h"
 #include "gnomon/server/trace_loader.h"
+#include "gnomon/tracefile/block_summary.h"
 #include "gnomon/tracefile/format.h"
 #include "model/trace_builder.h"
 
@@ -83,7 +84,32 @@ std::vector<std::pair<size_t, size_t>> WholeMessagePieces(const StreamWriter& w,
 TEST_CASE("a block of perfectly regular zones is padded within half the loader's limit, and loads whole") {
   ScratchDir dir;
   const StreamWriter w = RegularZones(180'000);
-  const std::string bytes = gnomon::test::ReadFile(WriteTrace(dir, w, 256 << 10));
+  // Each block with its summary at the end of its skippable frame, zeros before it where
+  // the block needs them.
+  const std::string summarized = gnomon::test::ReadFile(WriteTrace(dir, w, 256 << 10));
+  int zero_filled = 0;
+  for (const std::string& block : Split(summarized).blocks) {
+    BlockHeader h{};
+    std::memcpy(&h, block.data(), sizeof(h));
+    CHECK(uint64_t(h.raw_bytes) <= uint64_t(kWriterMaxExpansion) * h.compressed_bytes);
+    const uint8_t* data = reinterpret_cast<const uint8_t*>(block.data()) + sizeof(h);
+    const size_t frame = ZSTD_findFrameCompressedSize(data, h.compressed_bytes);
+    REQUIRE(frame + kSkippableFrameHeader + kSummaryTrailer < h.compressed_bytes);
+    uint32_t magic = 0, content = 0, summary = 0, trailer = 0;
+    std::memcpy(&magic, data + frame, 4);
+    std::memcpy(&content, data + frame + 4, 4);
+    std::memcpy(&summary, data + h.compressed_bytes - 8, 4);
+    std::memcpy(&trailer, data + h.compressed_bytes - 4, 4);
+    CHECK(magic == kSummaryFrameMagic);
+    CHECK(trailer == kSummaryMagic);
+    CHECK(frame + kSkippableFrameHeader + content == h.compressed_bytes);
+    REQUIRE(summary + kSummaryTrailer <= content);
+    if (content > summary + kSummaryTrailer) ++zero_filled;
+  }
+  CHECK(zero_filled >= 2);
+  CHECK(LoadBytes(dir, summarized).model == BuildDirect(w));
+  // Without summaries: padding of its own.
+  const std::string bytes = gnomon::test::ReadFile(WriteTrace(dir, w, 256 << 10, false));
   const FileParts parts = Split(bytes);
   REQUIRE(parts.blocks.size() >= 12);  // the first few decompressed in steps, the others in one call
   int padded = 0;

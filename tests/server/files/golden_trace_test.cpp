@@ -1,6 +1,6 @@
 // Every trace format ever written keeps loading into the same model. Each file in
 // tests/data (formats 1 and 2, kept from real captures) and tests/data/golden (formats
-// 3 to 7, written by the builds of their day from the test programs: every message
+// 3 to 8, written by the builds of their day from the test programs: every message
 // kind, several threads, a stream of several blocks, two programs in one file) has
 // beside it the dump of the models it loads into (tests/support/model_dump.h). A change to the reader that
 // alters what an old file means fails here, even when the writer changed to match.
@@ -59,6 +59,7 @@ TEST_CASE("every trace format keeps loading into the model it always did") {
       "golden/format6-two-programs.gnomon",  // format 6: the same, the zones' ticks in a column
       "golden/format6-flood.gnomon",         // format 6: 300,000 zones over two blocks
       "golden/format7-two-programs.gnomon",  // format 7: the same two programs, zone values in the column
+      "golden/format8-two-programs.gnomon",  // format 8: the same, each block with its summary
   };
   const bool write = std::getenv("GNOMON_WRITE_GOLDEN") != nullptr;
   for (const char* file : files) {

@@ -27,8 +27,9 @@ inline constexpr char kTraceMagic[8] = {'G', 'N', 'O', 'M', 'O', 'N', 'T', 'F'};
 // 3: zone begins and ends as varints besides (block_codec.h). 4: blocks numbered, the end
 // marker counts them. 5: each block names its stream (a capture of several programs).
 // 6: a block may hold its zones' ticks in a column after its records. 7: and its zone
-// values' differences. Readers load all seven.
-inline constexpr uint16_t kTraceFormatVersion = 7;
+// values' differences. 8: a block may carry its summary (block_summary.h) in the
+// skippable frame after its frame. Readers load all eight.
+inline constexpr uint16_t kTraceFormatVersion = 8;
 // FileHeader::flags: the streams come from several captures (gnomon-merge), each placed
 // through its capture's CaptureClock readings.
 inline constexpr uint16_t kMergedTrace = 1;
@@ -43,7 +44,8 @@ inline constexpr size_t kMaxTraceStreams = 65536;
 // about 460); a block past it is a decompression bomb or damage, and is skipped.
 inline constexpr uint32_t kDefaultMaxExpansion = 1024;
 // The writer keeps every block within half of that: a block that compresses further (a
-// stream of perfectly regular ticks) ends with a zstd skippable frame of padding.
+// stream of perfectly regular ticks) ends with a zstd skippable frame of padding (the
+// one that carries its summary, format 8, or one of its own).
 inline constexpr uint32_t kWriterMaxExpansion = kDefaultMaxExpansion / 2;
 // RFC 8878: a skippable frame is a magic number 0x184D2A50 to 0x184D2A5F, the size of its
 // content (32 bits, little-endian), then that content, which decoders skip.

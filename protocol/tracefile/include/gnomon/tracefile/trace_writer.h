@@ -45,6 +45,9 @@ struct TraceWriterOptions {
   void (*on_thread_start)() = nullptr;
   // The file header's flags (format.h: kMergedTrace for a cut of a merged trace).
   uint16_t file_flags = 0;
+  // Each block carries its summary (block_summary.h): a reader that counts zones opens
+  // the file without decompressing its blocks. Off: none (readers decode every block).
+  bool block_summaries = true;
 };
 
 // The zstd levels a writer takes: -7 (fastest, largest) to 19 (smallest, slowest).
@@ -243,7 +246,7 @@ class TraceWriter {
   TraceWriterOptions options_;
   unsigned thread_count_;    // compressing threads (fewer when the system gave no more)
   const size_t max_queued_;  // blocks cut and waiting, at most (then appending waits)
-  static void PadToExpansionLimit(Block& block);
+  static void AppendSkippableFrame(Block& block, std::span<const uint8_t> summary);
   // Under mutex_ (`lock`), set writing_ first: writes the blocks done in the order cut,
   // unlocking while it writes, until the next one is not done.
   void WriteDoneBlocks(std::unique_lock<std::mutex>& lock);
