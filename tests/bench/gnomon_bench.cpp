@@ -42,6 +42,11 @@
 //       bytes per zone of a trace file written by a live capture of this process.
 //   gnomon-bench load FILE
 //       load time, and bytes per zone of an existing trace file.
+//   gnomon-bench summaries FILE
+//       what each block's summary costs the writer (format 8): the file's blocks
+//       decompressed, then each compressed again as a writer does, and summarized
+//       (walked, encoded, compressed), one thread, ns per zone of each; and the
+//       summaries' bytes per zone against the blocks'.
 //   gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]
 //       a paced multi-threaded program captured by gnomon-capture for S seconds (600 by
 //       default): the capture's memory and throughput every 10 s, then the file loads.
@@ -58,6 +63,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -70,7 +76,9 @@
 #include <filesystem>
 #include <fstream>
 #include <gnomon/gnomon.hpp>
+#include <iterator>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <numeric>
 #include <random>
@@ -84,6 +92,7 @@
 #include "gnomon/server/text.h"
 #include "gnomon/server/trace_loader.h"
 #include "gnomon/server/worker.h"
+#include "gnomon/tracefile/block_summary.h"
 #include "gnomon/tracefile/trace_writer.h"
 #include "model/trace_builder.h"
 
@@ -145,6 +154,7 @@ double TimerPairNs(int pairs, uint64_t& sink) {
       "       gnomon-bench matrix [--zones N] [--capture PATH | --viewer] [--lanes N] [--level L]\n"
       "       gnomon-bench file [--zones N] [--workload tight|realistic|attributes] [--output PATH]\n"
       "       gnomon-bench load FILE | load [--zones N] [--workload tight|realistic|attributes]\n"
+      "       gnomon-bench summaries FILE\n"
       "       gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]\n"
       "       gnomon-bench bigtrace [FILE | --zones N [--workload tight|realistic] [--output PATH]]\n"
       "Prints progress on stderr and one JSON object as the last line of stdout.\n");
@@ -205,7 +215,8 @@ Args Parse(int argc, char** argv) {
       if (std::find(std::begin(kModes), std::end(kModes), args.mode) == std::end(kModes)) {
         Usage("--mode is connected, buffering, on-demand, ring, own-file or disabled");
       }
-    } else if ((args.command == "load" || args.command == "bigtrace") && args.file.empty()) {
+    } else if ((args.command == "load" || args.command == "bigtrace" || args.command == "summaries") &&
+               args.file.empty()) {
       args.file = arg;
     } else {
       Usage(("unknown argument " + arg).c_str());
@@ -1123,6 +1134,57 @@ int File(const Args& args) {
   return 0;
 }
 
+int Summaries(const Args& args) {
+  if (args.file.empty()) Usage("summaries needs a trace file");
+  std::ifstream in(args.file, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  gnomon::tracefile::FileHeader header{};
+  if (bytes.size() < sizeof(header)) Usage("not a trace file");
+  std::memcpy(&header, bytes.data(), sizeof(header));
+  if (header.format_version < 7) Usage("summaries reads files of format 7 and later");
+  std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> cctx(ZSTD_createCCtx(), ZSTD_freeCCtx);
+  ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel,
+                         gnomon::tracefile::TraceWriterOptions{}.compression_level);
+  ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_checksumFlag, 1);
+  std::vector<uint8_t> raw, out;
+  gnomon::tracefile::BlockSummary summary;
+  double compress_s = 0, summary_s = 0;
+  uint64_t zones = 0, blocks = 0, block_bytes = 0, summary_bytes = 0;
+  for (size_t at = header.header_bytes; at + sizeof(gnomon::tracefile::BlockHeader) <= bytes.size();) {
+    gnomon::tracefile::BlockHeader h{};
+    std::memcpy(&h, bytes.data() + at, sizeof(h));
+    if (h.magic != gnomon::tracefile::kBlockMagic) break;
+    const auto* data = reinterpret_cast<const uint8_t*>(bytes.data()) + at + sizeof(h);
+    at += sizeof(h) + h.compressed_bytes;
+    if (at > bytes.size()) break;
+    raw.resize(h.raw_bytes);
+    const size_t frame = ZSTD_findFrameCompressedSize(data, h.compressed_bytes);
+    if (ZSTD_isError(frame) || ZSTD_decompress(raw.data(), raw.size(), data, frame) != raw.size()) continue;
+    out.resize(ZSTD_compressBound(raw.size()));
+    const auto a = Clock::now();
+    const size_t compressed = ZSTD_compress2(cctx.get(), out.data(), out.size(), raw.data(), raw.size());
+    const auto b = Clock::now();
+    if (!gnomon::tracefile::SummarizeBlock(raw.data(), raw.size(), summary)) continue;
+    const std::vector<uint8_t> encoded = gnomon::tracefile::EncodeSummary(summary);
+    const size_t summarized =
+        ZSTD_compress2(cctx.get(), out.data(), out.size(), encoded.data(), encoded.size());
+    summary_s += Seconds(b);
+    compress_s += std::chrono::duration<double>(b - a).count();
+    for (const auto& segment : summary.segments) zones += segment.begins;
+    ++blocks;
+    block_bytes += compressed;
+    summary_bytes += summarized;
+  }
+  if (zones == 0) Usage("no block with zones to summarize");
+  std::printf(
+      "{\"bench\":\"summaries\",\"blocks\":%llu,\"zones\":%llu,\"compress_ns_per_zone\":%.2f,"
+      "\"summary_ns_per_zone\":%.2f,\"block_bytes_per_zone\":%.4f,\"summary_bytes_per_zone\":%.4f}\n",
+      (unsigned long long)blocks, (unsigned long long)zones, compress_s * 1e9 / double(zones),
+      summary_s * 1e9 / double(zones), double(block_bytes) / double(zones),
+      double(summary_bytes) / double(zones));
+  return 0;
+}
+
 int Load(Args args) {
   bool remove_file = false;
   if (args.file.empty()) {
@@ -1357,6 +1419,7 @@ int main(int argc, char** argv) {
   if (args.command == "ingest") return Ingest(args);
   if (args.command == "file") return File(args);
   if (args.command == "load") return Load(args);
+  if (args.command == "summaries") return Summaries(args);
   if (args.command == "soak") return Soak(args);
   if (args.command == "soak-producer") return SoakProducer(args);
   if (args.command == "ingest-producer") return IngestProducer(args);

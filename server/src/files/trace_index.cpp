@@ -42,6 +42,38 @@ bool IsPadding(const uint8_t* p, size_t size) {
 
 }  // namespace
 
+FrameDecompressor::SummaryPlace FrameDecompressor::LocateSummary(const uint8_t* trailer,
+                                                                 uint32_t compressed_bytes) {
+  constexpr size_t kLeast = tracefile::kSkippableFrameHeader + tracefile::kSummaryTrailer;
+  SummaryPlace place;
+  if (compressed_bytes < kLeast || protocol::LoadLe<uint32_t>(trailer + 4) != tracefile::kSummaryMagic)
+    return place;
+  const uint32_t frame = protocol::LoadLe<uint32_t>(trailer);
+  if (frame == 0 || frame > compressed_bytes - kLeast) {
+    place.error = "its summary's size is damaged";
+  } else {
+    place.frame_bytes = frame;
+  }
+  return place;
+}
+
+bool FrameDecompressor::ReadSummary(const uint8_t* frame, size_t size, uint32_t max_expansion,
+                                    tracefile::BlockSummary& summary, std::string& error) {
+  const unsigned long long content = ZSTD_getFrameContentSize(frame, size);
+  if (content == ZSTD_CONTENTSIZE_ERROR || content == ZSTD_CONTENTSIZE_UNKNOWN ||
+      content > tracefile::kMaxSummaryBytes || content > uint64_t(size) * max_expansion) {
+    error = "its summary's frame is damaged";
+    return false;
+  }
+  summary_bytes_.resize(content);
+  const size_t n = ZSTD_decompressDCtx(dctx_, summary_bytes_.data(), summary_bytes_.size(), frame, size);
+  if (ZSTD_isError(n) || n != content) {
+    error = "its summary does not decompress";
+    return false;
+  }
+  return tracefile::DecodeSummary(summary_bytes_.data(), summary_bytes_.size(), summary, error);
+}
+
 std::string FrameDecompressor::Decompress(const uint8_t* src, size_t size, size_t expected,
                                           bool need_checksum, std::vector<uint8_t>& out) {
   // RFC 8878: a frame starts with its magic number, then a descriptor byte whose bit 2

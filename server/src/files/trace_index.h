@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gnomon/server/trace_loader.h"
+#include "gnomon/tracefile/block_summary.h"
 
 namespace gnomon::server {
 
@@ -78,6 +79,20 @@ std::vector<IndexedBlock> IndexBlocks(const TraceSource& source, uint64_t file_b
 // per thread.
 class FrameDecompressor {
  public:
+  // A block's summary (format 8, tracefile/block_summary.h), told by the block's last
+  // kSummaryTrailer bytes `trailer` among its `compressed_bytes`: where its frame ends
+  // (frame_bytes before the trailer; 0: the block has none), or why those bytes are not
+  // a summary's. Then that frame read back into `summary` (false, with why, when it is
+  // damaged: over kMaxSummaryBytes or `max_expansion` times its size, not zstd, or not a
+  // summary).
+  struct SummaryPlace {
+    uint32_t frame_bytes = 0;
+    std::string error;
+  };
+  static SummaryPlace LocateSummary(const uint8_t* trailer, uint32_t compressed_bytes);
+  bool ReadSummary(const uint8_t* frame, size_t size, uint32_t max_expansion,
+                   tracefile::BlockSummary& summary, std::string& error);
+
   FrameDecompressor() : dctx_(ZSTD_createDCtx()) {}
   ~FrameDecompressor() { ZSTD_freeDCtx(dctx_); }
   FrameDecompressor(const FrameDecompressor&) = delete;
@@ -94,6 +109,7 @@ class FrameDecompressor {
 
  private:
   ZSTD_DCtx* dctx_;
+  std::vector<uint8_t> summary_bytes_;
 };
 
 }  // namespace gnomon::server

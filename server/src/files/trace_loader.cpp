@@ -49,6 +49,11 @@ struct ReadyBlock {
   IndexedBlock where;
   bool is_last = false;  // nothing follows
   std::string failure;   // why this block cannot be loaded ("" when it can)
+  // Loaded from its summary instead (raw is then empty), or why its summary was not
+  // taken although it has one.
+  bool summarized = false;
+  tracefile::BlockSummary summary;
+  std::string summary_failure;
 };
 
 class BlockPipeline {
@@ -182,10 +187,70 @@ DecodeResult DecodeCompactBlock(uint8_t* block, size_t size, uint16_t format, Tr
   return result;
 }
 
+// A block from its summary (zones counted, not held): its other messages decoded as a
+// compact block's, each segment's zones applied where it ends (before the next
+// ThreadContext, or at the end). Counts as DecodeCompactBlock does; a summary whose
+// segments and ThreadContexts disagree is a malformed block (what came before the
+// disagreement is kept).
+DecodeResult ApplyBlockSummary(tracefile::BlockSummary& summary, TraceBuilder& builder,
+                               uint64_t& stream_bytes) {
+  DecodeResult result;
+  size_t segment = 0;
+  uint64_t zone_bytes = 0, others = 0, events = 0;
+  auto apply = [&](const tracefile::SummarySegment& s) {
+    builder.ApplySummary(s, summary.resolution);
+    zone_bytes += s.begins * sizeof(protocol::ZoneBegin) + s.ends * sizeof(protocol::ZoneEnd);
+    events += s.begins + s.ends;
+  };
+  auto zone = [](auto&&...) { return false; };  // a summary's other messages hold none
+  const tracefile::CompactWalk walk =
+      tracefile::WalkCompactBlock(summary.others.data(), summary.others.size(), 7, zone, zone, zone,
+                                  [&](const uint8_t* message, size_t length) {
+                                    if (message[0] == uint8_t(protocol::MessageType::kThreadContext)) {
+                                      if (segment + 1 >= summary.segments.size()) return false;
+                                      apply(summary.segments[segment++]);
+                                    }
+                                    others += length;
+                                    return DecodeMessages(message, length, builder).consumed == length;
+                                  });
+  if (walk.ok && walk.stopped_at == summary.others.size()) apply(summary.segments[segment]);
+  stream_bytes += zone_bytes + others;
+  result.messages = walk.records + events;
+  result.consumed = walk.stopped_at;
+  result.failed =
+      !walk.ok || walk.stopped_at != summary.others.size() || segment + 1 != summary.segments.size();
+  result.error = !walk.ok ? walk.error : "its summary's segments and threads disagree";
+  return result;
+}
+
+// The summary a block carries (format 8: at the end of its skippable frame), into
+// ready.summary: true when it has one that reads; a summary that does not read says why
+// in ready.summary_failure (the block is then decompressed).
+bool ReadSummary(const TraceSource& source, const IndexedBlock& block, uint32_t max_expansion,
+                 FrameDecompressor& decompressor, std::vector<uint8_t>& bytes, ReadyBlock& ready) {
+  uint8_t trailer[tracefile::kSummaryTrailer];
+  if (block.compressed_bytes < sizeof(trailer) ||
+      !source.ReadAt(trailer, sizeof(trailer), block.end_offset() - sizeof(trailer)))
+    return false;
+  FrameDecompressor::SummaryPlace place = FrameDecompressor::LocateSummary(trailer, block.compressed_bytes);
+  if (place.frame_bytes == 0) {
+    ready.summary_failure = std::move(place.error);
+    return false;
+  }
+  bytes.resize(place.frame_bytes);
+  if (!source.ReadAt(bytes.data(), bytes.size(), block.end_offset() - sizeof(trailer) - bytes.size())) {
+    ready.summary_failure = std::string("its summary cannot be read (") + std::strerror(errno) + ")";
+    return false;
+  }
+  return decompressor.ReadSummary(bytes.data(), bytes.size(), max_expansion, ready.summary,
+                                  ready.summary_failure);
+}
+
 // The reader thread: each indexed block in load order, decompressed and with its tick
-// deltas undone (format 2), then one last ReadyBlock.
+// deltas undone (format 2), or with `summaries` read from its summary when it has one,
+// then one last ReadyBlock.
 void ReadBlocks(const TraceSource& source, const tracefile::FileHeader& header,
-                const std::vector<IndexedBlock>& blocks, const LoadOptions& options,
+                const std::vector<IndexedBlock>& blocks, const LoadOptions& options, bool summaries,
                 BlockPipeline& pipeline) {
   FrameDecompressor decompressor;
   std::vector<uint8_t> compressed;
@@ -201,6 +266,13 @@ void ReadBlocks(const TraceSource& source, const tracefile::FileHeader& header,
     if (block.rejected) continue;  // counted by the index
     ReadyBlock ready;
     ready.where = block;
+    if (summaries && ReadSummary(source, block, std::max<uint32_t>(1, options.max_expansion), decompressor,
+                                 compressed, ready)) {
+      ready.summarized = true;
+      ready.format = header.format_version;
+      if (!pipeline.Push(std::move(ready))) return;
+      continue;
+    }
     // The buffer only grows (no zero-filling per block). A compact block stays compact:
     // the model's thread decodes it directly, which moves 5 bytes a zone between the
     // two threads' caches instead of the stream's 22.
@@ -315,6 +387,10 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
   }
   const bool hold_zones = options.zone_memory_limit == UINT64_MAX ||
                           blocks_raw_bytes <= options.zone_memory_limit / kZoneBytesPerStreamByte;
+  // Only for an overview (the viewer's): a summary speaks for its block unread, and a
+  // report reads every block again for its statistics, exact to the blocks it can read.
+  const bool summaries = !hold_zones && options.overview_runs > 0 && options.use_summaries &&
+                         !options.extent_only && header.format_version >= 8;
   // Runs f() alone with the stream's model: under its shared model's lock when there is one.
   auto write = [](const StreamTarget& target, auto&& f) {
     if (target.shared != nullptr) {
@@ -362,7 +438,7 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
   chunk_memory::BlockReserve reserve;  // the reader fills it, this thread's new blocks come from it
   const chunk_memory::UseBlockReserve use_reserve(reserve);
   BlockPipeline pipeline(reserve);
-  std::thread reader([&] { ReadBlocks(source, header, blocks, options, pipeline); });
+  std::thread reader([&] { ReadBlocks(source, header, blocks, options, summaries, pipeline); });
   while (true) {
     ReadyBlock ready = pipeline.Pop();
     if (ready.is_last) {
@@ -381,6 +457,10 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
       if (last_of_stream) end_stream(where.stream, stream);
       continue;
     }
+    if (!ready.summary_failure.empty()) {
+      notes.Add("block " + std::to_string(where.sequence) + " " + At(where.offset) + ": " +
+                ready.summary_failure + "; decoded the block instead");
+    }
     const bool compact = ready.format >= 3;
     uint64_t stream_bytes = compact ? 0 : ready.size;
     DecodeResult decoded;
@@ -393,27 +473,31 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
                                     .compressed_bytes = where.compressed_bytes,
                                     .raw_bytes = where.raw_bytes});
       }
-      decoded = compact ? DecodeCompactBlock(ready.raw.data(), ready.size, ready.format, *stream.builder,
-                                             stream_bytes, options.extent_only)
-                        : DecodeMessages(ready.raw.data(), ready.size, *stream.builder);
+      decoded = ready.summarized ? ApplyBlockSummary(ready.summary, *stream.builder, stream_bytes)
+                : compact ? DecodeCompactBlock(ready.raw.data(), ready.size, ready.format, *stream.builder,
+                                               stream_bytes, options.extent_only)
+                          : DecodeMessages(ready.raw.data(), ready.size, *stream.builder);
       if (!hold_zones) stream.builder->EndBlock();
     });
     stream.failed = false;
-    GNOMON_CHECK(decoded.consumed <= ready.size, "a block decoded past its end");
+    const size_t decoded_size = ready.summarized ? ready.summary.others.size() : ready.size;
+    GNOMON_CHECK(decoded.consumed <= decoded_size, "a block decoded past its end");
     report.messages += decoded.messages;
     report.raw_bytes += stream_bytes;
     ++report.blocks;  // a malformed block's whole messages before the fault are kept
-    if (decoded.failed || decoded.consumed != ready.size) {
-      const std::string what = decoded.failed ? decoded.error
-                                              : DescribeTruncation(ready.raw.data() + decoded.consumed,
-                                                                   ready.size - decoded.consumed);
+    if (ready.summarized) ++report.summarized_blocks;
+    if (decoded.failed || decoded.consumed != decoded_size) {
+      const std::string what =
+          decoded.failed || ready.summarized
+              ? decoded.error
+              : DescribeTruncation(ready.raw.data() + decoded.consumed, ready.size - decoded.consumed);
       ++report.anomalies.damaged_blocks;
       notes.Add("block " + std::to_string(where.sequence) + " " + At(where.offset) +
                 " holds a malformed message (" + what + "); kept the messages before it");
       stream.failed = true;
     }
     if (options.bytes_done != nullptr) options.bytes_done->store(where.end_offset());
-    pipeline.Recycle(std::move(ready.raw));
+    if (!ready.summarized) pipeline.Recycle(std::move(ready.raw));
     if (last_of_stream) end_stream(where.stream, stream);
   }
   pipeline.Stop();

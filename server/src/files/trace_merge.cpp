@@ -7,6 +7,7 @@
 #include <map>
 
 #include "files/trace_index.h"
+#include "gnomon/protocol/byte_io.h"
 
 namespace gnomon::server {
 namespace {
@@ -59,7 +60,7 @@ class InputCopier {
     // sound block takes no program number.
     for (IndexedBlock& block : blocks) {
       if (Status s = ReadBlock(source, block); !s.ok()) return s;
-      block.rejected = !Verify(block, anomalies, notes);
+      block.rejected = !Verify(block, anomalies, notes, path);
     }
     std::erase_if(blocks, [](const IndexedBlock& block) { return block.rejected; });
     // Its streams, in order, numbered after the previous inputs' without holes.
@@ -85,6 +86,7 @@ class InputCopier {
     }
     for (const IndexedBlock& block : blocks) {
       if (Status s = ReadBlock(source, block); !s.ok()) return s;
+      if (!CheckSummary().empty()) DropSummary();
       const tracefile::BlockHeader moved =
           tracefile::MakeBlockHeader(tracefile::kBlockMagic, uint32_t(summary_.blocks), block.raw_bytes,
                                      block.compressed_bytes, streams.at(block.stream), block.stream_sequence);
@@ -113,16 +115,46 @@ class InputCopier {
     return Status::Ok();
   }
 
-  // Whether data_ decompresses as `block` says; if not, counted and said as the loader
-  // says it.
-  bool Verify(const IndexedBlock& block, FileAnomalies& anomalies, Notes& notes) {
+  // Whether data_ decompresses as `block` says, and its summary reads (format 8) when it
+  // has one; if not, counted and said as the loader says it.
+  bool Verify(const IndexedBlock& block, FileAnomalies& anomalies, Notes& notes, const std::string& path) {
     const std::string failure =
         decompressor_.Decompress(data_.data(), data_.size(), block.raw_bytes, true, scratch_);
-    if (failure.empty()) return true;
+    if (failure.empty()) {
+      if (const std::string damaged = CheckSummary(); !damaged.empty()) {
+        log_ << "gnomon-merge: " << path << ": block " << block.sequence << " " << At(block.offset) << ": "
+             << damaged << "; merged without it\n";
+      }
+      return true;
+    }
     ++anomalies.damaged_blocks;
     notes.Add("block " + std::to_string(block.sequence) + " " + At(block.offset) + " does not decompress (" +
               failure + "); left out");
     return false;
+  }
+
+  // A damaged summary (CheckSummary) made padding: the block's data is sound, and its
+  // readers decode it instead, as they would have.
+  void DropSummary() {
+    const size_t frame = ZSTD_findFrameCompressedSize(data_.data(), data_.size());
+    uint8_t* padding = data_.data() + frame;
+    const size_t content = data_.size() - frame - tracefile::kSkippableFrameHeader;
+    protocol::StoreLe<uint32_t>(padding, tracefile::kSkippableFrameMagic);
+    protocol::StoreLe<uint32_t>(padding + 4, uint32_t(content));
+    std::memset(padding + tracefile::kSkippableFrameHeader, 0, content);
+  }
+
+  // What is wrong with data_'s summary, or "" (sound, or none).
+  std::string CheckSummary() {
+    if (data_.size() < tracefile::kSummaryTrailer) return "";
+    const uint8_t* trailer = data_.data() + data_.size() - tracefile::kSummaryTrailer;
+    FrameDecompressor::SummaryPlace place = FrameDecompressor::LocateSummary(trailer, uint32_t(data_.size()));
+    if (place.frame_bytes == 0) return place.error;
+    std::string error;
+    tracefile::BlockSummary summary;
+    decompressor_.ReadSummary(trailer - place.frame_bytes, place.frame_bytes, tracefile::kDefaultMaxExpansion,
+                              summary, error);
+    return error;
   }
 
   Status Write(const void* data, size_t size) {

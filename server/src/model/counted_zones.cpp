@@ -7,9 +7,12 @@
 
 namespace gnomon::server {
 
-void TraceBuilder::CoarsenOverviews() {
+void TraceBuilder::CoarsenOverviews() { CoarsenOverviews(model_.overview_resolution); }
+
+void TraceBuilder::CoarsenOverviews(uint64_t least_resolution) {
   constexpr uint64_t kCoarsest = uint64_t{1} << 62;
-  while (overview_cost_ > overview_budget_ / 2 && model_.overview_resolution < kCoarsest) {
+  while ((overview_cost_ > overview_budget_ / 2 || model_.overview_resolution < least_resolution) &&
+         model_.overview_resolution < kCoarsest) {
     model_.overview_resolution *= 2;
     overview_cost_ = 0;
     for (ThreadTimeline& thread : model_.threads)
@@ -63,6 +66,63 @@ void TraceBuilder::DropBlockRecords() {
   block_recorded_ = false;
   open_threads_.clear();
   open_threads_.shrink_to_fit();
+}
+
+void TraceBuilder::ApplySummary(const tracefile::SummarySegment& s, uint64_t resolution) {
+  const uint64_t events = s.begins + s.ends;
+  if (events == 0 && s.attributes == 0) return;
+  if (CurrentThread() == nullptr) {
+    model_.diagnostics.events_without_thread += events;
+    model_.diagnostics.attributes_without_zone += s.attributes;
+    return;
+  }
+  if (overview_budget_ != 0 && resolution > model_.overview_resolution) CoarsenOverviews(resolution);
+  // The ticks decoding sees: of the zones begun in the segment, and of the ends that
+  // close a zone of before (below).
+  auto see = [this](uint64_t tick) {
+    SeeTick(tick);
+    if (overview_budget_ != 0) SeeBlockTick(tick);
+  };
+  if (s.first_tick <= s.last_tick) {
+    see(s.first_tick);
+    see(s.last_tick);
+  }
+  for (uint32_t id : s.locations) LocationIndex(id);  // numbered in the order decoding would
+  thread_->zones_not_held += s.begins;
+  model_.zone_count += s.begins;
+  model_.diagnostics.clamped_zone_ends += s.clamped;
+  model_.diagnostics.callstacks_cut += s.long_callstacks;
+  const size_t entering = open_->size();
+  for (uint32_t closed : s.loose_attributes)
+    if (closed >= entering) ++model_.diagnostics.attributes_without_zone;
+  for (uint64_t tick : s.closed) {
+    if (open_->empty()) {
+      ++model_.diagnostics.zone_ends_without_begin;
+      continue;
+    }
+    const OpenZone open = open_->back();
+    open_->pop_back();
+    --model_.open_zone_count;
+    see(tick);
+    if (tick < open.begin_tick) ++model_.diagnostics.clamped_zone_ends;
+    AddToOverview(uint32_t(std::min<size_t>(open_->size(), ZoneArray::kMaxDepth)), open.begin_tick, tick,
+                  uint32_t((open.index & kCountedLocations) >> kCountedLocationShift));
+  }
+  for (const tracefile::SummaryRow& row : s.rows) {
+    const size_t base = entering > row.closed_before ? entering - row.closed_before : 0;
+    const uint32_t depth = uint32_t(std::min<size_t>(base + row.depth, ZoneArray::kMaxDepth));
+    for (OverviewRun run : row.runs) {
+      if (run.location != kMixedLocations) run.location = LocationIndex(run.location);
+      AddRunToOverview(depth, run);
+    }
+  }
+  uint64_t place = thread_->zones_not_held - s.left_open.size();
+  for (const auto& [id, tick] : s.left_open) {
+    if (overview_budget_ != 0 && open_->empty()) open_threads_.push_back({open_, thread_->id});
+    const uint64_t location = LocationIndex(id);
+    open_->push_back({place++ | (location << kCountedLocationShift & kCountedLocations), tick});
+    ++model_.open_zone_count;
+  }
 }
 
 void TraceBuilder::FinishOverviews() {

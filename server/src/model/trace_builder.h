@@ -16,6 +16,7 @@
 
 #include "gnomon/server/seeded_hash.h"
 #include "gnomon/server/trace_model.h"
+#include "gnomon/tracefile/block_summary.h"
 #include "ingest/stream_decoder.h"
 #include "model/lock_builder.h"
 #include "model/memory_builder.h"
@@ -410,6 +411,11 @@ class TraceBuilder {
   // The zones still open, into the overviews as if they ended at the trace's last tick
   // (as the timeline draws a zone still open): at the end of the load.
   void FinishOverviews();
+  // Counted only: a segment of a block's zones from its summary (block_summary.h)
+  // instead of its records, at the segment's end, on the thread current then: the same
+  // counts, faults, stacks and overview as decoding them, but for the overview's
+  // resolution, no finer than the summary's.
+  void ApplySummary(const tracefile::SummarySegment& segment, uint64_t resolution);
   // With an overview: the block at `where` begins (it and its open zones recorded in
   // TraceModel::zone_blocks), and ends (the ticks of its zone events recorded).
   void BeginBlock(const ZoneBlock& where);
@@ -597,6 +603,15 @@ class TraceBuilder {
   }
   // Doubles the overviews' resolution until they take at most half their budget.
   [[gnu::noinline]] void CoarsenOverviews();
+  // And further, until it is at least `least_resolution` (a summary's).
+  void CoarsenOverviews(uint64_t least_resolution);
+  // The same for a run of zones (ZoneOverview::AddRun).
+  void AddRunToOverview(uint32_t depth, const OverviewRun& run) {
+    if (overview_budget_ == 0) return;
+    overview_cost_ += thread_->overview.AddRun(depth, run, model_.overview_resolution);
+    if (overview_cost_ > overview_budget_) [[unlikely]]
+      CoarsenOverviews();
+  }
   void SeeTick(uint64_t tick) {
     if (tick < model_.first_tick) model_.first_tick = tick;
     if (tick > model_.last_tick) model_.last_tick = tick;

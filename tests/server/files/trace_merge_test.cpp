@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include <cstring>
 #include <fstream>
@@ -307,7 +308,11 @@ TEST_CASE("merge: a block whose compressed bytes are damaged is left out and sai
   const std::vector<std::pair<size_t, size_t>>& spans = two.spans_a;
   // One byte flipped in the middle of the fourth block's zstd frame (its header intact).
   std::string flipped = whole;
-  const size_t at = spans[3].first + sizeof(BlockHeader) + (spans[3].second - sizeof(BlockHeader)) / 2;
+  const size_t data = spans[3].first + sizeof(BlockHeader);
+  const size_t frame =
+      ZSTD_findFrameCompressedSize(whole.data() + data, spans[3].first + spans[3].second - data);
+  REQUIRE_FALSE(ZSTD_isError(frame));
+  const size_t at = data + frame / 2;
   flipped[at] = char(flipped[at] ^ 0x10);
   std::ofstream(dir.File("flipped.gnomon"), std::ios::binary) << flipped;
   // Every block's frame damaged: nothing of the file can be read.
@@ -367,4 +372,38 @@ TEST_CASE("merge: -f replaces an existing trace, never another file") {
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.status().message().find("notes.txt is not a Gnomon trace") != std::string::npos);
   CHECK(gnomon::test::ReadFile(dir.File("notes.txt")) == "a week of notes, not a trace\n");
+}
+
+TEST_CASE("merge: a block whose summary is damaged is merged without it, and its readers decode it") {
+  ScratchDir dir;
+  const TwoCaptures two(dir);
+  const std::vector<std::pair<size_t, size_t>>& spans = two.spans_a;
+  // A byte of the fourth block's summary: just before its size and magic, the block's
+  // last 8 bytes.
+  std::string damaged = two.whole_a;
+  const size_t end = spans[3].first + spans[3].second;
+  REQUIRE(damaged.substr(end - 4, 4) == "GSUM");
+  damaged[end - 8 - 3] ^= 0x21;
+  std::ofstream(dir.File("damaged.gnomon"), std::ios::binary) << damaged;
+  std::ostringstream log;
+  auto merged = MergeTraces({dir.File("damaged.gnomon"), dir.File("b.gnomon")}, dir.File("m.gnomon"),
+                            Overwrite::kNo, log);
+  REQUIRE_MESSAGE(merged.ok(), merged.status().message());
+  CHECK(merged->incomplete_files == 0);
+  CHECK(log.str().find("block 3 at byte " + std::to_string(spans[3].first) + ": its summary") !=
+        std::string::npos);
+  CHECK(log.str().find("merged without it") != std::string::npos);
+  // Every zone kept; a reader counting them from the summaries decodes that block, and
+  // finds nothing to say.
+  TraceSet set;
+  REQUIRE(LoadTraceSet(dir.File("m.gnomon"), set).ok());
+  CHECK(set.processes[0].model.zone_count == 20'000);
+  TraceModel counted;
+  LoadOptions options;
+  options.zone_memory_limit = 1;
+  options.overview_runs = 100'000;
+  auto loaded = LoadTrace(dir.File("m.gnomon"), counted, options);
+  REQUIRE(loaded.ok());
+  CHECK(loaded->warning.find("summary") == std::string::npos);
+  CHECK(counted.zone_count == 20'000);
 }

@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <random>
 
 #include "../../support/trace_files.h"
@@ -45,23 +46,47 @@ StreamWriter NestedZones(uint64_t seed, int events) {
   return w;
 }
 
-// `path` loaded counting its zones, with an overview of at most `runs` (0: none).
-TraceModel LoadCounted(const std::string& path, size_t runs) {
+// `path` loaded counting its zones, with an overview of at most `runs` (0: none), from
+// the blocks' summaries or, with `summaries` false, decoding every block; its warning
+// into `warning`.
+TraceModel LoadCounted(const std::string& path, size_t runs, bool summaries = true,
+                       std::string* warning = nullptr, uint64_t* summarized = nullptr) {
   TraceModel counted;
   gnomon::server::LoadOptions options;
   options.zone_memory_limit = 1;
   options.overview_runs = runs;
-  REQUIRE(gnomon::server::LoadTrace(path, counted, options).ok());
+  options.use_summaries = summaries;
+  auto report = gnomon::server::LoadTrace(path, counted, options);
+  REQUIRE(report.ok());
+  if (warning != nullptr) *warning = report->warning;
+  if (summarized != nullptr) *summarized = report->summarized_blocks;
+  CHECK(report->summarized_blocks <= (summaries ? report->blocks : 0));
   return counted;
 }
 
-// `path` loaded holding its zones, and counting them with an overview of at most `runs`.
+void CheckOverviewHolds(const std::string& path, const TraceModel& counted, size_t runs);
+
+// `path` loaded holding its zones, and counting them with an overview of at most `runs`,
+// decoding every block (coarser than 1 tick: `expect_coarser`) and from the blocks'
+// summaries (no finer than theirs).
 void CheckOverview(const std::string& path, size_t runs, bool expect_coarser) {
+  for (const bool summaries : {false, true}) {
+    CAPTURE(summaries);
+    const TraceModel counted = LoadCounted(path, runs, summaries);
+    if (summaries) {
+      CHECK(counted.overview_resolution >= gnomon::tracefile::kSummaryFirstResolution);
+    } else {
+      CHECK((counted.overview_resolution > 1) == expect_coarser);
+    }
+    CheckOverviewHolds(path, counted, runs);
+  }
+}
+
+// The overview of `counted` against `path` loaded holding its zones.
+void CheckOverviewHolds(const std::string& path, const TraceModel& counted, size_t runs) {
   TraceModel held;
   REQUIRE(gnomon::server::LoadTrace(path, held).ok());
-  const TraceModel counted = LoadCounted(path, runs);
   REQUIRE_FALSE(counted.zones_held);
-  CHECK((counted.overview_resolution > 1) == expect_coarser);
   const uint64_t resolution = counted.overview_resolution;
   size_t total_cost = 0;
   REQUIRE(held.threads.size() == counted.threads.size());
@@ -257,4 +282,81 @@ TEST_CASE("a narrow window reads only the blocks around it, whatever zone spans 
   REQUIRE(rows.size() == 2);
   CHECK(rows[0] == std::vector<OverviewRun>{{1'000, 30'000'000, 1, 1}});  // the root, whole
   CHECK(rows[1].size() == 11);  // the leaves from 10,000,000 to 10,001,000
+}
+
+namespace {
+
+// A load from the summaries counts what decoding counts, keeps the same records of its
+// blocks, and draws what decoding's overview draws at the summaries' resolution.
+void CheckSummariesDecode(const std::string& path, size_t runs) {
+  const TraceModel decoded = LoadCounted(path, runs, false);
+  uint64_t from_summaries = 0;
+  const TraceModel summarized = LoadCounted(path, runs, true, nullptr, &from_summaries);
+  CHECK(from_summaries == summarized.zone_blocks.size());
+  CHECK(summarized.zone_count == decoded.zone_count);
+  CHECK(summarized.open_zone_count == decoded.open_zone_count);
+  CHECK(summarized.diagnostics == decoded.diagnostics);
+  CHECK(summarized.first_tick == decoded.first_tick);
+  CHECK(summarized.last_tick == decoded.last_tick);
+  CHECK(summarized.source_locations.size() == decoded.source_locations.size());
+  CHECK(summarized.zone_blocks == decoded.zone_blocks);
+  CHECK(summarized.open_at_blocks == decoded.open_at_blocks);
+  CHECK(summarized.block_start_threads == decoded.block_start_threads);
+  CHECK(summarized.frames.size() == decoded.frames.size());
+  CHECK(summarized.messages.size() == decoded.messages.size());
+  CHECK(summarized.overview_truncated == decoded.overview_truncated);
+  CHECK(summarized.overview_resolution >= decoded.overview_resolution);
+  REQUIRE(summarized.threads.size() == decoded.threads.size());
+  for (size_t t = 0; t < decoded.threads.size(); ++t) {
+    CAPTURE(t);
+    CHECK(summarized.threads[t].id == decoded.threads[t].id);
+    CHECK(summarized.threads[t].zones_not_held == decoded.threads[t].zones_not_held);
+    ZoneOverview coarser = decoded.threads[t].overview;
+    coarser.Coarsen(summarized.overview_resolution);
+    CHECK(summarized.threads[t].overview == coarser);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a load from the blocks' summaries counts and draws what decoding the blocks does") {
+  ScratchDir dir;
+  SUBCASE("nested zones on two threads, many blocks") {
+    const std::string path = gnomon::test::WriteTrace(dir, NestedZones(21, 60'000), 4096);
+    CheckSummariesDecode(path, 1'000'000);
+    CheckSummariesDecode(path, 2'000);
+  }
+  SUBCASE("a real capture of two programs: GPU zones, locks, allocations, call stacks") {
+    CheckSummariesDecode(std::string(GNOMON_DATA_DIR) + "/golden/format8-two-programs.gnomon", 100'000);
+  }
+  SUBCASE("the sample stream: attributes, messages, plots, odd zones") {
+    CheckSummariesDecode(gnomon::test::WriteTrace(dir, gnomon::test::SampleStream(3'000), 2048), 100'000);
+  }
+  SUBCASE("zones begun before any thread, ends without begins, a zone never ended") {
+    StreamWriter w;
+    w.AppInfo("odd").SourceLocation(1, "a", "f", "o.cpp", 1);
+    w.ZoneBegin(1, 5).ZoneEnd(6);
+    w.ThreadContext(1).ZoneEnd(10).ZoneEnd(11).ZoneBegin(1, 20).ZoneValue(3).ZoneEnd(30);
+    for (uint64_t i = 0; i < 5'000; ++i) w.ZoneBegin(1, 100 + i * 10).ZoneEnd(105 + i * 10);
+    w.ZoneBegin(1, 1'000'000).ZoneText("still open");
+    w.ThreadContext(2).ZoneValue(9).ZoneBegin(1, 1'000'010).ZoneEnd(1'000'005);
+    CheckSummariesDecode(gnomon::test::WriteTrace(dir, w, 1024), 100'000);
+  }
+}
+
+TEST_CASE("a block whose summary is damaged is decoded instead, and the load says so") {
+  ScratchDir dir;
+  const std::string path = gnomon::test::WriteTrace(dir, NestedZones(8, 20'000), 4096);
+  const TraceModel decoded = LoadCounted(path, 100'000, false);
+  std::string bytes = gnomon::test::ReadFile(path);
+  // The last block's summary: its frame lies just before the block's last 8 bytes.
+  const size_t trailer = bytes.rfind("GSUM");
+  REQUIRE(trailer != std::string::npos);
+  bytes[trailer - 10] ^= 0x5A;
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  std::string warning;
+  const TraceModel summarized = LoadCounted(path, 100'000, true, &warning);
+  CHECK(warning.find("decoded the block instead") != std::string::npos);
+  CHECK(summarized.zone_count == decoded.zone_count);
+  CHECK(summarized.zone_blocks == decoded.zone_blocks);
 }

@@ -38,8 +38,9 @@ struct FileAnomalies {
 };
 
 struct LoadReport {
-  uint64_t blocks = 0;     // loaded
-  uint64_t raw_bytes = 0;  // of the stream the blocks held
+  uint64_t blocks = 0;             // loaded
+  uint64_t summarized_blocks = 0;  // of those, loaded from their summaries (LoadOptions::use_summaries)
+  uint64_t raw_bytes = 0;          // of the stream the blocks held
   uint64_t messages = 0;
   FileAnomalies anomalies;
   std::string warning;        // "" for a sound file; else one sentence per anomaly, with bytes
@@ -68,6 +69,11 @@ struct LoadOptions {
   // this many runs and rows (24 bytes each) for the file, shared among its programs;
   // 0: none.
   size_t overview_runs = 0;
+  // With zones not held and an overview: a block that carries its summary (format 8,
+  // tracefile/block_summary.h) is loaded from it, not decompressed (damage in the block
+  // itself is then found when its zones are read). Off: every block is decoded (what the
+  // tests compare the summaries with).
+  bool use_summaries = true;
 };
 // The default memory limit of the report and the viewer (--memory-limit): an eighth of
 // the memory this process may use, the machine's or, in a container, its control
