@@ -43,10 +43,11 @@
 //   gnomon-bench load FILE
 //       load time, and bytes per zone of an existing trace file.
 //   gnomon-bench summaries FILE
-//       what each block's summary costs the writer (format 8): the file's blocks
-//       decompressed, then each compressed again as a writer does, and summarized
-//       (walked, encoded, compressed), one thread, ns per zone of each; and the
-//       summaries' bytes per zone against the blocks'.
+//       what each block's summary costs the writer (format 8): the stream of each of the
+//       file's blocks made again, then compacted as a writer without summaries does, and
+//       compacted and summarized (the summary encoded and compressed) as one with them
+//       does, and compressed, one thread, ns per zone of each; and the summaries' bytes
+//       per zone against the blocks'.
 //   gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]
 //       a paced multi-threaded program captured by gnomon-capture for S seconds (600 by
 //       default): the capture's memory and throughput every 10 s, then the file loads.
@@ -92,6 +93,7 @@
 #include "gnomon/server/text.h"
 #include "gnomon/server/trace_loader.h"
 #include "gnomon/server/worker.h"
+#include "gnomon/tracefile/block_codec.h"
 #include "gnomon/tracefile/block_summary.h"
 #include "gnomon/tracefile/trace_writer.h"
 #include "model/trace_builder.h"
@@ -1146,9 +1148,9 @@ int Summaries(const Args& args) {
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel,
                          gnomon::tracefile::TraceWriterOptions{}.compression_level);
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_checksumFlag, 1);
-  std::vector<uint8_t> raw, out;
+  std::vector<uint8_t> block, stream, compact, scratch, out;
   gnomon::tracefile::BlockSummary summary;
-  double compress_s = 0, summary_s = 0;
+  double compact_s = 0, summarized_s = 0, compress_s = 0;
   uint64_t zones = 0, blocks = 0, block_bytes = 0, summary_bytes = 0;
   for (size_t at = header.header_bytes; at + sizeof(gnomon::tracefile::BlockHeader) <= bytes.size();) {
     gnomon::tracefile::BlockHeader h{};
@@ -1157,31 +1159,62 @@ int Summaries(const Args& args) {
     const auto* data = reinterpret_cast<const uint8_t*>(bytes.data()) + at + sizeof(h);
     at += sizeof(h) + h.compressed_bytes;
     if (at > bytes.size()) break;
-    raw.resize(h.raw_bytes);
+    block.resize(h.raw_bytes);
     const size_t frame = ZSTD_findFrameCompressedSize(data, h.compressed_bytes);
-    if (ZSTD_isError(frame) || ZSTD_decompress(raw.data(), raw.size(), data, frame) != raw.size()) continue;
-    out.resize(ZSTD_compressBound(raw.size()));
+    if (ZSTD_isError(frame) || ZSTD_decompress(block.data(), block.size(), data, frame) != block.size())
+      continue;
+    // The stream the block was made of, as a writer is handed it.
+    stream.clear();
+    auto begin = [&](uint32_t location, uint64_t tick) {
+      gnomon::protocol::AppendMessage(stream,
+                                      gnomon::protocol::ZoneBegin{.srcloc_id = location, .tick = tick});
+      return true;
+    };
+    auto end = [&](uint64_t tick) {
+      gnomon::protocol::AppendMessage(stream, gnomon::protocol::ZoneEnd{.tick = tick});
+      return true;
+    };
+    const auto walk = gnomon::tracefile::WalkCompactBlock(
+        block.data(), block.size(), header.format_version, begin, end,
+        [&](uint32_t location, uint64_t begin_tick, uint64_t end_tick) {
+          return begin(location, begin_tick) && end(end_tick);
+        },
+        [&](const uint8_t* message, size_t length) {
+          stream.insert(stream.end(), message, message + length);
+          return true;
+        });
+    if (!walk.ok) continue;
+    const std::span<const uint8_t> whole(stream);
+    compact.resize(gnomon::tracefile::CompactBound(stream.size()));
+    scratch.resize(compact.size());
     const auto a = Clock::now();
-    const size_t compressed = ZSTD_compress2(cctx.get(), out.data(), out.size(), raw.data(), raw.size());
+    const size_t length = gnomon::tracefile::CompactBlock({&whole, 1}, compact.data(), scratch.data());
     const auto b = Clock::now();
-    if (!gnomon::tracefile::SummarizeBlock(raw.data(), raw.size(), summary)) continue;
+    bool summarized = false;
+    gnomon::tracefile::CompactAndSummarize({&whole, 1}, compact.data(), scratch.data(), summary, summarized);
     const std::vector<uint8_t> encoded = gnomon::tracefile::EncodeSummary(summary);
-    const size_t summarized =
+    out.resize(ZSTD_compressBound(std::max(length, encoded.size())));
+    const size_t summarized_bytes =
         ZSTD_compress2(cctx.get(), out.data(), out.size(), encoded.data(), encoded.size());
-    summary_s += Seconds(b);
-    compress_s += std::chrono::duration<double>(b - a).count();
+    const auto c = Clock::now();
+    const size_t compressed = ZSTD_compress2(cctx.get(), out.data(), out.size(), compact.data(), length);
+    compress_s += Seconds(c);
+    compact_s += std::chrono::duration<double>(b - a).count();
+    summarized_s += std::chrono::duration<double>(c - b).count();
+    if (!summarized) continue;
     for (const auto& segment : summary.segments) zones += segment.begins;
     ++blocks;
     block_bytes += compressed;
-    summary_bytes += summarized;
+    summary_bytes += summarized_bytes;
   }
   if (zones == 0) Usage("no block with zones to summarize");
+  const double per_zone = 1e9 / double(zones);
   std::printf(
-      "{\"bench\":\"summaries\",\"blocks\":%llu,\"zones\":%llu,\"compress_ns_per_zone\":%.2f,"
-      "\"summary_ns_per_zone\":%.2f,\"block_bytes_per_zone\":%.4f,\"summary_bytes_per_zone\":%.4f}\n",
-      (unsigned long long)blocks, (unsigned long long)zones, compress_s * 1e9 / double(zones),
-      summary_s * 1e9 / double(zones), double(block_bytes) / double(zones),
-      double(summary_bytes) / double(zones));
+      "{\"bench\":\"summaries\",\"blocks\":%llu,\"zones\":%llu,\"compact_ns_per_zone\":%.2f,"
+      "\"compact_and_summary_ns_per_zone\":%.2f,\"compress_ns_per_zone\":%.2f,"
+      "\"block_bytes_per_zone\":%.4f,\"summary_bytes_per_zone\":%.4f}\n",
+      (unsigned long long)blocks, (unsigned long long)zones, compact_s * per_zone, summarized_s * per_zone,
+      compress_s * per_zone, double(block_bytes) / double(zones), double(summary_bytes) / double(zones));
   return 0;
 }
 

@@ -6,6 +6,7 @@
 #include "gnomon/protocol/byte_io.h"
 #include "gnomon/protocol/check.h"
 #include "gnomon/protocol/messages.h"
+#include "summarizer.h"
 
 namespace gnomon::tracefile {
 namespace {
@@ -57,9 +58,18 @@ namespace {
 // and deltas are one buffer) or appended to `deltas` in order (format 6's tick column);
 // with `kValues` (format 7), each zone value's difference from `previous_value` too.
 // `whole` turns false when the bytes stop being whole messages (the rest is copied).
-template <bool kColumns, bool kValues>
+// No block summary: the compaction alone.
+struct NoSummary {
+  void Begin(uint32_t, uint64_t) {}
+  void End(uint64_t) {}
+  void Value() {}
+  void Message(const uint8_t*, size_t) {}
+};
+
+// `summary` is given every event as it is compacted (summarizer.h), its tick as written.
+template <bool kColumns, bool kValues, typename Summary = NoSummary>
 size_t Compact(const uint8_t* data, size_t size, uint8_t* out, uint8_t*& deltas, uint64_t& previous,
-               uint64_t& previous_value, bool& whole) {
+               uint64_t& previous_value, bool& whole, Summary&& summary = NoSummary{}) {
   static_assert(kColumns || !kValues, "zone values go to the column");
   using protocol::LoadLe;
   using protocol::ZoneBegin;
@@ -90,18 +100,24 @@ size_t Compact(const uint8_t* data, size_t size, uint8_t* out, uint8_t*& deltas,
     // Zone begins and ends are nearly every message of a big trace: straight through.
     if (p[0] == kBegin && size - pos >= sizeof(ZoneBegin)) {
       *o++ = kBegin;
-      o = PutVarint(o, LoadLe<uint32_t>(p + offsetof(ZoneBegin, srcloc_id)));
-      put_delta(LoadLe<uint64_t>(p + offsetof(ZoneBegin, tick)));
+      const uint32_t location = LoadLe<uint32_t>(p + offsetof(ZoneBegin, srcloc_id));
+      const uint64_t tick = LoadLe<uint64_t>(p + offsetof(ZoneBegin, tick));
+      o = PutVarint(o, location);
+      put_delta(tick);
+      summary.Begin(location, tick);
       pos += sizeof(ZoneBegin);
       continue;
     }
     if (p[0] == kEnd && size - pos >= sizeof(ZoneEnd)) {
       *o++ = kEnd;
-      put_delta(LoadLe<uint64_t>(p + offsetof(ZoneEnd, tick)));
+      const uint64_t tick = LoadLe<uint64_t>(p + offsetof(ZoneEnd, tick));
+      put_delta(tick);
+      summary.End(tick);
       pos += sizeof(ZoneEnd);
       continue;
     }
     if (kValues && p[0] == kValue && size - pos >= sizeof(ZoneValue)) {
+      summary.Value();
       *o++ = kValue;
       const uint64_t value = LoadLe<uint64_t>(p + offsetof(ZoneValue, value));
       d = PutVarint(d, ZigZag(int64_t(value - last_value)));
@@ -111,6 +127,7 @@ size_t Compact(const uint8_t* data, size_t size, uint8_t* out, uint8_t*& deltas,
     }
     const protocol::MessageSpan span = protocol::MeasureMessage(p, size - pos);
     if (span.status != protocol::MessageSpan::kWhole) break;  // the rest as it is, below
+    summary.Message(p, span.size);
     std::memcpy(o, p, span.size);
     if (const uint8_t offset = protocol::kCatalogue[p[0]].tick_offset; offset != 0) {
       const uint64_t tick = LoadLe<uint64_t>(p + offset);
@@ -141,22 +158,27 @@ size_t CompactMessages(const uint8_t* data, size_t size, uint8_t* out, uint64_t&
   return length;
 }
 
-size_t CompactBlock(std::span<const std::span<const uint8_t>> pieces, uint8_t* out, uint8_t* scratch,
-                    ColumnForm form) {
+namespace {
+
+// CompactBlock, each event also given to `summary`; `whole` false when the bytes were not
+// whole messages to the end.
+template <typename Summary>
+size_t CompactPieces(std::span<const std::span<const uint8_t>> pieces, uint8_t* out, uint8_t* scratch,
+                     ColumnForm form, Summary&& summary, bool& whole) {
   uint64_t previous = 0, previous_value = 0;  // each block starts from 0: blocks decode on their own
   uint8_t* deltas = scratch;
   const bool values = form == ColumnForm::kTicksAndValues;
   out[0] = values ? kValuesMark : kColumnsMark;
   size_t records = 0;
   size_t size = 0;
-  bool whole = true;
+  whole = true;
   for (const std::span<const uint8_t> piece : pieces) {
     uint8_t* to = out + kColumnsHeader + records;
     if (whole) {
-      records +=
-          values
-              ? Compact<true, true>(piece.data(), piece.size(), to, deltas, previous, previous_value, whole)
-              : Compact<true, false>(piece.data(), piece.size(), to, deltas, previous, previous_value, whole);
+      records += values ? Compact<true, true>(piece.data(), piece.size(), to, deltas, previous,
+                                              previous_value, whole, summary)
+                        : Compact<true, false>(piece.data(), piece.size(), to, deltas, previous,
+                                               previous_value, whole, summary);
     } else {  // past what was not a whole message, as the rest of one buffer would be
       std::memcpy(to, piece.data(), piece.size());
       records += piece.size();
@@ -168,6 +190,23 @@ size_t CompactBlock(std::span<const std::span<const uint8_t>> pieces, uint8_t* o
   const size_t length = kColumnsHeader + records + tick_bytes;
   GNOMON_CHECK(length <= CompactBound(size), "compaction wrote past CompactBound");
   std::memcpy(out + kColumnsHeader + records, scratch, tick_bytes);
+  return length;
+}
+
+}  // namespace
+
+size_t CompactBlock(std::span<const std::span<const uint8_t>> pieces, uint8_t* out, uint8_t* scratch,
+                    ColumnForm form) {
+  bool whole = true;
+  return CompactPieces(pieces, out, scratch, form, NoSummary{}, whole);
+}
+
+size_t CompactAndSummarize(std::span<const std::span<const uint8_t>> pieces, uint8_t* out, uint8_t* scratch,
+                           BlockSummary& summary, bool& summarized) {
+  summary_detail::Summarizer summarizer(summary);
+  const size_t length =
+      CompactPieces(pieces, out, scratch, ColumnForm::kTicksAndValues, summarizer, summarized);
+  if (summarized) summarizer.Finish();
   return length;
 }
 

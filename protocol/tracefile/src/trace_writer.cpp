@@ -419,13 +419,17 @@ void TraceWriter::CompressLoop() {
     }
     compact.Reserve(CompactBound(block.size), 0);
     ticks.Reserve(CompactBound(block.size), 0);
-    if (block.pieces.empty()) {
-      block.size = CompactBlock(block.data.data.get(), block.size, compact.data.get(), ticks.data.get());
+    const std::span<const uint8_t> whole(block.data.data.get(), block.size);
+    const std::span<const std::span<const uint8_t>> pieces =
+        block.pieces.empty() ? std::span<const std::span<const uint8_t>>(&whole, 1) : block.pieces;
+    bool summarized = false;  // the summary is made as the block is compacted
+    if (options_.block_summaries) {
+      block.size = CompactAndSummarize(pieces, compact.data.get(), ticks.data.get(), summary, summarized);
     } else {
-      block.size = CompactBlock(block.pieces, compact.data.get(), ticks.data.get());
-      block.pieces.clear();
-      block.owners.clear();  // what was referred to is read: its owners may use it again
+      block.size = CompactBlock(pieces, compact.data.get(), ticks.data.get());
     }
+    block.pieces.clear();
+    block.owners.clear();  // what was referred to is read: its owners may use it again
     if (adapts && shortage->Look() != cheaper) {
       cheaper = !cheaper;
       ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel,
@@ -436,9 +440,8 @@ void TraceWriter::CompressLoop() {
     block.data.Reserve(ZSTD_compressBound(block.size), 0);  // the stream bytes are done with
     block.compressed_bytes = ZSTD_compress2(cctx.get(), block.data.data.get(), block.data.capacity,
                                             compact.data.get(), block.size);
-    size_t summary_bytes = 0;  // the walk restores the compact form's ticks: after compressing it
-    if (options_.block_summaries && !ZSTD_isError(block.compressed_bytes) &&
-        SummarizeBlock(compact.data.get(), block.size, summary)) {
+    size_t summary_bytes = 0;
+    if (summarized && !ZSTD_isError(block.compressed_bytes)) {
       const std::vector<uint8_t> bytes = EncodeSummary(summary);
       summary_frame.Reserve(ZSTD_compressBound(bytes.size()), 0);
       summary_bytes = ZSTD_compress2(cctx.get(), summary_frame.data.get(), summary_frame.capacity,

@@ -132,3 +132,68 @@ TEST_CASE("a summary's bytes read back whole, and damaged bytes are refused, nev
     }
   }
 }
+
+TEST_CASE("a block summarized as it is compacted equals its compact form summarized, whole or in pieces") {
+  std::mt19937_64 rng(9);
+  StreamWriter w;
+  w.ZoneEnd(3);
+  uint64_t tick = 1'000;
+  int depth[4] = {};
+  for (int i = 0; i < 20'000; ++i) {
+    const uint32_t thread = uint32_t(rng() % 4);
+    if (rng() % 8 == 0) w.ThreadContext(thread);
+    tick += rng() % 16 == 0 ? rng() % 100'000 : rng() % 50;
+    switch (rng() % 10) {
+      case 0:
+        w.ZoneValue(rng() % 1'000);
+        break;
+      case 1:
+        w.Message(tick, 1, "m");
+        break;
+      case 2:
+        w.Alloc(0, 0x1000 + uint64_t(i), 64, tick).Callstack({0x10, 0x20});
+        break;
+      default:
+        if (depth[thread] == 0 || (depth[thread] < 6 && rng() % 2 == 0)) {
+          w.ZoneBegin(1 + uint32_t(rng() % 300), tick);
+          if (rng() % 5 == 0) w.Callstack({0x30, 0x40, 0x50});
+          ++depth[thread];
+        } else {
+          w.ZoneEnd(tick - (rng() % 50 == 0 ? 60 : 0));  // now and then before its begin
+          --depth[thread];
+        }
+    }
+  }
+  const std::vector<uint8_t>& raw = w.bytes();
+  // In two pieces, cut between two messages near the middle.
+  size_t cut = 0;
+  while (cut < raw.size() / 2)
+    cut += gnomon::protocol::MeasureMessage(raw.data() + cut, raw.size() - cut).size;
+  const std::span<const uint8_t> whole(raw), first(raw.data(), cut),
+      second(raw.data() + cut, raw.size() - cut);
+  const std::span<const uint8_t> both[] = {first, second};
+  for (const auto pieces : {std::span<const std::span<const uint8_t>>(&whole, 1),
+                            std::span<const std::span<const uint8_t>>(both)}) {
+    CAPTURE(pieces.size());
+    std::vector<uint8_t> fused(gnomon::tracefile::CompactBound(raw.size())), plain(fused.size());
+    std::vector<uint8_t> scratch(fused.size());
+    BlockSummary made;
+    bool summarized = false;
+    fused.resize(
+        gnomon::tracefile::CompactAndSummarize(pieces, fused.data(), scratch.data(), made, summarized));
+    plain.resize(gnomon::tracefile::CompactBlock(pieces, plain.data(), scratch.data()));
+    REQUIRE(summarized);
+    CHECK(fused == plain);  // the compact form is the same
+    BlockSummary walked;
+    REQUIRE(gnomon::tracefile::SummarizeBlock(plain.data(), plain.size(), walked));
+    CHECK(made == walked);
+    CHECK(made.segments.size() > 1'000);
+  }
+  // Bytes that are not whole messages to their end: no summary.
+  const std::span<const uint8_t> cut_short(raw.data(), raw.size() - 3);
+  std::vector<uint8_t> out(gnomon::tracefile::CompactBound(raw.size())), scratch(out.size());
+  BlockSummary none;
+  bool summarized = true;
+  gnomon::tracefile::CompactAndSummarize({&cut_short, 1}, out.data(), scratch.data(), none, summarized);
+  CHECK_FALSE(summarized);
+}

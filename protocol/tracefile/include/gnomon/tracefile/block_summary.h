@@ -25,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -77,9 +78,16 @@ struct BlockSummary {
   friend bool operator==(const BlockSummary&, const BlockSummary&) = default;
 };
 
-// The summary of a compact block (format 7's form, block_codec.h) of `size` bytes, which
-// it walks in place (restoring its ticks: compress it first). A block that does not walk
-// to its end (damaged: a writer's never is) has no summary: false.
+// CompactBlock (block_codec.h) of the block in `pieces`, in format 7's form, making its
+// summary as it goes: what a writer does. `summarized` false when the bytes are not
+// whole messages to their end (no summary then).
+size_t CompactAndSummarize(std::span<const std::span<const uint8_t>> pieces, uint8_t* out, uint8_t* scratch,
+                           BlockSummary& summary, bool& summarized);
+
+// The summary of a compact block (format 7's form) of `size` bytes, which it walks in
+// place (restoring its ticks): what a block already written gets, equal to what
+// CompactAndSummarize made of it. A block that does not walk to its end (damaged: a
+// writer's never is) has no summary: false.
 bool SummarizeBlock(uint8_t* block, size_t size, BlockSummary& summary);
 
 // The summary's bytes (varints), and back: false, with the reason, when they are not a
