@@ -27,7 +27,7 @@ one host), so readers place every program on one timeline: its clock against its
 capture's, and its capture's against the reference, the two bounds added
 (docs/internals.md, "Clusters of thousands of processes").
 
-  FILE         a trace written by gnomon-capture (format 5 to 7); any number
+  FILE         a trace written by gnomon-capture (format 5 to 8); any number
   -o OUT       the merged trace; it appears only once complete
   -f           replace OUT if it is an existing trace (never any other file, a link,
                a device or a folder)
@@ -37,7 +37,7 @@ capture's, and its capture's against the reference, the two bounds added
 Exit codes:
   0  merged
   1  bad command line
-  2  nothing written: an input is not a trace of format 5 to 7 or cannot be read, a file
+  2  nothing written: an input is not a trace of format 5 to 8 or cannot be read, a file
      is named twice, there would be more than 65,536 programs, or OUT cannot be written
   3  merged, but an input was cut short or damaged (a block cut, lost, or that does not
      decompress): its sound blocks were merged, as gnomon-report would load them, and

@@ -77,37 +77,24 @@ void TraceBuilder::ApplySummary(const tracefile::SummarySegment& s, uint64_t res
     return;
   }
   if (overview_budget_ != 0 && resolution > model_.overview_resolution) CoarsenOverviews(resolution);
-  // The ticks decoding sees: of the zones begun in the segment, and of the ends that
-  // close a zone of before (below).
-  auto see = [this](uint64_t tick) {
-    SeeTick(tick);
-    if (overview_budget_ != 0) SeeBlockTick(tick);
-  };
+  // The ticks decoding sees: of the zones begun in the segment (the ends of zones of
+  // before and the zones left open: EndZone and BeginZone below).
   if (s.first_tick <= s.last_tick) {
-    see(s.first_tick);
-    see(s.last_tick);
+    for (const uint64_t tick : {s.first_tick, s.last_tick}) {
+      SeeTick(tick);
+      if (overview_budget_ != 0) SeeBlockTick(tick);
+    }
   }
-  for (uint32_t id : s.locations) LocationIndex(id);  // numbered in the order decoding would
-  thread_->zones_not_held += s.begins;
-  model_.zone_count += s.begins;
+  for (uint32_t id : s.locations) LocationIndex(id);           // numbered in the order decoding would
+  const uint64_t closed_here = s.begins - s.left_open.size();  // DecodeSummary checked it
+  thread_->zones_not_held += closed_here;
+  model_.zone_count += closed_here;
   model_.diagnostics.clamped_zone_ends += s.clamped;
   model_.diagnostics.callstacks_cut += s.long_callstacks;
   const size_t entering = open_->size();
   for (uint32_t closed : s.loose_attributes)
     if (closed >= entering) ++model_.diagnostics.attributes_without_zone;
-  for (uint64_t tick : s.closed) {
-    if (open_->empty()) {
-      ++model_.diagnostics.zone_ends_without_begin;
-      continue;
-    }
-    const OpenZone open = open_->back();
-    open_->pop_back();
-    --model_.open_zone_count;
-    see(tick);
-    if (tick < open.begin_tick) ++model_.diagnostics.clamped_zone_ends;
-    AddToOverview(uint32_t(std::min<size_t>(open_->size(), ZoneArray::kMaxDepth)), open.begin_tick, tick,
-                  uint32_t((open.index & kCountedLocations) >> kCountedLocationShift));
-  }
+  for (uint64_t tick : s.closed) EndZone(tick);
   for (const tracefile::SummaryRow& row : s.rows) {
     const size_t base = entering > row.closed_before ? entering - row.closed_before : 0;
     const uint32_t depth = uint32_t(std::min<size_t>(base + row.depth, ZoneArray::kMaxDepth));
@@ -116,13 +103,7 @@ void TraceBuilder::ApplySummary(const tracefile::SummarySegment& s, uint64_t res
       AddRunToOverview(depth, run);
     }
   }
-  uint64_t place = thread_->zones_not_held - s.left_open.size();
-  for (const auto& [id, tick] : s.left_open) {
-    if (overview_budget_ != 0 && open_->empty()) open_threads_.push_back({open_, thread_->id});
-    const uint64_t location = LocationIndex(id);
-    open_->push_back({place++ | (location << kCountedLocationShift & kCountedLocations), tick});
-    ++model_.open_zone_count;
-  }
+  for (const auto& [id, tick] : s.left_open) BeginZone(id, tick);
 }
 
 void TraceBuilder::FinishOverviews() {

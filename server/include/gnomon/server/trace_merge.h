@@ -33,7 +33,7 @@ struct MergeSummary {
   size_t incomplete_files = 0;
 };
 
-// Merges `inputs` (trace formats 5 to 7) into `output` (format 7), which appears only once complete.
+// Merges `inputs` (trace formats 5 to 8) into `output` (format 8), which appears only once complete.
 // Refuses older formats (their captures recorded no common reference), files that are
 // not traces, more than tracefile::kMaxTraceStreams programs in all, and an output that is one of
 // the inputs. Says on `log` what it read of each input and why an input was cut short.
