@@ -41,7 +41,11 @@ class Reader {
     tick = base + uint64_t(UnZigZag(z));
     return true;
   }
-  bool GetCount(uint64_t& n) { return Get(n) && (n <= uint64_t(end_ - p_) || Fail()); }
+  // A count of items that each take at least `least` bytes: no more than the bytes left
+  // can hold, so that no count allocates what the bytes do not carry.
+  bool GetCount(uint64_t& n, uint64_t least = 1) {
+    return Get(n) && (n <= uint64_t(end_ - p_) / least || Fail());
+  }
   bool GetBytes(std::vector<uint8_t>& out) {
     uint64_t n = 0;
     if (!GetCount(n)) return false;
@@ -68,11 +72,11 @@ bool ReadSegment(Reader& in, SummarySegment& s) {
   s.closed.resize(n);
   for (uint64_t& tick : s.closed)
     if (!in.GetTick(tick, s.first_tick)) return false;
-  if (!in.GetCount(n)) return false;
+  if (!in.GetCount(n, 3)) return false;
   s.rows.resize(n);
   for (SummaryRow& row : s.rows) {
     uint64_t runs = 0;
-    if (!in.Get32(row.closed_before) || !in.Get32(row.depth) || !in.GetCount(runs)) return false;
+    if (!in.Get32(row.closed_before) || !in.Get32(row.depth) || !in.GetCount(runs, 4)) return false;
     row.runs.resize(runs);
     for (OverviewRun& run : row.runs) {
       uint64_t length = 0, count = 0;
@@ -90,7 +94,7 @@ bool ReadSegment(Reader& in, SummarySegment& s) {
   s.locations.resize(n);
   for (uint32_t& location : s.locations)
     if (!in.Get32(location)) return false;
-  if (!in.GetCount(n)) return false;
+  if (!in.GetCount(n, 2)) return false;
   s.left_open.resize(n);
   for (auto& [location, tick] : s.left_open)
     if (!in.Get32(location) || !in.GetTick(tick, s.first_tick)) return false;
@@ -185,13 +189,14 @@ bool DecodeSummary(const uint8_t* data, size_t size, BlockSummary& summary, std:
   summary = BlockSummary{};
   auto fail = [&](const char* what) {
     error = what;
+    summary = BlockSummary{};  // nothing of it kept
     return false;
   };
   if (size == 0 || data[0] != 1) return fail("its summary is of a layout this build does not read");
   Reader in(data + 1, data + size);
   uint64_t n = 0;
   if (!in.Get(summary.resolution) || summary.resolution == 0 || !in.GetBytes(summary.others) ||
-      !in.GetCount(n) || n == 0)
+      !in.GetCount(n, 12) || n == 0)
     return fail("its summary is cut short or damaged");
   summary.segments.resize(n);
   for (SummarySegment& s : summary.segments) {

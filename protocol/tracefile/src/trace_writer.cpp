@@ -446,7 +446,11 @@ void TraceWriter::CompressLoop() {
       summary_frame.Reserve(ZSTD_compressBound(bytes.size()), 0);
       summary_bytes = ZSTD_compress2(cctx.get(), summary_frame.data.get(), summary_frame.capacity,
                                      bytes.data(), bytes.size());
-      if (ZSTD_isError(summary_bytes)) summary_bytes = 0;
+      // Only a summary readers take (a block of regular non-zone messages may compress
+      // past their limits): else none, and the block is decoded.
+      if (ZSTD_isError(summary_bytes) || bytes.size() > kMaxSummaryBytes ||
+          bytes.size() > summary_bytes * kWriterMaxExpansion)
+        summary_bytes = 0;
     }
     AppendSkippableFrame(block, {summary_frame.data.get(), summary_bytes});
     std::unique_lock lock(mutex_);

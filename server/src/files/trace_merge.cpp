@@ -137,6 +137,7 @@ class InputCopier {
   // readers decode it instead, as they would have.
   void DropSummary() {
     const size_t frame = ZSTD_findFrameCompressedSize(data_.data(), data_.size());
+    if (ZSTD_isError(frame) || frame + tracefile::kSkippableFrameHeader > data_.size()) return;
     uint8_t* padding = data_.data() + frame;
     const size_t content = data_.size() - frame - tracefile::kSkippableFrameHeader;
     protocol::StoreLe<uint32_t>(padding, tracefile::kSkippableFrameMagic);
@@ -144,9 +145,14 @@ class InputCopier {
     std::memset(padding + tracefile::kSkippableFrameHeader, 0, content);
   }
 
-  // What is wrong with data_'s summary, or "" (sound, or none).
+  // What is wrong with data_'s summary, or "" (sound, or none). Only a skippable frame
+  // after the block's frame (Verify checked there is one, if anything follows it) holds
+  // a summary.
   std::string CheckSummary() {
-    if (data_.size() < tracefile::kSummaryTrailer) return "";
+    const size_t frame = ZSTD_findFrameCompressedSize(data_.data(), data_.size());
+    if (ZSTD_isError(frame) ||
+        frame + tracefile::kSkippableFrameHeader + tracefile::kSummaryTrailer > data_.size())
+      return "";
     const uint8_t* trailer = data_.data() + data_.size() - tracefile::kSummaryTrailer;
     FrameDecompressor::SummaryPlace place = FrameDecompressor::LocateSummary(trailer, uint32_t(data_.size()));
     if (place.frame_bytes == 0) return place.error;

@@ -114,6 +114,11 @@ TEST_CASE("a summary's bytes read back whole, and damaged bytes are refused, nev
     CAPTURE(n);
     CHECK_FALSE(gnomon::tracefile::DecodeSummary(bytes.data(), n, back, error));
   }
+  // A count more than its bytes can hold (a segment takes at least 12) is refused before
+  // anything is made of it.
+  const std::vector<uint8_t> claims = {1, 1, 0, 0x80, 0x80, 0x40};  // 2^20 segments in no bytes
+  CHECK_FALSE(gnomon::tracefile::DecodeSummary(claims.data(), claims.size(), back, error));
+  CHECK(back.segments.empty());
   std::vector<uint8_t> longer = bytes;
   longer.push_back(0);
   CHECK_FALSE(gnomon::tracefile::DecodeSummary(longer.data(), longer.size(), back, error));

@@ -139,8 +139,9 @@ TEST_CASE("docs/trace-format.md gives the magics, marks and limits of the code")
   CHECK(kSummaryTrailer == 8);
   CHECK(Says(page, "| resolution | in ticks, at least " + std::to_string(kSummaryFirstResolution) + ":"));
   CHECK(Says(page, "at most " + std::to_string(kSummaryRuns) + " runs beyond one a row"));
-  CHECK(kMaxSummaryBytes == 16u << 20);
-  CHECK(Says(page, "over\n16 MiB or over the expansion limit"));
+  CHECK(kMaxSummaryBytes == 1u << 20);
+  CHECK(Says(page, "leaves out a summary over 1 MiB"));
+  CHECK(Says(page, "over\n1 MiB or over the expansion limit"));
   const TraceWriterOptions writer;
   CHECK(writer.block_summaries);
   CHECK(writer.block_raw_bytes == 4u << 20);

@@ -42,8 +42,10 @@ inline constexpr uint32_t kSummaryFrameMagic = 0x184D2A51;
 // resolution until they fit), and the resolution it starts from, in ticks.
 inline constexpr size_t kSummaryRuns = 256;
 inline constexpr uint64_t kSummaryFirstResolution = 256;
-// The most a summary may decompress to, whatever its frame says.
-inline constexpr size_t kMaxSummaryBytes = 16u << 20;
+// The most a summary may decompress to, whatever its frame says (a writer leaves out a
+// summary that would take more, or expand more than kWriterMaxExpansion times: its
+// block is then decoded).
+inline constexpr size_t kMaxSummaryBytes = 1u << 20;
 
 struct SummaryRow {
   uint32_t closed_before = 0;  // zones of before the segment it had closed when these began
