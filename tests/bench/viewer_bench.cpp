@@ -8,6 +8,10 @@
 //   worst_frame_ms_meanwhile=M cpu_ms_per_frame=X
 // (first_ms: wall time of the window's first computation, off the UI thread, while the
 // UI thread went on drawing F frames, the slowest taking M ms of its CPU).
+// With --file FILE [--memory-limit MIB] the trace is that file instead, opened as the
+// viewer opens it: the first frame's wall time and CPU, then the three zoom levels a
+// third into it (the deeper two read their zones from the file when the file's zones are
+// not held: measured once that window is drawn).
 // With --samples N the trace also holds N statistical samples spread over its threads
 // and time, their stacks made of this program's own functions (symbolized from its
 // file), and the sample views are measured too: Samples, its flame graph, Source and
@@ -136,6 +140,73 @@ void AddSamples(gnomon::server::TraceModel& model, long count, int threads, int6
   }
 }
 
+// A Dear ImGui context as the viewer's window gives it, without a GPU.
+void StartImGui() {
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;
+  io.DisplaySize = ImVec2(1920, 1080);
+  io.DeltaTime = 1.0f / 60.0f;
+  io.BackendFlags |= ImGuiBackendFlags_RendererHasVtxOffset;  // as the OpenGL 3 renderer does
+  unsigned char* pixels = nullptr;
+  int width = 0, height = 0;
+  io.Fonts->GetTexDataAsRGBA32(&pixels, &width, &height);  // builds the font atlas
+}
+
+// --file: `path` opened as the viewer opens it, within `memory_limit`.
+int FileBench(const std::string& path, uint64_t memory_limit, int frames) {
+  StartImGui();
+  gnomon::viewer::App::Options options;
+  options.keep_settings = false;
+  options.memory_limit = memory_limit;
+  gnomon::viewer::App app(options);
+  const auto start = std::chrono::steady_clock::now();
+  const double cpu_start = ThreadCpuMs();
+  app.Show(gnomon::viewer::Session::OpenFile(path, gnomon::tracefile::kDefaultMaxExpansion, 0, memory_limit));
+  auto frame = [&] {
+    ImGui::NewFrame();
+    app.Frame(1920, 1080);
+    ImGui::Render();
+  };
+  do {
+    frame();
+  } while (app.session()->is_loading());
+  frame();  // fits the view to the whole trace
+  if (app.session()->failed()) {
+    std::fprintf(stderr, "gnomon-viewer-bench: %s\n", app.session()->error().c_str());
+    return 1;
+  }
+  std::printf("first_frame_s=%.3f ui_cpu_ms=%.1f\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+              ThreadCpuMs() - cpu_start);
+  const int64_t begin = app.view().begin_ns();
+  const int64_t end = begin + int64_t(app.view().ns_per_px() * app.view().width_px());
+  const int64_t middle = begin + (end - begin) / 3;  // a third in: a capture's middle may be idle
+  const struct {
+    const char* name;
+    int64_t begin, end;
+  } zooms[] = {
+      {"full", begin, end}, {"mid", middle, middle + 20'000'000}, {"deepest", middle, middle + 1'000}};
+  for (const auto& zoom : zooms) {
+    app.view().Fit(zoom.begin, zoom.end, app.view().width_px());
+    // The zones read for the view, if it reads any: until nothing changes for 20 frames.
+    const auto settle = std::chrono::steady_clock::now();
+    size_t items = SIZE_MAX;
+    int same = 0;
+    while (same < 20 && std::chrono::steady_clock::now() - settle < std::chrono::seconds(30)) {
+      frame();
+      same = app.items().size() == items && !app.is_busy() ? same + 1 : 0;
+      items = app.items().size();
+    }
+    const double cpu = ThreadCpuMs();
+    for (int i = 0; i < frames; ++i) frame();
+    std::printf("zoom=%s items=%zu cpu_ms_per_frame=%.3f\n", zoom.name, app.items().size(),
+                (ThreadCpuMs() - cpu) / frames);
+  }
+  ImGui::DestroyContext();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -143,6 +214,8 @@ int main(int argc, char** argv) {
   int threads = 8;
   int frames = 30;
   long samples = 0;
+  std::string file;
+  uint64_t memory_limit = UINT64_MAX;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--zones" && i + 1 < argc) {
@@ -153,18 +226,26 @@ int main(int argc, char** argv) {
       frames = std::max(1, std::atoi(argv[++i]));
     } else if (arg == "--samples" && i + 1 < argc) {
       samples = std::max(0L, std::atol(argv[++i]));
+    } else if (arg == "--file" && i + 1 < argc) {
+      file = argv[++i];
+    } else if (arg == "--memory-limit" && i + 1 < argc) {
+      memory_limit = uint64_t(std::max(1L, std::atol(argv[++i]))) << 20;
     } else {
       std::printf(
           "Usage: gnomon-viewer-bench [--zones N] [--threads N] [--frames N] [--samples N]\n"
+          "       gnomon-viewer-bench --file FILE [--memory-limit MIB] [--frames N]\n"
           "Builds viewer frames (no GPU) over a synthetic trace at three zoom levels and prints\n"
           "zoom=NAME zones=N cpu_ms_per_frame=X for each; then opens find zone, the flame graph,\n"
           "compare (against a second trace as large) and statistics in turn and prints\n"
           "window=NAME first_ms=W (the first computation, off the UI thread) and the frames'\n"
           "CPU meanwhile and after. --samples N adds N samples and measures the sample views\n"
-          "(samples, its flame graph, source, symbol) the same way.\n");
+          "(samples, its flame graph, source, symbol) the same way. --file opens FILE as the\n"
+          "viewer does (its zones within --memory-limit) and prints the first frame's time and\n"
+          "the three zoom levels a third into it.\n");
       return arg == "-h" || arg == "--help" ? 0 : 1;
     }
   }
+  if (!file.empty()) return FileBench(file, memory_limit, frames);
   int64_t duration_ns = 0;
   gnomon::server::TraceModel model = Synthetic(zones, threads, duration_ns);
   if (samples > 0) AddSamples(model, samples, threads, duration_ns);
@@ -175,15 +256,7 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "synthetic trace: %llu zones on %d threads over %.3f s\n", (unsigned long long)stored,
                threads, double(duration_ns) / 1e9);
 
-  ImGui::CreateContext();
-  ImGuiIO& io = ImGui::GetIO();
-  io.IniFilename = nullptr;
-  io.DisplaySize = ImVec2(1920, 1080);
-  io.DeltaTime = 1.0f / 60.0f;
-  io.BackendFlags |= ImGuiBackendFlags_RendererHasVtxOffset;  // as the OpenGL 3 renderer does
-  unsigned char* pixels = nullptr;
-  int width = 0, height = 0;
-  io.Fonts->GetTexDataAsRGBA32(&pixels, &width, &height);  // builds the font atlas
+  StartImGui();
   gnomon::viewer::App::Options options;
   options.keep_settings = false;  // the same windows on every machine, and the user's settings untouched
   gnomon::viewer::App app(options);

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <iterator>
 #include <random>
@@ -589,4 +590,72 @@ TEST_CASE("zones not held are drawn from their overview as the held zones draw, 
   TimelineView whole_again;
   whole_again.Fit(0, end, 1500);
   CHECK_FALSE(b.NeedsZoneWindow(counted, whole_again));
+}
+
+TEST_CASE(
+    "a curve of 200,000 points is scaled and drawn as a walk over every point would, a segment a pixel") {
+  std::mt19937_64 rng(17);
+  gnomon::test::StreamWriter w;
+  w.AppInfo("curve").ThreadContext(1).String(5, gnomon::protocol::StringKind::kPlotName, "noisy");
+  uint64_t tick = 1'000;
+  for (int i = 0; i < 200'000; ++i) {
+    tick += 1 + rng() % 50;
+    w.Plot(5, tick, rng() % 5'000 == 0 ? 1e6 : double(rng() % 1'000));  // now and then a spike
+  }
+  const TraceModel model = gnomon::test::BuildModel(w);
+  Timeline timeline;
+  timeline.Sync(model);
+  timeline.Layout(model, {}, 0);
+  REQUIRE(timeline.lanes().size() == 1);
+  const Lane& lane = timeline.lanes()[0];
+  const auto& points = model.plots.at(5).points;
+  const int64_t origin = model.clock.TickToNs(model.first_tick);
+  auto ns = [&](size_t i) { return model.clock.TickToNs(points[i].first) - origin; };
+  const int64_t span = ns(points.size() - 1);
+  for (int round = 0; round < 30; ++round) {
+    const int64_t begin = round == 0 ? 0 : int64_t(rng() % uint64_t(span));
+    const int64_t width = round == 0 ? span : 10 + int64_t(rng() % uint64_t(span / (1 + rng() % 100)));
+    CAPTURE(begin);
+    CAPTURE(width);
+    TimelineView view;
+    view.Fit(begin, begin + width, 1000);
+    // Every point walked: the range from the point before the view to the one after it,
+    // and a segment to each point a pixel or more right of the last drawn.
+    size_t first = 0;
+    while (first < points.size() && ns(first) < view.begin_ns()) ++first;
+    if (first > 0) --first;
+    PlotRange walked;
+    walked.min = walked.max = points[first].second;
+    std::vector<std::array<float, 4>> expected;
+    bool drawn = false;
+    float previous_x = 0, previous_y = 0;
+    size_t last = first;
+    for (size_t i = first; i < points.size(); ++i) {
+      walked.min = std::min(walked.min, points[i].second);
+      walked.max = std::max(walked.max, points[i].second);
+      last = i;
+      if (ns(i) > view.end_ns()) break;
+    }
+    walked.points = last - first + 1;
+    const PlotRange range = timeline.VisiblePlotRange(model, view, lane.key);
+    CHECK(range.points == walked.points);
+    CHECK(range.min == walked.min);
+    CHECK(range.max == walked.max);
+    for (size_t i = first; i <= last; ++i) {
+      const float x = float(view.NsToX(ns(i)));
+      const float y = Timeline::CurveY(lane, range, points[i].second);
+      if (drawn && x - previous_x < 1.0f && ns(i) <= view.end_ns()) continue;
+      if (drawn) expected.push_back({previous_x, previous_y, x, y});
+      drawn = true;
+      previous_x = x;
+      previous_y = y;
+    }
+    std::vector<DrawItem> items;
+    timeline.BuildItems(model, view, items);
+    std::vector<std::array<float, 4>> got;
+    for (const DrawItem& item : items)
+      if (item.kind == DrawItem::Kind::kPlot) got.push_back({item.x0, item.y0, item.x1, item.y1});
+    CHECK(got == expected);
+    CHECK(got.size() <= 1'002);
+  }
 }

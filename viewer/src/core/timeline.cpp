@@ -182,27 +182,59 @@ std::optional<Span> Timeline::FrameSpan(const TraceModel& model, uint32_t series
   return Span{model.clock.TickToNs(begin) - origin_ns_, model.clock.TickToNs(end) - origin_ns_};
 }
 
+size_t Timeline::CurvePointAt(const TraceModel& model, const CurvePointList& points, size_t from, int64_t ns,
+                              bool after) const {
+  const auto it = std::partition_point(points.begin() + ptrdiff_t(from), points.end(), [&](const auto& p) {
+    const int64_t t = model.clock.TickToNs(p.first) - origin_ns_;
+    return after ? t <= ns : t < ns;
+  });
+  return size_t(it - points.begin());
+}
+
+std::pair<double, double> Timeline::CurveMinMax(const LaneKey& key, const CurvePointList& points,
+                                                size_t begin, size_t end) const {
+  CurveBlocks& cache = curve_blocks_[key];
+  if (cache.data != points.data() || cache.blocks.size() > points.size() / kCurveBlock) {
+    cache.data = points.data();
+    cache.blocks.clear();
+  }
+  while (cache.blocks.size() < points.size() / kCurveBlock) {  // the whole blocks, as they fill
+    const size_t first = cache.blocks.size() * kCurveBlock;
+    std::pair<double, double> block{points[first].second, points[first].second};
+    for (size_t i = first + 1; i < first + kCurveBlock; ++i) {
+      block.first = std::min(block.first, points[i].second);
+      block.second = std::max(block.second, points[i].second);
+    }
+    cache.blocks.push_back(block);
+  }
+  std::pair<double, double> range{points[begin].second, points[begin].second};
+  auto fold = [&range](double low, double high) {
+    range.first = std::min(range.first, low);
+    range.second = std::max(range.second, high);
+  };
+  size_t i = begin;
+  for (; i < end && i % kCurveBlock != 0; ++i) fold(points[i].second, points[i].second);
+  for (; i + kCurveBlock <= end; i += kCurveBlock)
+    fold(cache.blocks[i / kCurveBlock].first, cache.blocks[i / kCurveBlock].second);
+  for (; i < end; ++i) fold(points[i].second, points[i].second);
+  return range;
+}
+
 PlotRange Timeline::VisiblePlotRange(const TraceModel& model, const TimelineView& view,
                                      const LaneKey& key) const {
   PlotRange r;
   const auto* curve = CurvePoints(model, key);
   if (curve == nullptr || curve->empty()) return r;
   const auto& points = *curve;
-  const int64_t t0 = view.begin_ns(), t1 = view.end_ns();
-  auto at = [&](size_t i) { return model.clock.TickToNs(points[i].first) - origin_ns_; };
-  auto first = std::lower_bound(points.begin(), points.end(), t0, [&](const auto& p, int64_t t) {
-    return model.clock.TickToNs(p.first) - origin_ns_ < t;
-  });
-  size_t i = size_t(first - points.begin());
-  if (i > 0) --i;                            // the point before the view shapes its first segment
-  bool any = key.kind == LaneKind::kMemory;  // bytes in use are scaled from 0
-  for (; i < points.size(); ++i) {
-    const double v = points[i].second;
-    r.min = any ? std::min(r.min, v) : v;
-    r.max = any ? std::max(r.max, v) : v;
-    any = true;
-    ++r.points;
-    if (at(i) > t1) break;  // the point after the view too
+  // From the point before the view, which shapes its first segment, to the one after it.
+  size_t begin = CurvePointAt(model, points, 0, view.begin_ns());
+  if (begin > 0) --begin;
+  const size_t end = std::min(points.size(), CurvePointAt(model, points, begin, view.end_ns(), true) + 1);
+  r.points = end - begin;
+  std::tie(r.min, r.max) = CurveMinMax(key, points, begin, end);
+  if (key.kind == LaneKind::kMemory) {  // bytes in use are scaled from 0
+    r.min = std::min(r.min, 0.0);
+    r.max = std::max(r.max, 0.0);
   }
   return r;
 }
@@ -454,15 +486,12 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
         auto segment = [&](float x0, float y0, float x1, float y1, size_t at) {
           out.push_back({DrawItem::Kind::kPlot, x0, y0, x1, y1, color, lane_index, uint32_t(at), 1, nullptr});
         };
-        auto first = std::lower_bound(points.begin(), points.end(), t0, [&](const auto& p, int64_t t) {
-          return model.clock.TickToNs(p.first) - origin_ns_ < t;
-        });
-        size_t i = size_t(first - points.begin());
+        size_t i = CurvePointAt(model, points, 0, t0);
         if (i > 0) --i;
         bool have_previous = false;
         float previous_x = 0, previous_y = 0;
         float column_top = 0, column_bottom = 0;  // a step lane's changes within the pixel
-        for (; i < points.size(); ++i) {
+        while (i < points.size()) {
           const int64_t t = model.clock.TickToNs(points[i].first) - origin_ns_;
           const float x = float(view.NsToX(t));
           const float y = CurveY(lane, visible, points[i].second);
@@ -470,27 +499,35 @@ void Timeline::BuildItems(const TraceModel& model, const TimelineView& view, std
           if (!have_previous) {
             have_previous = true;
             column_top = column_bottom = y;
-          } else if (x - previous_x >= 1.0f || past_end) {
-            if (steps) {
-              if (column_bottom - column_top >= 1.0f)
-                segment(previous_x, column_top, previous_x, column_bottom, i);
-              segment(previous_x, previous_y, x, previous_y, i);
-              segment(x, previous_y, x, y, i);
-              column_top = column_bottom = y;
-            } else {
-              segment(previous_x, previous_y, x, y, i);
-            }
+          } else if (steps) {
+            if (column_bottom - column_top >= 1.0f)
+              segment(previous_x, column_top, previous_x, column_bottom, i);
+            segment(previous_x, previous_y, x, previous_y, i);
+            segment(x, previous_y, x, y, i);
+            column_top = column_bottom = y;
           } else {
-            if (steps) {  // within the same pixel: the value now, and the pixel's extent
-              column_top = std::min(column_top, y);
-              column_bottom = std::max(column_bottom, y);
-              previous_y = y;
-            }
-            continue;
+            segment(previous_x, previous_y, x, y, i);
           }
           previous_x = x;
           previous_y = y;
           if (past_end) break;
+          // The next point drawn: the first a pixel on or past the view's end. Those
+          // between lie within this pixel: a step lane keeps their extent and the last
+          // one's value, a polyline skips them.
+          const size_t next =
+              size_t(std::partition_point(points.begin() + ptrdiff_t(i) + 1, points.end(),
+                                          [&](const auto& p) {
+                                            const int64_t at = model.clock.TickToNs(p.first) - origin_ns_;
+                                            return float(view.NsToX(at)) - x < 1.0f && at <= t1;
+                                          }) -
+                     points.begin());
+          if (steps && next > i + 1) {
+            const auto [low, high] = CurveMinMax(lane.key, points, i + 1, next);
+            column_top = std::min(column_top, CurveY(lane, visible, high));
+            column_bottom = std::max(column_bottom, CurveY(lane, visible, low));
+            previous_y = CurveY(lane, visible, points[next - 1].second);
+          }
+          i = next;
         }
         break;
       }

@@ -373,6 +373,23 @@ class Timeline {
   // A curve lane's points, or nullptr.
   const std::vector<std::pair<uint64_t, double>>* CurvePoints(const server::TraceModel& model,
                                                               const LaneKey& key) const;
+  using CurvePointList = std::vector<std::pair<uint64_t, double>>;
+  // The first of a curve's points from `from` on whose time is at least `ns` (or past
+  // `ns`, with `after`), by bisection.
+  size_t CurvePointAt(const server::TraceModel& model, const CurvePointList& points, size_t from, int64_t ns,
+                      bool after = false) const;
+  // The lowest and highest value of a curve's points [begin, end) (begin < end), from the
+  // lowest and highest of each kCurveBlock points, kept per curve as it grows, so that a
+  // view of millions of points is scaled and drawn without visiting each.
+  std::pair<double, double> CurveMinMax(const LaneKey& key, const CurvePointList& points, size_t begin,
+                                        size_t end) const;
+  static constexpr size_t kCurveBlock = 256;
+  struct CurveBlocks {
+    const void* data =
+        nullptr;  // the points' storage they were taken from: another, and they are taken again
+    std::vector<std::pair<double, double>> blocks;
+  };
+  mutable std::map<LaneKey, CurveBlocks> curve_blocks_;
 
   // The colour of a zone of `lane`, by the coloring chosen.
   uint32_t ColorOf(const server::SourceLocation& location, uint32_t location_id, const LaneKey& lane,
