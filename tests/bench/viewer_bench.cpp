@@ -27,6 +27,7 @@
 #include <ctime>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "app.h"
@@ -176,9 +177,9 @@ int FileBench(const std::string& path, uint64_t memory_limit, int frames) {
     std::fprintf(stderr, "gnomon-viewer-bench: %s\n", app.session()->error().c_str());
     return 1;
   }
-  std::printf("first_frame_s=%.3f ui_cpu_ms=%.1f\n",
+  std::printf("first_frame_s=%.3f ui_cpu_ms=%.1f view_ms=%.1f\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-              ThreadCpuMs() - cpu_start);
+              ThreadCpuMs() - cpu_start, app.view().ns_per_px() * app.view().width_px() / 1e6);
   const int64_t begin = app.view().begin_ns();
   const int64_t end = begin + int64_t(app.view().ns_per_px() * app.view().width_px());
   const int64_t middle = begin + (end - begin) / 3;  // a third in: a capture's middle may be idle
@@ -189,14 +190,17 @@ int FileBench(const std::string& path, uint64_t memory_limit, int frames) {
       {"full", begin, end}, {"mid", middle, middle + 20'000'000}, {"deepest", middle, middle + 1'000}};
   for (const auto& zoom : zooms) {
     app.view().Fit(zoom.begin, zoom.end, app.view().width_px());
-    // The zones read for the view, if it reads any: until nothing changes for 20 frames.
+    // The zones read for the view, if it reads any (off the UI thread): a second, then
+    // until nothing changes for 20 frames.
     const auto settle = std::chrono::steady_clock::now();
     size_t items = SIZE_MAX;
     int same = 0;
-    while (same < 20 && std::chrono::steady_clock::now() - settle < std::chrono::seconds(30)) {
+    while ((same < 20 || std::chrono::steady_clock::now() - settle < std::chrono::seconds(1)) &&
+           std::chrono::steady_clock::now() - settle < std::chrono::seconds(30)) {
       frame();
       same = app.items().size() == items && !app.is_busy() ? same + 1 : 0;
       items = app.items().size();
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     const double cpu = ThreadCpuMs();
     for (int i = 0; i < frames; ++i) frame();

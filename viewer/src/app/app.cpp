@@ -195,6 +195,7 @@ void App::Show(std::unique_ptr<Session> session) {
   workspace_.selected.reset();
   workspace_.find_highlight.reset();
   workspace_.fitted = false;
+  workspace_.synced_whole = false;
   workspace_.history = ViewHistory();
   workspace_.follow = true;
   workspace_.range = session == nullptr ? std::nullopt : options_.select_ns;
@@ -287,8 +288,10 @@ void App::Frame(float width, float height) {
     // While a file loads, the lanes catch up four times a second: indexing zones takes
     // the model's lock, which the loader needs for every block.
     const auto now = std::chrono::steady_clock::now();
-    if (!session_->is_loading() || now - last_sync_ >= std::chrono::milliseconds(250)) {
-      workspace_.timeline.Sync(model, session_->is_loading() ? session_->load_progress() : 1.0);
+    const bool loading = session_->is_loading();
+    if (!loading || now - last_sync_ >= std::chrono::milliseconds(250)) {
+      workspace_.timeline.Sync(model, loading ? session_->load_progress() : 1.0);
+      workspace_.synced_whole = !loading;
       last_sync_ = now;
     }
     if (!workspace_.groups_built && session_->others() != nullptr) BuildProcessGroups(model);

@@ -233,7 +233,7 @@ void TimelineWindow::Draw(const server::TraceModel& model, Workspace& ws, float 
     } else {
       ws.view.Fit(0, std::max<int64_t>(end_ns, 1000), timeline_width);
     }
-    ws.fitted = !ws.session->is_loading() && !(ws.session->is_live() && ws.follow);
+    ws.fitted = ws.synced_whole && !(ws.session->is_live() && ws.follow);
   } else if (ws.session->is_live() && ws.follow && end_ns > ws.view.end_ns()) {
     ws.view.Follow(end_ns);
   }

@@ -70,7 +70,11 @@ struct Workspace {
   std::map<LaneKey, LaneState> lane_states;  // only the lanes the user changed
   std::optional<Selection> selected;
   bool fitted = false;  // the view was fitted to the trace (false: fit it next frame)
-  bool follow = true;   // live: keep the newest data in view
+  // The timeline was last synced with the whole trace loaded: only then is a fit to it
+  // final (a load that ends between a frame's sync and its drawing leaves the timeline's
+  // origin as the sync saw it).
+  bool synced_whole = false;
+  bool follow = true;  // live: keep the newest data in view
   // Find zone's occurrences, outlined on the timeline while its window shows them; those
   // in the durations chosen on its histogram outlined more strongly.
   struct FindHighlight {
