@@ -141,8 +141,9 @@ size_t Compact(const uint8_t* data, size_t size, uint8_t* out, uint8_t*& deltas,
   previous_value = last_value;
   deltas = d;
   whole = pos == size;
-  // Not a whole message from here on (unknown, or cut short): the rest as it is.
-  std::memcpy(o, data + pos, size - pos);
+  // Not a whole message from here on (unknown, or cut short): the rest as it is (none of
+  // an empty block, whose data may be null).
+  if (pos < size) std::memcpy(o, data + pos, size - pos);
   o += size - pos;
   return size_t(o - out);
 }
