@@ -48,6 +48,13 @@
 //       compacted and summarized (the summary encoded and compressed) as one with them
 //       does, and compressed, one thread, ns per zone of each; and the summaries' bytes
 //       per zone against the blocks'.
+//   gnomon-bench statistics FILE [--memory-limit MIB]
+//       the whole trace's zone statistics as the viewer gives them past its memory
+//       limit (default 2048 MiB): the file loaded (from its blocks' summaries, format 8),
+//       then its zones read again on every core; against one read of the file: every
+//       block read and decompressed once, on one thread (the faster of two such reads).
+//       Seconds of each, statistics_per_read (the statistics' seconds over the read's;
+//       the load's apart), and peak memory.
 //   gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]
 //       a paced multi-threaded program captured by gnomon-capture for S seconds (600 by
 //       default): the capture's memory and throughput every 10 s, then the file loads.
@@ -89,7 +96,9 @@
 
 #include "../support/process.h"
 #include "../support/stream_writer.h"
+#include "files/trace_index.h"
 #include "gnomon/server/statistics.h"
+#include "gnomon/server/streamed_statistics.h"
 #include "gnomon/server/text.h"
 #include "gnomon/server/trace_loader.h"
 #include "gnomon/server/worker.h"
@@ -122,7 +131,8 @@ struct Args {
   bool viewer = false;  // ingest --live: received as the viewer does, into a model and its tee file
   std::string port;     // live-model: the producer's port
   std::string mode = "connected";
-  std::string output;  // file: keep the trace here
+  std::string output;                            // file: keep the trace here
+  uint64_t memory_limit = uint64_t{2048} << 20;  // statistics: the viewer's --memory-limit
   uint32_t sampling_hz = 0;
   bool bare_perf_event = false;  // --sampling-hz as one perf event of the bench's own
 };
@@ -157,6 +167,7 @@ double TimerPairNs(int pairs, uint64_t& sink) {
       "       gnomon-bench file [--zones N] [--workload tight|realistic|attributes] [--output PATH]\n"
       "       gnomon-bench load FILE | load [--zones N] [--workload tight|realistic|attributes]\n"
       "       gnomon-bench summaries FILE\n"
+      "       gnomon-bench statistics FILE [--memory-limit MIB]\n"
       "       gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]\n"
       "       gnomon-bench bigtrace [FILE | --zones N [--workload tight|realistic] [--output PATH]]\n"
       "Prints progress on stderr and one JSON object as the last line of stdout.\n");
@@ -202,6 +213,8 @@ Args Parse(int argc, char** argv) {
       if (!gnomon::tracefile::ParseCompressionLevel(args.level)) Usage("--level is a zstd level, -7 to 19");
     } else if (arg == "--output") {
       args.output = value();
+    } else if (arg == "--memory-limit") {
+      args.memory_limit = uint64_t(std::max(1L, std::atol(value().c_str()))) << 20;
     } else if (arg == "--live") {
       args.live = true;
     } else if (arg == "--paired") {
@@ -217,7 +230,8 @@ Args Parse(int argc, char** argv) {
       if (std::find(std::begin(kModes), std::end(kModes), args.mode) == std::end(kModes)) {
         Usage("--mode is connected, buffering, on-demand, ring, own-file or disabled");
       }
-    } else if ((args.command == "load" || args.command == "bigtrace" || args.command == "summaries") &&
+    } else if ((args.command == "load" || args.command == "bigtrace" || args.command == "summaries" ||
+                args.command == "statistics") &&
                args.file.empty()) {
       args.file = arg;
     } else {
@@ -1401,6 +1415,83 @@ ToolRun RunTool(const std::vector<std::string>& command, const std::string& log)
 }
 
 // A big trace opened as a user opens it (the header says what is measured).
+// The whole trace's statistics as the viewer gives them past its memory limit: the file
+// loaded from its summaries, then its zones read again on every core
+// (StreamZoneStatistics); against the least any reader pays, every block read and
+// decompressed once, on one thread.
+int Statistics(const Args& args) {
+  if (args.file.empty()) Usage("statistics needs a trace file");
+  auto opened = gnomon::server::TraceSource::OpenFile(args.file);
+  if (!opened.ok()) Usage(opened.status().message().c_str());
+  const gnomon::server::TraceSource& source = opened.value();
+
+  gnomon::tracefile::FileHeader header{};
+  if (!source.ReadAt(&header, sizeof(header), 0)) Usage("not a trace file");
+  gnomon::server::FileAnomalies anomalies;
+  gnomon::server::Notes notes;
+  const std::vector<gnomon::server::IndexedBlock> blocks = gnomon::server::IndexBlocks(
+      source, source.size(), header, gnomon::tracefile::kDefaultMaxExpansion, anomalies, notes);
+  gnomon::server::FrameDecompressor decompressor;
+  std::vector<uint8_t> compressed, raw;
+  uint64_t raw_bytes = 0;
+  double read_s = 0;
+  for (int round = 0; round < 2; ++round) {  // the faster of two reads: the lesser time to beat
+    const auto read_start = Clock::now();
+    raw_bytes = 0;
+    for (const gnomon::server::IndexedBlock& block : blocks) {
+      if (block.rejected) continue;
+      compressed.resize(block.compressed_bytes);
+      if (!source.ReadAt(compressed.data(), compressed.size(), block.data_offset()))
+        Usage("cannot read the file");
+      if (decompressor
+              .Decompress(compressed.data(), compressed.size(), block.raw_bytes, header.format_version >= 4,
+                          raw)
+              .empty())
+        raw_bytes += block.raw_bytes;
+    }
+    read_s = round == 0 ? Seconds(read_start) : std::min(read_s, Seconds(read_start));
+  }
+
+  // As the viewer's session loads a file (viewer/src/app/session.cpp).
+  gnomon::server::LoadOptions options;
+  options.zone_memory_limit = args.memory_limit;
+  options.overview_runs = std::max<size_t>(65'536, args.memory_limit / 4 / 48);
+  gnomon::server::TraceSet set;
+  const auto load_start = Clock::now();
+  auto loaded = gnomon::server::LoadTraceSet(source, set, options);
+  const double load_s = Seconds(load_start);
+  if (!loaded.ok()) Usage(loaded.status().message().c_str());
+  uint64_t zones = 0;
+  for (const auto& process : set.processes) zones += process.model.zone_count;
+  auto cpu_seconds = [] {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+           double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+  };
+  const double cpu_start = cpu_seconds();
+  const auto stats_start = Clock::now();
+  auto stats = set.processes.front().model.zones_held
+                   ? gnomon::server::Result<std::vector<std::vector<gnomon::server::ZoneStatistics>>>(
+                         std::vector<std::vector<gnomon::server::ZoneStatistics>>{
+                             gnomon::server::ComputeZoneStatistics(set.processes.front().model)})
+                   : gnomon::server::StreamZoneStatistics(source, set, options);
+  const double stats_s = Seconds(stats_start);
+  const double stats_cpu_s = cpu_seconds() - cpu_start;
+  if (!stats.ok()) Usage(stats.status().message().c_str());
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  std::printf(
+      "{\"bench\":\"statistics\",\"file\":\"%s\",\"zones\":%llu,\"zones_held\":%d,\"summarized_blocks\":%llu,"
+      "\"read_s\":%.2f,\"raw_mb\":%.0f,\"load_s\":%.2f,\"statistics_s\":%.2f,\"statistics_cpu_s\":%.2f,"
+      "\"statistics_per_read\":%.2f,"
+      "\"peak_rss_mb\":%.0f}\n",
+      args.file.c_str(), (unsigned long long)zones, int(set.processes.front().model.zones_held),
+      (unsigned long long)loaded->summarized_blocks, read_s, double(raw_bytes) / (1 << 20), load_s, stats_s,
+      stats_cpu_s, stats_s / read_s, double(usage.ru_maxrss) / 1024);
+  return 0;
+}
+
 int Bigtrace(Args args) {
   gnomon::test::ScratchDir dir;
   double make_s = 0;
@@ -1433,15 +1524,29 @@ int Bigtrace(Args args) {
   // report reads their statistics from the file again, the viewer draws their overview.
   const std::string report = run("report", {ToolPath("gnomon-report", "server"), args.file, "--json",
                                             dir.File("report.json"), "--memory-limit", "1G"});
+  // The whole trace's statistics as the viewer reads them, against one read of the file.
+  std::string statistics = "\"statistics\":{}";
+  {
+    std::fprintf(stderr, "gnomon-bench: statistics ...\n");
+    const ToolRun ran = RunTool({SelfPath(), "statistics", args.file}, dir.File("statistics.log"));
+    const std::string log = gnomon::test::ReadFile(dir.File("statistics.log"));
+    const size_t line = log.rfind("{\"bench\":\"statistics\"");
+    if (ran.exit_code == 0 && line != std::string::npos) {
+      statistics = "\"statistics\":" + log.substr(line, log.find('\n', line) - line);
+    } else {
+      std::fprintf(stderr, "gnomon-bench: statistics exited with %d:\n%s\n", ran.exit_code, log.c_str());
+    }
+  }
   std::string viewer = "\"viewer\":\"not run: no DISPLAY (run under xvfb-run)\"";
   if (std::getenv("DISPLAY") != nullptr) {
     viewer = run("viewer",
                  {ToolPath("gnomon-viewer", "viewer"), args.file, "--frames", "1", "--memory-limit", "2G"});
   }
   std::printf(
-      "{\"bench\":\"bigtrace\",\"file\":\"%s\",\"file_mb\":%.0f,\"make_s\":%.1f,%s,%s,"
-      "\"targets\":{\"viewer_s\":5,\"viewer_peak_rss_mb\":2048,\"report_peak_rss_mb\":1024}}\n",
-      args.file.c_str(), file_mb, make_s, report.c_str(), viewer.c_str());
+      "{\"bench\":\"bigtrace\",\"file\":\"%s\",\"file_mb\":%.0f,\"make_s\":%.1f,%s,%s,%s,"
+      "\"targets\":{\"viewer_s\":5,\"viewer_peak_rss_mb\":2048,\"report_peak_rss_mb\":1024,"
+      "\"statistics_per_read\":2}}\n",
+      args.file.c_str(), file_mb, make_s, report.c_str(), statistics.c_str(), viewer.c_str());
   return 0;
 }
 
@@ -1453,6 +1558,7 @@ int main(int argc, char** argv) {
   if (args.command == "file") return File(args);
   if (args.command == "load") return Load(args);
   if (args.command == "summaries") return Summaries(args);
+  if (args.command == "statistics") return Statistics(args);
   if (args.command == "soak") return Soak(args);
   if (args.command == "soak-producer") return SoakProducer(args);
   if (args.command == "ingest-producer") return IngestProducer(args);

@@ -64,6 +64,9 @@ class DurationSet {
     other = {};
   }
   bool has_histogram() const { return histogram_ != nullptr; }
+  // The counts by bucket (BucketOf) once there are more than kValuesBeforeHistogram
+  // values; nullptr before.
+  uint64_t* histogram() { return histogram_.get(); }
   // Puts the kept values in order, for ValueRange.
   void SortValues() { std::sort(values_.begin(), values_.end()); }
   // The least and the greatest value of 0-based `rank` may be (of `count` values in

@@ -22,6 +22,23 @@ inline int64_t AddSaturated(int64_t a, int64_t b) {
   return sum;
 }
 
+// A run of one location's zones, added up apart (in registers) before they join its
+// figures.
+struct ZoneRun {
+  uint64_t count = 0;
+  int64_t total = 0, self = 0;
+  int64_t min = INT64_MAX, max = INT64_MIN;
+  double sum_squares = 0;
+  [[gnu::always_inline]] void Add(int64_t duration, int64_t children) {
+    min = std::min(min, duration);
+    max = std::max(max, duration);
+    sum_squares += double(duration) * double(duration);
+    ++count;
+    total = AddSaturated(total, duration);
+    self = AddSaturated(self, std::max<int64_t>(0, duration - children));
+  }
+};
+
 struct ZoneAccumulator {
   ZoneStatistics stats;
   double sum_squares = 0;
@@ -35,6 +52,17 @@ struct ZoneAccumulator {
     s.total_ns = AddSaturated(s.total_ns, duration);
     sum_squares += double(duration) * double(duration);
     durations.Add(duration);
+  }
+  // A run of this location's zones, their durations already in `durations` (each >= 0:
+  // sums of such saturate the same in any order).
+  void Add(const ZoneRun& run) {
+    ZoneStatistics& s = stats;
+    if (s.count == 0 || run.min < s.min_ns) s.min_ns = run.min;
+    if (s.count == 0 || run.max > s.max_ns) s.max_ns = run.max;
+    s.count += run.count;
+    s.total_ns = AddSaturated(s.total_ns, run.total);
+    s.self_ns = AddSaturated(s.self_ns, run.self);
+    sum_squares += run.sum_squares;
   }
   // A zone of this location closed with `children` ns in its child zones.
   void AddSelf(int64_t duration, int64_t children) {

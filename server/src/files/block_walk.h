@@ -31,15 +31,15 @@ bool WalkBlock(uint8_t* block, size_t size, uint16_t format, Walker& walker, std
   if (format >= 3) {
     const tracefile::CompactWalk walk = tracefile::WalkCompactBlock(
         block, size, format,
-        [&](uint32_t location, uint64_t tick) {
+        [&](uint32_t location, uint64_t tick) __attribute__((always_inline)) {
           walker.Begin(location, tick);
           return true;
         },
-        [&](uint64_t tick) {
+        [&](uint64_t tick) __attribute__((always_inline)) {
           walker.End(tick);
           return true;
         },
-        [&](uint32_t location, uint64_t begin_tick, uint64_t end_tick) {
+        [&](uint32_t location, uint64_t begin_tick, uint64_t end_tick) __attribute__((always_inline)) {
           if constexpr (requires { walker.Leaf(location, begin_tick, end_tick); }) {
             walker.Leaf(location, begin_tick, end_tick);
           } else {

@@ -39,19 +39,15 @@ struct Program {
   explicit Program(const TraceModel& m) : model(m) {
     for (const auto& [id, index] : model.location_index) {
       if (id >= location_of_id.size()) location_of_id.resize(size_t{id} + 1, 0);
-      location_of_id[id] = index;
+      location_of_id[id] = index < model.source_locations.size() ? index : 0;
     }
   }
   // As the builder numbered it; an id it never saw (0, or past the limit) is "unknown".
-  uint32_t Location(uint32_t id) const {
-    return id < location_of_id.size() && location_of_id[id] < model.source_locations.size()
-               ? location_of_id[id]
-               : 0;
-  }
+  uint32_t Location(uint32_t id) const { return id < location_of_id.size() ? location_of_id[id] : 0; }
   // The zone `open` ended at `tick`, in ns, as the held zone reads (ZoneArray): an end
   // before its begin makes a zone of 0; -1 for what it reads as no duration (an end at
   // kOpenZone, which it takes for open; a tick past the clock's range).
-  int64_t Duration(const Open& open, uint64_t tick) const {
+  [[gnu::always_inline]] int64_t Duration(const Open& open, uint64_t tick) const {
     const uint64_t end = std::max(tick, open.begin_tick);
     if (end == kOpenZone) return -1;
     const int64_t duration = model.clock.TickToNs(end) - open.begin_ns;
@@ -69,17 +65,56 @@ constexpr size_t kWorkersBytes = size_t{512} << 20;
 
 // What a pass does with each zone closed: gathers its figures (Figures), or counts the
 // durations inside the buckets a median lies in (MedianTally).
-struct FiguresSink {
-  Figures& figures;
-  void Closed(uint32_t location, int64_t duration, int64_t children) const {
-    figures[location].Add(duration);
-    figures[location].AddSelf(duration, children);
+//
+// The figures are gathered a few hundred zones at a time: each zone closed is only noted,
+// and the notes are added up run by run of one location, its sums in registers. Added
+// one by one, each zone would wait on the sums the zone before it stored (a big trace's
+// zones mostly come in long runs of one location).
+class FiguresSink {
+ public:
+  explicit FiguresSink(Figures& figures) : figures_(figures) {}
+  FiguresSink(const FiguresSink&) = delete;
+  FiguresSink& operator=(const FiguresSink&) = delete;
+  [[gnu::always_inline]] void Closed(uint32_t location, int64_t duration, int64_t children) {
+    locations_[noted_] = location;
+    durations_[noted_] = duration;
+    children_[noted_] = children;
+    if (++noted_ == kNotes) Flush();
   }
+  // Adds up what is noted (WalkAll: after each block, and each settling).
+  void Flush() {
+    for (size_t i = 0; i < noted_;) {
+      const uint32_t location = locations_[i];
+      analysis::ZoneAccumulator& figures = figures_[location];
+      uint64_t* const histogram = figures.durations.histogram();
+      if (histogram == nullptr) {  // its first few thousand zones
+        figures.Add(durations_[i]);
+        figures.AddSelf(durations_[i], children_[i]);
+        ++i;
+        continue;
+      }
+      analysis::ZoneRun run;
+      for (; i < noted_ && locations_[i] == location; ++i) {
+        run.Add(durations_[i], children_[i]);
+        ++histogram[analysis::BucketOf(uint64_t(durations_[i]))];
+      }
+      figures.Add(run);
+    }
+    noted_ = 0;
+  }
+
+ private:
+  static constexpr size_t kNotes = 512;
+  Figures& figures_;
+  size_t noted_ = 0;
+  uint32_t locations_[kNotes];
+  int64_t durations_[kNotes];
+  int64_t children_[kNotes];
 };
 
 template <typename Sink>
-[[gnu::always_inline]] inline void Close(const Program& program, const Open& open, uint64_t tick,
-                                         const Sink& sink, Open* parent, int64_t* loose) {
+[[gnu::always_inline]] inline void Close(const Program& program, const Open& open, uint64_t tick, Sink& sink,
+                                         Open* parent, int64_t* loose) {
   const int64_t duration = program.Duration(open, tick);
   if (duration < 0) return;  // counted nowhere, as held; nor its children towards it
   sink.Closed(open.location, duration, open.children);
@@ -107,7 +142,7 @@ struct ThreadPart {
 template <typename Sink>
 class BlockWalk {
  public:
-  BlockWalk(const Program& program, uint32_t thread, const Sink& sink) : program_(program), sink_(sink) {
+  BlockWalk(const Program& program, uint32_t thread, Sink& sink) : program_(program), sink_(sink) {
     Switch(thread);
   }
   [[gnu::always_inline]] void Begin(uint32_t location, uint64_t tick) {
@@ -141,7 +176,7 @@ class BlockWalk {
   std::map<uint32_t, ThreadPart> TakeParts() { return std::move(parts_); }
 
  private:
-  int64_t Ns(uint64_t tick) const { return program_.model.clock.TickToNs(tick); }
+  [[gnu::always_inline]] int64_t Ns(uint64_t tick) const { return program_.model.clock.TickToNs(tick); }
   void Switch(uint32_t thread) {
     // None (0), or a thread the load refused or never gave an event, holds no zone.
     thread_ = thread != 0 && program_.model.thread_index.contains(thread) ? thread : 0;
@@ -153,7 +188,7 @@ class BlockWalk {
     return current_;
   }
   const Program& program_;
-  const Sink& sink_;
+  Sink& sink_;
   std::map<uint32_t, ThreadPart> parts_;  // by the program's thread id; stable
   uint32_t thread_ = 0;
   ThreadPart* current_ = nullptr;
@@ -203,7 +238,7 @@ Status WalkAll(const Pass& pass, size_t workers, SinkOf&& sink_of) {
   auto settle = [&] {
     for (; settled < wanted.size() && ready[settled % window]; ++settled) {
       const size_t p = wanted[settled].program;
-      const auto sink = sink_of(workers, p);
+      auto sink = sink_of(workers, p);
       for (auto& [thread, part] : parts[settled % window]) {
         std::vector<Open>& stack = stacks[p][thread];
         for (const ThreadPart::EarlierEnd& end : part.earlier_ends) {
@@ -217,6 +252,7 @@ Status WalkAll(const Pass& pass, size_t workers, SinkOf&& sink_of) {
         if (!stack.empty()) stack.back().children = analysis::AddSaturated(stack.back().children, part.loose);
         stack.insert(stack.end(), part.stack.begin(), part.stack.end());
       }
+      sink.Flush();
       parts[settled % window].clear();
       ready[settled % window] = 0;
     }
@@ -249,10 +285,11 @@ Status WalkAll(const Pass& pass, size_t workers, SinkOf&& sink_of) {
                       " no longer decompresses (" + error + "): has the file changed since it was loaded?");
         }
         // Walked as far as the load read it (a malformed record ends both there).
-        const auto sink = sink_of(worker, wanted[i].program);
+        auto sink = sink_of(worker, wanted[i].program);
         BlockWalk walk(pass.programs[wanted[i].program], wanted[i].thread, sink);
         std::string malformed;
         WalkBlock(raw.data(), block.raw_bytes, pass.header.format_version, walk, malformed);
+        sink.Flush();
         std::map<uint32_t, ThreadPart> part = walk.TakeParts();
         const uint64_t done = bytes_done += block.compressed_bytes + block.header_bytes;
         if (pass.options.bytes_done != nullptr) pass.options.bytes_done->store(done);
@@ -324,6 +361,7 @@ struct MedianTally {
       if (d >= query.low && d - query.low < query.width) ++counts[query.first + (d - query.low) / query.step];
     }
   }
+  void Flush() const {}  // counted as closed
 };
 
 // Makes every query exact, a pass over the file each time it narrows them: each pass
@@ -437,7 +475,7 @@ Result<std::vector<std::vector<ZoneStatistics>>> Stream(const TraceSource& sourc
   };
   if (Status s =
           WalkAll(pass, workers,
-                  [&](size_t worker, size_t program) { return FiguresSink{figures_of(worker, program)}; });
+                  [&](size_t worker, size_t program) { return FiguresSink(figures_of(worker, program)); });
       !s.ok()) {
     return s;
   }
