@@ -560,14 +560,17 @@ int main(int argc, char** argv) {
                    path.c_str(), gnomon::server::FormatBytes(load_options.zone_memory_limit).c_str(),
                    exact_medians ? "every median exact (--exact-medians)"
                                  : "a median of more than 4096 zones within 0.4 % (--exact-medians: exact)");
-      auto streamed = gnomon::server::StreamZoneStatistics(
-          trace, set, load_options,
-          exact_medians ? gnomon::server::StreamedMedians::kExact
-                        : gnomon::server::StreamedMedians::kWithinBucket);
+      std::string note;
+      auto streamed =
+          gnomon::server::StreamZoneStatistics(trace, set, load_options,
+                                               exact_medians ? gnomon::server::StreamedMedians::kExact
+                                                             : gnomon::server::StreamedMedians::kWithinBucket,
+                                               &note);
       if (!streamed.ok()) {
         std::fprintf(stderr, "gnomon-report: %s\n", streamed.status().message().c_str());
         return 2;
       }
+      if (!note.empty()) std::fprintf(stderr, "gnomon-report: warning: %s\n", note.c_str());
       stats = std::move(streamed.value());
     } else {
       for (const auto* process : processes) stats.push_back(gnomon::server::ComputeZoneStatistics(*process));

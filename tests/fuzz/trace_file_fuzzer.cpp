@@ -58,7 +58,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       // Half of those with their medians exact: equal to the held ones too.
       const auto medians = size % 4 == 1 ? gnomon::server::StreamedMedians::kExact
                                          : gnomon::server::StreamedMedians::kWithinBucket;
-      // (From summaries, a block's damage is found only now, and said.)
+      // (From summaries, a block's damage is found only now: read from its summary again,
+      // and said.)
       auto stats = gnomon::server::StreamZoneStatistics(source.value(), counted, options, medians);
       if (!options.use_summaries && (!stats.ok() || stats->size() != set.processes.size())) __builtin_trap();
       if (stats.ok()) streamed = std::move(stats.value());

@@ -211,12 +211,57 @@ struct Pass {
   size_t largest_block = 1;  // raw and compressed bytes
 };
 
+// A block that no longer decompresses, walked from its summary when it carries one that
+// reads (a load from summaries never decompressed it): the ends of the zones begun
+// before it and the zones it leaves open, as walking it gives them; the zones begun and
+// ended inside it are only runs there, and are left out (`left_out` counts them), and
+// the zones it ends get no time of theirs towards their self time. False without such a
+// summary.
+template <typename Sink>
+bool WalkSummary(const Pass& pass, const Wanted& wanted, const std::vector<uint8_t>& compressed,
+                 FrameDecompressor& decompressor, Sink& sink, std::map<uint32_t, ThreadPart>& parts,
+                 uint64_t& left_out) {
+  if (compressed.size() < tracefile::kSummaryTrailer) return false;
+  const uint8_t* const trailer = compressed.data() + compressed.size() - tracefile::kSummaryTrailer;
+  const FrameDecompressor::SummaryPlace place =
+      FrameDecompressor::LocateSummary(trailer, uint32_t(compressed.size()));
+  tracefile::BlockSummary summary;
+  std::string error;
+  if (place.frame_bytes == 0 ||
+      !decompressor.ReadSummary(trailer - place.frame_bytes, place.frame_bytes,
+                                std::max<uint32_t>(1, pass.options.max_expansion), summary, error))
+    return false;
+  BlockWalk walk(pass.programs[wanted.program], wanted.thread, sink);
+  size_t segment = 0;
+  auto apply = [&](const tracefile::SummarySegment& s) {
+    for (const uint64_t tick : s.closed) walk.End(tick);
+    for (const auto& [location, tick] : s.left_open) walk.Begin(location, tick);
+    left_out += s.begins - std::min<uint64_t>(s.begins, s.left_open.size());
+  };
+  auto zone = [](auto&&...) { return false; };  // a summary's other messages hold none
+  const tracefile::CompactWalk others = tracefile::WalkCompactBlock(
+      summary.others.data(), summary.others.size(), 7, zone, zone, zone, [&](const uint8_t* m, size_t size) {
+        if (m[0] != uint8_t(protocol::MessageType::kThreadContext)) return true;
+        if (segment + 1 >= summary.segments.size()) return false;
+        apply(summary.segments[segment++]);  // the segment before the switch
+        walk.Message(m, size);
+        return true;
+      });
+  if (!others.ok || others.stopped_at != summary.others.size() || segment + 1 != summary.segments.size())
+    return false;
+  apply(summary.segments[segment]);
+  parts = walk.TakeParts();
+  return true;
+}
+
 // Walks every wanted block apart on up to `workers` threads, each zone closed going to
 // sink_of(worker, program) (worker == workers: the settling, under a lock). What each
 // block leaves is settled in file order as soon as the blocks before it are, and a
 // worker runs at most kWindow blocks a worker ahead of that, so what waits stays bounded.
+// A block that no longer decompresses is walked from its summary when it has one (said in
+// `damaged` when given); without, the pass fails.
 template <typename SinkOf>
-Status WalkAll(const Pass& pass, size_t workers, SinkOf&& sink_of) {
+Status WalkAll(const Pass& pass, size_t workers, SinkOf&& sink_of, Notes* damaged = nullptr) {
   const std::vector<Wanted>& wanted = pass.wanted;
   const size_t window = 4 * workers;
   std::vector<std::map<uint32_t, ThreadPart>> parts(window);  // block i in parts[i % window]
@@ -280,17 +325,29 @@ Status WalkAll(const Pass& pass, size_t workers, SinkOf&& sink_of) {
         }
         const std::string error = decompressor.Decompress(
             compressed.data(), compressed.size(), block.raw_bytes, pass.header.format_version >= 4, raw);
-        if (!error.empty()) {
+        auto sink = sink_of(worker, wanted[i].program);
+        std::map<uint32_t, ThreadPart> part;
+        if (error.empty()) {
+          // Walked as far as the load read it (a malformed record ends both there).
+          BlockWalk walk(pass.programs[wanted[i].program], wanted[i].thread, sink);
+          std::string malformed;
+          WalkBlock(raw.data(), block.raw_bytes, pass.header.format_version, walk, malformed);
+          part = walk.TakeParts();
+        } else if (uint64_t left_out = 0;
+                   WalkSummary(pass, wanted[i], compressed, decompressor, sink, part, left_out)) {
+          if (damaged != nullptr) {
+            const std::lock_guard lock(mutex);
+            damaged->Add("block " + std::to_string(block.sequence) + " " + At(block.offset) +
+                         " does not decompress (" + error + "): its " + std::to_string(left_out) +
+                         " zone(s) begun and ended inside it are left out (the timeline draws them from "
+                         "its summary), and the zones it ends count none of their time there as their "
+                         "children's");
+          }
+        } else {
           return fail("block " + std::to_string(block.sequence) + " of " + pass.source.name() +
                       " no longer decompresses (" + error + "): has the file changed since it was loaded?");
         }
-        // Walked as far as the load read it (a malformed record ends both there).
-        auto sink = sink_of(worker, wanted[i].program);
-        BlockWalk walk(pass.programs[wanted[i].program], wanted[i].thread, sink);
-        std::string malformed;
-        WalkBlock(raw.data(), block.raw_bytes, pass.header.format_version, walk, malformed);
         sink.Flush();
-        std::map<uint32_t, ThreadPart> part = walk.TakeParts();
         const uint64_t done = bytes_done += block.compressed_bytes + block.header_bytes;
         if (pass.options.bytes_done != nullptr) pass.options.bytes_done->store(done);
         const std::lock_guard lock(mutex);
@@ -437,8 +494,10 @@ Status ResolveMedians(const Pass& pass, std::vector<MedianQuery> queries) {
 
 Result<std::vector<std::vector<ZoneStatistics>>> Stream(const TraceSource& source,
                                                         const std::vector<StreamedProgram>& programs,
-                                                        const LoadOptions& options, StreamedMedians medians) {
+                                                        const LoadOptions& options, StreamedMedians medians,
+                                                        std::string* note) {
   Pass pass(source, options);
+  Notes damaged;
   if (!source.ReadAt(&pass.header, sizeof(pass.header), 0))
     return Status::Error("cannot read " + source.name());
   FileAnomalies anomalies;
@@ -473,12 +532,13 @@ Result<std::vector<std::vector<ZoneStatistics>>> Stream(const TraceSource& sourc
     if (f == nullptr) f = std::make_unique<Figures>(pass.programs[program].model.source_locations.size());
     return *f;
   };
-  if (Status s =
-          WalkAll(pass, workers,
-                  [&](size_t worker, size_t program) { return FiguresSink(figures_of(worker, program)); });
+  if (Status s = WalkAll(
+          pass, workers,
+          [&](size_t worker, size_t program) { return FiguresSink(figures_of(worker, program)); }, &damaged);
       !s.ok()) {
     return s;
   }
+  if (note != nullptr) *note = damaged.Join(source.name());
 
   // Each location's two middle values: exact while its durations are kept; else the
   // middle of the bucket that holds each, or (kExact) looked for there by more passes.
@@ -545,17 +605,19 @@ Result<std::vector<std::vector<ZoneStatistics>>> Stream(const TraceSource& sourc
 Result<std::vector<std::vector<ZoneStatistics>>> StreamZoneStatistics(const TraceSource& source,
                                                                       const TraceSet& set,
                                                                       const LoadOptions& options,
-                                                                      StreamedMedians medians) {
+                                                                      StreamedMedians medians,
+                                                                      std::string* note) {
   std::vector<StreamedProgram> programs;
   for (const TraceProcess& process : set.processes) programs.push_back({process.stream, &process.model});
-  return StreamZoneStatistics(source, programs, options, medians);
+  return StreamZoneStatistics(source, programs, options, medians, note);
 }
 
 Result<std::vector<std::vector<ZoneStatistics>>> StreamZoneStatistics(
     const TraceSource& source, const std::vector<StreamedProgram>& programs, const LoadOptions& options,
-    StreamedMedians medians) {
+    StreamedMedians medians, std::string* note) {
+  if (note != nullptr) note->clear();
   try {
-    return Stream(source, programs, options, medians);
+    return Stream(source, programs, options, medians, note);
   } catch (const std::exception& e) {  // out of memory
     return Status::Error("reading the zones of " + source.name() + " again failed: " + e.what());
   }

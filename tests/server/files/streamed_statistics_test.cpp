@@ -210,6 +210,76 @@ TEST_CASE("statistics read from a damaged file skip what the load skipped") {
   CompareOn(path);
 }
 
+TEST_CASE("a block loaded from its summary that no longer decompresses is read from its summary again") {
+  // Two threads of frames, each with nested zones: no fault a load would count.
+  std::mt19937_64 rng(11);
+  StreamWriter w;
+  w.AppInfo("frames", 7);
+  w.Calibration(1'000, 500, 500, 5).Calibration(270'001'000, 100'000'500, 100'000'500, 5);
+  for (uint32_t id = 1; id <= 3; ++id) w.SourceLocation(id, "loc" + std::to_string(id), "f", "n.cpp", id);
+  uint64_t tick = 5'000;
+  for (int frame = 0; frame < 3'000; ++frame) {
+    w.ThreadContext(1 + uint32_t(frame % 2));
+    w.ZoneBegin(1, tick += 10);
+    for (int k = 0; k < 4; ++k) {
+      w.ZoneBegin(2, tick += 1 + rng() % 300);
+      w.ZoneBegin(3, tick += 1 + rng() % 300);
+      w.ZoneEnd(tick += 1 + rng() % 900);
+      w.ZoneEnd(tick += 1 + rng() % 300);
+    }
+    w.ZoneEnd(tick += 10);
+  }
+  w.End(tick + 10);
+  ScratchDir dir;
+  const std::string path = gnomon::test::WriteTrace(dir, w, 4096);
+  gnomon::server::TraceModel whole;
+  REQUIRE(gnomon::server::LoadTrace(path, whole).ok());
+  const std::vector<ZoneStatistics> expected = gnomon::server::ComputeZoneStatistics(whole);
+
+  gnomon::test::FileParts parts = gnomon::test::Split(gnomon::test::ReadFile(path));
+  REQUIRE(parts.blocks.size() > 6);
+  parts.blocks[3][sizeof(gnomon::tracefile::BlockHeader) + 9] ^= 0x55;  // its frame, not its summary
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << parts.Join(parts.blocks, parts.end);
+  TraceSet counted;
+  LoadOptions options;
+  options.zone_memory_limit = 1;  // nothing fits
+  options.overview_runs = 65'536;
+  auto source = gnomon::server::TraceSource::OpenFile(path);
+  REQUIRE(source.ok());
+  auto loaded = gnomon::server::LoadTraceSet(source.value(), counted, options);
+  REQUIRE(loaded.ok());
+  CHECK(loaded->summarized_blocks == loaded->blocks);  // the damage unseen: its summary reads
+  CHECK(counted.processes.front().model.zone_count == whole.zone_count);
+
+  std::string note;
+  auto streamed = gnomon::server::StreamZoneStatistics(source.value(), counted, options,
+                                                       gnomon::server::StreamedMedians::kWithinBucket, &note);
+  REQUIRE_MESSAGE(streamed.ok(), streamed.status().message());
+  INFO(note);
+  REQUIRE(note.find("block 3 ") != std::string::npos);
+  const size_t said = note.find("): its ");
+  REQUIRE(said != std::string::npos);
+  const uint64_t left_out = std::stoull(note.substr(said + 7));
+  CHECK(left_out > 0);
+  // What the block's zones begun and ended inside it were, and nothing else, is missing.
+  uint64_t expected_count = 0, streamed_count = 0;
+  for (const ZoneStatistics& row : expected) expected_count += row.count;
+  for (const ZoneStatistics& row : streamed.value().front()) {
+    streamed_count += row.count;
+    const auto same = std::find_if(expected.begin(), expected.end(), [&](const ZoneStatistics& e) {
+      return e.source_location == row.source_location;
+    });
+    REQUIRE(same != expected.end());
+    CHECK(row.count <= same->count);
+    CHECK(row.total_ns <= same->total_ns);
+    CHECK(row.min_ns >= same->min_ns);
+    CHECK(row.max_ns <= same->max_ns);
+  }
+  CHECK(streamed_count + left_out == expected_count);
+  // Outer zones span blocks: the ones the damaged block ends are still counted.
+  CHECK(streamed_count > expected_count - 4096);
+}
+
 TEST_CASE("statistics read from a file of several programs, each its own") {
   ScratchDir dir;
   const std::string path = dir.File("two.gnomon");

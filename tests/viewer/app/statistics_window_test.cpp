@@ -71,6 +71,8 @@ TEST_CASE("a trace over --memory-limit: its zones drawn from their overview, sta
   const JsonValue& report = WindowReport(counted, "statistics");
   CHECK(Number(report, "from_file") == 1);
   CHECK(Number(report, "rows") == 2);
+  REQUIRE(report.Find("note") != nullptr);
+  CHECK(report.Find("note")->string.empty());  // nothing left out: no damaged block
   CHECK(Number(Zone(report, "Work"), "count") == 80);
   CHECK(Number(Zone(report, "Work"), "total_ns") == 200e6);
   CHECK(Number(Zone(report, "Work"), "self_ns") == 100e6);

@@ -53,7 +53,7 @@ std::unique_ptr<Session> Session::OpenFile(const std::string& path, uint32_t max
   return session;
 }
 
-server::Result<std::vector<server::ZoneStatistics>> Session::StreamStatistics() {
+server::Result<std::vector<server::ZoneStatistics>> Session::StreamStatistics(std::string* note) {
   auto source = server::TraceSource::OpenFile(path_);
   if (!source.ok()) return source.status();
   server::LoadOptions options;
@@ -61,7 +61,8 @@ server::Result<std::vector<server::ZoneStatistics>> Session::StreamStatistics() 
   options.cancel = &cancel_reads_;
   server::Result<std::vector<std::vector<server::ZoneStatistics>>> streamed = server::Status::Error("");
   model_.Read([&](const server::TraceModel& model) {
-    streamed = server::StreamZoneStatistics(source.value(), {{shown_stream_.load(), &model}}, options);
+    streamed = server::StreamZoneStatistics(source.value(), {{shown_stream_.load(), &model}}, options,
+                                            server::StreamedMedians::kWithinBucket, note);
   });
   if (!streamed.ok()) return streamed.status();
   if (streamed->empty()) return std::vector<server::ZoneStatistics>{};

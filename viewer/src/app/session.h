@@ -69,7 +69,7 @@ class Session {
   // The CPU zones' statistics of a file loaded without holding them, read from the file
   // again on every core (StreamZoneStatistics): the whole trace, longest total first.
   // Fails at once (and one under way stops at its next block) once CancelReads was called.
-  server::Result<std::vector<server::ZoneStatistics>> StreamStatistics();
+  server::Result<std::vector<server::ZoneStatistics>> StreamStatistics(std::string* note = nullptr);
   // The zones of a file loaded without them that overlap ticks [begin, end], read from
   // the file again (ReadZoneWindow) within a sixteenth of the memory limit of blocks.
   server::Result<server::ZoneWindow> ReadZoneWindow(uint64_t begin_tick, uint64_t end_tick);

@@ -88,7 +88,7 @@ StatisticsWindow::Result StatisticsWindow::Compute(const server::TraceModel& mod
 StatisticsWindow::Result StatisticsWindow::ComputeFromFile(Session& session) {
   Result r;
   r.from_file = true;
-  auto rows = session.StreamStatistics();
+  auto rows = session.StreamStatistics(&r.note);
   if (!rows.ok()) {
     r.error = rows.status().message();
     return r;
@@ -179,6 +179,11 @@ void StatisticsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     ImGui::TextDisabled(
         "The whole trace, its zones read from the file (they are not held: --memory-limit); a median of over "
         "4096 zones within 0.4 %%.");
+    if (result != nullptr && !result->note.empty()) {
+      ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(230, 180, 80, 255));
+      ImGui::TextWrapped("%s", result->note.c_str());
+      ImGui::PopStyleColor();
+    }
   }
   if (result == nullptr) {
     ImGui::End();
@@ -339,6 +344,7 @@ void StatisticsWindow::Draw(const server::TraceModel& model, Workspace& ws) {
                                    .Add("csv", csv)
                                    .Add("gpu", gpu_ ? 1.0 : 0.0)
                                    .Add("from_file", result->from_file ? 1.0 : 0.0)
+                                   .Add("note", result->note)
                                    .AddRaw("zones", zones_json + "]")
                                    .str();
   }

@@ -47,6 +47,7 @@ class StatisticsWindow {
     // per location), or why that failed.
     bool from_file = false;
     std::string error;
+    std::string note;  // read from the file: what was left out (a damaged block), or ""
   };
   // The CPU rows of a trace whose zones are not held (Session::StreamStatistics).
   static Result ComputeFromFile(Session& session);

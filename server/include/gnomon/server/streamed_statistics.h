@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "gnomon/server/statistics.h"
@@ -36,11 +37,15 @@ enum class StreamedMedians { kWithinBucket, kExact };
 
 // By set.processes (loaded from `source` with the same options): the statistics of each
 // program, sorted by total time, longest first. A damaged block is skipped as the load
-// skipped it; fails only when the file cannot be read again as it was loaded (or
-// options.cancel is set). options.bytes_done follows each pass.
+// skipped it. A block the load read from its summary (LoadOptions::use_summaries) that
+// does not decompress is read from its summary here too: the zones it ends and leaves
+// open are counted, those begun and ended inside it are left out, and `note` (when
+// given; "" when nothing was) says so, block by block. Fails only when the file cannot
+// be read again as it was loaded (or options.cancel is set). options.bytes_done follows
+// each pass.
 Result<std::vector<std::vector<ZoneStatistics>>> StreamZoneStatistics(
     const TraceSource& source, const TraceSet& set, const LoadOptions& options = {},
-    StreamedMedians medians = StreamedMedians::kWithinBucket);
+    StreamedMedians medians = StreamedMedians::kWithinBucket, std::string* note = nullptr);
 // The same for programs held elsewhere (the viewer's shown program: a SharedModel), by
 // stream as the file numbers them (LoadReport::shown_stream).
 struct StreamedProgram {
@@ -49,6 +54,6 @@ struct StreamedProgram {
 };
 Result<std::vector<std::vector<ZoneStatistics>>> StreamZoneStatistics(
     const TraceSource& source, const std::vector<StreamedProgram>& programs, const LoadOptions& options = {},
-    StreamedMedians medians = StreamedMedians::kWithinBucket);
+    StreamedMedians medians = StreamedMedians::kWithinBucket, std::string* note = nullptr);
 
 }  // namespace gnomon::server
