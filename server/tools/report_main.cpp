@@ -1,6 +1,7 @@
 // gnomon-report: summary and zone statistics of a .gnomon trace file.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -115,9 +116,10 @@ first capture's clock.
                    held, and their statistics are read from the file in one more pass.
                    Every figure is then exact but the median of a location of more than
                    4096 zones, within 0.4 % (the JSON's median_error_ns says by how much
-                   at most). Goes with the report, --json and --csv's tables; --csv
-                   --unwrap, --chrome, --perfetto and --compare hold every zone (cut a
-                   big trace first with gnomon-cut)
+                   at most): so for the report, --json and --csv's tables. --csv
+                   --unwrap, --chrome, --perfetto, --compare, --memory-tree and
+                   --source hold every zone: past the limit they are refused, not
+                   tried (cut a big trace first with gnomon-cut)
     --exact-medians
                    past the limit, every median exact all the same: looked for in the
                    bucket that holds it by more passes over the file (one for medians
@@ -198,6 +200,11 @@ std::optional<double> ParseShare(std::string_view text, bool fraction, double lo
 }
 
 // The regression check of NEW against OLD (--compare); the exit code.
+bool AllZonesHeld(const gnomon::server::TraceSet& set) {
+  return std::all_of(set.processes.begin(), set.processes.end(),
+                     [](const gnomon::server::TraceProcess& p) { return p.model.zones_held; });
+}
+
 int CompareTraces(const gnomon::server::TraceSet& new_set, const std::string& old_path,
                   const gnomon::server::LoadOptions& load_options,
                   const gnomon::server::RegressionOptions& options, const std::string& json_path) {
@@ -209,6 +216,16 @@ int CompareTraces(const gnomon::server::TraceSet& new_set, const std::string& ol
   }
   if (!loaded->warning.empty()) {
     std::fprintf(stderr, "gnomon-report: warning: %s: %s\n", old_path.c_str(), loaded->warning.c_str());
+  }
+  if (!AllZonesHeld(old_set)) {
+    std::fprintf(
+        stderr,
+        "gnomon-report: %s: its zones need more than the memory limit (%s), and --compare holds every "
+        "zone: cut the part you need first (gnomon-cut %s --range A:B -o PART), or raise "
+        "--memory-limit\n",
+        old_path.c_str(), gnomon::server::FormatBytes(load_options.zone_memory_limit).c_str(),
+        old_path.c_str());
+    return 2;
   }
   auto programs = [](const gnomon::server::TraceSet& set) {
     std::vector<const gnomon::server::TraceModel*> models;
@@ -477,20 +494,14 @@ int main(int argc, char** argv) {
   // from the file when the zones do not fit; the other outputs need every zone held.
   const bool streams = csv_options.table != Table::kZones && compare_path.empty() && memory_tree.empty() &&
                        source.file.empty() && chrome_path.empty() && perfetto_path.empty();
-  if (memory_limit && !streams) {
-    std::fprintf(
-        stderr,
-        "gnomon-report: --memory-limit goes with the report, --json and --csv's tables but --unwrap; "
-        "--csv --unwrap, --chrome, --perfetto, --compare, --memory-tree and --source hold every zone\n");
-    return 1;
-  }
   if (exact_medians && (!streams || (csv && csv_options.table != Table::kZoneStatistics))) {
     std::fprintf(stderr,
                  "gnomon-report: --exact-medians goes with the report, --json and --csv's table of zone "
                  "statistics\n");
     return 1;
   }
-  if (streams) load_options.zone_memory_limit = memory_limit.value_or(gnomon::server::DefaultMemoryLimit());
+  // Past the limit the other outputs are refused, not tried: they hold every zone.
+  load_options.zone_memory_limit = memory_limit.value_or(gnomon::server::DefaultMemoryLimit());
   auto opened = gnomon::server::TraceSource::OpenFile(path);
   if (!opened.ok()) {
     std::fprintf(stderr, "gnomon-report: %s\n", opened.status().message().c_str());
@@ -504,6 +515,21 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!loaded->warning.empty()) std::fprintf(stderr, "gnomon-report: warning: %s\n", loaded->warning.c_str());
+  if (!streams && !AllZonesHeld(set)) {
+    std::fprintf(
+        stderr,
+        "gnomon-report: %s: its zones need more than the memory limit (%s), and %s holds every zone: "
+        "cut the part you need first (gnomon-cut %s --range A:B -o PART), or raise --memory-limit\n",
+        path.c_str(), gnomon::server::FormatBytes(load_options.zone_memory_limit).c_str(),
+        !chrome_path.empty()     ? "--chrome"
+        : !perfetto_path.empty() ? "--perfetto"
+        : !compare_path.empty()  ? "--compare"
+        : !memory_tree.empty()   ? "--memory-tree"
+        : !source.file.empty()   ? "--source"
+                                 : "--csv --unwrap",
+        path.c_str());
+    return 2;
+  }
   if (!compare_path.empty()) return CompareTraces(set, compare_path, load_options, regression, json_path);
   if (!memory_tree.empty()) {  // the pool's tree alone
     const gnomon::server::MemoryPool* pool =

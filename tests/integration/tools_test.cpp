@@ -804,12 +804,25 @@ TEST_CASE(
   CHECK(held.Find("threads")->array.front().Find("zones")->number ==
         streamed.Find("threads")->array.front().Find("zones")->number);
 
-  // The limit goes with the report alone, and is a size.
+  // What holds every zone is refused past the limit, said, never tried; within it, done.
   std::string output;
-  CHECK(RunCommand(std::string(GNOMON_REPORT) + " " + trace + " --memory-limit 2G --csv --unwrap", &output) ==
-        1);
-  CHECK(output.find("--memory-limit goes with the report, --json and --csv's tables but --unwrap") !=
-        std::string::npos);
+  for (const auto& [option, value] :
+       std::vector<std::pair<std::string, std::string>>{{"--csv --unwrap", ""},
+                                                        {"--chrome", dir.File("t.json")},
+                                                        {"--perfetto", dir.File("t.pftrace")},
+                                                        {"--compare", trace}}) {
+    CAPTURE(option);
+    CHECK(RunCommand(std::string(GNOMON_REPORT) + " " + trace + " --memory-limit 1K " + option + " " + value,
+                     &output) == 2);
+    CHECK(output.find("its zones need more than the memory limit (1 KiB), and " + option +
+                      " holds every zone") != std::string::npos);
+    CHECK(output.find("gnomon-cut " + trace + " --range A:B -o PART") != std::string::npos);
+  }
+  CHECK_FALSE(std::filesystem::exists(dir.File("t.json")));
+  CHECK(RunCommand(
+            std::string(GNOMON_REPORT) + " " + trace + " --memory-limit 2G --chrome " + dir.File("t.json"),
+            &output) == 0);
+  CHECK(std::filesystem::exists(dir.File("t.json")));
   // The CSV table of statistics is the held one's, but for the median.
   std::string held_csv, streamed_csv;
   REQUIRE(RunCommand(std::string(GNOMON_REPORT) + " " + trace + " --csv", &held_csv) == 0);
