@@ -68,3 +68,26 @@ TEST_CASE("compare: totals per frame, and the regression check's median change w
   CHECK_MESSAGE(report.Find("frames_change")->string.rfind("+0.0 % [", 0) == 0,
                 report.Find("frames_change")->string);
 }
+
+TEST_CASE("compare: traces over --memory-limit compared from their files, frames still checked") {
+  ScratchDir dir;
+  const std::string a = WriteKnownTrace(dir, "a");
+  const std::string b = WriteKnownTrace(dir, "b", 16);  // the worker's zones take twice as long
+  ViewerRun run =
+      RunViewer(dir, {a, "--compare", b, "--frames", "3", "--size", "1200x900", "--memory-limit", "1K"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.log);
+  const JsonValue& report = WindowReport(run, "compare");
+  CHECK(Number(report, "zones_from_file") == 1);
+  CHECK(Number(report, "rows") == 2);
+  const JsonValue& work = Zone(report, "Work");
+  CHECK(Number(work, "count_a") == 80);
+  CHECK(Number(work, "count_b") == 80);
+  CHECK(Number(work, "total_a_ns") == 200e6);
+  CHECK(Number(work, "total_b_ns") == 280e6);
+  CHECK(Number(work, "total_a_per_frame_ns") == doctest::Approx(200e6 / 19));
+  // Without the zones held, no CPU zone's median change or histogram; the frames' check stays.
+  CHECK(work.Find("median_change") == nullptr);
+  CHECK(report.Find("histograms") == nullptr);
+  CHECK_MESSAGE(report.Find("frames_change")->string.rfind("+0.0 % [", 0) == 0,
+                report.Find("frames_change")->string);
+}

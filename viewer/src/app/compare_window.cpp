@@ -99,10 +99,6 @@ void CompareWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     ImGui::End();
     return;
   }
-  if (SayZonesNotHeld(model.zones_held)) {
-    ImGui::End();
-    return;
-  }
   if (other_ == nullptr) {
     ImGui::TextDisabled("File > Compare with... opens a second trace to compare this one with");
     ImGui::End();
@@ -125,21 +121,39 @@ void CompareWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     b_zones = b.zone_count;
     b_held = b.zones_held;
   });
-  if (SayZonesNotHeld(b_held)) {
-    ImGui::End();
-    return;
-  }
   Session* a = ws.session;
   Session* b = other_.get();
-  rows_job_.Request({model.zone_count, b_zones}, [a, b] {
+  const bool a_held = model.zones_held;
+  rows_job_.Request({model.zone_count, b_zones}, [a, b, a_held, b_held] {
     std::vector<server::ZoneStatistics> stats_a, stats_b;
     Comparison c;
-    a->WithModel([&](const server::TraceModel& m) { stats_a = server::ComputeZoneStatistics(m); });
-    b->WithModel([&](const server::TraceModel& m) { stats_b = server::ComputeZoneStatistics(m); });
+    c.zones_from_file = !a_held || !b_held;
+    // A trace whose zones are not held: its rows read from its file.
+    auto statistics_of = [&c](Session* s, bool held, std::vector<server::ZoneStatistics>& into) {
+      if (held) {
+        s->WithModel([&](const server::TraceModel& m) { into = server::ComputeZoneStatistics(m); });
+        return true;
+      }
+      std::string note;
+      auto streamed = s->StreamStatistics(&note);
+      if (!streamed.ok()) {
+        c.error = s->title() + ": reading its zones from the file failed: " + streamed.status().message();
+        return false;
+      }
+      into = std::move(streamed.value());
+      c.note += (c.note.empty() || note.empty() ? "" : " ") + note;
+      return true;
+    };
+    if (!statistics_of(a, a_held, stats_a) || !statistics_of(b, b_held, stats_b)) return c;
     a->WithModel([&](const server::TraceModel& ma) {
       b->WithModel([&](const server::TraceModel& mb) {
         c.rows = CompareTraces(ma, stats_a, mb, stats_b);
         c.check = server::CompareForRegressions({&ma}, {&mb});
+        if (c.zones_from_file) {  // a trace without its CPU zones: only its frames and GPU zones are checked
+          std::erase_if(c.check.rows, [](const server::RegressionRow& row) {
+            return row.kind == server::RegressionRow::Kind::kCpuZone;
+          });
+        }
         c.frames_a = MainFrames(ma);
         c.frames_b = MainFrames(mb);
         c.MatchChecks();
@@ -151,9 +165,21 @@ void CompareWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   const Comparison* comparison = rows_job_.result();
   const std::vector<ComparisonRow>* rows = comparison != nullptr ? &comparison->rows : nullptr;
   if (rows == nullptr) {
-    ImGui::TextDisabled("comparing...");
+    ImGui::TextDisabled(model.zones_held && b_held ? "comparing..."
+                                                   : "comparing (reading zones from the files)...");
     ImGui::End();
     return;
+  }
+  if (!comparison->error.empty()) {
+    ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "%s", comparison->error.c_str());
+    ImGui::End();
+    return;
+  }
+  if (comparison->zones_from_file) {
+    ImGui::TextWrapped(
+        "Zones not held (--memory-limit) are read from their file: counts, totals and means are exact; the "
+        "CPU zones' median changes and histograms need both traces' zones held.%s%s",
+        comparison->note.empty() ? "" : " ", comparison->note.c_str());
   }
   if (picked_generation_ != rows_job_.result_generation()) {
     picked_ = rows->empty() ? -1 : 0;
@@ -238,7 +264,7 @@ void CompareWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     ImGui::EndTable();
   }
   std::string report_bars;
-  if (picked_ >= 0 && size_t(picked_) < rows->size()) {
+  if (picked_ >= 0 && size_t(picked_) < rows->size() && !comparison->zones_from_file) {
     const ComparisonRow& r = (*rows)[size_t(picked_)];
     const ZoneQuery qa{r.location_a}, qb{r.location_b};
     a_job_.Request(qa, [a, qa] {
@@ -296,6 +322,7 @@ void CompareWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   }
   JsonReport report;
   report.Add("rows", double(rows->size()))
+      .Add("zones_from_file", comparison->zones_from_file ? 1.0 : 0.0)
       .AddRaw("zones", zones_json + "]")
       .Add("frames_change", frames_change);
   if (picked_ >= 0 && size_t(picked_) < rows->size()) report.Add("picked", (*rows)[size_t(picked_)].name);

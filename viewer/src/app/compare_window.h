@@ -3,7 +3,10 @@
 // and the ratio, per frame when asked (each trace's totals over its own frames), and
 // the regression check's medians and change with its confidence interval (B against
 // A, server/regression.h), the main frame series' too; for the zone picked, both
-// duration histograms overlaid. Everything is computed off the UI thread.
+// duration histograms overlaid. Everything is computed off the UI thread. A trace whose
+// zones are not held (--memory-limit) gives its counts, totals and means read from its
+// file (Session::StreamStatistics); the check then compares frames alone, and no zone's
+// histogram is drawn.
 #pragma once
 
 #include <memory>
@@ -41,6 +44,11 @@ class CompareWindow {
     uint64_t frames_a = 0, frames_b = 0;                // of each main frame series
     std::vector<const server::RegressionRow*> checked;  // by row of `rows`: its row of the check, or nullptr
     const server::RegressionRow* frames = nullptr;      // the main frames' row of the check
+    // A trace whose zones are not held: its rows read from its file (the check then runs
+    // on frames alone), and what that said; or why it failed.
+    bool zones_from_file = false;
+    std::string note;
+    std::string error;
     // Finds `checked` and `frames` in `check`, once.
     void MatchChecks();
   };
