@@ -117,9 +117,9 @@ first capture's clock.
                    Every figure is then exact but the median of a location of more than
                    4096 zones, within 0.4 % (the JSON's median_error_ns says by how much
                    at most): so for the report, --json and --csv's tables. --csv
-                   --unwrap, --chrome, --perfetto, --compare, --memory-tree and
-                   --source hold every zone: past the limit they are refused, not
-                   tried (cut a big trace first with gnomon-cut)
+                   --unwrap, --chrome, --perfetto and --compare hold every zone, within
+                   the limit given or else half this machine's memory: past it they
+                   are refused, not tried (cut a big trace first with gnomon-cut)
     --exact-medians
                    past the limit, every median exact all the same: looked for in the
                    bucket that holds it by more passes over the file (one for medians
@@ -135,7 +135,8 @@ A damaged file loads everything sound in it; what was wrong (blocks cut, lost, r
 out of order, corrupted, bytes after the end) is printed as a warning.
 
 Exit codes: 0 ok (a damaged or truncated file still loads, with a warning); 1 bad command line;
-2 the file cannot be read or is not a Gnomon trace; 3 OUT cannot be written; with --compare,
+2 the file cannot be read or is not a Gnomon trace (or, for an output that holds every
+zone, its zones need more than the memory limit); 3 OUT cannot be written; with --compare,
 4 a location or frame series got slower beyond the threshold, 5 one got faster and none slower,
 6 the two traces have nothing in common to compare.
 )";
@@ -199,11 +200,13 @@ std::optional<double> ParseShare(std::string_view text, bool fraction, double lo
   return value;
 }
 
-// The regression check of NEW against OLD (--compare); the exit code.
+// Whether every program's zones are held (within --memory-limit).
 bool AllZonesHeld(const gnomon::server::TraceSet& set) {
   return std::all_of(set.processes.begin(), set.processes.end(),
                      [](const gnomon::server::TraceProcess& p) { return p.model.zones_held; });
 }
+
+// The regression check of NEW against OLD (--compare); the exit code.
 
 int CompareTraces(const gnomon::server::TraceSet& new_set, const std::string& old_path,
                   const gnomon::server::LoadOptions& load_options,
@@ -500,8 +503,12 @@ int main(int argc, char** argv) {
                  "statistics\n");
     return 1;
   }
-  // Past the limit the other outputs are refused, not tried: they hold every zone.
-  load_options.zone_memory_limit = memory_limit.value_or(gnomon::server::DefaultMemoryLimit());
+  // The outputs that hold every zone are refused past their limit, not tried until memory
+  // runs out: the one given, else half the machine's (four times the report's default).
+  const bool holds_every_zone = csv_options.table == Table::kZones || !compare_path.empty() ||
+                                !chrome_path.empty() || !perfetto_path.empty();
+  load_options.zone_memory_limit = memory_limit.value_or(
+      holds_every_zone ? 4 * gnomon::server::DefaultMemoryLimit() : gnomon::server::DefaultMemoryLimit());
   auto opened = gnomon::server::TraceSource::OpenFile(path);
   if (!opened.ok()) {
     std::fprintf(stderr, "gnomon-report: %s\n", opened.status().message().c_str());
@@ -515,7 +522,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!loaded->warning.empty()) std::fprintf(stderr, "gnomon-report: warning: %s\n", loaded->warning.c_str());
-  if (!streams && !AllZonesHeld(set)) {
+  if (holds_every_zone && !AllZonesHeld(set)) {
     std::fprintf(
         stderr,
         "gnomon-report: %s: its zones need more than the memory limit (%s), and %s holds every zone: "
@@ -524,8 +531,6 @@ int main(int argc, char** argv) {
         !chrome_path.empty()     ? "--chrome"
         : !perfetto_path.empty() ? "--perfetto"
         : !compare_path.empty()  ? "--compare"
-        : !memory_tree.empty()   ? "--memory-tree"
-        : !source.file.empty()   ? "--source"
                                  : "--csv --unwrap",
         path.c_str());
     return 2;

@@ -214,7 +214,7 @@ Args Parse(int argc, char** argv) {
     } else if (arg == "--output") {
       args.output = value();
     } else if (arg == "--memory-limit") {
-      args.memory_limit = uint64_t(std::max(1L, std::atol(value().c_str()))) << 20;
+      args.memory_limit = uint64_t(std::clamp(std::atol(value().c_str()), 1L, 1L << 40)) << 20;
     } else if (arg == "--live") {
       args.live = true;
     } else if (arg == "--paired") {
@@ -1414,7 +1414,6 @@ ToolRun RunTool(const std::vector<std::string>& command, const std::string& log)
   return run;
 }
 
-// A big trace opened as a user opens it (the header says what is measured).
 // The whole trace's statistics as the viewer gives them past its memory limit: the file
 // loaded from its summaries, then its zones read again on every core
 // (StreamZoneStatistics); against the least any reader pays, every block read and
@@ -1461,6 +1460,7 @@ int Statistics(const Args& args) {
   auto loaded = gnomon::server::LoadTraceSet(source, set, options);
   const double load_s = Seconds(load_start);
   if (!loaded.ok()) Usage(loaded.status().message().c_str());
+  if (set.processes.empty()) Usage("the trace holds no program");
   uint64_t zones = 0;
   for (const auto& process : set.processes) zones += process.model.zone_count;
   auto cpu_seconds = [] {
@@ -1488,10 +1488,11 @@ int Statistics(const Args& args) {
       "\"peak_rss_mb\":%.0f}\n",
       args.file.c_str(), (unsigned long long)zones, int(set.processes.front().model.zones_held),
       (unsigned long long)loaded->summarized_blocks, read_s, double(raw_bytes) / (1 << 20), load_s, stats_s,
-      stats_cpu_s, stats_s / read_s, double(usage.ru_maxrss) / 1024);
+      stats_cpu_s, read_s > 0 ? stats_s / read_s : 0.0, double(usage.ru_maxrss) / 1024);
   return 0;
 }
 
+// A big trace opened as a user opens it (the header says what is measured).
 int Bigtrace(Args args) {
   gnomon::test::ScratchDir dir;
   double make_s = 0;

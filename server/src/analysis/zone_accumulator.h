@@ -56,6 +56,7 @@ struct ZoneAccumulator {
   // A run of this location's zones, their durations already in `durations` (each >= 0:
   // sums of such saturate the same in any order).
   void Add(const ZoneRun& run) {
+    if (run.count == 0) return;
     ZoneStatistics& s = stats;
     if (s.count == 0 || run.min < s.min_ns) s.min_ns = run.min;
     if (s.count == 0 || run.max > s.max_ns) s.max_ns = run.max;

@@ -174,6 +174,7 @@ class BlockWalk {
         [this](uint64_t tick) { End(tick); });
   }
   std::map<uint32_t, ThreadPart> TakeParts() { return std::move(parts_); }
+  bool on_thread() const { return thread_ != 0; }
 
  private:
   [[gnu::always_inline]] int64_t Ns(uint64_t tick) const { return program_.model.clock.TickToNs(tick); }
@@ -234,6 +235,7 @@ bool WalkSummary(const Pass& pass, const Wanted& wanted, const std::vector<uint8
   BlockWalk walk(pass.programs[wanted.program], wanted.thread, sink);
   size_t segment = 0;
   auto apply = [&](const tracefile::SummarySegment& s) {
+    if (!walk.on_thread()) return;  // zones on no thread count nowhere
     for (const uint64_t tick : s.closed) walk.End(tick);
     for (const auto& [location, tick] : s.left_open) walk.Begin(location, tick);
     left_out += s.begins - std::min<uint64_t>(s.begins, s.left_open.size());
@@ -247,9 +249,8 @@ bool WalkSummary(const Pass& pass, const Wanted& wanted, const std::vector<uint8
         walk.Message(m, size);
         return true;
       });
-  if (!others.ok || others.stopped_at != summary.others.size() || segment + 1 != summary.segments.size())
-    return false;
-  apply(summary.segments[segment]);
+  // As the load applied it: the last segment only when every other message read.
+  if (others.ok && others.stopped_at == summary.others.size()) apply(summary.segments[segment]);
   parts = walk.TakeParts();
   return true;
 }
@@ -334,14 +335,15 @@ Status WalkAll(const Pass& pass, size_t workers, SinkOf&& sink_of, Notes* damage
           WalkBlock(raw.data(), block.raw_bytes, pass.header.format_version, walk, malformed);
           part = walk.TakeParts();
         } else if (uint64_t left_out = 0;
+                   pass.programs[wanted[i].program].model.summarized_blocks.contains(block.sequence) &&
                    WalkSummary(pass, wanted[i], compressed, decompressor, sink, part, left_out)) {
           if (damaged != nullptr) {
             const std::lock_guard lock(mutex);
             damaged->Add("block " + std::to_string(block.sequence) + " " + At(block.offset) +
-                         " does not decompress (" + error + "): its " + std::to_string(left_out) +
-                         " zone(s) begun and ended inside it are left out (the timeline draws them from "
-                         "its summary), and the zones it ends count none of their time there as their "
-                         "children's");
+                         " does not decompress (" + error + "), read from its summary: its " +
+                         std::to_string(left_out) +
+                         " zone(s) begun and ended inside it are left out, their time counted as the self "
+                         "time of the zones around them");
           }
         } else {
           return fail("block " + std::to_string(block.sequence) + " of " + pass.source.name() +

@@ -468,6 +468,7 @@ Result<LoadReport> Load(const TraceSource& source, const LoadOptions& options, c
       if (where.after_gap || stream.failed) stream.builder->OnStreamGap();
       if (!hold_zones) {
         stream.target.model->block_start_threads[where.sequence] = stream.builder->current_thread_id();
+        if (ready.summarized) stream.target.model->summarized_blocks.insert(where.sequence);
         stream.builder->BeginBlock({.sequence = where.sequence,
                                     .data_offset = where.data_offset(),
                                     .compressed_bytes = where.compressed_bytes,

@@ -236,10 +236,24 @@ TEST_CASE("a block loaded from its summary that no longer decompresses is read f
   REQUIRE(gnomon::server::LoadTrace(path, whole).ok());
   const std::vector<ZoneStatistics> expected = gnomon::server::ComputeZoneStatistics(whole);
 
+  // A block the load decoded that no longer decompresses: the file changed since.
+  TraceSet decoded;
+  LoadOptions decoding;
+  decoding.zone_memory_limit = 1;
+  decoding.overview_runs = 65'536;
+  decoding.use_summaries = false;
+  REQUIRE(gnomon::server::LoadTraceSet(path, decoded, decoding).ok());
   gnomon::test::FileParts parts = gnomon::test::Split(gnomon::test::ReadFile(path));
   REQUIRE(parts.blocks.size() > 6);
   parts.blocks[3][sizeof(gnomon::tracefile::BlockHeader) + 9] ^= 0x55;  // its frame, not its summary
   std::ofstream(path, std::ios::binary | std::ios::trunc) << parts.Join(parts.blocks, parts.end);
+  {
+    auto source = gnomon::server::TraceSource::OpenFile(path);
+    REQUIRE(source.ok());
+    auto changed = gnomon::server::StreamZoneStatistics(source.value(), decoded, decoding);
+    REQUIRE_FALSE(changed.ok());
+    CHECK(changed.status().message().find("has the file changed since it was loaded?") != std::string::npos);
+  }
   TraceSet counted;
   LoadOptions options;
   options.zone_memory_limit = 1;  // nothing fits
@@ -257,9 +271,10 @@ TEST_CASE("a block loaded from its summary that no longer decompresses is read f
   REQUIRE_MESSAGE(streamed.ok(), streamed.status().message());
   INFO(note);
   REQUIRE(note.find("block 3 ") != std::string::npos);
-  const size_t said = note.find("): its ");
+  const std::string its = "read from its summary: its ";
+  const size_t said = note.find(its);
   REQUIRE(said != std::string::npos);
-  const uint64_t left_out = std::stoull(note.substr(said + 7));
+  const uint64_t left_out = std::stoull(note.substr(said + its.size()));
   CHECK(left_out > 0);
   // What the block's zones begun and ended inside it were, and nothing else, is missing.
   uint64_t expected_count = 0, streamed_count = 0;

@@ -83,9 +83,12 @@ void CompareWindow::CompareWith(std::unique_ptr<Session> other) {
 }
 
 void CompareWindow::Reset() {
+  // A read of B's file under way stops at its next block, not at its end.
+  if (other_ != nullptr) other_->CancelReads();
   rows_job_.Reset();
   a_job_.Reset();
   b_job_.Reset();
+  if (other_ != nullptr) other_->ResumeReads();
   picked_ = -1;
 }
 
@@ -121,6 +124,11 @@ void CompareWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     b_zones = b.zone_count;
     b_held = b.zones_held;
   });
+  if (!model.zones_held && ws.session->is_loading()) {  // its zones are read from the file once it has loaded
+    ImGui::TextDisabled("waiting for %s to load", ws.session->title().c_str());
+    ImGui::End();
+    return;
+  }
   Session* a = ws.session;
   Session* b = other_.get();
   const bool a_held = model.zones_held;

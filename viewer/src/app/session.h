@@ -75,6 +75,8 @@ class Session {
   server::Result<server::ZoneWindow> ReadZoneWindow(uint64_t begin_tick, uint64_t end_tick);
   // Stops the file's reads for the windows: the session is about to go.
   void CancelReads() { cancel_reads_ = true; }
+  // Reads may run again (once those cancelled have stopped).
+  void ResumeReads() { cancel_reads_ = false; }
   // "loading", "receiving", "ended", "disconnected: ..." and the like.
   std::string StateText() const;
   uint64_t bytes_received() const;

@@ -42,7 +42,9 @@ class CpuClockModel {
   [[gnu::always_inline]] int64_t TickToNs(uint64_t tick) const {
     constexpr double kLimit = double(kMaxTraceNs);
     const double ns = double(anchor_ns_) + double(static_cast<int64_t>(tick - anchor_tick_)) * ns_per_tick_;
-    return static_cast<int64_t>(std::min(std::max(ns, -kLimit), kLimit));  // (never NaN: no branch)
+    // ns_per_tick_ is finite and positive (SetTimer, Refit): ns is never NaN, and the
+    // clamp takes no branch.
+    return static_cast<int64_t>(std::min(std::max(ns, -kLimit), kLimit));
   }
   // The inverse: the tick at `ns` (rounded down).
   uint64_t NsToTick(int64_t ns) const {

@@ -20,6 +20,7 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "gnomon/server/callstacks.h"
@@ -344,6 +345,9 @@ struct TraceModel {
   // With zones not held: the thread each block the load decoded began on (the program's
   // id; 0: none), by the block's sequence, so that a second pass walks blocks apart.
   std::unordered_map<uint32_t, uint32_t> block_start_threads;
+  // Of those, the blocks loaded from their summaries (LoadOptions::use_summaries), by
+  // sequence: a second pass that finds one damaged reads its summary again.
+  std::unordered_set<uint32_t> summarized_blocks;
   // With zones not held and an overview asked for: the ticks below which the threads'
   // overviews merge zones (ZoneOverview).
   uint64_t overview_resolution = 1;
