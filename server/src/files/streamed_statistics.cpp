@@ -215,9 +215,8 @@ struct Pass {
 // A block that no longer decompresses, walked from its summary when it carries one that
 // reads (a load from summaries never decompressed it): the ends of the zones begun
 // before it and the zones it leaves open, as walking it gives them; the zones begun and
-// ended inside it are only runs there, and are left out (`left_out` counts them), and
-// the zones it ends get no time of theirs towards their self time. False without such a
-// summary.
+// ended inside it are only runs there, and are left out (`left_out` counts them), their
+// time counted as the self time of the zones around them. False without such a summary.
 template <typename Sink>
 bool WalkSummary(const Pass& pass, const Wanted& wanted, const std::vector<uint8_t>& compressed,
                  FrameDecompressor& decompressor, Sink& sink, std::map<uint32_t, ThreadPart>& parts,
