@@ -13,19 +13,36 @@
 
 using namespace gnomon::test;  // the window tests' helpers: viewer_run.h, known_trace.h, support/
 
-TEST_CASE("compare: both traces' counts and totals, and their histograms overlaid") {
-  ScratchDir dir;
+namespace {
+
+// The known trace (A) compared with one whose worker's ten zones take twice as long (B).
+ViewerRun CompareKnownTraces(const ScratchDir& dir, const std::vector<std::string>& options = {}) {
   const std::string a = WriteKnownTrace(dir, "a");
-  const std::string b = WriteKnownTrace(dir, "b", 16);  // the worker's zones take twice as long
-  ViewerRun run = RunViewer(dir, {a, "--compare", b, "--frames", "3", "--size", "1200x900"});
+  const std::string b = WriteKnownTrace(dir, "b", 16);
+  std::vector<std::string> args = {a, "--compare", b, "--frames", "3", "--size", "1200x900"};
+  args.insert(args.end(), options.begin(), options.end());
+  ViewerRun run = RunViewer(dir, args);
   REQUIRE_MESSAGE(run.exit_code == 0, run.log);
-  const JsonValue& report = WindowReport(run, "compare");
-  CHECK(Number(report, "rows") == 2);
-  const JsonValue& work = Zone(report, "Work");
+  return run;
+}
+
+// "Work" in both: 80 zones, 200 ms in A and 280 ms in B.
+void CheckWorkCounts(const JsonValue& work) {
   CHECK(Number(work, "count_a") == 80);
   CHECK(Number(work, "count_b") == 80);
   CHECK(Number(work, "total_a_ns") == 200e6);
   CHECK(Number(work, "total_b_ns") == 280e6);
+}
+
+}  // namespace
+
+TEST_CASE("compare: both traces' counts and totals, and their histograms overlaid") {
+  ScratchDir dir;
+  ViewerRun run = CompareKnownTraces(dir);
+  const JsonValue& report = WindowReport(run, "compare");
+  CHECK(Number(report, "rows") == 2);
+  const JsonValue& work = Zone(report, "Work");
+  CheckWorkCounts(work);
   const JsonValue* histograms = report.Find("histograms");
   REQUIRE(histograms != nullptr);
   std::vector<double> a_counts, b_counts;
@@ -50,10 +67,7 @@ TEST_CASE("compare: both traces' counts and totals, and their histograms overlai
 
 TEST_CASE("compare: totals per frame, and the regression check's median change with its interval") {
   ScratchDir dir;
-  const std::string a = WriteKnownTrace(dir, "a");
-  const std::string b = WriteKnownTrace(dir, "b", 16);  // the worker's ten zones take twice as long
-  ViewerRun run = RunViewer(dir, {a, "--compare", b, "--frames", "3", "--size", "1200x900"});
-  REQUIRE_MESSAGE(run.exit_code == 0, run.log);
+  ViewerRun run = CompareKnownTraces(dir);
   const JsonValue& report = WindowReport(run, "compare");
   const JsonValue& work = Zone(report, "Work");
   // 19 frames in each.
@@ -71,19 +85,12 @@ TEST_CASE("compare: totals per frame, and the regression check's median change w
 
 TEST_CASE("compare: traces over --memory-limit compared from their files, frames still checked") {
   ScratchDir dir;
-  const std::string a = WriteKnownTrace(dir, "a");
-  const std::string b = WriteKnownTrace(dir, "b", 16);  // the worker's zones take twice as long
-  ViewerRun run =
-      RunViewer(dir, {a, "--compare", b, "--frames", "3", "--size", "1200x900", "--memory-limit", "1K"});
-  REQUIRE_MESSAGE(run.exit_code == 0, run.log);
+  ViewerRun run = CompareKnownTraces(dir, {"--memory-limit", "1K"});
   const JsonValue& report = WindowReport(run, "compare");
   CHECK(Number(report, "zones_from_file") == 1);
   CHECK(Number(report, "rows") == 2);
   const JsonValue& work = Zone(report, "Work");
-  CHECK(Number(work, "count_a") == 80);
-  CHECK(Number(work, "count_b") == 80);
-  CHECK(Number(work, "total_a_ns") == 200e6);
-  CHECK(Number(work, "total_b_ns") == 280e6);
+  CheckWorkCounts(work);
   CHECK(Number(work, "total_a_per_frame_ns") == doctest::Approx(200e6 / 19));
   // Without the zones held, no CPU zone's median change or histogram; the frames' check stays.
   CHECK(work.Find("median_change") == nullptr);
