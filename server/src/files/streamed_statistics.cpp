@@ -1,25 +1,13 @@
 #include "gnomon/server/streamed_statistics.h"
 
-#include <sched.h>
-
 #include <algorithm>
-#include <atomic>
 #include <bit>
-#include <cerrno>
-#include <condition_variable>
-#include <cstring>
-#include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <system_error>
-#include <thread>
 #include <utility>
 
 #include "analysis/zone_accumulator.h"
-#include "files/block_walk.h"
-#include "files/trace_index.h"
-#include "gnomon/tracefile/format.h"
+#include "files/block_pass.h"
 
 namespace gnomon::server {
 namespace {
@@ -34,34 +22,7 @@ struct Open {
   int64_t children;  // ns in the zones closed inside it
 };
 
-// One program's zones (its model loaded without them), and how its locations are numbered.
-struct Program {
-  explicit Program(const TraceModel& m) : model(m) {
-    for (const auto& [id, index] : model.location_index) {
-      if (id >= location_of_id.size()) location_of_id.resize(size_t{id} + 1, 0);
-      location_of_id[id] = index < model.source_locations.size() ? index : 0;
-    }
-  }
-  // As the builder numbered it; an id it never saw (0, or past the limit) is "unknown".
-  uint32_t Location(uint32_t id) const { return id < location_of_id.size() ? location_of_id[id] : 0; }
-  // The zone `open` ended at `tick`, in ns, as the held zone reads (ZoneArray): an end
-  // before its begin makes a zone of 0; -1 for what it reads as no duration (an end at
-  // kOpenZone, which it takes for open; a tick past the clock's range).
-  [[gnu::always_inline]] int64_t Duration(const Open& open, uint64_t tick) const {
-    const uint64_t end = std::max(tick, open.begin_tick);
-    if (end == kOpenZone) return -1;
-    const int64_t duration = model.clock.TickToNs(end) - open.begin_ns;
-    return duration < 0 ? -1 : duration;
-  }
-  const TraceModel& model;
-  std::vector<uint32_t> location_of_id;  // the program's id -> index in source_locations
-};
-
 using Figures = std::vector<analysis::ZoneAccumulator>;  // by location index
-
-// The second pass's threads: at most this many, and within this much memory together.
-constexpr size_t kMaxWorkers = 16;
-constexpr size_t kWorkersBytes = size_t{512} << 20;
 
 // What a pass does with each zone closed: gathers its figures (Figures), or counts the
 // durations inside the buckets a median lies in (MedianTally).
@@ -115,7 +76,7 @@ class FiguresSink {
 template <typename Sink>
 [[gnu::always_inline]] inline void Close(const Program& program, const Open& open, uint64_t tick, Sink& sink,
                                          Open* parent, int64_t* loose) {
-  const int64_t duration = program.Duration(open, tick);
+  const int64_t duration = program.Duration(open.begin_tick, open.begin_ns, tick);
   if (duration < 0) return;  // counted nowhere, as held; nor its children towards it
   sink.Closed(open.location, duration, open.children);
   int64_t& into = parent != nullptr ? parent->children : *loose;
@@ -195,199 +156,43 @@ class BlockWalk {
   ThreadPart* current_ = nullptr;
 };
 
-// The file's blocks the load decoded, each with its program and the thread it began on.
-struct Wanted {
-  const IndexedBlock* block;
-  size_t program;
-  uint32_t thread;
-};
-struct Pass {
-  Pass(const TraceSource& s, const LoadOptions& o) : source(s), options(o) {}
-  const TraceSource& source;
-  const LoadOptions& options;
-  tracefile::FileHeader header{};
-  std::vector<IndexedBlock> blocks;
-  std::vector<Wanted> wanted;
-  std::deque<Program> programs;
-  size_t largest_block = 1;  // raw and compressed bytes
-};
+using Parts = std::map<uint32_t, ThreadPart>;  // by the program's thread id
 
-// A block that no longer decompresses, walked from its summary when it carries one that
-// reads (a load from summaries never decompressed it): the ends of the zones begun
-// before it and the zones it leaves open, as walking it gives them; the zones begun and
-// ended inside it are only runs there, and are left out (`left_out` counts them), their
-// time counted as the self time of the zones around them. False without such a summary.
-template <typename Sink>
-bool WalkSummary(const Pass& pass, const Wanted& wanted, const std::vector<uint8_t>& compressed,
-                 FrameDecompressor& decompressor, Sink& sink, std::map<uint32_t, ThreadPart>& parts,
-                 uint64_t& left_out) {
-  if (compressed.size() < tracefile::kSummaryTrailer) return false;
-  const uint8_t* const trailer = compressed.data() + compressed.size() - tracefile::kSummaryTrailer;
-  const FrameDecompressor::SummaryPlace place =
-      FrameDecompressor::LocateSummary(trailer, uint32_t(compressed.size()));
-  tracefile::BlockSummary summary;
-  std::string error;
-  if (place.frame_bytes == 0 ||
-      !decompressor.ReadSummary(trailer - place.frame_bytes, place.frame_bytes,
-                                std::max<uint32_t>(1, pass.options.max_expansion), summary, error))
-    return false;
-  BlockWalk walk(pass.programs[wanted.program], wanted.thread, sink);
-  size_t segment = 0;
-  auto apply = [&](const tracefile::SummarySegment& s) {
-    if (!walk.on_thread()) return;  // zones on no thread count nowhere
-    for (const uint64_t tick : s.closed) walk.End(tick);
-    for (const auto& [location, tick] : s.left_open) walk.Begin(location, tick);
-    left_out += s.begins - std::min<uint64_t>(s.begins, s.left_open.size());
-  };
-  auto zone = [](auto&&...) { return false; };  // a summary's other messages hold none
-  const tracefile::CompactWalk others = tracefile::WalkCompactBlock(
-      summary.others.data(), summary.others.size(), 7, zone, zone, zone, [&](const uint8_t* m, size_t size) {
-        if (m[0] != uint8_t(protocol::MessageType::kThreadContext)) return true;
-        if (segment + 1 >= summary.segments.size()) return false;
-        apply(summary.segments[segment++]);  // the segment before the switch
-        walk.Message(m, size);
-        return true;
-      });
-  // As the load applied it: the last segment only when every other message read.
-  if (others.ok && others.stopped_at == summary.others.size()) apply(summary.segments[segment]);
-  parts = walk.TakeParts();
-  return true;
-}
-
-// Walks every wanted block apart on up to `workers` threads, each zone closed going to
-// sink_of(worker, program) (worker == workers: the settling, under a lock). What each
-// block leaves is settled in file order as soon as the blocks before it are, and a
-// worker runs at most kWindow blocks a worker ahead of that, so what waits stays bounded.
-// A block that no longer decompresses is walked from its summary when it has one (said in
-// `damaged` when given); without, the pass fails.
+// Walks every wanted block (WalkInOrder), each zone closed going to sink_of(worker,
+// program) (worker == workers: the settling). A block's zones that cross it are settled
+// against the stacks of the blocks before it.
 template <typename SinkOf>
 Status WalkAll(const Pass& pass, size_t workers, SinkOf&& sink_of, Notes* damaged = nullptr) {
-  const std::vector<Wanted>& wanted = pass.wanted;
-  const size_t window = 4 * workers;
-  std::vector<std::map<uint32_t, ThreadPart>> parts(window);  // block i in parts[i % window]
-  std::vector<char> ready(window, 0);
   std::vector<std::map<uint32_t, std::vector<Open>>> stacks(pass.programs.size());  // by program, then thread
-  size_t settled = 0;                                                               // blocks settled
-  std::mutex mutex;
-  std::condition_variable advanced;
-  std::atomic<uint64_t> bytes_done{0};
-  bool stop = false;
-  std::string failure;
-  auto fail = [&](std::string why) {
-    const std::lock_guard lock(mutex);
-    if (!stop) failure = std::move(why);
-    stop = true;
-    advanced.notify_all();
-  };
-  // Under the lock: settles the blocks that are ready, in order.
-  auto settle = [&] {
-    for (; settled < wanted.size() && ready[settled % window]; ++settled) {
-      const size_t p = wanted[settled].program;
-      auto sink = sink_of(workers, p);
-      for (auto& [thread, part] : parts[settled % window]) {
-        std::vector<Open>& stack = stacks[p][thread];
-        for (const ThreadPart::EarlierEnd& end : part.earlier_ends) {
-          if (stack.empty()) continue;  // an end without a begin (counted by the load)
-          Open open = stack.back();
-          stack.pop_back();
-          open.children = analysis::AddSaturated(open.children, end.children);
-          int64_t nowhere = 0;
-          Close(pass.programs[p], open, end.tick, sink, stack.empty() ? nullptr : &stack.back(), &nowhere);
-        }
-        if (!stack.empty()) stack.back().children = analysis::AddSaturated(stack.back().children, part.loose);
-        stack.insert(stack.end(), part.stack.begin(), part.stack.end());
-      }
-      sink.Flush();
-      parts[settled % window].clear();
-      ready[settled % window] = 0;
-    }
-    advanced.notify_all();
-  };
-  std::atomic<size_t> next{0};
-  auto work = [&](size_t worker) {
-    try {
-      FrameDecompressor decompressor;
-      std::vector<uint8_t> compressed, raw;
-      for (size_t i = next++; i < wanted.size(); i = next++) {
-        {
-          std::unique_lock lock(mutex);
-          advanced.wait(lock, [&] { return stop || i < settled + window; });
-          if (stop) return;
-        }
-        if (pass.options.cancel != nullptr && pass.options.cancel->load()) return fail("cancelled");
-        const IndexedBlock& block = *wanted[i].block;
-        compressed.resize(block.compressed_bytes);  // inside the file: the index checked
-        errno = 0;
-        if (!pass.source.ReadAt(compressed.data(), compressed.size(), block.data_offset())) {
-          return fail("cannot read " + pass.source.name() + " again (" +
-                      (errno != 0 ? std::strerror(errno) : "it is shorter") +
-                      "): has it changed since it was loaded?");
-        }
-        const std::string error = decompressor.Decompress(
-            compressed.data(), compressed.size(), block.raw_bytes, pass.header.format_version >= 4, raw);
-        auto sink = sink_of(worker, wanted[i].program);
-        std::map<uint32_t, ThreadPart> part;
-        if (error.empty()) {
-          // Walked as far as the load read it (a malformed record ends both there).
-          BlockWalk walk(pass.programs[wanted[i].program], wanted[i].thread, sink);
-          std::string malformed;
-          WalkBlock(raw.data(), block.raw_bytes, pass.header.format_version, walk, malformed);
-          part = walk.TakeParts();
-        } else if (uint64_t left_out = 0;
-                   pass.programs[wanted[i].program].model.summarized_blocks.contains(block.sequence) &&
-                   WalkSummary(pass, wanted[i], compressed, decompressor, sink, part, left_out)) {
-          if (damaged != nullptr) {
-            const std::lock_guard lock(mutex);
-            damaged->Add("block " + std::to_string(block.sequence) + " " + At(block.offset) +
-                         " does not decompress (" + error + "), read from its summary: its " +
-                         std::to_string(left_out) +
-                         " zone(s) begun and ended inside it are left out, their time counted as the self "
-                         "time of the zones around them");
+  return WalkInOrder<Parts>(
+      pass, workers,
+      [&](size_t worker, const Wanted& wanted, auto&& feed) {
+        auto sink = sink_of(worker, wanted.program);
+        BlockWalk walk(pass.programs[wanted.program], wanted.thread, sink);
+        feed(walk);
+        sink.Flush();
+        return walk.TakeParts();
+      },
+      [&](size_t index, Parts& parts) {
+        const size_t p = pass.wanted[index].program;
+        auto sink = sink_of(workers, p);
+        for (auto& [thread, part] : parts) {
+          std::vector<Open>& stack = stacks[p][thread];
+          for (const ThreadPart::EarlierEnd& end : part.earlier_ends) {
+            if (stack.empty()) continue;  // an end without a begin (counted by the load)
+            Open open = stack.back();
+            stack.pop_back();
+            open.children = analysis::AddSaturated(open.children, end.children);
+            int64_t nowhere = 0;
+            Close(pass.programs[p], open, end.tick, sink, stack.empty() ? nullptr : &stack.back(), &nowhere);
           }
-        } else {
-          return fail("block " + std::to_string(block.sequence) + " of " + pass.source.name() +
-                      " no longer decompresses (" + error + "): has the file changed since it was loaded?");
+          if (!stack.empty())
+            stack.back().children = analysis::AddSaturated(stack.back().children, part.loose);
+          stack.insert(stack.end(), part.stack.begin(), part.stack.end());
         }
         sink.Flush();
-        const uint64_t done = bytes_done += block.compressed_bytes + block.header_bytes;
-        if (pass.options.bytes_done != nullptr) pass.options.bytes_done->store(done);
-        const std::lock_guard lock(mutex);
-        parts[i % window] = std::move(part);
-        ready[i % window] = 1;
-        settle();
-      }
-    } catch (const std::exception& e) {  // out of memory: said, never thrown past the thread
-      try {
-        fail(std::string("reading the zones again failed: ") + e.what());
-      } catch (...) {
-        const std::lock_guard lock(mutex);
-        stop = true;  // failure stays "", said as such
-        advanced.notify_all();
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  threads.reserve(workers);
-  try {
-    for (size_t w = 1; w < workers; ++w) threads.emplace_back(work, w);
-  } catch (const std::system_error&) {
-    // Fewer threads than asked for: the ones started (and this one) take every block.
-  }
-  work(0);
-  for (std::thread& thread : threads) thread.join();
-  return stop ? Status::Error(failure.empty() ? "reading the zones again failed" : failure) : Status::Ok();
-}
-
-// Threads for a pass whose workers each hold a block and `each_bytes` besides: as many
-// as the cores this process may run on, within kMaxWorkers and kWorkersBytes.
-size_t Workers(const Pass& pass, size_t each_bytes) {
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  const size_t cores = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? size_t(CPU_COUNT(&cpus))
-                                                                      : std::thread::hardware_concurrency();
-  return std::clamp<size_t>(
-      std::min<size_t>({cores, kMaxWorkers, kWorkersBytes / (pass.largest_block + each_bytes)}), 1,
-      std::max<size_t>(pass.wanted.size(), 1));
+      },
+      damaged);
 }
 
 // Where a location's middle values are looked for: its durations in [low, low + width)
@@ -499,27 +304,7 @@ Result<std::vector<std::vector<ZoneStatistics>>> Stream(const TraceSource& sourc
                                                         std::string* note) {
   Pass pass(source, options);
   Notes damaged;
-  if (!source.ReadAt(&pass.header, sizeof(pass.header), 0))
-    return Status::Error("cannot read " + source.name());
-  FileAnomalies anomalies;
-  Notes notes;  // said by the load, which indexed the same blocks
-  pass.blocks = IndexBlocks(source, source.size(), pass.header, std::max<uint32_t>(1, options.max_expansion),
-                            anomalies, notes);
-  std::map<uint32_t, size_t> program_of_stream;
-  for (size_t p = 0; p < programs.size(); ++p) {
-    program_of_stream[programs[p].stream] = p;
-    pass.programs.emplace_back(*programs[p].model);
-  }
-  for (const IndexedBlock& block : pass.blocks) {
-    const auto program = program_of_stream.find(block.stream);
-    if (block.rejected || program == program_of_stream.end()) continue;
-    const auto& starts = pass.programs[program->second].model.block_start_threads;
-    const auto start = starts.find(block.sequence);
-    if (start == starts.end()) continue;  // the load did not decode it
-    pass.wanted.push_back({&block, program->second, start->second});
-    pass.largest_block =
-        std::max<size_t>(pass.largest_block, size_t{block.raw_bytes} + block.compressed_bytes);
-  }
+  if (Status s = OpenPass(pass, programs); !s.ok()) return s;
 
   // Each worker's figures (a histogram for each busy location), by program, made when
   // first used; the last "worker" is the settling.
