@@ -54,7 +54,8 @@
 //       then its zones read again on every core; against one read of the file: every
 //       block read and decompressed once, on one thread (the faster of two such reads).
 //       Seconds of each, statistics_per_read (the statistics' seconds over the read's;
-//       the load's apart), and peak memory.
+//       the load's apart), the same for the flame graph of the first program (every
+//       thread, read the same way), and peak memory.
 //   gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]
 //       a paced multi-threaded program captured by gnomon-capture for S seconds (600 by
 //       default): the capture's memory and throughput every 10 s, then the file loads.
@@ -97,6 +98,7 @@
 #include "../support/process.h"
 #include "../support/stream_writer.h"
 #include "files/trace_index.h"
+#include "gnomon/server/flame_graph.h"
 #include "gnomon/server/statistics.h"
 #include "gnomon/server/streamed_statistics.h"
 #include "gnomon/server/text.h"
@@ -1479,16 +1481,26 @@ int Statistics(const Args& args) {
   const double stats_s = Seconds(stats_start);
   const double stats_cpu_s = cpu_seconds() - cpu_start;
   if (!stats.ok()) Usage(stats.status().message().c_str());
+  // The first program's flame graph, every thread merged, as its window reads it.
+  const auto flame_start = Clock::now();
+  const gnomon::server::TraceProcess& first = set.processes.front();
+  auto flame = first.model.zones_held
+                   ? gnomon::server::Result<gnomon::server::FlameGraph>(
+                         gnomon::server::BuildFlameGraph(first.model, {}))
+                   : gnomon::server::StreamFlameGraph(source, {first.stream, &first.model}, {}, options);
+  const double flame_s = Seconds(flame_start);
+  if (!flame.ok()) Usage(flame.status().message().c_str());
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   std::printf(
       "{\"bench\":\"statistics\",\"file\":\"%s\",\"zones\":%llu,\"zones_held\":%d,\"summarized_blocks\":%llu,"
       "\"read_s\":%.2f,\"raw_mb\":%.0f,\"load_s\":%.2f,\"statistics_s\":%.2f,\"statistics_cpu_s\":%.2f,"
-      "\"statistics_per_read\":%.2f,"
+      "\"statistics_per_read\":%.2f,\"flame_graph_s\":%.2f,\"flame_graph_per_read\":%.2f,"
       "\"peak_rss_mb\":%.0f}\n",
-      args.file.c_str(), (unsigned long long)zones, int(set.processes.front().model.zones_held),
+      args.file.c_str(), (unsigned long long)zones, int(first.model.zones_held),
       (unsigned long long)loaded->summarized_blocks, read_s, double(raw_bytes) / (1 << 20), load_s, stats_s,
-      stats_cpu_s, read_s > 0 ? stats_s / read_s : 0.0, double(usage.ru_maxrss) / 1024);
+      stats_cpu_s, read_s > 0 ? stats_s / read_s : 0.0, flame_s, read_s > 0 ? flame_s / read_s : 0.0,
+      double(usage.ru_maxrss) / 1024);
   return 0;
 }
 

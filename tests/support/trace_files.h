@@ -62,6 +62,40 @@ inline StreamWriter RegularZones(int zones) {
   return w;
 }
 
+// A program whose timer runs at 2.7 ticks a nanosecond: three threads of randomly
+// nested zones (one location on most of them, beyond what a median is exact for),
+// zones left open at the end, an end before its begin, a zone before any thread, a
+// location never defined, and a thread switched to 0 (no thread) in the middle.
+inline StreamWriter NestedZones(uint64_t seed, int rounds) {
+  std::mt19937_64 rng(seed);
+  StreamWriter w;
+  w.AppInfo("nested", 7);
+  w.Calibration(1'000, 500, 500, 5).Calibration(270'001'000, 100'000'500, 100'000'500, 5);
+  for (uint32_t id = 1; id <= 6; ++id) w.SourceLocation(id, "loc" + std::to_string(id), "f", "n.cpp", id);
+  w.ZoneBegin(1, 10).ZoneEnd(20);  // no thread yet: counted as such, in neither
+  uint64_t tick = 5'000;
+  std::vector<int> depth(4, 0);
+  for (int i = 0; i < rounds; ++i) {
+    const uint32_t thread = 1 + uint32_t(rng() % 3);
+    w.ThreadContext(i == rounds / 2 ? 0 : thread);  // once, events without a thread
+    for (int k = 0; k < 8; ++k) {
+      tick += 1 + rng() % 5'000;
+      const uint64_t roll = rng() % 10;
+      if (roll < 4 || depth[thread] == 0) {
+        // Location 1 most of the time; 6 is never defined; 9999 is past every definition.
+        const uint32_t location = roll == 0 ? 9999 : roll == 1 ? 6 : roll < 4 ? 1 + uint32_t(rng() % 5) : 1;
+        w.ZoneBegin(location, tick);
+        ++depth[thread];
+      } else {
+        w.ZoneEnd(rng() % 500 == 0 ? tick - 4'000 : tick);  // now and then, an end before its begin
+        --depth[thread];
+      }
+    }
+  }
+  w.ThreadContext(2).End(tick + 10);  // zones still open stay open
+  return w;
+}
+
 // `w` written to "t.gnomon" in `dir` in blocks of `block_bytes`, with or without their
 // summaries; the file's path.
 inline std::string WriteTrace(const ScratchDir& dir, const StreamWriter& w, size_t block_bytes,

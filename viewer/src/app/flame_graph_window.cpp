@@ -17,7 +17,14 @@ std::string Duration(double ns) { return server::FormatDuration(ns); }
 
 void FlameGraphWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   ws.Place("Flame graph");
-  if (!ImGui::Begin("Flame graph", &open) || SayZonesNotHeld(model.zones_held)) {
+  if (!ImGui::Begin("Flame graph", &open)) {
+    ImGui::End();
+    return;
+  }
+  // Zones not held are read from the file again (a live capture's are always held).
+  const bool from_file = !model.zones_held;
+  if (from_file && ws.session->path().empty()) {
+    SayZonesNotHeld(false);
     ImGui::End();
     return;
   }
@@ -46,20 +53,49 @@ void FlameGraphWindow::Draw(const server::TraceModel& model, Workspace& ws) {
   // A live trace grows: a new graph once a second at most is the statistics' rhythm;
   // here the graph is rebuilt when the query changes or the user asks.
   Session* session = ws.session;
-  job_.Request(query, [session, query] {
-    FlameGraph g;
-    session->WithModel([&](const server::TraceModel& m) { g = BuildFlameGraph(m, query); });
-    return g;
-  });
-  const FlameGraph* graph = job_.result();
-  if (job_.is_busy()) {
-    ImGui::SameLine();
-    ImGui::TextDisabled(graph ? "updating..." : "building...");
-  }
-  if (graph == nullptr) {
+  if (from_file && session->is_loading()) {  // the file is read again once loaded
+    ImGui::TextDisabled("the zones are not held: their flame graph is read from the file once it has loaded");
     ImGui::End();
     return;
   }
+  job_.Request(query, [session, query, from_file] {
+    Built built;
+    built.from_file = from_file;
+    if (from_file) {
+      auto read = session->StreamFlameGraph(query, &built.note);
+      if (read.ok()) {
+        built.graph = std::move(read.value());
+      } else {
+        built.error = read.status().message();
+      }
+    } else {
+      session->WithModel([&](const server::TraceModel& m) { built.graph = BuildFlameGraph(m, query); });
+    }
+    return built;
+  });
+  const Built* built = job_.result();
+  if (job_.is_busy()) {
+    ImGui::SameLine();
+    ImGui::TextDisabled(built ? "updating..."
+                              : (from_file ? "reading the zones from the file..." : "building..."));
+  }
+  if (built != nullptr && built->from_file) {
+    if (!built->error.empty()) {
+      ImGui::TextDisabled("reading the zones from the file failed: %s", built->error.c_str());
+    } else {
+      ImGui::TextDisabled("Its zones read from the file (they are not held: --memory-limit).");
+    }
+    if (!built->note.empty()) {
+      ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(230, 180, 80, 255));
+      ImGui::TextWrapped("%s", built->note.c_str());
+      ImGui::PopStyleColor();
+    }
+  }
+  if (built == nullptr || !built->error.empty()) {
+    ImGui::End();
+    return;
+  }
+  const FlameGraph* graph = &built->graph;
   if (focus_generation_ != job_.result_generation()) {
     focus_ = FlameGraph::kRoot;
     focus_generation_ = job_.result_generation();
@@ -91,8 +127,11 @@ void FlameGraphWindow::Draw(const server::TraceModel& model, Workspace& ws) {
        .weight = [&](uint32_t n) { return double(graph->nodes[n].total_ns); },
        .weight_key = "total_ns"},
       boxes_json);
-  ws.reports["flame-graph"] =
-      JsonReport().Add("nodes", double(graph->nodes.size())).AddRaw("boxes", boxes_json).str();
+  ws.reports["flame-graph"] = JsonReport()
+                                  .Add("nodes", double(graph->nodes.size()))
+                                  .Add("from_file", built->from_file ? 1.0 : 0.0)
+                                  .AddRaw("boxes", boxes_json)
+                                  .str();
   if (hovered != nullptr) {
     const FlameNode& node = graph->nodes[hovered->node];
     ImGui::BeginTooltip();

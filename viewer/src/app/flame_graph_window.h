@@ -1,7 +1,7 @@
 // Flame graph: where time goes, by call path, for one thread or every thread merged, over
 // the whole trace or the selected range. A box's width is its total time; hover says
 // total, self and count; a click zooms into a box, a right-click (or "whole") goes back
-// out. Built off the UI thread.
+// out. Built off the UI thread; for a trace whose zones are not held, from the file.
 #pragma once
 
 #include <cstdint>
@@ -42,7 +42,13 @@ class FlameGraphWindow {
   bool limit_to_range_ = true;
   uint32_t focus_ = FlameGraph::kRoot;
   uint64_t focus_generation_ = 0;  // of the graph focus_ is a node of
-  BackgroundJob<FlameQuery, FlameGraph> job_;
+  struct Built {
+    FlameGraph graph;
+    bool from_file = false;
+    std::string error;  // reading the file failed
+    std::string note;   // what the file's damage left out
+  };
+  BackgroundJob<FlameQuery, Built> job_;
 };
 
 }  // namespace gnomon::viewer

@@ -53,34 +53,44 @@ std::unique_ptr<Session> Session::OpenFile(const std::string& path, uint32_t max
   return session;
 }
 
-server::Result<std::vector<server::ZoneStatistics>> Session::StreamStatistics(std::string* note) {
+template <typename R, typename Read>
+server::Result<R> Session::ReadAgain(Read&& read) {
   auto source = server::TraceSource::OpenFile(path_);
   if (!source.ok()) return source.status();
   server::LoadOptions options;
   options.max_expansion = max_expansion_;
   options.cancel = &cancel_reads_;
-  server::Result<std::vector<std::vector<server::ZoneStatistics>>> streamed = server::Status::Error("");
-  model_.Read([&](const server::TraceModel& model) {
-    streamed = server::StreamZoneStatistics(source.value(), {{shown_stream_.load(), &model}}, options,
+  server::Result<R> result = server::Status::Error("");
+  model_.Read([&](const server::TraceModel& model) { result = read(source.value(), model, options); });
+  return result;
+}
+
+server::Result<std::vector<server::ZoneStatistics>> Session::StreamStatistics(std::string* note) {
+  auto streamed = ReadAgain<std::vector<std::vector<server::ZoneStatistics>>>(
+      [&](const server::TraceSource& source, const server::TraceModel& model,
+          const server::LoadOptions& options) {
+        return server::StreamZoneStatistics(source, {{shown_stream_.load(), &model}}, options,
                                             server::StreamedMedians::kWithinBucket, note);
-  });
+      });
   if (!streamed.ok()) return streamed.status();
   if (streamed->empty()) return std::vector<server::ZoneStatistics>{};
   return std::move(streamed->front());
 }
 
-server::Result<server::ZoneWindow> Session::ReadZoneWindow(uint64_t begin_tick, uint64_t end_tick) {
-  auto source = server::TraceSource::OpenFile(path_);
-  if (!source.ok()) return source.status();
-  server::LoadOptions options;
-  options.max_expansion = max_expansion_;
-  options.cancel = &cancel_reads_;
-  server::Result<server::ZoneWindow> window = server::Status::Error("");
-  model_.Read([&](const server::TraceModel& model) {
-    window = server::ReadZoneWindow(source.value(), model, begin_tick, end_tick,
-                                    std::max<uint64_t>(memory_limit_ / 16, 64 << 20), options);
+server::Result<server::FlameGraph> Session::StreamFlameGraph(const server::FlameQuery& query,
+                                                             std::string* note) {
+  return ReadAgain<server::FlameGraph>([&](const server::TraceSource& source, const server::TraceModel& model,
+                                           const server::LoadOptions& options) {
+    return server::StreamFlameGraph(source, {shown_stream_.load(), &model}, query, options, note);
   });
-  return window;
+}
+
+server::Result<server::ZoneWindow> Session::ReadZoneWindow(uint64_t begin_tick, uint64_t end_tick) {
+  return ReadAgain<server::ZoneWindow>([&](const server::TraceSource& source, const server::TraceModel& model,
+                                           const server::LoadOptions& options) {
+    return server::ReadZoneWindow(source, model, begin_tick, end_tick,
+                                  std::max<uint64_t>(memory_limit_ / 16, 64 << 20), options);
+  });
 }
 
 std::unique_ptr<Session> Session::FromModel(server::TraceModel model, std::string title) {

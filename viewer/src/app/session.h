@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "gnomon/server/flame_graph.h"
 #include "gnomon/server/shared_model.h"
 #include "gnomon/server/statistics.h"
 #include "gnomon/server/trace_loader.h"
@@ -70,6 +71,10 @@ class Session {
   // again on every core (StreamZoneStatistics): the whole trace, longest total first.
   // Fails at once (and one under way stops at its next block) once CancelReads was called.
   server::Result<std::vector<server::ZoneStatistics>> StreamStatistics(std::string* note = nullptr);
+  // The flame graph of a file loaded without its zones, read from the file again in the
+  // same way (StreamFlameGraph).
+  server::Result<server::FlameGraph> StreamFlameGraph(const server::FlameQuery& query,
+                                                      std::string* note = nullptr);
   // The zones of a file loaded without them that overlap ticks [begin, end], read from
   // the file again (ReadZoneWindow) within a sixteenth of the memory limit of blocks.
   server::Result<server::ZoneWindow> ReadZoneWindow(uint64_t begin_tick, uint64_t end_tick);
@@ -98,6 +103,10 @@ class Session {
 
  private:
   Session() = default;
+  // read(source, model, options) on the file again, the model held for reading; reads
+  // stop at CancelReads.
+  template <typename R, typename Read>
+  server::Result<R> ReadAgain(Read&& read);
 
   std::string title_;
   bool waiting_ = false;  // Connect(wait): nothing listened yet, and it keeps trying
