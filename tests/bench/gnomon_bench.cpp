@@ -55,7 +55,8 @@
 //       block read and decompressed once, on one thread (the faster of two such reads).
 //       Seconds of each, statistics_per_read (the statistics' seconds over the read's;
 //       the load's apart), the same for the flame graph of the first program (every
-//       thread, read the same way), and peak memory.
+//       thread, read the same way) and for Find zone on its location of the most zones,
+//       and peak memory.
 //   gnomon-bench soak [--seconds S] [--threads N] [--rate ZONES_PER_S] [--capture PATH]
 //       a paced multi-threaded program captured by gnomon-capture for S seconds (600 by
 //       default): the capture's memory and throughput every 10 s, then the file loads.
@@ -104,6 +105,7 @@
 #include "gnomon/server/text.h"
 #include "gnomon/server/trace_loader.h"
 #include "gnomon/server/worker.h"
+#include "gnomon/server/zone_finder.h"
 #include "gnomon/tracefile/block_codec.h"
 #include "gnomon/tracefile/block_summary.h"
 #include "gnomon/tracefile/trace_writer.h"
@@ -1490,17 +1492,28 @@ int Statistics(const Args& args) {
                    : gnomon::server::StreamFlameGraph(source, {first.stream, &first.model}, {}, options);
   const double flame_s = Seconds(flame_start);
   if (!flame.ok()) Usage(flame.status().message().c_str());
+  // Find zone on its location of the most zones, as its window reads them.
+  double find_s = 0;
+  if (!first.model.zones_held && !stats->empty() && !stats->front().empty()) {
+    const auto busiest = std::max_element(stats->front().begin(), stats->front().end(),
+                                          [](const auto& a, const auto& b) { return a.count < b.count; });
+    const auto find_start = Clock::now();
+    auto found = gnomon::server::FindZonesInFile(source, {first.stream, &first.model},
+                                                 {.location = busiest->source_location}, options);
+    find_s = Seconds(find_start);
+    if (!found.ok()) Usage(found.status().message().c_str());
+  }
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   std::printf(
       "{\"bench\":\"statistics\",\"file\":\"%s\",\"zones\":%llu,\"zones_held\":%d,\"summarized_blocks\":%llu,"
       "\"read_s\":%.2f,\"raw_mb\":%.0f,\"load_s\":%.2f,\"statistics_s\":%.2f,\"statistics_cpu_s\":%.2f,"
       "\"statistics_per_read\":%.2f,\"flame_graph_s\":%.2f,\"flame_graph_per_read\":%.2f,"
-      "\"peak_rss_mb\":%.0f}\n",
+      "\"find_zone_s\":%.2f,\"find_zone_per_read\":%.2f,\"peak_rss_mb\":%.0f}\n",
       args.file.c_str(), (unsigned long long)zones, int(first.model.zones_held),
       (unsigned long long)loaded->summarized_blocks, read_s, double(raw_bytes) / (1 << 20), load_s, stats_s,
-      stats_cpu_s, read_s > 0 ? stats_s / read_s : 0.0, flame_s, read_s > 0 ? flame_s / read_s : 0.0,
-      double(usage.ru_maxrss) / 1024);
+      stats_cpu_s, read_s > 0 ? stats_s / read_s : 0.0, flame_s, read_s > 0 ? flame_s / read_s : 0.0, find_s,
+      read_s > 0 ? find_s / read_s : 0.0, double(usage.ru_maxrss) / 1024);
   return 0;
 }
 

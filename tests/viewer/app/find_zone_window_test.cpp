@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "../../support/json_check.h"
 #include "../../support/process.h"
@@ -16,26 +17,37 @@ using namespace gnomon::test;  // the window tests' helpers: viewer_run.h, known
 TEST_CASE("find zone: the known durations, as bars of the right heights, and the selected range") {
   ScratchDir dir;
   const std::string trace = WriteKnownTrace(dir, "known");
-  {
-    ViewerRun run =
-        RunViewer(dir, {trace, "--frames", "3", "--size", "1200x800", "--show", "find-zone=work"});
+  // Held, and over --memory-limit: the zones read from the file give the same window.
+  for (const bool held : {true, false}) {
+    CAPTURE(held);
+    const std::vector<std::string> limit =
+        held ? std::vector<std::string>{} : std::vector<std::string>{"--memory-limit", "1K"};
+    {
+      std::vector<std::string> args{trace, "--frames", "3", "--size", "1200x800", "--show", "find-zone=work"};
+      args.insert(args.end(), limit.begin(), limit.end());
+      ViewerRun run = RunViewer(dir, args);
+      REQUIRE_MESSAGE(run.exit_code == 0, run.log);
+      const JsonValue& report = WindowReport(run, "find-zone");
+      CHECK(report.Find("location")->string == "Work");  // the search is case-insensitive
+      CHECK(Number(report, "from_file") == (held ? 0 : 1));
+      CHECK(Number(report, "occurrences") == 80);
+      CHECK(Number(report, "listed") == 80);
+      CHECK(Number(report, "rows") == 80);
+      CHECK(Number(report, "p50_ns") >= 1e6);
+      CHECK(Number(report, "p50_ns") <= 2e6);
+      CHECK(Number(report, "p99_ns") == 8e6);
+      CheckBars(run, Array(report, "bars"), {40, 20, 10, 10}, kFindZoneBars);
+    }
+    // Limited to the first 79.5 ms: only the 1 ms zones.
+    std::vector<std::string> args{trace,    "--frames",       "3",        "--size", "1200x800",
+                                  "--show", "find-zone=Work", "--select", "0:79.5"};
+    args.insert(args.end(), limit.begin(), limit.end());
+    ViewerRun run = RunViewer(dir, args);
     REQUIRE_MESSAGE(run.exit_code == 0, run.log);
     const JsonValue& report = WindowReport(run, "find-zone");
-    CHECK(report.Find("location")->string == "Work");  // the search is case-insensitive
-    CHECK(Number(report, "occurrences") == 80);
-    CHECK(Number(report, "rows") == 80);
-    CHECK(Number(report, "p50_ns") >= 1e6);
-    CHECK(Number(report, "p50_ns") <= 2e6);
-    CHECK(Number(report, "p99_ns") == 8e6);
-    CheckBars(run, Array(report, "bars"), {40, 20, 10, 10}, kFindZoneBars);
+    CHECK(Number(report, "occurrences") == 40);
+    CheckBars(run, Array(report, "bars"), {40}, kFindZoneBars);
   }
-  // Limited to the first 79.5 ms: only the 1 ms zones.
-  ViewerRun run = RunViewer(
-      dir, {trace, "--frames", "3", "--size", "1200x800", "--show", "find-zone=Work", "--select", "0:79.5"});
-  REQUIRE_MESSAGE(run.exit_code == 0, run.log);
-  const JsonValue& report = WindowReport(run, "find-zone");
-  CHECK(Number(report, "occurrences") == 40);
-  CheckBars(run, Array(report, "bars"), {40}, kFindZoneBars);
 }
 
 TEST_CASE("find zone outlines every occurrence on the timeline") {

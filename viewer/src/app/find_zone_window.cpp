@@ -39,9 +39,11 @@ void StepOccurrence(const ZoneOccurrences& found, Workspace& ws, bool forward) {
     if (!forward && middle(o) < center - 1 && (chosen == nullptr || middle(o) > middle(*chosen))) chosen = &o;
   }
   if (chosen == nullptr) return;
-  ws.selected = Selection{
-      chosen->lane, chosen->lane.kind == LaneKind::kGpu ? DrawItem::Kind::kGpuZone : DrawItem::Kind::kZone,
-      chosen->index};
+  if (chosen->index != Occurrence::kNotHeld) {
+    ws.selected = Selection{
+        chosen->lane, chosen->lane.kind == LaneKind::kGpu ? DrawItem::Kind::kGpuZone : DrawItem::Kind::kZone,
+        chosen->index};
+  }
   ws.JumpTo(chosen->begin_ns, chosen->begin_ns + chosen->duration_ns);
 }
 
@@ -110,7 +112,8 @@ void FindZoneWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     ImGui::End();
     return;
   }
-  SayZonesNotHeld(model.zones_held);  // GPU zones are found all the same
+  // CPU zones not held are read from the file again; GPU zones are held all the same.
+  if (!model.zones_held && ws.session->path().empty()) SayZonesNotHeld(false);
   ImGui::BeginChild("search", ImVec2(Scaled(220), 0));
   DrawSearch(model);
   ImGui::EndChild();
@@ -136,9 +139,28 @@ void FindZoneWindow::Draw(const server::TraceModel& model, Workspace& ws) {
     }
     query_ = {query.location, gpu};
     Session* session = ws.session;
-    job_.Request(query, [session, query] {
+    const bool from_file = !model.zones_held && !gpu && !session->path().empty();
+    if (from_file && session->is_loading()) {
+      ImGui::TextDisabled("the zones are not held: they are read from the file once it has loaded");
+      ImGui::EndChild();
+      ImGui::End();
+      return;
+    }
+    job_.Request(query, [session, query, from_file] {
       auto found = std::make_shared<ZoneOccurrences>();
-      session->WithModel([&](const server::TraceModel& m) { *found = FindOccurrences(m, query); });
+      if (from_file) {
+        auto read = session->FindZonesInFile(
+            {.location = query.location, .begin_ns = query.begin_ns, .end_ns = query.end_ns});
+        if (read.ok()) {
+          *found = OccurrencesFromFile(read.value(), query);
+        } else {
+          found->query = query;
+          found->from_file = true;
+          found->file_note = "reading the zones from the file failed: " + read.status().message();
+        }
+      } else {
+        session->WithModel([&](const server::TraceModel& m) { *found = FindOccurrences(m, query); });
+      }
       return std::shared_ptr<const ZoneOccurrences>(std::move(found));
     });
     const auto* result = job_.result();
@@ -202,10 +224,25 @@ void FindZoneWindow::DrawOccurrences(const server::TraceModel& model, Workspace&
   ImGui::Text("%s  (%s)%s", location.name.c_str(), location.ShortLabel().c_str(),
               job_.is_busy() ? "  updating..." : "");
   const DurationSpread& spread = found.Of(self_);
-  ImGui::Text("%zu occurrences   %s: total %s   mean %s   std dev %s   median %s   p90 %s   p99 %s",
-              found.items.size(), self_ ? "self time" : "duration", Duration(double(spread.total_ns)).c_str(),
-              Duration(spread.mean_ns).c_str(), Duration(spread.stddev_ns).c_str(),
-              Duration(double(spread.Percentile(0.5))).c_str(),
+  ImGui::PushTextWrapPos(0);
+  if (found.from_file && found.items.size() < found.count) {
+    ImGui::TextDisabled(
+        "Read from the file (the zones are not held: --memory-limit): every zone in the figures and the "
+        "histogram (percentiles within 1/128); the %zu longest listed, grouped and outlined.",
+        found.items.size());
+  } else if (found.from_file) {
+    ImGui::TextDisabled("Read from the file (the zones are not held: --memory-limit).");
+  }
+  ImGui::PopTextWrapPos();
+  if (!found.file_note.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(230, 180, 80, 255));
+    ImGui::TextWrapped("%s", found.file_note.c_str());
+    ImGui::PopStyleColor();
+  }
+  ImGui::Text("%llu occurrences   %s: total %s   mean %s   std dev %s   median %s   p90 %s   p99 %s",
+              static_cast<unsigned long long>(found.count), self_ ? "self time" : "duration",
+              Duration(double(spread.total_ns)).c_str(), Duration(spread.mean_ns).c_str(),
+              Duration(spread.stddev_ns).c_str(), Duration(double(spread.Percentile(0.5))).c_str(),
               Duration(double(spread.Percentile(0.9))).c_str(),
               Duration(double(spread.Percentile(0.99))).c_str());
   if (found.items.empty()) return;
@@ -268,7 +305,9 @@ void FindZoneWindow::DrawOccurrences(const server::TraceModel& model, Workspace&
 
   JsonReport report;
   report.Add("location", location.name)
-      .Add("occurrences", double(found.items.size()))
+      .Add("occurrences", double(found.count))
+      .Add("listed", double(found.items.size()))
+      .Add("from_file", found.from_file ? 1.0 : 0.0)
       .Add("rows", double(rows_.size()));
   report.Add("p50_ns", double(spread.Percentile(0.5)))
       .Add("p99_ns", double(spread.Percentile(0.99)))
@@ -333,8 +372,10 @@ void FindZoneWindow::DrawOccurrences(const server::TraceModel& model, Workspace&
         ImGui::PushID(row);
         if (ImGui::Selectable(FormatTime(o.begin_ns).c_str(), false, ImGuiSelectableFlags_SpanAllColumns)) {
           ws.JumpTo(o.begin_ns, o.begin_ns + o.duration_ns);
-          ws.selected =
-              Selection{o.lane, found.query.gpu ? DrawItem::Kind::kGpuZone : DrawItem::Kind::kZone, o.index};
+          if (o.index != Occurrence::kNotHeld) {
+            ws.selected = Selection{
+                o.lane, found.query.gpu ? DrawItem::Kind::kGpuZone : DrawItem::Kind::kZone, o.index};
+          }
         }
         ImGui::PopID();
         ImGui::TableNextColumn();

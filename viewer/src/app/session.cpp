@@ -85,6 +85,13 @@ server::Result<server::FlameGraph> Session::StreamFlameGraph(const server::Flame
   });
 }
 
+server::Result<server::FoundZones> Session::FindZonesInFile(const server::FindZoneQuery& query) {
+  return ReadAgain<server::FoundZones>([&](const server::TraceSource& source, const server::TraceModel& model,
+                                           const server::LoadOptions& options) {
+    return server::FindZonesInFile(source, {shown_stream_.load(), &model}, query, options);
+  });
+}
+
 server::Result<server::ZoneWindow> Session::ReadZoneWindow(uint64_t begin_tick, uint64_t end_tick) {
   return ReadAgain<server::ZoneWindow>([&](const server::TraceSource& source, const server::TraceModel& model,
                                            const server::LoadOptions& options) {

@@ -20,6 +20,7 @@
 #include "gnomon/server/trace_loader.h"
 #include "gnomon/server/trace_model.h"
 #include "gnomon/server/worker.h"
+#include "gnomon/server/zone_finder.h"
 #include "gnomon/server/zone_window.h"
 #include "gnomon/tracefile/trace_writer.h"
 
@@ -75,6 +76,9 @@ class Session {
   // same way (StreamFlameGraph).
   server::Result<server::FlameGraph> StreamFlameGraph(const server::FlameQuery& query,
                                                       std::string* note = nullptr);
+  // Find zone's CPU zones of a file loaded without them, read from the file again
+  // (FindZonesInFile).
+  server::Result<server::FoundZones> FindZonesInFile(const server::FindZoneQuery& query);
   // The zones of a file loaded without them that overlap ticks [begin, end], read from
   // the file again (ReadZoneWindow) within a sixteenth of the memory limit of blocks.
   server::Result<server::ZoneWindow> ReadZoneWindow(uint64_t begin_tick, uint64_t end_tick);

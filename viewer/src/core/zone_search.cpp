@@ -63,10 +63,102 @@ bool ContainsIgnoringCase(const std::string& text, const std::string& lower_need
 
 }  // namespace
 
+uint64_t DurationSpread::count() const {
+  if (weights.empty()) return sorted_ns.size();
+  uint64_t n = 0;
+  for (const uint64_t w : weights) n += w;
+  return n;
+}
+
 int64_t DurationSpread::Percentile(double q) const {
   if (sorted_ns.empty()) return 0;
-  const double rank = std::clamp(q, 0.0, 1.0) * double(sorted_ns.size() - 1);
-  return sorted_ns[size_t(std::llround(rank))];
+  const uint64_t n = count();
+  const uint64_t rank = uint64_t(std::llround(std::clamp(q, 0.0, 1.0) * double(n - 1)));
+  if (weights.empty()) return sorted_ns[rank];
+  uint64_t below = 0;
+  for (size_t i = 0; i < sorted_ns.size(); ++i) {
+    below += weights[i];
+    if (rank < below) return sorted_ns[i];
+  }
+  return sorted_ns.back();
+}
+
+namespace {
+
+// Orders the items, sums their spreads (unless given) and lays them out lane by lane.
+void Finish(ZoneOccurrences& out, bool with_spreads) {
+  std::stable_sort(out.items.begin(), out.items.end(),
+                   [](const Occurrence& a, const Occurrence& b) { return a.begin_ns < b.begin_ns; });
+  if (with_spreads) {
+    std::vector<int64_t> durations, self_times;
+    durations.reserve(out.items.size());
+    self_times.reserve(out.items.size());
+    for (const Occurrence& o : out.items) {
+      durations.push_back(o.duration_ns);
+      self_times.push_back(o.self_ns);
+    }
+    out.durations = Spread(std::move(durations));
+    out.self_times = Spread(std::move(self_times));
+  }
+  // Lane by lane: a stable order of the lanes as first met, each lane's in begin order.
+  std::map<LaneKey, size_t> group;
+  for (uint32_t i = 0; i < out.items.size(); ++i) {
+    const Occurrence& o = out.items[i];
+    auto [it, inserted] = group.try_emplace(o.lane, out.by_lane.lanes.size());
+    if (inserted) out.by_lane.lanes.emplace_back(o.lane, std::vector<LaneOccurrence>{});
+    out.by_lane.lanes[it->second].second.push_back({.begin_ns = o.begin_ns,
+                                                    .duration_ns = o.duration_ns,
+                                                    .self_ns = o.self_ns,
+                                                    .depth = o.depth,
+                                                    .item = i});
+    out.by_lane.longest_ns = std::max(out.by_lane.longest_ns, o.duration_ns);
+  }
+}
+
+// A distribution read from a file as a spread.
+DurationSpread Spread(const server::FoundSpread& found, uint64_t count) {
+  DurationSpread s;
+  for (const auto& [value, zones] : found.values) {
+    s.sorted_ns.push_back(value);
+    s.weights.push_back(zones);
+  }
+  if (count > 0) {
+    const long double mean = (long double)found.total_ns / count;
+    const long double variance = found.squares / count - mean * mean;
+    s.mean_ns = double(mean);
+    s.stddev_ns = variance > 0 ? double(std::sqrt(variance)) : 0;
+  }
+  s.total_ns = found.total_ns;
+  return s;
+}
+
+}  // namespace
+
+ZoneOccurrences OccurrencesFromFile(const server::FoundZones& found, const ZoneQuery& query) {
+  ZoneOccurrences out;
+  out.query = query;
+  out.from_file = true;
+  out.file_note = found.note;
+  out.count = found.count;
+  out.items.reserve(found.longest.size());
+  for (const server::FoundZone& z : found.longest) {
+    out.items.push_back({{LaneKind::kThread, z.thread_id},
+                         Occurrence::kNotHeld,
+                         z.thread_id,
+                         z.parent,
+                         z.depth,
+                         z.begin_ns,
+                         z.duration_ns,
+                         z.self_ns});
+  }
+  // Every occurrence kept: the spreads exact, as held; else the file's distribution.
+  const bool whole = out.items.size() == found.count;
+  if (!whole) {
+    out.durations = Spread(found.durations, found.count);
+    out.self_times = Spread(found.self_times, found.count);
+  }
+  Finish(out, whole);
+  return out;
 }
 
 ZoneOccurrences FindOccurrences(const server::TraceModel& model, const ZoneQuery& query) {
@@ -121,31 +213,10 @@ ZoneOccurrences FindOccurrences(const server::TraceModel& model, const ZoneQuery
       }
     }
   }
-  std::stable_sort(out.items.begin(), out.items.end(),
-                   [](const Occurrence& a, const Occurrence& b) { return a.begin_ns < b.begin_ns; });
-  std::vector<int64_t> durations, self_times;
-  durations.reserve(out.items.size());
-  self_times.reserve(out.items.size());
-  for (Occurrence& o : out.items) {
-    o.self_ns = std::max<int64_t>(o.self_ns, 0);  // children that overlap (a damaged trace) take no more
-    durations.push_back(o.duration_ns);
-    self_times.push_back(o.self_ns);
-  }
-  out.durations = Spread(std::move(durations));
-  out.self_times = Spread(std::move(self_times));
-  // Lane by lane: a stable order of the lanes as first met, each lane's in begin order.
-  std::map<LaneKey, size_t> group;
-  for (uint32_t i = 0; i < out.items.size(); ++i) {
-    const Occurrence& o = out.items[i];
-    auto [it, inserted] = group.try_emplace(o.lane, out.by_lane.lanes.size());
-    if (inserted) out.by_lane.lanes.emplace_back(o.lane, std::vector<LaneOccurrence>{});
-    out.by_lane.lanes[it->second].second.push_back({.begin_ns = o.begin_ns,
-                                                    .duration_ns = o.duration_ns,
-                                                    .self_ns = o.self_ns,
-                                                    .depth = o.depth,
-                                                    .item = i});
-  }
-  out.by_lane.longest_ns = out.durations.sorted_ns.empty() ? 0 : out.durations.sorted_ns.back();
+  // Children that overlap (a damaged trace) take no more than the zone.
+  for (Occurrence& o : out.items) o.self_ns = std::max<int64_t>(o.self_ns, 0);
+  out.count = out.items.size();
+  Finish(out, true);
   return out;
 }
 
@@ -231,13 +302,17 @@ size_t DurationHistogram::BinOf(int64_t ns) const {
   return std::min(bins - 1, size_t(std::max(0.0, Fraction(double(ns)) * double(bins))));
 }
 
-void DurationHistogram::Count(const std::vector<int64_t>& sorted_ns) {
+void DurationHistogram::Count(const std::vector<int64_t>& sorted_ns, const std::vector<uint64_t>& weights) {
   // Bins are contiguous runs of the sorted durations: a binary search per bin, not a
   // logarithm per duration, so a million durations cost microseconds.
   auto from = sorted_ns.begin();
   for (size_t bin = 0; bin < counts.size() && from != sorted_ns.end(); ++bin) {
     const auto to = std::partition_point(from, sorted_ns.end(), [&](int64_t ns) { return BinOf(ns) <= bin; });
-    counts[bin] += uint64_t(to - from);
+    if (weights.empty()) {
+      counts[bin] += uint64_t(to - from);
+    } else {
+      for (auto at = from; at != to; ++at) counts[bin] += weights[size_t(at - sorted_ns.begin())];
+    }
     tallest = std::max(tallest, counts[bin]);
     from = to;
   }
@@ -250,7 +325,7 @@ DurationHistogram MakeHistogram(const DurationSpread& values, size_t bins, Histo
   if (values.sorted_ns.empty()) return h;
   h.min_ns = values.sorted_ns.front();
   h.max_ns = values.sorted_ns.back();
-  h.Count(values.sorted_ns);
+  h.Count(values.sorted_ns, values.weights);
   return h;
 }
 

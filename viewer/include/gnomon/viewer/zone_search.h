@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gnomon/server/trace_model.h"
+#include "gnomon/server/zone_finder.h"
 #include "gnomon/viewer/timeline.h"
 
 namespace gnomon::viewer {
@@ -30,12 +31,13 @@ struct ZoneQuery {
 };
 
 struct Occurrence {
-  LaneKey lane;            // the thread, or the GPU context
-  uint32_t index = 0;      // zone index in its thread or context
-  uint32_t thread_id = 0;  // the recording thread (a GPU zone's too)
-  uint32_t parent = 0;     // the parent's source location; 0 for a top-level zone
-  uint32_t depth = 0;      // its row in the lane
-  int64_t begin_ns = 0;    // trace-relative
+  static constexpr uint32_t kNotHeld = UINT32_MAX;  // index of a zone read from the file
+  LaneKey lane;                                     // the thread, or the GPU context
+  uint32_t index = 0;                               // zone index in its thread or context, or kNotHeld
+  uint32_t thread_id = 0;                           // the recording thread (a GPU zone's too)
+  uint32_t parent = 0;                              // the parent's source location; 0 for a top-level zone
+  uint32_t depth = 0;                               // its row in the lane
+  int64_t begin_ns = 0;                             // trace-relative
   int64_t duration_ns = 0;
   int64_t self_ns = 0;  // the duration less its children's (those of its thread, for a GPU zone)
 };
@@ -59,17 +61,24 @@ struct OccurrencesByLane {
 // The spread of the occurrences' durations, or of their self times.
 struct DurationSpread {
   std::vector<int64_t> sorted_ns;  // ascending
+  // Empty: each value is one zone's. Else how many zones each value stands for (zones
+  // read from a file: server::FoundSpread).
+  std::vector<uint64_t> weights;
   double mean_ns = 0;
   double stddev_ns = 0;  // of the population
   int64_t total_ns = 0;
+  uint64_t count() const;
   // The value at fraction q (0..1) of the sorted values (nearest rank); 0 when none.
   int64_t Percentile(double q) const;
 };
 
 struct ZoneOccurrences {
   ZoneQuery query;
-  std::vector<Occurrence> items;  // in begin order
-  OccurrencesByLane by_lane;      // the same, lane by lane
+  uint64_t count = 0;             // every occurrence
+  std::vector<Occurrence> items;  // in begin order: every one, or the longest when read from a file
+  bool from_file = false;
+  std::string file_note;      // read from the file: why that failed, or what damage left out
+  OccurrencesByLane by_lane;  // the same, lane by lane
   DurationSpread durations;
   DurationSpread self_times;
   const DurationSpread& Of(bool self) const { return self ? self_times : durations; }
@@ -78,6 +87,9 @@ struct ZoneOccurrences {
 // Every closed (CPU) or timed (GPU) zone of the query, GPU zones placed by their
 // context's clock model. Reads only the model (safe on another thread under its lock).
 ZoneOccurrences FindOccurrences(const server::TraceModel& model, const ZoneQuery& query);
+// The same for CPU zones read from the file (server::FindZonesInFile, zones not held):
+// the longest of them as items, every one in count and the spreads.
+ZoneOccurrences OccurrencesFromFile(const server::FoundZones& found, const ZoneQuery& query);
 
 // The n-th zone (from 1, by begin) of the locations named exactly `name`: CPU zones, or
 // GPU zones when no CPU zone has that name; none when there are fewer.
@@ -109,8 +121,9 @@ struct DurationHistogram {
   size_t BinOf(int64_t ns) const;
   // Where a duration lies across the histogram, from 0 (min_ns) to 1 (max_ns).
   double Fraction(double ns) const;
-  // Adds durations (sorted, ascending) to their bins; `tallest` follows.
-  void Count(const std::vector<int64_t>& sorted_ns);
+  // Adds durations (sorted, ascending; each weighs its weight, or one) to their bins;
+  // `tallest` follows.
+  void Count(const std::vector<int64_t>& sorted_ns, const std::vector<uint64_t>& weights = {});
 };
 DurationHistogram MakeHistogram(const DurationSpread& values, size_t bins, HistogramScale scale);
 
