@@ -9,7 +9,8 @@
 // statistics read from the file (StreamZoneStatistics) must equal the held ones: the
 // same counts, totals, extremes and faults; and the overview it keeps of them, in a
 // small budget, must count every zone once, within that budget, as must the whole trace
-// read as one window of zones (ReadZoneWindow). A quarter of those load from the blocks'
+// read as one window of zones (ReadZoneWindow), and its flame graph and Find zone read
+// from the file must agree with the held ones. A quarter of those load from the blocks'
 // summaries (format 8) where they have them: a summary speaks for its block unread, so
 // then only what the summaries alone make is checked (the overview counts every zone
 // they count once, within its budget), not that it equals the blocks.
@@ -22,10 +23,12 @@
 #include <string>
 
 #include "../support/heap_counter.h"
+#include "gnomon/server/flame_graph.h"
 #include "gnomon/server/report.h"
 #include "gnomon/server/statistics.h"
 #include "gnomon/server/streamed_statistics.h"
 #include "gnomon/server/trace_loader.h"
+#include "gnomon/server/zone_finder.h"
 #include "gnomon/server/zone_window.h"
 
 constexpr uint32_t kExpansion = 64;
@@ -103,6 +106,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           const auto& b = streamed[p][i];
           if (a.count != b.count || a.total_ns != b.total_ns || a.min_ns != b.min_ns ||
               a.max_ns != b.max_ns || (size % 4 == 1 && a.median_ns != b.median_ns))
+            __builtin_trap();
+        }
+        // The flame graph read from the file: the held one's paths, unless nested past
+        // the depth held zones keep; Find zone on the busiest location: its statistics'
+        // count and total.
+        const gnomon::server::StreamedProgram program{counted.processes[p].stream, &other};
+        auto flame = gnomon::server::StreamFlameGraph(source.value(), program, {}, options);
+        const auto held_flame = gnomon::server::BuildFlameGraph(model, {});
+        if (equal && held_flame.max_depth < gnomon::server::ZoneArray::kMaxDepth &&
+            (!flame.ok() || flame->nodes.size() != held_flame.nodes.size() ||
+             flame->nodes[0].total_ns != held_flame.nodes[0].total_ns))
+          __builtin_trap();
+        if (!stats.empty() && !other.zone_blocks.empty()) {
+          auto found = gnomon::server::FindZonesInFile(
+              source.value(), program, {.location = stats.front().source_location, .keep = 64}, options);
+          if (equal && (!found.ok() || found->count != stats.front().count ||
+                        found->durations.total_ns != stats.front().total_ns))
             __builtin_trap();
         }
       }

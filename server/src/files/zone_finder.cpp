@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "analysis/duration_set.h"
+#include "analysis/zone_accumulator.h"
 #include "files/block_pass.h"
 
 namespace gnomon::server {
@@ -33,9 +34,9 @@ class alignas(64) Tally {
     ++count_;
     durations_.Add(zone.duration_ns);
     self_times_.Add(zone.self_ns);
-    total_ += zone.duration_ns;
+    total_ = analysis::AddSaturated(total_, zone.duration_ns);
     squares_ += double(zone.duration_ns) * double(zone.duration_ns);
-    self_total_ += zone.self_ns;
+    self_total_ = analysis::AddSaturated(self_total_, zone.self_ns);
     self_squares_ += double(zone.self_ns) * double(zone.self_ns);
     if (keep_ > 0 && (longest_.size() < keep_ || Longer(zone, longest_.front()))) Keep(zone);
   }
@@ -43,9 +44,9 @@ class alignas(64) Tally {
     count_ += other.count_;
     durations_.Merge(other.durations_);
     self_times_.Merge(other.self_times_);
-    total_ += other.total_;
+    total_ = analysis::AddSaturated(total_, other.total_);
     squares_ += other.squares_;
-    self_total_ += other.self_total_;
+    self_total_ = analysis::AddSaturated(self_total_, other.self_total_);
     self_squares_ += other.self_squares_;
     for (const FoundZone& zone : other.longest_) Keep(zone);
     other.longest_.clear();
@@ -111,7 +112,8 @@ struct ThreadLeft {
   };
   struct Deferred {  // a zone found that began before the block: its self time waits
     FoundZone zone;
-    size_t start;  // its place in `start`
+    size_t start;      // its place in `start`
+    int64_t children;  // ns of its children closed in the block
   };
   std::vector<StartZone> start;
   std::vector<Deferred> deferred;
@@ -188,9 +190,11 @@ class FindWalk {
   }
   void Close(const Open& open, uint64_t tick) {
     const int64_t duration = program_.Duration(open.begin_tick, open.begin_ns + origin_, tick);
+    if (open.start >= 0)
+      left_[thread_].start[size_t(open.start)].closed = true;  // ended, as the load ends it
     if (duration < 0) return;  // held, it reads as open: found nowhere, nor its parent's child
-    if (!stack_->empty() && duration > 0) stack_->back().children += duration;
-    if (open.start >= 0) left_[thread_].start[size_t(open.start)].closed = true;
+    if (!stack_->empty() && duration > 0)
+      stack_->back().children = analysis::AddSaturated(stack_->back().children, duration);
     if (open.location != query_.location || open.begin_ns < query_.begin_ns || open.begin_ns > query_.end_ns)
       return;
     FoundZone zone{thread_,
@@ -200,8 +204,7 @@ class FindWalk {
                    duration,
                    std::max<int64_t>(0, duration - open.children)};
     if (open.start >= 0) {
-      zone.self_ns = duration - open.children;  // less the children before the block, when settled
-      left_[thread_].deferred.push_back({zone, size_t(open.start)});
+      left_[thread_].deferred.push_back({zone, size_t(open.start), open.children});
     } else {
       tally_.Add(zone);
     }
@@ -221,7 +224,11 @@ Result<FoundZones> Find(const TraceSource& source, const StreamedProgram& progra
                         const LoadOptions& options) {
   const TraceModel& model = *program.model;
   if (model.zone_blocks.empty() && model.zone_count > 0)
-    return Status::Error("the load kept no record of " + source.name() + "'s blocks to read its zones by");
+    return Status::Error(
+        "the load kept no record of " + source.name() +
+        "'s blocks to read its zones by (the zones open as each block began did not fit its "
+        "overview's share of --memory-limit): raise --memory-limit, or cut the part to look at "
+        "(gnomon-cut FILE --range A:B -o PART)");
   Pass pass(source, options);
   if (Status s = OpenPass(pass, {program}); !s.ok()) return s;
   std::unordered_map<uint32_t, size_t> record_of;  // a block's sequence -> its ZoneBlock
@@ -248,7 +255,8 @@ Result<FoundZones> Find(const TraceSource& source, const StreamedProgram& progra
         return walker.Take();
       },
       [&](size_t, BlockLeft& left) {
-        for (auto& [thread, part] : left) {
+        for (auto& [thread, left_of_thread] : left) {
+          ThreadLeft& part = left_of_thread;  // (a lambda below takes it; not a binding)
           std::vector<std::pair<uint64_t, int64_t>>& stack = stacks[thread];
           // What the blocks before took of each zone open when this one began (none where
           // the stacks part: a gap the load mended).
@@ -256,13 +264,15 @@ Result<FoundZones> Find(const TraceSource& source, const StreamedProgram& progra
             return i < stack.size() && stack[i].first == part.start[i].begin_tick ? stack[i].second : 0;
           };
           for (ThreadLeft::Deferred& deferred : part.deferred) {
-            deferred.zone.self_ns = std::max<int64_t>(0, deferred.zone.self_ns - before(deferred.start));
+            const int64_t children = analysis::AddSaturated(before(deferred.start), deferred.children);
+            deferred.zone.self_ns = std::max<int64_t>(0, deferred.zone.duration_ns - children);
             tallies[workers].Add(deferred.zone);
           }
           std::vector<std::pair<uint64_t, int64_t>> open;
           for (size_t i = 0; i < part.start.size(); ++i) {
             if (!part.start[i].closed)
-              open.push_back({part.start[i].begin_tick, before(i) + part.start[i].children});
+              open.push_back(
+                  {part.start[i].begin_tick, analysis::AddSaturated(before(i), part.start[i].children)});
           }
           open.insert(open.end(), part.left_open.begin(), part.left_open.end());
           stack = std::move(open);

@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <tuple>
 #include <vector>
 
 #include "../../support/trace_files.h"
+#include "gnomon/server/flame_graph.h"
 #include "gnomon/server/trace_loader.h"
 #include "gnomon/viewer/zone_search.h"
 
@@ -149,4 +151,53 @@ TEST_CASE("find zone read from the file keeps the longest whole, and every zone 
   uint64_t counted = 0;
   for (const uint64_t c : h.counts) counted += c;
   CHECK(counted == held.count);
+}
+
+TEST_CASE("find zone read from the file: a zone begun before a block and ended where held reads it as open") {
+  // The zone of location 2 begins before a block and ends, blocks later, at a tick the
+  // held zone takes for open: the zones around and after it keep their self times.
+  gnomon::test::StreamWriter w;
+  w.AppInfo("open ends").ThreadContext(1);
+  w.ZoneBegin(1, 100).ZoneBegin(2, 200);
+  uint64_t tick = 300;
+  for (int i = 0; i < 3'000; ++i, tick += 10) w.ZoneBegin(3, tick).ZoneEnd(tick + 5);
+  w.ZoneEnd(UINT64_MAX).ZoneBegin(4, tick);  // and one begun beside that end, across blocks too
+  for (int i = 0; i < 3'000; ++i, tick += 10) w.ZoneBegin(3, tick).ZoneEnd(tick + 5);
+  w.ZoneEnd(tick);
+  for (int i = 0; i < 3'000; ++i, tick += 10) w.ZoneBegin(3, tick).ZoneEnd(tick + 5);
+  w.ZoneEnd(tick + 1).End(tick + 2);
+  gnomon::test::ScratchDir dir;
+  CHECK(CompareOn(gnomon::test::WriteTrace(dir, w, 4096)) == 9'000 + 2);
+}
+
+TEST_CASE("find zone read from the file: a damaged block loaded from its summary is left out, and said") {
+  gnomon::test::ScratchDir dir;
+  const std::string path = gnomon::test::WriteTrace(dir, gnomon::test::NestedZones(6, 6'000), 4096);
+  const uint64_t all = FindOccurrences(Load(path)->held.processes[0].model, {1}).count;
+  gnomon::test::FileParts parts = gnomon::test::Split(gnomon::test::ReadFile(path));
+  REQUIRE(parts.blocks.size() > 6);
+  parts.blocks[3][sizeof(gnomon::tracefile::BlockHeader) + 9] ^= 0x55;  // its frame, not its summary
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << parts.Join(parts.blocks, parts.end);
+  auto source = gnomon::server::TraceSource::OpenFile(path);
+  REQUIRE(source.ok());
+  TraceSet counted;
+  LoadOptions options;
+  options.zone_memory_limit = 1;
+  options.overview_runs = 65'536;  // from the summaries: the damage is not seen yet
+  REQUIRE(gnomon::server::LoadTraceSet(source.value(), counted, options).ok());
+  const auto& model = counted.processes[0].model;
+  REQUIRE(model.summarized_blocks.size() == parts.blocks.size());
+  auto found = gnomon::server::FindZonesInFile(source.value(), {counted.processes[0].stream, &model},
+                                               {.location = 1}, options);
+  REQUIRE_MESSAGE(found.ok(), found.status().message());
+  CHECK(found->note.find("does not decompress") != std::string::npos);
+  CHECK(found->note.find("read from its summary") != std::string::npos);
+  CHECK(found->count < all);  // those begun and ended inside it
+  CHECK(found->count > all / 2);
+  std::string note;
+  auto flame = gnomon::server::StreamFlameGraph(source.value(), {counted.processes[0].stream, &model}, {},
+                                                options, &note);
+  REQUIRE(flame.ok());
+  CHECK(note == found->note);
+  CHECK(flame->nodes.size() > 1);
 }

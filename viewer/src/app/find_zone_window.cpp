@@ -43,6 +43,8 @@ void StepOccurrence(const ZoneOccurrences& found, Workspace& ws, bool forward) {
     ws.selected = Selection{
         chosen->lane, chosen->lane.kind == LaneKind::kGpu ? DrawItem::Kind::kGpuZone : DrawItem::Kind::kZone,
         chosen->index};
+  } else {
+    ws.selected.reset();  // read from the file: nothing held to select
   }
   ws.JumpTo(chosen->begin_ns, chosen->begin_ns + chosen->duration_ns);
 }
@@ -174,7 +176,8 @@ void FindZoneWindow::Draw(const server::TraceModel& model, Workspace& ws) {
         *job_.result_key() == query) {
       // The search guessed the kind from a sample; none of it: the other kind, once.
       try_other_kind_ = false;
-      if (found->items.empty()) query_.gpu = !query_.gpu;
+      // (A failed read of the file says why, not the other kind.)
+      if (found->items.empty() && found->file_note.empty()) query_.gpu = !query_.gpu;
     }
     if (found != nullptr) {
       DrawOccurrences(model, ws, *found);
@@ -375,6 +378,8 @@ void FindZoneWindow::DrawOccurrences(const server::TraceModel& model, Workspace&
           if (o.index != Occurrence::kNotHeld) {
             ws.selected = Selection{
                 o.lane, found.query.gpu ? DrawItem::Kind::kGpuZone : DrawItem::Kind::kZone, o.index};
+          } else {
+            ws.selected.reset();
           }
         }
         ImGui::PopID();

@@ -85,7 +85,10 @@ server::Result<server::FlameGraph> Session::StreamFlameGraph(const server::Flame
   });
 }
 
-server::Result<server::FoundZones> Session::FindZonesInFile(const server::FindZoneQuery& query) {
+server::Result<server::FoundZones> Session::FindZonesInFile(server::FindZoneQuery query) {
+  // The longest kept whole, by every worker: within a sixteenth of the limit, as a window.
+  query.keep = std::min<uint64_t>(
+      query.keep, std::max<uint64_t>(4096, memory_limit_ / 16 / (17 * sizeof(server::FoundZone))));
   return ReadAgain<server::FoundZones>([&](const server::TraceSource& source, const server::TraceModel& model,
                                            const server::LoadOptions& options) {
     return server::FindZonesInFile(source, {shown_stream_.load(), &model}, query, options);

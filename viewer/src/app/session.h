@@ -77,8 +77,8 @@ class Session {
   server::Result<server::FlameGraph> StreamFlameGraph(const server::FlameQuery& query,
                                                       std::string* note = nullptr);
   // Find zone's CPU zones of a file loaded without them, read from the file again
-  // (FindZonesInFile).
-  server::Result<server::FoundZones> FindZonesInFile(const server::FindZoneQuery& query);
+  // (FindZonesInFile), the longest kept whole within a sixteenth of the memory limit.
+  server::Result<server::FoundZones> FindZonesInFile(server::FindZoneQuery query);
   // The zones of a file loaded without them that overlap ticks [begin, end], read from
   // the file again (ReadZoneWindow) within a sixteenth of the memory limit of blocks.
   server::Result<server::ZoneWindow> ReadZoneWindow(uint64_t begin_tick, uint64_t end_tick);

@@ -257,6 +257,21 @@ std::vector<LocationMatch> SearchLocations(const server::TraceModel& model, cons
       if (location < matches.size()) matches[location].cpu_zones += cpu_step;
     }
   }
+  // Zones not held: a sample of their overview's runs of one location counts them (runs
+  // that merge several locations go uncounted).
+  size_t runs = 0;
+  for (const server::ThreadTimeline& thread : model.threads)
+    for (const auto& row : thread.overview.rows()) runs += row.size();
+  const size_t run_step = std::max<size_t>(1, runs / kRankSample);
+  for (const server::ThreadTimeline& thread : model.threads) {
+    for (const auto& row : thread.overview.rows()) {
+      for (size_t i = 0; i < row.size(); i += run_step) {
+        const server::OverviewRun& run = row[i];
+        if (run.location != server::kMixedLocations && run.location < matches.size())
+          matches[run.location].cpu_zones += uint64_t(run.count) * run_step;
+      }
+    }
+  }
   for (const auto& [id, context] : model.gpu_contexts) {
     for (size_t i = 0; i < context.zones.size(); i += gpu_step) {
       const uint32_t location = context.zones[i].source_location;

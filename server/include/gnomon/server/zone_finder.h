@@ -7,10 +7,12 @@
 //   found->longest;   // the longest of them whole (all of them when few enough)
 //
 // Each zone as held gives it (the viewer's FindOccurrences): its thread, depth, parent
-// location, begin, duration, and self time (its duration less its children's). Needs
-// the load's record of its blocks and the zones open when each began
-// (TraceModel::zone_blocks, kept when LoadOptions::overview_runs is given), as a window
-// of zones is read by.
+// location, begin, duration, and self time (its duration less its children's). One
+// difference is by design: a zone nested more than ZoneArray::kMaxDepth levels deep is
+// held at that depth, a sibling of the zones below it; here it keeps its true parent and
+// children. Needs the load's record of its blocks and the zones open when each began
+// (TraceModel::zone_blocks, kept when LoadOptions::overview_runs is given and within its
+// budget), as a window of zones is read by.
 #pragma once
 
 #include <cstdint>

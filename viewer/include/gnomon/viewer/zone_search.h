@@ -97,8 +97,9 @@ std::optional<Occurrence> FindNthZone(const server::TraceModel& model, const std
 
 // Source locations whose name (or function, or file) contains `text`, ignoring case
 // (ASCII), best first: locations with more zones first. At most `limit`. Zone counts are
-// estimated from a sample of some 65,536 CPU and as many GPU zones, so a rare location
-// may show none of the kind it has (Find zone then tries the other kind).
+// estimated from a sample of some 65,536 CPU and as many GPU zones (CPU zones not held:
+// from their overview), so a rare location may show none of the kind it has (Find zone
+// then tries the other kind).
 struct LocationMatch {
   uint32_t location = 0;
   uint64_t cpu_zones = 0;
