@@ -117,9 +117,10 @@ first capture's clock.
                    Every figure is then exact but the median of a location of more than
                    4096 zones, within 0.4 % (the JSON's median_error_ns says by how much
                    at most): so for the report, --json and --csv's tables. --csv
-                   --unwrap, --chrome, --perfetto and --compare hold every zone, within
-                   the limit given or else half this machine's memory: past it they
-                   are refused, not tried (cut a big trace first with gnomon-cut)
+                   --unwrap, --chrome, --perfetto and --compare (both traces) hold every
+                   zone, within the limit given or else half this machine's memory:
+                   past it they are refused, not tried (cut a big trace first with
+                   gnomon-cut)
     --exact-medians
                    past the limit, every median exact all the same: looked for in the
                    bucket that holds it by more passes over the file (one for medians
@@ -209,8 +210,13 @@ bool AllZonesHeld(const gnomon::server::TraceSet& set) {
 // The regression check of NEW against OLD (--compare); the exit code.
 
 int CompareTraces(const gnomon::server::TraceSet& new_set, const std::string& old_path,
-                  const gnomon::server::LoadOptions& load_options,
-                  const gnomon::server::RegressionOptions& options, const std::string& json_path) {
+                  gnomon::server::LoadOptions load_options, const gnomon::server::RegressionOptions& options,
+                  const std::string& json_path) {
+  // Both held at once: OLD gets what NEW's zones leave of the limit.
+  uint64_t new_bytes = 0;
+  for (const auto& process : new_set.processes) new_bytes += process.model.zone_bytes();
+  const uint64_t limit = load_options.zone_memory_limit;
+  load_options.zone_memory_limit = limit > new_bytes ? limit - new_bytes : 1;
   gnomon::server::TraceSet old_set;
   auto loaded = gnomon::server::LoadTraceSet(old_path, old_set, load_options);
   if (!loaded.ok()) {
@@ -223,11 +229,11 @@ int CompareTraces(const gnomon::server::TraceSet& new_set, const std::string& ol
   if (!AllZonesHeld(old_set)) {
     std::fprintf(
         stderr,
-        "gnomon-report: %s: its zones need more than the memory limit (%s), and --compare holds every "
-        "zone: cut the part you need first (gnomon-cut %s --range A:B -o PART), or raise "
-        "--memory-limit\n",
+        "gnomon-report: %s: its zones need more than the memory limit leaves beside the new trace's (%s "
+        "of %s), and --compare holds every zone of both: cut the part you need first (gnomon-cut %s "
+        "--range A:B -o PART), or raise --memory-limit\n",
         old_path.c_str(), gnomon::server::FormatBytes(load_options.zone_memory_limit).c_str(),
-        old_path.c_str());
+        gnomon::server::FormatBytes(limit).c_str(), old_path.c_str());
     return 2;
   }
   auto programs = [](const gnomon::server::TraceSet& set) {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -15,6 +16,7 @@
 #include "../support/json_check.h"
 #include "../support/process.h"
 #include "../support/stream_writer.h"
+#include "../support/trace_files.h"
 #include "../support/zone_sets.h"
 #include "gnomon/server/trace_loader.h"
 #include "gnomon/server/worker.h"
@@ -819,6 +821,28 @@ TEST_CASE(
     CHECK(output.find("gnomon-cut " + trace + " --range A:B -o PART") != std::string::npos);
   }
   CHECK_FALSE(std::filesystem::exists(dir.File("t.json")));
+  // --compare holds both traces: a limit one fits, but not beside the other.
+  {
+    uint64_t raw = 0;  // what the load's promise is made from
+    for (const std::string& block : gnomon::test::Split(ReadFile(trace)).blocks) {
+      gnomon::tracefile::BlockHeader header{};
+      std::memcpy(&header, block.data(), sizeof(header));
+      raw += header.raw_bytes;
+    }
+    gnomon::server::TraceModel held_model;
+    REQUIRE(gnomon::server::LoadTrace(trace, held_model).ok());
+    const uint64_t fits = gnomon::server::kZoneBytesPerStreamByte * raw, held_bytes = held_model.zone_bytes();
+    REQUIRE(held_bytes > 0);
+    const std::string limit = std::to_string(fits + held_bytes / 2);
+    REQUIRE(RunCommand(std::string(GNOMON_REPORT) + " " + trace + " --memory-limit " + limit, &output) == 0);
+    CHECK(output.find("counted, not held") == std::string::npos);  // alone, it fits
+    CHECK(RunCommand(
+              std::string(GNOMON_REPORT) + " " + trace + " --memory-limit " + limit + " --compare " + trace,
+              &output) == 2);
+    CHECK_MESSAGE(output.find("its zones need more than the memory limit leaves beside the new trace's") !=
+                      std::string::npos,
+                  output);
+  }
   CHECK(RunCommand(
             std::string(GNOMON_REPORT) + " " + trace + " --memory-limit 2G --chrome " + dir.File("t.json"),
             &output) == 0);
