@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
@@ -94,6 +95,20 @@ inline StreamWriter NestedZones(uint64_t seed, int rounds) {
   }
   w.ThreadContext(2).End(tick + 10);  // zones still open stay open
   return w;
+}
+
+// f(path) for every trace file under `folder` (tests/data: formats 1 to 8, one and several
+// programs); how many there were.
+template <typename F>
+size_t ForEachTraceIn(const std::string& folder, F&& f) {
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(folder)) {
+    if (entry.path().extension() != ".gnomon") continue;
+    CAPTURE(entry.path().string());
+    f(entry.path().string());
+    ++files;
+  }
+  return files;
 }
 
 // `w` written to "t.gnomon" in `dir` in blocks of `block_bytes`, with or without their

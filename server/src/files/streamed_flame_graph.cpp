@@ -49,17 +49,17 @@ class TreeWalk {
       : program_(program), query_(query), origin_(origin), last_(last) {
     Switch(thread);
   }
-void Begin(uint32_t location, uint64_t tick) {
+  void Begin(uint32_t location, uint64_t tick) {
     if (ThreadTree* tree = Current())
       tree->stack.push_back({Child(*tree, program_.Location(location)), tick, Ns(tick)});
   }
-void Leaf(uint32_t location, uint64_t begin_tick, uint64_t end_tick) {
+  void Leaf(uint32_t location, uint64_t begin_tick, uint64_t end_tick) {
     ThreadTree* tree = Current();
     if (tree == nullptr) return;
     const uint32_t node = Child(*tree, program_.Location(location));
     Count(*tree, {node, begin_tick, Ns(begin_tick)}, end_tick);
   }
-void End(uint64_t tick) {
+  void End(uint64_t tick) {
     ThreadTree* tree = Current();
     if (tree == nullptr) return;
     if (tree->stack.empty()) {
@@ -101,7 +101,7 @@ void End(uint64_t tick) {
     return current_;
   }
   // The node of a zone begun now, under the innermost zone open.
-uint32_t Child(ThreadTree& tree, uint32_t location) {
+  uint32_t Child(ThreadTree& tree, uint32_t location) {
     const uint32_t parent =
         tree.stack.empty() ? kAnchor + uint32_t(tree.earlier_ends.size()) : tree.stack.back().node;
     const size_t depth = tree.stack.size();

@@ -94,14 +94,8 @@ TEST_CASE("a flame graph read from the file agrees with the zones held, nested a
 }
 
 TEST_CASE("a flame graph read from the file agrees with the zones held, on every file in tests/data") {
-  size_t files = 0;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(GNOMON_DATA_DIR)) {
-    if (entry.path().extension() != ".gnomon") continue;
-    CAPTURE(entry.path().string());
-    CompareOn(entry.path().string());
-    ++files;
-  }
-  CHECK(files >= 10);
+  CHECK(gnomon::test::ForEachTraceIn(GNOMON_DATA_DIR, [](const std::string& path) { CompareOn(path); }) >=
+        10);
 }
 
 TEST_CASE("a zone still open at the end of the trace counts until then, with what it holds") {

@@ -134,14 +134,8 @@ TEST_CASE("medians read from the file are exact when asked, at every length a bu
 }
 
 TEST_CASE("statistics read from the file agree with the zones held, on every file in tests/data") {
-  size_t files = 0;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(GNOMON_DATA_DIR)) {
-    if (entry.path().extension() != ".gnomon") continue;
-    CAPTURE(entry.path().string());
-    CompareOn(entry.path().string());
-    ++files;
-  }
-  CHECK(files >= 10);  // formats 1 to 7, one and several programs
+  CHECK(gnomon::test::ForEachTraceIn(GNOMON_DATA_DIR, [](const std::string& path) { CompareOn(path); }) >=
+        10);
 }
 
 TEST_CASE("zones a held model reads as open or without a duration count nowhere when read from the file") {

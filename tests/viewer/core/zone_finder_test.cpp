@@ -106,14 +106,8 @@ TEST_CASE("find zone read from the file finds what the zones held give, nested a
 }
 
 TEST_CASE("find zone read from the file finds what the zones held give, on every file in tests/data") {
-  size_t files = 0;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(GNOMON_DATA_DIR)) {
-    if (entry.path().extension() != ".gnomon") continue;
-    CAPTURE(entry.path().string());
-    CompareOn(entry.path().string());
-    ++files;
-  }
-  CHECK(files >= 10);
+  CHECK(gnomon::test::ForEachTraceIn(GNOMON_DATA_DIR, [](const std::string& path) { CompareOn(path); }) >=
+        10);
 }
 
 TEST_CASE("find zone read from the file keeps the longest whole, and every zone in its figures") {
