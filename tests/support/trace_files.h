@@ -157,6 +157,17 @@ inline FileParts Split(const std::string& bytes) {
   return parts;
 }
 
+// Damages block `b` of the file at `path` in place: a byte of its zstd frame, not of its
+// summary (the block no longer decompresses; its summary still reads). How many blocks
+// the file has (more than b + 3).
+inline size_t DamageBlockFrame(const std::string& path, size_t b) {
+  FileParts parts = Split(ReadFile(path));
+  REQUIRE(parts.blocks.size() > b + 3);
+  parts.blocks[b][sizeof(tracefile::BlockHeader) + 9] ^= 0x55;
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << parts.Join(parts.blocks, parts.end);
+  return parts.blocks.size();
+}
+
 struct Loaded {
   server::TraceModel model;
   server::LoadReport report;

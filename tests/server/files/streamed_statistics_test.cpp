@@ -204,10 +204,7 @@ TEST_CASE("a block loaded from its summary that no longer decompresses is read f
   decoding.overview_runs = 65'536;
   decoding.use_summaries = false;
   REQUIRE(gnomon::server::LoadTraceSet(path, decoded, decoding).ok());
-  gnomon::test::FileParts parts = gnomon::test::Split(gnomon::test::ReadFile(path));
-  REQUIRE(parts.blocks.size() > 6);
-  parts.blocks[3][sizeof(gnomon::tracefile::BlockHeader) + 9] ^= 0x55;  // its frame, not its summary
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << parts.Join(parts.blocks, parts.end);
+  gnomon::test::DamageBlockFrame(path, 3);
   {
     auto source = gnomon::server::TraceSource::OpenFile(path);
     REQUIRE(source.ok());

@@ -168,10 +168,7 @@ TEST_CASE("find zone read from the file: a damaged block loaded from its summary
   gnomon::test::ScratchDir dir;
   const std::string path = gnomon::test::WriteTrace(dir, gnomon::test::NestedZones(6, 6'000), 4096);
   const uint64_t all = FindOccurrences(Load(path)->held.processes[0].model, {1}).count;
-  gnomon::test::FileParts parts = gnomon::test::Split(gnomon::test::ReadFile(path));
-  REQUIRE(parts.blocks.size() > 6);
-  parts.blocks[3][sizeof(gnomon::tracefile::BlockHeader) + 9] ^= 0x55;  // its frame, not its summary
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << parts.Join(parts.blocks, parts.end);
+  const size_t blocks = gnomon::test::DamageBlockFrame(path, 3);
   auto source = gnomon::server::TraceSource::OpenFile(path);
   REQUIRE(source.ok());
   TraceSet counted;
@@ -180,7 +177,7 @@ TEST_CASE("find zone read from the file: a damaged block loaded from its summary
   options.overview_runs = 65'536;  // from the summaries: the damage is not seen yet
   REQUIRE(gnomon::server::LoadTraceSet(source.value(), counted, options).ok());
   const auto& model = counted.processes[0].model;
-  REQUIRE(model.summarized_blocks.size() == parts.blocks.size());
+  REQUIRE(model.summarized_blocks.size() == blocks);
   auto found = gnomon::server::FindZonesInFile(source.value(), {counted.processes[0].stream, &model},
                                                {.location = 1}, options);
   REQUIRE_MESSAGE(found.ok(), found.status().message());
